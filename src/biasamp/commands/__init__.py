@@ -1,0 +1,1 @@
+"""Subcommands of the ``biasamp`` CLI, one module each, each with ``register(subparsers)``."""
