@@ -1,0 +1,250 @@
+"""Tiny, seeded masked language models written to a folder, for offline tests.
+
+Every builder writes a complete Hugging Face model folder (config, weights, tokenizer files) and
+returns its path, so tests load it exactly like a real model::
+
+    AutoModelForMaskedLM.from_pretrained(path)
+    AutoTokenizer.from_pretrained(path)
+
+The weights are random but deterministic (``torch.manual_seed(seed)``); the vocabularies are
+written by hand (WordPiece) or trained in-process with the ``tokenizers`` library (byte-level
+BPE), so nothing is downloaded.  The WordPiece vocabulary holds the words of the standard
+templates and pronouns, the WinoBias occupations, punctuation and single letters; some
+occupations are deliberately split into several pieces (``janitor -> jan ##itor``,
+``hairdresser -> hair ##dre ##sser``) so that multi-piece handling is exercised.
+
+``initializer_range`` is large on purpose: with the library default (0.02) a random model's
+softmax is almost uniform, and tests comparing two computations could pass even if one of them
+looked at the wrong position.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "ADJECTIVES",
+    "OCCUPATIONS",
+    "SPLIT_OCCUPATIONS",
+    "TEMPLATE_WORDS",
+    "make_tiny_bert",
+    "make_tiny_distilbert",
+    "make_tiny_roberta",
+    "wordpiece_vocab",
+]
+
+#: Pronouns, determiners, verbs and fillers used by the templates.
+TEMPLATE_WORDS = (
+    "he", "she", "they", "his", "her", "their", "him", "them", "hers", "theirs",
+    "man", "woman", "person", "men", "women", "people", "boy", "girl", "male", "female",
+    "is", "are", "was", "were", "be", "been", "has", "have", "had", "will", "can",
+    "a", "an", "the", "this", "that", "who", "what", "as", "at", "for", "of", "in", "on",
+    "to", "and", "or", "with", "by", "from", "works", "worked", "work", "job", "said",
+    "because", "asked", "told", "very", "not", "my", "our", "your", "it", "its",
+)
+
+#: The ten adjectives of the paper's templates (reference-semantics section 3).
+ADJECTIVES = (
+    "new", "known", "single", "large", "small", "major", "french", "old", "short", "good",
+)
+
+#: WinoBias occupations (the 40 of the word lists plus "constructor" and "sewer" of the 32-list).
+OCCUPATIONS = (
+    "driver", "supervisor", "janitor", "cook", "mover", "laborer", "construction", "worker",
+    "chief", "developer", "carpenter", "manager", "lawyer", "farmer", "salesperson",
+    "physician", "guard", "analyst", "mechanic", "sheriff", "ceo", "attendant", "cashier",
+    "teacher", "nurse", "assistant", "secretary", "auditor", "cleaner", "receptionist",
+    "clerk", "counselor", "designer", "hairdresser", "writer", "housekeeper", "baker",
+    "accountant", "editor", "librarian", "tailor", "constructor", "sewer",
+)
+
+#: Occupations written to the WordPiece vocabulary as several pieces (greedy longest match
+#: reproduces exactly these splits).
+SPLIT_OCCUPATIONS = {
+    "janitor": ("jan", "##itor"),
+    "mover": ("mo", "##ver"),
+    "laborer": ("labor", "##er"),
+    "constructor": ("construct", "##or"),
+    "salesperson": ("sales", "##person"),
+    "cashier": ("cash", "##ier"),
+    "hairdresser": ("hair", "##dre", "##sser"),
+}
+
+_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+_PUNCT = tuple(".,!?;:'\"()-")
+_LETTERS = tuple("abcdefghijklmnopqrstuvwxyz")
+
+
+def wordpiece_vocab(extra_words=()):
+    """Return the WordPiece vocabulary of :func:`make_tiny_bert` as a list of tokens.
+
+    Order: specials, punctuation, letters, ``##`` letters, template words, adjectives,
+    occupations (whole or split pieces), then ``extra_words``; duplicates are dropped (first
+    occurrence wins) so ids are stable.
+    """
+    tokens = list(_SPECIALS) + list(_PUNCT) + list(_LETTERS) + ["##" + c for c in _LETTERS]
+    tokens += list(TEMPLATE_WORDS) + list(ADJECTIVES)
+    for occ in OCCUPATIONS:
+        tokens += list(SPLIT_OCCUPATIONS.get(occ, (occ,)))
+    for word in extra_words:
+        word = str(word).strip().lower()
+        if not word:
+            continue
+        tokens += word.split()
+    seen = set()
+    out = []
+    for tok in tokens:
+        if tok not in seen:
+            seen.add(tok)
+            out.append(tok)
+    return out
+
+
+def _bert_tokenizer(path, vocab):
+    from transformers import BertTokenizer
+
+    vocab_file = Path(path) / "vocab.txt"
+    vocab_file.write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    # transformers 5.x: the fast class ignores vocab_file; the slow-named class builds from it.
+    tok = BertTokenizer(str(vocab_file), do_lower_case=True, model_max_length=64)
+    if len(tok) != len(vocab):  # pragma: no cover - guards against a silently ignored vocab
+        raise RuntimeError(f"tokenizer has {len(tok)} tokens, vocab.txt has {len(vocab)}")
+    tok.save_pretrained(str(path))
+    return tok
+
+
+def make_tiny_bert(path, *, extra_words=(), seed=0, hidden_size=32, num_layers=2,
+                   initializer_range=0.5):
+    """Write a tiny random ``BertForMaskedLM`` with a hand-written WordPiece vocab to ``path``.
+
+    Parameters
+    ----------
+    path : str or Path
+        Folder to create (parents too); existing files are overwritten.
+    extra_words : iterable of str
+        Words appended to the vocabulary as whole tokens (multi-word strings are split on spaces).
+    seed : int
+        Seed for ``torch.manual_seed``; the same seed gives bit-identical weights.
+
+    Returns
+    -------
+    Path
+        The folder, loadable with ``from_pretrained``.
+    """
+    import torch
+    from transformers import BertConfig, BertForMaskedLM
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    vocab = wordpiece_vocab(extra_words)
+    tok = _bert_tokenizer(path, vocab)
+    config = BertConfig(
+        vocab_size=len(vocab), hidden_size=hidden_size, num_hidden_layers=num_layers,
+        num_attention_heads=2, intermediate_size=2 * hidden_size, max_position_embeddings=64,
+        type_vocab_size=2, pad_token_id=tok.pad_token_id, initializer_range=initializer_range,
+    )
+    torch.manual_seed(seed)
+    model = BertForMaskedLM(config).eval()
+    model.save_pretrained(str(path))
+    return path
+
+
+def make_tiny_distilbert(path, *, extra_words=(), seed=0, dim=32, num_layers=2,
+                         initializer_range=0.5):
+    """Write a tiny random ``DistilBertForMaskedLM`` sharing :func:`make_tiny_bert`'s vocab.
+
+    Parameters and return value as :func:`make_tiny_bert`.
+    """
+    import torch
+    from transformers import DistilBertConfig, DistilBertForMaskedLM
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    vocab = wordpiece_vocab(extra_words)
+    tok = _bert_tokenizer(path, vocab)
+    config = DistilBertConfig(
+        vocab_size=len(vocab), dim=dim, n_layers=num_layers, n_heads=2, hidden_dim=2 * dim,
+        max_position_embeddings=64, pad_token_id=tok.pad_token_id,
+        initializer_range=initializer_range,
+    )
+    torch.manual_seed(seed)
+    model = DistilBertForMaskedLM(config).eval()
+    model.save_pretrained(str(path))
+    return path
+
+
+def _bpe_corpus():
+    """Sentences for training the byte-level BPE: frequent words become single tokens."""
+    lines = []
+    pronouns = ("he", "she", "they", "He", "She", "They", "his", "her", "their")
+    for adj in ADJECTIVES:
+        art = "an" if adj[0] in "aeiou" else "a"
+        for pro in pronouns:
+            for verb in ("is", "was", "are", "were"):
+                lines.append(f"{pro} {verb} {art} {adj} person. {pro} {verb} {art} {adj} man.")
+                lines.append(f"The {adj} woman said {pro} {verb} good, the {adj} people work.")
+    # occupations: a few frequent ones become whole tokens, the rest stay split.
+    frequent = ("nurse", "doctor", "cook", "driver", "lawyer", "teacher", "baker", "clerk",
+                "chief", "guard", "writer", "editor")
+    for occ in frequent:
+        for pro in ("he", "she", "they"):
+            lines += [f"{pro} is a good {occ}.", f"the {occ} said {pro} was a new {occ}."] * 8
+    for occ in OCCUPATIONS:
+        if occ not in frequent:
+            lines.append(f"he is a {occ}.")
+    return lines
+
+
+def make_tiny_roberta(path, *, seed=0, hidden_size=32, num_layers=2, initializer_range=0.5,
+                      vocab_size=420):
+    """Write a tiny random ``RobertaForMaskedLM`` with an in-process trained byte-level BPE.
+
+    The tokenizer has leading-space ``Ġ`` tokens and ``<mask>``; frequent template words and a
+    dozen occupations are single tokens, rarer occupations (e.g. ``hairdresser``) are split.
+
+    Parameters
+    ----------
+    path : str or Path
+        Folder to create.
+    seed : int
+        Seed for ``torch.manual_seed``.
+    vocab_size : int
+        BPE vocabulary size (including the 256 byte tokens and 5 specials).
+
+    Returns
+    -------
+    Path
+    """
+    import torch
+    from tokenizers import AddedToken, ByteLevelBPETokenizer
+    from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizer
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(
+        _bpe_corpus(), vocab_size=vocab_size, min_frequency=2, show_progress=False,
+        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+    )
+    bpe_dir = path / "_bpe"
+    bpe_dir.mkdir(exist_ok=True)
+    vocab_file, merges_file = bpe.save_model(str(bpe_dir))
+    # like roberta-base: "<mask>" absorbs the space before it ("a good <mask>." -> "Ġgood", "<mask>")
+    tok = RobertaTokenizer(vocab_file, merges_file, model_max_length=64,
+                           mask_token=AddedToken("<mask>", lstrip=True, rstrip=False))
+    tok.save_pretrained(str(path))
+    # the tokenizer folder is self-contained; drop the training copy
+    for f in bpe_dir.iterdir():
+        f.unlink()
+    bpe_dir.rmdir()
+    n_vocab = len(tok)
+    config = RobertaConfig(
+        vocab_size=n_vocab, hidden_size=hidden_size, num_hidden_layers=num_layers,
+        num_attention_heads=2, intermediate_size=2 * hidden_size, max_position_embeddings=66,
+        type_vocab_size=1, pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id, initializer_range=initializer_range,
+    )
+    torch.manual_seed(seed)
+    model = RobertaForMaskedLM(config).eval()
+    model.save_pretrained(str(path))
+    return path
