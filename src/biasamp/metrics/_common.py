@@ -1,0 +1,217 @@
+"""Shared validation and helpers of the metric core (pure numpy/pandas)."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from .._errors import BiasampError
+
+logger = logging.getLogger(__name__)
+
+ATTRIBUTE_TO_TASK = "attribute_to_task"
+TASK_TO_ATTRIBUTE = "task_to_attribute"
+DIRECTIONS = (ATTRIBUTE_TO_TASK, TASK_TO_ATTRIBUTE)
+_ALIASES = {"A->T": ATTRIBUTE_TO_TASK, "T->A": TASK_TO_ATTRIBUTE,
+            ATTRIBUTE_TO_TASK: ATTRIBUTE_TO_TASK, TASK_TO_ATTRIBUTE: TASK_TO_ATTRIBUTE}
+
+#: default tolerance under which ``P(T|A) - P(T)`` counts as a tie (indicator 0)
+DEFAULT_TIE_TOL = 1e-12
+#: tolerance for "rows / columns of the model sum to 1"
+SUM_TOL = 1e-6
+#: rows per chunk when accumulating matrix products over many examples
+CHUNK_ROWS = 1 << 16
+
+TABLE_COLUMNS = ["task", "attribute", "association", "p_base", "p_model", "delta", "contribution"]
+
+
+def canonical_direction(direction) -> str:
+    """Map a direction or its alias (``A->T``, ``T->A``) to the canonical name.
+
+    >>> canonical_direction("T->A")
+    'task_to_attribute'
+    """
+    if isinstance(direction, str) and direction in _ALIASES:
+        return _ALIASES[direction]
+    raise BiasampError(
+        f"direction must be one of {{'attribute_to_task', 'task_to_attribute'}} "
+        f"(aliases 'A->T', 'T->A'); got {direction!r}")
+
+
+def check_tie_tol(tie_tol) -> float:
+    try:
+        tol = float(tie_tol)
+    except (TypeError, ValueError):
+        raise BiasampError(f"tie_tol must be a non-negative number; got {tie_tol!r}") from None
+    if not np.isfinite(tol) or tol < 0:
+        raise BiasampError(f"tie_tol must be a non-negative number; got {tie_tol!r}")
+    return tol
+
+
+def sign_with_tol(x: np.ndarray, tie_tol: float) -> np.ndarray:
+    """``np.sign(x)`` with ``|x| <= tie_tol`` mapped to 0 (``tie_tol=0`` is plain ``np.sign``)."""
+    s = np.sign(x)
+    if tie_tol > 0:
+        s = np.where(np.abs(x) <= tie_tol, 0.0, s)
+    return s
+
+
+def as_table(x, name: str):
+    """Validate a (n_tasks, n_attributes) table; return (float array, task labels, attribute labels, is_frame)."""
+    if isinstance(x, pd.DataFrame):
+        tasks, attrs = list(x.index), list(x.columns)
+        try:
+            arr = x.to_numpy(dtype=np.float64)
+        except (TypeError, ValueError):
+            raise BiasampError(f"{name} must hold numbers; got dtypes {sorted(set(map(str, x.dtypes)))}") from None
+        is_frame = True
+    else:
+        try:
+            arr = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise BiasampError(f"{name} must be a numeric array of shape (n_tasks, n_attributes); "
+                               f"got {type(x).__name__}") from None
+        tasks = attrs = None
+        is_frame = False
+    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise BiasampError(f"{name} must be 2-D of shape (n_tasks, n_attributes); got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise BiasampError(f"{name} must be finite; got {int(np.sum(~np.isfinite(arr)))} NaN/inf entries")
+    if tasks is None:
+        tasks, attrs = list(range(arr.shape[0])), list(range(arr.shape[1]))
+    return arr, tasks, attrs, is_frame
+
+
+def align_to(ref, other, name: str, ref_name: str = "base"):
+    """Return ``other``'s array re-ordered to ``ref``'s labels; ``ref``/``other`` are as_table tuples."""
+    r_arr, r_tasks, r_attrs, r_frame = ref
+    o_arr, o_tasks, o_attrs, o_frame = other
+    if o_arr.shape != r_arr.shape:
+        raise BiasampError(f"{name} must have the shape of {ref_name} {r_arr.shape}; got {o_arr.shape}")
+    if not (r_frame and o_frame):
+        return o_arr
+    for what, r_lab, o_lab in (("tasks (index)", r_tasks, o_tasks), ("attributes (columns)", r_attrs, o_attrs)):
+        if set(r_lab) != set(o_lab) or len(set(o_lab)) != len(o_lab):
+            missing = [v for v in r_lab if v not in set(o_lab)]
+            extra = [v for v in o_lab if v not in set(r_lab)]
+            raise BiasampError(f"{name} {what} do not match {ref_name}: missing {missing}, extra {extra}"
+                               f"{' (duplicate labels)' if not missing and not extra else ''}")
+    t_pos = {v: i for i, v in enumerate(o_tasks)}
+    a_pos = {v: i for i, v in enumerate(o_attrs)}
+    return o_arr[np.ix_([t_pos[v] for v in r_tasks], [a_pos[v] for v in r_attrs])]
+
+
+def check_nonneg(arr: np.ndarray, name: str) -> None:
+    if np.any(arr < 0):
+        raise BiasampError(f"{name} must be non-negative counts or probabilities; "
+                           f"got minimum {float(arr.min())!r}")
+    if not np.any(arr > 0):
+        raise BiasampError(f"{name} must not be all zero")
+
+
+def check_sums_to_one(arr: np.ndarray, axis: int, name: str, what: str) -> None:
+    sums = arr.sum(axis=axis)
+    bad = np.abs(sums - 1.0) > SUM_TOL
+    if np.any(bad):
+        i = int(np.flatnonzero(bad)[0])
+        raise BiasampError(f"{name} {what} must each sum to 1 (tolerance {SUM_TOL:g}); "
+                           f"{int(bad.sum())} do not, e.g. index {i} sums to {float(sums[i])!r}")
+
+
+def check_association(assoc, ref, name: str = "association") -> np.ndarray:
+    arr = align_to(ref, as_table(assoc, name), name)
+    if not np.all(np.isin(arr, (-1.0, 0.0, 1.0))):
+        bad = np.unique(arr[~np.isin(arr, (-1.0, 0.0, 1.0))])[:5]
+        raise BiasampError(f"{name} values must be -1, 0 or 1; got {bad.tolist()}")
+    return arr
+
+
+def as_label_matrix(x, name: str, *, soft: bool):
+    """Validate an (n, k) label matrix; return (array, column labels).
+
+    Hard labels (``soft=False``) must be 0/1; soft predictions must lie in [0, 1].
+    Boolean input is kept boolean (cheap); everything else becomes float64.
+    """
+    if isinstance(x, pd.DataFrame):
+        labels = list(x.columns)
+        x = x.to_numpy()
+    else:
+        labels = None
+    arr = np.asarray(x)
+    if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
+        raise BiasampError(f"{name} must be 2-D of shape (n_examples, n_columns); got shape {arr.shape}")
+    if arr.dtype != np.bool_:
+        if not (np.issubdtype(arr.dtype, np.number)):
+            raise BiasampError(f"{name} must be numeric or boolean; got dtype {arr.dtype}")
+        if np.issubdtype(arr.dtype, np.integer):
+            ok = (arr == 0) | (arr == 1)
+            if not ok.all():
+                raise BiasampError(f"{name} must be 0/1; got values {np.unique(arr[~ok])[:5].tolist()}")
+            arr = arr.astype(np.bool_)
+        else:
+            arr = arr.astype(np.float64, copy=False) if arr.dtype != np.float32 else arr
+            if soft:
+                ok = (arr >= 0) & (arr <= 1)
+                if not ok.all():
+                    raise BiasampError(f"{name} must hold probabilities in [0, 1]; "
+                                       f"got values {np.unique(arr[~ok])[:5].tolist()}")
+            else:
+                ok = (arr == 0) | (arr == 1)
+                if not ok.all():
+                    raise BiasampError(f"{name} must be 0/1 labels; got values "
+                                       f"{np.unique(arr[~ok])[:5].tolist()}")
+                arr = arr == 1
+    if labels is None:
+        labels = list(range(arr.shape[1]))
+    return arr, labels
+
+
+def check_same(ref_labels, labels, ref_shape, shape, name: str, ref_name: str) -> None:
+    if shape != ref_shape:
+        raise BiasampError(f"{name} must have the shape of {ref_name} {ref_shape}; got {shape}")
+    if list(labels) != list(ref_labels):
+        raise BiasampError(f"{name} columns do not match {ref_name}: {list(labels)} vs {list(ref_labels)}")
+
+
+def gram(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x.T @ y`` in float64, accumulated over row chunks (bounded memory). Shapes (n, p), (n, q) -> (p, q)."""
+    out = np.zeros((x.shape[1], y.shape[1]), dtype=np.float64)
+    # 0/1 chunks are exact in float32 (chunk sums < 2**24); soft values use float64
+    exact32 = x.dtype == np.bool_ and y.dtype == np.bool_
+    dt = np.float32 if exact32 else np.float64
+    for s in range(0, x.shape[0], CHUNK_ROWS):
+        xc = x[s:s + CHUNK_ROWS].astype(dt)
+        yc = y[s:s + CHUNK_ROWS].astype(dt)
+        out += (xc.T @ yc).astype(np.float64)
+    return out
+
+
+def col_sums(x: np.ndarray) -> np.ndarray:
+    """Column sums in float64 (exact counts for boolean input)."""
+    if x.dtype == np.bool_:
+        return np.count_nonzero(x, axis=0).astype(np.float64)
+    return x.sum(axis=0, dtype=np.float64)
+
+
+def warn_nan(n_nan: int, what: str) -> None:
+    if n_nan:
+        msg = f"{n_nan} {what} undefined (empty conditioning set or zero total) and skipped"
+        logger.warning(msg)
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+
+
+def pair_frame(tasks, attrs, assoc, p_base, p_model, delta, contribution) -> pd.DataFrame:
+    """Tidy per-pair table, task-major order. All arrays are (n_tasks, n_attributes)."""
+    nt, na = len(tasks), len(attrs)
+    return pd.DataFrame({
+        "task": pd.Index(list(tasks)).repeat(na),
+        "attribute": pd.Index(list(attrs) * nt),
+        "association": np.asarray(assoc).astype(np.int64).ravel(),
+        "p_base": np.asarray(p_base, dtype=np.float64).ravel(),
+        "p_model": np.asarray(p_model, dtype=np.float64).ravel(),
+        "delta": np.asarray(delta, dtype=np.float64).ravel(),
+        "contribution": np.asarray(contribution, dtype=np.float64).ravel(),
+    }, columns=TABLE_COLUMNS)

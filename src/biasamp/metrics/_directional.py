@@ -1,0 +1,278 @@
+"""BiasAmp-> (Wang & Russakovsky 2021): probability-table form and per-example form."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._errors import BiasampError
+from ._common import (
+    ATTRIBUTE_TO_TASK,
+    DEFAULT_TIE_TOL,
+    TASK_TO_ATTRIBUTE,
+    align_to,
+    as_label_matrix,
+    as_table,
+    canonical_direction,
+    check_association,
+    check_nonneg,
+    check_same,
+    check_sums_to_one,
+    check_tie_tol,
+    col_sums,
+    gram,
+    pair_frame,
+    sign_with_tol,
+    warn_nan,
+)
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["DirectionalResult", "directional_bias_amplification",
+           "directional_bias_amplification_labels"]
+
+
+@dataclass(frozen=True)
+class DirectionalResult:
+    """Result of BiasAmp-> in one direction.
+
+    Attributes
+    ----------
+    value : float
+        Mean of ``association * delta`` over the defined (non-NaN) cells; NaN only
+        when no cell is defined (a warning is emitted).
+    by_pair : pandas.DataFrame
+        One row per (task, attribute), task-major, with columns ``task``, ``attribute``,
+        ``association`` (-1/0/1), ``p_base``, ``p_model``, ``delta`` (``p_model - p_base``)
+        and ``contribution`` (``association * delta``; NaN where undefined).
+    direction : str
+        ``"attribute_to_task"`` or ``"task_to_attribute"``.
+    n_cells : int
+        Number of cells averaged into ``value`` (ties included).
+    n_ties : int
+        Cells whose association is 0 (they contribute 0 but count in the mean).
+    n_nan : int
+        Undefined cells skipped.
+    """
+
+    value: float
+    by_pair: pd.DataFrame
+    direction: str
+    n_cells: int
+    n_ties: int
+    n_nan: int
+
+
+def _finish(tasks, attrs, y, p_base, p_model, delta, direction) -> DirectionalResult:
+    contribution = np.where(y == 0, 0.0, np.where(y < 0, -delta, delta))
+    contribution = np.where(np.isnan(delta), np.nan, contribution)
+    n_nan = int(np.isnan(contribution).sum())
+    n_cells = contribution.size - n_nan
+    warn_nan(n_nan, f"of {contribution.size} (task, attribute) cells")
+    if n_cells == 0:
+        value = float("nan")
+    else:
+        value = float(np.nanmean(contribution))
+    n_ties = int(np.sum((y == 0) & ~np.isnan(contribution)))
+    return DirectionalResult(value=value,
+                             by_pair=pair_frame(tasks, attrs, y, p_base, p_model, delta, contribution),
+                             direction=direction, n_cells=int(n_cells), n_ties=n_ties, n_nan=n_nan)
+
+
+def directional_bias_amplification(model, base, *, direction="attribute_to_task", base_train=None,
+                                   association=None, tie_tol=DEFAULT_TIE_TOL) -> DirectionalResult:
+    """BiasAmp-> on probability tables (fill-in-the-blank form).
+
+    Parameters
+    ----------
+    model : array-like or DataFrame of shape (n_tasks, n_attributes)
+        The model's conditional probabilities. ``attribute_to_task``: ``M[t, a] = P(T=t | A=a)``,
+        every column sums to 1. ``task_to_attribute``: ``M[t, a] = P(A=a | T=t)``, every row
+        sums to 1 (tolerance 1e-6; otherwise an error).
+    base : array-like or DataFrame of shape (n_tasks, n_attributes)
+        Base joint table (non-negative counts or probabilities). DataFrames have tasks as index
+        and attributes as columns; other DataFrame arguments are aligned to it by label.
+    direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
+    base_train : array-like or DataFrame of shape (n_tasks, n_attributes), optional
+        Table that defines the association sign instead of ``base``.
+    association : array-like or DataFrame of shape (n_tasks, n_attributes), optional
+        Explicit sign matrix with values in {-1, 0, 1}; excludes ``base_train``.
+    tie_tol : float, default 1e-12
+        ``|P(T=t|A=a) - P(T=t)| <= tie_tol`` gives association 0. ``0.0`` is plain ``np.sign``
+        (the published code's behaviour, floating-point noise included).
+
+    Returns
+    -------
+    DirectionalResult
+
+    Notes
+    -----
+    Arithmetic follows the published ``utils.py`` operation by operation (so a compat
+    pipeline reproduces it bit for bit): ``p_t_a = B / B.sum(axis=0)``,
+    ``p_t = B.sum(axis=1) / B.sum(axis=0).sum()``, ``y = sign(p_t_a - p_t[:, None])``.
+    T->A: ``p_base = B / B.sum(axis=1)``, ``p_model = M / M.sum(axis=1)``.
+    A->T: ``p_base = B / B.sum(axis=0)``; the published code divides the model by the
+    *base's* column sums, which equals ``M`` only when ``B`` is column-normalised. We do
+    exactly that when every column of ``B`` sums to 1 (within 1e-9), and otherwise divide by
+    the model's own column sums (so counts are accepted for ``B``). The value is
+    ``np.nanmean`` of ``y * delta`` over the table.
+
+    References
+    ----------
+    Wang & Russakovsky (2021), Directional Bias Amplification, ICML, Eq. 2.
+
+    Examples
+    --------
+    >>> B = [[30, 10], [10, 30], [20, 20], [5, 15]]
+    >>> M = [[.8, .2], [.3, .7], [.5, .5], [.2, .8]]
+    >>> r = directional_bias_amplification(M, B, direction="T->A")
+    >>> round(r.value, 6), r.n_cells, r.n_ties
+    (0.0125, 8, 0)
+    """
+    direction = canonical_direction(direction)
+    tie_tol = check_tie_tol(tie_tol)
+    b = as_table(base, "base")
+    B = b[0]
+    check_nonneg(B, "base")
+    M = align_to(b, as_table(model, "model"), "model")
+    if np.any(M < 0):
+        raise BiasampError(f"model must be non-negative probabilities; got minimum {float(M.min())!r}")
+    if direction == ATTRIBUTE_TO_TASK:
+        check_sums_to_one(M, 0, "model", "columns (P(task | attribute) for attribute_to_task)")
+    else:
+        check_sums_to_one(M, 1, "model", "rows (P(attribute | task) for task_to_attribute)")
+    if association is not None and base_train is not None:
+        raise BiasampError("give at most one of base_train and association; got both")
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if association is not None:
+            y = check_association(association, b)
+        else:
+            if base_train is not None:
+                Btr = align_to(b, as_table(base_train, "base_train"), "base_train")
+                check_nonneg(Btr, "base_train")
+            else:
+                Btr = B
+            num_attr_tr = np.sum(Btr, axis=0)
+            p_t_a = Btr / np.expand_dims(num_attr_tr, 0)
+            p_t = np.sum(Btr, axis=1) / np.sum(num_attr_tr)
+            diff = p_t_a - p_t[:, None]
+            y = sign_with_tol(diff, tie_tol)
+            # an all-zero column/row of the training table makes the sign undefined
+            y = np.where(np.isnan(diff), 0.0, y)
+        if direction == TASK_TO_ATTRIBUTE:
+            p_base = B / np.sum(B, axis=1, keepdims=True)
+            p_model = M / np.sum(M, axis=1, keepdims=True)
+        else:
+            num_attr = np.sum(B, axis=0)
+            p_base = B / np.expand_dims(num_attr, 0)
+            if np.all(np.abs(num_attr - 1.0) <= 1e-9):
+                p_model = M / np.expand_dims(num_attr, 0)
+            else:
+                p_model = M / np.sum(M, axis=0, keepdims=True)
+        delta = p_model - p_base
+    return _finish(b[1], b[2], y, p_base, p_model, delta, direction)
+
+
+def _train_indicator(attr_tr, task_tr, tie_tol):
+    """Association sign (n_attributes, n_tasks) from training labels, on rows with any label."""
+    keep = attr_tr.any(axis=1) | task_tr.any(axis=1)
+    n = int(keep.sum())
+    if n == 0:
+        raise BiasampError("the training labels have no row with a task or an attribute set")
+    a, t = attr_tr[keep], task_tr[keep]
+    joint = gram(a, t) / n
+    p_a = col_sums(a) / n
+    p_t = col_sums(t) / n
+    return sign_with_tol(joint - np.outer(p_a, p_t), tie_tol)
+
+
+def directional_bias_amplification_labels(attributes, tasks, *, direction, attribute_preds=None,
+                                          task_preds=None, attributes_train=None, tasks_train=None,
+                                          tie_tol=DEFAULT_TIE_TOL) -> DirectionalResult:
+    """BiasAmp-> on per-example labels (Eq. 2 of Wang & Russakovsky 2021).
+
+    Parameters
+    ----------
+    attributes : array-like or DataFrame of shape (n_examples, n_attributes)
+        Ground-truth 0/1 (or boolean) attribute labels of the evaluation set.
+    tasks : array-like or DataFrame of shape (n_examples, n_tasks)
+        Ground-truth 0/1 task labels of the evaluation set.
+    direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
+    attribute_preds : array-like of shape (n_examples, n_attributes), optional
+        0/1 or soft predictions in [0, 1]; needed for ``task_to_attribute``.
+    task_preds : array-like of shape (n_examples, n_tasks), optional
+        0/1 or soft predictions in [0, 1]; needed for ``attribute_to_task``.
+    attributes_train, tasks_train : array-like, optional
+        0/1 training labels defining the association (give both or neither; default: the
+        evaluation labels). Only rows with at least one task or attribute set are used.
+    tie_tol : float, default 1e-12
+        ``|P(A,T) - P(A)P(T)| <= tie_tol`` gives association 0.
+
+    Returns
+    -------
+    DirectionalResult
+        ``by_pair`` labels come from DataFrame columns, else integer positions.
+
+    Notes
+    -----
+    A->T: ``delta[t, a] = mean(task_preds[A_a=1, t]) - mean(tasks[A_a=1, t])``;
+    T->A: ``delta[t, a] = mean(attribute_preds[T_t=1, a]) - mean(attributes[T_t=1, a])``.
+    Evaluation rows are not filtered; an empty conditioning set gives a NaN cell, skipped
+    in the mean (counted in ``n_nan``, one warning). Computed with matrix products
+    (``A.T @ T``) over row chunks.
+
+    Examples
+    --------
+    >>> A = [[1, 0]] * 50 + [[0, 1]] * 50
+    >>> T = [[0]] * 10 + [[1]] * 40 + [[0]] * 40 + [[1]] * 10
+    >>> That = [[0]] * 10 + [[1]] * 40 + [[0]] * 50        # group 2 always predicted 0
+    >>> r = directional_bias_amplification_labels(A, T, direction="A->T", task_preds=That)
+    >>> round(r.value, 4)
+    0.1
+    """
+    direction = canonical_direction(direction)
+    tie_tol = check_tie_tol(tie_tol)
+    A, a_lab = as_label_matrix(attributes, "attributes", soft=False)
+    T, t_lab = as_label_matrix(tasks, "tasks", soft=False)
+    if A.shape[0] != T.shape[0]:
+        raise BiasampError(f"attributes and tasks must have the same number of rows; "
+                           f"got {A.shape[0]} and {T.shape[0]}")
+    if (attributes_train is None) != (tasks_train is None):
+        given = "attributes_train" if attributes_train is not None else "tasks_train"
+        raise BiasampError(f"give both attributes_train and tasks_train or neither; got only {given}")
+    if attributes_train is not None:
+        Atr, atr_lab = as_label_matrix(attributes_train, "attributes_train", soft=False)
+        Ttr, ttr_lab = as_label_matrix(tasks_train, "tasks_train", soft=False)
+        if Atr.shape[0] != Ttr.shape[0]:
+            raise BiasampError(f"attributes_train and tasks_train must have the same number of rows; "
+                               f"got {Atr.shape[0]} and {Ttr.shape[0]}")
+        check_same(a_lab, atr_lab, A.shape[1:], Atr.shape[1:], "attributes_train", "attributes")
+        check_same(t_lab, ttr_lab, T.shape[1:], Ttr.shape[1:], "tasks_train", "tasks")
+    else:
+        Atr, Ttr = A, T
+    y = _train_indicator(Atr, Ttr, tie_tol).T  # (n_tasks, n_attributes)
+
+    if direction == ATTRIBUTE_TO_TASK:
+        if task_preds is None:
+            raise BiasampError("task_preds is required for direction 'attribute_to_task'; got None")
+        P, p_lab = as_label_matrix(task_preds, "task_preds", soft=True)
+        check_same(t_lab, p_lab, T.shape, P.shape, "task_preds", "tasks")
+        count = col_sums(A)                       # (n_attributes,)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p_base = (gram(T, A)) / count[None, :]  # (n_tasks, n_attributes)
+            p_model = (gram(P, A)) / count[None, :]
+    else:
+        if attribute_preds is None:
+            raise BiasampError("attribute_preds is required for direction 'task_to_attribute'; got None")
+        P, p_lab = as_label_matrix(attribute_preds, "attribute_preds", soft=True)
+        check_same(a_lab, p_lab, A.shape, P.shape, "attribute_preds", "attributes")
+        count = col_sums(T)                       # (n_tasks,)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p_base = gram(T, A) / count[:, None]
+            p_model = gram(T, P) / count[:, None]
+    delta = p_model - p_base
+    return _finish(t_lab, a_lab, y, p_base, p_model, delta, direction)

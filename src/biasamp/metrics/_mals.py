@@ -1,0 +1,160 @@
+"""BiasAmp_MALS (Zhao et al. 2017), Eq. 1 of Wang & Russakovsky (2021)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._errors import BiasampError
+from ._common import (
+    align_to,
+    as_label_matrix,
+    as_table,
+    check_nonneg,
+    check_same,
+    col_sums,
+    gram,
+    pair_frame,
+    warn_nan,
+)
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["MALSResult", "mals_bias_amplification", "mals_bias_amplification_labels"]
+
+
+@dataclass(frozen=True)
+class MALSResult:
+    """Result of BiasAmp_MALS.
+
+    Attributes
+    ----------
+    value : float
+        ``(1 / n_tasks) * sum over selected cells of delta`` (NaN cells skipped, as the
+        published ``np.nansum``).
+    by_pair : pandas.DataFrame
+        Columns ``task, attribute, association`` (1 where ``P(A=a|T=t) > 1/|A|``, else 0),
+        ``p_base`` (``P(A=a|T=t)``), ``p_model`` (``P(Â=a|T̂=t)``), ``delta``, ``contribution``.
+    n_cells : int
+        Selected, defined cells (association 1, delta not NaN).
+    n_nan : int
+        Selected cells skipped because undefined.
+    """
+
+    value: float
+    by_pair: pd.DataFrame
+    n_cells: int
+    n_nan: int
+
+
+def _mals(tasks, attrs, p_ind, p_base, p_model) -> MALSResult:
+    n_tasks, n_attrs = p_base.shape
+    y = (p_ind > 1.0 / n_attrs).astype(np.int64)
+    delta = p_model - p_base
+    contribution = np.where(y == 1, delta, 0.0)
+    n_nan = int(np.sum((y == 1) & np.isnan(delta)))
+    warn_nan(n_nan, "selected (task, attribute) cells of BiasAmp_MALS are")
+    value = (1.0 / n_tasks) * np.nansum(contribution)
+    return MALSResult(value=float(value),
+                      by_pair=pair_frame(tasks, attrs, y, p_base, p_model, delta, contribution),
+                      n_cells=int(np.sum((y == 1) & ~np.isnan(delta))), n_nan=n_nan)
+
+
+def mals_bias_amplification(model, base, *, base_train=None) -> MALSResult:
+    """BiasAmp_MALS on tables (Eq. 1 of Wang & Russakovsky 2021; ``bog_mals`` arithmetic).
+
+    Parameters
+    ----------
+    model : array-like or DataFrame of shape (n_tasks, n_attributes)
+        Non-negative co-occurrence counts (or probabilities) of the model's predictions;
+        each row is normalised to ``P(Â=a | T̂=t)``.
+    base : array-like or DataFrame of shape (n_tasks, n_attributes)
+        Non-negative counts or probabilities of the data; rows normalised to ``P(A=a | T=t)``.
+    base_train : array-like or DataFrame, optional
+        Table whose row-normalised values select the cells (``> 1/|A|``); default ``base``.
+        (The published code accepts but ignores a training table; we use it.)
+
+    Returns
+    -------
+    MALSResult
+
+    Examples
+    --------
+    >>> # one task; 40 positives with A1, 10 with A2 in the data; the model predicts 40 / 0
+    >>> round(mals_bias_amplification([[40, 0]], [[40, 10]]).value, 4)
+    0.2
+    """
+    b = as_table(base, "base")
+    check_nonneg(b[0], "base")
+    M = align_to(b, as_table(model, "model"), "model")
+    check_nonneg(M, "model")
+    ind = b[0]
+    if base_train is not None:
+        ind = align_to(b, as_table(base_train, "base_train"), "base_train")
+        check_nonneg(ind, "base_train")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_base = b[0] / np.sum(b[0], axis=1, keepdims=True)
+        p_model = M / np.sum(M, axis=1, keepdims=True)
+        p_ind = ind / np.sum(ind, axis=1, keepdims=True)
+    return _mals(b[1], b[2], np.nan_to_num(p_ind, nan=0.0), p_base, p_model)
+
+
+def mals_bias_amplification_labels(attributes, tasks, *, attribute_preds, task_preds,
+                                   attributes_train=None, tasks_train=None) -> MALSResult:
+    """BiasAmp_MALS on per-example labels (Eq. 1 of Wang & Russakovsky 2021).
+
+    ``y[t, a] = 1[P(A_a=1 | T_t=1) > 1/|A|]`` on the training labels (default: the given
+    labels), ``delta[t, a] = P(Â_a=1 | T̂_t=1) - P(A_a=1 | T_t=1)``, value
+    ``(1/|T|) * sum(y * delta)``. Soft predictions are used as expected counts.
+
+    Parameters
+    ----------
+    attributes, tasks : array-like of shape (n_examples, n_attributes), (n_examples, n_tasks)
+        0/1 ground truth.
+    attribute_preds, task_preds : array-like of the same shapes
+        0/1 or soft predictions.
+    attributes_train, tasks_train : array-like, optional
+        0/1 training labels for the selection (give both or neither).
+
+    Returns
+    -------
+    MALSResult
+
+    Examples
+    --------
+    >>> A = [[1, 0]] * 90 + [[0, 1]] * 30
+    >>> T = [[0]] * 60 + [[1]] * 30 + [[0]] * 10 + [[1]] * 20
+    >>> That = [[0]] * 90 + [[1]] * 30      # Sec. 3.2 example 2
+    >>> round(mals_bias_amplification_labels(A, T, attribute_preds=A, task_preds=That).value, 4)
+    -0.6
+    """
+    A, a_lab = as_label_matrix(attributes, "attributes", soft=False)
+    T, t_lab = as_label_matrix(tasks, "tasks", soft=False)
+    if A.shape[0] != T.shape[0]:
+        raise BiasampError(f"attributes and tasks must have the same number of rows; "
+                           f"got {A.shape[0]} and {T.shape[0]}")
+    Ap, ap_lab = as_label_matrix(attribute_preds, "attribute_preds", soft=True)
+    Tp, tp_lab = as_label_matrix(task_preds, "task_preds", soft=True)
+    check_same(a_lab, ap_lab, A.shape, Ap.shape, "attribute_preds", "attributes")
+    check_same(t_lab, tp_lab, T.shape, Tp.shape, "task_preds", "tasks")
+    if (attributes_train is None) != (tasks_train is None):
+        given = "attributes_train" if attributes_train is not None else "tasks_train"
+        raise BiasampError(f"give both attributes_train and tasks_train or neither; got only {given}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_base = gram(T, A) / col_sums(T)[:, None]
+        p_model = gram(Tp, Ap) / col_sums(Tp)[:, None]
+        if attributes_train is not None:
+            Atr, atr_lab = as_label_matrix(attributes_train, "attributes_train", soft=False)
+            Ttr, ttr_lab = as_label_matrix(tasks_train, "tasks_train", soft=False)
+            if Atr.shape[0] != Ttr.shape[0]:
+                raise BiasampError(f"attributes_train and tasks_train must have the same number of "
+                                   f"rows; got {Atr.shape[0]} and {Ttr.shape[0]}")
+            check_same(a_lab, atr_lab, A.shape[1:], Atr.shape[1:], "attributes_train", "attributes")
+            check_same(t_lab, ttr_lab, T.shape[1:], Ttr.shape[1:], "tasks_train", "tasks")
+            p_ind = gram(Ttr, Atr) / col_sums(Ttr)[:, None]
+        else:
+            p_ind = p_base
+    return _mals(t_lab, a_lab, np.nan_to_num(p_ind, nan=0.0), p_base, p_model)

@@ -1,0 +1,193 @@
+"""Multi-> (Zhao, Andrews & Xiang 2023), as stated in the DPA paper's appendix A."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._errors import BiasampError
+from ._common import (
+    ATTRIBUTE_TO_TASK,
+    DEFAULT_TIE_TOL,
+    as_label_matrix,
+    canonical_direction,
+    check_same,
+    check_tie_tol,
+    col_sums,
+    gram,
+    sign_with_tol,
+    warn_nan,
+)
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["MultiResult", "multi_attribute_bias_amplification"]
+
+
+@dataclass(frozen=True)
+class MultiResult:
+    """Result of Multi->.
+
+    Attributes
+    ----------
+    value : float
+        Mean of ``|delta|`` over the defined (task, attribute group) cells.
+    variance : float
+        Population variance (ddof=0) of ``delta`` over the same cells.
+    by_group : pandas.DataFrame
+        One row per (task, attribute group), task-major: ``task``, ``attribute_group``
+        (the attribute labels of the combination joined by ``"+"``), ``association``
+        (sign of ``P(m, t) - P(m) P(t)``; informational, the value ignores it),
+        ``p_base``, ``p_model``, ``delta``, ``abs_delta``.
+    groups : list of tuple
+        The attribute combinations, each a tuple of attribute labels.
+    direction : str
+    n_cells, n_nan : int
+    """
+
+    value: float
+    variance: float
+    by_group: pd.DataFrame
+    groups: list
+    direction: str
+    n_cells: int
+    n_nan: int
+
+
+def _membership(rows: np.ndarray, combos: np.ndarray) -> np.ndarray:
+    """P(row's attribute vector == combo), shape (n, n_groups); exact 0/1 for hard rows.
+
+    Soft rows are treated as independent Bernoulli probabilities per attribute. The loop
+    runs over attributes (few), never over examples.
+    """
+    out = np.ones((rows.shape[0], combos.shape[0]), dtype=np.float64)
+    for j in range(rows.shape[1]):
+        p = rows[:, j].astype(np.float64)[:, None]
+        out *= np.where(combos[None, :, j], p, 1.0 - p)
+    return out
+
+
+def multi_attribute_bias_amplification(attributes, tasks, *, direction, attribute_preds=None,
+                                       task_preds=None, attributes_train=None, tasks_train=None,
+                                       min_count=1, tie_tol=DEFAULT_TIE_TOL) -> MultiResult:
+    """Multi-> : mean absolute bias amplification over attribute combinations.
+
+    The attribute groups ``m`` are the distinct non-empty combinations of attributes that
+    occur in the training labels (``np.unique`` over rows — never the 2^|A| subsets); a row
+    belongs to ``m`` when its attribute vector equals ``m`` exactly. The task groups ``g``
+    are the task columns.
+
+    Parameters
+    ----------
+    attributes : array-like of shape (n_examples, n_attributes)
+        0/1 ground truth (several attributes per row allowed).
+    tasks : array-like of shape (n_examples, n_tasks)
+        0/1 ground truth.
+    direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
+        A->T: ``delta = P(T̂_t=1 | m) - P(T_t=1 | m)``;
+        T->A: ``delta = P(m̂ | T_t=1) - P(m | T_t=1)``.
+    attribute_preds, task_preds : array-like, optional
+        0/1 or soft predictions (the one the direction needs is required). Soft attribute
+        predictions give ``P(m̂)`` as a product of independent per-attribute probabilities.
+    attributes_train, tasks_train : array-like, optional
+        Labels defining the groups (and the informational association); both or neither.
+    min_count : int, default 1
+        Keep combinations seen at least this many times in the training labels.
+    tie_tol : float, default 1e-12
+
+    Returns
+    -------
+    MultiResult
+
+    References
+    ----------
+    Zhao, Andrews & Xiang (2023), Men Also Do Laundry, ICML; Tokas et al., DPA paper,
+    appendix A (Eq. 17-19): ``X = mean |delta_gm|`` reported with ``Var(delta_gm)``.
+
+    Examples
+    --------
+    >>> A = [[1, 0]] * 4 + [[0, 1]] * 4
+    >>> T = [[1], [1], [0], [0], [1], [1], [0], [0]]
+    >>> That = [[1], [1], [1], [0], [1], [0], [0], [0]]
+    >>> r = multi_attribute_bias_amplification(A, T, direction="A->T", task_preds=That)
+    >>> r.value, r.variance        # deltas +0.25 and -0.25
+    (0.25, 0.0625)
+    """
+    direction = canonical_direction(direction)
+    tie_tol = check_tie_tol(tie_tol)
+    if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)) or min_count < 1:
+        raise BiasampError(f"min_count must be a positive integer; got {min_count!r}")
+    A, a_lab = as_label_matrix(attributes, "attributes", soft=False)
+    T, t_lab = as_label_matrix(tasks, "tasks", soft=False)
+    if A.shape[0] != T.shape[0]:
+        raise BiasampError(f"attributes and tasks must have the same number of rows; "
+                           f"got {A.shape[0]} and {T.shape[0]}")
+    if (attributes_train is None) != (tasks_train is None):
+        given = "attributes_train" if attributes_train is not None else "tasks_train"
+        raise BiasampError(f"give both attributes_train and tasks_train or neither; got only {given}")
+    if attributes_train is not None:
+        Atr, atr_lab = as_label_matrix(attributes_train, "attributes_train", soft=False)
+        Ttr, ttr_lab = as_label_matrix(tasks_train, "tasks_train", soft=False)
+        if Atr.shape[0] != Ttr.shape[0]:
+            raise BiasampError(f"attributes_train and tasks_train must have the same number of rows; "
+                               f"got {Atr.shape[0]} and {Ttr.shape[0]}")
+        check_same(a_lab, atr_lab, A.shape[1:], Atr.shape[1:], "attributes_train", "attributes")
+        check_same(t_lab, ttr_lab, T.shape[1:], Ttr.shape[1:], "tasks_train", "tasks")
+    else:
+        Atr, Ttr = A, T
+    combos, counts = np.unique(Atr.astype(np.bool_), axis=0, return_counts=True)
+    keep = combos.any(axis=1) & (counts >= min_count)
+    combos = combos[keep]
+    if combos.shape[0] == 0:
+        raise BiasampError(f"no attribute combination occurs at least min_count={min_count} times")
+    groups = [tuple(a_lab[j] for j in np.flatnonzero(c)) for c in combos]
+    names = ["+".join(map(str, g)) for g in groups]
+
+    G = _membership(A, combos)            # (n, n_groups), exact 0/1 here
+    # informational association on the training rows with any label
+    rows = Atr.any(axis=1) | Ttr.any(axis=1)
+    Gtr = _membership(Atr[rows], combos)
+    ntr = max(int(rows.sum()), 1)
+    assoc = sign_with_tol(gram(Ttr[rows], Gtr) / ntr
+                          - np.outer(col_sums(Ttr[rows]) / ntr, Gtr.sum(axis=0) / ntr), tie_tol)
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if direction == ATTRIBUTE_TO_TASK:
+            if task_preds is None:
+                raise BiasampError("task_preds is required for direction 'attribute_to_task'; got None")
+            P, p_lab = as_label_matrix(task_preds, "task_preds", soft=True)
+            check_same(t_lab, p_lab, T.shape, P.shape, "task_preds", "tasks")
+            cnt = G.sum(axis=0)
+            p_base = gram(T, G) / cnt[None, :]
+            p_model = gram(P, G) / cnt[None, :]
+        else:
+            if attribute_preds is None:
+                raise BiasampError("attribute_preds is required for direction 'task_to_attribute'; got None")
+            P, p_lab = as_label_matrix(attribute_preds, "attribute_preds", soft=True)
+            check_same(a_lab, p_lab, A.shape, P.shape, "attribute_preds", "attributes")
+            Gp = _membership(P, combos)
+            cnt = col_sums(T)
+            p_base = gram(T, G) / cnt[:, None]
+            p_model = gram(T, Gp) / cnt[:, None]
+    delta = p_model - p_base
+    n_nan = int(np.isnan(delta).sum())
+    warn_nan(n_nan, f"of {delta.size} (task, attribute group) cells")
+    n_cells = delta.size - n_nan
+    if n_cells:
+        value = float(np.nanmean(np.abs(delta)))
+        variance = float(np.nanvar(delta))
+    else:
+        value = variance = float("nan")
+    nt, ng = delta.shape
+    by_group = pd.DataFrame({
+        "task": pd.Index(list(t_lab)).repeat(ng),
+        "attribute_group": pd.Index(names * nt),
+        "association": assoc.astype(np.int64).ravel(),
+        "p_base": p_base.ravel(), "p_model": p_model.ravel(),
+        "delta": delta.ravel(), "abs_delta": np.abs(delta).ravel(),
+    })
+    return MultiResult(value=value, variance=variance, by_group=by_group, groups=groups,
+                       direction=direction, n_cells=int(n_cells), n_nan=n_nan)
