@@ -1,0 +1,26 @@
+"""``biasamp compare``: several result directories side by side."""
+
+from __future__ import annotations
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "compare", help="compare several result directories side by side",
+        description="One row per (base-rate source, direction), one column per result directory "
+                    "(mean ± std [bootstrap CI] over templates). Prints a Markdown table; with "
+                    "--out also writes comparison.md / comparison.csv (and .html).")
+    p.add_argument("result_dirs", nargs="+", metavar="DIR",
+                   help="directories written by `biasamp probe`")
+    p.add_argument("--out", "-o", metavar="DIR", help="write the comparison files here")
+    p.add_argument("--format", dest="formats", default="md,csv", metavar="LIST",
+                   help="comma-separated: md, csv, html (default md,csv)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..report import _md_table, compare_dirs
+
+    wide = compare_dirs(args.result_dirs, out=args.out, formats=args.formats)
+    if not args.quiet:
+        print(_md_table(wide))
+    return 0

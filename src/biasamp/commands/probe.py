@@ -1,0 +1,123 @@
+"""``biasamp probe``: model -> Table-2-style BiasAmp-> results, plots and reports."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from .._errors import BiasampError
+
+log = logging.getLogger(__name__)
+
+# CLI flag -> ProbeConfig field (values None = "not given": the config file or default wins)
+_FLAGS = ("templates", "attributes", "tasks", "base_rates", "scoring", "compat", "device",
+          "dtype", "batch_size", "revision", "seed", "n_resamples", "confidence",
+          "max_templates", "cache_dir", "out", "formats", "tables", "note")
+
+
+def _choices(module: str, func: str) -> str:
+    """Registered names for --help (empty when that part is not installed)."""
+    try:
+        import importlib
+        return ", ".join(getattr(importlib.import_module(module), func)())
+    except Exception:  # pragma: no cover - help text only
+        return ""
+
+
+def register(subparsers) -> None:
+    templates = _choices("biasamp.templates", "list_template_sets")
+    tasks = _choices("biasamp.templates", "list_task_sets")
+    sources = _choices("biasamp.base_rates", "list_sources")
+    p = subparsers.add_parser(
+        "probe", help="measure BiasAmp-> of one or more masked language models",
+        description="Score fill-in-the-blank templates with a masked language model and report "
+                    "BiasAmp-> per base-rate source and direction (mean, population std and "
+                    "bootstrap CI over templates), the per-(task, attribute) disaggregation, the "
+                    "tokenisation audit and plots. Options given here override --config.")
+    p.add_argument("--config", metavar="FILE", help="TOML or YAML file with probe options "
+                   "(see examples/probe.toml); flags override it")
+    p.add_argument("--model", "-m", dest="models", action="append", metavar="MODEL",
+                   help="Hugging Face model id or local model folder; repeat (or comma-separate) "
+                        "for several models (one sub-directory each, plus a comparison)")
+    p.add_argument("--templates", metavar="SET", help=f"template set or file [{templates}] "
+                   "(default adjectives)")
+    p.add_argument("--attributes", metavar="LIST", help="comma-separated attributes "
+                   "(default he,she)")
+    p.add_argument("--tasks", metavar="VOCAB", help=f"task vocabulary or file [{tasks}] "
+                   "(default winobias32)")
+    p.add_argument("--base-rates", dest="base_rates", metavar="LIST",
+                   help=f"comma-separated base-rate sources or file:PATH.csv [{sources}] "
+                        "(default uniform,wikipedia,labor-2016)")
+    p.add_argument("--scoring", metavar="MODE", help="candidate scoring: word, first-piece or "
+                   "pll (default word)")
+    p.add_argument("--compat", metavar="MODE", help="wang2021: reproduce the paper's procedure "
+                   "(its templates, first-piece scoring, its base-rate constructions)")
+    p.add_argument("--device", help="auto, cpu, cuda, cuda:1, mps (default auto)")
+    p.add_argument("--dtype", help="float32, float16 or bfloat16 (default float32)")
+    p.add_argument("--batch-size", dest="batch_size", type=int, metavar="N",
+                   help="prompts per forward pass (default 32)")
+    p.add_argument("--revision", help="model revision (branch, tag or commit) on the hub")
+    p.add_argument("--trust-remote-code", dest="trust_remote_code", action="store_true",
+                   default=None, help="allow custom model code from the hub")
+    p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
+    p.add_argument("--n-resamples", dest="n_resamples", type=int, metavar="N",
+                   help="bootstrap resamples over templates (default 10000)")
+    p.add_argument("--confidence", type=float, help="bootstrap CI level (default 0.95)")
+    p.add_argument("--max-templates", dest="max_templates", type=int, metavar="N",
+                   help="use only the first N templates (quick runs)")
+    p.add_argument("--cache-dir", dest="cache_dir", metavar="DIR",
+                   help="Hugging Face cache folder for downloaded models")
+    p.add_argument("--out", "-o", metavar="DIR", help="output directory (required)")
+    p.add_argument("--format", dest="formats", metavar="LIST",
+                   help="reports to write: md,html,json,model-card (default md,html,json)")
+    p.add_argument("--tables", metavar="FMT", help="probability tables as csv or parquet "
+                   "(parquet needs pyarrow; default csv)")
+    p.add_argument("--note", metavar="TEXT", help="a note shown at the top of every report")
+    p.add_argument("-v", "--verbose", dest="sub_verbose", action="count", default=0,
+                   help="same as the global -v")
+    p.add_argument("-q", "--quiet", dest="sub_quiet", action="store_true",
+                   help="same as the global -q")
+    p.set_defaults(func=run)
+
+
+def build_config(args):
+    """ProbeConfig from --config (if any) with the given flags on top."""
+    from ..probe import ProbeConfig
+
+    overrides = {k: getattr(args, k) for k in _FLAGS if getattr(args, k, None) is not None}
+    if args.trust_remote_code:
+        overrides["trust_remote_code"] = True
+    if args.models:
+        overrides["models"] = args.models
+    if args.config:
+        cfg = ProbeConfig.from_file(args.config, **overrides)
+    else:
+        cfg = ProbeConfig(**overrides)
+    if not cfg.models:
+        raise BiasampError("--model is required (or 'models' in --config); got none")
+    if not cfg.out:
+        raise BiasampError("--out is required (or 'out' in --config); got none")
+    return cfg
+
+
+def run(args) -> int:
+    from ..probe import probe_many
+
+    verbose = max(args.verbose, args.sub_verbose)
+    quiet = args.quiet or args.sub_quiet
+    if args.sub_verbose or args.sub_quiet:
+        from ..cli import _configure_logging
+        _configure_logging(verbose, quiet)
+        args.verbose = verbose
+    cfg = build_config(args)
+    cfg.progress = not quiet
+    results = probe_many(cfg)
+    if not quiet:
+        from ..report import format_value
+        for model, res in zip(cfg.models, results):
+            print(f"{model}:")
+            for rec in res.summary.to_dict(orient="records"):
+                print(f"  {rec['base_rates']:<24} {rec['direction']:<18} "
+                      f"{format_value(rec['mean'], rec['std'], (rec['ci_low'], rec['ci_high']))}")
+        print(f"results written to {cfg.out}", file=sys.stderr)
+    return 0

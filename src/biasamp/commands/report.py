@@ -1,0 +1,29 @@
+"""``biasamp report``: rebuild reports from a saved result directory (no model needed)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "report", help="rebuild reports from a result directory (results.json), no model needed",
+        description="Render report.md / report.html / report.json / model_card.md and the PNG "
+                    "plots from a directory written by `biasamp probe`. Reads results.json only; "
+                    "never loads a model.")
+    p.add_argument("result_dir", metavar="DIR", help="a directory written by `biasamp probe`")
+    p.add_argument("--format", dest="formats", default="md,html,json", metavar="LIST",
+                   help="comma-separated: md, html, json, model-card (default md,html,json)")
+    p.add_argument("--no-plots", dest="plots", action="store_false",
+                   help="do not redraw the PNG plots")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..report import build_report
+
+    written = build_report(args.result_dir, formats=args.formats, plots=args.plots)
+    if not args.quiet:
+        for path in written.values():
+            print(path)
+    return 0
