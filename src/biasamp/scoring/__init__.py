@@ -1,0 +1,55 @@
+"""Masked-LM scoring: probabilities of candidate fillers for a blank in a prompt.
+
+This subpackage is the only part of biasamp that imports torch and transformers, and it does so
+lazily: ``import biasamp.scoring`` is light; torch is imported when a :class:`MaskedLMScorer` is
+built (or :func:`audit_candidates` loads a tokenizer).
+
+Estimators (``scoring=``, see :data:`SCORING_MODES`):
+
+``"word"`` (default)
+    All word pieces of a candidate. A candidate of ``m`` pieces replaces the blank by ``m`` mask
+    tokens and is scored left to right by the chain rule,
+    ``log P = sum_t log P(piece_t | context, pieces < t filled, pieces > t masked)``.
+``"first-piece"``
+    FitBERT 0.10.0 ``rank``: one mask token, softmax over the vocabulary at the mask, each
+    candidate scored by its first piece (a warning names split candidates).
+``"pll"``
+    Pseudo-log-likelihood of the whole filled sentence (Salazar et al. 2020): every token masked
+    in turn, log probabilities summed.
+
+References
+----------
+Wang & Russakovsky (2021), "Directional Bias Amplification", ICML (FitBERT probing, section 5).
+Salazar, Liang, Nguyen & Kirchhoff (2020), "Masked Language Model Scoring", ACL.
+
+Examples
+--------
+>>> from biasamp.scoring import SCORING_MODES
+>>> SCORING_MODES
+('word', 'first-piece', 'pll')
+"""
+
+from __future__ import annotations
+
+import importlib
+
+#: Names of the estimators accepted by ``MaskedLMScorer.score(..., scoring=...)``.
+SCORING_MODES = ("word", "first-piece", "pll")
+
+_LAZY = {
+    "MaskedLMScorer": "biasamp.scoring._scorer",
+    "ScoreResult": "biasamp.scoring._result",
+    "audit_candidates": "biasamp.scoring._audit",
+}
+
+__all__ = sorted(["MaskedLMScorer", "SCORING_MODES", "ScoreResult", "audit_candidates"])
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'biasamp.scoring' has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__

@@ -1,0 +1,169 @@
+"""Loading masked LMs and tokenizers; device/dtype choice; the LM head applied at chosen rows."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+
+from .._errors import BiasampError, MissingDependencyError
+
+log = logging.getLogger(__name__)
+
+__all__ = ["DTYPES", "load_model", "load_tokenizer", "resolve_device", "resolve_dtype",
+           "lm_head_fn", "model_fingerprint", "tokenizer_fingerprint"]
+
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - torch is a dependency
+        raise MissingDependencyError("biasamp.scoring needs torch: pip install torch") from exc
+    return torch
+
+
+def _check_model_name(model):
+    """Return the folder (expanded) or hub name to load; error early for a missing folder."""
+    if isinstance(model, os.PathLike):
+        model = os.fspath(model)
+    if not isinstance(model, str) or not model.strip():
+        raise BiasampError(f"model must be a Hugging Face model name or a local folder; got "
+                           f"{model!r}")
+    expanded = os.path.expanduser(model)
+    if Path(expanded).is_dir():
+        return expanded
+    path_like = (model.startswith(("/", ".", "~")) or "\\" in model or model.count("/") > 1
+                 or Path(expanded).exists())
+    if path_like:
+        raise BiasampError(f"model {model!r}: no such folder (a hub name looks like 'name' or "
+                           "'org/name')")
+    return model
+
+
+def load_tokenizer(model, *, revision=None, trust_remote_code=False):
+    """Load the tokenizer of ``model`` (hub name or folder); errors name the model."""
+    name = _check_model_name(model)
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(name, revision=revision,
+                                             trust_remote_code=trust_remote_code)
+    except Exception as exc:  # OSError, HFValidationError, ValueError, ...
+        raise BiasampError(f"could not load the tokenizer of model {model!r}: "
+                           f"{type(exc).__name__}: {exc}") from exc
+
+
+def resolve_device(device):
+    """'auto' -> 'cuda' if available else 'cpu'; validates other strings."""
+    torch = _torch()
+    if device is None or device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise BiasampError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N'; got {device!r}") \
+            from exc
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise BiasampError(f"device {device!r} requested but CUDA is not available; "
+                           "use device='cpu' or 'auto'")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise BiasampError(f"device {device!r}: only {torch.cuda.device_count()} CUDA device(s)")
+    return dev
+
+
+def resolve_dtype(dtype, device):
+    """Map a dtype name to a torch dtype; float16 needs CUDA (bfloat16 is allowed on CPU)."""
+    torch = _torch()
+    if isinstance(dtype, torch.dtype):
+        dtype = str(dtype).replace("torch.", "")
+    aliases = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
+    name = aliases.get(dtype, dtype)
+    if name not in DTYPES:
+        from .._registry import did_you_mean
+
+        raise BiasampError(f"dtype must be one of {set(DTYPES)}{did_you_mean(str(dtype), DTYPES)};"
+                           f" got {dtype!r}")
+    if name == "float16" and device.type != "cuda":
+        raise BiasampError(f"dtype 'float16' needs a CUDA device; got device '{device}' "
+                           "(use float32, or bfloat16 on CPU)")
+    return getattr(torch, name)
+
+
+def load_model(model, *, revision=None, trust_remote_code=False, dtype=None):
+    """Load ``AutoModelForMaskedLM`` (eval mode); errors name the model."""
+    name = _check_model_name(model)
+    from transformers import AutoModelForMaskedLM
+
+    try:
+        mdl = AutoModelForMaskedLM.from_pretrained(name, revision=revision,
+                                                   trust_remote_code=trust_remote_code,
+                                                   dtype=dtype)
+    except Exception as exc:
+        raise BiasampError(f"could not load masked LM {model!r}: {type(exc).__name__}: {exc}") \
+            from exc
+    return mdl.eval()
+
+
+def lm_head_fn(model):
+    """Return ``(encoder, head)``: ``head(hidden (s, H)) -> logits (s, V)``, or None.
+
+    With it, the LM head (a vocabulary-sized matmul) runs only at the positions being scored.
+    None means an architecture this function does not know: the caller then runs the whole model
+    and gathers the logits at those positions (same numbers, slower).
+    """
+    encoder = getattr(model, "base_model", None)
+    if encoder is None or encoder is model:
+        return None
+    cls_name = type(model).__name__
+    if hasattr(model, "cls") and cls_name.startswith(("BertFor", "RoFormerFor", "ConvBertFor")):
+        return encoder, model.cls
+    if hasattr(model, "lm_head") and cls_name.startswith(
+            ("RobertaFor", "XLMRobertaFor", "CamembertFor", "RobertaPreLayerNormFor",
+             "MPNetFor", "XLMRobertaXLFor")):
+        return encoder, model.lm_head
+    if hasattr(model, "predictions") and cls_name.startswith("AlbertFor"):
+        return encoder, model.predictions
+    if cls_name.startswith("DistilBertFor"):
+        def head(h):
+            h = model.vocab_transform(h)
+            h = model.activation(h)
+            h = model.vocab_layer_norm(h)
+            return model.vocab_projector(h)
+        return encoder, head
+    return None
+
+
+def _sha256_file(path, limit=None):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        h.update(f.read() if limit is None else f.read(limit))
+    return h.hexdigest()
+
+
+def model_fingerprint(model_name, revision, hf_model):
+    """Identify the weights: hub name + revision (+ resolved commit), or a folder's files."""
+    info = {"model": str(model_name), "revision": revision,
+            "commit": getattr(hf_model.config, "_commit_hash", None)}
+    path = Path(os.path.expanduser(str(model_name)))
+    if path.is_dir():
+        info["model"] = str(path.resolve())
+        files = {}
+        for f in sorted(path.iterdir()):
+            if f.is_file():
+                st = f.stat()
+                files[f.name] = (_sha256_file(f) if st.st_size < 1 << 20
+                                 else f"{st.st_size}:{st.st_mtime_ns}")
+        info["files"] = files
+    return hashlib.sha256(json.dumps(info, sort_keys=True).encode()).hexdigest()
+
+
+def tokenizer_fingerprint(tokenizer):
+    """Hash of the tokenizer's full definition (fast tokenizers serialise to JSON)."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    text = backend.to_str() if backend is not None else json.dumps(
+        sorted(tokenizer.get_vocab().items()))
+    return hashlib.sha256((type(tokenizer).__name__ + "\0" + text).encode()).hexdigest()

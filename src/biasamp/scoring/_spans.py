@@ -1,0 +1,202 @@
+"""Input validation and in-context tokenisation of candidates (no torch needed).
+
+A candidate is tokenised *in its sentence*: the blank is filled with the candidate, the filled
+sentence is tokenised with character offsets, and the candidate's pieces are the tokens whose
+characters lie inside the candidate's character span. This gives BPE tokenizers their
+leading-space pieces (``Ġnurse``) and WordPiece its ``##`` continuations, exactly as the model
+sees the filled sentence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._errors import BiasampError
+
+__all__ = ["Span", "check_prompts", "check_candidates", "locate_spans", "BLANK"]
+
+BLANK = "[BLANK]"
+
+
+@dataclass(frozen=True)
+class Span:
+    """A filled sentence as token ids, with the candidate's pieces at ``ids[start:end]``."""
+
+    ids: tuple
+    start: int
+    end: int
+
+    @property
+    def pieces(self):
+        return self.ids[self.start:self.end]
+
+
+def _short(text, limit=80):
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_prompts(prompts, blank):
+    """Validate prompts; return a list of ``(prefix, suffix)`` around the single blank."""
+    if not isinstance(blank, str) or not blank:
+        raise BiasampError(f"blank must be a non-empty string; got {blank!r}")
+    if isinstance(prompts, str):
+        raise BiasampError(
+            f"prompts must be a list of strings, not a single string; got {_short(prompts)!r} "
+            "(wrap it in a list)")
+    try:
+        prompts = list(prompts)
+    except TypeError:
+        raise BiasampError(f"prompts must be a list of strings; got {type(prompts).__name__}") \
+            from None
+    if not prompts:
+        raise BiasampError("prompts must contain at least one prompt; got an empty list")
+    out = []
+    for i, p in enumerate(prompts):
+        if not isinstance(p, str):
+            raise BiasampError(f"prompts[{i}] must be a string; got {type(p).__name__} {p!r}")
+        count = p.count(blank)
+        if count != 1:
+            raise BiasampError(
+                f"prompts[{i}] must contain the blank {blank!r} exactly once; found it {count} "
+                f"times in {_short(p)!r}")
+        pre, post = p.split(blank)
+        out.append((pre, post))
+    return out
+
+
+def _check_list(cands, where):
+    if isinstance(cands, str):
+        raise BiasampError(
+            f"{where} must be a list of strings, not a single string; got {_short(cands)!r}")
+    try:
+        cands = tuple(cands)
+    except TypeError:
+        raise BiasampError(f"{where} must be a list of strings; got {type(cands).__name__}") \
+            from None
+    if not cands:
+        raise BiasampError(f"{where} must contain at least one candidate; got an empty list")
+    for j, c in enumerate(cands):
+        if not isinstance(c, str):
+            raise BiasampError(f"{where}[{j}] must be a string; got {type(c).__name__} {c!r}")
+        if not c.strip():
+            raise BiasampError(f"{where}[{j}] must be a non-empty word; got {c!r}")
+        if c != c.strip():
+            raise BiasampError(
+                f"{where}[{j}] must not start or end with whitespace; got {c!r}")
+    seen = set()
+    for c in cands:
+        if c in seen:
+            raise BiasampError(
+                f"{where} must not repeat a candidate (renormalisation would count it twice); "
+                f"{c!r} appears more than once in {list(cands)!r}")
+        seen.add(c)
+    return cands
+
+
+def check_candidates(candidates, n_prompts):
+    """Validate candidates: one shared list, or one list per prompt (all of equal length).
+
+    Returns
+    -------
+    per_prompt : list of tuple of str, length n_prompts
+    given : tuple of str, or tuple of tuple of str (what :class:`ScoreResult` reports)
+    """
+    if isinstance(candidates, str):
+        raise BiasampError(
+            "candidates must be a list of strings (or one list per prompt), not a single "
+            f"string; got {_short(candidates)!r}")
+    try:
+        items = list(candidates)
+    except TypeError:
+        raise BiasampError(f"candidates must be a list of strings; got "
+                           f"{type(candidates).__name__}") from None
+    if not items:
+        raise BiasampError("candidates must contain at least one candidate; got an empty list")
+    nested = [not isinstance(c, str) for c in items]
+    if all(nested):
+        if len(items) != n_prompts:
+            raise BiasampError(
+                f"candidates given per prompt must have one list per prompt ({n_prompts}); "
+                f"got {len(items)} lists")
+        per = [_check_list(c, f"candidates[{i}]") for i, c in enumerate(items)]
+        k = len(per[0])
+        for i, c in enumerate(per):
+            if len(c) != k:
+                raise BiasampError(
+                    f"candidates given per prompt must all have the same length; candidates[0] "
+                    f"has {k}, candidates[{i}] has {len(c)}")
+        return per, tuple(per)
+    if any(nested):
+        raise BiasampError("candidates must be either a list of strings or a list of lists, "
+                           "not a mix")
+    shared = _check_list(items, "candidates")
+    return [shared] * n_prompts, shared
+
+
+def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):
+    """Tokenise filled sentences and find the candidate's pieces in each.
+
+    Parameters
+    ----------
+    tokenizer : transformers fast tokenizer
+    texts_and_bounds : list of (text, start_char, end_char, prompt, candidate)
+        The filled sentence and the candidate's character span in it (prompt/candidate only for
+        error messages).
+    max_length : int or None
+        Longest allowed token sequence (special tokens included).
+
+    Returns
+    -------
+    list of Span
+    """
+    if not getattr(tokenizer, "is_fast", False):
+        raise BiasampError(
+            f"tokenizer {type(tokenizer).__name__} has no fast (Rust) implementation, which the "
+            "scorer needs to locate candidate pieces by character offsets; install "
+            "'tokenizers' and use a model whose tokenizer converts to a fast one")
+    texts = [t[0] for t in texts_and_bounds]
+    enc = tokenizer(texts, add_special_tokens=True, return_offsets_mapping=True,
+                    return_special_tokens_mask=True, return_attention_mask=False,
+                    return_token_type_ids=False, truncation=False)
+    unk = tokenizer.unk_token_id
+    out = []
+    for row, (text, s, e, prompt, cand) in enumerate(texts_and_bounds):
+        ids = enc["input_ids"][row]
+        offsets = enc["offset_mapping"][row]
+        special = enc["special_tokens_mask"][row]
+        inside = []
+        for t, ((a, b), sp) in enumerate(zip(offsets, special)):
+            if sp:
+                continue
+            if a == b:  # whitespace-only piece (trimmed offsets): belongs to the word at a
+                if s <= a < e:
+                    inside.append(t)
+                continue
+            if s <= a and b <= e:
+                inside.append(t)
+            elif a < e and b > s:
+                piece = tokenizer.convert_ids_to_tokens(ids[t])
+                raise BiasampError(
+                    f"candidate {cand!r} does not end on a token boundary in prompt "
+                    f"{_short(prompt)!r}: the piece {piece!r} covers characters {text[a:b]!r} "
+                    "inside and outside the candidate")
+        if not inside:
+            raise BiasampError(
+                f"candidate {cand!r} tokenises to no pieces with {type(tokenizer).__name__} "
+                f"(in prompt {_short(prompt)!r}); it cannot be scored")
+        start, end = inside[0], inside[-1] + 1
+        if inside != list(range(start, end)):  # pragma: no cover - offsets are monotone
+            raise BiasampError(f"candidate {cand!r} pieces are not contiguous in {text!r}")
+        if unk is not None and unk in ids[start:end]:
+            pieces = tokenizer.convert_ids_to_tokens(list(ids[start:end]))
+            raise BiasampError(
+                f"candidate {cand!r} contains a piece unknown to the tokenizer "
+                f"({tokenizer.unk_token!r}): pieces {pieces}; its probability would be that of "
+                "the unknown token")
+        if max_length is not None and len(ids) > max_length:
+            raise BiasampError(
+                f"prompt {_short(prompt)!r} filled with {cand!r} is {len(ids)} tokens long; the "
+                f"model accepts at most {max_length}")
+        out.append(Span(tuple(ids), start, end))
+    return out
