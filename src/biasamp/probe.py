@@ -433,15 +433,14 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
         name, src = _get_source(source)
         for direction, tables in (("attribute_to_task", at), ("task_to_attribute", ta)):
             table = src.table(tasks, attributes, direction=direction)
-            joint = table.joint
-            if isinstance(joint, pd.DataFrame):
-                joint = joint.reindex(index=tasks, columns=attributes)
+            # Plain C-ordered arrays in (tasks, attributes) order: DataFrame.to_numpy() gives
+            # Fortran order, and numpy's pairwise row sums then round differently, which
+            # flips the paper's exact-tie signs (uniform, 3 pronouns) in compat mode.
+            joint = _c_table(table.joint, tasks, attributes, f"base source {name!r} joint")
             kwargs = {"direction": direction}
             if getattr(table, "association", None) is not None:
-                assoc = table.association
-                if isinstance(assoc, pd.DataFrame):
-                    assoc = assoc.reindex(index=tasks, columns=attributes)
-                kwargs["association"] = assoc
+                kwargs["association"] = _c_table(table.association, tasks, attributes,
+                                                 f"base source {name!r} association")
             if getattr(table, "tie_tol", None) is not None:
                 kwargs["tie_tol"] = table.tie_tol
             prov = dict(getattr(table, "provenance", None) or {})
@@ -454,7 +453,7 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
             p_model = np.empty((n_tpl, n_t * n_a))
             first = None
             for i in range(n_tpl):
-                model = pd.DataFrame(tables[i], index=tasks, columns=attributes)
+                model = np.ascontiguousarray(tables[i])
                 res = directional_bias_amplification(model, joint, **kwargs)
                 values[i] = res.value
                 bp = _pairs_in_order(res.by_pair, tasks, attributes)
@@ -511,11 +510,27 @@ SUMMARY_KEYS = ("base_rates", "direction", "mean", "std", "ci_low", "ci_high", "
                 "per_template")
 
 
+def _c_table(x, tasks, attributes, what) -> np.ndarray:
+    """A (tasks x attributes) C-contiguous float64 array from a labelled table or an array."""
+    if isinstance(x, pd.DataFrame):
+        missing = [t for t in tasks if t not in set(map(str, x.index))]
+        if missing:
+            raise BiasampError(f"{what} lacks the tasks {missing}")
+        x = x.rename(index=str, columns=str).reindex(index=tasks, columns=attributes)
+        if x.isna().any().any():
+            raise BiasampError(f"{what} lacks values for some (task, attribute) cells")
+    arr = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
+    if arr.shape != (len(tasks), len(attributes)):
+        raise BiasampError(f"{what} must have shape ({len(tasks)}, {len(attributes)}); got "
+                           f"{arr.shape}")
+    return arr
+
+
 def _pairs_in_order(by_pair: pd.DataFrame, tasks, attributes) -> pd.DataFrame:
-    """Return the metric's by_pair rows in (task, attribute) row-major order."""
+    """Return the metric's by_pair rows (positional labels) in (task, attribute) order."""
     bp = by_pair.copy()
-    bp["task"] = bp["task"].astype(str)
-    bp["attribute"] = bp["attribute"].astype(str)
+    bp["task"] = [tasks[int(i)] for i in bp["task"]]
+    bp["attribute"] = [attributes[int(j)] for j in bp["attribute"]]
     idx = pd.MultiIndex.from_product([tasks, attributes], names=["task", "attribute"])
     out = bp.set_index(["task", "attribute"]).reindex(idx)
     if out.isna().all(axis=1).any():
