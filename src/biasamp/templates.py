@@ -142,6 +142,11 @@ _A_PREFIXES = ("eu", "one-", "uni", "usa", "use", "usu", "uti", "ubi", "ukr", "u
 _A_PREFIX_EXCEPTIONS = ("unim", "unin", "unid")
 
 
+def _one_of(values: Iterable[str]) -> str:
+    """``{'a', 'b'}`` in a fixed order (a set's repr would change from run to run)."""
+    return "{" + ", ".join(repr(v) for v in values) + "}"
+
+
 def indefinite_article(word: str, *, rule: str = "sound") -> str:
     """Return ``"a"`` or ``"an"`` for the word that follows the article.
 
@@ -171,7 +176,7 @@ def indefinite_article(word: str, *, rule: str = "sound") -> str:
     ('a', 'an')
     """
     if rule not in _ARTICLE_RULES:
-        raise BiasampError(f"rule must be one of {set(_ARTICLE_RULES)}; got {rule!r}")
+        raise BiasampError(f"rule must be one of {_one_of(_ARTICLE_RULES)}; got {rule!r}")
     token = str(word).strip().strip(".,;:!?\"'()[]")
     if not token:
         raise BiasampError(f"word must contain a letter to choose a/an; got {word!r}")
@@ -213,13 +218,14 @@ def _parse_text(text: str, where: str) -> tuple[Any, ...]:
             parts.append(literal)
         raw = m.group(1)
         low = raw[:1].lower() + raw[1:]
+        if low not in SLOTS and raw.lower() in SLOTS:
+            raise BiasampError(f"{where}: slot {{{raw}}} may only capitalise its first letter "
+                               f"(write {{{raw.lower()}}} or {{{raw.lower().capitalize()}}})")
         if low not in SLOTS:
             raise BiasampError(
                 f"{where}: unknown slot {{{raw}}}{did_you_mean(low, SLOTS)} in text {text!r}; "
                 f"known slots: {', '.join('{' + s + '}' for s in SLOTS)} "
                 "(capitalise the first letter for a capitalised rendering)")
-        if raw != low and raw != low[0].upper() + low[1:]:
-            raise BiasampError(f"{where}: slot {{{raw}}} may only capitalise its first letter")
         parts.append(_Slot(low, raw != low))
         pos = m.end()
     tail = text[pos:]
@@ -568,7 +574,7 @@ def _parse_mask(value: Any, where: str, default: dict | None) -> dict | None:
     out = dict(default or {})
     for key, names in value.items():
         if key not in DIRECTIONS:
-            raise BiasampError(f"{where}: mask key must be one of {set(DIRECTIONS)}; got {key!r}")
+            raise BiasampError(f"{where}: mask key must be one of {_one_of(DIRECTIONS)}; got {key!r}")
         if (not isinstance(names, list) or not names
                 or not all(isinstance(n, str) for n in names)):
             raise BiasampError(f"{where}: mask.{key} must be a non-empty list of slot names; "
@@ -678,7 +684,7 @@ def load_template_set(name_or_path: str | Path) -> TemplateSet:
                            f"got {meta['agreement']!r}")
     article = meta.get("article", "sound")
     if article not in _ARTICLE_RULES:
-        raise BiasampError(f"{where_file} [set]: article must be one of {set(_ARTICLE_RULES)}; "
+        raise BiasampError(f"{where_file} [set]: article must be one of {_one_of(_ARTICLE_RULES)}; "
                            f"got {article!r}")
     info = _SetInfo(meta["agreement"], article)
     set_mask = _parse_mask(meta.get("mask"), f"{where_file} [set]", None)
@@ -786,7 +792,7 @@ def _read_table(path: Path, word_column: str | None, group_column: str | None,
             if g:
                 if g not in _GROUPS:
                     raise BiasampError(f"{where}: row {line_no}: {group_column} must be one of "
-                                       f"{set(_GROUPS)} or empty; got {g!r}")
+                                       f"{_one_of(_GROUPS)} or empty; got {g!r}")
                 groups[word] = g
     return words, groups
 
@@ -848,10 +854,15 @@ def load_tasks(name_or_path: str | Path) -> TaskVocabulary:
 # attributes, directions, prompts
 # ---------------------------------------------------------------------------------------
 
+def _attribute_hint(a: Any) -> str:
+    low = str(a).strip().lower()
+    return f" (did you mean {low!r}?)" if low in ATTRIBUTES else did_you_mean(str(a), ATTRIBUTES)
+
+
 def _check_attribute(a: Any, param: str) -> None:
     if a not in ATTRIBUTES:
-        raise BiasampError(f"{param} must be one of {set(ATTRIBUTES)}; got {a!r}"
-                           f"{did_you_mean(str(a), ATTRIBUTES)}")
+        raise BiasampError(f"{param} must be one of {_one_of(ATTRIBUTES)}; got {a!r}"
+                           f"{_attribute_hint(a)}")
 
 
 def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
@@ -882,8 +893,8 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
         raise BiasampError(f"attributes must be a comma-separated string or a list; got {spec!r}")
     for a in items:
         if not isinstance(a, str) or a not in ATTRIBUTES:
-            raise BiasampError(f"attributes must be a subset of {set(ATTRIBUTES)}; got {a!r}"
-                               f"{did_you_mean(str(a), ATTRIBUTES)} in {spec!r}")
+            raise BiasampError(f"attributes must be a subset of {_one_of(ATTRIBUTES)}; got {a!r}"
+                               f"{_attribute_hint(a)} in {spec!r}")
     if len(set(items)) != len(items):
         raise BiasampError(f"attributes must not repeat a name; got {spec!r}")
     if len(items) < 2:
@@ -898,7 +909,7 @@ def normalize_direction(direction: str) -> str:
     'task_to_attribute'
     """
     if direction not in _DIRECTION_ALIASES:
-        raise BiasampError(f"direction must be one of {set(_DIRECTION_ALIASES)}; got {direction!r}")
+        raise BiasampError(f"direction must be one of {_one_of(_DIRECTION_ALIASES)}; got {direction!r}")
     return _DIRECTION_ALIASES[direction]
 
 
