@@ -28,6 +28,7 @@ and what the source has.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import io
 import json
@@ -214,7 +215,7 @@ def derive_association(joint: pd.DataFrame, *, tie_tol: float = 1e-12) -> pd.Dat
     >>> derive_association(j).to_numpy().tolist()
     [[1, -1], [-1, 1], [0, 0]]
     """
-    x = joint.to_numpy(dtype=float)
+    x = np.ascontiguousarray(joint.to_numpy(dtype=float))
     col = x.sum(axis=0, keepdims=True)
     p_t_a = x / col
     p_t = x.sum(axis=1, keepdims=True) / col.sum()
@@ -511,7 +512,7 @@ class Labor2016Wang2021Source(BaseRateSource):
     def _table(self, tasks, attributes, direction):
         if direction == "attribute_to_task":
             cols = _labor_counts(tasks, ["he", "she"], self.name)
-            x = cols.to_numpy()
+            x = np.ascontiguousarray(cols.to_numpy())  # C order: same sums as the paper
             x = x / np.sum(x, axis=0, keepdims=True)
             method = "employed*(1-pct/100), employed*(pct/100), column-normalised"
         else:
@@ -644,7 +645,8 @@ class WikipediaSource(BaseRateSource):
         method = (f"sentences with exactly one {vocab} occupation and one gender word group "
                   f"({self.rule} rule) in WikiText-103 valid+test")
         if direction == "attribute_to_task":
-            full = _select(counts.astype(float), tasks, ["he", "she"], self.name).to_numpy()
+            full = np.ascontiguousarray(
+                _select(counts.astype(float), tasks, ["he", "she"], self.name).to_numpy())
             full = full / np.sum(full, axis=0, keepdims=True)
             joint = pd.DataFrame(full, index=joint.index,
                                  columns=pd.Index(["he", "she"], name="attribute"))[attributes]
@@ -709,9 +711,10 @@ def read_table_csv(path) -> tuple[pd.DataFrame, dict]:
         df = pd.read_csv(io.StringIO(body), dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise BiasampError(f"base-rate CSV {str(path)!r} cannot be parsed: {exc}") from None
+    header = [c.strip() for c in next(csv.reader(io.StringIO(body.lstrip("\n"))))]
+    if len(set(header)) != len(header):
+        raise BiasampError(f"base-rate CSV {str(path)!r} has duplicate columns: {header}")
     df.columns = [str(c).strip() for c in df.columns]
-    if len(set(df.columns)) != len(df.columns):
-        raise BiasampError(f"base-rate CSV {str(path)!r} has duplicate columns: {list(df.columns)}")
     if "task" not in df.columns:
         raise BiasampError(f"base-rate CSV {str(path)!r} needs a 'task' column; got columns "
                            f"{list(df.columns)} (wide: task,he,she,...; long: "

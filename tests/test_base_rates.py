@@ -1,0 +1,345 @@
+"""Tests of biasamp.base_rates (sources, compat constructions, user CSVs, CLI)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from biasamp import BiasampError, UnknownNameError
+from biasamp.base_rates import (MissingEntriesError, ZeroRowWarning, _vocabulary,
+                                derive_association, get_source, list_sources, read_table_csv,
+                                winobias_groups)
+from biasamp.cli import main
+
+W32 = _vocabulary("winobias32")
+HSS = ["he", "she"]
+HST = ["he", "she", "they"]
+
+
+def indicator(joint):
+    """sign(P(T|A) - P(T)) computed like the paper's utils.py (exact np.sign).
+
+    C order as in the paper: DataFrame.to_numpy() is Fortran-ordered under pandas 3, and
+    numpy's row sums of an F-ordered array round differently (the uniform(3) ties flip).
+    """
+    x = np.ascontiguousarray(np.asarray(joint, dtype=float))
+    num_attributes = np.sum(x, axis=0)
+    total = np.sum(num_attributes)
+    p_t_a = x / np.expand_dims(num_attributes, 0)
+    p_t = np.sum(x, axis=1) / total
+    return np.sign(p_t_a - p_t[:, None])
+
+
+def test_vocabulary_is_the_papers_32_in_order():
+    assert len(W32) == 32
+    assert W32[:3] == ["janitor", "cook", "mover"] and W32[15] == "sheriff"
+    assert W32[16] == "cashier" and W32[-1] == "sewer"
+    g = winobias_groups()
+    assert [g[t] for t in W32] == ["male_biased"] * 16 + ["female_biased"] * 16
+
+
+# --------------------------------------------------------------------- uniform-wang2021
+def paper_uniform(direction, k):
+    """Independent transcription of fit_sentences.py base_source 0 for the 32 (occu_num 16)."""
+    occu_num = 16
+    if direction == "A->T":
+        b = np.zeros((32, 2)) + (1. / (2 * occu_num))
+        if k == 3:
+            b = np.zeros((32, 3)) + (1. / 2 * occu_num)  # the precedence slip: 8.0
+    else:
+        b = np.zeros((32, k)) + (.5 if k == 2 else 1. / 3.)
+    b[:occu_num, 0] += 1e-7
+    b[:occu_num, 1] -= 1e-7
+    b[occu_num:, 0] -= 1e-7
+    b[occu_num:, 1] += 1e-7
+    if k == 3:
+        b[:occu_num, 2] -= 1e-7
+        b[occu_num:, 2] -= 1e-7
+    if direction == "A->T":
+        b = b / np.sum(b, axis=0, keepdims=True)
+    return b
+
+
+@pytest.mark.parametrize("direction", ["A->T", "T->A"])
+@pytest.mark.parametrize("attrs", [HSS, HST])
+def test_uniform_wang2021_exact_bits(direction, attrs):
+    t = get_source("uniform-wang2021").table(W32, attrs, direction=direction)
+    np.testing.assert_array_equal(t.joint.to_numpy(), paper_uniform(direction, len(attrs)))
+    assert t.tie_tol == 0.0 and t.association is None
+    assert t.direction == ("attribute_to_task" if direction == "A->T" else "task_to_attribute")
+    assert list(t.joint.index) == W32 and list(t.joint.columns) == attrs
+
+
+def test_uniform_wang2021_three_pronoun_they_indicator():
+    at = indicator(get_source("uniform-wang2021").table(W32, HST, direction="A->T").joint)
+    ta = indicator(get_source("uniform-wang2021").table(W32, HST, direction="T->A").joint)
+    # the paper's quirk: floating-point rounding makes 'they' -1 for every occupation in A->T
+    assert (at[:, 2] == -1).all()
+    assert (ta[:, 2] == 0).all()
+    # he/she follow the groups in both directions
+    for y in (at, ta):
+        assert (y[:16, 0] == 1).all() and (y[:16, 1] == -1).all()
+        assert (y[16:, 0] == -1).all() and (y[16:, 1] == 1).all()
+
+
+def test_uniform_wang2021_a_to_t_three_pronoun_values():
+    j = get_source("uniform-wang2021").table(W32, HST, direction="A->T").joint.to_numpy()
+    # column 'they' = (8 - 1e-7) / (32 * (8 - 1e-7)) ~ 1/32; he = (8 + 1e-7) / (16*(8+1e-7) + 16*(8-1e-7))
+    assert j[0, 2] == pytest.approx(1 / 32, abs=1e-15)
+    assert j[0, 0] == pytest.approx((8 + 1e-7) / 256, rel=1e-12)
+    np.testing.assert_allclose(j.sum(axis=0), 1.0, rtol=0, atol=1e-15)
+
+
+def test_uniform_wang2021_attribute_order_and_errors():
+    a = get_source("uniform-wang2021").table(W32, ["she", "he"], direction="T->A").joint
+    b = get_source("uniform-wang2021").table(W32, HSS, direction="T->A").joint
+    np.testing.assert_array_equal(a["she"], b["she"])
+    with pytest.raises(BiasampError, match="direction is required for base-rate source"):
+        get_source("uniform-wang2021").table(W32, HSS)
+    with pytest.raises(BiasampError, match=r"direction must be one of .*got 'T>A'"):
+        get_source("uniform-wang2021").table(W32, HSS, direction="T>A")
+    with pytest.raises(MissingEntriesError, match=r"attributes \['it'\] not in"):
+        get_source("uniform-wang2021").table(W32, ["he", "she", "it"], direction="A->T")
+    with pytest.raises(MissingEntriesError, match=r"attributes \['she'\]"):
+        get_source("uniform-wang2021").table(W32, ["he", "they"], direction="A->T")
+    with pytest.raises(MissingEntriesError, match=r"tasks \['astronaut'\].*WinoBias group"):
+        get_source("uniform-wang2021").table(["nurse", "astronaut"], HSS, direction="A->T")
+
+
+def test_uniform_wang2021_winobias40_uses_groups():
+    w40 = _vocabulary("winobias40")  # interleaved order (supervisor, ..., CEO, cashier, ...)
+    j = get_source("uniform-wang2021").table(w40, HSS, direction="T->A").joint
+    g = winobias_groups()
+    for t in w40:
+        assert j.loc[t, "he"] == (.5 + 1e-7 if g[t] == "male_biased" else .5 - 1e-7)
+
+
+# --------------------------------------------------------------------- uniform
+def test_uniform_exact_and_association():
+    t = get_source("uniform").table(["nurse", "cook", "tailor"], HST)
+    j = t.joint.to_numpy()
+    assert (j == 1.0).all()
+    p_a_t = j / j.sum(axis=1, keepdims=True)
+    assert (p_a_t == 1.0 / 3).all()                     # exactly 1/|A|
+    p_t = j.sum(axis=1) / j.sum()
+    assert (p_t == 1.0 / 3).all()                       # exactly 1/|T|
+    assert t.association.to_numpy().tolist() == [[-1, 1, 0], [1, -1, 0], [-1, 1, 0]]
+    assert t.direction is None and t.tie_tol is None
+    with pytest.raises(MissingEntriesError, match=r"tasks \['astronaut'\] not in .*uniform:SOURCE"):
+        get_source("uniform").table(["nurse", "astronaut"], HSS)
+    with pytest.raises(MissingEntriesError, match=r"attributes \['man'\]"):
+        get_source("uniform").table(["nurse"], ["he", "man"])
+
+
+def test_uniform_from_other_source_signs():
+    t = get_source("uniform:labor-2016").table(W32, HST)
+    lab = get_source("labor-2016").table(W32, HSS).joint
+    expected = indicator(lab)
+    np.testing.assert_array_equal(t.association[HSS].to_numpy(), expected)
+    assert (t.association["they"] == 0).all()
+    # salesperson: 3312 x 48% = 1589.76 women; P(T=sales|she) > P(T): she +1
+    assert t.association.loc["salesperson"].tolist() == [-1, 1, 0]
+    assert (t.joint.to_numpy() == 1).all()
+    with pytest.raises(UnknownNameError, match="did you mean 'labor-2016'"):
+        get_source("uniform:labor-2061")
+    with pytest.raises(BiasampError, match="compat source"):
+        get_source("uniform:uniform-wang2021").table(W32, HSS)
+
+
+# --------------------------------------------------------------------- labor
+def test_labor_2016_values():
+    t = get_source("labor-2016").table(["nurse", "janitor"], HSS)
+    # nurse: 3102 employed, 90% women -> he 3102*(1-0.9) = 310.2, she 3102*0.9 = 2791.8
+    assert t.joint.loc["nurse", "he"] == 3102 * (1. - (90 / 100.))
+    assert t.joint.loc["nurse", "she"] == pytest.approx(2791.8, abs=1e-9)
+    # janitor: 2276 employed, 34% women -> 1502.16 / 773.84
+    assert t.joint.loc["janitor"].tolist() == pytest.approx([1502.16, 773.84], abs=1e-9)
+    full = get_source("labor-2016").table(W32, HSS).joint
+    raw = pd.read_csv("base_rates/labor_2016_winobias32.csv")
+    np.testing.assert_allclose(full.sum(axis=1).to_numpy(), raw["employed_thousands"], rtol=1e-12)
+    assert list(full.index) == W32
+
+
+def test_labor_2016_missing_employment_says_why():
+    with pytest.raises(MissingEntriesError, match=r"tasks \['supervisor'\].*labor-2016-shares"):
+        get_source("labor-2016").table(["nurse", "supervisor"], HSS)
+    with pytest.raises(MissingEntriesError, match=r"attributes \['they'\] not in .*it has: he, she"):
+        get_source("labor-2016").table(["nurse"], HST)
+
+
+def test_labor_2016_aliases_and_shares():
+    t = get_source("labor-2016").table(["tailor", "construction worker"], HSS).joint
+    assert t.loc["tailor", "she"] == 79 * (80 / 100.)
+    assert list(t.index) == ["tailor", "construction worker"]
+    s = get_source("labor-2016-shares").table(_vocabulary("winobias40"), HSS).joint
+    assert s.loc["supervisor"].tolist() == [1 - 0.44, 0.44]
+    assert s.shape == (40, 2)
+
+
+def test_labor_2016_wang2021_directions():
+    at = get_source("labor-2016-wang2021").table(W32, HSS, direction="A->T").joint.to_numpy()
+    ta = get_source("labor-2016-wang2021").table(W32, HSS, direction="T->A").joint.to_numpy()
+    raw = pd.read_csv("base_rates/labor_2016_winobias32.csv")
+    nums, pct = raw["employed_thousands"].to_numpy(float), raw["pct_female"].to_numpy(float)
+    naive = np.zeros((32, 2))
+    for i in range(32):
+        naive[i, 0] = nums[i] * (1. - (pct[i] / 100.))
+        naive[i, 1] = nums[i] * (pct[i] / 100.)
+    naive = naive / np.sum(naive, axis=0, keepdims=True)
+    np.testing.assert_array_equal(at, naive)
+    naive_ta = np.zeros((32, 2))
+    naive_ta[:, 1] = pct / 100.
+    naive_ta[:, 0] = 1. - naive_ta[:, 1]
+    np.testing.assert_array_equal(ta, naive_ta)
+    i = W32.index("salesperson")
+    # A->T (employment-weighted): P(sales|she) = 1589.76/she-total > P(sales) -> [-1, 1]
+    assert indicator(at)[i].tolist() == [-1, 1]
+    # T->A (unweighted shares, P(T) = 1/32): P(sales|he) = .52/sum(he shares) > 1/32 -> [1, -1]
+    assert indicator(ta)[i].tolist() == [1, -1]
+    with pytest.raises(BiasampError, match="direction is required"):
+        get_source("labor-2016-wang2021").table(W32, HSS)
+
+
+def test_labor_2022_values_and_missing_rows():
+    t = get_source("labor-2022").table(["nurse", "mechanic"], HSS)
+    bls = pd.read_csv("base_rates/bls_cpsaat11_2022_clean.csv").set_index("occupation")
+    rn = bls.loc["Registered nurses"]
+    assert t.joint.loc["nurse", "she"] == rn["total_employed_thousands"] * (rn["pct_women"] / 100.)
+    assert (rn["total_employed_thousands"], rn["pct_women"]) == (3363, 87.9)
+    assert t.provenance["rows"]["mechanic"]["bls_title"].startswith("Automotive service")
+    assert t.provenance["no_bls_row"] == ["assistant", "clerk", "counselor", "designer", "attendant"]
+    with pytest.raises(MissingEntriesError,
+                       match=r"tasks \['counselor', 'designer'\].*mapping 'none'"):
+        get_source("labor-2022").table(W32, HSS)
+
+
+def test_bergsma():
+    t = get_source("bergsma").table(["nurse", "engineer"], HSS).joint
+    assert t.loc["engineer"].tolist() == [1 - 1.99 / 100, 1.99 / 100]
+    assert (t.sum(axis=1) == 1).all()  # shares: P(T) uniform
+    with pytest.raises(MissingEntriesError, match=r"tasks \['cook', 'mover', 'laborer'\] not in .*bergsma.*it has 60"):
+        get_source("bergsma").table(W32[:4], HSS)
+
+
+# --------------------------------------------------------------------- wikipedia
+def test_wikipedia_counts_reproducible_from_shipped_text():
+    from biasamp.corpus import count_text
+
+    text = "".join(open(f"../shared/data/wikitext/wikitext-103/wiki.{s}.tokens",
+                        encoding="utf-8").read() for s in ("valid", "test"))
+    for rule, name in (("default", "wikipedia"), ("wang2021", "wikipedia-wang2021")):
+        expect = count_text(text, W32, rule=rule)
+        with pytest.warns(ZeroRowWarning, match="janitor"):
+            t = get_source(name).table(W32, HSS, direction="T->A")
+        np.testing.assert_array_equal(t.joint.to_numpy(), expect.to_numpy())
+        assert t.provenance["vocabulary"] == "winobias32"
+
+
+def test_wikipedia_compat_a_to_t_and_vocab_choice():
+    with pytest.warns(ZeroRowWarning):
+        c = get_source("wikipedia-wang2021").table(W32, HSS, direction="T->A").joint.to_numpy()
+        at = get_source("wikipedia-wang2021").table(W32, HSS, direction="A->T")
+    np.testing.assert_array_equal(at.joint.to_numpy(), c / np.sum(c, axis=0, keepdims=True))
+    assert at.tie_tol == 0.0
+    g = get_source("wikipedia").table(["nurse", "engineer"], HSS)
+    assert g.provenance["vocabulary"] == "winogender60"
+    with pytest.raises(MissingEntriesError, match=r"tasks \['astronaut'\]"):
+        get_source("wikipedia").table(["astronaut"], HSS)
+
+
+# --------------------------------------------------------------------- user CSV
+def write(tmp_path, text, name="t.csv"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_file_wide_and_long(tmp_path):
+    w = write(tmp_path, "# a comment\ntask,he,she,they\nnurse,1,9,2\ncook,3,1,0\n")
+    t = get_source(f"file:{w}").table(["cook", "nurse"], ["she", "he"])
+    assert t.joint.to_numpy().tolist() == [[1, 3], [9, 1]]
+    assert t.provenance["files"][0]["sha256"]
+    lg = write(tmp_path, "task,attribute,probability\nnurse,he,0.1\nnurse,she,0.9\n", "l.csv")
+    assert get_source(f"file:{lg}").table(["nurse"], HSS).joint.to_numpy().tolist() == [[.1, .9]]
+
+
+@pytest.mark.parametrize("text,match", [
+    ("", "is empty"),
+    ("# only a comment\n", "is empty"),
+    ("task,he,she\n", "header but no rows"),
+    ("name,he,she\nnurse,1,2\n", "needs a 'task' column"),
+    ("task\nnurse\n", "needs attribute columns"),
+    ("task,he,she\nnurse,1,-2\n", r"column 'she' must be non-negative; got \[\('nurse', '-2'\)\]"),
+    ("task,he,she\nnurse,1,lots\n", r"column 'she' must be numeric; got \[\('nurse', 'lots'\)\]"),
+    ("task,he,she\nnurse,1,\n", "column 'she' must be numeric"),
+    ("task,he,she\nnurse,1,inf\n", "column 'she' must be numeric"),
+    ("task,he,she\nnurse,1,2\nnurse,3,4\n", r"duplicate task rows: \['nurse'\]"),
+    ("task,he,he\nnurse,1,2\n", "duplicate columns"),
+    ("task,attribute,count\nnurse,he,1\nnurse,he,2\n", r"duplicate \(task, attribute\) rows"),
+    ("task,attribute,count\nnurse,he,1\ncook,she,2\n", r"lacks \(task, attribute\) pairs"),
+    ("task,attribute,count,probability\nnurse,he,1,1\n", "exactly the columns"),
+    ("task,attribute\nnurse,he\n", "exactly the columns"),
+    ("# provenance: {bad\ntask,he\nnurse,1\n", "bad '# provenance:' JSON"),
+])
+def test_file_malformed(tmp_path, text, match):
+    p = write(tmp_path, text)
+    with pytest.raises(BiasampError, match=match):
+        get_source(f"file:{p}")
+
+
+def test_file_missing_and_lookup_errors(tmp_path):
+    with pytest.raises(BiasampError, match="base-rate CSV not found"):
+        get_source(f"file:{tmp_path / 'nope.csv'}")
+    p = write(tmp_path, "task,he,she\nnurse,1,2\n")
+    with pytest.raises(MissingEntriesError, match=r"tasks \['cook'\] not in .*it has 1: nurse"):
+        get_source(f"file:{p}").table(["nurse", "cook"], HSS)
+
+
+def test_registry_and_name_validation():
+    assert {"uniform", "uniform-wang2021", "labor-2016", "labor-2016-wang2021", "labor-2022",
+            "bergsma", "wikipedia", "wikipedia-wang2021"} <= set(list_sources())
+    with pytest.raises(UnknownNameError, match=r"unknown base-rate source 'labr-2016' \(did you mean"):
+        get_source("labr-2016")
+    with pytest.raises(BiasampError, match="must be a non-empty string; got ''"):
+        get_source("")
+    with pytest.raises(BiasampError, match=r"tasks must be unique; got duplicates \['nurse'\]"):
+        get_source("labor-2016").table(["nurse", "nurse"], HSS)
+    with pytest.raises(BiasampError, match="attributes must be a non-empty list"):
+        get_source("labor-2016").table(["nurse"], [])
+
+
+def test_every_source_on_the_32(recwarn):
+    ok = {"uniform": None, "uniform:labor-2016": None, "labor-2016": None,
+          "uniform-wang2021": "A->T", "labor-2016-wang2021": "T->A",
+          "wikipedia": None, "wikipedia-wang2021": "A->T", "labor-2016-shares": None}
+    for name, d in ok.items():
+        t = get_source(name).table(W32, HSS, direction=d)
+        assert list(t.joint.index) == W32 and list(t.joint.columns) == HSS, name
+        assert (t.joint.to_numpy() >= 0).all() and np.isfinite(t.joint.to_numpy()).all(), name
+        for key in ("name", "license", "method", "files"):
+            assert key in t.provenance, (name, key)
+
+
+def test_derive_association_ties():
+    j = pd.DataFrame([[1.0, 1.0], [1.0, 1.0 + 1e-15]], columns=HSS)
+    assert derive_association(j).to_numpy().tolist() == [[0, 0], [0, 0]]
+    assert derive_association(j, tie_tol=0.0).to_numpy()[1].tolist() == [-1, 1]
+
+
+# --------------------------------------------------------------------- CLI
+def test_cli_base_rates(capsys, tmp_path):
+    assert main(["base-rates", "--list"]) == 0
+    assert "labor-2016-wang2021" in capsys.readouterr().out
+    assert main(["base-rates", "show", "uniform", "--tasks", "nurse,cook",
+                 "--attributes", "he,she,they"]) == 0
+    out = capsys.readouterr().out
+    assert "sign(they)" in out and "nurse" in out
+    assert main(["base-rates", "show", "wikipedia", "--tasks", "nurse,janitor"]) == 0
+    assert "all-zero rows (P(A|T) undefined): janitor" in capsys.readouterr().out
+    assert main(["base-rates", "show", "uniform-wang2021"]) == 2
+    assert "direction is required" in capsys.readouterr().err
+    assert main(["base-rates", "show", "labr-2016"]) == 2
+    assert "did you mean 'labor-2016'" in capsys.readouterr().err
+    assert main(["base-rates", "show"]) == 2
+    assert "needs a SOURCE" in capsys.readouterr().err
