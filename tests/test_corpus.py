@@ -1,0 +1,206 @@
+"""Tests of biasamp.corpus (counting rules, splitter, pool, CSV round trip, CLI)."""
+
+import re
+
+import numpy as np
+import pytest
+
+from biasamp import BiasampError
+from biasamp.base_rates import _vocabulary, get_source
+from biasamp.cli import main
+from biasamp.corpus import (WANG2021_WORD_GROUPS, count_cooccurrences, count_text,
+                            occupation_forms, split_sentences)
+
+W32 = _vocabulary("winobias32")
+WT = "../shared/data/wikitext/wikitext-103/wiki.valid.tokens"
+
+TEXT = (
+    "He is a cook .\n"                          # default: cook/he; wang2021: misses 'He'
+    "her cookie was good .\n"                   # wang2021: cookie counted as cook/she
+    " = = The nurse = = \n"                     # heading: skipped by both
+    "The nurses said she was tired . The baker left .\n"   # default: plural nurse/she
+    "the cook and the nurse said he left .\n"   # two occupations: dropped by both
+    "the cook , the nurse and the baker saw him .\n"  # wang2021: 3 substrings -> baker, but no 'him' in its groups
+    "the cook , the nurse and the baker saw his dog .\n"  # wang2021: 3 -> last (baker)/he; default: dropped
+    "the baker saw his daughter .\n"            # both groups: dropped by both
+)
+
+
+def test_wang2021_quirks_and_default_fixes():
+    w = count_text(TEXT, ["cook", "nurse", "baker"], rule="wang2021")
+    d = count_text(TEXT, ["cook", "nurse", "baker"], rule="default")
+    # wang2021: line 2 (cookie -> cook, her -> she), line 4 (substring: nurses -> nurse, she)
+    # and line 7 (third match accepted: baker, his)
+    assert w.to_numpy().tolist() == [[0, 1], [0, 1], [1, 0]]
+    # default: line 1 (He -> he, cook) and line 4 (nurses -> nurse, she)
+    assert d.to_numpy().tolist() == [[1, 0], [0, 1], [0, 0]]
+    assert list(w.columns) == ["he", "she"] and list(d.index) == ["cook", "nurse", "baker"]
+
+
+def naive_wang2021(lines, occs, groups):
+    """Line-by-line transcription of reference-semantics §4 (read_wiki2.py)."""
+    m = np.zeros((len(occs), len(groups)), dtype=int)
+    for line in lines:
+        if "=" in line:
+            continue
+        for sent in line.split("."):
+            ii = None
+            for i, o in enumerate(occs):
+                if o in sent:
+                    if ii is not None:
+                        ii = None
+                        continue
+                    ii = i
+            if ii is None:
+                continue
+            jj = None
+            for j, g in enumerate(groups):
+                if len(set(g) & set(sent.split(" "))) > 0:
+                    if jj is not None:
+                        if j != 2:
+                            jj = None
+                        continue
+                    jj = j
+            if jj is None:
+                continue
+            m[ii][jj] += 1
+    return m
+
+
+def test_wang2021_equals_naive_on_wikitext():
+    lines = open(WT, encoding="utf-8").readlines()
+    got = count_text(lines, W32, rule="wang2021").to_numpy()
+    np.testing.assert_array_equal(got, naive_wang2021(lines, W32, list(WANG2021_WORD_GROUPS.values())))
+    assert got.sum() > 10
+
+
+def test_wang2021_third_group_never_resets():
+    groups = {"he": ["he"], "she": ["she"], "they": ["they"]}
+    text = ("the cook and he and they .\nthe cook and he and she .\nthe cook she they .\n"
+            "the cook he she they .\n")
+    got = count_text(text, ["cook"], rule="wang2021", word_groups=groups).to_numpy()
+    naive = naive_wang2021(text.splitlines(keepends=True), ["cook"], list(groups.values()))
+    np.testing.assert_array_equal(got, naive)
+    # he+they -> he; he+she -> none; she+they -> she; he+she+they -> reset, then they
+    assert got.tolist() == [[1, 1, 1]]
+
+
+def naive_default(lines, occs, groups):
+    """Independent default rule: token n-grams against singular/plural sets."""
+    m = np.zeros((len(occs), len(groups)), dtype=int)
+    for line in lines:
+        if not line.strip() or re.match(r"^\s*=.*=\s*$", line):
+            continue
+        for sent in split_sentences(line):
+            toks = re.findall(r"\w+", sent.lower())
+            grams = set(toks) | {" ".join(p) for p in zip(toks, toks[1:])}
+            found = {i for i, o in enumerate(occs) if grams & set(occupation_forms(o))}
+            gs = {j for j, g in enumerate(groups) if grams & set(g)}
+            if len(found) == 1 and len(gs) == 1:
+                m[found.pop(), gs.pop()] += 1
+    return m
+
+
+def test_default_equals_naive_on_wikitext():
+    lines = open(WT, encoding="utf-8").readlines()
+    groups = {"he": ["he", "him", "his", "himself", "man", "boy", "son"],
+              "she": ["she", "her", "hers", "herself", "woman", "girl", "daughter"]}
+    occs = W32 + ["construction worker", "police officer"]
+    got = count_text(lines, occs, rule="default", word_groups=groups).to_numpy()
+    np.testing.assert_array_equal(got, naive_default(lines, occs, list(groups.values())))
+    assert got.sum() > 10
+
+
+def test_default_forms_and_multiword():
+    text = ("The construction workers saw herself .\nTwo salespeople met him .\n"
+            "The HAIRDRESSER said hers .\nA worker saw her .\n")
+    d = count_text(text, ["construction worker", "salesperson", "hairdresser"])
+    assert d.to_numpy().tolist() == [[0, 1], [1, 0], [0, 1]]
+    assert count_text(text, ["salesperson"], plurals=False).to_numpy().tolist() == [[0, 0]]
+    assert occupation_forms("secretary") == ["secretary", "secretaries"]
+    assert occupation_forms("coach") == ["coach", "coaches"]
+    assert occupation_forms("chairman") == ["chairman", "chairmen"]
+
+
+def test_split_sentences():
+    assert split_sentences("It rained . Then it stopped !  Why ? ok") == [
+        "It rained .", "Then it stopped !", "Why ? ok"]
+    assert split_sentences("Mr. Smith and Dr. Jones met Mrs. Doe in St. Louis.") == [
+        "Mr. Smith and Dr. Jones met Mrs. Doe in St. Louis."]
+    assert split_sentences("He won in 1990. The end \"came\" . 3 left.") == [
+        "He won in 1990.", "The end \"came\" .", "3 left."]
+    assert split_sentences("It is 1 @.@ 5 m long .") == ["It is 1 @.@ 5 m long ."]
+    assert split_sentences("   ") == []
+
+
+def test_pool_equals_single_process_and_counts(tmp_path):
+    a = count_cooccurrences(WT, W32, n_jobs=1)
+    b = count_cooccurrences([WT], W32, n_jobs=2, chunk_chars=50_000)
+    np.testing.assert_array_equal(a.counts.to_numpy(), b.counts.to_numpy())
+    assert (a.n_lines, a.n_sentences, a.n_kept) == (b.n_lines, b.n_sentences, b.n_kept)
+    assert a.n_lines == 3760 and a.n_kept == a.counts.to_numpy().sum()
+    w = count_cooccurrences(WT, W32, rule="wang2021", n_jobs=2, chunk_chars=100_000)
+    lines = open(WT, encoding="utf-8").readlines()
+    # pieces scanned = sum over lines without '=' of (number of '.' + 1)
+    assert w.n_sentences == sum(l.count(".") + 1 for l in lines if "=" not in l)
+    assert w.provenance["corpus"]["files"][0]["sha256"].startswith("9aee9f52")
+    assert w.provenance["rule"] == "wang2021" and w.provenance["n_kept"] == w.n_kept
+
+
+def test_csv_round_trip(tmp_path):
+    r = count_cooccurrences(WT, ["nurse", "writer", "sewer"], n_jobs=1, corpus_name="wt-valid")
+    p = r.to_csv(tmp_path / "c.csv")
+    t = get_source(f"file:{p}").table(["writer", "nurse"], ["she", "he"])
+    np.testing.assert_array_equal(t.joint.to_numpy(), r.counts.loc[["writer", "nurse"], ["she", "he"]].to_numpy())
+    assert t.provenance["file_provenance"]["corpus"]["name"] == "wt-valid"
+    assert r.zero_rows == [t for t in r.counts.index if r.counts.loc[t].sum() == 0]
+    assert "sewer" in r.zero_rows and "writer" not in r.zero_rows
+
+
+def test_datasets_object_equals_files():
+    import datasets
+
+    lines = open(WT, encoding="utf-8").readlines()[:800]
+    ds = datasets.Dataset.from_dict({"text": lines})
+    a = count_cooccurrences(ds, W32, n_jobs=1)
+    np.testing.assert_array_equal(a.counts.to_numpy(), count_text(lines, W32).to_numpy())
+    assert a.provenance["corpus"]["kind"] == "datasets-object" and a.n_lines == 800
+    with pytest.raises(BiasampError, match="text_column 'body' not in the dataset's columns"):
+        count_cooccurrences(ds, W32, n_jobs=1, text_column="body")
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"rule": "paper"}, r"rule must be one of .*got 'paper'"),
+    ({"tasks": []}, r"tasks must not be empty"),
+    ({"tasks": "nurse"}, r"tasks must be a list of occupation names, not a string"),
+    ({"tasks": ["nurse", "nurse"]}, r"tasks must be unique; got duplicates \['nurse'\]"),
+    ({"word_groups": {}}, "word_groups must be a non-empty mapping"),
+    ({"word_groups": {"he": []}}, r"word_groups\['he'\] must be a non-empty list"),
+    ({"word_groups": {"he": "he"}}, r"word_groups\['he'\] must be a non-empty list"),
+    ({"n_jobs": 0}, "n_jobs must be a positive int"),
+    ({"chunk_chars": 0}, "chunk_chars must be a positive int"),
+    ({"corpus": "no/such/file.txt"}, r"corpus file\(s\) not found"),
+    ({"corpus": []}, "corpus must name at least one file"),
+])
+def test_errors(kwargs, match):
+    args = {"corpus": WT, "tasks": ["nurse"]}
+    args.update(kwargs)
+    with pytest.raises(BiasampError, match=match):
+        count_cooccurrences(args.pop("corpus"), args.pop("tasks"), **args)
+
+
+def test_cli_count(tmp_path, capsys):
+    out = tmp_path / "c.csv"
+    assert main(["-q", "count", WT, "--tasks", "nurse,writer", "--rule", "wang2021",
+                 "--jobs", "1", "-o", str(out)]) == 0
+    assert "sentences counted" in capsys.readouterr().out
+    t = get_source(f"file:{out}").table(["nurse", "writer"], ["he", "she"]).joint
+    ref = count_text(open(WT, encoding="utf-8").read(), ["nurse", "writer"], rule="wang2021")
+    np.testing.assert_array_equal(t.to_numpy(), ref.to_numpy())
+    assert main(["count", "--tasks", "nurse", "-o", str(out)]) == 2
+    assert "give either FILES or --dataset" in capsys.readouterr().err
+    assert main(["count", WT, "--tasks", "nurse", "--groups", "he", "-o", str(out)]) == 2
+    assert "--groups must look like" in capsys.readouterr().err
+    assert main(["-q", "count", WT, "--tasks", "nurse", "--jobs", "1", "--groups",
+                 "m=he,him;f=she,her", "-o", str(out)]) == 0
+    assert out.read_text().splitlines()[1] == "task,m,f"
