@@ -18,6 +18,7 @@ A->T tables hold ``P(task | attribute)`` (each column sums to 1), T->A tables ho
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 import hashlib
@@ -26,6 +27,7 @@ import logging
 import os
 import platform
 import tomllib
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -452,9 +454,12 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
             contribs = np.empty((n_tpl, n_t * n_a))
             p_model = np.empty((n_tpl, n_t * n_a))
             first = None
+            n_nan_cells = 0
             for i in range(n_tpl):
                 model = np.ascontiguousarray(tables[i])
-                res = directional_bias_amplification(model, joint, **kwargs)
+                with _one_nan_warning():
+                    res = directional_bias_amplification(model, joint, **kwargs)
+                n_nan_cells = max(n_nan_cells, int(res.n_nan))
                 values[i] = res.value
                 bp = _pairs_in_order(res.by_pair, tasks, attributes)
                 deltas[i] = bp["delta"].to_numpy(dtype=np.float64)
@@ -465,6 +470,10 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
                 tpl_rows.append({"base_rates": name, "direction": direction,
                                  "template_id": template_ids[i], "value": float(res.value),
                                  "n_ties": int(res.n_ties), "n_nan": int(res.n_nan)})
+            if n_nan_cells:
+                log.warning("base source %r, %s: %d of %d (task, attribute) cells are undefined "
+                            "(all-zero base row/column) and left out of the value",
+                            name, direction, n_nan_cells, n_t * n_a)
             finite = values[np.isfinite(values)]
             if finite.size == 0:
                 raise BiasampError(f"BiasAmp-> is undefined (NaN) for every template with base "
@@ -479,22 +488,30 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
                 "std": float(np.std(finite, ddof=0)), "ci_low": float(lo), "ci_high": float(hi),
                 "n_templates": int(finite.size), "per_template": [float(v) for v in values],
             })
-            d_lo, d_hi = bootstrap_ci(deltas, n_resamples=n_resamples, seed=seed,
-                                      confidence=confidence)
-            c_lo, c_hi = bootstrap_ci(contribs, n_resamples=n_resamples, seed=seed,
-                                      confidence=confidence)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                d_lo, d_hi = bootstrap_ci(deltas, n_resamples=n_resamples, seed=seed,
+                                          confidence=confidence)
+                c_lo, c_hi = bootstrap_ci(contribs, n_resamples=n_resamples, seed=seed,
+                                          confidence=confidence)
+            with warnings.catch_warnings():  # all-NaN (undefined) cells stay NaN, counted above
+                warnings.simplefilter("ignore", RuntimeWarning)
+                cell_stats = {"p_model": np.nanmean(p_model, axis=0),
+                              "p_model_std": np.nanstd(p_model, axis=0, ddof=0),
+                              "delta": np.nanmean(deltas, axis=0),
+                              "contribution": np.nanmean(contribs, axis=0)}
             pair = pd.DataFrame({
                 "base_rates": name, "direction": direction,
                 "task": first["task"].astype(str).to_numpy(),
                 "attribute": first["attribute"].astype(str).to_numpy(),
                 "association": first["association"].to_numpy(dtype=np.float64),
                 "p_base": first["p_base"].to_numpy(dtype=np.float64),
-                "p_model": np.nanmean(p_model, axis=0),
-                "p_model_std": np.nanstd(p_model, axis=0, ddof=0),
-                "delta": np.nanmean(deltas, axis=0),
+                "p_model": cell_stats["p_model"],
+                "p_model_std": cell_stats["p_model_std"],
+                "delta": cell_stats["delta"],
                 "delta_ci_low": np.asarray(d_lo, dtype=np.float64),
                 "delta_ci_high": np.asarray(d_hi, dtype=np.float64),
-                "contribution": np.nanmean(contribs, axis=0),
+                "contribution": cell_stats["contribution"],
                 "contribution_ci_low": np.asarray(c_lo, dtype=np.float64),
                 "contribution_ci_high": np.asarray(c_hi, dtype=np.float64),
                 "n_templates": np.sum(np.isfinite(contribs), axis=0).astype(np.int64),
@@ -508,6 +525,25 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
 #: Keys of each record of ``results.json``'s ``summary``.
 SUMMARY_KEYS = ("base_rates", "direction", "mean", "std", "ci_low", "ci_high", "n_templates",
                 "per_template")
+
+
+class _DropUndefinedCells(logging.Filter):
+    def filter(self, record):
+        return "undefined" not in record.getMessage()
+
+
+@contextlib.contextmanager
+def _one_nan_warning():
+    """Silence the metric's per-call NaN-cell warning; evaluate_tables warns once per table."""
+    metric_log = logging.getLogger("biasamp.metrics._common")
+    flt = _DropUndefinedCells()
+    metric_log.addFilter(flt)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".*undefined.*", category=RuntimeWarning)
+            yield
+    finally:
+        metric_log.removeFilter(flt)
 
 
 def _c_table(x, tasks, attributes, what) -> np.ndarray:
@@ -845,8 +881,8 @@ def _prepare(cfg: ProbeConfig) -> dict:
     sources = []
     from . import base_rates
     for name in cfg.base_rates:
-        src = base_rates.get_source(name)
-        # build the tables once now so that a task missing from a source fails before scoring
+        src = _NamedSource(name, base_rates.get_source(name))
+        # build the tables now so that a task missing from a source fails before scoring
         for direction in DIRECTIONS:
             src.table(tasks, attributes, direction=direction)
         sources.append(src)
@@ -858,7 +894,7 @@ def _prepare(cfg: ProbeConfig) -> dict:
         if v is not None:
             tprov[f"set_{attr}"] = _jsonable(v)
     return {"tasks": tasks, "attributes": attributes, "at": prompts["at"], "ta": prompts["ta"],
-            "sources": list(zip(cfg.base_rates, sources)), "blank": getattr(T, "BLANK", "[BLANK]"),
+            "sources": sources, "blank": getattr(T, "BLANK", "[BLANK]"),
             "prompts_sha256": _sha256_frame(both), "template_provenance": tprov}
 
 
@@ -868,9 +904,14 @@ class _NamedSource:
     def __init__(self, name, source):
         self.name = name
         self._source = source
+        self._cache = {}
 
-    def table(self, *args, **kwargs):
-        return self._source.table(*args, **kwargs)
+    def table(self, tasks, attributes, *, direction=None):
+        key = (tuple(tasks), tuple(attributes), direction)
+        if key not in self._cache:  # build each table once (and warn about it once)
+            self._cache[key] = self._source.table(list(tasks), list(attributes),
+                                                  direction=direction)
+        return self._cache[key]
 
 
 def _as_config(config=None, **kwargs) -> ProbeConfig:
@@ -900,7 +941,6 @@ def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
     for m in cfg.models:
         _check_model(m)
     prepared = _prepare(cfg)
-    prepared["sources"] = [_NamedSource(n, s) for n, s in prepared["sources"]]
     results = []
     for model in cfg.models:
         res = _probe_one(cfg, model, prepared=prepared)

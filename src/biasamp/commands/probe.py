@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
+import warnings
 
 from .._errors import BiasampError
 
@@ -111,7 +113,16 @@ def run(args) -> int:
         args.verbose = verbose
     cfg = build_config(args)
     cfg.progress = not quiet
-    results = probe_many(cfg)
+    if quiet:
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    with warnings.catch_warnings():
+        # biasamp logs these too (and -q silences the log); do not print them a second time
+        from .. import base_rates
+        zero_row = getattr(base_rates, "ZeroRowWarning", None)
+        if zero_row is not None:
+            warnings.simplefilter("ignore", zero_row)
+        results = probe_many(cfg)
     if not quiet:
         from ..report import format_value
         for model, res in zip(cfg.models, results):

@@ -164,7 +164,7 @@ def _audit_frame(results: dict) -> pd.DataFrame:
 
 def _mass_frame(results: dict) -> pd.DataFrame:
     mass = results.get("mass") or {}
-    rows = [{"direction": _DIR_LABEL.get(d, d), **{k: (format_value(v) if k != "n_prompts" else v)
+    rows = [{"direction": _DIR_LABEL.get(d, d), **{k: (f"{v:.3g}" if k != "n_prompts" else v)
                                                     for k, v in m.items()}}
             for d, m in mass.items()]
     return pd.DataFrame(rows)
@@ -192,6 +192,18 @@ def _provenance_lines(results: dict) -> list[str]:
     return lines
 
 
+def _undefined_notes(results: dict) -> list[str]:
+    """One line per (source, direction) whose value leaves undefined cells out."""
+    per = pd.DataFrame(results.get("per_template") or [])
+    if per.empty or "n_nan" not in per:
+        return []
+    n_cells = len({(r["task"], r["attribute"]) for r in results["by_pair"]})
+    worst = per.groupby(["base_rates", "direction"], sort=False)["n_nan"].max()
+    return [f"{src}, {_DIR_LABEL.get(d, d)}: {int(n)} of {n_cells} (task, attribute) cells are "
+            "undefined (all-zero base row or column) and left out of the value."
+            for (src, d), n in worst.items() if n > 0]
+
+
 def _note_small_models(results: dict) -> str:
     return results.get("provenance", {}).get("note", "")
 
@@ -207,6 +219,9 @@ def render_markdown(results: dict, *, plots: dict | None = None) -> str:
     parts += ["## Summary", "", _md_table(_headline(results)), "",
               "Mean and population std (ddof=0) over templates; percentile bootstrap CI over "
               "templates. A positive value means the model amplifies the base correlation.", ""]
+    undefined = _undefined_notes(results)
+    if undefined:
+        parts += ["**Undefined cells.**", ""] + [f"- {u}" for u in undefined] + [""]
     if plots:
         parts += ["## Plots", ""]
         titles = {"fig5": "Model vs base P(attribute | task) (Fig. 5 analogue)",
@@ -280,6 +295,10 @@ def render_html(results: dict, *, plots: dict | None = None) -> str:
     out += ["<h2>Summary</h2>", _html_table(_headline(results)),
             "<p>Mean and population std (ddof=0) over templates; percentile bootstrap CI over "
             "templates. A positive value means the model amplifies the base correlation.</p>"]
+    undefined = _undefined_notes(results)
+    if undefined:
+        out += ["<p class='note'><strong>Undefined cells.</strong> "
+                + " ".join(html.escape(u) for u in undefined) + "</p>"]
     titles = {"fig5": "Model vs base P(attribute | task) (Fig. 5 analogue)",
               "forest": "Per-task Δ with bootstrap CIs", "base_rates": "Base-rate comparison"}
     for kind, path in (plots or {}).items():
@@ -323,6 +342,7 @@ def render_model_card(results: dict, *, plot: str | None = None) -> str:
     if note:
         parts += [f"> {note}", ""]
     parts += [_md_table(_headline(results)), ""]
+    parts += [f"- {u}" for u in _undefined_notes(results)]
     if plot:
         parts += [f"![Model vs base P(attribute | task)]({plot})", ""]
     parts += ["**How to read this.**", ""] + [f"- {c}" for c in _CAVEATS[:3]] + [""]

@@ -78,7 +78,7 @@ def plot_fig5(results: dict, path) -> Path:
         ax.set_xlabel(f"base P({first} | task): {src}")
         ax.set_ylabel(f"model P({first} | task), mean over templates")
         ax.set_title(f"{src}: blue = associated with {first}", fontsize=9)
-        ax.legend(loc="lower right", fontsize=7)
+        ax.legend(loc="upper left", fontsize=7)
     model = results.get("provenance", {}).get("model", "")
     fig.suptitle(f"P({first} | task): model vs base source ({model})", fontsize=11)
     fig.tight_layout()
@@ -129,7 +129,8 @@ def plot_forest(results: dict, path, *, source: str | None = None) -> Path:
 def sign_agreement(results: dict) -> pd.DataFrame:
     """Fraction of (task, attribute) cells where two sources' associations agree.
 
-    Returns a long DataFrame: direction, source_a, source_b, agreement, n_cells.
+    Returns a long DataFrame: direction, source_a, source_b, agreement, n_cells. Cells
+    undefined in a source (``p_base`` NaN/None: all-zero base row or column) are left out.
 
     >>> r = {"by_pair": [
     ...   {"base_rates": s, "direction": "task_to_attribute", "task": t, "attribute": "he",
@@ -145,8 +146,11 @@ def sign_agreement(results: dict) -> pd.DataFrame:
         sub = df[df["direction"] == direction]
         if sub.empty:
             continue
+        if "p_base" in sub:  # undefined cells (all-zero base row/column) carry no association
+            sub = sub[pd.to_numeric(sub["p_base"], errors="coerce").notna()]
         wide = sub.pivot_table(index=["task", "attribute"], columns="base_rates",
                                values="association", aggfunc="first")
+        wide = wide.reindex(columns=sources)
         for i, a in enumerate(sources):
             for b in sources[i + 1:]:
                 both = wide[[a, b]].dropna()

@@ -1,0 +1,213 @@
+"""CLI tests: end to end on a tiny local model, exit codes, README coverage."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from biasamp.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ("results.json", "by_pair.csv", "per_template.csv", "tables.csv", "report.md",
+         "report.html", "report.json", "model_card.md", "fig5_p_attribute_given_task.png",
+         "forest_delta.png", "base_rate_panel.png")
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from tiny_models import make_tiny_bert
+    base = tmp_path_factory.mktemp("models")
+    return make_tiny_bert(base / "tiny-bert", seed=0), make_tiny_bert(base / "tiny-bert-2", seed=1)
+
+
+@pytest.fixture(scope="module")
+def probed(tiny, tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "bert"
+    rc = main(["-q", "probe", "--model", str(tiny[0]), "--templates", "adjectives",
+               "--max-templates", "2", "--base-rates", "uniform,labor-2016", "--n-resamples",
+               "200", "--seed", "3", "--format", "md,html,json,model-card", "--out", str(out)])
+    assert rc == 0
+    return out
+
+
+def test_probe_writes_every_file(probed):
+    for name in FILES:
+        assert (probed / name).is_file(), name
+    data = json.loads((probed / "results.json").read_text())
+    assert [(r["base_rates"], r["direction"]) for r in data["summary"]] == [
+        ("uniform", "attribute_to_task"), ("uniform", "task_to_attribute"),
+        ("labor-2016", "attribute_to_task"), ("labor-2016", "task_to_attribute")]
+    for rec in data["summary"]:
+        assert set(rec) == {"base_rates", "direction", "mean", "std", "ci_low", "ci_high",
+                            "n_templates", "per_template"}
+        assert rec["n_templates"] == 2 and len(rec["per_template"]) == 2
+        assert rec["mean"] == pytest.approx(np.mean(rec["per_template"]), abs=1e-15)
+        assert rec["std"] == pytest.approx(np.std(rec["per_template"]), abs=1e-15)
+    prov = data["provenance"]
+    for key in ("model", "revision", "device", "dtype", "seed", "estimator", "templates",
+                "base_rates", "versions", "timestamp"):
+        assert key in prov, key
+    assert {"biasamp", "torch", "transformers", "numpy", "pandas"} <= set(prov["versions"])
+    assert prov["seed"] == 3 and prov["estimator"] == "word"
+    assert len(prov["templates"]["prompts_sha256"]) == 64
+    assert data["config"]["seed"] == 3
+    assert set(data["mass"]) == {"attribute_to_task", "task_to_attribute"}
+    # 2 templates x 2 prompts (he, she) for A->T and 2 x 32 occupations for T->A
+    assert data["mass"]["attribute_to_task"]["n_prompts"] == 4
+    assert data["mass"]["task_to_attribute"]["n_prompts"] == 64
+    assert {"candidate", "n_pieces"} <= set(data["audit"][0])
+
+
+def test_saved_tables_reproduce_the_summary(probed):
+    """results.json follows from tables.csv alone (invariant across the stage boundary)."""
+    from biasamp.probe import evaluate_tables
+    tables = pd.read_csv(probed / "tables.csv")
+    assert list(tables.columns) == ["template_id", "direction", "task", "attribute", "prob",
+                                    "log_prob"]
+    assert len(tables) == 2 * 2 * 32 * 2
+    tasks = list(dict.fromkeys(tables["task"]))
+    attrs = list(dict.fromkeys(tables["attribute"]))
+    tpl = list(dict.fromkeys(tables["template_id"]))
+    arr = {}
+    for d, g in tables.groupby("direction"):
+        p = g.set_index(["template_id", "task", "attribute"])["prob"]
+        arr[d] = np.array([[[p[(k, t, a)] for a in attrs] for t in tasks] for k in tpl])
+    assert np.allclose(arr["attribute_to_task"].sum(axis=1), 1.0)
+    assert np.allclose(arr["task_to_attribute"].sum(axis=2), 1.0)
+    assert np.allclose(np.exp(tables["log_prob"]) > 0, True)
+    ev = evaluate_tables(arr["attribute_to_task"], arr["task_to_attribute"], tasks, attrs,
+                         ["uniform", "labor-2016"], template_ids=tpl, n_resamples=200, seed=3)
+    data = json.loads((probed / "results.json").read_text())
+    for rec, mine in zip(data["summary"], ev.summary.to_dict("records")):
+        assert rec["per_template"] == pytest.approx(mine["per_template"], abs=1e-12)
+        assert rec["ci_low"] == pytest.approx(mine["ci_low"], abs=1e-12)
+
+
+def test_report_rebuilds_from_results_json_alone(probed, tmp_path):
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "results.json").write_bytes((probed / "results.json").read_bytes())
+    assert main(["-q", "report", str(alone), "--format", "md,html,json,model-card"]) == 0
+    for name in ("report.md", "report.html", "report.json", "model_card.md",
+                 "fig5_p_attribute_given_task.png", "forest_delta.png", "base_rate_panel.png"):
+        assert (alone / name).is_file(), name
+    assert (alone / "report.md").read_text() == (probed / "report.md").read_text()
+
+
+def test_compare_two_result_dirs(probed, tiny, tmp_path, capsys):
+    other = tmp_path / "bert2"
+    assert main(["-q", "probe", "--model", str(tiny[1]), "--max-templates", "2",
+                 "--base-rates", "uniform,labor-2016", "--n-resamples", "200",
+                 "--format", "md", "--out", str(other)]) == 0
+    assert main(["compare", str(probed), str(other), "--out", str(tmp_path / "cmp"),
+                 "--format", "md,csv,html"]) == 0
+    printed = capsys.readouterr().out
+    assert "tiny-bert-2" in printed and "| uniform | A→T |" in printed
+    long = pd.read_csv(tmp_path / "cmp" / "comparison.csv")
+    assert len(long) == 8 and long["model"].nunique() == 2
+    assert (tmp_path / "cmp" / "comparison.html").is_file()
+
+
+def test_several_models_and_config_file(tiny, tmp_path):
+    cfg = tmp_path / "probe.toml"
+    cfg.write_text(f'[probe]\nmodels = ["{tiny[0]}", "{tiny[1]}"]\nbase-rates = ["uniform"]\n'
+                   f'max_templates = 1\nn_resamples = 50\nseed = 1\nformats = ["md"]\n'
+                   f'out = "{tmp_path / "ignored"}"\n')
+    out = tmp_path / "many"
+    assert main(["-q", "probe", "--config", str(cfg), "--seed", "5", "--out", str(out)]) == 0
+    for slug in ("tiny-bert", "tiny-bert-2"):
+        data = json.loads((out / slug / "results.json").read_text())
+        assert data["config"]["seed"] == 5  # the flag overrides the file
+        assert data["config"]["n_resamples"] == 50  # the file overrides the default
+        assert (out / slug / "report.md").is_file()
+    assert (out / "comparison.md").is_file() and (out / "comparison.csv").is_file()
+    assert not (tmp_path / "ignored").exists()
+
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--model", "MISSING"], r"model path '.*does-not-exist' does not exist"),
+    (["--templates", "adjectivs"], r"unknown template set 'adjectivs' \(did you mean 'adjectives'"),
+    (["--base-rates", "uniform,wikipdia"],
+     r"unknown base-rate source 'wikipdia' \(did you mean 'wikipedia'"),
+    (["--tasks", "TASKFILE", "--base-rates", "labor-2016"],
+     r"tasks \['astronaut'\] not in base-rate source 'labor-2016'"),
+    (["--tasks", "EMPTYFILE"], r"empty"),
+    (["--compat", "wang"], r"compat must be one of \{'wang2021'\} or None; got 'wang'"),
+    (["--format", "md,pdf"], r"formats must be a subset of .*; got 'pdf'"),
+    (["--no-out"], r"--out is required"),
+])
+def test_probe_input_errors_exit_2(tiny, tmp_path, capsys, extra, message):
+    (tmp_path / "tasks.txt").write_text("nurse\njanitor\nastronaut\n")
+    (tmp_path / "empty.txt").write_text("")
+    argv = ["probe", "--model", str(tiny[0]), "--out", str(tmp_path / "o")]
+    if extra == ["--no-out"]:
+        argv = argv[:3]
+    else:
+        if extra[0] == "--model":
+            argv[2] = str(tmp_path / "does-not-exist")
+            extra = []
+        extra = [{"TASKFILE": str(tmp_path / "tasks.txt"),
+                  "EMPTYFILE": str(tmp_path / "empty.txt")}.get(e, e) for e in extra]
+        argv += extra
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    assert re.search(message, err), err
+
+
+def test_report_and_compare_input_errors_exit_2(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 2
+    assert "has no results.json" in capsys.readouterr().err
+    assert main(["compare", str(tmp_path)]) == 2
+    assert "has no results.json" in capsys.readouterr().err
+    assert main(["report", str(tmp_path), "--format", "pdf"]) == 2
+    assert "format must be some of" in capsys.readouterr().err
+
+
+def test_verbose_shows_traceback(tmp_path, capsys):
+    assert main(["-v", "report", str(tmp_path)]) == 2
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_python_m_biasamp_help():
+    proc = subprocess.run([sys.executable, "-m", "biasamp", "--help"], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("probe", "report", "compare"):
+        assert name in proc.stdout
+
+
+def _subcommands():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    return sub.choices
+
+
+def test_every_option_in_help():
+    for name, p in _subcommands().items():
+        text = p.format_help()
+        for action in p._actions:
+            for opt in action.option_strings:
+                assert opt in text, (name, opt)
+
+
+def test_every_subcommand_and_option_in_readme():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    missing = []
+    for name, p in _subcommands().items():
+        if not re.search(rf"biasamp (?:-\S+ )*{re.escape(name)}\b", readme):
+            missing.append(f"subcommand `biasamp {name}`")
+        for action in p._actions:
+            longs = [o for o in action.option_strings if o.startswith("--") and o != "--help"]
+            if longs and not any(re.search(rf"{re.escape(o)}(?![\w-])", readme) for o in longs):
+                missing.append(f"`biasamp {name} {longs[0]}`")
+    assert not missing, "README.md does not mention: " + "; ".join(missing)
