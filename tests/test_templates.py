@@ -480,6 +480,9 @@ def test_task_toml_errors(tmp_path):
     p = _write(tmp_path, base.format(file="w.csv").replace('license = "MIT"\n', ""), "k.toml")
     with pytest.raises(BiasampError, match=r"\[vocabulary\]: missing required key\(s\) \['license'\]"):
         load_tasks(p)
+    p = _write(tmp_path, base.format(file="w.csv").replace("2020", '"2020"'), "y.toml")
+    with pytest.raises(BiasampError, match=r"\[vocabulary\]: year must be an integer; got '2020'"):
+        load_tasks(p)
     p = _write(tmp_path, base.format(file="w.csv") + 'group_column = "g"\n', "g.toml")
     with pytest.raises(BiasampError, match=r"column 'g' not found; columns are \['occupation', 'grp'\]"):
         load_tasks(p)
@@ -567,6 +570,19 @@ def test_template_set_name_and_path_errors(tmp_path):
 ])
 def test_template_file_errors(tmp_path, templates, agreement, extra_set, pattern):
     p = _set_file(tmp_path, templates, agreement, extra_set)
+    with pytest.raises(BiasampError, match=pattern):
+        load_template_set(p)
+
+
+@pytest.mark.parametrize("old, new, pattern", [
+    ("year = 2024", 'year = "2024"', r"\[set\]: year must be an integer; got '2024'"),
+    ("year = 2024", "year = true", r"\[set\]: year must be an integer; got True"),
+    ('description = "test set"', "description = 3", r"\[set\]: description must be a non-empty string; got 3"),
+    ('license = "MIT"', 'license = ""', r"\[set\]: license must be a non-empty string; got ''"),
+])
+def test_set_metadata_errors(tmp_path, old, new, pattern):
+    p = _set_file(tmp_path, _one("{attribute} {be} {task}."))
+    p.write_text(p.read_text().replace(old, new))
     with pytest.raises(BiasampError, match=pattern):
         load_template_set(p)
 

@@ -566,6 +566,14 @@ def _str_field(table: dict, key: str, where: str, default: str | None = None) ->
     return value
 
 
+def _check_metadata(meta: dict, where: str) -> None:
+    for key in ("description", "source", "license"):
+        _str_field(meta, key, where)
+    year = meta["year"]
+    if isinstance(year, bool) or not isinstance(year, int):
+        raise BiasampError(f"{where}: year must be an integer; got {year!r}")
+
+
 def _parse_mask(value: Any, where: str, default: dict | None) -> dict | None:
     if value is None:
         return default
@@ -679,6 +687,7 @@ def load_template_set(name_or_path: str | Path) -> TemplateSet:
     meta = _check_keys(doc["set"], _SET_REQUIRED + _SET_OPTIONAL, _SET_REQUIRED,
                        f"{where_file} [set]")
     name = _str_field(meta, "name", f"{where_file} [set]")
+    _check_metadata(meta, f"{where_file} [set]")
     if not isinstance(meta["agreement"], bool):
         raise BiasampError(f"{where_file} [set]: agreement must be true or false; "
                            f"got {meta['agreement']!r}")
@@ -828,6 +837,7 @@ def load_tasks(name_or_path: str | Path) -> TaskVocabulary:
         meta = _check_keys(doc["vocabulary"], _VOCAB_REQUIRED + _VOCAB_OPTIONAL, _VOCAB_REQUIRED,
                            f"{where_file} [vocabulary]")
         name = _str_field(meta, "name", where_file)
+        _check_metadata(meta, f"{where_file} [vocabulary]")
         data_path = path.parent / _str_field(meta, "file", where_file)
         if not data_path.is_file():
             raise BiasampError(f"{where_file}: data file not found: {str(data_path)!r}")

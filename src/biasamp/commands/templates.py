@@ -33,7 +33,7 @@ def register(subparsers) -> None:
                         "CSV/TSV/TXT/TOML path (default winobias32)")
     s.add_argument("--direction", default="both", metavar="DIR",
                    help="which prompts to show: both (default), attribute_to_task, "
-                        "task_to_attribute (aliases A->T, T->A)")
+                        "task_to_attribute (aliases 'A->T', 'T->A': quote them in a shell)")
     s.add_argument("--limit", type=int, default=None, metavar="N",
                    help="print at most N lines per section (default: all)")
     s.add_argument("--family", default=None, help="only templates of this family")
