@@ -65,11 +65,13 @@ def resolve_device(device):
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
-        raise BiasampError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N'; got {device!r}") \
+        raise BiasampError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got {device!r}") \
             from exc
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise BiasampError(f"device {device!r} requested but CUDA is not available; "
                            "use device='cpu' or 'auto'")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise BiasampError(f"device {device!r} requested but MPS is not available")
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
         raise BiasampError(f"device {device!r}: only {torch.cuda.device_count()} CUDA device(s)")
     return dev
@@ -93,11 +95,18 @@ def resolve_dtype(dtype, device):
     return getattr(torch, name)
 
 
-def load_model(model, *, revision=None, trust_remote_code=False, dtype=None):
-    """Load ``AutoModelForMaskedLM`` (eval mode); errors name the model."""
+def load_model(model, *, revision=None, trust_remote_code=False, dtype=None, progress=False):
+    """Load ``AutoModelForMaskedLM`` (eval mode); errors name the model.
+
+    ``progress=False`` silences transformers' weight-loading bar for this call only.
+    """
     name = _check_model_name(model)
     from transformers import AutoModelForMaskedLM
+    from transformers.utils import logging as hf_logging
 
+    was_on = hf_logging.is_progress_bar_enabled()
+    if was_on and not progress:
+        hf_logging.disable_progress_bar()
     try:
         mdl = AutoModelForMaskedLM.from_pretrained(name, revision=revision,
                                                    trust_remote_code=trust_remote_code,
@@ -105,6 +114,9 @@ def load_model(model, *, revision=None, trust_remote_code=False, dtype=None):
     except Exception as exc:
         raise BiasampError(f"could not load masked LM {model!r}: {type(exc).__name__}: {exc}") \
             from exc
+    finally:
+        if was_on and not progress:
+            hf_logging.enable_progress_bar()
     return mdl.eval()
 
 

@@ -90,7 +90,7 @@ class MaskedLMScorer:
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         self.model = load_model(model, revision=revision, trust_remote_code=trust_remote_code,
-                                dtype=self.dtype).to(self.device)
+                                dtype=self.dtype, progress=self.progress).to(self.device)
         if self.tokenizer.mask_token_id is None:
             raise BiasampError(f"model {self.model_name!r}: its tokenizer has no mask token; "
                                "a masked language model is needed")

@@ -1,0 +1,84 @@
+"""``biasamp score``: score candidate fillers of a blank with a masked LM and print a table."""
+
+from __future__ import annotations
+
+import sys
+
+from .._errors import BiasampError
+
+BLANK = "[BLANK]"
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "score", help="score candidate words for a blank with a masked language model",
+        description="Print, for each prompt and candidate, the log probability under the "
+                    "estimator, the probability renormalised over the candidates, and the raw "
+                    "probability mass the candidates cover. Example: biasamp score --model "
+                    "bert-base-uncased --prompt \"he is a good [BLANK].\" --candidates "
+                    "nurse,doctor")
+    p.add_argument("--model", "-m", required=True, help="Hugging Face model id or local folder")
+    p.add_argument("--prompt", "-p", action="append", required=True, dest="prompts",
+                   metavar="TEXT", help=f"prompt containing {BLANK} once; repeat for several")
+    p.add_argument("--candidates", "-c", required=True, metavar="LIST",
+                   help="comma-separated candidates (may contain spaces: 'he is,she is')")
+    p.add_argument("--scoring", default="word",
+                   help="word (all pieces, chain rule; default), first-piece (FitBERT) or pll")
+    p.add_argument("--blank", default=BLANK, help=f"blank marker (default {BLANK})")
+    p.add_argument("--audit", action="store_true",
+                   help="also print how the tokenizer splits each candidate")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N (default auto)")
+    p.add_argument("--dtype", default="float32", help="float32, bfloat16 or float16 (GPU)")
+    p.add_argument("--batch-size", dest="batch_size", type=int, default=32, metavar="N")
+    p.add_argument("--revision", help="model revision (branch, tag or commit) on the hub")
+    p.add_argument("--trust-remote-code", dest="trust_remote_code", action="store_true")
+    p.add_argument("--cache-dir", dest="cache_dir", metavar="DIR", help="on-disk score cache")
+    p.set_defaults(func=run)
+
+
+def _split_candidates(text):
+    parts = [c.strip() for c in text.split(",")]
+    if not any(parts):
+        raise BiasampError(f"--candidates must list at least one word; got {text!r}")
+    empty = [i for i, c in enumerate(parts) if not c]
+    if empty:
+        raise BiasampError(f"--candidates has an empty entry at position {empty[0] + 1}; got "
+                           f"{text!r}")
+    return parts
+
+
+def run(args) -> int:
+    from ..scoring import MaskedLMScorer
+
+    from ..scoring._scorer import _check_scoring
+    from ..scoring._spans import check_candidates, check_prompts
+
+    candidates = _split_candidates(args.candidates)
+    # validate before loading the model: input errors come back at once
+    _check_scoring(args.scoring)
+    check_candidates(candidates, len(check_prompts(args.prompts, args.blank)))
+    quiet = bool(getattr(args, "quiet", False))
+    scorer = MaskedLMScorer(args.model, revision=args.revision, device=args.device,
+                            dtype=args.dtype, trust_remote_code=args.trust_remote_code,
+                            batch_size=args.batch_size, cache_dir=args.cache_dir,
+                            progress=not quiet)
+    result = scorer.score(args.prompts, candidates, scoring=args.scoring, blank=args.blank)
+    out = sys.stdout
+    table = result.to_frame()
+    width = max(len("candidate"), *(len(c) for c in candidates))
+    print(f"model {args.model}  scoring {result.scoring}  device {scorer.provenance['device']}  "
+          f"dtype {scorer.provenance['dtype']}", file=out)
+    for i, prompt in enumerate(args.prompts):
+        print(f"\n{prompt}    (mass covered: {result.mass[i]:.6g})", file=out)
+        print(f"  {'candidate':<{width}}  {'log_prob':>12}  {'prob':>9}", file=out)
+        rows = table[table["prompt_index"] == i]
+        for cand, lp, pr in zip(rows["candidate"], rows["log_prob"], rows["prob"]):
+            print(f"  {cand:<{width}}  {lp:>12.6f}  {pr:>9.6f}", file=out)
+    if args.audit:
+        audit = scorer.audit(candidates, blank=args.blank)
+        print("\ntokenisation audit", file=out)
+        print(f"  {'candidate':<{width}}  n  pieces{'':<24}  shares first piece with", file=out)
+        for r in audit.itertuples(index=False):
+            print(f"  {r.candidate:<{width}}  {r.n_pieces}  {' '.join(r.pieces):<30}  "
+                  f"{', '.join(r.shares_first_piece_with) or '-'}", file=out)
+    return 0
