@@ -176,24 +176,62 @@ def check_same(ref_labels, labels, ref_shape, shape, name: str, ref_name: str) -
         raise BiasampError(f"{name} columns do not match {ref_name}: {list(labels)} vs {list(ref_labels)}")
 
 
-def gram(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``x.T @ y`` in float64, accumulated over row chunks (bounded memory). Shapes (n, p), (n, q) -> (p, q)."""
-    out = np.zeros((x.shape[1], y.shape[1]), dtype=np.float64)
-    # 0/1 chunks are exact in float32 (chunk sums < 2**24); soft values use float64
-    exact32 = x.dtype == np.bool_ and y.dtype == np.bool_
-    dt = np.float32 if exact32 else np.float64
+#: a boolean matrix with at most this many columns is used as row masks in :func:`gram`
+MASK_COLS = 16
+
+
+def _masked_sums(x: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``x.T @ m`` for boolean ``m`` as sums of the rows of ``x`` selected by each column of ``m``.
+
+    No BLAS (which oversubscribes small machines), no float copy of ``x``: boolean ``x`` is
+    summed as uint8 into int32 per chunk (exact), other ``x`` into float64.
+    """
+    out = np.zeros((x.shape[1], m.shape[1]), dtype=np.float64)
+    is_bool = x.dtype == np.bool_
+    xv = x.view(np.uint8) if is_bool else x
+    acc = np.int32 if is_bool else np.float64
     for s in range(0, x.shape[0], CHUNK_ROWS):
-        xc = x[s:s + CHUNK_ROWS].astype(dt)
-        yc = y[s:s + CHUNK_ROWS].astype(dt)
-        out += (xc.T @ yc).astype(np.float64)
+        xc, mc = xv[s:s + CHUNK_ROWS], m[s:s + CHUNK_ROWS]
+        for j in range(m.shape[1]):      # few columns; never a loop over examples
+            out[:, j] += np.add.reduce(xc[mc[:, j]], axis=0, dtype=acc)
+    return out
+
+
+def gram(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x.T @ y`` in float64 with bounded memory. Shapes (n, p), (n, q) -> (p, q).
+
+    A narrow boolean operand is used as row masks (exact counts); otherwise a float64 matrix
+    product is accumulated over row chunks.
+    """
+    if y.dtype == np.bool_ and y.shape[1] <= MASK_COLS:
+        return _masked_sums(x, y)
+    if x.dtype == np.bool_ and x.shape[1] <= MASK_COLS:
+        return _masked_sums(y, x).T
+    out = np.zeros((x.shape[1], y.shape[1]), dtype=np.float64)
+    for s in range(0, x.shape[0], CHUNK_ROWS):
+        xc = x[s:s + CHUNK_ROWS].astype(np.float64)
+        yc = y[s:s + CHUNK_ROWS].astype(np.float64)
+        out += xc.T @ yc
     return out
 
 
 def col_sums(x: np.ndarray) -> np.ndarray:
-    """Column sums in float64 (exact counts for boolean input)."""
-    if x.dtype == np.bool_:
-        return np.count_nonzero(x, axis=0).astype(np.float64)
-    return x.sum(axis=0, dtype=np.float64)
+    """Column sums in float64 (exact counts for boolean input). Shape (n, k) -> (k,)."""
+    if x.dtype != np.bool_:
+        return x.sum(axis=0, dtype=np.float64)
+    out = np.zeros(x.shape[1], dtype=np.int64)
+    xv = x.view(np.uint8)
+    for s in range(0, x.shape[0], CHUNK_ROWS):
+        out += np.add.reduce(xv[s:s + CHUNK_ROWS], axis=0, dtype=np.int32)
+    return out.astype(np.float64)
+
+
+def any_rows(*mats: np.ndarray) -> int:
+    """Number of rows with any non-zero entry in any of the (n, k) matrices."""
+    keep = np.zeros(mats[0].shape[0], dtype=np.bool_)
+    for m in mats:
+        keep |= m.any(axis=1) if m.dtype == np.bool_ else (m != 0).any(axis=1)
+    return int(np.count_nonzero(keep))
 
 
 def warn_nan(n_nan: int, what: str) -> None:

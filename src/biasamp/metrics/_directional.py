@@ -14,6 +14,7 @@ from ._common import (
     DEFAULT_TIE_TOL,
     TASK_TO_ATTRIBUTE,
     align_to,
+    any_rows,
     as_label_matrix,
     as_table,
     canonical_direction,
@@ -177,17 +178,16 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
     return _finish(b[1], b[2], y, p_base, p_model, delta, direction)
 
 
-def _train_indicator(attr_tr, task_tr, tie_tol):
-    """Association sign (n_attributes, n_tasks) from training labels, on rows with any label."""
-    keep = attr_tr.any(axis=1) | task_tr.any(axis=1)
-    n = int(keep.sum())
-    if n == 0:
+def _indicator(joint_counts, attr_counts, task_counts, n_keep, tie_tol):
+    """Association sign (n_tasks, n_attributes) from counts over the rows with any label.
+
+    Rows with no task and no attribute add nothing to the counts, so only ``n_keep`` (the
+    number of rows with at least one label) needs them to be filtered.
+    """
+    if n_keep == 0:
         raise BiasampError("the training labels have no row with a task or an attribute set")
-    a, t = attr_tr[keep], task_tr[keep]
-    joint = gram(a, t) / n
-    p_a = col_sums(a) / n
-    p_t = col_sums(t) / n
-    return sign_with_tol(joint - np.outer(p_a, p_t), tie_tol)
+    joint = joint_counts / n_keep
+    return sign_with_tol(joint - np.outer(task_counts / n_keep, attr_counts / n_keep), tie_tol)
 
 
 def directional_bias_amplification_labels(attributes, tasks, *, direction, attribute_preds=None,
@@ -252,9 +252,12 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
                                f"got {Atr.shape[0]} and {Ttr.shape[0]}")
         check_same(a_lab, atr_lab, A.shape[1:], Atr.shape[1:], "attributes_train", "attributes")
         check_same(t_lab, ttr_lab, T.shape[1:], Ttr.shape[1:], "tasks_train", "tasks")
+    # counts on the evaluation labels: joint[t, a] = #(T_t = 1 and A_a = 1)
+    joint = gram(T, A)
+    if attributes_train is not None:
+        y = _indicator(gram(Ttr, Atr), col_sums(Atr), col_sums(Ttr), any_rows(Atr, Ttr), tie_tol)
     else:
-        Atr, Ttr = A, T
-    y = _train_indicator(Atr, Ttr, tie_tol).T  # (n_tasks, n_attributes)
+        y = _indicator(joint, col_sums(A), col_sums(T), any_rows(A, T), tie_tol)
 
     if direction == ATTRIBUTE_TO_TASK:
         if task_preds is None:
@@ -263,8 +266,8 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
         check_same(t_lab, p_lab, T.shape, P.shape, "task_preds", "tasks")
         count = col_sums(A)                       # (n_attributes,)
         with np.errstate(divide="ignore", invalid="ignore"):
-            p_base = (gram(T, A)) / count[None, :]  # (n_tasks, n_attributes)
-            p_model = (gram(P, A)) / count[None, :]
+            p_base = joint / count[None, :]       # (n_tasks, n_attributes)
+            p_model = gram(P, A) / count[None, :]
     else:
         if attribute_preds is None:
             raise BiasampError("attribute_preds is required for direction 'task_to_attribute'; got None")
@@ -272,7 +275,7 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
         check_same(a_lab, p_lab, A.shape, P.shape, "attribute_preds", "attributes")
         count = col_sums(T)                       # (n_tasks,)
         with np.errstate(divide="ignore", invalid="ignore"):
-            p_base = gram(T, A) / count[:, None]
+            p_base = joint / count[:, None]
             p_model = gram(T, P) / count[:, None]
     delta = p_model - p_base
     return _finish(t_lab, a_lab, y, p_base, p_model, delta, direction)
