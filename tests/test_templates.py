@@ -5,11 +5,16 @@ from __future__ import annotations
 import csv
 import hashlib
 import re
-import tomllib
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    tomllib = pytest.importorskip("tomli")
 
 from biasamp import BiasampError, UnknownNameError
 from biasamp._data import data_dir

@@ -43,7 +43,6 @@ import hashlib
 import io
 import logging
 import re
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +52,7 @@ from typing import Any
 import pandas as pd
 
 from ._data import data_dir
-from ._errors import BiasampError
+from ._errors import BiasampError, MissingDependencyError
 from ._registry import did_you_mean, unknown_name
 
 __all__ = [
@@ -77,6 +76,14 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+try:  # Python >= 3.11
+    import tomllib as _toml
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    try:
+        import tomli as _toml
+    except ModuleNotFoundError:
+        _toml = None
 
 #: The marker that stands for the masked span in a prompt; the scorer replaces it
 #: with the model's mask token(s).
@@ -401,7 +408,7 @@ def _render_parts(t: Template, attribute: str, task: str, tset: TemplateSet | _S
         if isinstance(p, _Slot) and p.name == "a":
             following = "".join(s for s in out[i + 1:] if s is not None).lstrip()
             m = re.match(r"\S+", following)
-            if not m or not re.search(r"[A-Za-z0-9]", m.group(0)):
+            if not m or not re.search(r"\w", m.group(0)):
                 raise BiasampError(f"template {t.id!r}: the article slot {p.raw} must be followed "
                                    f"by a word; text {t.text!r}")
             art = indefinite_article(m.group(0), rule=tset.article)
@@ -538,10 +545,13 @@ def _resolve_file(name_or_path: str | Path, registry: dict[str, Path], kind: str
 
 
 def _read_toml(path: Path, kind: str) -> tuple[dict, bytes]:
+    if _toml is None:  # pragma: no cover - Python 3.10 without tomli
+        raise MissingDependencyError("reading TOML files on Python 3.10 needs the 'tomli' "
+                                     "package: pip install tomli")
     data = path.read_bytes()
     try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        doc = _toml.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, _toml.TOMLDecodeError) as exc:
         raise BiasampError(f"malformed {kind} file {str(path)!r}: {exc}") from None
     return doc, data
 
