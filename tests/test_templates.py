@@ -31,8 +31,8 @@ from biasamp.templates import (
     resolve_attributes,
 )
 
-SHARED = Path("/work/shared/data")
 TEMPLATES = data_dir("templates")
+TASKS = TEMPLATES / "tasks"  # byte copies of shared/data files (sha256 checked below)
 
 # The paper's 20 sentences (Sec. 5.3 / fit_sentences.py --version 10), written out by hand.
 WANG_HE = [
@@ -403,17 +403,20 @@ def _csv_column(path: Path, column: str, delimiter: str = ",") -> list[str]:
 def test_shipped_task_vocabularies():
     assert list_task_sets() == ["winobias32", "winobias40", "winogender60"]
     v32 = load_tasks("winobias32")
-    assert v32.words == _csv_column(SHARED / "labor_2016_winobias32.csv", "occupation")
+    assert v32.words == _csv_column(TASKS / "labor_2016_winobias32.csv", "occupation")
     assert v32.words[:3] == ["janitor", "cook", "mover"] and v32.words[-1] == "sewer"
     assert [v32.groups[w] for w in v32.words] == ["male_biased"] * 16 + ["female_biased"] * 16
     assert v32.sha256 == "d3bae07e2c6b9266558846301da5f41a57c40ed30bb7e6b1a3a41a644c2aed34"
     v40 = load_tasks("winobias40")
-    assert v40.words == _csv_column(SHARED / "winobias40_pct_female.csv", "occupation")
+    assert v40.words == _csv_column(TASKS / "winobias40_pct_female.csv", "occupation")
     assert len(v40) == 40 and v40.words[0] == "supervisor" and "CEO" in v40.words
     assert [v40.groups[w] for w in v40.words] == ["male_biased"] * 20 + ["female_biased"] * 20
     v60 = load_tasks("winogender60")
-    assert v60.words == _csv_column(SHARED / "winogender/occupations-stats.tsv", "occupation", "\t")
+    assert v60.words == _csv_column(TASKS / "winogender_occupations-stats.tsv", "occupation", "\t")
     assert len(v60) == 60 and v60.groups == {}
+    assert v40.sha256 == "3ee796761c0fa13a3a018bca663f909a878e531528b1cc9cc497e4afe2d74df7"
+    assert v60.sha256 == "3f7f37c16381a70571356982ea7fe613ac700ad04a6d3b19b9f2be18248df567"
+    assert v60.words[:3] == ["technician", "accountant", "supervisor"] and v60.words[-1] == "secretary"
     for v in (v32, v40, v60):
         assert v.sha256 == hashlib.sha256(v.path.read_bytes()).hexdigest()
         for key in ("source", "year", "license"):
