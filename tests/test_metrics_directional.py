@@ -436,3 +436,11 @@ def test_error_bad_labels_and_missing_preds():
         directional_bias_amplification_labels([[1, 0]], [[1]], direction="T->A")
     with pytest.raises(BiasampError, match="tie_tol must be a non-negative number; got -1"):
         directional_bias_amplification(M_AT, B_GOLD, tie_tol=-1)
+
+
+def test_tie_tol_none_is_default():
+    B = _uniform3("attribute_to_task")
+    M = np.full((32, 3), 1 / 32)
+    assert directional_bias_amplification(M, B, tie_tol=None).n_ties == 32
+    with pytest.raises(BiasampError, match="tie_tol must be a non-negative number; got 'x'"):
+        directional_bias_amplification(M, B, tie_tol="x")

@@ -42,6 +42,9 @@ def canonical_direction(direction) -> str:
 
 
 def check_tie_tol(tie_tol) -> float:
+    """Validate ``tie_tol``; ``None`` means the default (1e-12), as a BaseRateTable may carry."""
+    if tie_tol is None:
+        return DEFAULT_TIE_TOL
     try:
         tol = float(tie_tol)
     except (TypeError, ValueError):

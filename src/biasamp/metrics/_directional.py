@@ -101,9 +101,10 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
         Table that defines the association sign instead of ``base``.
     association : array-like or DataFrame of shape (n_tasks, n_attributes), optional
         Explicit sign matrix with values in {-1, 0, 1}; excludes ``base_train``.
-    tie_tol : float, default 1e-12
+    tie_tol : float or None, default 1e-12
         ``|P(T=t|A=a) - P(T=t)| <= tie_tol`` gives association 0. ``0.0`` is plain ``np.sign``
-        (the published code's behaviour, floating-point noise included).
+        (the published code's behaviour, floating-point noise included); ``None`` means the
+        default (so a ``BaseRateTable.tie_tol`` can be passed through).
 
     Returns
     -------
