@@ -444,3 +444,12 @@ def test_tie_tol_none_is_default():
     assert directional_bias_amplification(M, B, tie_tol=None).n_ties == 32
     with pytest.raises(BiasampError, match="tie_tol must be a non-negative number; got 'x'"):
         directional_bias_amplification(M, B, tie_tol="x")
+
+
+def test_dpa_paper_hiring_example_is_a_bias_for_biasamp():
+    # DPA paper Sec. 7: 100 men (A0), 50 women (A1); 25 + 25 hired (T0), the rest rejected (T1).
+    # P(T0|women) = 25/50 = .5 > P(T0) = 50/150 -> +1; P(T0|men) = .25 < 1/3 -> -1 (BA-> sees a bias)
+    base = np.array([[25, 25], [75, 25]], dtype=float)
+    r = directional_bias_amplification(base / base.sum(axis=0), base, direction="A->T")
+    assert r.by_pair["association"].tolist() == [-1, 1, 1, -1]
+    assert r.value == 0.0 and r.n_ties == 0                    # model = data conditional
