@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from biasamp import BiasampError
-from biasamp.base_rates import _vocabulary, get_source
+from biasamp.base_rates import ZeroRowWarning, _vocabulary, get_source
 from biasamp.cli import main
 from biasamp.corpus import (WANG2021_WORD_GROUPS, count_cooccurrences, count_text,
                             occupation_forms, split_sentences)
@@ -150,7 +150,8 @@ def test_pool_equals_single_process_and_counts(tmp_path):
 def test_csv_round_trip(tmp_path):
     r = count_cooccurrences(WT, ["nurse", "writer", "sewer"], n_jobs=1, corpus_name="wt-valid")
     p = r.to_csv(tmp_path / "c.csv")
-    t = get_source(f"file:{p}").table(["writer", "nurse"], ["she", "he"])
+    with pytest.warns(ZeroRowWarning, match=r"\['nurse'\]"):
+        t = get_source(f"file:{p}").table(["writer", "nurse"], ["she", "he"])
     np.testing.assert_array_equal(t.joint.to_numpy(), r.counts.loc[["writer", "nurse"], ["she", "he"]].to_numpy())
     assert t.provenance["file_provenance"]["corpus"]["name"] == "wt-valid"
     assert r.zero_rows == [t for t in r.counts.index if r.counts.loc[t].sum() == 0]
@@ -194,7 +195,8 @@ def test_cli_count(tmp_path, capsys):
     assert main(["-q", "count", WT, "--tasks", "nurse,writer", "--rule", "wang2021",
                  "--jobs", "1", "-o", str(out)]) == 0
     assert "sentences counted" in capsys.readouterr().out
-    t = get_source(f"file:{out}").table(["nurse", "writer"], ["he", "she"]).joint
+    with pytest.warns(ZeroRowWarning):
+        t = get_source(f"file:{out}").table(["nurse", "writer"], ["he", "she"]).joint
     ref = count_text(open(WT, encoding="utf-8").read(), ["nurse", "writer"], rule="wang2021")
     np.testing.assert_array_equal(t.to_numpy(), ref.to_numpy())
     assert main(["count", "--tasks", "nurse", "-o", str(out)]) == 2
@@ -204,3 +206,50 @@ def test_cli_count(tmp_path, capsys):
     assert main(["-q", "count", WT, "--tasks", "nurse", "--jobs", "1", "--groups",
                  "m=he,him;f=she,her", "-o", str(out)]) == 0
     assert out.read_text().splitlines()[1] == "task,m,f"
+
+
+TOKENS = ["the", "The", "cook", "cookie", "Cook", "COOK", "nurse", "nurses", "CEO", "ceos",
+          "baker", "construction", "worker", "workers", "he", "He", "she", "her", "hers", "him",
+          "his", "they", ".", ".", ".", "!", "?", "=", "Mr.", "J.", "U.S.", "\"", "(", ")",
+          "1990.", "café", "naïve", "İstanbul", "cooK", "salespeople", "salesperson", ",",
+          "@.@", "e.g.", "Dr.", "nurse.", ".cook", "\t", "  "]
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("rule", ["wang2021", "default"])
+def test_vectorised_prefilter_equals_plain_path(seed, rule):
+    from biasamp.corpus import _Counter
+
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(400):
+        words = rng.choice(TOKENS, size=rng.integers(0, 25))
+        line = " ".join(words)
+        end = rng.choice(["\n", "\n", " \n", ""])  # some lines lack a newline (records)
+        lines.append(line + end)
+    tasks = ["cook", "nurse", "CEO", "baker", "construction worker", "salesperson", "he"]
+    groups = {"he": ["he", "him", "his"], "she": ["she", "her", "hers"], "they": ["they"]}
+    c = _Counter(rule, tasks, groups)
+    assert c.fast
+    fast = c.count(lines)
+    plain = c.count(lines, fast=False)
+    np.testing.assert_array_equal(fast[0], plain[0])
+    assert fast[1:] == plain[1:]
+    assert fast[0].sum() > 0
+    if rule == "wang2021":
+        # the plain path itself equals the naive transcription when lines end with '\n'
+        nl = [l for l in lines if l.endswith("\n")]
+        np.testing.assert_array_equal(c.count(nl)[0], naive_wang2021(nl, tasks, list(groups.values())))
+
+
+def test_record_with_inner_newline_uses_plain_path():
+    from biasamp.corpus import _Counter
+
+    lines = ["the cook said he\nleft . she\n", "her cookie .", "the nurse saw him .\n"]
+    for rule in ("wang2021", "default"):
+        c = _Counter(rule, ["cook", "nurse"], {"he": ["he", "him"], "she": ["she", "her"]})
+        fast, plain = c.count(lines), c.count(lines, fast=False)
+        np.testing.assert_array_equal(fast[0], plain[0])
+        assert fast[1:] == plain[1:]
+    # wang2021 treats each record as one line: 'he\nleft ' is not the word 'he'
+    assert count_text(lines, ["cook", "nurse"], rule="wang2021").to_numpy().tolist() == [[0, 1], [0, 0]]

@@ -82,13 +82,25 @@ _CHUNK_CHARS = 4 << 20  # ~4 MB of text per work item
 _ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "St", "Jr", "Sr", "Prof", "Gen", "Col", "Lt", "Capt",
                   "Sgt", "Rev", "Gov", "Sen", "Rep", "Inc", "Co", "Corp", "Ltd", "vs", "etc",
                   "No", "Nos", "Mt", "Ft", "Vol", "pp", "ca", "cf", "e.g", "i.e", "approx")
-_NOT_AFTER = "".join(rf"(?<!\b{re.escape(a)}\.)" for a in _ABBREVIATIONS)
+
+def _grouped_lookbehinds(words) -> str:
+    by_len: dict[int, list[str]] = {}
+    for w in words:
+        by_len.setdefault(len(w), []).append(re.escape(w))
+    return "".join(rf"(?<!\b(?:{'|'.join(v)})\.)" for _, v in sorted(by_len.items()))
+
+
+_NOT_AFTER = _grouped_lookbehinds(_ABBREVIATIONS)
 #: A sentence boundary: group 1 is the whitespace after ``.``/``!``/``?`` (optionally followed by a
 #: closing quote or bracket) that precedes an upper-case letter, a digit or an opening
 #: quote, unless the period ends an initial (``J.``, ``U.S.``) or a listed abbreviation.
+#: (The abbreviation look-behinds only run when a letter precedes the period.)
 _BOUNDARY = re.compile(
-    r"[.!?][\"'”’)\]]?" + r"(?<!\b[A-Z]\.)" + _NOT_AFTER + r"(\s+)(?=[\"'“‘(\[]*[A-Z0-9])"
+    r"[.!?](?:(?<=[^A-Za-z][.!?])|(?<!\b[A-Z]\.)" + _NOT_AFTER + r")"
+    + r"[\"'”’)\]]?(\s+)(?=[\"'“‘(\[]*[A-Z0-9])"
 )
+#: The same boundary, never crossing a line break (for counting over joined lines).
+_BOUNDARY_NL = re.compile(_BOUNDARY.pattern.replace(r"(\s+)", r"([^\S\n]+)"))
 _HEADING = re.compile(r"^\s*=.*=\s*$")
 
 
@@ -127,7 +139,7 @@ def _count_sentences(text: str) -> int:
     text = text.strip()
     if not text:
         return 0
-    return 1 + sum(1 for _ in _BOUNDARY.finditer(text))
+    return 1 + len(_BOUNDARY.findall(text))
 
 
 # ---------------------------------------------------------------------------------------
@@ -231,6 +243,86 @@ def _check_vocab(tasks: Sequence[str], word_groups: Mapping[str, Sequence[str]])
 # ---------------------------------------------------------------------------------------
 # the counting kernels (run in worker processes)
 
+
+_HASH_MULT = np.uint32(2654435761)
+_KELVIN_DOTTED_I = (b"\xe2\x84\xaa", b"\xc4\xb0")  # non-ASCII chars whose lower() is ASCII
+
+
+class _KeyIndex:
+    """Exact multi-substring prefilter in numpy.
+
+    Each pattern is represented by one of its 4-byte substrings (the rarest in a sample
+    of the corpus) or, when shorter than 4 bytes, by itself. :meth:`find` returns the
+    byte positions of every key occurrence, so every occurrence of every pattern is
+    covered (keys are substrings of the patterns); callers verify candidates exactly.
+    """
+
+    def __init__(self, patterns: Sequence[bytes], sample: bytes):
+        self.patterns = list(patterns)
+        owners: dict[bytes, list[tuple[int, int]]] = {}
+        for pi, pat in enumerate(self.patterns):
+            if len(pat) < 4:
+                owners.setdefault(pat, []).append((pi, 0))
+                continue
+            grams = sorted({pat[i:i + 4] for i in range(len(pat) - 3)})
+            key = min(grams, key=sample.count)
+            owners.setdefault(key, []).append((pi, pat.index(key)))
+        # a pattern may also contain another pattern's key at other offsets: that is
+        # harmless (hits are verified against the key's own owners only)
+        self.owners = {int.from_bytes(k, "little") if len(k) == 4 else k: v
+                       for k, v in owners.items()}
+        self.short = sorted(k for k in owners if len(k) < 4)
+        self.keys = np.array(sorted(k for k in self.owners if isinstance(k, int)),
+                             dtype=np.uint32)
+        self.table = np.zeros(1 << 16, dtype=bool)
+        if len(self.keys):
+            self.table[(self.keys * _HASH_MULT) >> np.uint32(16)] = True
+
+    def find(self, b: bytes, *, word_bounded: bool = False) -> np.ndarray:
+        """Start positions of verified pattern occurrences (sorted, may repeat).
+
+        ``word_bounded``: drop occurrences with an ASCII word character right before or
+        after (they cannot match ``\\b...\\b``; non-ASCII neighbours are kept).
+        """
+        hits: list[tuple[int, object]] = []
+        if len(self.keys):
+            for off in range(4):
+                n = (len(b) - off) // 4
+                if n <= 0:
+                    continue
+                v = np.frombuffer(b, dtype="<u4", count=n, offset=off)
+                idx = np.flatnonzero(self.table[(v * _HASH_MULT) >> np.uint32(16)])
+                if idx.size:
+                    keep = np.isin(v[idx], self.keys)
+                    hits += zip((idx[keep] * 4 + off).tolist(), v[idx[keep]].tolist())
+        for key in self.short:
+            pos = b.find(key)
+            while pos >= 0:
+                hits.append((pos, key))
+                pos = b.find(key, pos + 1)
+        out = []
+        pats, nb = self.patterns, len(b)
+        for pos, key in hits:
+            for pi, off in self.owners[key]:
+                start = pos - off
+                pat = pats[pi]
+                end = start + len(pat)
+                if start < 0 or b[start:end] != pat:
+                    continue
+                if word_bounded and ((start > 0 and _ASCII_WORD[b[start - 1]])
+                                     or (end < nb and _ASCII_WORD[b[end]])):
+                    continue
+                out.append(start)
+        return np.array(sorted(out), dtype=np.int64)
+
+
+_ASCII_WORD = [bytes([i]).isalnum() and i < 128 or i == 95 for i in range(256)]
+
+
+def _line_ends(a: np.ndarray) -> np.ndarray:
+    return np.flatnonzero(a == 10)
+
+
 class _Counter:
     """Compiled matchers for one (rule, tasks, word groups) configuration."""
 
@@ -257,14 +349,146 @@ class _Counter:
                     self.word_to_group.setdefault(" ".join(w.lower().split()), j)
             self.group_re = re.compile(r"\b" + _trie_pattern(self.word_to_group) + r"\b")
 
+        # the numpy prefilter needs patterns without '.'/newlines (wang2021) or ASCII ones
+        if rule == "wang2021":
+            self.patterns = [t.encode("utf-8") for t in self.tasks]
+            self.fast = all(b"." not in t and b"\n" not in t and t for t in self.patterns)
+        else:
+            self.patterns = [f.encode("utf-8") for f in self.form_to_task]
+            self.fast = all(f.isascii() and "\n" not in f for f in self.form_to_task)
+        self._index: _KeyIndex | None = None
+
     def __reduce__(self):  # rebuild (recompile) in the worker
         return (_Counter, (self.rule, self.tasks, self.groups, self.plurals))
 
-    def count(self, lines: Sequence[str]) -> tuple[np.ndarray, int, int, int]:
-        """Return (counts, n_lines, n_sentences, n_kept) for a list of raw lines."""
+    def count(self, lines: Sequence[str], *, fast: bool | None = None
+              ) -> tuple[np.ndarray, int, int, int]:
+        """Return (counts, n_lines, n_sentences, n_kept) for a list of raw lines.
+
+        ``fast=False`` forces the plain per-line implementation (used by the tests to
+        check that the vectorised prefilter changes nothing).
+        """
+        lines = list(lines)
+        if (self.fast if fast is None else fast and self.fast) and lines:
+            if self.rule == "wang2021":
+                return self._count_wang2021_fast(lines)
+            return self._count_default_fast(lines)
         if self.rule == "wang2021":
             return self._count_wang2021(lines)
         return self._count_default(lines)
+
+    def _joined_bytes(self, lines, lower: bool) -> bytes:
+        """Lines joined, each ending in exactly one newline, UTF-8 (optionally lower-cased)."""
+        parts = lines if all(s.endswith("\n") for s in lines) else \
+            [s if s.endswith("\n") else s + "\n" for s in lines]
+        text = "".join(parts)
+        b = text.encode("utf-8")
+        if lower:
+            if any(ch in b for ch in _KELVIN_DOTTED_I):
+                b = text.lower().encode("utf-8")
+            else:
+                b = b.lower()
+        if self._index is None:
+            self._index = _KeyIndex(self.patterns, b[: 1 << 18])
+        return b
+
+    def _wang2021_piece(self, sent: str):
+        index_i = None
+        for i, occ in enumerate(self.tasks):
+            if occ in sent:
+                index_i = None if index_i is not None else i
+        if index_i is None:
+            return None
+        words = set(sent.split(" "))
+        index_j = None
+        for j, gset in enumerate(self.group_sets):
+            if gset & words:
+                if index_j is not None:
+                    if j != 2:
+                        index_j = None
+                    continue
+                index_j = j
+        if index_j is None:
+            return None
+        return index_i, index_j
+
+    def _count_wang2021_fast(self, lines):
+        counts = np.zeros((self.n_tasks, self.n_groups), dtype=np.int64)
+        b = self._joined_bytes(lines, lower=False)
+        a = np.frombuffer(b, dtype=np.uint8)
+        ends = _line_ends(a)
+        n = len(lines)
+        if ends.size != n:  # a record with an inner newline: use the plain path
+            return self._count_wang2021(lines)
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        dots = np.flatnonzero(a == 46)
+        dots_per_line = np.diff(np.searchsorted(dots, np.concatenate(([0], ends + 1))))
+        eq_lines = np.zeros(n, dtype=bool)
+        eq_lines[np.searchsorted(ends, np.flatnonzero(a == 61))] = True
+        n_sent = int((dots_per_line[~eq_lines] + 1).sum())
+        hits = self._index.find(b)
+        kept = 0
+        if hits.size:
+            line_of = np.searchsorted(ends, hits)
+            ok = ~eq_lines[line_of]
+            hits, line_of = hits[ok], line_of[ok]
+            piece_of = np.searchsorted(dots, hits) - np.searchsorted(dots, starts[line_of])
+            done = set()
+            for li, pi in zip(line_of.tolist(), piece_of.tolist()):
+                if (li, pi) in done:
+                    continue
+                done.add((li, pi))
+                r = self._wang2021_piece(lines[li].split(".")[pi])
+                if r is not None:
+                    counts[r] += 1
+                    kept += 1
+        return counts, n, n_sent, kept
+
+    def _count_default_fast(self, lines):
+        counts = np.zeros((self.n_tasks, self.n_groups), dtype=np.int64)
+        b = self._joined_bytes(lines, lower=True)
+        a = np.frombuffer(b, dtype=np.uint8)
+        ends = _line_ends(a)
+        n = len(lines)
+        if ends.size != n:  # a record with an inner newline: use the plain path
+            return self._count_default(lines)
+        # sentences: non-blank, non-heading lines count 1 + their boundaries
+        skip = np.zeros(n, dtype=bool)
+        heading = _HEADING.match
+        for li in np.unique(np.searchsorted(ends, np.flatnonzero(a == 61))).tolist():
+            skip[li] = heading(lines[li]) is not None
+        n_sent = 0
+        for li, line in enumerate(lines):
+            if skip[li] or not line.strip():
+                skip[li] = True
+            else:
+                n_sent += 1
+        text = "".join(lines[li] if lines[li].endswith("\n") else lines[li] + "\n"
+                       for li in range(n)) if not all(s.endswith("\n") for s in lines) \
+            else "".join(lines)
+        n_sent += len(_BOUNDARY_NL.findall(text))
+        for li in np.flatnonzero(skip).tolist():
+            if lines[li].strip():
+                n_sent -= len(_BOUNDARY_NL.findall(lines[li]))
+        hits = self._index.find(b, word_bounded=True)
+        kept = 0
+        if hits.size:
+            occ_find, grp_find = self.occ_re.finditer, self.group_re.finditer
+            f2t, w2g = self.form_to_task, self.word_to_group
+            for li in np.unique(np.searchsorted(ends, hits)).tolist():
+                if skip[li]:
+                    continue
+                for sent in split_sentences(lines[li]):
+                    s = sent.lower()
+                    occs = {f2t[m.group()] for m in occ_find(s)}
+                    if len(occs) != 1:
+                        continue
+                    grps = {w2g[m.group()] for m in grp_find(s)}
+                    if len(grps) != 1:
+                        continue
+                    counts[occs.pop(), grps.pop()] += 1
+                    kept += 1
+        return counts, n, n_sent, kept
 
     def _count_wang2021(self, lines):
         counts = np.zeros((self.n_tasks, self.n_groups), dtype=np.int64)
