@@ -160,16 +160,15 @@ def naive_multi(A, T, Ap, Tp, direction):
     for t in range(T.shape[1]):
         for m in combos:
             if direction == "attribute_to_task":
-                idx = [i for i in range(len(A)) if tuple(A[i]) == m]
+                idx = [i for i in range(len(A)) if all(A[i][j] for j in range(len(m)) if m[j])]
                 deltas.append(np.mean([Tp[i][t] for i in idx]) - np.mean([T[i][t] for i in idx]))
             else:
                 idx = [i for i in range(len(T)) if T[i][t] == 1]
                 if not idx:
                     deltas.append(np.nan)
                     continue
-                pm = np.mean([np.prod([Ap[i][j] if m[j] else 1 - Ap[i][j] for j in range(len(m))])
-                              for i in idx])
-                pb = np.mean([float(tuple(A[i]) == m) for i in idx])
+                pm = np.mean([np.prod([Ap[i][j] for j in range(len(m)) if m[j]]) for i in idx])
+                pb = np.mean([float(all(A[i][j] for j in range(len(m)) if m[j])) for i in idx])
                 deltas.append(pm - pb)
     d = np.array(deltas)
     return np.nanmean(np.abs(d)), np.nanvar(d), len(combos)
@@ -193,6 +192,18 @@ def test_multi_matches_naive_loop(direction, soft):
         assert r.value == pytest.approx(value, abs=1e-12)
         assert r.variance == pytest.approx(var, abs=1e-12)
         assert len(r.groups) == n_groups
+
+
+def test_multi_membership_is_superset():
+    # groups {0} and {0, 1} are observed; a row with attributes {0, 1} belongs to both groups
+    A = np.array([[1, 0], [1, 0], [1, 1], [1, 1]])
+    T = np.array([[1], [0], [1], [1]])
+    That = np.array([[1], [1], [1], [1]])
+    r = multi_attribute_bias_amplification(A, T, direction="A->T", task_preds=That)
+    # group {0}: rows 0-3, P(T)=3/4 -> delta 1/4; group {0,1}: rows 2-3, P(T)=1 -> delta 0
+    assert r.groups == [(0,), (0, 1)]
+    assert r.by_group["delta"].tolist() == [0.25, 0.0]
+    assert r.value == 0.125 and r.variance == 0.015625          # mean |d|; var of [.25, 0]
 
 
 def test_multi_does_not_enumerate_subsets():

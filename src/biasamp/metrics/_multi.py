@@ -58,15 +58,17 @@ class MultiResult:
 
 
 def _membership(rows: np.ndarray, combos: np.ndarray) -> np.ndarray:
-    """P(row's attribute vector == combo), shape (n, n_groups); exact 0/1 for hard rows.
+    """P(row has every attribute of the combination), shape (n, n_groups).
 
-    Soft rows are treated as independent Bernoulli probabilities per attribute. The loop
-    runs over attributes (few), never over examples.
+    Exact 0/1 for hard rows; soft rows are treated as independent per-attribute Bernoulli
+    probabilities (product over the combination). The loop runs over attributes (few),
+    never over examples.
     """
     out = np.ones((rows.shape[0], combos.shape[0]), dtype=np.float64)
     for j in range(rows.shape[1]):
-        p = rows[:, j].astype(np.float64)[:, None]
-        out *= np.where(combos[None, :, j], p, 1.0 - p)
+        if combos[:, j].any():
+            p = rows[:, j].astype(np.float64)[:, None]
+            out *= np.where(combos[None, :, j], p, 1.0)
     return out
 
 
@@ -75,10 +77,10 @@ def multi_attribute_bias_amplification(attributes, tasks, *, direction, attribut
                                        min_count=1, tie_tol=DEFAULT_TIE_TOL) -> MultiResult:
     """Multi-> : mean absolute bias amplification over attribute combinations.
 
-    The attribute groups ``m`` are the distinct non-empty combinations of attributes that
-    occur in the training labels (``np.unique`` over rows — never the 2^|A| subsets); a row
-    belongs to ``m`` when its attribute vector equals ``m`` exactly. The task groups ``g``
-    are the task columns.
+    The attribute groups ``m`` are the distinct non-empty attribute sets that occur as a row of
+    the training labels (``np.unique`` over rows — never the 2^|A| subsets); as in Zhao et al.'s
+    reference code, a row belongs to ``m`` when it has every attribute of ``m`` (it may have
+    more). The task groups ``g`` are the task columns.
 
     Parameters
     ----------
@@ -91,7 +93,7 @@ def multi_attribute_bias_amplification(attributes, tasks, *, direction, attribut
         T->A: ``delta = P(m̂ | T_t=1) - P(m | T_t=1)``.
     attribute_preds, task_preds : array-like, optional
         0/1 or soft predictions (the one the direction needs is required). Soft attribute
-        predictions give ``P(m̂)`` as a product of independent per-attribute probabilities.
+        predictions give ``P(m̂)`` as the product of the per-attribute probabilities in ``m``.
     attributes_train, tasks_train : array-like, optional
         Labels defining the groups (and the informational association); both or neither.
     min_count : int, default 1
