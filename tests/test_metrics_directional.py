@@ -453,3 +453,16 @@ def test_dpa_paper_hiring_example_is_a_bias_for_biasamp():
     r = directional_bias_amplification(base / base.sum(axis=0), base, direction="A->T")
     assert r.by_pair["association"].tolist() == [-1, 1, 1, -1]
     assert r.value == 0.0 and r.n_ties == 0                    # model = data conditional
+
+
+def test_dataframe_and_fortran_input_keep_the_published_arithmetic():
+    # DataFrame.to_numpy() is Fortran-ordered; sums must still be taken as on a C-ordered array
+    B = _uniform3("attribute_to_task")
+    M = np.full((32, 3), 1 / 32)
+    ref = directional_bias_amplification(M, B, tie_tol=0.0)
+    names = [f"occ{i}" for i in range(32)]
+    for base in (pd.DataFrame(B, index=names, columns=["he", "she", "they"]), np.asfortranarray(B)):
+        model = pd.DataFrame(M, index=names, columns=["he", "she", "they"]) if isinstance(base, pd.DataFrame) else M
+        r = directional_bias_amplification(model, base, tie_tol=0.0)
+        assert r.value == ref.value
+        assert r.by_pair["association"].tolist() == ref.by_pair["association"].tolist()

@@ -85,7 +85,9 @@ def as_table(x, name: str):
         raise BiasampError(f"{name} must be finite; got {int(np.sum(~np.isfinite(arr)))} NaN/inf entries")
     if tasks is None:
         tasks, attrs = list(range(arr.shape[0])), list(range(arr.shape[1]))
-    return arr, tasks, attrs, is_frame
+    # C order, as the published code's arrays: numpy's row/column sums round differently on a
+    # Fortran-ordered array (DataFrame.to_numpy() gives one), which flips exact-tie signs
+    return np.ascontiguousarray(arr), tasks, attrs, is_frame
 
 
 def align_to(ref, other, name: str, ref_name: str = "base"):
