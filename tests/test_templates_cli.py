@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from biasamp.cli import main
 
 
@@ -82,3 +85,16 @@ def test_show_errors_exit_2(capsys):
     assert "no template of set 'wang2021' has family='nope'" in capsys.readouterr().err
     assert main(["templates", "show"]) == 2  # SET is required
     assert "required" in capsys.readouterr().err
+
+
+def test_show_into_a_closed_pipe_exits_quietly():
+    # `biasamp templates show ... | head -1`: the reader goes away after one line
+    proc = subprocess.Popen([sys.executable, "-m", "biasamp", "templates", "show", "adjectives",
+                             "--attributes", "he,she,they", "--tasks", "winogender60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0
+    assert first.startswith(b"# adjectives: 20 templates x 3 attributes x 60 tasks")
+    assert b"Traceback" not in err and b"BrokenPipe" not in err
