@@ -61,7 +61,7 @@ _CAVEATS = [
     "Values are means over fill-in-the-blank templates; the spread (population std, bootstrap "
     "CI over templates) shows how much they depend on the wording of the template.",
     "The model's probabilities are renormalised over the candidate words; the raw probability "
-    "mass the candidates cover is reported below. Candidates that split into several word "
+    "mass the candidates cover is reported with the results. Candidates that split into several word "
     "pieces are listed in the tokenisation audit.",
     "The attributes are words (pronouns), not people's genders; a binary he/she probe says "
     "nothing about non-binary identities unless `they` is included.",
@@ -175,7 +175,7 @@ def _provenance_lines(results: dict) -> list[str]:
     v = p.get("versions", {})
     tpl = p.get("templates", {})
     lines = [
-        f"- model: `{p.get('model')}` (revision: `{p.get('revision')}`)",
+        f"- model: `{p.get('model')}` (revision: `{p.get('revision') or 'default'}`)",
         f"- device / dtype: {p.get('device')} / {p.get('dtype')}; estimator (scoring): "
         f"`{p.get('estimator')}`; compat: `{p.get('compat')}`; seed: {p.get('seed')}",
         f"- templates: `{tpl.get('name')}` ({tpl.get('n_templates')} templates, prompts sha256 "
@@ -183,10 +183,15 @@ def _provenance_lines(results: dict) -> list[str]:
         f"- tasks: `{p.get('tasks', {}).get('name')}`; attributes: "
         f"{', '.join(map(str, p.get('attributes', [])))}",
     ]
+    seen = {}
     for key, bp in (p.get("base_rates") or {}).items():
-        sha = bp.get("sha256") or bp.get("joint_sha256") or ""
-        lines.append(f"- base rates `{key}`: {bp.get('citation') or bp.get('name') or ''} "
-                     f"(sha256 `{str(sha)[:16]}…`)")
+        sha = str(bp.get("sha256") or bp.get("joint_sha256") or "")
+        source, _, direction = key.partition("|")
+        cite = bp.get("citation") or bp.get("name") or ""
+        seen.setdefault((source, cite, sha), []).append(_DIR_LABEL.get(direction, direction))
+    for (source, cite, sha), dirs in seen.items():
+        lines.append(f"- base rates `{source}` ({', '.join(dirs)}): {cite} "
+                     f"(sha256 `{sha[:16]}…`)")
     lines.append("- versions: " + ", ".join(f"{k} {val}" for k, val in sorted(v.items())))
     lines.append(f"- created: {p.get('timestamp')}")
     return lines
@@ -272,10 +277,11 @@ def _html_table(df: pd.DataFrame) -> str:
 
 
 def _inline_md(text: str) -> str:
-    """Escape, then the two inline marks the caveats use (``**bold**``, ```code```)."""
+    """Escape, then the inline marks the caveats use (``**bold**``, ``*em*``, ```code```)."""
     import re
     t = html.escape(text)
     t = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", t)
+    t = re.sub(r"\*(.+?)\*", r"<em>\1</em>", t)
     return re.sub(r"`(.+?)`", r"<code>\1</code>", t)
 
 
@@ -332,7 +338,8 @@ def render_model_card(results: dict, *, plot: str | None = None) -> str:
     p = results.get("provenance", {})
     parts = ["## Bias, Risks, and Limitations", "",
              "### Directional bias amplification (BiasAmp→)", "",
-             f"Measured with [biasamp](https://pypi.org/project/biasamp/) on `{p.get('model')}` "
+             f"Measured with biasamp {p.get('versions', {}).get('biasamp', '')} on "
+             f"`{p.get('model')}` "
              f"using fill-in-the-blank templates `{p.get('templates', {}).get('name')}` "
              f"({p.get('templates', {}).get('n_templates')} templates), tasks "
              f"`{p.get('tasks', {}).get('name')}` and attributes "
@@ -342,9 +349,12 @@ def render_model_card(results: dict, *, plot: str | None = None) -> str:
     if note:
         parts += [f"> {note}", ""]
     parts += [_md_table(_headline(results)), ""]
-    parts += [f"- {u}" for u in _undefined_notes(results)]
+    undefined = _undefined_notes(results)
+    if undefined:
+        parts += [f"- {u}" for u in undefined] + [""]
     if plot:
-        parts += [f"![Model vs base P(attribute | task)]({plot})", ""]
+        parts += [f"<!-- upload {plot} next to the model card's README.md -->",
+                  f"![Model vs base P(attribute | task)]({plot})", ""]
     parts += ["**How to read this.**", ""] + [f"- {c}" for c in _CAVEATS[:3]] + [""]
     parts += ["<details><summary>Provenance</summary>", ""] + _provenance_lines(results) + \
              ["", "</details>", ""]

@@ -175,7 +175,7 @@ def plot_base_rate_panel(results: dict, path) -> Path:
         lo = m - s["ci_low"].to_numpy(dtype=float)
         hi = s["ci_high"].to_numpy(dtype=float) - m
         x = np.arange(len(sources))
-        ax.bar(x, m, color=np.where(m >= 0, "tab:red", "tab:green"), alpha=0.75)
+        ax.bar(x, m, color="tab:blue", alpha=0.7)
         ax.errorbar(x, m, yerr=np.vstack([lo, hi]), fmt="none", ecolor="k", capsize=4)
         ax.axhline(0, color="0.3", lw=0.8)
         ax.set_xticks(x)
