@@ -223,8 +223,9 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
     A->T: ``delta[t, a] = mean(task_preds[A_a=1, t]) - mean(tasks[A_a=1, t])``;
     T->A: ``delta[t, a] = mean(attribute_preds[T_t=1, a]) - mean(attributes[T_t=1, a])``.
     Evaluation rows are not filtered; an empty conditioning set gives a NaN cell, skipped
-    in the mean (counted in ``n_nan``, one warning). Computed with matrix products
-    (``A.T @ T``) over row chunks.
+    in the mean (counted in ``n_nan``, one warning). Counts are ``T.T @ A``-style products
+    over row chunks (a narrow boolean operand acts as row masks, so counts are exact);
+    no loop over examples.
 
     Examples
     --------
@@ -253,29 +254,30 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
                                f"got {Atr.shape[0]} and {Ttr.shape[0]}")
         check_same(a_lab, atr_lab, A.shape[1:], Atr.shape[1:], "attributes_train", "attributes")
         check_same(t_lab, ttr_lab, T.shape[1:], Ttr.shape[1:], "tasks_train", "tasks")
+    if direction == ATTRIBUTE_TO_TASK:
+        if task_preds is None:
+            raise BiasampError("task_preds is required for direction 'attribute_to_task'; got None")
+        P, p_lab = as_label_matrix(task_preds, "task_preds", soft=True)
+        check_same(t_lab, p_lab, T.shape, P.shape, "task_preds", "tasks")
+    else:
+        if attribute_preds is None:
+            raise BiasampError("attribute_preds is required for direction 'task_to_attribute'; got None")
+        P, p_lab = as_label_matrix(attribute_preds, "attribute_preds", soft=True)
+        check_same(a_lab, p_lab, A.shape, P.shape, "attribute_preds", "attributes")
+
     # counts on the evaluation labels: joint[t, a] = #(T_t = 1 and A_a = 1)
     joint = gram(T, A)
     if attributes_train is not None:
         y = _indicator(gram(Ttr, Atr), col_sums(Atr), col_sums(Ttr), any_rows(Atr, Ttr), tie_tol)
     else:
         y = _indicator(joint, col_sums(A), col_sums(T), any_rows(A, T), tie_tol)
-
-    if direction == ATTRIBUTE_TO_TASK:
-        if task_preds is None:
-            raise BiasampError("task_preds is required for direction 'attribute_to_task'; got None")
-        P, p_lab = as_label_matrix(task_preds, "task_preds", soft=True)
-        check_same(t_lab, p_lab, T.shape, P.shape, "task_preds", "tasks")
-        count = col_sums(A)                       # (n_attributes,)
-        with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if direction == ATTRIBUTE_TO_TASK:
+            count = col_sums(A)                   # (n_attributes,)
             p_base = joint / count[None, :]       # (n_tasks, n_attributes)
             p_model = gram(P, A) / count[None, :]
-    else:
-        if attribute_preds is None:
-            raise BiasampError("attribute_preds is required for direction 'task_to_attribute'; got None")
-        P, p_lab = as_label_matrix(attribute_preds, "attribute_preds", soft=True)
-        check_same(a_lab, p_lab, A.shape, P.shape, "attribute_preds", "attributes")
-        count = col_sums(T)                       # (n_tasks,)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        else:
+            count = col_sums(T)                   # (n_tasks,)
             p_base = joint / count[:, None]
             p_model = gram(T, P) / count[:, None]
     delta = p_model - p_base
