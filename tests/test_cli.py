@@ -211,3 +211,24 @@ def test_every_subcommand_and_option_in_readme():
             if longs and not any(re.search(rf"{re.escape(o)}(?![\w-])", readme) for o in longs):
                 missing.append(f"`biasamp {name} {longs[0]}`")
     assert not missing, "README.md does not mention: " + "; ".join(missing)
+
+
+def test_verbosity_flags_after_the_subcommand(tmp_path, capsys):
+    argv = ["probe", "--model", str(tmp_path / "nowhere"), "--out", str(tmp_path / "o")]
+    assert main(argv[:1] + ["-v"] + argv[1:]) == 2
+    assert "Traceback" in capsys.readouterr().err
+    assert main(argv[:1] + ["-q"] + argv[1:]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "does not exist" in err
+
+
+def test_parquet_tables(tiny, tmp_path):
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "pq"
+    assert main(["-q", "probe", "--model", str(tiny[0]), "--max-templates", "1",
+                 "--base-rates", "uniform", "--n-resamples", "20", "--tables", "parquet",
+                 "--format", "json", "--out", str(out)]) == 0
+    t = pd.read_parquet(out / "tables.parquet")
+    assert list(t.columns) == ["template_id", "direction", "task", "attribute", "prob",
+                               "log_prob"]
+    assert len(t) == 1 * 2 * 32 * 2 and not (out / "tables.csv").exists()
