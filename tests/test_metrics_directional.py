@@ -466,3 +466,21 @@ def test_dataframe_and_fortran_input_keep_the_published_arithmetic():
         r = directional_bias_amplification(model, base, tie_tol=0.0)
         assert r.value == ref.value
         assert r.by_pair["association"].tolist() == ref.by_pair["association"].tolist()
+
+
+def test_zero_base_row_skip_or_tie_as_published():
+    # T->A with an occupation never seen in the base (row [0, 0]): P(A|T) is 0/0.
+    B = np.array([[30, 10], [0, 0], [10, 30]], dtype=float)
+    M = np.array([[.8, .2], [.6, .4], [.2, .8]])
+    # defined cells: row 0 y=[+1,-1], delta [.05, -.05] -> .05, .05; row 2 y=[-1,+1], delta [-.05, .05] -> .05, .05
+    with pytest.warns(RuntimeWarning, match="2 of 6 .* cells undefined"):
+        r = directional_bias_amplification(M, B, direction="T->A")
+    assert r.value == pytest.approx(0.05, abs=1e-15) and (r.n_nan, r.n_cells) == (2, 4)
+    # published code: the empty row ties (0/colsum - 0/total = 0) and counts as two zeros: .2 / 6
+    rt = directional_bias_amplification(M, B, direction="T->A", undefined="tie", tie_tol=0.0)
+    assert rt.value == pytest.approx(0.2 / 6, abs=1e-15) and (rt.n_nan, rt.n_cells, rt.n_ties) == (0, 6, 2)
+    with np.errstate(invalid="ignore"):
+        diff, value = _utils_loop(M, B, "task_to_attribute")
+    assert rt.value == value
+    with pytest.raises(BiasampError, match=r"undefined must be one of \{'skip', 'tie'\}; got 'zero'"):
+        directional_bias_amplification(M, B, direction="T->A", undefined="zero")

@@ -67,9 +67,10 @@ class DirectionalResult:
     n_nan: int
 
 
-def _finish(tasks, attrs, y, p_base, p_model, delta, direction) -> DirectionalResult:
+def _finish(tasks, attrs, y, p_base, p_model, delta, direction, undefined="skip") -> DirectionalResult:
     contribution = np.where(y == 0, 0.0, np.where(y < 0, -delta, delta))
-    contribution = np.where(np.isnan(delta), np.nan, contribution)
+    undefined_cells = np.isnan(delta) if undefined == "skip" else np.isnan(delta) & (y != 0)
+    contribution = np.where(undefined_cells, np.nan, contribution)
     n_nan = int(np.isnan(contribution).sum())
     n_cells = contribution.size - n_nan
     warn_nan(n_nan, f"of {contribution.size} (task, attribute) cells")
@@ -84,7 +85,8 @@ def _finish(tasks, attrs, y, p_base, p_model, delta, direction) -> DirectionalRe
 
 
 def directional_bias_amplification(model, base, *, direction="attribute_to_task", base_train=None,
-                                   association=None, tie_tol=DEFAULT_TIE_TOL) -> DirectionalResult:
+                                   association=None, tie_tol=DEFAULT_TIE_TOL,
+                                   undefined="skip") -> DirectionalResult:
     """BiasAmp-> on probability tables (fill-in-the-blank form).
 
     Parameters
@@ -105,6 +107,11 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
         ``|P(T=t|A=a) - P(T=t)| <= tie_tol`` gives association 0. ``0.0`` is plain ``np.sign``
         (the published code's behaviour, floating-point noise included); ``None`` means the
         default (so a ``BaseRateTable.tie_tol`` can be passed through).
+    undefined : {"skip", "tie"}, default "skip"
+        Cells whose base probability is undefined (an all-zero base row in T->A, column in
+        A->T) are NaN and skipped (``"skip"``, with one warning). ``"tie"`` reproduces the
+        published code: such a cell whose association is 0 (an all-zero row always is) counts
+        as a 0 contribution in the mean. Use it with ``tie_tol=0.0`` for exact compatibility.
 
     Returns
     -------
@@ -136,6 +143,8 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
     """
     direction = canonical_direction(direction)
     tie_tol = check_tie_tol(tie_tol)
+    if undefined not in ("skip", "tie"):
+        raise BiasampError(f"undefined must be one of {{'skip', 'tie'}}; got {undefined!r}")
     b = as_table(base, "base")
     B = b[0]
     check_nonneg(B, "base")
@@ -176,7 +185,7 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
             else:
                 p_model = M / np.sum(M, axis=0, keepdims=True)
         delta = p_model - p_base
-    return _finish(b[1], b[2], y, p_base, p_model, delta, direction)
+    return _finish(b[1], b[2], y, p_base, p_model, delta, direction, undefined)
 
 
 def _indicator(joint_counts, attr_counts, task_counts, n_keep, tie_tol):
