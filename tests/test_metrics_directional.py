@@ -484,3 +484,14 @@ def test_zero_base_row_skip_or_tie_as_published():
     assert rt.value == value
     with pytest.raises(BiasampError, match=r"undefined must be one of \{'skip', 'tie'\}; got 'zero'"):
         directional_bias_amplification(M, B, direction="T->A", undefined="zero")
+
+
+def test_zero_base_column_stays_undefined_even_as_published():
+    # A->T with an attribute never seen in the base: sign and P(T|A) undefined -> NaN in both modes
+    B = np.array([[30, 0], [10, 0]], dtype=float)
+    M = np.array([[.7, .5], [.3, .5]])
+    for mode in ("skip", "tie"):
+        with pytest.warns(RuntimeWarning, match="2 of 4"):
+            r = directional_bias_amplification(M, B, direction="A->T", undefined=mode, tie_tol=0.0)
+        # column 0: P(T) = [.75, .25] = P(T|A0) -> ties -> 0, 0
+        assert (r.value, r.n_nan, r.n_cells) == (0.0, 2, 2)

@@ -67,9 +67,15 @@ class DirectionalResult:
     n_nan: int
 
 
-def _finish(tasks, attrs, y, p_base, p_model, delta, direction, undefined="skip") -> DirectionalResult:
+def _finish(tasks, attrs, y, p_base, p_model, delta, direction, undefined="skip",
+            sign_undefined=None) -> DirectionalResult:
     contribution = np.where(y == 0, 0.0, np.where(y < 0, -delta, delta))
-    undefined_cells = np.isnan(delta) if undefined == "skip" else np.isnan(delta) & (y != 0)
+    if undefined == "skip":
+        undefined_cells = np.isnan(delta)
+    else:  # published code: a tie zeroes the cell, an undefined (NaN) sign leaves it NaN
+        undefined_cells = np.isnan(delta) & (y != 0)
+        if sign_undefined is not None:
+            undefined_cells |= np.isnan(delta) & sign_undefined
     contribution = np.where(undefined_cells, np.nan, contribution)
     n_nan = int(np.isnan(contribution).sum())
     n_cells = contribution.size - n_nan
@@ -159,6 +165,7 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
         raise BiasampError("give at most one of base_train and association; got both")
 
     with np.errstate(divide="ignore", invalid="ignore"):
+        sign_undefined = None
         if association is not None:
             y = check_association(association, b)
         else:
@@ -172,8 +179,9 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
             p_t = np.sum(Btr, axis=1) / np.sum(num_attr_tr)
             diff = p_t_a - p_t[:, None]
             y = sign_with_tol(diff, tie_tol)
-            # an all-zero column/row of the training table makes the sign undefined
-            y = np.where(np.isnan(diff), 0.0, y)
+            # an all-zero column of the training table makes the sign undefined
+            sign_undefined = np.isnan(diff)
+            y = np.where(sign_undefined, 0.0, y)
         if direction == TASK_TO_ATTRIBUTE:
             p_base = B / np.sum(B, axis=1, keepdims=True)
             p_model = M / np.sum(M, axis=1, keepdims=True)
@@ -185,7 +193,7 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
             else:
                 p_model = M / np.sum(M, axis=0, keepdims=True)
         delta = p_model - p_base
-    return _finish(b[1], b[2], y, p_base, p_model, delta, direction, undefined)
+    return _finish(b[1], b[2], y, p_base, p_model, delta, direction, undefined, sign_undefined)
 
 
 def _indicator(joint_counts, attr_counts, task_counts, n_keep, tie_tol):
