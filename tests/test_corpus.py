@@ -253,3 +253,19 @@ def test_record_with_inner_newline_uses_plain_path():
         assert fast[1:] == plain[1:]
     # wang2021 treats each record as one line: 'he\nleft ' is not the word 'he'
     assert count_text(lines, ["cook", "nurse"], rule="wang2021").to_numpy().tolist() == [[0, 1], [0, 0]]
+
+
+def test_byte_ranges_match_text_mode_reading(tmp_path):
+    p = tmp_path / "mixed.txt"
+    body = ("The cook said he left .\r\nher cookie .\rThe nurse said she was tired . "
+            "The baker , café owner , saw his son .\n" * 40 + "the cook and he")
+    p.write_bytes(body.encode("utf-8"))
+    with open(p, encoding="utf-8") as f:   # text mode: universal newlines
+        lines = f.readlines()
+    for rule in ("wang2021", "default"):
+        ref = count_text(lines, ["cook", "nurse", "baker"], rule=rule).to_numpy()
+        for jobs, chunk in ((1, 37), (2, 101), (1, 10_000)):
+            r = count_cooccurrences(p, ["cook", "nurse", "baker"], rule=rule, n_jobs=jobs,
+                                    chunk_chars=chunk)
+            np.testing.assert_array_equal(r.counts.to_numpy(), ref)
+            assert r.n_lines == len(lines) == 121

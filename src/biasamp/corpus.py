@@ -565,6 +565,10 @@ def _work(lines: list[str]):
     return _WORKER.count(lines)
 
 
+def _work_range(path: str, start: int, end: int):
+    return _WORKER.count(_read_range(path, start, end))
+
+
 def count_text(text: str | Sequence[str], tasks: Sequence[str], *, rule: str = "default",
                word_groups: Mapping[str, Sequence[str]] | None = None,
                plurals: bool = True) -> pd.DataFrame:
@@ -626,14 +630,37 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _file_chunks(paths: Sequence[Path], chunk_chars: int) -> Iterator[list[str]]:
+def _file_ranges(paths: Sequence[Path], chunk_bytes: int) -> Iterator[tuple[str, int, int]]:
+    """(path, start, end) byte ranges of about chunk_bytes, each ending after a newline."""
     for path in paths:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            while True:
-                lines = f.readlines(chunk_chars)
-                if not lines:
-                    break
-                yield lines
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            pos = 0
+            while pos < size:
+                end = min(pos + chunk_bytes, size)
+                if end < size:
+                    f.seek(end)
+                    end += len(f.readline())
+                yield str(path), pos, end
+                pos = end
+
+
+def _read_range(path: str, start: int, end: int) -> list[str]:
+    """The lines of a byte range, as text-mode file iteration would give them.
+
+    UTF-8 (undecodable bytes replaced), universal newlines (``\\r\\n`` and ``\\r`` become
+    ``\\n``), lines split on ``\\n`` only and keeping it.
+    """
+    with open(path, "rb") as f:
+        f.seek(start)
+        text = f.read(end - start).decode("utf-8", errors="replace")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    parts = text.split("\n")
+    lines = [s + "\n" for s in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
 
 
 def _dataset_chunks(ds, text_column: str, chunk_chars: int) -> Iterator[list[str]]:
@@ -742,8 +769,9 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
     n_jobs : int, optional
         Worker processes; default all cores (``os.cpu_count()``); 1 = in-process.
     chunk_chars : int
-        About how many characters go to a worker at once; at most ``2 * n_jobs``
-        chunks are in flight, so memory does not depend on the corpus size.
+        About how much text goes to a worker at once (bytes for files, which workers
+        read themselves as line-aligned byte ranges; characters for datasets); at most
+        ``2 * n_jobs`` chunks are in flight, so memory does not depend on the corpus size.
     progress : bool, default False
         Show a tqdm progress bar (bytes for files, records for datasets).
     corpus_name : str, optional
@@ -785,14 +813,14 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
         except ImportError as exc:  # pragma: no cover - datasets is a dependency
             raise MissingDependencyError("hf: corpora need `pip install datasets`") from exc
         ds = datasets.load_dataset(name, dataset_config, split=split, streaming=streaming)
-        chunks = _dataset_chunks(ds, text_column, chunk_chars)
+        chunks, ranges = _dataset_chunks(ds, text_column, chunk_chars), None
         prov["corpus"] = {"kind": "datasets", "name": name, "config": dataset_config,
                           "split": split, "streaming": streaming, "text_column": text_column,
                           "datasets_version": datasets.__version__,
                           "fingerprint": getattr(ds, "_fingerprint", None)}
         unit = "records"
     elif _is_dataset(corpus):
-        chunks = _dataset_chunks(corpus, text_column, chunk_chars)
+        chunks, ranges = _dataset_chunks(corpus, text_column, chunk_chars), None
         prov["corpus"] = {"kind": "datasets-object", "text_column": text_column,
                           "fingerprint": getattr(corpus, "_fingerprint", None),
                           "n_records": _len_or_none(corpus)}
@@ -806,7 +834,8 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
         missing = [str(p) for p in paths if not p.is_file()]
         if missing:
             raise BiasampError(f"corpus file(s) not found: {missing}")
-        chunks = _file_chunks(paths, chunk_chars)
+        chunks = None
+        ranges = _file_ranges(paths, chunk_chars)
         prov["corpus"] = {"kind": "files",
                           "files": [{"path": str(p), "name": p.name, "bytes": p.stat().st_size,
                                      "sha256": _sha256(p)} for p in paths]}
@@ -817,47 +846,51 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
 
     counter = _Counter(rule, tasks, groups, plurals)
     counts = np.zeros((len(tasks), len(groups)), dtype=np.int64)
-    n_lines = n_sent = n_kept = 0
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=total, unit=unit, unit_scale=True, desc=f"count ({rule})")
 
-    def advance(lines):
+    def advance(item):
         if bar is not None:
-            bar.update(sum(len(s.encode("utf-8")) for s in lines) if unit == "B" else len(lines))
+            bar.update(item[2] - item[1] if ranges is not None else len(item))
+
+    # files: workers read their own byte ranges (little IPC); datasets: lines are sent
+    items = ranges if ranges is not None else chunks
+    total_counts = [counts, 0, 0, 0]
+
+    def add(res, item):
+        c, nl, ns, nk = res
+        total_counts[0] += c
+        total_counts[1] += nl
+        total_counts[2] += ns
+        total_counts[3] += nk
+        advance(item)
 
     try:
         if n_jobs == 1:
-            for lines in chunks:
-                c, nl, ns, nk = counter.count(lines)
-                counts += c
-                n_lines, n_sent, n_kept = n_lines + nl, n_sent + ns, n_kept + nk
-                advance(lines)
+            for item in items:
+                add(counter.count(_read_range(*item) if ranges is not None else item), item)
         else:
+            work = _work_range if ranges is not None else _work
             with ProcessPoolExecutor(n_jobs, initializer=_init_worker,
                                      initargs=(counter,)) as pool:
                 pending: deque = deque()
-                for lines in chunks:
-                    pending.append((pool.submit(_work, lines), lines if bar else None))
+                for item in items:
+                    fut = pool.submit(work, *item) if ranges is not None else \
+                        pool.submit(work, item)
+                    pending.append((fut, item))
                     while len(pending) >= 2 * n_jobs:
-                        fut, done_lines = pending.popleft()
-                        c, nl, ns, nk = fut.result()
-                        counts += c
-                        n_lines, n_sent, n_kept = n_lines + nl, n_sent + ns, n_kept + nk
-                        if bar is not None:
-                            advance(done_lines)
+                        fut, done = pending.popleft()
+                        add(fut.result(), done)
                 while pending:
-                    fut, done_lines = pending.popleft()
-                    c, nl, ns, nk = fut.result()
-                    counts += c
-                    n_lines, n_sent, n_kept = n_lines + nl, n_sent + ns, n_kept + nk
-                    if bar is not None:
-                        advance(done_lines)
+                    fut, done = pending.popleft()
+                    add(fut.result(), done)
     finally:
         if bar is not None:
             bar.close()
+    counts, n_lines, n_sent, n_kept = total_counts
 
     prov.update({"n_lines": n_lines, "n_sentences": n_sent, "n_kept": n_kept})
     df = pd.DataFrame(counts, index=pd.Index(tasks, name="task"),
