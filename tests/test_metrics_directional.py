@@ -217,6 +217,16 @@ def test_bit_exact_with_published_order(direction):
         r = directional_bias_amplification(M, B, direction=direction, tie_tol=0.0)
         assert r.value == value                                 # bit for bit
         np.testing.assert_array_equal(r.by_pair["contribution"].to_numpy().reshape(nt, na), diff)
+        if direction == "task_to_attribute" and nt > 1:         # an occupation absent from the base
+            B[rng.integers(0, nt)] = 0.0
+            with np.errstate(invalid="ignore"):
+                diff, value = _utils_loop(M, B, direction)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                r = directional_bias_amplification(M, B, direction=direction, tie_tol=0.0,
+                                                   undefined="tie")
+            assert r.value == value
+            np.testing.assert_array_equal(r.by_pair["contribution"].to_numpy().reshape(nt, na), diff)
 
 
 def _uniform3(direction):
