@@ -269,3 +269,25 @@ def test_byte_ranges_match_text_mode_reading(tmp_path):
                                     chunk_chars=chunk)
             np.testing.assert_array_equal(r.counts.to_numpy(), ref)
             assert r.n_lines == len(lines) == 121
+
+
+def test_hf_prefix_streams_a_local_datasets_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    lines = open(WT, encoding="utf-8").readlines()[:600]
+    (tmp_path / "part.txt").write_text("".join(lines), encoding="utf-8")
+    r = count_cooccurrences(f"hf:{tmp_path}", W32, rule="wang2021", n_jobs=2,
+                            chunk_chars=20_000)
+    # the 'text' builder drops the line breaks: each record is a line without '\n'
+    records = [l.rstrip("\n") for l in lines]
+    np.testing.assert_array_equal(r.counts.to_numpy(),
+                                  count_text(records, W32, rule="wang2021").to_numpy())
+    assert r.n_lines == 600 and r.provenance["corpus"]["kind"] == "datasets"
+    assert r.provenance["corpus"]["split"] == "train" and r.provenance["corpus"]["streaming"]
+
+
+def test_uniform_with_file_signs(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("task,he,she\nnurse,1,9\ncook,6,4\n")
+    t = get_source(f"uniform:file:{p}").table(["nurse", "cook"], ["he", "she", "they"])
+    # P(T=nurse|he) = 1/7 < P(nurse) = 10/20 -> he -1; P(nurse|she) = 9/13 > 1/2 -> she +1
+    assert t.association.to_numpy().tolist() == [[-1, 1, 0], [1, -1, 0]]
