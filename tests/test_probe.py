@@ -466,3 +466,29 @@ def test_save_errors(tmp_path):
         res.save(None)
     with pytest.raises(BiasampError, match=r"tables must be one of .*; got 'xls'"):
         res.save(tmp_path, tables="xls")
+
+
+@pytest.mark.parametrize("m, k, n_res", [(2, 3, 500), (7, 5, 3000), (40, 4, 1000)])
+def test_cell_bootstrap_equals_metrics_bootstrap(m, k, n_res):
+    from biasamp.metrics import bootstrap_ci
+    from biasamp.probe import _cell_bootstrap_ci
+    rng = np.random.default_rng(m)
+    v = rng.normal(size=(m, k))
+    v[:, 1] = 0.25  # a constant column: exactly its value
+    v[:, 2] = np.nan  # an undefined cell: NaN
+    lo, hi = _cell_bootstrap_ci(v, n_resamples=n_res, seed=4, confidence=0.9)
+    ref_lo, ref_hi = bootstrap_ci(np.delete(v, 2, axis=1), n_resamples=n_res, seed=4,
+                                  confidence=0.9)
+    np.testing.assert_allclose(np.delete(lo, 2), ref_lo, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.delete(hi, 2), ref_hi, rtol=0, atol=1e-12)
+    assert (lo[1], hi[1]) == (0.25, 0.25)
+    assert np.isnan(lo[2]) and np.isnan(hi[2])
+
+
+def test_cell_bootstrap_partial_nan_column_uses_metrics_bootstrap():
+    from biasamp.metrics import bootstrap_ci
+    from biasamp.probe import _cell_bootstrap_ci
+    v = np.array([[0.1, 1.0], [np.nan, 2.0], [0.3, 4.0]])
+    lo, hi = _cell_bootstrap_ci(v, n_resamples=200, seed=0, confidence=0.95)
+    ref = bootstrap_ci(v[:, [0]], n_resamples=200, seed=0, confidence=0.95)
+    assert (lo[0], hi[0]) == (ref[0][0], ref[1][0])

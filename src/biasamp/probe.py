@@ -462,9 +462,9 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
                 n_nan_cells = max(n_nan_cells, int(res.n_nan))
                 values[i] = res.value
                 bp = _pairs_in_order(res.by_pair, tasks, attributes)
-                deltas[i] = bp["delta"].to_numpy(dtype=np.float64)
-                contribs[i] = bp["contribution"].to_numpy(dtype=np.float64)
-                p_model[i] = bp["p_model"].to_numpy(dtype=np.float64)
+                deltas[i] = bp["delta"]
+                contribs[i] = bp["contribution"]
+                p_model[i] = bp["p_model"]
                 if first is None:
                     first = bp
                 tpl_rows.append({"base_rates": name, "direction": direction,
@@ -488,12 +488,10 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
                 "std": float(np.std(finite, ddof=0)), "ci_low": float(lo), "ci_high": float(hi),
                 "n_templates": int(finite.size), "per_template": [float(v) for v in values],
             })
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                d_lo, d_hi = bootstrap_ci(deltas, n_resamples=n_resamples, seed=seed,
-                                          confidence=confidence)
-                c_lo, c_hi = bootstrap_ci(contribs, n_resamples=n_resamples, seed=seed,
-                                          confidence=confidence)
+            d_lo, d_hi = _cell_bootstrap_ci(deltas, n_resamples=n_resamples, seed=seed,
+                                            confidence=confidence)
+            c_lo, c_hi = _cell_bootstrap_ci(contribs, n_resamples=n_resamples, seed=seed,
+                                            confidence=confidence)
             with warnings.catch_warnings():  # all-NaN (undefined) cells stay NaN, counted above
                 warnings.simplefilter("ignore", RuntimeWarning)
                 cell_stats = {"p_model": np.nanmean(p_model, axis=0),
@@ -502,10 +500,10 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
                               "contribution": np.nanmean(contribs, axis=0)}
             pair = pd.DataFrame({
                 "base_rates": name, "direction": direction,
-                "task": first["task"].astype(str).to_numpy(),
-                "attribute": first["attribute"].astype(str).to_numpy(),
-                "association": first["association"].to_numpy(dtype=np.float64),
-                "p_base": first["p_base"].to_numpy(dtype=np.float64),
+                "task": np.repeat(np.asarray(tasks, dtype=object), n_a),
+                "attribute": np.tile(np.asarray(attributes, dtype=object), n_t),
+                "association": first["association"],
+                "p_base": first["p_base"],
                 "p_model": cell_stats["p_model"],
                 "p_model_std": cell_stats["p_model_std"],
                 "delta": cell_stats["delta"],
@@ -525,6 +523,53 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
 #: Keys of each record of ``results.json``'s ``summary``.
 SUMMARY_KEYS = ("base_rates", "direction", "mean", "std", "ci_low", "ci_high", "n_templates",
                 "per_template")
+
+
+_CELL_BLOCK = 1 << 22  # resample-count entries per chunk (memory bound of the fast bootstrap)
+
+
+def _cell_bootstrap_ci(values: np.ndarray, *, n_resamples: int, seed: int,
+                       confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column percentile bootstrap of the mean over rows (templates), shape (m, k) -> (k,).
+
+    Same resamples as ``biasamp.metrics.bootstrap_ci(values, ...)`` (identical seeded row
+    draws), but each resample's column means are ``counts @ values / m`` (one matrix
+    product) instead of a gather of shape (n_resamples, m, k): with 1,339 templates x 64
+    cells and 10,000 resamples that is seconds instead of minutes. Columns holding NaN
+    (undefined cells) go through ``bootstrap_ci`` itself; constant columns give exactly
+    their value, as there.
+    """
+    from .metrics import bootstrap_ci
+
+    v = np.asarray(values, dtype=np.float64)
+    m, k = v.shape
+    low = np.full(k, np.nan)
+    high = np.full(k, np.nan)
+    has_nan = np.isnan(v).any(axis=0)
+    const = ~has_nan & (v.min(axis=0) == v.max(axis=0))
+    low[const] = high[const] = v[0, const]
+    if has_nan.any() and not np.isnan(v[:, has_nan]).all():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo, hi = bootstrap_ci(v[:, has_nan], n_resamples=n_resamples, seed=seed,
+                                  confidence=confidence)
+        low[has_nan], high[has_nan] = lo, hi
+    free = ~has_nan & ~const
+    if free.any():
+        sub = np.ascontiguousarray(v[:, free])
+        rng = np.random.default_rng(seed)
+        block = max(1, _CELL_BLOCK // m)
+        stats = []
+        for start in range(0, int(n_resamples), block):
+            b = min(block, int(n_resamples) - start)
+            idx = rng.integers(0, m, size=(b, m))
+            counts = np.bincount((idx + (np.arange(b) * m)[:, None]).ravel(),
+                                 minlength=b * m).reshape(b, m).astype(np.float64)
+            stats.append(counts @ sub / m)
+        q = [100.0 * (1.0 - confidence) / 2.0, 100.0 * (1.0 + confidence) / 2.0]
+        lo, hi = np.percentile(np.concatenate(stats, axis=0), q, axis=0)
+        low[free], high[free] = lo, hi
+    return low, high
 
 
 class _DropUndefinedCells(logging.Filter):
@@ -562,16 +607,17 @@ def _c_table(x, tasks, attributes, what) -> np.ndarray:
     return arr
 
 
-def _pairs_in_order(by_pair: pd.DataFrame, tasks, attributes) -> pd.DataFrame:
-    """Return the metric's by_pair rows (positional labels) in (task, attribute) order."""
-    bp = by_pair.copy()
-    bp["task"] = [tasks[int(i)] for i in bp["task"]]
-    bp["attribute"] = [attributes[int(j)] for j in bp["attribute"]]
-    idx = pd.MultiIndex.from_product([tasks, attributes], names=["task", "attribute"])
-    out = bp.set_index(["task", "attribute"]).reindex(idx)
-    if out.isna().all(axis=1).any():
+def _pairs_in_order(by_pair: pd.DataFrame, tasks, attributes) -> dict:
+    """The metric's by_pair columns (positional labels) as arrays in row-major cell order."""
+    n_t, n_a = len(tasks), len(attributes)
+    pos = (by_pair["task"].to_numpy(dtype=np.int64) * n_a
+           + by_pair["attribute"].to_numpy(dtype=np.int64))
+    if len(pos) != n_t * n_a or not np.array_equal(np.sort(pos), np.arange(n_t * n_a)):
         raise BiasampError("the metric's by_pair does not cover every (task, attribute) cell")
-    return out.reset_index()
+    order = np.empty(n_t * n_a, dtype=np.int64)
+    order[pos] = np.arange(n_t * n_a)
+    return {c: by_pair[c].to_numpy(dtype=np.float64)[order]
+            for c in ("association", "p_base", "p_model", "delta", "contribution")}
 
 
 def _sha256_array(arr: np.ndarray) -> str:
