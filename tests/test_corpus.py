@@ -291,3 +291,18 @@ def test_uniform_with_file_signs(tmp_path):
     t = get_source(f"uniform:file:{p}").table(["nurse", "cook"], ["he", "she", "they"])
     # P(T=nurse|he) = 1/7 < P(nurse) = 10/20 -> he -1; P(nurse|she) = 9/13 > 1/2 -> she +1
     assert t.association.to_numpy().tolist() == [[-1, 1, 0], [1, -1, 0]]
+
+
+def test_count_text_splits_like_a_text_mode_file(tmp_path):
+    text = "the cook said he\u2028left .\r\nher cookie\x0c .\rthe nurse saw his son .\n"
+    p = tmp_path / "u.txt"
+    p.write_bytes(text.encode("utf-8"))
+    with open(p, encoding="utf-8") as f:
+        lines = f.readlines()
+    assert len(lines) == 3  # only \n, \r\n and \r end lines (not \u2028 or \x0c)
+    for rule in ("wang2021", "default"):
+        np.testing.assert_array_equal(count_text(text, ["cook", "nurse"], rule=rule).to_numpy(),
+                                      count_text(lines, ["cook", "nurse"], rule=rule).to_numpy())
+    np.testing.assert_array_equal(
+        count_text(text, ["cook", "nurse"], rule="wang2021").to_numpy(),
+        naive_wang2021(lines, ["cook", "nurse"], list(WANG2021_WORD_GROUPS.values())))

@@ -577,7 +577,8 @@ def count_text(text: str | Sequence[str], tasks: Sequence[str], *, rule: str = "
     Parameters
     ----------
     text : str or list of str
-        The text (split into lines with their newlines kept) or its lines.
+        The text (split into lines as a text-mode file read would: universal newlines,
+        ``\\n`` kept) or its lines (used as given).
     tasks : list of str
         Occupations, in the row order wanted.
     rule : {"default", "wang2021"}
@@ -603,7 +604,7 @@ def count_text(text: str | Sequence[str], tasks: Sequence[str], *, rule: str = "
     rule = _check_rule(rule)
     groups = _default_groups(rule) if word_groups is None else word_groups
     tasks, groups = _check_vocab(tasks, groups)
-    lines = text.splitlines(keepends=True) if isinstance(text, str) else list(text)
+    lines = _split_lines(text) if isinstance(text, str) else list(text)
     counts, *_ = _Counter(rule, tasks, groups, plurals).count(lines)
     return pd.DataFrame(counts, index=pd.Index(tasks, name="task"),
                         columns=pd.Index(list(groups), name="attribute"))
@@ -654,6 +655,11 @@ def _read_range(path: str, start: int, end: int) -> list[str]:
     with open(path, "rb") as f:
         f.seek(start)
         text = f.read(end - start).decode("utf-8", errors="replace")
+    return _split_lines(text)
+
+
+def _split_lines(text: str) -> list[str]:
+    """Lines as text-mode file iteration gives them (universal newlines, ``\\n`` kept)."""
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     parts = text.split("\n")
