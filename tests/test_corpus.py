@@ -306,3 +306,17 @@ def test_count_text_splits_like_a_text_mode_file(tmp_path):
     np.testing.assert_array_equal(
         count_text(text, ["cook", "nurse"], rule="wang2021").to_numpy(),
         naive_wang2021(lines, ["cook", "nurse"], list(WANG2021_WORD_GROUPS.values())))
+
+
+def test_vectorised_boundary_count_equals_regex():
+    from biasamp.corpus import _BOUNDARY_NL, _count_boundaries
+
+    text = open(WT, encoding="utf-8").read()
+    assert _count_boundaries(text, text.encode("utf-8")) == len(_BOUNDARY_NL.findall(text))
+    extra = TOKENS + ['"The', "“Yes", "”", "’", "\u00a0", "\u2028", "Mr.", "etc.", "A.", "?!",
+                      "...", '."', "'s", ".)", "(He", "[It", "1.5", "\x0c", "\r", ".\t", "Ünal"]
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        s = "".join(rng.choice(extra) + rng.choice([" ", "", " ", "\n", "  "])
+                    for _ in range(rng.integers(1, 60)))
+        assert _count_boundaries(s, s.encode("utf-8")) == len(_BOUNDARY_NL.findall(s)), s

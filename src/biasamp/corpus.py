@@ -104,6 +104,58 @@ _BOUNDARY_NL = re.compile(_BOUNDARY.pattern.replace(r"(\s+)", r"([^\S\n]+)"))
 _HEADING = re.compile(r"^\s*=.*=\s*$")
 
 
+def _class_table(chars: str) -> np.ndarray:
+    t = np.zeros(256, dtype=bool)
+    t[list(chars.encode("ascii"))] = True
+    return t
+
+
+_T_PUNCT = _class_table(".!?")
+_T_ALPHA = _class_table("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_T_CAP_DIGIT = _class_table("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+# bytes after "<punct> " that need the full regex: quotes/brackets, more whitespace, non-ASCII
+_T_COMPLEX_AFTER_SPACE = _class_table("\"'([ \t\x0b\x0c\r") | (np.arange(256) >= 128)
+# bytes right after the punctuation that may start the regex's tail: closing quotes or
+# brackets, whitespace other than a plain space or newline, or non-ASCII (Unicode quotes/spaces)
+_T_COMPLEX_NEXT = _class_table("\"')]\t\x0b\x0c\r\x1c\x1d\x1e\x1f") | (np.arange(256) >= 128)
+
+
+def _count_boundaries(text: str, b: bytes) -> int:
+    """``len(_BOUNDARY_NL.findall(text))``, vectorised (``b`` = ``text`` in UTF-8).
+
+    Plain cases (``" . The"`` after a non-letter, ``".x"``, ``". the"``) are decided in numpy;
+    the rest (letters before the period, quotes, unusual spaces, non-ASCII) run the regex
+    at that one position. Matches cannot overlap (a match holds one punctuation mark).
+    """
+    a = np.frombuffer(b, dtype=np.uint8)
+    n = a.size
+    pos = np.flatnonzero(_T_PUNCT[a])
+    if pos.size == 0:
+        return 0
+    nxt = np.full(pos.size, 10, dtype=np.uint8)       # past the end: like a newline
+    ok = pos + 1 < n
+    nxt[ok] = a[pos[ok] + 1]
+    nxt2 = np.full(pos.size, 10, dtype=np.uint8)
+    ok2 = pos + 2 < n
+    nxt2[ok2] = a[pos[ok2] + 2]
+    prev = np.full(pos.size, 10, dtype=np.uint8)
+    prev[pos > 0] = a[pos[pos > 0] - 1]
+    space = nxt == 32
+    letter_before = _T_ALPHA[prev]
+    simple_yes = space & _T_CAP_DIGIT[nxt2] & ~letter_before
+    complex_ = (_T_COMPLEX_NEXT[nxt]
+                | (space & _T_COMPLEX_AFTER_SPACE[nxt2])
+                | (space & _T_CAP_DIGIT[nxt2] & letter_before))
+    count = int(simple_yes.sum())
+    cpos = pos[complex_]
+    if cpos.size:
+        cont = np.flatnonzero((a & 0xC0) == 0x80)     # UTF-8 continuation bytes
+        chars = cpos - np.searchsorted(cont, cpos)    # byte offset -> str index
+        match = _BOUNDARY_NL.match
+        count += sum(1 for c in chars.tolist() if match(text, c) is not None)
+    return count
+
+
 def split_sentences(text: str) -> list[str]:
     """Split one paragraph into sentences (no sentence spans a line break).
 
@@ -383,6 +435,7 @@ class _Counter:
             [s if s.endswith("\n") else s + "\n" for s in lines]
         text = "".join(parts)
         b = text.encode("utf-8")
+        self._last_text, self._last_bytes = text, b
         if lower:
             if any(ch in b for ch in _KELVIN_DOTTED_I):
                 b = text.lower().encode("utf-8")
@@ -463,10 +516,8 @@ class _Counter:
                 skip[li] = True
             else:
                 n_sent += 1
-        text = "".join(lines[li] if lines[li].endswith("\n") else lines[li] + "\n"
-                       for li in range(n)) if not all(s.endswith("\n") for s in lines) \
-            else "".join(lines)
-        n_sent += len(_BOUNDARY_NL.findall(text))
+        text, orig = self._last_text, self._last_bytes
+        n_sent += _count_boundaries(text, orig)
         for li in np.flatnonzero(skip).tolist():
             if lines[li].strip():
                 n_sent -= len(_BOUNDARY_NL.findall(lines[li]))
