@@ -348,6 +348,8 @@ def test_config_missing_file(tmp_path):
     ({"seed": "x"}, r"seed must be an integer; got 'x'"),
     ({"confidence": 1.5}, r"confidence must be a number in \(0, 1\); got 1.5"),
     ({"tables": "xlsx"}, r"tables must be one of \{.*\}; got 'xlsx'"),
+    ({"scoring": "first_piece"},
+     r"scoring must be one of \{.*\}; got 'first_piece' \(did you mean 'first-piece'"),
     ({"formats": "md,htm"}, r"formats must be a subset of .*; got 'htm' \(did you mean 'html'"),
     ({"base_rates": ""}, r"base_rates must name at least one source"),
     ({"attributes": []}, r"attributes must name at least two attributes"),

@@ -220,6 +220,10 @@ class ProbeConfig:
         if isinstance(self.confidence, bool) or not isinstance(self.confidence, (int, float)) \
                 or not 0.0 < float(self.confidence) < 1.0:
             raise BiasampError(f"confidence must be a number in (0, 1); got {self.confidence!r}")
+        from .scoring import SCORING_MODES  # light: no torch
+        if self.scoring not in SCORING_MODES:
+            raise BiasampError(f"scoring must be one of {set(SCORING_MODES)}; got "
+                               f"{self.scoring!r}{did_you_mean(self.scoring, SCORING_MODES)}")
         if self.tables not in _TABLE_FORMATS:
             raise BiasampError(f"tables must be one of {set(_TABLE_FORMATS)}; got {self.tables!r}")
         bad = [f for f in self.formats if f not in _REPORT_FORMATS]
