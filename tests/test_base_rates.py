@@ -1,6 +1,5 @@
 """Tests of biasamp.base_rates (sources, compat constructions, user CSVs, CLI)."""
 
-import math
 
 import numpy as np
 import pandas as pd
@@ -8,7 +7,7 @@ import pytest
 
 from biasamp import BiasampError, UnknownNameError
 from biasamp.base_rates import (MissingEntriesError, ZeroRowWarning, _vocabulary,
-                                derive_association, get_source, list_sources, read_table_csv,
+                                derive_association, get_source, list_sources,
                                 winobias_groups)
 from biasamp.cli import main
 
