@@ -232,3 +232,15 @@ def test_parquet_tables(tiny, tmp_path):
     assert list(t.columns) == ["template_id", "direction", "task", "attribute", "prob",
                                "log_prob"]
     assert len(t) == 1 * 2 * 32 * 2 and not (out / "tables.csv").exists()
+
+
+def test_unknown_hub_model_is_one_line_exit_2(tmp_path):
+    import os
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-m", "biasamp", "-q", "probe", "--model",
+                           "biasamp-test/no-such-model", "--max-templates", "1", "--base-rates",
+                           "uniform", "--out", str(tmp_path / "o")], capture_output=True,
+                          text=True, timeout=300, env=env, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert "biasamp-test/no-such-model" in proc.stderr and "Traceback" not in proc.stderr

@@ -122,7 +122,18 @@ def run(args) -> int:
         zero_row = getattr(base_rates, "ZeroRowWarning", None)
         if zero_row is not None:
             warnings.simplefilter("ignore", zero_row)
-        results = probe_many(cfg)
+        try:
+            results = probe_many(cfg)
+        except BiasampError as exc:  # one line on the terminal, whatever the library said
+            text = str(exc)
+            if "\n" not in text:
+                raise
+            one_line = " ".join(text.split())
+            try:
+                new = type(exc)(one_line)
+            except Exception:  # pragma: no cover - exotic subclass signature
+                new = BiasampError(one_line)
+            raise new from exc
     if not quiet:
         from ..report import format_value
         for model, res in zip(cfg.models, results):
