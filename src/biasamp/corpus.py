@@ -802,7 +802,7 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
                         word_groups: Mapping[str, Sequence[str]] | None = None,
                         plurals: bool = True, dataset_config: str | None = None,
                         split: str = "train", text_column: str = "text", streaming: bool = True,
-                        n_jobs: int | None = None, chunk_chars: int = _CHUNK_CHARS,
+                        n_jobs: int | None = None, chunk_chars: int | None = None,
                         progress: bool = False, corpus_name: str | None = None) -> CorpusCounts:
     """Count (task, attribute-group) co-occurrences per sentence over a corpus.
 
@@ -825,8 +825,9 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
         Options for ``hf:`` corpora.
     n_jobs : int, optional
         Worker processes; default all cores (``os.cpu_count()``); 1 = in-process.
-    chunk_chars : int
-        About how much text goes to a worker at once (bytes for files, which workers
+    chunk_chars : int, optional
+        Default: 4 MB, or less for small file corpora so that every worker gets about
+        four chunks (at least 256 kB). About how much text goes to a worker at once (bytes for files, which workers
         read themselves as line-aligned byte ranges; characters for datasets); at most
         ``2 * n_jobs`` chunks are in flight, so memory does not depend on the corpus size.
     progress : bool, default False
@@ -852,7 +853,7 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
     rule = _check_rule(rule)
     groups = _default_groups(rule) if word_groups is None else word_groups
     tasks, groups = _check_vocab(tasks, groups)
-    if not isinstance(chunk_chars, int) or chunk_chars < 1:
+    if chunk_chars is not None and (not isinstance(chunk_chars, int) or chunk_chars < 1):
         raise BiasampError(f"chunk_chars must be a positive int; got {chunk_chars!r}")
     if n_jobs is None:
         n_jobs = os.cpu_count() or 1
@@ -870,14 +871,14 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
         except ImportError as exc:  # pragma: no cover - datasets is a dependency
             raise MissingDependencyError("hf: corpora need `pip install datasets`") from exc
         ds = datasets.load_dataset(name, dataset_config, split=split, streaming=streaming)
-        chunks, ranges = _dataset_chunks(ds, text_column, chunk_chars), None
+        chunks, ranges = _dataset_chunks(ds, text_column, chunk_chars or _CHUNK_CHARS), None
         prov["corpus"] = {"kind": "datasets", "name": name, "config": dataset_config,
                           "split": split, "streaming": streaming, "text_column": text_column,
                           "datasets_version": datasets.__version__,
                           "fingerprint": getattr(ds, "_fingerprint", None)}
         unit = "records"
     elif _is_dataset(corpus):
-        chunks, ranges = _dataset_chunks(corpus, text_column, chunk_chars), None
+        chunks, ranges = _dataset_chunks(corpus, text_column, chunk_chars or _CHUNK_CHARS), None
         prov["corpus"] = {"kind": "datasets-object", "text_column": text_column,
                           "fingerprint": getattr(corpus, "_fingerprint", None),
                           "n_records": _len_or_none(corpus)}
@@ -892,12 +893,14 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
         if missing:
             raise BiasampError(f"corpus file(s) not found: {missing}")
         chunks = None
-        ranges = _file_ranges(paths, chunk_chars)
         prov["corpus"] = {"kind": "files",
                           "files": [{"path": str(p), "name": p.name, "bytes": p.stat().st_size,
                                      "sha256": _sha256(p)} for p in paths]}
         total = sum(p.stat().st_size for p in paths)
         unit = "B"
+        if chunk_chars is None:
+            chunk_chars = min(_CHUNK_CHARS, max(1 << 18, total // (4 * n_jobs) + 1))
+        ranges = _file_ranges(paths, chunk_chars)
     prov["corpus"]["name"] = corpus_name or prov["corpus"].get("name") or ", ".join(
         f["name"] for f in prov["corpus"].get("files", [])) or "dataset"
 
