@@ -125,6 +125,8 @@ def test_uniform_exact_and_association():
     assert (p_t == 1.0 / 3).all()                       # exactly 1/|T|
     assert t.association.to_numpy().tolist() == [[-1, 1, 0], [1, -1, 0], [-1, 1, 0]]
     assert t.direction is None and t.tie_tol is None
+    same = get_source("uniform:winobias").table(["nurse", "cook", "tailor"], HST)
+    assert same.association.equals(t.association) and same.joint.equals(t.joint)
     with pytest.raises(MissingEntriesError, match=r"tasks \['astronaut'\] not in .*uniform:SOURCE"):
         get_source("uniform").table(["nurse", "astronaut"], HSS)
     with pytest.raises(MissingEntriesError, match=r"attributes \['man'\]"):

@@ -11,7 +11,8 @@ and a ``provenance`` dict.
 Registered sources (``list_sources()``)::
 
     uniform               equal joint, association from the WinoBias groups
-    uniform:SOURCE        equal joint, association = signs of SOURCE (e.g. uniform:labor-2016)
+    uniform:SOURCE        equal joint, association = signs of SOURCE (e.g. uniform:labor-2016;
+                          uniform:winobias = uniform)
     uniform-wang2021      the paper's +-1e-7 construction (compat; needs direction)
     labor-2016            employed x share (32 WinoBias occupations, c. 2015-2017 CPS)
     labor-2016-shares     [1 - pct_female, pct_female] per occupation (40), P(T) uniform
@@ -852,6 +853,8 @@ def get_source(name: str) -> BaseRateSource:
         return FileSource(name[5:])
     if name.startswith("uniform:"):
         inner = name[len("uniform:"):]
+        if inner == "winobias":  # the default association, spelled out
+            return UniformSource()
         if inner not in _REGISTRY and not inner.startswith("file:"):
             raise unknown_name("base-rate source", inner, list_sources())
         return UniformSource(inner)
