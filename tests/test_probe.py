@@ -270,7 +270,7 @@ def test_compat_pipeline_equals_paper_procedure(kind, attrs, source):
     name = cfg.base_rates[0]
     assert name in base_rates.list_sources()
     at, ta = _random_tables(len(attrs), seed=len(attrs) + (kind == "labor"))
-    ev = evaluate_tables(at, ta, OCC, attrs, [name], n_resamples=100, seed=0)
+    ev = evaluate_tables(at, ta, OCC, attrs, [name], n_resamples=100, seed=0, compat="wang2021")
     base_at, base_ta = _paper_bases(kind, len(attrs))
     s = ev.summary.set_index("direction")
     for direction, tables, base in (("attribute_to_task", at, base_at),
@@ -282,6 +282,33 @@ def test_compat_pipeline_equals_paper_procedure(kind, attrs, source):
         # mean +- population std over the 20 templates, as the paper prints them
         assert s.loc[direction, "mean"] == pytest.approx(np.mean(naive), abs=1e-9)
         assert s.loc[direction, "std"] == pytest.approx(np.std(naive), abs=1e-9)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_compat_wikipedia_zero_rows_count_as_zero():
+    """Paper: a T->A row of zeros has indicator sign(0 - 0) = 0, so its 0/0 diff becomes 0."""
+    base_rates = pytest.importorskip("biasamp.base_rates")
+    at, ta = _random_tables(2, seed=9)
+    counts = (base_rates.get_source("wikipedia-wang2021")
+              .table(OCC, ["he", "she"], direction="task_to_attribute").joint
+              .loc[OCC, ["he", "she"]].to_numpy(dtype=float))
+    # this (small-corpus) table has zero rows, so the quirk matters
+    assert (counts.sum(axis=1) == 0).any()
+    ev = evaluate_tables(at, ta, OCC, ["he", "she"], ["wikipedia-wang2021"], n_resamples=10,
+                         compat="wang2021")
+    s = ev.summary.set_index("direction")
+    for direction, tables in (("attribute_to_task", at), ("task_to_attribute", ta)):
+        naive = [_paper_value(counts, tables[k], direction) for k in range(20)]
+        np.testing.assert_allclose(s.loc[direction, "per_template"], naive, rtol=0, atol=1e-9)
+    # without compat those cells are undefined and left out instead
+    default = evaluate_tables(at, ta, OCC, ["he", "she"], ["wikipedia-wang2021"], n_resamples=10)
+    n_zero = int((counts.sum(axis=1) == 0).sum())
+    v0 = default.summary.set_index("direction").loc["task_to_attribute", "per_template"][0]
+    v1 = s.loc["task_to_attribute", "per_template"][0]
+    # compat mean over 64 cells = default mean over the 64 - 2 * n_zero defined cells x their share
+    assert v1 == pytest.approx(v0 * (64 - 2 * n_zero) / 64, abs=1e-12)
+    with pytest.raises(BiasampError, match=r"compat must be one of \{'wang2021'\} or None"):
+        evaluate_tables(at, ta, OCC, ["he", "she"], ["uniform"], compat="wang")
 
 
 def test_compat_uniform3_they_indicator_quirk():

@@ -382,7 +382,7 @@ def _check_tables(tables, name, n_tasks, n_attr, axis):
 def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequence[str],
                     sources: Sequence, *, template_ids: Sequence[str] | None = None,
                     n_resamples: int = 10_000, seed: int = 0,
-                    confidence: float = 0.95) -> Evaluation:
+                    confidence: float = 0.95, compat: str | None = None) -> Evaluation:
     """BiasAmp-> per template and its aggregates, from fixed probability tables.
 
     Parameters
@@ -401,6 +401,11 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
         Labels of the templates (default ``t0, t1, ...``).
     n_resamples, seed, confidence
         Percentile bootstrap over templates (:func:`biasamp.metrics.bootstrap_ci`).
+    compat : {None, "wang2021"}
+        ``"wang2021"`` follows the paper's code for cells whose association is 0: their
+        contribution is 0 and they count in the mean *even when the base row is all zero*
+        (there the paper's ``0/0`` Δ is overwritten by 0). By default such undefined cells
+        are NaN and left out of the mean (with one warning that counts them).
 
     Returns
     -------
@@ -433,6 +438,8 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
         raise BiasampError(f"template_ids must have {n_tpl} entries; got {len(template_ids)}")
     if not sources:
         raise BiasampError("sources must name at least one base-rate source; got none")
+    if compat is not None and compat not in COMPAT_MODES:
+        raise BiasampError(f"compat must be one of {set(COMPAT_MODES)} or None; got {compat!r}")
 
     summary_rows, pair_frames, tpl_rows, base_prov = [], [], [], {}
     for source in sources:
@@ -463,17 +470,27 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
                 model = np.ascontiguousarray(tables[i])
                 with _one_nan_warning():
                     res = directional_bias_amplification(model, joint, **kwargs)
-                n_nan_cells = max(n_nan_cells, int(res.n_nan))
-                values[i] = res.value
                 bp = _pairs_in_order(res.by_pair, tasks, attributes)
+                value, n_nan = float(res.value), int(res.n_nan)
+                if compat == "wang2021":
+                    # the paper: `if indicator == 0: diff = 0`, then np.nanmean over all cells
+                    zero = (bp["association"] == 0) & np.isnan(bp["contribution"])
+                    if zero.any():
+                        bp["contribution"] = np.where(zero, 0.0, bp["contribution"])
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", RuntimeWarning)
+                            value = float(np.nanmean(bp["contribution"]))
+                        n_nan = int(np.isnan(bp["contribution"]).sum())
+                n_nan_cells = max(n_nan_cells, n_nan)
+                values[i] = value
                 deltas[i] = bp["delta"]
                 contribs[i] = bp["contribution"]
                 p_model[i] = bp["p_model"]
                 if first is None:
                     first = bp
                 tpl_rows.append({"base_rates": name, "direction": direction,
-                                 "template_id": template_ids[i], "value": float(res.value),
-                                 "n_ties": int(res.n_ties), "n_nan": int(res.n_nan)})
+                                 "template_id": template_ids[i], "value": value,
+                                 "n_ties": int(res.n_ties), "n_nan": n_nan})
             if n_nan_cells:
                 log.warning("base source %r, %s: %d of %d (task, attribute) cells are undefined "
                             "(all-zero base row/column) and left out of the value",
@@ -861,7 +878,8 @@ def _probe_one(cfg: ProbeConfig, model: str, *, prepared: dict) -> ProbeResult:
                                                  tasks, attributes)
     ev = evaluate_tables(tables["attribute_to_task"][0], tables["task_to_attribute"][0], tasks,
                          attributes, prepared["sources"], template_ids=tpl_ids,
-                         n_resamples=cfg.n_resamples, seed=cfg.seed, confidence=cfg.confidence)
+                         n_resamples=cfg.n_resamples, seed=cfg.seed, confidence=cfg.confidence,
+                         compat=cfg.compat)
     all_cands = list(dict.fromkeys(c for cands in list(prepared["at"]["candidates"])
                                    + list(prepared["ta"]["candidates"]) for c in cands))
     audit = scorer.audit(all_cands)
