@@ -885,9 +885,7 @@ def _probe_one(cfg: ProbeConfig, model: str, *, prepared: dict) -> ProbeResult:
     audit = scorer.audit(all_cands)
     mass = {"attribute_to_task": _mass_summary(s_at[2]),
             "task_to_attribute": _mass_summary(s_ta[2])}
-    import numpy
-    import pandas
-    versions = {"biasamp": __version__, "numpy": numpy.__version__, "pandas": pandas.__version__,
+    versions = {"biasamp": __version__, "numpy": np.__version__, "pandas": pd.__version__,
                 "python": platform.python_version()}
     try:
         import torch

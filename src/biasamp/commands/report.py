@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
