@@ -290,6 +290,13 @@ def test_order_of_prompts_and_candidates_is_preserved(bert, mode):
     np.testing.assert_allclose(r.log_prob, ref.log_prob[np.ix_(pi, ci)], rtol=0, atol=5e-5)
 
 
+def test_iterables_and_numpy_strings_are_accepted(bert):
+    ref = bert.score(PROMPTS, CANDS)
+    r = bert.score((p for p in PROMPTS), np.array(CANDS))
+    np.testing.assert_array_equal(r.log_prob, ref.log_prob)
+    assert r.prompts == tuple(PROMPTS)
+
+
 def test_per_prompt_candidate_lists(bert):
     per = [["he", "she", "they are"], ["nurse", "janitor", "cook"]]
     r = bert.score(PROMPTS[:2], per, scoring="word")

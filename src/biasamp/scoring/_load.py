@@ -80,6 +80,8 @@ def resolve_device(device):
 def resolve_dtype(dtype, device):
     """Map a dtype name to a torch dtype; float16 needs CUDA (bfloat16 is allowed on CPU)."""
     torch = _torch()
+    if dtype is None:
+        dtype = "float32"
     if isinstance(dtype, torch.dtype):
         dtype = str(dtype).replace("torch.", "")
     aliases = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}

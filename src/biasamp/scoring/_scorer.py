@@ -156,7 +156,7 @@ class MaskedLMScorer:
         mode = _check_scoring(scoring)
         pairs = check_prompts(prompts, blank)
         per, given = check_candidates(candidates, len(pairs))
-        prompts = tuple(prompts)
+        prompts = tuple(pre + blank + post for pre, post in pairs)  # (any iterable given)
         n, k = len(pairs), len(per[0])
         out = np.full((n, k), np.nan)
         todo = np.arange(n)
