@@ -240,7 +240,7 @@ def run_memory(args, vocab):
 
     adjs = [a.strip() for a in Path(args.adjectives).read_text().splitlines() if a.strip()]
     folder = build_model(OUT / "bert-small-random", vocab, small=True)
-    scorer = MaskedLMScorer(folder, device="cpu", batch_size=128)
+    scorer = MaskedLMScorer(folder, device="cpu")  # library defaults (batch_size 32)
     scorer.score(["[BLANK] is a good nurse."], PRONOUNS)  # warm-up
     rss0 = _vm("VmRSS")
     prompts = []

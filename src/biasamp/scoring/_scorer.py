@@ -79,7 +79,7 @@ class MaskedLMScorer:
 
     def __init__(self, model, *, revision=None, device="auto", dtype="float32",
                  trust_remote_code=False, batch_size=32, cache_dir=None, progress=False,
-                 chunk_size=4096):
+                 chunk_size=2048):
         self.batch_size = _check_pos_int("batch_size", batch_size)
         self.chunk_size = _check_pos_int("chunk_size", chunk_size)
         self.progress = bool(progress)
