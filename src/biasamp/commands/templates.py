@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
 from .. import templates as T
 from .._errors import BiasampError
@@ -40,21 +38,8 @@ def register(subparsers) -> None:
                    help="print at most N lines per section (default: all)")
     s.add_argument("--family", default=None, help="only templates of this family")
     s.add_argument("--tense", default=None, help="only templates of this tense")
-    s.set_defaults(func=_pipe_safe(run_show))
-    p.set_defaults(func=_pipe_safe(run_list))
-
-
-def _pipe_safe(func):
-    """Stop quietly (exit 0) when stdout is closed early, e.g. ``biasamp templates show X | head``."""
-    def wrapper(args) -> int:
-        try:
-            return func(args)
-        except BrokenPipeError:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes at exit
-            return 0
-    wrapper.__name__ = func.__name__
-    return wrapper
+    s.set_defaults(func=run_show)
+    p.set_defaults(func=run_list)
 
 
 def run_list(args) -> int:
