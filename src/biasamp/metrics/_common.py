@@ -181,6 +181,33 @@ def check_same(ref_labels, labels, ref_shape, shape, name: str, ref_name: str) -
         raise BiasampError(f"{name} columns do not match {ref_name}: {list(labels)} vs {list(ref_labels)}")
 
 
+def as_label_data(attributes, tasks, attributes_train=None, tasks_train=None):
+    """Validate the ground-truth label matrices of the labels form (and the optional train pair).
+
+    Returns ``(A, a_labels, T, t_labels, Atr, Ttr)``; ``Atr``/``Ttr`` are None when no train
+    matrices are given. Both train matrices or neither; each pair has equal row counts and the
+    train columns match the evaluation columns.
+    """
+    A, a_lab = as_label_matrix(attributes, "attributes", soft=False)
+    T, t_lab = as_label_matrix(tasks, "tasks", soft=False)
+    if A.shape[0] != T.shape[0]:
+        raise BiasampError(f"attributes and tasks must have the same number of rows; "
+                           f"got {A.shape[0]} and {T.shape[0]}")
+    if (attributes_train is None) != (tasks_train is None):
+        given = "attributes_train" if attributes_train is not None else "tasks_train"
+        raise BiasampError(f"give both attributes_train and tasks_train or neither; got only {given}")
+    Atr = Ttr = None
+    if attributes_train is not None:
+        Atr, atr_lab = as_label_matrix(attributes_train, "attributes_train", soft=False)
+        Ttr, ttr_lab = as_label_matrix(tasks_train, "tasks_train", soft=False)
+        if Atr.shape[0] != Ttr.shape[0]:
+            raise BiasampError(f"attributes_train and tasks_train must have the same number of rows; "
+                               f"got {Atr.shape[0]} and {Ttr.shape[0]}")
+        check_same(a_lab, atr_lab, A.shape[1:], Atr.shape[1:], "attributes_train", "attributes")
+        check_same(t_lab, ttr_lab, T.shape[1:], Ttr.shape[1:], "tasks_train", "tasks")
+    return A, a_lab, T, t_lab, Atr, Ttr
+
+
 #: a boolean matrix with at most this many columns is used as row masks in :func:`gram`
 MASK_COLS = 16
 

@@ -10,6 +10,7 @@ import pandas as pd
 
 from .._errors import BiasampError
 from ._common import (
+    as_label_data,
     ATTRIBUTE_TO_TASK,
     DEFAULT_TIE_TOL,
     TASK_TO_ATTRIBUTE,
@@ -255,22 +256,7 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
     """
     direction = canonical_direction(direction)
     tie_tol = check_tie_tol(tie_tol)
-    A, a_lab = as_label_matrix(attributes, "attributes", soft=False)
-    T, t_lab = as_label_matrix(tasks, "tasks", soft=False)
-    if A.shape[0] != T.shape[0]:
-        raise BiasampError(f"attributes and tasks must have the same number of rows; "
-                           f"got {A.shape[0]} and {T.shape[0]}")
-    if (attributes_train is None) != (tasks_train is None):
-        given = "attributes_train" if attributes_train is not None else "tasks_train"
-        raise BiasampError(f"give both attributes_train and tasks_train or neither; got only {given}")
-    if attributes_train is not None:
-        Atr, atr_lab = as_label_matrix(attributes_train, "attributes_train", soft=False)
-        Ttr, ttr_lab = as_label_matrix(tasks_train, "tasks_train", soft=False)
-        if Atr.shape[0] != Ttr.shape[0]:
-            raise BiasampError(f"attributes_train and tasks_train must have the same number of rows; "
-                               f"got {Atr.shape[0]} and {Ttr.shape[0]}")
-        check_same(a_lab, atr_lab, A.shape[1:], Atr.shape[1:], "attributes_train", "attributes")
-        check_same(t_lab, ttr_lab, T.shape[1:], Ttr.shape[1:], "tasks_train", "tasks")
+    A, a_lab, T, t_lab, Atr, Ttr = as_label_data(attributes, tasks, attributes_train, tasks_train)
     if direction == ATTRIBUTE_TO_TASK:
         if task_preds is None:
             raise BiasampError("task_preds is required for direction 'attribute_to_task'; got None")

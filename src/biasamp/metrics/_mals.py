@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._errors import BiasampError
 from ._common import (
+    as_label_data,
     align_to,
     as_label_matrix,
     as_table,
@@ -131,30 +131,13 @@ def mals_bias_amplification_labels(attributes, tasks, *, attribute_preds, task_p
     >>> round(mals_bias_amplification_labels(A, T, attribute_preds=A, task_preds=That).value, 4)
     -0.6
     """
-    A, a_lab = as_label_matrix(attributes, "attributes", soft=False)
-    T, t_lab = as_label_matrix(tasks, "tasks", soft=False)
-    if A.shape[0] != T.shape[0]:
-        raise BiasampError(f"attributes and tasks must have the same number of rows; "
-                           f"got {A.shape[0]} and {T.shape[0]}")
+    A, a_lab, T, t_lab, Atr, Ttr = as_label_data(attributes, tasks, attributes_train, tasks_train)
     Ap, ap_lab = as_label_matrix(attribute_preds, "attribute_preds", soft=True)
     Tp, tp_lab = as_label_matrix(task_preds, "task_preds", soft=True)
     check_same(a_lab, ap_lab, A.shape, Ap.shape, "attribute_preds", "attributes")
     check_same(t_lab, tp_lab, T.shape, Tp.shape, "task_preds", "tasks")
-    if (attributes_train is None) != (tasks_train is None):
-        given = "attributes_train" if attributes_train is not None else "tasks_train"
-        raise BiasampError(f"give both attributes_train and tasks_train or neither; got only {given}")
     with np.errstate(divide="ignore", invalid="ignore"):
         p_base = gram(T, A) / col_sums(T)[:, None]
         p_model = gram(Tp, Ap) / col_sums(Tp)[:, None]
-        if attributes_train is not None:
-            Atr, atr_lab = as_label_matrix(attributes_train, "attributes_train", soft=False)
-            Ttr, ttr_lab = as_label_matrix(tasks_train, "tasks_train", soft=False)
-            if Atr.shape[0] != Ttr.shape[0]:
-                raise BiasampError(f"attributes_train and tasks_train must have the same number of "
-                                   f"rows; got {Atr.shape[0]} and {Ttr.shape[0]}")
-            check_same(a_lab, atr_lab, A.shape[1:], Atr.shape[1:], "attributes_train", "attributes")
-            check_same(t_lab, ttr_lab, T.shape[1:], Ttr.shape[1:], "tasks_train", "tasks")
-            p_ind = gram(Ttr, Atr) / col_sums(Ttr)[:, None]
-        else:
-            p_ind = p_base
+        p_ind = p_base if Atr is None else gram(Ttr, Atr) / col_sums(Ttr)[:, None]
     return _mals(t_lab, a_lab, np.nan_to_num(p_ind, nan=0.0), p_base, p_model)
