@@ -465,6 +465,17 @@ class _Counter:
             return None
         return index_i, index_j
 
+    def _default_piece(self, sent: str):
+        """(task, group) of one sentence under the default rule, or None when it is not counted."""
+        s = sent.lower()
+        occs = {self.form_to_task[m.group()] for m in self.occ_re.finditer(s)}
+        if len(occs) != 1:
+            return None
+        grps = {self.word_to_group[m.group()] for m in self.group_re.finditer(s)}
+        if len(grps) != 1:
+            return None
+        return occs.pop(), grps.pop()
+
     def _count_wang2021_fast(self, lines):
         counts = np.zeros((self.n_tasks, self.n_groups), dtype=np.int64)
         b = self._joined_bytes(lines, lower=False)
@@ -524,28 +535,21 @@ class _Counter:
         hits = self._index.find(b, word_bounded=True)
         kept = 0
         if hits.size:
-            occ_find, grp_find = self.occ_re.finditer, self.group_re.finditer
-            f2t, w2g = self.form_to_task, self.word_to_group
+            piece = self._default_piece
             for li in np.unique(np.searchsorted(ends, hits)).tolist():
                 if skip[li]:
                     continue
                 for sent in split_sentences(lines[li]):
-                    s = sent.lower()
-                    occs = {f2t[m.group()] for m in occ_find(s)}
-                    if len(occs) != 1:
-                        continue
-                    grps = {w2g[m.group()] for m in grp_find(s)}
-                    if len(grps) != 1:
-                        continue
-                    counts[occs.pop(), grps.pop()] += 1
-                    kept += 1
+                    r = piece(sent)
+                    if r is not None:
+                        counts[r] += 1
+                        kept += 1
         return counts, n, n_sent, kept
 
     def _count_wang2021(self, lines):
         counts = np.zeros((self.n_tasks, self.n_groups), dtype=np.int64)
         n_sent = kept = 0
-        search = self.occ_re.search
-        tasks, group_sets = self.tasks, self.group_sets
+        search, piece = self.occ_re.search, self._wang2021_piece
         for line in lines:
             if "=" in line:
                 continue
@@ -555,33 +559,16 @@ class _Counter:
             for sent in line.split("."):
                 if search(sent) is None:
                     continue
-                index_i = None
-                for i, occ in enumerate(tasks):
-                    if occ in sent:
-                        index_i = None if index_i is not None else i
-                if index_i is None:
-                    continue
-                words = set(sent.split(" "))
-                index_j = None
-                for j, gset in enumerate(group_sets):
-                    if gset & words:
-                        if index_j is not None:
-                            if j != 2:
-                                index_j = None
-                            continue
-                        index_j = j
-                if index_j is None:
-                    continue
-                counts[index_i, index_j] += 1
-                kept += 1
+                r = piece(sent)
+                if r is not None:
+                    counts[r] += 1
+                    kept += 1
         return counts, len(lines), n_sent, kept
 
     def _count_default(self, lines):
         counts = np.zeros((self.n_tasks, self.n_groups), dtype=np.int64)
         n_sent = kept = 0
-        occ_search, occ_find = self.occ_re.search, self.occ_re.finditer
-        grp_find = self.group_re.finditer
-        f2t, w2g = self.form_to_task, self.word_to_group
+        occ_search, piece = self.occ_re.search, self._default_piece
         heading = _HEADING.match
         for line in lines:
             if not line.strip() or heading(line):
@@ -592,15 +579,10 @@ class _Counter:
                 continue
             for sent in split_sentences(line):
                 n_sent += 1
-                s = sent.lower()
-                occs = {f2t[m.group()] for m in occ_find(s)}
-                if len(occs) != 1:
-                    continue
-                grps = {w2g[m.group()] for m in grp_find(s)}
-                if len(grps) != 1:
-                    continue
-                counts[occs.pop(), grps.pop()] += 1
-                kept += 1
+                r = piece(sent)
+                if r is not None:
+                    counts[r] += 1
+                    kept += 1
         return counts, len(lines), n_sent, kept
 
 
