@@ -19,8 +19,9 @@ timings are the best of ``--repeats`` (2) interleaved runs: the box is shared an
 
 Memory (``--memory``, run in a subprocess so its peak RSS is its own): 86,000 prompts (the 1347
 adjectives x 32 occupations x 2 tenses, pronoun masked, he/she) scored with ``word`` by a small
-BERT with the same 30522-word vocabulary. Reported: peak RSS (VmHWM) and its growth over the
-RSS after loading; with bert-base the weights add ~440 MB to the same growth.
+BERT with the same 30522-word vocabulary (``--memory-model base``: the bert-base-sized model;
+slow on CPU, about 30 min here). Reported: peak RSS (VmHWM) and its growth over the
+RSS after loading (that RSS already holds the weights: ~440 MB for bert-base in fp32).
 
 Usage::
 
@@ -135,7 +136,6 @@ def _sync(device):
 def run_speed(args, vocab):
     import numpy as np
     import torch
-    from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     from biasamp.scoring import MaskedLMScorer
 
@@ -231,15 +231,17 @@ def _vm(key):
 
 
 def run_memory(args, vocab):
-    """Child process: 86,000 prompts with a small real-vocab BERT; print JSON of RSS numbers."""
+    """Child process: 86,000 prompts with a real-vocab BERT; print JSON of RSS numbers."""
     import torch
 
     from biasamp.scoring import MaskedLMScorer
 
-    torch.set_num_threads(1)  # a tiny model gains nothing from threads
+    small = args.memory_model == "small"
+    if small:
+        torch.set_num_threads(1)  # a tiny model gains nothing from threads
 
     adjs = [a.strip() for a in Path(args.adjectives).read_text().splitlines() if a.strip()]
-    folder = build_model(OUT / "bert-small-random", vocab, small=True)
+    folder = build_model(OUT / f"bert-{args.memory_model}-random", vocab, small=small)
     scorer = MaskedLMScorer(folder, device="cpu")  # library defaults (batch_size 32)
     scorer.score(["[BLANK] is a good nurse."], PRONOUNS)  # warm-up
     rss0 = _vm("VmRSS")
@@ -253,7 +255,7 @@ def run_memory(args, vocab):
     t0 = time.perf_counter()
     r = scorer.score(prompts, PRONOUNS, scoring="word")
     dt = time.perf_counter() - t0
-    print(json.dumps({"prompts": len(prompts), "seconds": round(dt, 1),
+    print(json.dumps({"prompts": len(prompts), "model": args.memory_model, "seconds": round(dt, 1),
                       "rss_after_load_mb": round(rss0, 1), "peak_rss_mb": round(_vm("VmHWM"), 1),
                       "rss_end_mb": round(_vm("VmRSS"), 1),
                       "result_mb": round((r.log_prob.nbytes * 2 + r.mass.nbytes) / 2**20, 1)}))
@@ -271,6 +273,9 @@ def main(argv=None):
     ap.add_argument("--skip-memory", action="store_true")
     ap.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--n-memory", type=int, default=86_000)
+    ap.add_argument("--memory-model", choices=("small", "base"), default="small",
+                    help="BERT for the memory run: small (2x64, quick) or base (110M, slow on CPU)")
+    ap.add_argument("--memory-only", action="store_true", help="skip the speed comparison")
     ap.add_argument("--adjectives", default=str(Path(os.environ.get(
         "BIASAMP_SHARED", "/work/shared")) / "data/adjectives/english-adjectives.txt"))
     ap.add_argument("--json", help="write the numbers to this JSON file")
@@ -287,20 +292,21 @@ def main(argv=None):
     if args.memory_child:
         run_memory(args, vocab)
         return 0
-    report = run_speed(args, vocab)
+    report = {} if args.memory_only else run_speed(args, vocab)
     if not args.skip_memory:
         if not Path(args.adjectives).is_file():
             print(f"memory: skipped (adjective list {args.adjectives} not found)")
         else:
             cmd = [sys.executable, __file__, "--memory-child", "--vocab", str(vocab),
-                   "--n-memory", str(args.n_memory), "--adjectives", args.adjectives]
+                   "--n-memory", str(args.n_memory), "--adjectives", args.adjectives,
+                   "--memory-model", args.memory_model]
             res = subprocess.run(cmd, capture_output=True, text=True, check=True)
             mem = json.loads(res.stdout.strip().splitlines()[-1])
             report["memory"] = mem
-            print(f"memory: {mem['prompts']} prompts (word, small BERT, 30522-word vocab) in "
-                  f"{mem['seconds']} s: RSS after load {mem['rss_after_load_mb']} MB, peak "
+            print(f"memory: {mem['prompts']} prompts (word, {args.memory_model} BERT, 30522-word "
+                  f"vocab) in {mem['seconds']} s: RSS after load {mem['rss_after_load_mb']} MB, peak "
                   f"{mem['peak_rss_mb']} MB (growth {mem['peak_rss_mb'] - mem['rss_after_load_mb']:.0f}"
-                  f" MB); bert-base weights add ~440 MB (fp32)")
+                  f" MB)")
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
     return 0
