@@ -150,3 +150,28 @@ def test_format_errors(result_dir):
         build_report(result_dir, formats="")
     with pytest.raises(BiasampError, match="result_dirs must name at least one"):
         compare_table([])
+
+
+def test_fig5_says_how_many_tasks_have_no_base_data(result_dir, tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    from biasamp.report._plots import plot_fig5
+
+    results = load_results(result_dir)
+    rows = results["by_pair"]
+    ta = [r for r in rows if r["direction"] == "task_to_attribute"]
+    task = ta[0]["task"]
+    for r in ta:
+        if r["task"] == task:
+            r["p_base"] = float("nan")  # an all-zero base row: P(a | task) undefined
+    titles = []
+    real_close = plt.close
+
+    def close(fig=None):
+        titles.extend(ax.get_title() for ax in fig.axes)
+        real_close(fig)
+
+    monkeypatch.setattr(plt, "close", close)
+    plot_fig5(results, tmp_path / "fig5.png")
+    assert any("1 task(s) without base data (all-zero row) not shown" in t for t in titles)
+    assert (tmp_path / "fig5.png").read_bytes()[:4] == b"\x89PNG"

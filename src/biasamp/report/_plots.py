@@ -76,8 +76,10 @@ def plot_fig5(results: dict, path) -> Path:
         ax.set_ylim(-0.02, 1.02)
         ax.set_aspect("equal")
         ax.set_xlabel(f"base P({first} | task): {src}")
-        ax.set_ylabel(f"model P({first} | task), mean over templates")
-        ax.set_title(f"{src}: blue = associated with {first}", fontsize=9)
+        ax.set_ylabel(f"model P({first} | task), mean ± std over templates")
+        missing = int((~np.isfinite(x)).sum())
+        note = f"\n{missing} task(s) without base data (all-zero row) not shown" if missing else ""
+        ax.set_title(f"{src}: blue = associated with {first}{note}", fontsize=9)
         ax.legend(loc="upper left", fontsize=7)
     model = results.get("provenance", {}).get("model", "")
     fig.suptitle(f"P({first} | task): model vs base source ({model})", fontsize=11)
