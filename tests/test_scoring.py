@@ -585,3 +585,91 @@ def test_first_piece_matches_fitbert_if_installed(bert_dir, bert):
         prob = np.asarray(prob) / np.sum(prob)
         for j, c in enumerate(cands):
             assert abs(prob[ranked.index(c)] - ours.prob[i, j]) < 1e-6
+
+
+# ----------------------------------------------------------------------------- SentencePiece (ALBERT)
+@pytest.fixture(scope="module")
+def albert_dir(tmp_path_factory):
+    return tm.make_tiny_albert(tmp_path_factory.mktemp("albert"))
+
+
+@pytest.fixture(scope="module")
+def albert(albert_dir):
+    return MaskedLMScorer(albert_dir, device="cpu", batch_size=7)
+
+
+def _filled_context(tok, prompt, cand, n_masks):
+    """Ids of the filled sentence with the candidate's pieces replaced by ``n_masks`` masks.
+
+    The candidate's pieces are its own tokenisation, found right after [CLS] and the tokens of
+    the text before the blank; also returns those piece ids and the mask positions.
+    """
+    ids = tok(prompt.replace("[BLANK]", cand))["input_ids"]
+    piece_ids = tok.convert_tokens_to_ids(tok.tokenize(cand))
+    k = len(piece_ids)
+    s = 1 + len(tok(prompt.split("[BLANK]")[0], add_special_tokens=False)["input_ids"])
+    assert ids[s:s + k] == piece_ids, (prompt, cand, ids, piece_ids)
+    ctx = ids[:s] + [tok.mask_token_id] * n_masks + ids[s + k:]
+    return ctx, piece_ids, list(range(s, s + n_masks))
+
+
+def naive_filled(path, prompts, cands, mode):
+    """Per-candidate, unbatched first-piece / chain-rule scores on filled-sentence contexts."""
+    tok, model = _load(path)
+    out = np.zeros((len(prompts), len(cands)))
+    for i, p in enumerate(prompts):
+        for j, c in enumerate(cands):
+            if mode == "first-piece":
+                ctx, piece_ids, (pos,) = _filled_context(tok, p, c, 1)
+                out[i, j] = _full_logp(model, ctx)[pos, piece_ids[0]].item()
+                continue
+            ctx, piece_ids, pos = _filled_context(tok, p, c, len(tok.tokenize(c)))
+            total = 0.0
+            for t in range(len(piece_ids)):
+                step = list(ctx)
+                for u in range(t):
+                    step[pos[u]] = piece_ids[u]
+                total += _full_logp(model, step)[pos[t], piece_ids[t]].item()
+            out[i, j] = total
+    return out
+
+
+def test_albert_sentencepiece_pieces(albert):
+    assert type(albert.tokenizer).__name__ == "AlbertTokenizer" and albert.tokenizer.is_fast
+    audit = albert.audit(["nurse", "janitor", "hairdresser", "they are"])
+    assert audit["pieces"].tolist() == [("\u2581nurse",), ("\u2581jan", "itor"),
+                                        ("\u2581hair", "dress", "er"), ("\u2581they", "\u2581are")]
+    assert audit["n_pieces"].tolist() == [1, 2, 3, 2]
+    start = albert.audit(["nurse"], prompt="[BLANK] is here.")  # sentence start: same piece
+    assert start["pieces"][0] == ("\u2581nurse",)
+
+
+@pytest.mark.parametrize("mode", ["first-piece", "word"])
+def test_albert_equals_naive_per_candidate_loop(albert, albert_dir, mode):
+    r = albert.score(PROMPTS, CANDS, scoring=mode)
+    ref = naive_filled(albert_dir, PROMPTS, CANDS, mode)
+    np.testing.assert_allclose(r.log_prob, ref, rtol=0, atol=5e-5)
+
+
+def test_albert_pll_equals_naive(albert, albert_dir):
+    prompts, cands = PROMPTS[:3], ["nurse", "janitor", "they are"]
+    r = albert.score(prompts, cands, scoring="pll")
+    np.testing.assert_allclose(r.log_prob, naive_pll(albert_dir, prompts, cands), rtol=0, atol=1e-4)
+
+
+def test_albert_context_is_the_filled_sentence_not_the_masked_string(albert, albert_dir):
+    # SentencePiece's Metaspace pre-tokenizer starts a new word after the [MASK] token, so the
+    # literal masked string "good [MASK]." tokenises to '[MASK]', '\u2581', '.': a piece the
+    # real sentence "good nurse." never has. The scorer masks the pieces of the filled
+    # sentence instead, so the model sees the sentence as it is tokenised.
+    tok = albert.tokenizer
+    prompt = "he is a good [BLANK]."
+    masked_string = tok.convert_ids_to_tokens(tok(prompt.replace("[BLANK]", "[MASK]"))["input_ids"])
+    assert masked_string[-4:] == ["[MASK]", "\u2581", ".", "[SEP]"]
+    ctx, _, _ = _filled_context(tok, prompt, "nurse", 1)
+    assert tok.convert_ids_to_tokens(ctx)[-3:] == ["[MASK]", ".", "[SEP]"]
+    r = albert.score([prompt], ["nurse", "cook"], scoring="first-piece")
+    np.testing.assert_allclose(r.log_prob, naive_filled(albert_dir, [prompt], ["nurse", "cook"],
+                                                        "first-piece"), rtol=0, atol=2e-5)
+    assert not np.allclose(r.log_prob, naive_first_piece(albert_dir, [prompt], ["nurse", "cook"]),
+                           rtol=0, atol=1e-3)

@@ -7,8 +7,8 @@ returns its path, so tests load it exactly like a real model::
     AutoTokenizer.from_pretrained(path)
 
 The weights are random but deterministic (``torch.manual_seed(seed)``); the vocabularies are
-written by hand (WordPiece) or trained in-process with the ``tokenizers`` library (byte-level
-BPE), so nothing is downloaded.  The WordPiece vocabulary holds the words of the standard
+written by hand (WordPiece; SentencePiece-style Unigram pieces with scores) or trained in-process
+with the ``tokenizers`` library (byte-level BPE), so nothing is downloaded.  The WordPiece vocabulary holds the words of the standard
 templates and pronouns, the WinoBias occupations, punctuation and single letters; some
 occupations are deliberately split into several pieces (``janitor -> jan ##itor``,
 ``hairdresser -> hair ##dre ##sser``) so that multi-piece handling is exercised.
@@ -27,6 +27,7 @@ __all__ = [
     "OCCUPATIONS",
     "SPLIT_OCCUPATIONS",
     "TEMPLATE_WORDS",
+    "make_tiny_albert",
     "make_tiny_bert",
     "make_tiny_distilbert",
     "make_tiny_roberta",
@@ -246,5 +247,65 @@ def make_tiny_roberta(path, *, seed=0, hidden_size=32, num_layers=2, initializer
     )
     torch.manual_seed(seed)
     model = RobertaForMaskedLM(config).eval()
+    model.save_pretrained(str(path))
+    return path
+
+
+#: Occupations written to the ALBERT (SentencePiece Unigram) vocabulary as several pieces only;
+#: the Viterbi segmentation then yields exactly these pieces.
+SPLIT_OCCUPATIONS_SP = {
+    "janitor": ("\u2581jan", "itor"),
+    "salesperson": ("\u2581sales", "person"),
+    "cashier": ("\u2581cash", "ier"),
+    "hairdresser": ("\u2581hair", "dress", "er"),
+}
+
+
+def unigram_vocab():
+    """Return the ``(piece, score)`` list of :func:`make_tiny_albert` (SentencePiece style).
+
+    Specials first (``<pad>``, ``<unk>``, ``[CLS]``, ``[SEP]``, ``[MASK]``, ALBERT's order of
+    the first five ids), then ``\u2581`` and punctuation, single letters (low scores: a fallback
+    that is never preferred), then ``\u2581``-prefixed template words, adjectives and
+    occupations, the split ones as :data:`SPLIT_OCCUPATIONS_SP`.
+    """
+    sp = "\u2581"
+    vocab = [("<pad>", 0.0), ("<unk>", 0.0), ("[CLS]", 0.0), ("[SEP]", 0.0), ("[MASK]", 0.0),
+             (sp, -4.0)]
+    vocab += [(c, -4.0) for c in _PUNCT]
+    vocab += [(c, -8.0) for c in _LETTERS] + [(sp + c, -8.0) for c in _LETTERS]
+    pieces = [sp + w for w in TEMPLATE_WORDS + ADJECTIVES]
+    for occ in OCCUPATIONS:
+        pieces += list(SPLIT_OCCUPATIONS_SP.get(occ, (sp + occ,)))
+    seen = {p for p, _ in vocab}
+    for piece in pieces:
+        if piece not in seen:
+            seen.add(piece)
+            vocab.append((piece, -3.0))
+    return vocab
+
+
+def make_tiny_albert(path, *, seed=0, hidden_size=32, num_layers=2, initializer_range=0.5):
+    """Write a tiny random ``AlbertForMaskedLM`` with a SentencePiece-style Unigram tokenizer.
+
+    The tokenizer is transformers' ``AlbertTokenizer`` (Unigram model, ``\u2581`` word-start
+    pieces, lower-casing, ``[MASK]``) built from :func:`unigram_vocab`, so no ``spiece.model``
+    has to be trained or downloaded. Parameters and return value as :func:`make_tiny_bert`.
+    """
+    import torch
+    from transformers import AlbertConfig, AlbertForMaskedLM, AlbertTokenizer
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    tok = AlbertTokenizer(vocab=unigram_vocab(), model_max_length=64)
+    tok.save_pretrained(str(path))
+    config = AlbertConfig(
+        vocab_size=len(tok), embedding_size=16, hidden_size=hidden_size,
+        num_hidden_layers=num_layers, num_attention_heads=2, intermediate_size=2 * hidden_size,
+        max_position_embeddings=64, pad_token_id=tok.pad_token_id,
+        initializer_range=initializer_range,
+    )
+    torch.manual_seed(seed)
+    model = AlbertForMaskedLM(config).eval()
     model.save_pretrained(str(path))
     return path
