@@ -967,6 +967,24 @@ def _masked(t: Template, direction: str, attribute: str, task: str,
     return prompt, "".join(rendered[lo:hi])
 
 
+
+def _shared_prompt(t, direction, pairs, tset, *, varying):
+    """The one masked prompt of template ``t`` for (attribute, task) ``pairs`` and their spans.
+
+    Only the blank may change along ``pairs``; ``varying`` names what changes (for the error).
+    """
+    spans = []
+    prompt = None
+    for a, task in pairs:
+        p, span = _masked(t, direction, a, task, tset)
+        if prompt is None:
+            prompt = p
+        elif p != prompt:  # pragma: no cover - excluded by _validate_template
+            raise BiasampError(f"template {t.id!r}: the prompt depends on the {varying} "
+                               f"outside the blank ({prompt!r} vs {p!r})")
+        spans.append(span)
+    return prompt, tuple(spans)
+
 def build_prompts(template_set: TemplateSet | str | Path, attributes: str | Sequence[str],
                   tasks: TaskVocabulary | str | Path | Sequence[str], *,
                   direction: str) -> pd.DataFrame:
@@ -1011,30 +1029,14 @@ def build_prompts(template_set: TemplateSet | str | Path, attributes: str | Sequ
     for t in tset.templates:
         if direction == "task_to_attribute":
             for task in words:
-                spans = []
-                prompt = None
-                for a in attrs:
-                    p, span = _masked(t, direction, a, task, tset)
-                    if prompt is None:
-                        prompt = p
-                    elif p != prompt:  # pragma: no cover - excluded by _validate_template
-                        raise BiasampError(f"template {t.id!r}: the prompt depends on the "
-                                           f"attribute outside the blank ({prompt!r} vs {p!r})")
-                    spans.append(span)
-                rows.append((t.id, direction, None, task, prompt, tuple(spans)))
+                prompt, spans = _shared_prompt(t, direction, [(a, task) for a in attrs], tset,
+                                               varying="attribute")
+                rows.append((t.id, direction, None, task, prompt, spans))
         else:
             for a in attrs:
-                spans = []
-                prompt = None
-                for task in words:
-                    p, span = _masked(t, direction, a, task, tset)
-                    if prompt is None:
-                        prompt = p
-                    elif p != prompt:  # pragma: no cover - excluded by _validate_template
-                        raise BiasampError(f"template {t.id!r}: the prompt depends on the "
-                                           f"task outside the blank ({prompt!r} vs {p!r})")
-                    spans.append(span)
-                rows.append((t.id, direction, a, None, prompt, tuple(spans)))
+                prompt, spans = _shared_prompt(t, direction, [(a, task) for task in words], tset,
+                                               varying="task")
+                rows.append((t.id, direction, a, None, prompt, spans))
     return _frame(rows, ["template_id", "direction", "attribute", "task", "prompt", "candidates"],
                   object_cols=("attribute", "task", "candidates"))
 

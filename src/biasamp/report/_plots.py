@@ -42,6 +42,20 @@ def _order(results: dict, key: str) -> list[str]:
     return list(dict.fromkeys(df[key].astype(str)))
 
 
+def _model(results: dict) -> str:
+    return results.get("provenance", {}).get("model", "")
+
+
+def _save(plt, fig, path, title: str) -> Path:
+    """Title, tight layout, write the PNG, close the figure."""
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plot_fig5(results: dict, path) -> Path:
     """The paper's Fig. 5 analogue: model vs base ``P(first attribute | task)``.
 
@@ -81,13 +95,7 @@ def plot_fig5(results: dict, path) -> Path:
         note = f"\n{missing} task(s) without base data (all-zero row) not shown" if missing else ""
         ax.set_title(f"{src}: blue = associated with {first}{note}", fontsize=9)
         ax.legend(loc="upper left", fontsize=7)
-    model = results.get("provenance", {}).get("model", "")
-    fig.suptitle(f"P({first} | task): model vs base source ({model})", fontsize=11)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path, f"P({first} | task): model vs base source ({_model(results)})")
 
 
 def plot_forest(results: dict, path, *, source: str | None = None) -> Path:
@@ -120,12 +128,7 @@ def plot_forest(results: dict, path, *, source: str | None = None) -> Path:
         ax.set_xlabel(f"\u0394 = model \u2212 base of {unit}")
         ax.set_title(f"{_DIR_LABEL[direction]} vs {source} (blue: base associates task "
                      f"with {first})", fontsize=9)
-    fig.suptitle(f"Per-task \u0394 with bootstrap CIs over templates ({first})", fontsize=11)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path, f"Per-task \u0394 with bootstrap CIs over templates ({first})")
 
 
 def sign_agreement(results: dict) -> pd.DataFrame:
@@ -208,13 +211,7 @@ def plot_base_rate_panel(results: dict, path) -> Path:
     ax.set_title("sign agreement of the association\n(upper: A\u2192T, lower: T\u2192A)",
                  fontsize=10)
     fig.colorbar(im, ax=ax, fraction=0.046)
-    model = results.get("provenance", {}).get("model", "")
-    fig.suptitle(f"Base-rate comparison ({model})", fontsize=11)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path, f"Base-rate comparison ({_model(results)})")
 
 
 def plot_all(results: dict, out_dir) -> dict[str, Path]:
