@@ -35,13 +35,7 @@ PROMPTS = [
 CANDS = ["nurse", "janitor", "hairdresser", "they are", "cook", "salesperson"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    # tiny models gain nothing from threads; on a busy 2-core box two threads are 20x slower
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
