@@ -32,7 +32,7 @@ from biasamp.templates import (
 )
 
 TEMPLATES = data_dir("templates")
-TASKS = TEMPLATES / "tasks"  # byte copies of shared/data files (sha256 checked below)
+TASKS = TEMPLATES.parent / "base_rates"  # the one copy of each vocabulary data file (sha256 checked below)
 
 # The paper's 20 sentences (Sec. 5.3 / fit_sentences.py --version 10), written out by hand.
 WANG_HE = [
@@ -412,7 +412,7 @@ def test_shipped_task_vocabularies():
     assert len(v40) == 40 and v40.words[0] == "supervisor" and "CEO" in v40.words
     assert [v40.groups[w] for w in v40.words] == ["male_biased"] * 20 + ["female_biased"] * 20
     v60 = load_tasks("winogender60")
-    assert v60.words == _csv_column(TASKS / "winogender_occupations-stats.tsv", "occupation", "\t")
+    assert v60.words == _csv_column(TASKS / "winogender_occupations_stats.tsv", "occupation", "\t")
     assert len(v60) == 60 and v60.groups == {}
     assert v40.sha256 == "3ee796761c0fa13a3a018bca663f909a878e531528b1cc9cc497e4afe2d74df7"
     assert v60.sha256 == "3f7f37c16381a70571356982ea7fe613ac700ad04a6d3b19b9f2be18248df567"
@@ -658,7 +658,7 @@ def test_generator_with_inline_words_and_drop(tmp_path):
 def test_every_data_file_is_documented_with_its_hash():
     readme = (TEMPLATES / "README.md").read_text()
     files = sorted(p for p in TEMPLATES.rglob("*") if p.is_file() and p.name != "README.md")
-    assert len(files) >= 14
+    assert len(files) >= 9  # 5 set files + english-adjectives.txt + 3 vocabulary TOMLs (data in base_rates/)
     for p in files:
         rel = p.relative_to(TEMPLATES).as_posix()
         assert rel in readme, rel

@@ -1,12 +1,15 @@
-"""Exception hierarchy of biasamp.
+"""Exceptions and warnings of biasamp.
 
 Every error raised for bad user input subclasses :class:`BiasampError`, which is
-itself a :class:`ValueError`, so callers can catch either.
+itself a :class:`ValueError`, so callers can catch either. Each warned condition has one
+class (sklearn's ``UndefinedMetricWarning`` idea): it is warned once where it arises and
+never also logged; the CLI prints each distinct warning once.
 """
 
 from __future__ import annotations
 
-__all__ = ["BiasampError", "MissingDependencyError", "UnknownNameError"]
+__all__ = ["BiasampError", "BiasampWarning", "MissingDependencyError", "UndefinedCellsWarning",
+           "UnknownNameError", "ZeroRowWarning"]
 
 
 class BiasampError(ValueError):
@@ -22,3 +25,16 @@ class UnknownNameError(BiasampError, KeyError):
 
 class MissingDependencyError(BiasampError, ImportError):
     """An optional dependency is needed for the requested feature."""
+
+
+class BiasampWarning(UserWarning):
+    """Base class of biasamp's warnings."""
+
+
+class UndefinedCellsWarning(BiasampWarning, RuntimeWarning):
+    """Some (task, attribute) cells of BiasAmp-> are undefined (empty conditioning set) and
+    are left out of the value."""
+
+
+class ZeroRowWarning(BiasampWarning):
+    """Some requested tasks have an all-zero row in a base-rate table (P(A|T) undefined)."""

@@ -1,13 +1,26 @@
-"""Small helpers shared by the name registries (template sets, base-rate sources, ...)."""
+"""One small registry class behind every named thing (template sets, task vocabularies,
+base-rate sources, scoring modes, compat modes, report formats, subcommands).
+
+>>> r = Registry("colour")
+>>> r.register("red", 1, description="warm")
+1
+>>> r.get("red"), r.names(), "red" in r
+(1, ['red'], True)
+>>> r.get("rde")
+Traceback (most recent call last):
+...
+biasamp._errors.UnknownNameError: unknown colour 'rde' (did you mean 'red'?); available: red
+"""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
-from ._errors import UnknownNameError
+from ._errors import BiasampError, UnknownNameError
 
-__all__ = ["did_you_mean", "unknown_name"]
+__all__ = ["Registry", "did_you_mean", "unknown_name"]
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
@@ -21,12 +34,88 @@ def did_you_mean(name: str, choices: Iterable[str]) -> str:
 
 
 def unknown_name(kind: str, name: str, choices: Iterable[str]) -> UnknownNameError:
-    """Build the error for an unknown registry name, listing what exists.
+    """Build the error for an unknown name, listing what exists.
 
     >>> str(unknown_name("template set", "wang", ["wang2021", "lu2019"]))
     "unknown template set 'wang' (did you mean 'wang2021'?); available: lu2019, wang2021"
     """
-    choices = sorted(choices)
+    choices = sorted(map(str, choices))
     return UnknownNameError(
         f"unknown {kind} {name!r}{did_you_mean(name, choices)}; available: {', '.join(choices)}"
     )
+
+
+class Registry:
+    """Names mapped to objects, with descriptions and "did you mean" errors.
+
+    Parameters
+    ----------
+    kind : str
+        What the registry holds, for messages ("base-rate source").
+    extra_names : iterable of str
+        Spellings shown in "available" lists that are not plain entries (``file:PATH.csv``).
+    loader : callable, optional
+        Called once, before the first lookup, to fill the registry (lazy data scans).
+    """
+
+    def __init__(self, kind: str, *, extra_names: Iterable[str] = (),
+                 loader: Callable[[Registry], None] | None = None):
+        self.kind = kind
+        self.extra_names = tuple(extra_names)
+        self._items: dict[str, Any] = {}
+        self._descriptions: dict[str, str] = {}
+        self._loader = loader
+
+    def _load(self) -> None:
+        if self._loader is not None:
+            loader, self._loader = self._loader, None
+            loader(self)
+
+    def register(self, name: str, obj: Any = None, *, description: str = ""):
+        """Register ``obj`` under ``name`` (or decorate: ``@registry.register("name")``)."""
+        if obj is None:
+            def deco(o):
+                self.register(name, o, description=description)
+                return o
+            return deco
+        if not isinstance(name, str) or not name:
+            raise BiasampError(f"{self.kind} name must be a non-empty string; got {name!r}")
+        if name in self._items:
+            raise BiasampError(f"{self.kind} {name!r} is already registered")
+        self._items[name] = obj
+        self._descriptions[name] = description
+        return obj
+
+    def get(self, name: str) -> Any:
+        """The object registered as ``name``; :class:`UnknownNameError` with "did you mean"."""
+        self._load()
+        if isinstance(name, str) and name in self._items:
+            return self._items[name]
+        raise unknown_name(self.kind, name, list(self._items) + list(self.extra_names))
+
+    def names(self) -> list[str]:
+        """Registered names in registration order."""
+        self._load()
+        return list(self._items)
+
+    def description(self, name: str) -> str:
+        """The description given at registration."""
+        self.get(name)
+        return self._descriptions[name]
+
+    def items(self) -> list[tuple[str, Any]]:
+        self._load()
+        return list(self._items.items())
+
+    def __contains__(self, name) -> bool:
+        self._load()
+        return name in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}, {self.names()})"

@@ -1,0 +1,257 @@
+"""Task vocabularies (occupations): one loader for templates, base rates, corpus and CLI.
+
+A vocabulary is given as
+
+* a shipped name (:func:`list_task_sets`: ``winobias32``, ``winobias40``, ``winogender60``),
+  described by a TOML file in ``templates/tasks/`` that points at its data file;
+* a file: ``.csv``/``.tsv`` with a header and a ``task`` (or ``occupation``) column and an
+  optional ``group`` column (``male_biased``, ``female_biased`` or empty), ``.txt`` with one
+  word per line (blank lines and ``#`` comments ignored), or a ``.toml`` description; a
+  leading ``@`` is accepted (``@my_jobs.txt``);
+* the words themselves: a list, or a comma-separated string (``"nurse,cook"``; a single
+  word needs a trailing comma: ``"nurse,"``).
+
+Anything else is an error with "did you mean" (a misspelt name is never taken as a word).
+
+>>> v = load_tasks("winobias32")
+>>> len(v), v.words[:3], v.groups["nurse"]
+(32, ['janitor', 'cook', 'mover'], 'female_biased')
+>>> load_tasks("nurse, cook").words
+['nurse', 'cook']
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._conventions import BLANK
+from ._data import data_dir
+from ._errors import BiasampError
+from ._files import (check_keys, check_metadata, looks_like_path, read_toml,
+                     resolve_name_or_path, sha256_bytes, str_field)
+from ._registry import Registry, did_you_mean
+
+__all__ = ["GROUPS", "TASK_SETS", "TaskVocabulary", "list_task_sets", "load_tasks"]
+
+#: Groups a vocabulary may declare per word.
+GROUPS = ("male_biased", "female_biased")
+
+_VOCAB_REQUIRED = ("name", "description", "file", "word_column", "source", "year", "license")
+_VOCAB_OPTIONAL = ("group_column", "url", "notes")
+
+
+def _scan(registry: Registry) -> None:
+    for path in sorted((data_dir("templates") / "tasks").glob("*.toml")):
+        registry.register(path.stem, path)
+
+
+#: Shipped vocabularies: name -> TOML path (filled from ``templates/tasks/`` on first use).
+TASK_SETS = Registry("task vocabulary", extra_names=("a,b,c", "@FILE", "PATH.csv"),
+                     loader=_scan)
+
+
+@dataclass(frozen=True)
+class TaskVocabulary:
+    """An ordered list of task words (occupations) with optional groups.
+
+    Attributes
+    ----------
+    name, description : str
+    words : list of str
+        In file order.
+    groups : dict
+        word -> ``"male_biased"`` / ``"female_biased"`` where the source declares it
+        (words without a group are absent).
+    provenance : dict
+        ``source``, ``year``, ``license``, ``file``, ``sha256`` (of the data file) ...
+    sha256 : str or None
+        Hash of the data file's bytes (None for words given inline).
+    path : pathlib.Path or None
+        The data file (None for words given inline).
+    """
+
+    name: str
+    description: str
+    words: list
+    groups: dict
+    provenance: dict
+    sha256: str | None
+    path: Path | None
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+def list_task_sets() -> list[str]:
+    """Names of the shipped task vocabularies.
+
+    >>> list_task_sets()
+    ['winobias32', 'winobias40', 'winogender60']
+    """
+    return sorted(TASK_SETS.names())
+
+
+def check_words(words: Sequence[str], where: str) -> list[str]:
+    """Stripped, non-empty, distinct words without braces or the blank."""
+    if not words:
+        raise BiasampError(f"{where}: the vocabulary is empty")
+    out, seen = [], {}
+    for i, w in enumerate(words, 1):
+        if not isinstance(w, str):
+            raise BiasampError(f"{where}: entry {i} must be a string; got {w!r}")
+        w = w.strip()
+        if not w:
+            raise BiasampError(f"{where}: entry {i} is empty")
+        if any(c in w for c in "{}") or BLANK in w:
+            raise BiasampError(f"{where}: entry {i} {w!r} contains a brace or {BLANK!r}")
+        if w in seen:
+            raise BiasampError(f"{where}: duplicate word {w!r} (entries {seen[w]} and {i})")
+        seen[w] = i
+        out.append(w)
+    return out
+
+
+def _decode(data: bytes, where: str) -> str:
+    if b"\x00" in data:
+        raise BiasampError(f"{where}: not a text file (it contains NUL bytes)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BiasampError(f"{where}: not UTF-8: {exc}") from None
+
+
+def _read_table(data: bytes, suffix: str, word_column: str | None, group_column: str | None,
+                where: str) -> tuple[list[str], dict[str, str]]:
+    text = _decode(data, where)
+    if suffix == ".txt":
+        words = [w.strip() for w in text.splitlines()]
+        return [w for w in words if w and not w.startswith("#")], {}
+    delimiter = "\t" if suffix == ".tsv" else ","
+    rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter)
+            if any(c.strip() for c in r)]
+    if not rows:
+        raise BiasampError(f"{where}: the file is empty (a header row is required)")
+    header = [h.strip() for h in rows[0]]
+    if word_column is None:
+        word_column = next((c for c in ("task", "occupation") if c in header), None)
+        if word_column is None:
+            raise BiasampError(f"{where}: needs a 'task' or 'occupation' column; columns are "
+                               f"{header}")
+        if group_column is None and "group" in header:
+            group_column = "group"
+    for col in (word_column, group_column):
+        if col is not None and col not in header:
+            raise BiasampError(f"{where}: column {col!r} not found; columns are {header}")
+    wi = header.index(word_column)
+    gi = header.index(group_column) if group_column is not None else None
+    words, groups = [], {}
+    for line_no, row in enumerate(rows[1:], 2):
+        if len(row) != len(header):
+            raise BiasampError(f"{where}: row {line_no} has {len(row)} fields, the header has "
+                               f"{len(header)}: {row!r}")
+        word = row[wi].strip()
+        words.append(word)
+        if gi is not None and row[gi].strip():
+            g = row[gi].strip()
+            if g not in GROUPS:
+                raise BiasampError(f"{where}: row {line_no}: {group_column} must be one of "
+                                   f"{', '.join(map(repr, GROUPS))} or empty; got {g!r}")
+            groups[word] = g
+    return words, groups
+
+
+def _from_toml(path: Path) -> TaskVocabulary:
+    doc, raw = read_toml(path, "task vocabulary")
+    where_file = f"task vocabulary file {str(path)!r}"
+    check_keys(doc, ("vocabulary",), ("vocabulary",), where_file)
+    meta = check_keys(doc["vocabulary"], _VOCAB_REQUIRED + _VOCAB_OPTIONAL, _VOCAB_REQUIRED,
+                      f"{where_file} [vocabulary]")
+    name = str_field(meta, "name", where_file)
+    check_metadata(meta, f"{where_file} [vocabulary]")
+    data_path = (path.parent / str_field(meta, "file", where_file)).resolve()
+    if not data_path.is_file():
+        raise BiasampError(f"{where_file}: data file not found: {str(data_path)!r}")
+    data = data_path.read_bytes()
+    words, groups = _read_table(data, data_path.suffix.lower(),
+                                str_field(meta, "word_column", where_file),
+                                meta.get("group_column"), f"task file {str(data_path)!r}")
+    words = check_words(words, f"task vocabulary {name!r} ({data_path.name})")
+    provenance = dict(meta)
+    provenance.update(metadata_file=path.name, metadata_sha256=sha256_bytes(raw),
+                      file=data_path.name, sha256=sha256_bytes(data), n_words=len(words))
+    return TaskVocabulary(name, str(meta["description"]), words, groups, provenance,
+                          provenance["sha256"], data_path)
+
+
+def _from_file(path: Path) -> TaskVocabulary:
+    if path.suffix.lower() == ".toml":
+        return _from_toml(path)
+    if path.suffix.lower() not in (".csv", ".tsv", ".txt"):
+        raise BiasampError(f"tasks: file {str(path)!r} must end in .csv, .tsv, .txt or .toml")
+    data = path.read_bytes()
+    where = f"task file {str(path)!r}"
+    words, groups = _read_table(data, path.suffix.lower(), None, None, where)
+    words = check_words(words, where)
+    digest = sha256_bytes(data)
+    provenance = {"name": path.stem, "source": str(path), "file": path.name, "sha256": digest,
+                  "n_words": len(words)}
+    return TaskVocabulary(path.stem, f"user task vocabulary from {path.name}", words, groups,
+                          provenance, digest, path)
+
+
+def _inline(words) -> TaskVocabulary:
+    words = check_words(list(words), "tasks")
+    return TaskVocabulary("custom", "task words given inline", words, {},
+                          {"name": "custom", "source": "given inline", "n_words": len(words)},
+                          None, None)
+
+
+def load_tasks(spec) -> TaskVocabulary:
+    """Load a task vocabulary from a name, a file, ``@file``, ``a,b,c`` or a list of words.
+
+    Parameters
+    ----------
+    spec : str, path-like, sequence of str or TaskVocabulary
+        See the module docstring.
+
+    Returns
+    -------
+    TaskVocabulary
+
+    Raises
+    ------
+    BiasampError
+        Unknown name (with "did you mean"), missing or malformed file, empty vocabulary,
+        duplicate or empty words.
+    """
+    if isinstance(spec, TaskVocabulary):
+        return spec
+    if isinstance(spec, os.PathLike):
+        return _from_file(resolve_name_or_path(spec, TASK_SETS, "tasks"))
+    if isinstance(spec, str):
+        text = spec.strip()
+        if text.startswith("@"):
+            path = Path(text[1:]).expanduser()
+            if not path.is_file():
+                raise BiasampError(f"tasks: file not found: {text[1:]!r}")
+            return _from_file(path)
+        if "," in text and text not in TASK_SETS and not Path(text).expanduser().is_file():
+            return _inline([w for w in text.split(",") if w.strip()])
+        if text and not looks_like_path(text) and text not in TASK_SETS:
+            if Path(text).expanduser().is_file():
+                return _from_file(Path(text).expanduser())
+            raise BiasampError(
+                f"tasks: unknown task vocabulary {text!r}"
+                f"{did_you_mean(text, list_task_sets())}; give a name ({', '.join(list_task_sets())}), a file, "
+                f"'@FILE' or comma-separated words (a single word: {text + ','!r})")
+        return _from_file(resolve_name_or_path(text, TASK_SETS, "tasks"))
+    if isinstance(spec, Sequence) and not isinstance(spec, (bytes,)):
+        return _inline(spec)
+    raise BiasampError(f"tasks must be a vocabulary name, a file path, comma-separated words or "
+                       f"a list of words; got {spec!r}")
+
