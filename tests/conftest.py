@@ -16,3 +16,60 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+class FixedSource:
+    """A base-rate source with one fixed joint table for both directions (tests only)."""
+
+    def __init__(self, name, joint):
+        self.name = name
+        self._joint = joint
+
+    def table(self, tasks, attributes, *, direction=None):
+        import numpy as np
+        import pandas as pd
+
+        from biasamp.base_rates import BaseRateTable
+
+        return BaseRateTable(pd.DataFrame(np.asarray(self._joint, dtype=float), index=tasks,
+                                          columns=attributes),
+                             provenance={"name": self.name, "sha256": "0" * 64})
+
+
+@pytest.fixture(scope="session")
+def golden_result():
+    """The golden ProbeResult: reference-semantics section 2's tables, two templates.
+
+    Template ``a`` holds the spec's golden model matrices, template ``b`` the base's own
+    conditionals (BiasAmp-> exactly 0). A->T per template: [-9/520, 0]; T->A: [1/80, 0].
+    """
+    import numpy as np
+    import pandas as pd
+
+    from biasamp.pipeline import ProbeConfig, evaluate_tables
+    from biasamp.results import ProbeResult
+
+    base = np.array([[30, 10], [10, 30], [20, 20], [5, 15]], dtype=float)
+    m_at = np.array([[.5, .2], [.1, .4], [.3, .3], [.1, .1]])
+    m_ta = np.array([[.8, .2], [.3, .7], [.5, .5], [.2, .8]])
+    at = np.stack([m_at, base / base.sum(axis=0)])
+    ta = np.stack([m_ta, base / base.sum(axis=1, keepdims=True)])
+    attrs = ["he", "she"]
+    ev = evaluate_tables(at, ta, ["t1", "t2", "t3", "t4"], attrs, [FixedSource("golden", base)],
+                         template_ids=["a", "b"], n_resamples=100)
+    tables = pd.DataFrame({"template_id": ["a"], "direction": ["attribute_to_task"],
+                           "task": ["t1"], "attribute": ["he"], "prob": [0.5],
+                           "log_prob": [np.log(0.5)]})
+    audit = pd.DataFrame({"candidate": ["he", "janitor"], "pieces": [["he"], ["jan", "##itor"]],
+                          "n_pieces": [1, 2], "single_piece": [True, False],
+                          "first_piece": ["he", "jan"], "shares_first_piece_with": [[], []]})
+    prov = {"model": "golden-model", "revision": None, "device": "cpu", "dtype": "float32",
+            "seed": 0, "estimator": "word", "templates": {"name": "x", "n_templates": 2},
+            "tasks": {"name": "t"}, "attributes": attrs, "base_rates": ev.base_provenance,
+            "versions": {"biasamp": "0.1.0"}, "timestamp": "2026-01-01T00:00:00+00:00",
+            "bootstrap": {"confidence": 0.95}}
+    mass = {"attribute_to_task": {"n_prompts": 2, "mean": 0.1, "min": 0.05, "median": 0.1,
+                                  "max": 0.15}}
+    return ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
+                       tables=tables, audit=audit, mass=mass, provenance=prov,
+                       config=ProbeConfig(models=["golden-model"]).to_dict())

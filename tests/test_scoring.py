@@ -462,9 +462,9 @@ def test_prompt_too_long(bert):
 
 
 def test_unknown_scoring_mode_with_did_you_mean(bert):
-    with pytest.raises(UnknownNameError, match=r"unknown scoring mode 'first_piece' \(did you "
-                                               r"mean 'first-piece'\?\); available: first-piece,"
-                                               r" pll, word"):
+    with pytest.raises(UnknownNameError, match=r"scoring must be one of 'word', 'first-piece', "
+                                               r"'pll'; got 'first_piece' \(did you mean "
+                                               r"'first-piece'\?\)"):
         bert.score(PROMPTS, ["he"], scoring="first_piece")
 
 

@@ -54,7 +54,7 @@ def test_score_audit(bert_dir, capsys):
     (["--prompt", "[BLANK].", "--candidates", "a,,b"], "empty entry at position 2"),
     (["--prompt", "[BLANK].", "--candidates", " , "], "at least one word"),
     (["--prompt", "[BLANK].", "--candidates", "he", "--scoring", "wordz"],
-     "unknown scoring mode 'wordz' (did you mean 'word'?)"),
+     "scoring must be one of 'word', 'first-piece', 'pll'; got 'wordz' (did you mean 'word'?)"),
     (["--prompt", "[BLANK].", "--candidates", "he", "--dtype", "float16", "--device", "cpu"],
      "needs a CUDA device"),
 ])

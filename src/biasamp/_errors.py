@@ -9,7 +9,7 @@ never also logged; the CLI prints each distinct warning once.
 from __future__ import annotations
 
 __all__ = ["BiasampError", "BiasampWarning", "MissingDependencyError", "UndefinedCellsWarning",
-           "UnknownNameError", "ZeroRowWarning"]
+           "UndefinedTrialsWarning", "UnknownNameError", "ZeroRowWarning"]
 
 
 class BiasampError(ValueError):
@@ -34,6 +34,11 @@ class BiasampWarning(UserWarning):
 class UndefinedCellsWarning(BiasampWarning, RuntimeWarning):
     """Some (task, attribute) cells of BiasAmp-> are undefined (empty conditioning set) and
     are left out of the value."""
+
+
+class UndefinedTrialsWarning(BiasampWarning, RuntimeWarning):
+    """Some attacker trials of leakage / DPA are undefined (zero quality on both sides) and are
+    left out of the mean."""
 
 
 class ZeroRowWarning(BiasampWarning):

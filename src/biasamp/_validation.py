@@ -28,7 +28,7 @@ import numbers
 from collections.abc import Callable, Iterable
 
 from ._conventions import canonical_direction
-from ._errors import BiasampError
+from ._errors import BiasampError, UnknownNameError
 from ._registry import Registry, did_you_mean
 
 __all__ = [
@@ -115,8 +115,10 @@ class OneOf(Constraint):
         choices = self.choices
         if value in choices and not isinstance(value, bool):
             return value
-        self.fail(value, name, "one of " + ", ".join(repr(c) for c in choices),
-                  did_you_mean(str(value), [str(c) for c in choices]))
+        text = (f"{name} must be one of {', '.join(repr(c) for c in choices)}; got {value!r}"
+                f"{did_you_mean(str(value), [str(c) for c in choices])}")
+        # an unknown registered name is an UnknownNameError (a BiasampError and a KeyError)
+        raise (UnknownNameError if isinstance(self._choices, Registry) else BiasampError)(text)
 
 
 class SubsetOf(OneOf):
@@ -127,16 +129,23 @@ class SubsetOf(OneOf):
         self.min_size = min_size
 
     def __call__(self, value, name):
-        items = Names(min_size=self.min_size, what="names")(value, name)
+        items = Names(min_size=self.min_size, what="name")(value, name)
+        choices = self.choices
         for v in items:
-            OneOf.__call__(self, v, name)
+            if v not in choices:
+                raise BiasampError(
+                    f"{name} must be some of {', '.join(repr(c) for c in choices)}; got {v!r}"
+                    f"{did_you_mean(v, [str(c) for c in choices])}")
         return items
 
 
 class Names(Constraint):
-    """Distinct non-empty strings, from a list or a comma-separated string."""
+    """Distinct non-empty strings, from a list or a comma-separated string.
 
-    def __init__(self, min_size: int = 1, what: str = "names"):
+    ``what`` is the singular noun of an item, for messages ("attribute").
+    """
+
+    def __init__(self, min_size: int = 1, what: str = "name"):
         self.min_size, self.what = min_size, what
 
     def __call__(self, value, name):
@@ -146,15 +155,17 @@ class Names(Constraint):
             items = []
             for v in value:
                 if not isinstance(v, str):
-                    self.fail(value, name, f"a list of strings or a comma-separated string")
+                    self.fail(value, name, "a list of strings or a comma-separated string")
                 items.extend(s.strip() for s in v.split(",") if s.strip())
         else:
             self.fail(value, name, "a list of strings or a comma-separated string")
         dup = sorted({v for v in items if items.count(v) > 1})
         if dup:
-            self.fail(value, name, f"{self.what} without repeats", f" ({dup[0]!r} repeats)")
+            self.fail(value, name, f"{self.what}s without repeats", f" ({dup[0]!r} repeats)")
         if len(items) < self.min_size:
-            self.fail(value, name, f"at least {self.min_size} {self.what}")
+            n = "one" if self.min_size == 1 else str(self.min_size)
+            raise BiasampError(f"{name} must name at least {n} {self.what}"
+                               f"{'' if self.min_size == 1 else 's'}; got {value!r}")
         return items
 
 

@@ -62,6 +62,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 EPS_WANG2021 = 1e-7
+COMPAT_SOURCES = {"wang2021": {"uniform": "uniform-wang2021", "labor-2016": "labor-2016-wang2021",
+                               "wikipedia": "wikipedia-wang2021"}}
 _DIRECTIONS = {"attribute_to_task": "attribute_to_task", "a->t": "attribute_to_task",
                "at": "attribute_to_task", "task_to_attribute": "task_to_attribute",
                "t->a": "task_to_attribute", "ta": "task_to_attribute"}
@@ -113,6 +115,7 @@ class BaseRateTable:
     direction: str | None = None
     tie_tol: float | None = None
     provenance: dict = field(default_factory=dict)
+    undefined: str | None = None
 
     @property
     def zero_rows(self) -> list[str]:
@@ -427,7 +430,7 @@ class UniformWang2021Source(BaseRateSource):
                 "method": f"{direction}: constant {c!r} +-{eps} by WinoBias group"
                           + (", column-normalised" if direction == "attribute_to_task" else ""),
                 "files": [_file_entry(_data("winobias40_pct_female.csv"))]}
-        return BaseRateTable(joint, None, direction, 0.0, prov)
+        return BaseRateTable(joint, None, direction, 0.0, prov, "tie")
 
 
 _LABOR2016_PROV = {
@@ -527,7 +530,7 @@ class Labor2016Wang2021Source(BaseRateSource):
         joint = _select(full, tasks, attributes, self.name)
         prov = {"name": self.name, **_LABOR2016_PROV, "files": _labor_files(),
                 "method": f"{direction}: {method} (fit_sentences.py base_source 1)"}
-        return BaseRateTable(joint, None, direction, 0.0, prov)
+        return BaseRateTable(joint, None, direction, 0.0, prov, "tie")
 
 
 class Labor2022Source(BaseRateSource):
@@ -657,7 +660,7 @@ class WikipediaSource(BaseRateSource):
                 "url": "https://huggingface.co/datasets/Salesforce/wikitext",
                 "license": "CC BY-SA 3.0 (WikiText)", "method": method, "vocabulary": vocab,
                 "files": [_file_entry(path)], "counting": prov0}
-        return BaseRateTable(joint, None, direction, 0.0 if self.requires_direction else None,
+        return BaseRateTable(joint, None, direction, 0.0 if self.requires_direction else None, undefined="tie" if self.requires_direction else None, provenance=
                              prov)
 
 

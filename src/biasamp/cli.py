@@ -1,10 +1,11 @@
 """The ``biasamp`` command line.
 
-``main(argv=None) -> int`` builds the parser from the subcommand modules in
-:mod:`biasamp.commands` (each exposes ``register(subparsers)`` which adds its parser
-and sets ``func``, a callable ``func(args) -> int``). Input errors
-(:class:`biasamp.BiasampError`) print one line to stderr and return 2; ``-v`` adds
-the traceback.
+``main(argv=None) -> int`` builds the parser from the subcommand modules registered in
+:data:`SUBCOMMANDS` (each module exposes ``register(subparsers)``, which adds its parser and
+sets ``func``, a callable ``func(args) -> int``). Every subcommand also accepts ``-v``/``-q``
+after its name. Input errors (:class:`biasamp.BiasampError`) print one line to stderr and
+return 2; ``-v`` adds the traceback. Warnings are printed once each, as one line
+(``warning: ...``); ``-q`` silences them.
 """
 
 from __future__ import annotations
@@ -15,16 +16,20 @@ import logging
 import os
 import sys
 import traceback
+import warnings
 
 from . import __version__
 from ._errors import BiasampError
+from ._registry import Registry
 
-__all__ = ["main", "build_parser", "SUBCOMMAND_MODULES"]
+__all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
-log = logging.getLogger("biasamp")
-
-#: Modules in :mod:`biasamp.commands` that add a subcommand, in ``--help`` order.
-SUBCOMMAND_MODULES = ("probe", "report", "compare", "templates", "base_rates", "count", "score")
+#: Subcommand name -> module that registers it, in ``--help`` order.
+SUBCOMMANDS = Registry("subcommand")
+for _name, _module in (("probe", "probe"), ("report", "report"), ("compare", "compare"),
+                       ("templates", "templates"), ("base-rates", "base_rates"),
+                       ("count", "count"), ("score", "score")):
+    SUBCOMMANDS.register(_name, f"biasamp.commands.{_module}")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,33 +43,53 @@ class _UsageError(Exception):
     pass
 
 
+def _add_verbosity(parser, *, dest_prefix: str = "") -> None:
+    parser.add_argument("-v", "--verbose", dest=f"{dest_prefix}verbose", action="count",
+                        default=0, help="more logging (-v info, -vv debug); tracebacks on errors")
+    parser.add_argument("-q", "--quiet", dest=f"{dest_prefix}quiet", action="store_true",
+                        help="only errors: no progress bars, warnings or third-party logging")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the full ``biasamp`` argument parser."""
     parser = _Parser(
         prog="biasamp",
-        description="Measure directional bias amplification (BiasAmp->) in masked language models.",
+        description="Measure directional bias amplification (BiasAmp->) in language models.",
     )
     parser.add_argument("--version", action="version", version=f"biasamp {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0,
-                        help="more logging (-v info, -vv debug); show tracebacks on errors")
-    parser.add_argument("-q", "--quiet", action="store_true",
-                        help="only errors; no progress bars")
+    _add_verbosity(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in SUBCOMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"biasamp.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"biasamp.commands.{name}":
-                continue  # subcommand not built into this version
-            raise
-        module.register(sub)
+    for name in SUBCOMMANDS.names():
+        importlib.import_module(SUBCOMMANDS.get(name)).register(sub)
+        _add_verbosity(sub.choices[name], dest_prefix="sub_")
     return parser
 
 
 def _configure_logging(verbose: int, quiet: bool) -> None:
-    level = logging.ERROR if quiet else (logging.DEBUG if verbose >= 2 else
-                                         logging.INFO if verbose == 1 else logging.WARNING)
+    level = (logging.ERROR if quiet else logging.DEBUG if verbose >= 2
+             else logging.INFO if verbose == 1 else logging.WARNING)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
+    if quiet:  # third-party libraries too (transformers and huggingface_hub log and print)
+        os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+        for name in ("transformers", "huggingface_hub", "datasets", "urllib3", "filelock"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _warning_printer():
+    """``warnings.showwarning`` replacement: each distinct warning once, as one line."""
+    seen: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = _one_line(message)
+        if text not in seen:
+            seen.add(text)
+            print(f"warning: {text}", file=sys.stderr)
+    return show
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,26 +103,34 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except SystemExit as exc:  # --help / --version
         return int(exc.code or 0)
+    args.verbose = max(args.verbose, getattr(args, "sub_verbose", 0))
+    args.quiet = args.quiet or getattr(args, "sub_quiet", False)
     _configure_logging(args.verbose, args.quiet)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    try:
-        return int(args.func(args) or 0)
-    except (BiasampError, FileNotFoundError) as exc:
-        if args.verbose:
-            traceback.print_exc()
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:
-        # stdout closed early (``biasamp ... | head``): stop quietly, and point stdout at
-        # /dev/null so Python's flush at exit does not raise a second time.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    with warnings.catch_warnings():
+        if args.quiet:
+            warnings.simplefilter("ignore")
+        else:
+            warnings.simplefilter("always")
+            warnings.showwarning = _warning_printer()
+        try:
+            return int(args.func(args) or 0)
+        except (BiasampError, FileNotFoundError) as exc:
+            if args.verbose:
+                traceback.print_exc()
+            print(f"error: {_one_line(exc)}", file=sys.stderr)
+            return 2
+        except BrokenPipeError:
+            # stdout closed early (``biasamp ... | head``): stop quietly, and point stdout at
+            # /dev/null so Python's flush at exit does not raise a second time.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 0
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

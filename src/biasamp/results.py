@@ -52,7 +52,7 @@ TABLE_COLUMNS = ("template_id", "direction", "task", "attribute", "prob", "log_p
 #: File formats of the probability tables.
 TABLE_FORMATS = ("csv", "parquet")
 
-_STR, _NUM, _INT, _LIST = "string", "number", "integer", "list"
+_STR, _NUM, _INT, _LIST = "a string", "a number", "an integer", "a list"
 _SUMMARY_TYPES = {"base_rates": _STR, "direction": _STR, "mean": _NUM, "std": _NUM,
                   "ci_low": _NUM, "ci_high": _NUM, "n_templates": _INT, "per_template": _LIST}
 _BY_PAIR_TYPES = {c: _NUM for c in BY_PAIR_COLUMNS}
@@ -107,7 +107,7 @@ def _check_records(records, types: dict, where: str, path: str) -> None:
             raise BiasampError(f"{path}: {where}[{i}] lacks the keys {missing}")
         for k, kind in types.items():
             if not _type_ok(rec[k], kind):
-                raise BiasampError(f"{path}: {where}[{i}].{k} must be a {kind}; got {rec[k]!r}")
+                raise BiasampError(f"{path}: {where}[{i}].{k} must be {kind}; got {rec[k]!r}")
         if "direction" in types and rec["direction"] not in DIRECTIONS:
             raise BiasampError(f"{path}: {where}[{i}].direction must be one of "
                                f"{list(DIRECTIONS)}; got {rec['direction']!r}")
@@ -271,6 +271,7 @@ class ProbeResult:
             data = json.loads(f.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise BiasampError(f"{str(f)!r} is not valid JSON: {exc}") from None
+        check_schema(data, str(f))  # before anything else is read
         tab = None
         if tables:
             d = f.parent

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import logging
-import os
 import sys
-import warnings
 
 from .._errors import BiasampError
-
-log = logging.getLogger(__name__)
 
 # CLI flag -> ProbeConfig field (values None = "not given": the config file or default wins)
 _FLAGS = ("templates", "attributes", "tasks", "base_rates", "scoring", "compat", "device",
@@ -17,19 +12,14 @@ _FLAGS = ("templates", "attributes", "tasks", "base_rates", "scoring", "compat",
           "max_templates", "cache_dir", "out", "formats", "tables", "note")
 
 
-def _choices(module: str, func: str) -> str:
-    """Registered names for --help (empty when that part is not installed)."""
-    try:
-        import importlib
-        return ", ".join(getattr(importlib.import_module(module), func)())
-    except Exception:  # pragma: no cover - help text only
-        return ""
-
-
 def register(subparsers) -> None:
-    templates = _choices("biasamp.templates", "list_template_sets")
-    tasks = _choices("biasamp.templates", "list_task_sets")
-    sources = _choices("biasamp.base_rates", "list_sources")
+    from ..base_rates import list_sources
+    from ..scoring import SCORING_MODES
+    from ..tasks import list_task_sets
+    from ..templates import list_template_sets
+
+    templates, tasks = ", ".join(list_template_sets()), ", ".join(list_task_sets())
+    sources = ", ".join(list_sources())
     p = subparsers.add_parser(
         "probe", help="measure BiasAmp-> of one or more masked language models",
         description="Score fill-in-the-blank templates with a masked language model and report "
@@ -50,8 +40,8 @@ def register(subparsers) -> None:
     p.add_argument("--base-rates", dest="base_rates", metavar="LIST",
                    help=f"comma-separated base-rate sources or file:PATH.csv [{sources}] "
                         "(default uniform,wikipedia,labor-2016)")
-    p.add_argument("--scoring", metavar="MODE", help="candidate scoring: word, first-piece or "
-                   "pll (default word)")
+    p.add_argument("--scoring", metavar="MODE",
+                   help=f"candidate scoring [{', '.join(SCORING_MODES)}] (default word)")
     p.add_argument("--compat", metavar="MODE", help="wang2021: reproduce the paper's procedure "
                    "(its templates, first-piece scoring, its base-rate constructions)")
     p.add_argument("--device", help="auto, cpu, cuda, cuda:1, mps (default auto)")
@@ -75,16 +65,12 @@ def register(subparsers) -> None:
     p.add_argument("--tables", metavar="FMT", help="probability tables as csv or parquet "
                    "(parquet needs pyarrow; default csv)")
     p.add_argument("--note", metavar="TEXT", help="a note shown at the top of every report")
-    p.add_argument("-v", "--verbose", dest="sub_verbose", action="count", default=0,
-                   help="same as the global -v")
-    p.add_argument("-q", "--quiet", dest="sub_quiet", action="store_true",
-                   help="same as the global -q")
     p.set_defaults(func=run)
 
 
 def build_config(args):
     """ProbeConfig from --config (if any) with the given flags on top."""
-    from ..probe import ProbeConfig
+    from ..pipeline import ProbeConfig
 
     overrides = {k: getattr(args, k) for k in _FLAGS if getattr(args, k, None) is not None}
     if args.trust_remote_code:
@@ -103,39 +89,13 @@ def build_config(args):
 
 
 def run(args) -> int:
-    from ..probe import probe_many
+    from ..pipeline import probe_many
+    from ..report import format_value
 
-    verbose = max(args.verbose, args.sub_verbose)
-    quiet = args.quiet or args.sub_quiet
-    if args.sub_verbose or args.sub_quiet:
-        from ..cli import _configure_logging
-        _configure_logging(verbose, quiet)
-        args.verbose = verbose
     cfg = build_config(args)
-    cfg.progress = not quiet
-    if quiet:
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    with warnings.catch_warnings():
-        # biasamp logs these too (and -q silences the log); do not print them a second time
-        from .. import base_rates
-        zero_row = getattr(base_rates, "ZeroRowWarning", None)
-        if zero_row is not None:
-            warnings.simplefilter("ignore", zero_row)
-        try:
-            results = probe_many(cfg)
-        except BiasampError as exc:  # one line on the terminal, whatever the library said
-            text = str(exc)
-            if "\n" not in text:
-                raise
-            one_line = " ".join(text.split())
-            try:
-                new = type(exc)(one_line)
-            except Exception:  # pragma: no cover - exotic subclass signature
-                new = BiasampError(one_line)
-            raise new from exc
-    if not quiet:
-        from ..report import format_value
+    cfg.progress = not args.quiet
+    results = probe_many(cfg)
+    if not args.quiet:
         for model, res in zip(cfg.models, results):
             print(f"{model}:")
             for rec in res.summary.to_dict(orient="records"):

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from .._conventions import BLANK
 from .._errors import BiasampError
-
-BLANK = "[BLANK]"
 
 
 def register(subparsers) -> None:
@@ -48,15 +47,11 @@ def _split_candidates(text):
 
 
 def run(args) -> int:
-    from ..scoring import MaskedLMScorer
-
-    from ..scoring._scorer import _check_scoring
-    from ..scoring._spans import check_candidates, check_prompts
+    from ..scoring import MaskedLMScorer, check_score_inputs
 
     candidates = _split_candidates(args.candidates)
     # validate before loading the model: input errors come back at once
-    _check_scoring(args.scoring)
-    check_candidates(candidates, len(check_prompts(args.prompts, args.blank)))
+    check_score_inputs(args.prompts, candidates, scoring=args.scoring, blank=args.blank)
     quiet = bool(getattr(args, "quiet", False))
     scorer = MaskedLMScorer(args.model, revision=args.revision, device=args.device,
                             dtype=args.dtype, trust_remote_code=args.trust_remote_code,

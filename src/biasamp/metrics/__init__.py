@@ -24,7 +24,7 @@ Conventions
 
 from ._attackers import BayesOptimalAttacker, MLPAttacker
 from ._ci import bootstrap_ci
-from ._common import DIRECTIONS, canonical_direction
+from .._conventions import DIRECTIONS, canonical_direction
 from ._directional import (
     DirectionalResult,
     directional_bias_amplification,
@@ -35,11 +35,21 @@ from ._leakage import TrialsResult, leakage_amplification
 from ._mals import MALSResult, mals_bias_amplification, mals_bias_amplification_labels
 from ._multi import MultiResult, multi_attribute_bias_amplification
 
-__all__ = sorted([
-    "BayesOptimalAttacker", "DIRECTIONS", "DirectionalResult", "MALSResult", "MLPAttacker",
-    "MultiResult", "TrialsResult", "bootstrap_ci", "canonical_direction",
-    "directional_bias_amplification", "directional_bias_amplification_labels",
-    "directional_predictability_amplification", "leakage_amplification",
-    "mals_bias_amplification", "mals_bias_amplification_labels",
+__all__ = [
+    "BayesOptimalAttacker",
+    "DIRECTIONS",
+    "DirectionalResult",
+    "MALSResult",
+    "MLPAttacker",
+    "MultiResult",
+    "TrialsResult",
+    "bootstrap_ci",
+    "canonical_direction",
+    "directional_bias_amplification",
+    "directional_bias_amplification_labels",
+    "directional_predictability_amplification",
+    "leakage_amplification",
+    "mals_bias_amplification",
+    "mals_bias_amplification_labels",
     "multi_attribute_bias_amplification",
-])
+]

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from .._errors import BiasampError
+from .._validation import Interval, PositiveInt, check
 
 logger = logging.getLogger(__name__)
 
@@ -56,22 +57,17 @@ def bootstrap_ci(values_or_callable, *, n=None, confidence=0.95, n_resamples=10_
     >>> bootstrap_ci([0.5])
     (0.5, 0.5)
     """
-    try:
-        conf = float(confidence)
-    except (TypeError, ValueError):
-        raise BiasampError(f"confidence must be a number in (0, 1); got {confidence!r}") from None
-    if not 0.0 < conf < 1.0:
-        raise BiasampError(f"confidence must be a number in (0, 1); got {confidence!r}")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise BiasampError(f"n_resamples must be a positive integer; got {n_resamples!r}")
+    conf = check(confidence, Interval(0.0, 1.0), "confidence")
+    check(n_resamples, PositiveInt, "n_resamples")
     if not callable(statistic):
         raise BiasampError(f"statistic must be callable; got {statistic!r}")
     q = [100.0 * (1.0 - conf) / 2.0, 100.0 * (1.0 + conf) / 2.0]
     rng = np.random.default_rng(seed)
 
     if callable(values_or_callable):
-        if n is None or isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise BiasampError(f"n must be a positive integer when a callable is given; got {n!r}")
+        if n is None:
+            raise BiasampError("n must be a positive integer when a callable is given; got None")
+        check(n, PositiveInt, "n")
         fn = values_or_callable
         stats = np.asarray([np.asarray(fn(rng.integers(0, n, size=n)), dtype=np.float64)
                             for _ in range(int(n_resamples))])

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 import warnings
 
 import numpy as np
 import pandas as pd
 
-from .._errors import BiasampError
+from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE  # noqa: F401
+from .._errors import BiasampError, UndefinedCellsWarning
 
-logger = logging.getLogger(__name__)
-
-ATTRIBUTE_TO_TASK = "attribute_to_task"
-TASK_TO_ATTRIBUTE = "task_to_attribute"
-DIRECTIONS = (ATTRIBUTE_TO_TASK, TASK_TO_ATTRIBUTE)
-_ALIASES = {"A->T": ATTRIBUTE_TO_TASK, "T->A": TASK_TO_ATTRIBUTE,
-            ATTRIBUTE_TO_TASK: ATTRIBUTE_TO_TASK, TASK_TO_ATTRIBUTE: TASK_TO_ATTRIBUTE}
 
 #: default tolerance under which ``P(T|A) - P(T)`` counts as a tie (indicator 0)
 DEFAULT_TIE_TOL = 1e-12
@@ -26,19 +19,6 @@ SUM_TOL = 1e-6
 CHUNK_ROWS = 1 << 16
 
 TABLE_COLUMNS = ["task", "attribute", "association", "p_base", "p_model", "delta", "contribution"]
-
-
-def canonical_direction(direction) -> str:
-    """Map a direction or its alias (``A->T``, ``T->A``) to the canonical name.
-
-    >>> canonical_direction("T->A")
-    'task_to_attribute'
-    """
-    if isinstance(direction, str) and direction in _ALIASES:
-        return _ALIASES[direction]
-    raise BiasampError(
-        f"direction must be one of {{'attribute_to_task', 'task_to_attribute'}} "
-        f"(aliases 'A->T', 'T->A'); got {direction!r}")
 
 
 def check_tie_tol(tie_tol) -> float:
@@ -267,10 +247,10 @@ def any_rows(*mats: np.ndarray) -> int:
 
 
 def warn_nan(n_nan: int, what: str) -> None:
+    """One :class:`UndefinedCellsWarning` counting the undefined cells (never also logged)."""
     if n_nan:
         msg = f"{n_nan} {what} undefined (empty conditioning set or zero total) and skipped"
-        logger.warning(msg)
-        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+        warnings.warn(msg, UndefinedCellsWarning, stacklevel=3)
 
 
 def pair_frame(tasks, attrs, assoc, p_base, p_model, delta, contribution) -> pd.DataFrame:

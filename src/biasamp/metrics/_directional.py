@@ -8,7 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._conventions import canonical_direction
 from .._errors import BiasampError
+from .._validation import OneOf, check
 from ._common import (
     as_label_data,
     ATTRIBUTE_TO_TASK,
@@ -18,7 +20,6 @@ from ._common import (
     any_rows,
     as_label_matrix,
     as_table,
-    canonical_direction,
     check_association,
     check_nonneg,
     check_same,
@@ -32,6 +33,9 @@ from ._common import (
 )
 
 logger = logging.getLogger(__name__)
+
+#: How undefined cells are handled: skipped (default) or, as the published code, a tie is 0.
+UNDEFINED_POLICIES = ("skip", "tie")
 
 __all__ = ["DirectionalResult", "directional_bias_amplification",
            "directional_bias_amplification_labels"]
@@ -150,8 +154,7 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
     """
     direction = canonical_direction(direction)
     tie_tol = check_tie_tol(tie_tol)
-    if undefined not in ("skip", "tie"):
-        raise BiasampError(f"undefined must be one of {{'skip', 'tie'}}; got {undefined!r}")
+    check(undefined, OneOf(UNDEFINED_POLICIES), "undefined")
     b = as_table(base, "base")
     B = b[0]
     check_nonneg(B, "base")

@@ -8,7 +8,8 @@ import numpy as np
 
 from .._errors import BiasampError
 from ._attackers import BayesOptimalAttacker  # noqa: F401  (used in the docstring example)
-from ._common import ATTRIBUTE_TO_TASK, canonical_direction
+from .._conventions import canonical_direction
+from ._common import ATTRIBUTE_TO_TASK
 from ._leakage import (
     Encoded,
     TrialsResult,

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._errors import BiasampError
+from .._errors import BiasampError, UndefinedTrialsWarning
+from .._validation import Interval, PositiveInt, check
 from ._attackers import BayesOptimalAttacker, MLPAttacker  # noqa: F401  (Bayes: used in docs)
 
 logger = logging.getLogger(__name__)
@@ -149,15 +150,8 @@ def perturb(codes: np.ndarray, pool: np.ndarray, rate: float, rng: np.random.Gen
 
 
 def check_trials(n_trials, test_fraction):
-    if isinstance(n_trials, bool) or not isinstance(n_trials, (int, np.integer)) or n_trials < 1:
-        raise BiasampError(f"n_trials must be a positive integer; got {n_trials!r}")
-    try:
-        tf = float(test_fraction)
-    except (TypeError, ValueError):
-        raise BiasampError(f"test_fraction must be a number in [0, 1); got {test_fraction!r}") from None
-    if not 0.0 <= tf < 1.0:
-        raise BiasampError(f"test_fraction must be a number in [0, 1); got {test_fraction!r}")
-    return int(n_trials), tf
+    return (check(n_trials, PositiveInt, "n_trials"),
+            check(test_fraction, Interval(0.0, 1.0, closed="left"), "test_fraction"))
 
 
 def check_attacker(attacker):
@@ -190,8 +184,7 @@ def summarise(trials, dq, mq, error_rate, k, metric, direction, qname) -> Trials
     n_nan = int(np.isnan(trials).sum())
     if n_nan:
         msg = f"{n_nan} of {trials.size} {metric} trials undefined (zero quality on both sides) and skipped"
-        logger.warning(msg)
-        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+        warnings.warn(msg, UndefinedTrialsWarning, stacklevel=3)
     if n_nan == trials.size:
         mean = std = float("nan")
     else:

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._conventions import canonical_direction
 from .._errors import BiasampError
+from .._validation import PositiveInt, check
 from ._common import (
     as_label_data,
     ATTRIBUTE_TO_TASK,
     DEFAULT_TIE_TOL,
     as_label_matrix,
-    canonical_direction,
     check_same,
     check_tie_tol,
     col_sums,
@@ -121,8 +122,7 @@ def multi_attribute_bias_amplification(attributes, tasks, *, direction, attribut
     """
     direction = canonical_direction(direction)
     tie_tol = check_tie_tol(tie_tol)
-    if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)) or min_count < 1:
-        raise BiasampError(f"min_count must be a positive integer; got {min_count!r}")
+    check(min_count, PositiveInt, "min_count")
     A, a_lab, T, t_lab, Atr, Ttr = as_label_data(attributes, tasks, attributes_train, tasks_train)
     if Atr is None:
         Atr, Ttr = A, T

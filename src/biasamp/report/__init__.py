@@ -485,3 +485,8 @@ def compare_dirs(result_dirs: Sequence, *, out=None,
                 "</h1><p>mean ± std [bootstrap CI] over templates; compare each direction only "
                 f"with itself.</p>{_html_table(wide)}</body></html>\n", encoding="utf-8")
     return wide
+
+
+def render(result, out_dir, *, formats):
+    """Temporary: render from the saved folder."""
+    return build_report(out_dir, formats=formats)

@@ -33,16 +33,38 @@ from __future__ import annotations
 
 import importlib
 
-#: Names of the estimators accepted by ``MaskedLMScorer.score(..., scoring=...)``.
-SCORING_MODES = ("word", "first-piece", "pll")
+from .._registry import Registry
+
+#: The estimators accepted by ``MaskedLMScorer.score(..., scoring=...)``.
+ESTIMATORS = Registry("scoring mode")
+ESTIMATORS.register("word", "masked", description="all word pieces, chain rule left to right")
+ESTIMATORS.register("first-piece", "masked",
+                    description="FitBERT: the first piece at a single mask (compat)")
+ESTIMATORS.register("pll", "masked",
+                    description="pseudo-log-likelihood of the filled sentence")
+#: Names of the estimators, in order.
+SCORING_MODES = tuple(ESTIMATORS.names())
+#: Weight dtypes a scorer accepts.
+DTYPES = ("float32", "bfloat16", "float16")
 
 _LAZY = {
     "MaskedLMScorer": "biasamp.scoring._scorer",
     "ScoreResult": "biasamp.scoring._result",
     "audit_candidates": "biasamp.scoring._audit",
+    "check_model": "biasamp.scoring._load",
+    "check_score_inputs": "biasamp.scoring._spans",
 }
 
-__all__ = sorted(["MaskedLMScorer", "SCORING_MODES", "ScoreResult", "audit_candidates"])
+__all__ = [
+    "DTYPES",
+    "ESTIMATORS",
+    "MaskedLMScorer",
+    "SCORING_MODES",
+    "ScoreResult",
+    "audit_candidates",
+    "check_model",
+    "check_score_inputs",
+]
 
 
 def __getattr__(name: str):
@@ -52,4 +74,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return __all__
+    return sorted(set(globals()) | set(__all__))

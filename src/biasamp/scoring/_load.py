@@ -12,10 +12,8 @@ from .._errors import BiasampError, MissingDependencyError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["DTYPES", "load_model", "load_tokenizer", "resolve_device", "resolve_dtype",
+__all__ = ["check_model", "load_model", "load_tokenizer", "resolve_device", "resolve_dtype",
            "lm_head_fn", "model_fingerprint", "tokenizer_fingerprint"]
-
-DTYPES = ("float32", "bfloat16", "float16")
 
 
 def _torch():
@@ -26,8 +24,13 @@ def _torch():
     return torch
 
 
-def _check_model_name(model):
-    """Return the folder (expanded) or hub name to load; error early for a missing folder."""
+def check_model(model) -> str:
+    """Return the folder (expanded) or hub name to load; error at once for a bad local path.
+
+    The one model-id heuristic of biasamp (no torch needed): an existing folder is a local
+    model; an existing file, or a string that can only be a path (starts with ``/``, ``.``,
+    ``~``, holds a backslash or more than one ``/``), is an error; anything else is a hub name.
+    """
     if isinstance(model, os.PathLike):
         model = os.fspath(model)
     if not isinstance(model, str) or not model.strip():
@@ -36,9 +39,10 @@ def _check_model_name(model):
     expanded = os.path.expanduser(model)
     if Path(expanded).is_dir():
         return expanded
-    path_like = (model.startswith(("/", ".", "~")) or "\\" in model or model.count("/") > 1
-                 or Path(expanded).exists())
-    if path_like:
+    if Path(expanded).exists():
+        raise BiasampError(f"model {model!r} is a file; give the model's folder")
+    if (model.startswith(("/", ".", "~")) or "\\" in model or model.count("/") > 1
+            or (len(model) > 1 and model[1] == ":")):
         raise BiasampError(f"model {model!r}: no such folder (a hub name looks like 'name' or "
                            "'org/name')")
     return model
@@ -46,7 +50,7 @@ def _check_model_name(model):
 
 def load_tokenizer(model, *, revision=None, trust_remote_code=False):
     """Load the tokenizer of ``model`` (hub name or folder); errors name the model."""
-    name = _check_model_name(model)
+    name = check_model(model)
     from transformers import AutoTokenizer
 
     try:
@@ -86,6 +90,8 @@ def resolve_dtype(dtype, device):
         dtype = str(dtype).replace("torch.", "")
     aliases = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
     name = aliases.get(dtype, dtype)
+    from . import DTYPES
+
     if name not in DTYPES:
         from .._registry import did_you_mean
 
@@ -102,7 +108,7 @@ def load_model(model, *, revision=None, trust_remote_code=False, dtype=None, pro
 
     ``progress=False`` silences transformers' weight-loading bar for this call only.
     """
-    name = _check_model_name(model)
+    name = check_model(model)
     from transformers import AutoModelForMaskedLM
     from transformers.utils import logging as hf_logging
 

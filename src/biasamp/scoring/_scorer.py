@@ -3,36 +3,22 @@
 from __future__ import annotations
 
 import logging
-import numbers
 
 import numpy as np
 
 from .._errors import BiasampError
-from .._registry import unknown_name
-from . import SCORING_MODES
+from .._validation import PositiveInt, check
 from ._audit import audit_candidates
 from ._cache import ScoreCache, item_key
 from ._engine import build_queries, run_queries
 from ._load import (lm_head_fn, load_model, load_tokenizer, model_fingerprint, resolve_device,
                     resolve_dtype, tokenizer_fingerprint)
 from ._result import ScoreResult
-from ._spans import BLANK, check_candidates, check_prompts, locate_spans
+from ._spans import BLANK, check_score_inputs, locate_spans
 
 log = logging.getLogger(__name__)
 
 __all__ = ["MaskedLMScorer"]
-
-
-def _check_scoring(scoring):
-    if scoring not in SCORING_MODES:
-        raise unknown_name("scoring mode", str(scoring), SCORING_MODES)
-    return scoring
-
-
-def _check_pos_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise BiasampError(f"{name} must be a positive integer; got {value!r}")
-    return int(value)
 
 
 class MaskedLMScorer:
@@ -80,8 +66,8 @@ class MaskedLMScorer:
     def __init__(self, model, *, revision=None, device="auto", dtype="float32",
                  trust_remote_code=False, batch_size=32, cache_dir=None, progress=False,
                  chunk_size=2048):
-        self.batch_size = _check_pos_int("batch_size", batch_size)
-        self.chunk_size = _check_pos_int("chunk_size", chunk_size)
+        self.batch_size = check(batch_size, PositiveInt, "batch_size")
+        self.chunk_size = check(chunk_size, PositiveInt, "chunk_size")
         self.progress = bool(progress)
         self.model_name = str(model)
         self.revision = revision
@@ -153,9 +139,8 @@ class MaskedLMScorer:
             ``log_prob`` (n, k), ``prob`` (n, k) rows summing to 1, ``mass`` (n,), in the
             caller's order.
         """
-        mode = _check_scoring(scoring)
-        pairs = check_prompts(prompts, blank)
-        per, given = check_candidates(candidates, len(pairs))
+        pairs, per, given, mode = check_score_inputs(prompts, candidates, scoring=scoring,
+                                                     blank=blank)
         prompts = tuple(pre + blank + post for pre, post in pairs)  # (any iterable given)
         n, k = len(pairs), len(per[0])
         out = np.full((n, k), np.nan)

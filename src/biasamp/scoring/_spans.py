@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._conventions import BLANK
 from .._errors import BiasampError
+from .._validation import OneOf, check
 
-__all__ = ["Span", "check_prompts", "check_candidates", "locate_spans", "BLANK"]
-
-BLANK = "[BLANK]"
+__all__ = ["BLANK", "Span", "check_candidates", "check_prompts", "check_score_inputs",
+           "locate_spans"]
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,21 @@ def check_candidates(candidates, n_prompts):
                            "not a mix")
     shared = _check_list(items, "candidates")
     return [shared] * n_prompts, shared
+
+
+def check_score_inputs(prompts, candidates, *, scoring="word", blank=BLANK):
+    """Check what :meth:`MaskedLMScorer.score` would be given, without a model.
+
+    Returns ``(pairs, per_prompt_candidates, given_candidates, scoring)``; raises
+    :class:`BiasampError` naming the parameter on bad input (the CLI calls this before
+    loading a model).
+    """
+    from . import ESTIMATORS
+
+    mode = check(scoring, OneOf(ESTIMATORS), "scoring")
+    pairs = check_prompts(prompts, blank)
+    per, given = check_candidates(candidates, len(pairs))
+    return pairs, per, given, mode
 
 
 def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):

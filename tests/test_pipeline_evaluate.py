@@ -1,8 +1,8 @@
-"""Tests of biasamp.probe without a model: evaluate_tables, config, compat pipeline."""
+"""Tests of the model-free stage (biasamp.pipeline.evaluate): evaluate_tables, compat tables."""
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from fractions import Fraction as F
 
 import numpy as np
@@ -10,16 +10,8 @@ import pandas as pd
 import pytest
 
 from biasamp import BiasampError
-from biasamp.probe import (
-    ProbeConfig,
-    ProbeResult,
-    evaluate_tables,
-    model_slug,
-    probe,
-    probe_many,
-    resolve_direction,
-)
-
+from biasamp.pipeline import ProbeConfig, evaluate_tables
+from biasamp.pipeline.evaluate import cell_bootstrap_ci
 
 class _Table:
     """A base-rate table as biasamp.base_rates returns it (joint, association, tie_tol)."""
@@ -169,7 +161,7 @@ def test_evaluate_tables_zero_when_model_equals_base():
     ({"tables_at": np.ones((3, 4, 2)) / 4}, r"same number of templates; got 3 and 2"),
     ({"template_ids": ["x"]}, r"template_ids must have 2 entries; got 1"),
     ({"sources": []}, r"sources must name at least one"),
-    ({"attributes": ["he"]}, r"attributes must hold at least two"),
+    ({"attributes": ["he"]}, r"attributes must name at least 2 attributes"),
 ])
 def test_evaluate_tables_errors(kwargs, match):
     at, ta = _golden_tables()
@@ -270,7 +262,7 @@ def test_compat_pipeline_equals_paper_procedure(kind, attrs, source):
     name = cfg.base_rates[0]
     assert name in base_rates.list_sources()
     at, ta = _random_tables(len(attrs), seed=len(attrs) + (kind == "labor"))
-    ev = evaluate_tables(at, ta, OCC, attrs, [name], n_resamples=100, seed=0, compat="wang2021")
+    ev = evaluate_tables(at, ta, OCC, attrs, [name], n_resamples=100, seed=0)
     base_at, base_ta = _paper_bases(kind, len(attrs))
     s = ev.summary.set_index("direction")
     for direction, tables, base in (("attribute_to_task", at, base_at),
@@ -294,21 +286,30 @@ def test_compat_wikipedia_zero_rows_count_as_zero():
               .loc[OCC, ["he", "she"]].to_numpy(dtype=float))
     # this (small-corpus) table has zero rows, so the quirk matters
     assert (counts.sum(axis=1) == 0).any()
-    ev = evaluate_tables(at, ta, OCC, ["he", "she"], ["wikipedia-wang2021"], n_resamples=10,
-                         compat="wang2021")
+    ev = evaluate_tables(at, ta, OCC, ["he", "she"], ["wikipedia-wang2021"], n_resamples=10)
     s = ev.summary.set_index("direction")
     for direction, tables in (("attribute_to_task", at), ("task_to_attribute", ta)):
         naive = [_paper_value(counts, tables[k], direction) for k in range(20)]
         np.testing.assert_allclose(s.loc[direction, "per_template"], naive, rtol=0, atol=1e-9)
-    # without compat those cells are undefined and left out instead
-    default = evaluate_tables(at, ta, OCC, ["he", "she"], ["wikipedia-wang2021"], n_resamples=10)
+    # the compat tables carry the paper's convention (undefined="tie"); the same counts with
+    # the default convention leave those cells out instead
+    compat = base_rates.get_source("wikipedia-wang2021")
+    assert compat.table(OCC, ["he", "she"], direction="task_to_attribute").undefined == "tie"
+
+    class _Default:
+        name = "wikipedia-default-convention"
+
+        def table(self, tasks, attributes, *, direction=None):
+            return dataclasses.replace(compat.table(tasks, attributes, direction=direction),
+                                       undefined=None)
+    default = evaluate_tables(at, ta, OCC, ["he", "she"], [_Default()], n_resamples=10)
     n_zero = int((counts.sum(axis=1) == 0).sum())
     v0 = default.summary.set_index("direction").loc["task_to_attribute", "per_template"][0]
     v1 = s.loc["task_to_attribute", "per_template"][0]
     # compat mean over 64 cells = default mean over the 64 - 2 * n_zero defined cells x their share
     assert v1 == pytest.approx(v0 * (64 - 2 * n_zero) / 64, abs=1e-12)
-    with pytest.raises(BiasampError, match=r"compat must be one of \{'wang2021'\} or None"):
-        evaluate_tables(at, ta, OCC, ["he", "she"], ["uniform"], compat="wang")
+    with pytest.raises(TypeError, match="compat"):  # compat is data of the tables, not a flag
+        evaluate_tables(at, ta, OCC, ["he", "she"], ["uniform"], compat="wang2021")
 
 
 def test_compat_uniform3_they_indicator_quirk():
@@ -327,185 +328,15 @@ def test_compat_uniform3_they_indicator_quirk():
                           - base_ta.sum(axis=1) / base_ta.sum()) == 0)
 
 
-# ------------------------------------------------------------------------------ config
-def test_config_from_toml_and_yaml(tmp_path):
-    (tmp_path / "p.toml").write_text(
-        '[probe]\nmodels = ["a", "b"]\nbase-rates = "uniform,labor-2016"\nseed = 3\n'
-        'attributes = ["he", "she", "they"]\n')
-    cfg = ProbeConfig.from_file(tmp_path / "p.toml", seed=9, out=None)
-    assert cfg.models == ["a", "b"]
-    assert cfg.base_rates == ["uniform", "labor-2016"]
-    assert cfg.seed == 9  # override wins; None overrides are ignored
-    assert cfg.attributes == ["he", "she", "they"]
-    (tmp_path / "p.yaml").write_text("model: x\nn_resamples: 50\nformats: [md]\n")
-    cfg = ProbeConfig.from_file(tmp_path / "p.yaml")
-    assert (cfg.models, cfg.n_resamples, cfg.formats) == (["x"], 50, ["md"])
-
-
-def test_example_config_loads():
-    from pathlib import Path
-    cfg = ProbeConfig.from_file(Path(__file__).parents[1] / "examples" / "probe.toml")
-    assert cfg.models and cfg.out
-
-
-@pytest.mark.parametrize("text, suffix, match", [
-    ("modles = ['a']\n", ".toml", r"unknown config option 'modles' \(did you mean 'models'\?\)"),
-    ("models = [\n", ".toml", r"is not valid toml"),
-    ("models: [a\n", ".yaml", r"is not valid yaml"),
-    ("models = 'a'", ".ini", r"config file must end in .toml, .yaml or .yml"),
-    ("- a\n- b\n", ".yaml", r"config must be a mapping"),
-])
-def test_config_file_errors(tmp_path, text, suffix, match):
-    f = tmp_path / f"c{suffix}"
-    f.write_text(text)
-    with pytest.raises(BiasampError, match=match):
-        ProbeConfig.from_file(f)
-
-
-def test_config_missing_file(tmp_path):
-    with pytest.raises(BiasampError, match=r"config file '.*nope.toml' does not exist"):
-        ProbeConfig.from_file(tmp_path / "nope.toml")
-
-
-@pytest.mark.parametrize("kwargs, match", [
-    ({"compat": "wang"}, r"compat must be one of \{'wang2021'\} or None; got 'wang' \(did you"),
-    ({"batch_size": 0}, r"batch_size must be a positive integer; got 0"),
-    ({"n_resamples": 2.5}, r"n_resamples must be a positive integer; got 2.5"),
-    ({"max_templates": 0}, r"max_templates must be a positive integer or None; got 0"),
-    ({"seed": "x"}, r"seed must be an integer; got 'x'"),
-    ({"confidence": 1.5}, r"confidence must be a number in \(0, 1\); got 1.5"),
-    ({"tables": "xlsx"}, r"tables must be one of \{.*\}; got 'xlsx'"),
-    ({"scoring": "first_piece"},
-     r"scoring must be one of \{.*\}; got 'first_piece' \(did you mean 'first-piece'"),
-    ({"formats": "md,htm"}, r"formats must be a subset of .*; got 'htm' \(did you mean 'html'"),
-    ({"base_rates": ""}, r"base_rates must name at least one source"),
-    ({"attributes": []}, r"attributes must name at least two attributes"),
-    ({"models": [1]}, r"models must be a list of strings; got \[1\]"),
-])
-def test_config_validation(kwargs, match):
-    with pytest.raises(BiasampError, match=match):
-        ProbeConfig(models=["m"], **kwargs) if "models" not in kwargs else ProbeConfig(**kwargs)
-
-
-def test_compat_resolution():
-    cfg = ProbeConfig(models=["m"], compat="wang2021",
-                      base_rates="uniform,wikipedia,labor-2016-wang2021").resolved()
-    assert cfg.base_rates == ["uniform-wang2021", "wikipedia-wang2021", "labor-2016-wang2021"]
-    assert ProbeConfig(models=["m"]).resolved().base_rates == ["uniform", "wikipedia",
-                                                               "labor-2016"]
-    with pytest.raises(BiasampError, match=r"base_rates: source 'file:x.csv' has no wang2021"):
-        ProbeConfig(models=["m"], compat="wang2021", base_rates="file:x.csv").resolved()
-
-
-def test_compat_overrides_templates_with_warning(caplog):
-    cfg = ProbeConfig(models=["m"], compat="wang2021", templates="mine", scoring="pll")
-    with caplog.at_level("WARNING", logger="biasamp.probe"):
-        r = cfg.resolved()
-    assert (r.templates, r.scoring) == ("wang2021", "first-piece")
-    assert "ignoring templates='mine'" in caplog.text and "ignoring scoring='pll'" in caplog.text
-
-
-def test_from_dict_rejects_non_mapping():
-    with pytest.raises(BiasampError, match="config must be a mapping"):
-        ProbeConfig.from_dict(["a"])
-
-
-def test_probe_needs_exactly_one_model():
-    with pytest.raises(BiasampError, match=r"exactly one model.*got \['a', 'b'\]"):
-        probe(models=["a", "b"])
-    with pytest.raises(BiasampError, match=r"models must name at least one model"):
-        probe_many(models=[])
-    with pytest.raises(BiasampError, match=r"config must be a ProbeConfig, a mapping"):
-        probe(42)
-
-
-def test_unknown_model_path_is_an_input_error(tmp_path):
-    with pytest.raises(BiasampError, match=r"model path '.*nowhere' does not exist"):
-        probe_many(models=[str(tmp_path / "nowhere")])
-    f = tmp_path / "file.bin"
-    f.write_text("x")
-    with pytest.raises(BiasampError, match=r"is a file; give the model's folder"):
-        probe_many(models=[str(f)])
-
-
-def test_resolve_direction_and_slug():
-    assert resolve_direction("A->T") == "attribute_to_task"
-    assert resolve_direction("task_to_attribute") == "task_to_attribute"
-    with pytest.raises(BiasampError, match=r"direction must be one of .*; got 'T>A'"):
-        resolve_direction("T>A")
-    assert model_slug("bert-base-uncased") == "bert-base-uncased"
-    assert model_slug("./models/my bert") == "my-bert"
-
-
-# ---------------------------------------------------------------------- result files
-def _result():
-    at, ta = _golden_tables()
-    ev = evaluate_tables(at, ta, TASKS, ATTRS, [_Source("golden", B)], template_ids=["a", "b"],
-                         n_resamples=100)
-    tables = pd.DataFrame({"template_id": ["a"], "direction": ["attribute_to_task"],
-                           "task": ["t1"], "attribute": ["he"], "prob": [0.5],
-                           "log_prob": [np.log(0.5)]})
-    audit = pd.DataFrame({"candidate": ["he", "janitor"], "pieces": [["he"], ["jan", "##itor"]],
-                          "n_pieces": [1, 2], "single_piece": [True, False],
-                          "first_piece": ["he", "jan"], "shares_first_piece_with": [[], []]})
-    prov = {"model": "golden-model", "revision": None, "device": "cpu", "dtype": "float32",
-            "seed": 0, "estimator": "word", "templates": {"name": "x", "n_templates": 2},
-            "tasks": {"name": "t"}, "attributes": ATTRS, "base_rates": ev.base_provenance,
-            "versions": {"biasamp": "0.1.0"}, "timestamp": "2026-01-01T00:00:00+00:00",
-            "bootstrap": {"confidence": 0.95}}
-    mass = {"attribute_to_task": {"n_prompts": 2, "mean": 0.1, "min": 0.05, "median": 0.1,
-                                  "max": 0.15}}
-    return ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
-                       tables=tables, audit=audit, mass=mass, provenance=prov,
-                       config=ProbeConfig(models=["golden-model"]).to_dict())
-
-
-def test_save_writes_results_json(tmp_path):
-    res = _result()
-    d = res.save(tmp_path / "out", formats=[])
-    data = json.loads((d / "results.json").read_text())
-    assert set(data) >= {"summary", "by_pair", "audit", "mass", "provenance", "config"}
-    for rec in data["summary"]:
-        assert list(rec) == ["base_rates", "direction", "mean", "std", "ci_low", "ci_high",
-                             "n_templates", "per_template"]
-    assert data["summary"][0]["per_template"] == pytest.approx([-9 / 520, 0.0], abs=1e-15)
-    assert (d / "by_pair.csv").is_file() and (d / "tables.csv").is_file()
-    back = pd.read_csv(d / "by_pair.csv")
-    assert len(back) == len(res.by_pair)
-    assert list(pd.read_csv(d / "tables.csv").columns) == ["template_id", "direction", "task",
-                                                           "attribute", "prob", "log_prob"]
-
-
-def test_save_parquet_without_pyarrow_has_install_hint(tmp_path, monkeypatch):
-    import builtins
-    real = builtins.__import__
-
-    def fake(name, *a, **k):
-        if name == "pyarrow" or name.startswith("pyarrow."):
-            raise ImportError("no pyarrow")
-        return real(name, *a, **k)
-    monkeypatch.setattr(builtins, "__import__", fake)
-    with pytest.raises(BiasampError, match=r"needs pyarrow: pip install 'biasamp\[parquet\]'"):
-        _result().save(tmp_path, tables="parquet", formats=[])
-
-
-def test_save_errors(tmp_path):
-    res = _result()
-    with pytest.raises(BiasampError, match="out must name an output directory; got None"):
-        res.save(None)
-    with pytest.raises(BiasampError, match=r"tables must be one of .*; got 'xls'"):
-        res.save(tmp_path, tables="xls")
-
-
+# ----------------------------------------------------------- per-cell bootstrap
 @pytest.mark.parametrize("m, k, n_res", [(2, 3, 500), (7, 5, 3000), (40, 4, 1000)])
 def test_cell_bootstrap_equals_metrics_bootstrap(m, k, n_res):
     from biasamp.metrics import bootstrap_ci
-    from biasamp.probe import _cell_bootstrap_ci
     rng = np.random.default_rng(m)
     v = rng.normal(size=(m, k))
     v[:, 1] = 0.25  # a constant column: exactly its value
     v[:, 2] = np.nan  # an undefined cell: NaN
-    lo, hi = _cell_bootstrap_ci(v, n_resamples=n_res, seed=4, confidence=0.9)
+    lo, hi = cell_bootstrap_ci(v, n_resamples=n_res, seed=4, confidence=0.9)
     ref_lo, ref_hi = bootstrap_ci(np.delete(v, 2, axis=1), n_resamples=n_res, seed=4,
                                   confidence=0.9)
     np.testing.assert_allclose(np.delete(lo, 2), ref_lo, rtol=0, atol=1e-12)
@@ -516,8 +347,7 @@ def test_cell_bootstrap_equals_metrics_bootstrap(m, k, n_res):
 
 def test_cell_bootstrap_partial_nan_column_uses_metrics_bootstrap():
     from biasamp.metrics import bootstrap_ci
-    from biasamp.probe import _cell_bootstrap_ci
     v = np.array([[0.1, 1.0], [np.nan, 2.0], [0.3, 4.0]])
-    lo, hi = _cell_bootstrap_ci(v, n_resamples=200, seed=0, confidence=0.95)
+    lo, hi = cell_bootstrap_ci(v, n_resamples=200, seed=0, confidence=0.95)
     ref = bootstrap_ci(v[:, [0]], n_resamples=200, seed=0, confidence=0.95)
     assert (lo[0], hi[0]) == (ref[0][0], ref[1][0])

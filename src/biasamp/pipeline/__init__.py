@@ -1,0 +1,30 @@
+"""The probe pipeline: configuration -> prepared inputs -> scores -> evaluation -> result.
+
+- :mod:`.config`: :class:`ProbeConfig` (validated once, when built) and the compat modes.
+- :mod:`.prepare`: templates, tasks, prompts and base-rate tables, before any model is loaded.
+- :mod:`.evaluate`: :func:`evaluate_tables`, the pure model-free stage (tables -> BiasAmp->).
+- :mod:`.run`: :func:`probe` / :func:`probe_many` (the only part that loads a model, through
+  :mod:`biasamp.scoring`) and :func:`write_result` (data files, then the reports asked for).
+
+Orientation everywhere: rows are tasks (occupations), columns are attributes. A->T tables hold
+``P(task | attribute)`` (each column sums to 1), T->A tables ``P(attribute | task)`` (rows).
+"""
+
+from .config import COMPAT_MODES, CompatMode, ProbeConfig
+from .evaluate import Evaluation, evaluate_tables
+from .prepare import Prepared, prepare
+from .run import model_slug, probe, probe_many, write_result
+
+__all__ = [
+    "COMPAT_MODES",
+    "CompatMode",
+    "Evaluation",
+    "Prepared",
+    "ProbeConfig",
+    "evaluate_tables",
+    "model_slug",
+    "prepare",
+    "probe",
+    "probe_many",
+    "write_result",
+]

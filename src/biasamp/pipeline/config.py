@@ -1,0 +1,255 @@
+"""The probe's configuration: :class:`ProbeConfig` (TOML/YAML loadable) and compat modes.
+
+Every option is checked once, when the config is built (``__post_init__``); the stages that
+follow trust it. Compatibility modes are data (:data:`COMPAT_MODES`): a template set, an
+estimator and a mapping of base-rate names to their paper-compatible constructions; the
+base-rate tables themselves carry the paper's conventions (tie tolerance, undefined cells),
+so nothing downstream branches on ``compat``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._errors import BiasampError
+from .._files import toml_loads
+from .._registry import Registry, did_you_mean
+from .._validation import (Bool, Integer, Interval, Names, NonEmptyStr, OneOf, Optional,
+                           PositiveInt, SubsetOf, check)
+from ..base_rates import COMPAT_SOURCES
+from ..report import FORMATS
+from ..results import TABLE_FORMATS
+from ..scoring import DTYPES, ESTIMATORS
+
+__all__ = ["COMPAT_MODES", "CompatMode", "ProbeConfig"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CompatMode:
+    """What a compatibility mode fixes: template set, estimator, base-rate constructions."""
+
+    templates: str
+    scoring: str
+    sources: Mapping[str, str]
+    description: str
+
+
+#: Compatibility modes; ``wang2021`` reproduces the BiasAmp-> paper's Table 2 pipeline.
+COMPAT_MODES = Registry("compat mode")
+COMPAT_MODES.register("wang2021", CompatMode(
+    templates="wang2021", scoring="first-piece", sources=COMPAT_SOURCES["wang2021"],
+    description="the paper's 20 templates, FitBERT first-piece scoring and the paper's "
+                "base-rate constructions"), description="Wang & Russakovsky (2021), Table 2")
+
+# field -> constraint, checked in __post_init__ (the boundary where a config enters)
+_CONSTRAINTS = {
+    "models": Names(min_size=0, what="model"),
+    "templates": NonEmptyStr,
+    "attributes": Names(min_size=2, what="attribute"),
+    "base_rates": Names(min_size=1, what="base-rate source"),
+    "scoring": OneOf(ESTIMATORS),
+    "compat": Optional(OneOf(COMPAT_MODES)),
+    "device": NonEmptyStr,
+    "dtype": OneOf(DTYPES),
+    "batch_size": PositiveInt,
+    "revision": Optional(NonEmptyStr),
+    "trust_remote_code": Bool,
+    "seed": Integer(0),
+    "n_resamples": PositiveInt,
+    "confidence": Interval(0.0, 1.0),
+    "max_templates": Optional(PositiveInt),
+    "cache_dir": Optional(NonEmptyStr),
+    "out": Optional(NonEmptyStr),
+    "formats": SubsetOf(FORMATS, min_size=0),
+    "tables": OneOf(TABLE_FORMATS),
+    "progress": Bool,
+    "note": Optional(NonEmptyStr),
+}
+
+
+@dataclass
+class ProbeConfig:
+    """Everything a probe needs; loadable from TOML or YAML (:meth:`from_file`).
+
+    Parameters
+    ----------
+    models : list of str
+        Hugging Face model ids or local model folders (one result per model).
+    templates : str
+        Template set name (``biasamp templates --list``) or path to a template file.
+    attributes : str or list of str
+        Attribute identities, e.g. ``"he,she"`` or ``["he", "she", "they"]``.
+    tasks : str or list of str
+        Task vocabulary: a name (``winobias32``), a file, ``@file``, ``"a,b,c"`` or the words.
+    base_rates : str or list of str
+        Base-rate source names (``biasamp base-rates --list``) or ``file:path.csv``.
+    scoring : str
+        Candidate estimator: ``word`` (all word pieces), ``first-piece`` or ``pll``.
+    compat : str or None
+        ``"wang2021"`` reproduces the paper's procedure: template set ``wang2021``,
+        first-piece scoring and the paper's base-rate constructions.
+    device, dtype, batch_size, revision, cache_dir, trust_remote_code
+        Passed to :class:`biasamp.scoring.MaskedLMScorer` (``cache_dir``: the sqlite score
+        cache).
+    seed, n_resamples, confidence
+        Bootstrap over templates (seeded, percentile interval).
+    max_templates : int or None
+        Use only the first ``max_templates`` templates of the set (quick runs).
+    out : str or None
+        Output directory.
+    formats : list of str
+        Reports to write next to the results: any of ``md``, ``html``, ``json``, ``model-card``.
+    tables : str
+        Probability tables as ``csv`` (default) or ``parquet`` (needs pyarrow).
+    progress : bool
+        Show progress bars (the CLI turns them on).
+    note : str or None
+        A free-text note shown at the top of every report (e.g. "tiny random model").
+
+    Examples
+    --------
+    >>> cfg = ProbeConfig(models=["bert-base-uncased"], base_rates="uniform,labor-2016")
+    >>> cfg.base_rates
+    ['uniform', 'labor-2016']
+    >>> ProbeConfig(models=["m"], compat="wang2021").resolved().scoring
+    'first-piece'
+    """
+
+    models: list[str] = field(default_factory=list)
+    templates: str = "adjectives"
+    attributes: list[str] = field(default_factory=lambda: ["he", "she"])
+    tasks: str | list[str] = "winobias32"
+    base_rates: list[str] = field(default_factory=lambda: ["uniform", "wikipedia", "labor-2016"])
+    scoring: str = "word"
+    compat: str | None = None
+    device: str = "auto"
+    dtype: str = "float32"
+    batch_size: int = 32
+    revision: str | None = None
+    trust_remote_code: bool = False
+    seed: int = 0
+    n_resamples: int = 10_000
+    confidence: float = 0.95
+    max_templates: int | None = None
+    cache_dir: str | None = None
+    out: str | None = None
+    formats: list[str] = field(default_factory=lambda: ["md", "html", "json"])
+    tables: str = "csv"
+    progress: bool = False
+    note: str | None = None
+
+    def __post_init__(self):
+        for name, constraint in _CONSTRAINTS.items():
+            setattr(self, name, check(getattr(self, name), constraint, name))
+        # a vocabulary name/file/"a,b,c" or the words; resolved by biasamp.tasks.load_tasks
+        self.tasks = check(self.tasks, NonEmptyStr if isinstance(self.tasks, str) else
+                           Names(what="task"), "tasks")
+
+    def resolved(self) -> ProbeConfig:
+        """Return a copy with the compat mode applied (template set, scoring, sources).
+
+        >>> ProbeConfig(models=["m"], compat="wang2021", base_rates="uniform").resolved().base_rates
+        ['uniform-wang2021']
+        """
+        if self.compat is None:
+            return dataclasses.replace(self)
+        mode = COMPAT_MODES.get(self.compat)
+        changes: dict[str, Any] = {}
+        defaults = ProbeConfig.__dataclass_fields__
+        for key in ("templates", "scoring"):
+            current, wanted = getattr(self, key), getattr(mode, key)
+            if current != wanted and current != defaults[key].default:
+                log.warning("compat=%r uses %s=%r; ignoring %s=%r", self.compat, key, wanted,
+                            key, current)
+            changes[key] = wanted
+        sources = []
+        for name in self.base_rates:
+            if name in mode.sources.values():
+                sources.append(name)
+            elif name in mode.sources:
+                sources.append(mode.sources[name])
+            else:
+                raise BiasampError(
+                    f"base_rates: source {name!r} has no {self.compat} construction; with "
+                    f"compat={self.compat!r} use some of {sorted(mode.sources)}")
+        changes["base_rates"] = sources
+        return dataclasses.replace(self, **changes)
+
+    # -- loading -----------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ProbeConfig:
+        """Build a config from a mapping; unknown keys are an error (with "did you mean").
+
+        ``model`` is accepted for ``models``, ``format`` for ``formats`` and dashes for
+        underscores (``base-rates``), as on the command line.
+
+        >>> ProbeConfig.from_dict({"model": "m", "base-rates": ["uniform"]}).models
+        ['m']
+        """
+        if not isinstance(data, Mapping):
+            raise BiasampError(f"config must be a mapping of option names to values; got "
+                               f"{type(data).__name__}")
+        names = [f.name for f in dataclasses.fields(cls)]
+        kwargs = {}
+        for key, value in data.items():
+            k = str(key).replace("-", "_")
+            k = {"model": "models", "format": "formats"}.get(k, k)
+            if k not in names:
+                raise BiasampError(f"unknown config option {key!r}{did_you_mean(k, names)}; "
+                                   f"allowed: {', '.join(names)}")
+            kwargs[k] = value
+        return cls(**kwargs)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, **overrides) -> ProbeConfig:
+        """Load a TOML (``.toml``) or YAML (``.yaml``/``.yml``) file; keyword overrides win.
+
+        The options may sit at the top level or under a ``[probe]`` table.
+        """
+        p = Path(path)
+        if not p.is_file():
+            raise BiasampError(f"config file {str(path)!r} does not exist")
+        suffix = p.suffix.lower()
+        if suffix not in (".toml", ".yaml", ".yml"):
+            raise BiasampError(f"config file must end in .toml, .yaml or .yml; got {str(path)!r}")
+        text = p.read_text(encoding="utf-8")
+        try:
+            if suffix == ".toml":
+                data = toml_loads(text)
+            else:
+                import yaml
+                data = yaml.safe_load(text) or {}
+        except Exception as exc:  # tomllib.TOMLDecodeError, yaml.YAMLError
+            raise BiasampError(f"config file {str(path)!r} is not valid {suffix[1:]}: "
+                               f"{' '.join(str(exc).split())}") from None
+        if isinstance(data, Mapping) and isinstance(data.get("probe"), Mapping):
+            data = data["probe"]
+        if isinstance(data, Mapping):
+            data = {**data, **{k: v for k, v in overrides.items() if v is not None}}
+        return cls.from_dict(data)
+
+    def to_dict(self) -> dict:
+        """Plain, JSON-serialisable dict of the options."""
+        return dataclasses.asdict(self)
+
+
+def as_config(config=None, **kwargs) -> ProbeConfig:
+    """A :class:`ProbeConfig` from a config, a mapping, a TOML/YAML path, or keywords."""
+    if config is None:
+        return ProbeConfig(**kwargs)
+    if isinstance(config, ProbeConfig):
+        return dataclasses.replace(config, **kwargs) if kwargs else config
+    if isinstance(config, (str, os.PathLike)):
+        return ProbeConfig.from_file(config, **kwargs)
+    if isinstance(config, Mapping):
+        return ProbeConfig.from_dict({**config, **kwargs})
+    raise BiasampError(f"config must be a ProbeConfig, a mapping or a TOML/YAML path; got "
+                       f"{type(config).__name__}")

@@ -1,0 +1,228 @@
+"""Running a probe: prepare -> score -> evaluate -> result -> files -> reports.
+
+:func:`probe` / :func:`probe_many` are the public entry points (re-exported as
+``biasamp.probe`` and ``biasamp.probe_many``). The model is the only slow part; everything
+that can fail on bad input is checked before it is loaded (:func:`~.prepare.prepare`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import os
+import platform
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
+from .._errors import BiasampError
+from ..results import TABLE_COLUMNS, ProbeResult
+from .config import ProbeConfig, as_config
+from .evaluate import evaluate_tables
+from .prepare import Prepared, prepare
+
+__all__ = ["model_slug", "probe", "probe_many", "write_result"]
+
+log = logging.getLogger(__name__)
+
+
+def model_slug(model: str) -> str:
+    """A folder-safe name for a model id or path.
+
+    >>> model_slug("google/bert_uncased_L-2_H-128_A-2")
+    'google--bert_uncased_L-2_H-128_A-2'
+    >>> model_slug("/tmp/models/tiny-bert/")
+    'tiny-bert'
+    """
+    text = str(model).rstrip("/\\")
+    if os.path.isabs(text) or text.startswith((".", "~")):
+        text = Path(text).name
+    slug = "".join(c if (c.isalnum() or c in "-_.") else "-" for c in text.replace("/", "--"))
+    return slug.strip(".") or "model"
+
+
+def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str):
+    """Score prompts grouped by identical candidate tuples; (prob, log_prob, mass) per row."""
+    n = len(prompts)
+    prob: list = [None] * n
+    logp: list = [None] * n
+    mass = np.empty(n)
+    groups: dict[tuple, list[int]] = {}
+    for i, c in enumerate(prompts["candidates"]):
+        groups.setdefault(tuple(c), []).append(i)
+    texts = prompts["prompt"].astype(str).tolist()
+    for cand, rows in groups.items():
+        res = scorer.score([texts[i] for i in rows], list(cand), scoring=scoring)
+        for j, i in enumerate(rows):
+            prob[i], logp[i], mass[i] = res.prob[j], res.log_prob[j], float(res.mass[j])
+    return prob, logp, mass
+
+
+def _build_tables(prep: Prepared, scores: dict):
+    """Scored rows -> (template ids, {direction: prob array}, long tables frame)."""
+    tpl_ids = list(dict.fromkeys(
+        str(t) for d in DIRECTIONS for t in prep.prompts[d]["template_id"]))
+    t_index = {t: i for i, t in enumerate(prep.tasks)}
+    a_index = {a: i for i, a in enumerate(prep.attributes)}
+    k_index = {t: i for i, t in enumerate(tpl_ids)}
+    shape = (len(tpl_ids), len(prep.tasks), len(prep.attributes))
+    probs, long_rows = {}, []
+    for direction in DIRECTIONS:
+        prob, logp, _ = scores[direction]
+        p, lp = np.full(shape, np.nan), np.full(shape, np.nan)
+        for row, pr, lpr in zip(prep.prompts[direction].itertuples(index=False), prob, logp):
+            k = k_index[str(row.template_id)]
+            if direction == ATTRIBUTE_TO_TASK:
+                a = a_index[str(row.attribute)]
+                p[k, :, a], lp[k, :, a] = pr, lpr
+            else:
+                t = t_index[str(row.task)]
+                p[k, t, :], lp[k, t, :] = pr, lpr
+        if np.isnan(p).any():
+            missing = sorted({tpl_ids[k] for k in np.argwhere(np.isnan(p))[:, 0]})
+            what = "attribute" if direction == ATTRIBUTE_TO_TASK else "task"
+            raise BiasampError(f"templates {missing} do not give prompts for every {what} in "
+                               f"direction {direction!r}; each template must fill both directions")
+        probs[direction] = p
+        kk, tt, aa = np.meshgrid(*(np.arange(s) for s in shape), indexing="ij")
+        long_rows.append(pd.DataFrame({
+            "template_id": np.asarray(tpl_ids, dtype=object)[kk.ravel()],
+            "direction": direction,
+            "task": np.asarray(prep.tasks, dtype=object)[tt.ravel()],
+            "attribute": np.asarray(prep.attributes, dtype=object)[aa.ravel()],
+            "prob": p.ravel(), "log_prob": lp.ravel()}, columns=list(TABLE_COLUMNS)))
+    return tpl_ids, probs, pd.concat(long_rows, ignore_index=True)
+
+
+def _mass_summary(mass: np.ndarray) -> dict:
+    m = np.asarray(mass, dtype=np.float64)
+    return {"n_prompts": int(m.size), "mean": float(np.mean(m)), "min": float(np.min(m)),
+            "median": float(np.median(m)), "max": float(np.max(m))}
+
+
+def _load_scorer(cfg: ProbeConfig, model: str):
+    from ..scoring import MaskedLMScorer
+
+    return MaskedLMScorer(model, revision=cfg.revision, device=cfg.device, dtype=cfg.dtype,
+                          trust_remote_code=cfg.trust_remote_code, batch_size=cfg.batch_size,
+                          cache_dir=cfg.cache_dir, progress=cfg.progress)
+
+
+def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared) -> ProbeResult:
+    scorer = _load_scorer(cfg, model)
+    log.info("scoring %d A->T and %d T->A prompts with %s",
+             len(prep.prompts[ATTRIBUTE_TO_TASK]), len(prep.prompts[TASK_TO_ATTRIBUTE]), model)
+    scores = {d: _score_direction(scorer, prep.prompts[d], scoring=cfg.scoring)
+              for d in DIRECTIONS}
+    tpl_ids, probs, long_tables = _build_tables(prep, scores)
+    ev = evaluate_tables(probs[ATTRIBUTE_TO_TASK], probs[TASK_TO_ATTRIBUTE], prep.tasks,
+                         prep.attributes, prep.sources, template_ids=tpl_ids,
+                         n_resamples=cfg.n_resamples, seed=cfg.seed, confidence=cfg.confidence)
+    candidates = list(dict.fromkeys(c for d in DIRECTIONS
+                                    for cands in prep.prompts[d]["candidates"] for c in cands))
+    sprov = dict(scorer.provenance)
+    versions = {"numpy": np.__version__, "pandas": pd.__version__,
+                "python": platform.python_version(), **sprov.pop("versions", {})}
+    conf = cfg.to_dict()
+    conf["models"] = [model]
+    provenance = {
+        "model": model, "revision": sprov.get("revision", cfg.revision),
+        "device": sprov.get("device", cfg.device), "dtype": sprov.get("dtype", cfg.dtype),
+        "seed": cfg.seed, "estimator": cfg.scoring, "compat": cfg.compat,
+        "bootstrap": {"n_resamples": cfg.n_resamples, "confidence": cfg.confidence,
+                      "method": "percentile bootstrap over templates"},
+        "std": "population (ddof=0) over templates",
+        "templates": {"name": cfg.templates, "n_templates": len(tpl_ids),
+                      "template_ids": tpl_ids, "prompts_sha256": prep.prompts_sha256,
+                      **prep.template_provenance},
+        "tasks": prep.tasks_provenance,
+        "attributes": prep.attributes,
+        "base_rates": ev.base_provenance,
+        "scorer": sprov,
+        "versions": {"biasamp": __version__, **versions},
+        "platform": platform.platform(),
+        "note": cfg.note,
+        "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    mass = {d: _mass_summary(scores[d][2]) for d in DIRECTIONS}
+    return ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
+                       tables=long_tables, audit=scorer.audit(candidates), mass=mass,
+                       provenance=provenance, config=conf)
+
+
+def write_result(result: ProbeResult, out, *, tables: str = "csv",
+                 formats=("md", "html", "json")) -> Path:
+    """Save a result's data files into ``out`` and render the reports asked for."""
+    from ..report import render
+
+    d = result.save(out, tables=tables)
+    if formats:
+        render(result, d, formats=list(formats))
+    log.info("wrote results to %s", d)
+    return d
+
+
+def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
+    """Probe every model of the config; return one :class:`~biasamp.ProbeResult` per model.
+
+    Parameters are as for :func:`probe`. When ``out`` is set, each model's results go to
+    ``out/<model_slug>/`` (or to ``out`` itself for a single model) with the reports of
+    ``formats``, and, for several models, a comparison (``comparison.md`` / ``.csv``) to
+    ``out``.
+    """
+    from ..scoring import check_model
+
+    cfg = as_config(config, **kwargs).resolved()
+    if not cfg.models:
+        raise BiasampError("models must name at least one model id or folder; got []")
+    for m in cfg.models:
+        check_model(m)
+    prep = prepare(cfg)
+    results = []
+    for model in cfg.models:
+        res = _probe_one(cfg, model, prep)
+        results.append(res)
+        if cfg.out:
+            d = Path(cfg.out) if len(cfg.models) == 1 else Path(cfg.out) / model_slug(model)
+            write_result(res, d, tables=cfg.tables, formats=cfg.formats)
+    if cfg.out and len(cfg.models) > 1:
+        from ..report import compare_dirs
+        compare_dirs([Path(cfg.out) / model_slug(m) for m in cfg.models], out=cfg.out,
+                     formats=["md", "csv"] + (["html"] if "html" in cfg.formats else []))
+    return results
+
+
+def probe(config=None, /, **kwargs) -> ProbeResult:
+    """Probe one masked language model for directional bias amplification.
+
+    Parameters
+    ----------
+    config : ProbeConfig, mapping or path to a TOML/YAML file, optional
+        The configuration; keyword arguments override its fields (or build one).
+    **kwargs
+        Fields of :class:`~biasamp.ProbeConfig` (``models=["bert-base-uncased"]``;
+        ``model=`` is accepted for a single model).
+
+    Returns
+    -------
+    ProbeResult
+        For several models use :func:`probe_many` (one result per model).
+
+    Examples
+    --------
+    >>> import biasamp
+    >>> biasamp.probe(models=[])
+    Traceback (most recent call last):
+    ...
+    biasamp._errors.BiasampError: models must name exactly one model for probe() (use probe_many for several); got []
+    """
+    if "model" in kwargs:
+        kwargs["models"] = [kwargs.pop("model")]
+    cfg = as_config(config, **kwargs)
+    if len(cfg.models) != 1:
+        raise BiasampError("models must name exactly one model for probe() (use probe_many for "
+                           f"several); got {cfg.models!r}")
+    return probe_many(cfg)[0]

@@ -1,0 +1,123 @@
+"""Tests of biasamp.pipeline.config (ProbeConfig, compat modes) and probe() argument errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from biasamp import BiasampError
+from biasamp._conventions import canonical_direction
+from biasamp.pipeline import ProbeConfig, model_slug, probe, probe_many
+
+# ------------------------------------------------------------------------------ config
+def test_config_from_toml_and_yaml(tmp_path):
+    (tmp_path / "p.toml").write_text(
+        '[probe]\nmodels = ["a", "b"]\nbase-rates = "uniform,labor-2016"\nseed = 3\n'
+        'attributes = ["he", "she", "they"]\n')
+    cfg = ProbeConfig.from_file(tmp_path / "p.toml", seed=9, out=None)
+    assert cfg.models == ["a", "b"]
+    assert cfg.base_rates == ["uniform", "labor-2016"]
+    assert cfg.seed == 9  # override wins; None overrides are ignored
+    assert cfg.attributes == ["he", "she", "they"]
+    (tmp_path / "p.yaml").write_text("model: x\nn_resamples: 50\nformats: [md]\n")
+    cfg = ProbeConfig.from_file(tmp_path / "p.yaml")
+    assert (cfg.models, cfg.n_resamples, cfg.formats) == (["x"], 50, ["md"])
+
+
+def test_example_config_loads():
+    cfg = ProbeConfig.from_file(Path(__file__).parents[1] / "examples" / "probe.toml")
+    assert cfg.models and cfg.out
+
+
+@pytest.mark.parametrize("text, suffix, match", [
+    ("modles = ['a']\n", ".toml", r"unknown config option 'modles' \(did you mean 'models'\?\)"),
+    ("models = [\n", ".toml", r"is not valid toml"),
+    ("models: [a\n", ".yaml", r"is not valid yaml"),
+    ("models = 'a'", ".ini", r"config file must end in .toml, .yaml or .yml"),
+    ("- a\n- b\n", ".yaml", r"config must be a mapping"),
+])
+def test_config_file_errors(tmp_path, text, suffix, match):
+    f = tmp_path / f"c{suffix}"
+    f.write_text(text)
+    with pytest.raises(BiasampError, match=match):
+        ProbeConfig.from_file(f)
+
+
+def test_config_missing_file(tmp_path):
+    with pytest.raises(BiasampError, match=r"config file '.*nope.toml' does not exist"):
+        ProbeConfig.from_file(tmp_path / "nope.toml")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"compat": "wang"}, r"compat must be one of 'wang2021'; got 'wang' \(did you mean"),
+    ({"batch_size": 0}, r"batch_size must be a positive integer; got 0"),
+    ({"n_resamples": 2.5}, r"n_resamples must be a positive integer; got 2.5"),
+    ({"max_templates": 0}, r"max_templates must be a positive integer; got 0"),
+    ({"seed": "x"}, r"seed must be a non-negative integer; got 'x'"),
+    ({"seed": -1}, r"seed must be a non-negative integer; got -1"),
+    ({"confidence": 1.5}, r"confidence must be a number in \(0, 1\); got 1.5"),
+    ({"tables": "xlsx"}, r"tables must be one of 'csv', 'parquet'; got 'xlsx'"),
+    ({"scoring": "first_piece"},
+     r"scoring must be one of 'word', .*; got 'first_piece' \(did you mean 'first-piece'"),
+    ({"formats": "md,htm"}, r"formats must be some of 'md', .*; got 'htm' \(did you mean 'html'"),
+    ({"base_rates": ""}, r"base_rates must name at least one base-rate source; got ''"),
+    ({"attributes": []}, r"attributes must name at least 2 attributes; got \[\]"),
+    ({"attributes": "he,he"}, r"attributes must be attributes without repeats; got 'he,he'"),
+    ({"models": [1]}, r"models must be a list of strings or a comma-separated string; got \[1\]"),
+    ({"dtype": "fp64"}, r"dtype must be one of 'float32', 'bfloat16', 'float16'; got 'fp64'"),
+    ({"trust_remote_code": "yes"}, r"trust_remote_code must be True or False; got 'yes'"),
+])
+def test_config_validation(kwargs, match):
+    with pytest.raises(BiasampError, match=match):
+        ProbeConfig(models=["m"], **kwargs) if "models" not in kwargs else ProbeConfig(**kwargs)
+
+
+def test_compat_resolution():
+    cfg = ProbeConfig(models=["m"], compat="wang2021",
+                      base_rates="uniform,wikipedia,labor-2016-wang2021").resolved()
+    assert cfg.base_rates == ["uniform-wang2021", "wikipedia-wang2021", "labor-2016-wang2021"]
+    assert ProbeConfig(models=["m"]).resolved().base_rates == ["uniform", "wikipedia",
+                                                               "labor-2016"]
+    with pytest.raises(BiasampError, match=r"base_rates: source 'file:x.csv' has no wang2021"):
+        ProbeConfig(models=["m"], compat="wang2021", base_rates="file:x.csv").resolved()
+
+
+def test_compat_overrides_templates_with_warning(caplog):
+    cfg = ProbeConfig(models=["m"], compat="wang2021", templates="mine", scoring="pll")
+    with caplog.at_level("WARNING", logger="biasamp.pipeline.config"):
+        r = cfg.resolved()
+    assert (r.templates, r.scoring) == ("wang2021", "first-piece")
+    assert "ignoring templates='mine'" in caplog.text and "ignoring scoring='pll'" in caplog.text
+
+
+def test_from_dict_rejects_non_mapping():
+    with pytest.raises(BiasampError, match="config must be a mapping"):
+        ProbeConfig.from_dict(["a"])
+
+
+def test_probe_needs_exactly_one_model():
+    with pytest.raises(BiasampError, match=r"exactly one model.*got \['a', 'b'\]"):
+        probe(models=["a", "b"])
+    with pytest.raises(BiasampError, match=r"models must name at least one model"):
+        probe_many(models=[])
+    with pytest.raises(BiasampError, match=r"config must be a ProbeConfig, a mapping"):
+        probe(42)
+
+
+def test_unknown_model_path_is_an_input_error(tmp_path):
+    with pytest.raises(BiasampError, match=r"model '.*nowhere': no such folder"):
+        probe_many(models=[str(tmp_path / "nowhere")])
+    f = tmp_path / "file.bin"
+    f.write_text("x")
+    with pytest.raises(BiasampError, match=r"is a file; give the model's folder"):
+        probe_many(models=[str(f)])
+
+
+def test_resolve_direction_and_slug():
+    assert canonical_direction("A->T") == "attribute_to_task"
+    assert canonical_direction("task_to_attribute") == "task_to_attribute"
+    with pytest.raises(BiasampError, match=r"direction must be one of .*; got 'T>A'"):
+        canonical_direction("T>A")
+    assert model_slug("bert-base-uncased") == "bert-base-uncased"
+    assert model_slug("./models/my bert") == "my-bert"
