@@ -6,12 +6,20 @@ import pandas as pd
 import pytest
 
 from biasamp import BiasampError, UnknownNameError
-from biasamp.base_rates import (MissingEntriesError, ZeroRowWarning, _vocabulary,
-                                derive_association, get_source, list_sources,
-                                winobias_groups)
+from biasamp.base_rates import (
+    COMPAT_SOURCES,
+    BaseRateTable,
+    MissingEntriesError,
+    ZeroRowWarning,
+    derive_association,
+    get_source,
+    list_sources,
+    winobias_groups,
+)
 from biasamp.cli import main
+from biasamp.tasks import load_tasks
 
-W32 = _vocabulary("winobias32")
+W32 = load_tasks("winobias32").words
 HSS = ["he", "she"]
 HST = ["he", "she", "they"]
 
@@ -107,7 +115,7 @@ def test_uniform_wang2021_attribute_order_and_errors():
 
 
 def test_uniform_wang2021_winobias40_uses_groups():
-    w40 = _vocabulary("winobias40")  # interleaved order (supervisor, ..., CEO, cashier, ...)
+    w40 = load_tasks("winobias40").words  # interleaved order (supervisor, ..., CEO, cashier, ...)
     j = get_source("uniform-wang2021").table(w40, HSS, direction="T->A").joint
     g = winobias_groups()
     for t in w40:
@@ -173,7 +181,7 @@ def test_labor_2016_aliases_and_shares():
     t = get_source("labor-2016").table(["tailor", "construction worker"], HSS).joint
     assert t.loc["tailor", "she"] == 79 * (80 / 100.)
     assert list(t.index) == ["tailor", "construction worker"]
-    s = get_source("labor-2016-shares").table(_vocabulary("winobias40"), HSS).joint
+    s = get_source("labor-2016-shares").table(load_tasks("winobias40").words, HSS).joint
     assert s.loc["supervisor"].tolist() == [1 - 0.44, 0.44]
     assert s.shape == (40, 2)
 
@@ -320,6 +328,36 @@ def test_every_source_on_the_32(recwarn):
         assert (t.joint.to_numpy() >= 0).all() and np.isfinite(t.joint.to_numpy()).all(), name
         for key in ("name", "license", "method", "files"):
             assert key in t.provenance, (name, key)
+
+
+def test_compat_tables_carry_the_papers_metric_settings(recwarn):
+    """Every *-wang2021 table: tie_tol 0.0 and undefined "tie"; every other: None, None."""
+    compat = COMPAT_SOURCES["wang2021"]
+    assert set(compat.values()) <= set(list_sources()) and set(compat) <= set(list_sources())
+    for plain, paper in compat.items():
+        for d in ("A->T", "T->A"):
+            t = get_source(paper).table(W32, HSS, direction=d)
+            assert (t.tie_tol, t.undefined) == (0.0, "tie"), paper
+            p = get_source(plain).table(W32, HSS, direction=d)
+            assert (p.tie_tol, p.undefined) == (None, None), plain
+    t = BaseRateTable(pd.DataFrame([[1.0, 1.0]], columns=HSS), None, None, None, {"name": "x"})
+    assert t.provenance == {"name": "x"} and t.undefined is None  # keyword-only, after tie_tol
+    with pytest.raises(BiasampError, match=r"undefined must be one of 'skip', 'tie'; got 'nan'"):
+        BaseRateTable(t.joint, undefined="nan")
+
+
+def test_zero_rows_warned_once_and_not_logged(caplog):
+    with pytest.warns(ZeroRowWarning) as rec:
+        get_source("wikipedia").table(["nurse", "janitor"], HSS)
+    assert len(rec) == 1 and "['janitor']" in str(rec[0].message)
+    assert rec[0].filename == __file__  # points at the caller
+    assert not [r for r in caplog.records if "all-zero row" in r.getMessage()]
+
+
+def test_direction_aliases_are_the_shared_ones():
+    for alias in ("a2t", "AT", "attribute_to_task", " A->T "):
+        t = get_source("uniform-wang2021").table(W32, HSS, direction=alias)
+        assert t.direction == "attribute_to_task"
 
 
 def test_derive_association_ties():

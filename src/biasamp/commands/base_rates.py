@@ -16,7 +16,7 @@ def register(subparsers) -> None:
     p.add_argument("action", nargs="?", choices=("show",), help="show a source's table")
     p.add_argument("source", nargs="?", help="source name, uniform:SOURCE or file:PATH.csv")
     p.add_argument("--tasks", default="winobias32",
-                   help="a,b,c | @file.txt | winobias32 | winobias40 | winogender60")
+                   help="a,b,c | @file.txt | a file | winobias32 | winobias40 | winogender60")
     p.add_argument("--attributes", default="he,she", help="comma list (default he,she)")
     p.add_argument("--direction", help="attribute_to_task | task_to_attribute (A->T / T->A); "
                    "required by the *-wang2021 sources")
@@ -26,22 +26,24 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .._errors import BiasampError
-    from ..base_rates import ZeroRowWarning, get_source, list_sources
-    from .count import resolve_tasks
+    from .._validation import Names, check
+    from ..base_rates import SOURCES, ZeroRowWarning, get_source, list_sources
+    from ..tasks import load_tasks
 
     if args.list or args.action is None:
         for name in list_sources():
-            print(f"{name:22s} {get_source(name).description}")
+            print(f"{name:22s} {SOURCES.description(name)}")
         print(f"{'uniform:SOURCE':22s} equal joint, association = signs of SOURCE")
         print(f"{'file:PATH.csv':22s} your own table (see base_rates/README.md)")
         return 0
     if not args.source:
         raise BiasampError("base-rates show needs a SOURCE name; got none")
+    source = get_source(args.source)
+    tasks = load_tasks(args.tasks).words
+    attributes = check(args.attributes, Names(), "attributes")
     with warnings.catch_warnings():  # zero rows are printed below
         warnings.simplefilter("ignore", ZeroRowWarning)
-        table = get_source(args.source).table(resolve_tasks(args.tasks),
-                                              [a.strip() for a in args.attributes.split(",")],
-                                              direction=args.direction)
+        table = source.table(tasks, attributes, direction=args.direction)
     out = table.joint.copy()
     if table.association is not None:
         for c in table.association.columns:

@@ -1,0 +1,131 @@
+"""Every paper-compatible (``wang2021``) construction, in one place.
+
+Wang & Russakovsky (2021) build their base tables per direction in
+``fit_bert/fit_sentences.py``; these sources reproduce them bit for bit (C-ordered numpy
+sums, the paper's order of operations). Every table they return carries the paper's metric
+settings as data: ``tie_tol=0.0`` (exact ``np.sign``) and ``undefined="tie"``
+(:data:`PAPER_METRIC`). :data:`COMPAT_SOURCES` maps each plain source to its construction.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from .._conventions import ATTRIBUTE_TO_TASK, ATTRIBUTES
+from ._labor import LABOR2016_PROVENANCE, labor2016_files, labor_counts, labor_shares
+from ._table import BaseRateSource, BaseRateTable, MissingEntriesError, select_entries
+from ._text import WikipediaSource
+from ._winobias import groups_for, winobias_file_entry
+
+__all__ = ["COMPAT_SOURCES", "EPS_WANG2021", "PAPER_METRIC", "Labor2016Wang2021Source",
+           "UniformWang2021Source", "WikipediaWang2021Source"]
+
+#: The nudge of the paper's uniform base.
+EPS_WANG2021 = 1e-7
+
+#: Metric settings every compat table carries (see :class:`BaseRateTable`).
+PAPER_METRIC = {"tie_tol": 0.0, "undefined": "tie"}
+
+#: compat mode -> {plain source: its paper-compatible construction}.
+COMPAT_SOURCES = {"wang2021": {"uniform": "uniform-wang2021",
+                               "labor-2016": "labor-2016-wang2021",
+                               "wikipedia": "wikipedia-wang2021"}}
+
+
+class UniformWang2021Source(BaseRateSource):
+    """The paper's uniform base with +-1e-7 nudges (reference-semantics §3), per direction.
+
+    With ``n`` tasks, ``occu_num = n / 2`` (the paper's list is half male-biased).
+    T->A: every cell 1/2 (two pronouns) or 1/3 (three), +eps for the stereotyped pronoun
+    and -eps for the others (``they`` always -eps). A->T: the same pattern around
+    ``1/(2*occu_num)`` (two pronouns) or ``1./2*occu_num`` (three: the paper's precedence
+    slip, = occu_num / 2), then column-normalised. Male/female-biased come from the
+    WinoBias groups. Attributes: he, she and optionally they.
+    """
+
+    name = "uniform-wang2021"
+    description = "the paper's uniform base with +-1e-7 nudges (compat; needs direction)"
+    requires_direction = True
+
+    def _table(self, tasks, attributes, direction):
+        bad = [a for a in attributes if a not in ATTRIBUTES]
+        if bad or "he" not in attributes or "she" not in attributes:
+            missing = bad or [a for a in ("he", "she") if a not in attributes]
+            raise MissingEntriesError(self.name, (), missing, (), ATTRIBUTES,
+                                      note="needs he and she, optionally they")
+        groups = np.array(groups_for(tasks, self.name))
+        male, female = groups == "male_biased", groups == "female_biased"
+        cols = [a for a in ATTRIBUTES if a in attributes]  # the paper's column order
+        n, k = len(tasks), len(cols)
+        occu_num = n / 2
+        eps = EPS_WANG2021
+        if direction == ATTRIBUTE_TO_TASK:
+            c = 1. / (2 * occu_num) if k == 2 else 1. / 2 * occu_num
+        else:
+            c = .5 if k == 2 else 1. / 3.
+        x = np.zeros((n, k)) + c
+        x[male, 0] += eps
+        x[male, 1] -= eps
+        x[female, 0] -= eps
+        x[female, 1] += eps
+        if k == 3:
+            x[male, 2] -= eps
+            x[female, 2] -= eps
+        if direction == ATTRIBUTE_TO_TASK:
+            x = x / np.sum(x, axis=0, keepdims=True)
+        joint = pd.DataFrame(x, index=pd.Index(tasks, name="task"),
+                             columns=pd.Index(cols, name="attribute"))[list(attributes)]
+        prov = {"name": self.name, "year": 2021, "license": "n/a (constructed)",
+                "citation": "Wang & Russakovsky (2021), Directional Bias Amplification, ICML; "
+                            "fit_bert/fit_sentences.py (base_source 0)",
+                "url": "https://github.com/princetonvisualai/directional-bias-amp",
+                "method": f"{direction}: constant {c!r} +-{eps} by WinoBias group"
+                          + (", column-normalised" if direction == ATTRIBUTE_TO_TASK else ""),
+                "files": [winobias_file_entry()]}
+        return BaseRateTable(joint, direction=direction, provenance=prov, **PAPER_METRIC)
+
+
+class Labor2016Wang2021Source(BaseRateSource):
+    """The paper's labor base (compat): A->T column-normalised counts, T->A raw shares."""
+
+    name = "labor-2016-wang2021"
+    description = "the paper's labor construction (compat; needs direction)"
+    requires_direction = True
+
+    def _table(self, tasks, attributes, direction):
+        if direction == ATTRIBUTE_TO_TASK:
+            cols = labor_counts(tasks, ["he", "she"], self.name)
+            x = np.ascontiguousarray(cols.to_numpy())  # C order: same sums as the paper
+            x = x / np.sum(x, axis=0, keepdims=True)
+            method = "employed*(1-pct/100), employed*(pct/100), column-normalised"
+        else:
+            cols = labor_shares(tasks, ["he", "she"], self.name)
+            she = cols["she"].to_numpy()
+            x = np.zeros((len(tasks), 2))
+            x[:, 1] = she
+            x[:, 0] = 1. - x[:, 1]
+            method = "[1 - pct/100, pct/100] per occupation (not employment-weighted)"
+        full = pd.DataFrame(x, index=cols.index, columns=pd.Index(["he", "she"], name="attribute"))
+        joint = select_entries(full, tasks, attributes, self.name)
+        prov = {"name": self.name, **LABOR2016_PROVENANCE, "files": labor2016_files(),
+                "method": f"{direction}: {method} (fit_sentences.py base_source 1)"}
+        return BaseRateTable(joint, direction=direction, provenance=prov, **PAPER_METRIC)
+
+
+class WikipediaWang2021Source(WikipediaSource):
+    """WikiText-103 valid+test counts with the paper's counting rule (compat).
+
+    A->T: column-normalised counts; T->A: raw counts (see :class:`WikipediaSource`).
+    """
+
+    name = "wikipedia-wang2021"
+    description = ("co-occurrence counts (wang2021 rule) from WikiText-103 valid+test "
+                   "(compat; needs direction)")
+    rule = "wang2021"
+    requires_direction = True
+
+    def _table(self, tasks, attributes, direction):
+        return dataclasses.replace(super()._table(tasks, attributes, direction), **PAPER_METRIC)

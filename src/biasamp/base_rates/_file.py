@@ -1,0 +1,167 @@
+"""User tables: :func:`read_table_csv` and the ``file:PATH.csv`` source."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._errors import BiasampError
+from .._files import sha256_file
+from ._table import BaseRateSource, BaseRateTable, select_entries
+
+__all__ = ["FileSource", "read_table_csv"]
+
+
+def _read_header_comments(lines: list[str], path: Path) -> tuple[int, dict]:
+    """Index of the first line after the leading comments; the ``# provenance:`` JSON."""
+    prov: dict = {}
+    i = 0
+    while i < len(lines) and (lines[i].startswith("#") or not lines[i].strip()):
+        line = lines[i].lstrip("#").strip()
+        if line.startswith("provenance:"):
+            try:
+                prov = json.loads(line[len("provenance:"):])
+            except json.JSONDecodeError as exc:
+                raise BiasampError(f"{path}: bad '# provenance:' JSON line: {exc}") from None
+        i += 1
+    return i, prov
+
+
+def _numeric(df: pd.DataFrame, cols, path) -> None:
+    for c in cols:
+        vals = pd.to_numeric(df[c], errors="coerce")
+        bad = df.loc[vals.isna() | ~np.isfinite(vals.fillna(0)), ["task", c]]
+        if len(bad):
+            raise BiasampError(f"base-rate CSV {str(path)!r}: column {c!r} must be numeric; "
+                               f"got {list(zip(bad['task'], bad[c]))[:5]}")
+        neg = df.loc[vals < 0, ["task", c]]
+        if len(neg):
+            raise BiasampError(f"base-rate CSV {str(path)!r}: column {c!r} must be non-negative; "
+                               f"got {list(zip(neg['task'], neg[c]))[:5]}")
+        df[c] = vals.astype(float)
+
+
+def _long_joint(df: pd.DataFrame, value_cols: list[str], path: Path) -> tuple[pd.DataFrame, str]:
+    """Joint of a long table (task, attribute, count|probability); every pair present."""
+    if len(value_cols) != 1 or len(df.columns) != 3:
+        raise BiasampError(f"long base-rate CSV {str(path)!r} must have exactly the columns "
+                           f"task,attribute and one of count|probability; got {list(df.columns)}")
+    vcol = value_cols[0]
+    _numeric(df, [vcol], path)
+    dup = df[df.duplicated(["task", "attribute"], keep=False)]
+    if len(dup):
+        pairs = sorted(set(zip(dup["task"], dup["attribute"])))
+        raise BiasampError(f"base-rate CSV {str(path)!r} has duplicate (task, attribute) rows: "
+                           f"{pairs}")
+    tasks = list(dict.fromkeys(df["task"]))
+    attrs = list(dict.fromkeys(df["attribute"]))
+    joint = df.pivot(index="task", columns="attribute", values=vcol).reindex(
+        index=tasks, columns=attrs)
+    if joint.isna().any().any():
+        miss = [(t, a) for t in tasks for a in attrs if pd.isna(joint.loc[t, a])]
+        raise BiasampError(f"long base-rate CSV {str(path)!r} lacks (task, attribute) pairs "
+                           f"{miss} (every pair needs a row; write 0 for none)")
+    return joint.astype(float), vcol
+
+
+def _wide_joint(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """Joint of a wide table (task, ATTR1, ATTR2, ...); one row per task."""
+    attrs = [c for c in df.columns if c != "task"]
+    if not attrs:
+        raise BiasampError(f"wide base-rate CSV {str(path)!r} needs attribute columns after "
+                           f"'task'; got {list(df.columns)}")
+    _numeric(df, attrs, path)
+    dup = sorted(set(df.loc[df["task"].duplicated(), "task"]))
+    if dup:
+        raise BiasampError(f"base-rate CSV {str(path)!r} has duplicate task rows: {dup}")
+    return df.set_index("task")[attrs].astype(float)
+
+
+def read_table_csv(path) -> tuple[pd.DataFrame, dict]:
+    """Read a base-rate CSV (wide or long) into a joint DataFrame.
+
+    Schema (see ``base_rates/README.md``): lines starting with ``#`` before the header
+    are comments; ``# provenance: {json}`` is read into the provenance. Then either
+    *wide* ``task,ATTR1,ATTR2,...`` (one row per task) or *long*
+    ``task,attribute,count`` / ``task,attribute,probability`` (one row per pair; every
+    pair must be present). Values must be finite, non-negative numbers.
+
+    Parameters
+    ----------
+    path : path-like
+
+    Returns
+    -------
+    joint : DataFrame of shape (n_tasks, n_attributes), float
+    provenance : dict
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = p.write_text("task,attribute,count\\nnurse,he,1\\nnurse,she,9\\n")
+    >>> read_table_csv(p)[0].loc["nurse"].tolist()
+    [1.0, 9.0]
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise BiasampError(f"base-rate CSV not found: {str(path)!r}")
+    lines = path.read_text(encoding="utf-8-sig").splitlines(keepends=True)
+    start, prov = _read_header_comments(lines, path)
+    body = "".join(lines[start:])
+    if not body.strip():
+        raise BiasampError(f"base-rate CSV {str(path)!r} is empty (no header and rows)")
+    try:
+        df = pd.read_csv(io.StringIO(body), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise BiasampError(f"base-rate CSV {str(path)!r} cannot be parsed: {exc}") from None
+    header = [c.strip() for c in next(csv.reader(io.StringIO(body.lstrip("\n"))))]
+    if len(set(header)) != len(header):
+        raise BiasampError(f"base-rate CSV {str(path)!r} has duplicate columns: {header}")
+    df.columns = [str(c).strip() for c in df.columns]
+    if "task" not in df.columns:
+        raise BiasampError(f"base-rate CSV {str(path)!r} needs a 'task' column; got columns "
+                           f"{list(df.columns)} (wide: task,he,she,...; long: "
+                           f"task,attribute,count|probability)")
+    if df.empty:
+        raise BiasampError(f"base-rate CSV {str(path)!r} has a header but no rows")
+    for c in df.columns:
+        df[c] = df[c].astype(str).str.strip()
+    if "attribute" in df.columns:
+        value_cols = [c for c in ("count", "probability") if c in df.columns]
+        joint, vcol = _long_joint(df, value_cols, path)
+        prov.setdefault("value", vcol)
+    else:
+        joint = _wide_joint(df, path)
+    if any(not str(t) for t in joint.index):
+        raise BiasampError(f"base-rate CSV {str(path)!r} has a row with an empty task name")
+    joint.index = pd.Index([str(t) for t in joint.index], name="task")
+    joint.columns = pd.Index([str(c) for c in joint.columns], name="attribute")
+    return joint, prov
+
+
+class FileSource(BaseRateSource):
+    """A user table read from ``file:PATH.csv`` (see :func:`read_table_csv`)."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        self.name = f"file:{path}"
+        self.description = f"user table {path}"
+        self._joint, self._prov = read_table_csv(self.path)
+
+    def _table(self, tasks, attributes, direction):
+        joint = select_entries(self._joint, tasks, attributes, self.name)
+        prov = {"name": self.name, "year": None, "license": "user-supplied",
+                "method": "read from a user CSV",
+                "files": [{"name": self.path.name, "path": str(self.path),
+                           "sha256": sha256_file(self.path)}],
+                "file_provenance": self._prov}
+        for key in ("citation", "url", "year", "license"):
+            if key in self._prov:
+                prov[key] = self._prov[key]
+        return BaseRateTable(joint, provenance=prov)

@@ -1,0 +1,230 @@
+"""The table every base-rate source returns, the source interface and their shared helpers."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._data import data_dir
+from .._errors import BiasampError, ZeroRowWarning
+from .._files import sha256_file
+from .._validation import Constraint, Direction, OneOf, Optional, check, validate_params
+
+__all__ = ["BaseRateSource", "BaseRateTable", "MissingEntriesError", "check_joint",
+           "data_file", "derive_association", "file_entry", "select_entries",
+           "warn_zero_rows"]
+
+#: Values of :attr:`BaseRateTable.undefined` (``None`` = the metric's default, ``"skip"``).
+UNDEFINED_MODES = ("skip", "tie")
+
+
+class MissingEntriesError(BiasampError):
+    """Requested tasks or attributes that a source does not have."""
+
+    def __init__(self, source: str, missing_tasks=(), missing_attributes=(), tasks=(),
+                 attributes=(), note: str = ""):
+        self.missing_tasks = list(missing_tasks)
+        self.missing_attributes = list(missing_attributes)
+        parts = []
+        if self.missing_tasks:
+            parts.append(f"tasks {self.missing_tasks} not in base-rate source {source!r} "
+                         f"(it has {len(tasks)}: {', '.join(map(str, tasks))})")
+        if self.missing_attributes:
+            parts.append(f"attributes {self.missing_attributes} not in base-rate source "
+                         f"{source!r} (it has: {', '.join(map(str, attributes))})")
+        super().__init__("; ".join(parts) + (f"; {note}" if note else ""))
+
+
+@dataclass
+class BaseRateTable:
+    """A base joint table over (task, attribute).
+
+    Attributes
+    ----------
+    joint : pandas.DataFrame of shape (n_tasks, n_attributes)
+        Non-negative counts or probabilities; index = tasks, columns = attributes, in
+        the requested order.
+    association : pandas.DataFrame of shape (n_tasks, n_attributes) or None
+        Explicit sign matrix (-1/0/1); ``None`` = derive ``sign(P(T|A) - P(T))`` from joint.
+    direction : {"attribute_to_task", "task_to_attribute"} or None
+        The direction this table was built for; ``None`` = valid for both.
+    tie_tol : float or None
+        Tolerance under which the sign is 0; ``None`` = the metric's default. ``0.0`` (the
+        paper's exact ``np.sign``) in every paper-compatible (``*-wang2021``) table.
+    undefined : {"skip", "tie"} or None, keyword-only
+        How the metric treats a cell whose base probability is undefined (an all-zero base
+        row in T->A): ``None`` = the metric's default ``"skip"`` (left out of the mean);
+        ``"tie"`` = the published code's handling (such a cell whose association is 0 counts
+        as a 0 contribution), set in every ``*-wang2021`` table. Passed to
+        :func:`biasamp.metrics.directional_bias_amplification` as ``undefined``.
+    provenance : dict
+        name, year, citation, url, license, method, files (name + sha256), ...
+    """
+
+    joint: pd.DataFrame
+    association: pd.DataFrame | None = None
+    direction: str | None = None
+    tie_tol: float | None = None
+    undefined: str | None = field(default=None, kw_only=True)
+    provenance: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        check(self.undefined, Optional(OneOf(UNDEFINED_MODES)), "undefined")
+
+    @property
+    def zero_rows(self) -> list[str]:
+        """Tasks whose joint row sums to 0."""
+        return [t for t, s in zip(self.joint.index, self.joint.to_numpy().sum(axis=1)) if s == 0]
+
+
+class _Labels(Constraint):
+    """Distinct non-empty row or column labels, from a list or a comma-separated string."""
+
+    def __call__(self, value, name):
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",")]
+        try:
+            items = [str(v) for v in value]
+        except TypeError:
+            items = None
+        if items is None:
+            self.fail(value, name, "a list of names")
+        value = items
+        if not value or any(not v.strip() for v in value):
+            self.fail(value, name, "a non-empty list of non-empty names")
+        dup = sorted({v for v in value if value.count(v) > 1})
+        if dup:
+            raise BiasampError(f"{name} must be unique; got duplicates {dup} in {value!r}")
+        return value
+
+
+class BaseRateSource:
+    """Interface of a base-rate source (subclasses implement :meth:`_table`).
+
+    :meth:`table` validates its arguments once (inside another validated biasamp call it
+    trusts them) and hands ``_table(tasks, attributes, direction)`` lists of names and a
+    canonical direction (or ``None``); it then checks the joint and warns about zero rows.
+    """
+
+    name: str = ""
+    description: str = ""
+    requires_direction: bool = False
+
+    @validate_params({"tasks": _Labels(), "attributes": _Labels(),
+                      "direction": Optional(Direction)})
+    def table(self, tasks, attributes, *, direction=None) -> BaseRateTable:
+        """Build the base table for these tasks and attributes.
+
+        Parameters
+        ----------
+        tasks : list of str
+            Occupations (rows, in this order).
+        attributes : list of str
+            Attributes (columns, in this order), e.g. ``["he", "she", "they"]``.
+        direction : {"attribute_to_task", "task_to_attribute", "A->T", "T->A"}, optional
+            Required by the compat sources (``*-wang2021``); others accept and ignore it.
+
+        Returns
+        -------
+        BaseRateTable
+        """
+        if direction is None and self.requires_direction:
+            raise BiasampError(
+                f"direction is required for base-rate source {self.name!r} (a compat source "
+                f"builds one table per direction); use one of {{'attribute_to_task', "
+                f"'task_to_attribute'}}; got None")
+        table = self._table(tasks, attributes, direction)
+        check_joint(table.joint, self.name)
+        warn_zero_rows(table, self.name)
+        return table
+
+    def _table(self, tasks, attributes, direction) -> BaseRateTable:  # pragma: no cover
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def select_entries(df: pd.DataFrame, tasks, attributes, source: str, *, aliases=None,
+                   note: str = "") -> pd.DataFrame:
+    """Rows/columns of df in the requested order, resolving task aliases.
+
+    Raises :class:`MissingEntriesError` (with ``note`` appended) for tasks or attributes
+    that ``df`` lacks.
+    """
+    aliases = aliases or {}
+    keys = [t if t in df.index else aliases.get(t, t) for t in tasks]
+    miss_t = [t for t, k in zip(tasks, keys) if k not in df.index]
+    miss_a = [a for a in attributes if a not in df.columns]
+    if miss_t or miss_a:
+        raise MissingEntriesError(source, miss_t, miss_a, list(df.index), list(df.columns), note)
+    out = df.loc[keys, list(attributes)].copy()
+    out.index = pd.Index(list(tasks), name="task")
+    out.columns = pd.Index(list(attributes), name="attribute")
+    return out
+
+
+def check_joint(joint: pd.DataFrame, source: str) -> None:
+    """Raise unless every joint value is finite and non-negative."""
+    values = joint.to_numpy(dtype=float)
+    if not np.isfinite(values).all() or (values < 0).any():
+        raise BiasampError(f"base-rate source {source!r} produced a joint table with negative or "
+                           f"non-finite values")
+
+
+def warn_zero_rows(table: BaseRateTable, source: str) -> None:
+    """One :class:`ZeroRowWarning` naming the tasks with an all-zero row (if any)."""
+    zero = table.zero_rows
+    if zero:
+        # stacklevel: warn_zero_rows <- table <- validate_params wrapper <- the caller
+        warnings.warn(f"base-rate source {source!r}: {len(zero)} task(s) have an all-zero row, "
+                      f"so P(A|T) is undefined (NaN) for them: {zero}", ZeroRowWarning,
+                      stacklevel=4)
+
+
+def data_file(name: str) -> Path:
+    """A shipped file of ``base_rates/``."""
+    return data_dir("base_rates") / name
+
+
+@lru_cache(maxsize=None)
+def _shipped_sha256(path: str) -> str:
+    return sha256_file(path)
+
+
+def file_entry(path: Path) -> dict:
+    """Provenance entry of a shipped data file: ``{"name", "sha256"}`` (hash cached)."""
+    return {"name": path.name, "sha256": _shipped_sha256(str(path))}
+
+
+def derive_association(joint: pd.DataFrame, *, tie_tol: float = 1e-12) -> pd.DataFrame:
+    """Sign matrix ``sign(P(T=t|A=a) - P(T=t))`` of a joint table.
+
+    Parameters
+    ----------
+    joint : DataFrame of shape (n_tasks, n_attributes)
+    tie_tol : float, default 1e-12
+        Differences with absolute value <= tie_tol give 0.
+
+    Returns
+    -------
+    DataFrame of int, same shape and labels.
+
+    Examples
+    --------
+    >>> j = pd.DataFrame([[30, 10], [10, 30], [20, 20]], columns=["he", "she"])
+    >>> derive_association(j).to_numpy().tolist()
+    [[1, -1], [-1, 1], [0, 0]]
+    """
+    x = np.ascontiguousarray(joint.to_numpy(dtype=float))
+    col = x.sum(axis=0, keepdims=True)
+    p_t_a = x / col
+    p_t = x.sum(axis=1, keepdims=True) / col.sum()
+    d = p_t_a - p_t
+    s = np.where(np.abs(d) <= tie_tol, 0, np.sign(d)).astype(int)
+    return pd.DataFrame(s, index=joint.index, columns=joint.columns)
