@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 
 from biasamp import BiasampError
-from biasamp.base_rates import ZeroRowWarning, _vocabulary, get_source
+from biasamp.base_rates import ZeroRowWarning, get_source
 from biasamp.cli import main
-from biasamp.corpus import (WANG2021_WORD_GROUPS, count_cooccurrences, count_text,
+from biasamp.corpus import (RULES, WANG2021_WORD_GROUPS, count_cooccurrences, count_text,
                             occupation_forms, split_sentences)
+from biasamp.tasks import load_tasks
 
-W32 = _vocabulary("winobias32")
+W32 = load_tasks("winobias32").words
 WT = "../shared/data/wikitext/wikitext-103/wiki.valid.tokens"
 
 TEXT = (
@@ -218,8 +219,6 @@ TOKENS = ["the", "The", "cook", "cookie", "Cook", "COOK", "nurse", "nurses", "CE
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("rule", ["wang2021", "default"])
 def test_vectorised_prefilter_equals_plain_path(seed, rule):
-    from biasamp.corpus import _Counter
-
     rng = np.random.default_rng(seed)
     lines = []
     for _ in range(400):
@@ -229,7 +228,7 @@ def test_vectorised_prefilter_equals_plain_path(seed, rule):
         lines.append(line + end)
     tasks = ["cook", "nurse", "CEO", "baker", "construction worker", "salesperson", "he"]
     groups = {"he": ["he", "him", "his"], "she": ["she", "her", "hers"], "they": ["they"]}
-    c = _Counter(rule, tasks, groups)
+    c = RULES.get(rule)(tasks, groups)
     assert c.fast
     fast = c.count(lines)
     plain = c.count(lines, fast=False)
@@ -243,11 +242,9 @@ def test_vectorised_prefilter_equals_plain_path(seed, rule):
 
 
 def test_record_with_inner_newline_uses_plain_path():
-    from biasamp.corpus import _Counter
-
     lines = ["the cook said he\nleft . she\n", "her cookie .", "the nurse saw him .\n"]
     for rule in ("wang2021", "default"):
-        c = _Counter(rule, ["cook", "nurse"], {"he": ["he", "him"], "she": ["she", "her"]})
+        c = RULES.get(rule)(["cook", "nurse"], {"he": ["he", "him"], "she": ["she", "her"]})
         fast, plain = c.count(lines), c.count(lines, fast=False)
         np.testing.assert_array_equal(fast[0], plain[0])
         assert fast[1:] == plain[1:]
@@ -309,14 +306,14 @@ def test_count_text_splits_like_a_text_mode_file(tmp_path):
 
 
 def test_vectorised_boundary_count_equals_regex():
-    from biasamp.corpus import _BOUNDARY_NL, _count_boundaries
+    from biasamp.corpus._sentences import BOUNDARY_NL, count_boundaries
 
     text = open(WT, encoding="utf-8").read()
-    assert _count_boundaries(text, text.encode("utf-8")) == len(_BOUNDARY_NL.findall(text))
+    assert count_boundaries(text, text.encode("utf-8")) == len(BOUNDARY_NL.findall(text))
     extra = TOKENS + ['"The', "“Yes", "”", "’", "\u00a0", "\u2028", "Mr.", "etc.", "A.", "?!",
                       "...", '."', "'s", ".)", "(He", "[It", "1.5", "\x0c", "\r", ".\t", "Ünal"]
     for seed in range(200):
         rng = np.random.default_rng(seed)
         s = "".join(rng.choice(extra) + rng.choice([" ", "", " ", "\n", "  "])
                     for _ in range(rng.integers(1, 60)))
-        assert _count_boundaries(s, s.encode("utf-8")) == len(_BOUNDARY_NL.findall(s)), s
+        assert count_boundaries(s, s.encode("utf-8")) == len(BOUNDARY_NL.findall(s)), s
