@@ -1,12 +1,14 @@
 """Tests of biasamp.corpus (counting rules, splitter, pool, CSV round trip, CLI)."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
 
 from biasamp import BiasampError
-from biasamp.base_rates import ZeroRowWarning, get_source
+from biasamp._errors import ZeroRowWarning
+from biasamp.base_rates import get_source
 from biasamp.cli import main
 from biasamp.corpus import (RULES, WANG2021_WORD_GROUPS, count_cooccurrences, count_text,
                             occupation_forms, split_sentences)
@@ -149,7 +151,8 @@ def test_pool_equals_single_process_and_counts(tmp_path):
 
 
 def test_csv_round_trip(tmp_path):
-    r = count_cooccurrences(WT, ["nurse", "writer", "sewer"], n_jobs=1, corpus_name="wt-valid")
+    with pytest.warns(ZeroRowWarning, match=r"2 task\(s\) never counted: \['nurse', 'sewer'\]"):
+        r = count_cooccurrences(WT, ["nurse", "writer", "sewer"], n_jobs=1, corpus_name="wt-valid")
     p = r.to_csv(tmp_path / "c.csv")
     with pytest.warns(ZeroRowWarning, match=r"\['nurse'\]"):
         t = get_source(f"file:{p}").table(["writer", "nurse"], ["she", "he"])
@@ -157,6 +160,15 @@ def test_csv_round_trip(tmp_path):
     assert t.provenance["file_provenance"]["corpus"]["name"] == "wt-valid"
     assert r.zero_rows == [t for t in r.counts.index if r.counts.loc[t].sum() == 0]
     assert "sewer" in r.zero_rows and "writer" not in r.zero_rows
+
+
+def test_tasks_never_counted_warn_once_and_are_not_logged(caplog):
+    with pytest.warns(ZeroRowWarning) as caught:
+        r = count_cooccurrences(WT, ["writer", "sewer", "astronaut"], n_jobs=1)
+    assert [str(w.message) for w in caught] == [
+        "2 task(s) never counted: ['sewer', 'astronaut']"]
+    assert r.zero_rows == ["sewer", "astronaut"]
+    assert not [rec for rec in caplog.records if "never counted" in rec.getMessage()]
 
 
 def test_datasets_object_equals_files():
@@ -193,9 +205,12 @@ def test_errors(kwargs, match):
 
 def test_cli_count(tmp_path, capsys):
     out = tmp_path / "c.csv"
-    assert main(["-q", "count", WT, "--tasks", "nurse,writer", "--rule", "wang2021",
-                 "--jobs", "1", "-o", str(out)]) == 0
-    assert "sentences counted" in capsys.readouterr().out
+    with warnings.catch_warnings():  # the zero-row tasks are in the summary line instead
+        warnings.simplefilter("error", ZeroRowWarning)
+        assert main(["-q", "count", WT, "--tasks", "nurse,writer", "--rule", "wang2021",
+                     "--jobs", "1", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "sentences counted" in printed and "1 task(s) with no count: nurse" in printed
     with pytest.warns(ZeroRowWarning):
         t = get_source(f"file:{out}").table(["nurse", "writer"], ["he", "she"]).joint
     ref = count_text(open(WT, encoding="utf-8").read(), ["nurse", "writer"], rule="wang2021")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
-from .._errors import BiasampError
+from .._errors import BiasampError, ZeroRowWarning
 
 HELP = "count (occupation, gender-word) co-occurrences per sentence in a corpus"
 
@@ -86,12 +87,14 @@ def run(args: argparse.Namespace) -> int:
         raise BiasampError("give either FILES or --dataset (exactly one); got "
                            f"files={args.files!r}, dataset={args.dataset!r}")
     corpus = f"hf:{args.dataset}" if args.dataset else args.files
-    result = count_cooccurrences(
-        corpus, resolve_tasks(args.tasks), rule=args.rule,
-        word_groups=parse_groups(args.groups) if args.groups else None,
-        plurals=not args.no_plurals, dataset_config=args.config, split=args.split,
-        text_column=args.text_column, n_jobs=args.jobs, progress=not args.quiet,
-        corpus_name=args.name)
+    with warnings.catch_warnings():  # the zero-row tasks are printed in the summary below
+        warnings.simplefilter("ignore", ZeroRowWarning)
+        result = count_cooccurrences(
+            corpus, resolve_tasks(args.tasks), rule=args.rule,
+            word_groups=parse_groups(args.groups) if args.groups else None,
+            plurals=not args.no_plurals, dataset_config=args.config, split=args.split,
+            text_column=args.text_column, n_jobs=args.jobs, progress=not args.quiet,
+            corpus_name=args.name)
     out = result.to_csv(args.out)
     print(f"{out}: {result.n_kept} sentences counted of {result.n_sentences} scanned "
           f"({result.n_lines} lines); {len(result.zero_rows)} task(s) with no count"

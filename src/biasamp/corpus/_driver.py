@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
+import warnings
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -14,14 +14,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._errors import ZeroRowWarning
 from .._validation import OneOf, Optional, PositiveInt, validate_params
 from ._readers import CorpusSource, open_corpus, read_range, split_lines
 from ._rules import RULES, CountingRule
 from ._words import TaskList, WordGroups
 
 __all__ = ["CorpusCounts", "count_cooccurrences", "count_text", "write_counts_csv"]
-
-log = logging.getLogger("biasamp.corpus")
 
 _VOCAB_PARAMS = {"rule": OneOf(RULES), "tasks": TaskList, "word_groups": Optional(WordGroups)}
 
@@ -181,14 +180,24 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
     -------
     CorpusCounts
 
+    Warns
+    -----
+    ZeroRowWarning
+        When some tasks are never counted (listed in :attr:`CorpusCounts.zero_rows`).
+
     Examples
     --------
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
     >>> _ = (d / "a.txt").write_text("The nurses said she was tired . The cook left .\\n")
-    >>> r = count_cooccurrences(d / "a.txt", ["nurse", "cook"], n_jobs=1)
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     r = count_cooccurrences(d / "a.txt", ["nurse", "cook"], n_jobs=1)
     >>> r.counts.loc["nurse"].tolist(), r.n_sentences, r.n_kept
     ([0, 1], 2, 1)
+    >>> r.zero_rows, [str(w.message) for w in caught]
+    (['cook'], ["1 task(s) never counted: ['cook']"])
     """
     from .. import __version__
 
@@ -216,7 +225,8 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
     prov.update({"n_lines": n_lines, "n_sentences": n_sent, "n_kept": n_kept})
     result = CorpusCounts(_frame(counts, counter), n_lines, n_sent, n_kept, prov)
     if result.zero_rows:
-        log.warning("%d task(s) never counted: %s", len(result.zero_rows), result.zero_rows)
+        warnings.warn(ZeroRowWarning(f"{len(result.zero_rows)} task(s) never counted: "
+                                     f"{result.zero_rows}"), stacklevel=3)
     return result
 
 
