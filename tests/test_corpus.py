@@ -219,9 +219,28 @@ def test_cli_count(tmp_path, capsys):
     assert "give either FILES or --dataset" in capsys.readouterr().err
     assert main(["count", WT, "--tasks", "nurse", "--groups", "he", "-o", str(out)]) == 2
     assert "--groups must look like" in capsys.readouterr().err
-    assert main(["-q", "count", WT, "--tasks", "nurse", "--jobs", "1", "--groups",
+    assert main(["-q", "count", WT, "--tasks", "nurse,", "--jobs", "1", "--groups",
                  "m=he,him;f=she,her", "-o", str(out)]) == 0
     assert out.read_text().splitlines()[1] == "task,m,f"
+
+
+def test_cli_count_tasks_go_through_load_tasks(tmp_path, capsys):
+    """--tasks takes what biasamp.tasks.load_tasks takes; an unknown name is an error."""
+    out = tmp_path / "c.csv"
+    assert main(["count", WT, "--tasks", "nosuchvocab", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown task vocabulary 'nosuchvocab'" in err and not out.exists()
+    assert main(["count", WT, "--tasks", "winobias23", "-o", str(out)]) == 2
+    assert "(did you mean 'winobias32'?)" in capsys.readouterr().err
+    words = tmp_path / "jobs.txt"
+    words.write_text("writer\nnurse\n", encoding="utf-8")
+    for spec in (f"@{words}", str(words), "writer,nurse"):
+        assert main(["-q", "count", WT, "--tasks", spec, "--jobs", "1", "-o", str(out)]) == 0
+        assert [line.split(",")[0] for line in out.read_text().splitlines()[2:]] == [
+            "writer", "nurse"]
+    assert main(["-q", "count", WT, "--tasks", "winobias32", "--jobs", "1", "-o", str(out)]) == 0
+    assert len(out.read_text().splitlines()) == 2 + 32
+    capsys.readouterr()
 
 
 TOKENS = ["the", "The", "cook", "cookie", "Cook", "COOK", "nurse", "nurses", "CEO", "ceos",
