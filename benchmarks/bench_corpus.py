@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from biasamp.base_rates import _vocabulary
 from biasamp.corpus import WANG2021_WORD_GROUPS, count_cooccurrences
+from biasamp.tasks import load_tasks
 
 
 def baseline(path, occupations, groups):
@@ -74,7 +74,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp()) / "corpus.txt"
     tmp.write_text(base * reps, encoding="utf-8")
     mb = tmp.stat().st_size / 1e6
-    tasks = _vocabulary("winobias32")
+    tasks = load_tasks("winobias32").words
     groups = list(WANG2021_WORD_GROUPS.values())
     print(f"corpus: {mb:.1f} MB ({len(sources)} WikiText files x {reps}); cores: "
           f"{os.cpu_count()}, jobs: {args.jobs}; tasks: winobias32")

@@ -1,17 +1,21 @@
 """Tests of biasamp.corpus (counting rules, splitter, pool, CSV round trip, CLI)."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
 
 from biasamp import BiasampError
-from biasamp.base_rates import ZeroRowWarning, _vocabulary, get_source
+from biasamp._errors import ZeroRowWarning
+from biasamp.base_rates import ZeroRowWarning as BaseRatesZeroRowWarning  # transitional
+from biasamp.base_rates import get_source
 from biasamp.cli import main
-from biasamp.corpus import (WANG2021_WORD_GROUPS, count_cooccurrences, count_text,
+from biasamp.corpus import (RULES, WANG2021_WORD_GROUPS, count_cooccurrences, count_text,
                             occupation_forms, split_sentences)
+from biasamp.tasks import load_tasks
 
-W32 = _vocabulary("winobias32")
+W32 = load_tasks("winobias32").words
 WT = "../shared/data/wikitext/wikitext-103/wiki.valid.tokens"
 
 TEXT = (
@@ -148,14 +152,24 @@ def test_pool_equals_single_process_and_counts(tmp_path):
 
 
 def test_csv_round_trip(tmp_path):
-    r = count_cooccurrences(WT, ["nurse", "writer", "sewer"], n_jobs=1, corpus_name="wt-valid")
+    with pytest.warns(ZeroRowWarning, match=r"2 task\(s\) never counted: \['nurse', 'sewer'\]"):
+        r = count_cooccurrences(WT, ["nurse", "writer", "sewer"], n_jobs=1, corpus_name="wt-valid")
     p = r.to_csv(tmp_path / "c.csv")
-    with pytest.warns(ZeroRowWarning, match=r"\['nurse'\]"):
+    with pytest.warns(BaseRatesZeroRowWarning, match=r"\['nurse'\]"):
         t = get_source(f"file:{p}").table(["writer", "nurse"], ["she", "he"])
     np.testing.assert_array_equal(t.joint.to_numpy(), r.counts.loc[["writer", "nurse"], ["she", "he"]].to_numpy())
     assert t.provenance["file_provenance"]["corpus"]["name"] == "wt-valid"
     assert r.zero_rows == [t for t in r.counts.index if r.counts.loc[t].sum() == 0]
     assert "sewer" in r.zero_rows and "writer" not in r.zero_rows
+
+
+def test_tasks_never_counted_warn_once_and_are_not_logged(caplog):
+    with pytest.warns(ZeroRowWarning) as caught:
+        r = count_cooccurrences(WT, ["writer", "sewer", "astronaut"], n_jobs=1)
+    assert [str(w.message) for w in caught] == [
+        "2 task(s) never counted: ['sewer', 'astronaut']"]
+    assert r.zero_rows == ["sewer", "astronaut"]
+    assert not [rec for rec in caplog.records if "never counted" in rec.getMessage()]
 
 
 def test_datasets_object_equals_files():
@@ -192,10 +206,13 @@ def test_errors(kwargs, match):
 
 def test_cli_count(tmp_path, capsys):
     out = tmp_path / "c.csv"
-    assert main(["-q", "count", WT, "--tasks", "nurse,writer", "--rule", "wang2021",
-                 "--jobs", "1", "-o", str(out)]) == 0
-    assert "sentences counted" in capsys.readouterr().out
-    with pytest.warns(ZeroRowWarning):
+    with warnings.catch_warnings():  # the zero-row tasks are in the summary line instead
+        warnings.simplefilter("error", ZeroRowWarning)
+        assert main(["-q", "count", WT, "--tasks", "nurse,writer", "--rule", "wang2021",
+                     "--jobs", "1", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "sentences counted" in printed and "1 task(s) with no count: nurse" in printed
+    with pytest.warns(BaseRatesZeroRowWarning):
         t = get_source(f"file:{out}").table(["nurse", "writer"], ["he", "she"]).joint
     ref = count_text(open(WT, encoding="utf-8").read(), ["nurse", "writer"], rule="wang2021")
     np.testing.assert_array_equal(t.to_numpy(), ref.to_numpy())
@@ -203,9 +220,28 @@ def test_cli_count(tmp_path, capsys):
     assert "give either FILES or --dataset" in capsys.readouterr().err
     assert main(["count", WT, "--tasks", "nurse", "--groups", "he", "-o", str(out)]) == 2
     assert "--groups must look like" in capsys.readouterr().err
-    assert main(["-q", "count", WT, "--tasks", "nurse", "--jobs", "1", "--groups",
+    assert main(["-q", "count", WT, "--tasks", "nurse,", "--jobs", "1", "--groups",
                  "m=he,him;f=she,her", "-o", str(out)]) == 0
     assert out.read_text().splitlines()[1] == "task,m,f"
+
+
+def test_cli_count_tasks_go_through_load_tasks(tmp_path, capsys):
+    """--tasks takes what biasamp.tasks.load_tasks takes; an unknown name is an error."""
+    out = tmp_path / "c.csv"
+    assert main(["count", WT, "--tasks", "nosuchvocab", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown task vocabulary 'nosuchvocab'" in err and not out.exists()
+    assert main(["count", WT, "--tasks", "winobias23", "-o", str(out)]) == 2
+    assert "(did you mean 'winobias32'?)" in capsys.readouterr().err
+    words = tmp_path / "jobs.txt"
+    words.write_text("writer\nnurse\n", encoding="utf-8")
+    for spec in (f"@{words}", str(words), "writer,nurse"):
+        assert main(["-q", "count", WT, "--tasks", spec, "--jobs", "1", "-o", str(out)]) == 0
+        assert [line.split(",")[0] for line in out.read_text().splitlines()[2:]] == [
+            "writer", "nurse"]
+    assert main(["-q", "count", WT, "--tasks", "winobias32", "--jobs", "1", "-o", str(out)]) == 0
+    assert len(out.read_text().splitlines()) == 2 + 32
+    capsys.readouterr()
 
 
 TOKENS = ["the", "The", "cook", "cookie", "Cook", "COOK", "nurse", "nurses", "CEO", "ceos",
@@ -218,8 +254,6 @@ TOKENS = ["the", "The", "cook", "cookie", "Cook", "COOK", "nurse", "nurses", "CE
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("rule", ["wang2021", "default"])
 def test_vectorised_prefilter_equals_plain_path(seed, rule):
-    from biasamp.corpus import _Counter
-
     rng = np.random.default_rng(seed)
     lines = []
     for _ in range(400):
@@ -229,7 +263,7 @@ def test_vectorised_prefilter_equals_plain_path(seed, rule):
         lines.append(line + end)
     tasks = ["cook", "nurse", "CEO", "baker", "construction worker", "salesperson", "he"]
     groups = {"he": ["he", "him", "his"], "she": ["she", "her", "hers"], "they": ["they"]}
-    c = _Counter(rule, tasks, groups)
+    c = RULES.get(rule)(tasks, groups)
     assert c.fast
     fast = c.count(lines)
     plain = c.count(lines, fast=False)
@@ -243,11 +277,9 @@ def test_vectorised_prefilter_equals_plain_path(seed, rule):
 
 
 def test_record_with_inner_newline_uses_plain_path():
-    from biasamp.corpus import _Counter
-
     lines = ["the cook said he\nleft . she\n", "her cookie .", "the nurse saw him .\n"]
     for rule in ("wang2021", "default"):
-        c = _Counter(rule, ["cook", "nurse"], {"he": ["he", "him"], "she": ["she", "her"]})
+        c = RULES.get(rule)(["cook", "nurse"], {"he": ["he", "him"], "she": ["she", "her"]})
         fast, plain = c.count(lines), c.count(lines, fast=False)
         np.testing.assert_array_equal(fast[0], plain[0])
         assert fast[1:] == plain[1:]
@@ -309,14 +341,14 @@ def test_count_text_splits_like_a_text_mode_file(tmp_path):
 
 
 def test_vectorised_boundary_count_equals_regex():
-    from biasamp.corpus import _BOUNDARY_NL, _count_boundaries
+    from biasamp.corpus._sentences import BOUNDARY_NL, count_boundaries
 
     text = open(WT, encoding="utf-8").read()
-    assert _count_boundaries(text, text.encode("utf-8")) == len(_BOUNDARY_NL.findall(text))
+    assert count_boundaries(text, text.encode("utf-8")) == len(BOUNDARY_NL.findall(text))
     extra = TOKENS + ['"The', "“Yes", "”", "’", "\u00a0", "\u2028", "Mr.", "etc.", "A.", "?!",
                       "...", '."', "'s", ".)", "(He", "[It", "1.5", "\x0c", "\r", ".\t", "Ünal"]
     for seed in range(200):
         rng = np.random.default_rng(seed)
         s = "".join(rng.choice(extra) + rng.choice([" ", "", " ", "\n", "  "])
                     for _ in range(rng.integers(1, 60)))
-        assert _count_boundaries(s, s.encode("utf-8")) == len(_BOUNDARY_NL.findall(s)), s
+        assert count_boundaries(s, s.encode("utf-8")) == len(BOUNDARY_NL.findall(s)), s

@@ -4,40 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+import warnings
 
-from .._errors import BiasampError
+from .._errors import BiasampError, ZeroRowWarning
 
 HELP = "count (occupation, gender-word) co-occurrences per sentence in a corpus"
 
 
 def resolve_tasks(value: str) -> list[str]:
-    """Tasks from ``a,b,c``, ``@file.txt`` (one per line) or a vocabulary name."""
-    value = value.strip()
-    if value.startswith("@"):
-        path = Path(value[1:])
-        if not path.is_file():
-            raise BiasampError(f"--tasks file not found: {str(path)!r}")
-        words = [w.strip() for w in path.read_text(encoding="utf-8").splitlines() if w.strip()]
-        if not words:
-            raise BiasampError(f"--tasks file {str(path)!r} is empty")
-        return words
-    if "," in value:
-        return [w.strip() for w in value.split(",") if w.strip()]
-    from ..base_rates import WIKIPEDIA_VOCABULARIES, _vocabulary
+    """Transitional: ``commands/base_rates.py`` imports this until split-base-rates merges."""
+    from ..tasks import load_tasks
 
-    if value in WIKIPEDIA_VOCABULARIES:
-        return _vocabulary(value)
-    try:  # task vocabularies of biasamp.templates, when available
-        from ..templates import load_tasks
-    except ImportError:
-        load_tasks = None
-    if load_tasks is not None:
-        try:
-            return list(load_tasks(value).words)
-        except (BiasampError, FileNotFoundError):
-            pass
-    return [value]
+    return load_tasks(value).words
 
 
 def parse_groups(value: str) -> dict[str, list[str]]:
@@ -59,6 +37,9 @@ def parse_groups(value: str) -> dict[str, list[str]]:
 
 
 def register(subparsers) -> None:
+    from ..corpus import RULES
+    from ..tasks import list_task_sets
+
     p = subparsers.add_parser("count", help=HELP, description=HELP + ". Writes a base-rate CSV "
                               "readable as 'file:OUT.csv'.")
     p.add_argument("files", nargs="*", help="UTF-8 text files (one paragraph per line)")
@@ -68,8 +49,10 @@ def register(subparsers) -> None:
     p.add_argument("--split", default="train", help="dataset split (default train)")
     p.add_argument("--text-column", default="text")
     p.add_argument("--tasks", required=True,
-                   help="occupations: a,b,c | @file.txt | winobias32 | winobias40 | winogender60")
-    p.add_argument("--rule", choices=("default", "wang2021"), default="default")
+                   help="occupations: a,b,c | @file.txt | FILE.csv/.txt/.toml | "
+                   + " | ".join(list_task_sets()))
+    p.add_argument("--rule", choices=RULES.names(), default="default",
+                   help="; ".join(f"{name}: {RULES.description(name)}" for name in RULES.names()))
     p.add_argument("--groups", help="word groups, e.g. 'he=he,him,his;she=she,her' "
                    "(default: the rule's groups)")
     p.add_argument("--no-plurals", action="store_true", help="default rule: singular only")
@@ -81,17 +64,21 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..corpus import count_cooccurrences
+    from ..tasks import load_tasks
 
     if bool(args.files) == bool(args.dataset):
         raise BiasampError("give either FILES or --dataset (exactly one); got "
                            f"files={args.files!r}, dataset={args.dataset!r}")
     corpus = f"hf:{args.dataset}" if args.dataset else args.files
-    result = count_cooccurrences(
-        corpus, resolve_tasks(args.tasks), rule=args.rule,
-        word_groups=parse_groups(args.groups) if args.groups else None,
-        plurals=not args.no_plurals, dataset_config=args.config, split=args.split,
-        text_column=args.text_column, n_jobs=args.jobs, progress=not args.quiet,
-        corpus_name=args.name)
+    word_groups = parse_groups(args.groups) if args.groups else None
+    tasks = load_tasks(args.tasks).words
+    with warnings.catch_warnings():  # the zero-row tasks are printed in the summary below
+        warnings.simplefilter("ignore", ZeroRowWarning)
+        result = count_cooccurrences(
+            corpus, tasks, rule=args.rule, word_groups=word_groups,
+            plurals=not args.no_plurals, dataset_config=args.config, split=args.split,
+            text_column=args.text_column, n_jobs=args.jobs, progress=not args.quiet,
+            corpus_name=args.name)
     out = result.to_csv(args.out)
     print(f"{out}: {result.n_kept} sentences counted of {result.n_sentences} scanned "
           f"({result.n_lines} lines); {len(result.zero_rows)} task(s) with no count"
