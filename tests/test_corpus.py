@@ -8,7 +8,6 @@ import pytest
 
 from biasamp import BiasampError
 from biasamp._errors import ZeroRowWarning
-from biasamp.base_rates import ZeroRowWarning as BaseRatesZeroRowWarning  # transitional
 from biasamp.base_rates import get_source
 from biasamp.cli import main
 from biasamp.corpus import (RULES, WANG2021_WORD_GROUPS, count_cooccurrences, count_text,
@@ -155,7 +154,7 @@ def test_csv_round_trip(tmp_path):
     with pytest.warns(ZeroRowWarning, match=r"2 task\(s\) never counted: \['nurse', 'sewer'\]"):
         r = count_cooccurrences(WT, ["nurse", "writer", "sewer"], n_jobs=1, corpus_name="wt-valid")
     p = r.to_csv(tmp_path / "c.csv")
-    with pytest.warns(BaseRatesZeroRowWarning, match=r"\['nurse'\]"):
+    with pytest.warns(ZeroRowWarning, match=r"\['nurse'\]"):
         t = get_source(f"file:{p}").table(["writer", "nurse"], ["she", "he"])
     np.testing.assert_array_equal(t.joint.to_numpy(), r.counts.loc[["writer", "nurse"], ["she", "he"]].to_numpy())
     assert t.provenance["file_provenance"]["corpus"]["name"] == "wt-valid"
@@ -212,7 +211,7 @@ def test_cli_count(tmp_path, capsys):
                      "--jobs", "1", "-o", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "sentences counted" in printed and "1 task(s) with no count: nurse" in printed
-    with pytest.warns(BaseRatesZeroRowWarning):
+    with pytest.warns(ZeroRowWarning):
         t = get_source(f"file:{out}").table(["nurse", "writer"], ["he", "she"]).joint
     ref = count_text(open(WT, encoding="utf-8").read(), ["nurse", "writer"], rule="wang2021")
     np.testing.assert_array_equal(t.to_numpy(), ref.to_numpy())

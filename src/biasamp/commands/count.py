@@ -11,13 +11,6 @@ from .._errors import BiasampError, ZeroRowWarning
 HELP = "count (occupation, gender-word) co-occurrences per sentence in a corpus"
 
 
-def resolve_tasks(value: str) -> list[str]:
-    """Transitional: ``commands/base_rates.py`` imports this until split-base-rates merges."""
-    from ..tasks import load_tasks
-
-    return load_tasks(value).words
-
-
 def parse_groups(value: str) -> dict[str, list[str]]:
     """``he=he,him,his;she=she,her`` -> {"he": [...], "she": [...]}."""
     groups: dict[str, list[str]] = {}
