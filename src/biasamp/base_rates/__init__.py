@@ -60,14 +60,3 @@ __all__ = [
     "read_table_csv",
     "winobias_groups",
 ]
-
-
-def _vocabulary(name: str) -> list[str]:
-    """TRANSITIONAL, not public: the words of a shipped task vocabulary.
-
-    Only ``biasamp/commands/count.py`` and ``tests/test_corpus.py`` (the corpus room) still
-    import it; once they use :func:`biasamp.tasks.load_tasks`, delete this function.
-    """
-    from ..tasks import load_tasks
-
-    return load_tasks(name).words
