@@ -17,16 +17,15 @@ else:  # pragma: no cover - Python 3.10
     tomllib = pytest.importorskip("tomli")
 
 from biasamp import BiasampError, UnknownNameError
+from biasamp._conventions import canonical_direction
 from biasamp._data import data_dir
+from biasamp.tasks import list_task_sets, load_tasks
 from biasamp.templates import (
     BLANK,
     build_prompts,
     indefinite_article,
-    list_task_sets,
     list_template_sets,
-    load_tasks,
     load_template_set,
-    normalize_direction,
     render_sentences,
     resolve_attributes,
 )
@@ -354,7 +353,7 @@ def test_build_prompts_dtypes_aliases_and_inputs():
     assert all(x is None for x in t["attribute"])
     assert all(isinstance(x, tuple) and len(x) == 2 for x in t["candidates"])
     assert all(isinstance(x, tuple) and len(x) == 32 for x in a["candidates"])
-    assert normalize_direction("A->T") == "attribute_to_task"
+    assert canonical_direction("A->T") == "attribute_to_task"
 
 
 # ---------------------------------------------------------------------------------------
@@ -438,13 +437,13 @@ def test_user_task_files(tmp_path):
 
 
 @pytest.mark.parametrize("name, text, pattern", [
-    ("e.txt", "# nothing\n\n", r"task vocabulary 'e' \(e.txt\): the vocabulary is empty"),
+    ("e.txt", "# nothing\n\n", r"task file '[^']*/e\.txt': the vocabulary is empty"),
     ("d.txt", "nurse\ncook\nnurse\n", r"duplicate word 'nurse' \(entries 1 and 3\)"),
     ("c.csv", "job,group\nnurse,\n", r"needs a 'task' or 'occupation' column; columns are \['job', 'group'\]"),
     ("g.csv", "task,group\nnurse,female\n", r"row 2: group must be one of .*got 'female'"),
     ("r.csv", "task,group\nnurse,female_biased,extra\n", r"row 2 has 3 fields, the header has 2"),
     ("h.csv", "\n\n", r"the file is empty \(a header row is required\)"),
-    ("b.csv", "task\n \n", r"task vocabulary 'b' \(b.csv\): the vocabulary is empty"),
+    ("b.csv", "task\n \n", r"task file '[^']*/b\.csv': the vocabulary is empty"),
     ("x.txt", "nurse\n{task}\n", r"entry 2 '\{task\}' contains a brace"),
 ])
 def test_task_file_errors(tmp_path, name, text, pattern):
@@ -454,8 +453,10 @@ def test_task_file_errors(tmp_path, name, text, pattern):
 
 
 def test_task_name_and_path_errors(tmp_path):
-    with pytest.raises(UnknownNameError, match=r"unknown task vocabulary 'winobias23' \(did you "
-                                                r"mean 'winobias32'\?\); available: winobias32"):
+    # biasamp.tasks.load_tasks: a BiasampError that also says how to give words inline
+    with pytest.raises(BiasampError, match=r"tasks: unknown task vocabulary 'winobias23' \(did "
+                                             r"you mean 'winobias32'\?\); give a name "
+                                             r"\(winobias32, winobias40, winogender60\)"):
         load_tasks("winobias23")
     with pytest.raises(BiasampError, match=r"tasks: task vocabulary file not found: '.*nope.csv'"):
         load_tasks(str(tmp_path / "nope.csv"))
@@ -464,13 +465,14 @@ def test_task_name_and_path_errors(tmp_path):
     (tmp_path / "bad.txt").write_bytes(b"nurse\n\xff\xfe\n")
     with pytest.raises(BiasampError, match=r"not UTF-8"):
         load_tasks(tmp_path / "bad.txt")
-    with pytest.raises(BiasampError, match=r"tasks must be strings; got \['nurse', 1\]"):
+    with pytest.raises(BiasampError, match=r"tasks: entry 2 must be a string; got 1"):
         build_prompts("wang2021", "he,she", ["nurse", 1], direction="A->T")
     with pytest.raises(BiasampError, match=r"tasks: the vocabulary is empty"):
         build_prompts("wang2021", "he,she", [], direction="A->T")
     with pytest.raises(BiasampError, match=r"tasks: duplicate word 'cook'"):
         build_prompts("wang2021", "he,she", ["cook", "cook"], direction="A->T")
-    with pytest.raises(BiasampError, match=r"tasks must be a vocabulary name, a file path or a list"):
+    with pytest.raises(BiasampError, match=r"tasks must be a vocabulary name, a file path, "
+                                           r"comma-separated words or a list of words; got 7"):
         build_prompts("wang2021", "he,she", 7, direction="A->T")
 
 

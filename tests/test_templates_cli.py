@@ -59,6 +59,32 @@ def test_show_direction_limit_and_filters(capsys):
     assert out[0].startswith("# adjectives: 10 templates x 2 attributes x 40 tasks (agreement=yes")
 
 
+def test_show_direction_aliases_as_in_base_rates(capsys):
+    # the one direction vocabulary of biasamp._conventions: any case, arrows or letters
+    for alias, direction, n in (("a->t", "attribute_to_task", 40), ("AT", "attribute_to_task", 40),
+                                ("t2a", "task_to_attribute", 40)):
+        assert main(["templates", "show", "wang2021", "--tasks", "nurse,cook", "--direction",
+                     alias, "--limit", "1"]) == 0
+        out = capsys.readouterr().out.splitlines()
+        assert out[1:4] == ["## sentences (80)", "present-01-new\the is a new nurse.",
+                            "  ... (79 more)"]
+        assert out[4:] == [f"## {direction} prompts ({n})",
+                           ("present-01-new\the is a new [BLANK].\tnurse | cook"
+                            if direction == "attribute_to_task" else
+                            "present-01-new\t[BLANK] is a new nurse.\the | she"),
+                           f"  ... ({n - 1} more)"]
+    assert main(["templates", "show", "wang2021", "--tasks", "nurse,cook", "--direction",
+                 "BOTH", "--limit", "0"]) == 0
+    assert capsys.readouterr().out.count(" prompts (40)") == 2
+
+
+def test_show_bad_direction_names_the_option(capsys):
+    assert main(["templates", "show", "wang2021", "--direction", "sideways"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("error: --direction must be one of {'attribute_to_task', 'task_to_attribute'} "
+                   "(aliases 'A->T', 'T->A', 'AT', 'TA'); got 'sideways'\n")
+
+
 def test_show_user_task_file(tmp_path, capsys):
     p = tmp_path / "jobs.txt"
     p.write_text("pilot\nengineer\n")
@@ -80,7 +106,7 @@ def test_show_errors_exit_2(capsys):
     assert main(["templates", "show", "wang2021", "--direction", "T>A"]) == 2
     assert "direction must be one of" in capsys.readouterr().err
     assert main(["templates", "show", "wang2021", "--limit", "-1"]) == 2
-    assert "--limit must be >= 0; got -1" in capsys.readouterr().err
+    assert "--limit must be a non-negative integer; got -1" in capsys.readouterr().err
     assert main(["templates", "show", "wang2021", "--family", "nope"]) == 2
     assert "no template of set 'wang2021' has family='nope'" in capsys.readouterr().err
     assert main(["templates", "show"]) == 2  # SET is required

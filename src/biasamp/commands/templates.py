@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 
 from .. import templates as T
-from .._errors import BiasampError
-
-_DIRECTION_CHOICES = ("both", "attribute_to_task", "task_to_attribute", "A->T", "T->A")
+from .._conventions import DIRECTIONS, canonical_direction
+from .._validation import Integer, Optional, check
+from ..tasks import list_task_sets, load_tasks
 
 
 def register(subparsers) -> None:
@@ -29,11 +29,13 @@ def register(subparsers) -> None:
     s.add_argument("--attributes", default="he,she", metavar="LIST",
                    help="comma-separated attributes out of he,she,they (default he,she)")
     s.add_argument("--tasks", default="winobias32", metavar="VOCAB",
-                   help=f"task vocabulary [{', '.join(T.list_task_sets())}] or a "
-                        "CSV/TSV/TXT/TOML path (default winobias32)")
+                   help=f"task vocabulary [{', '.join(list_task_sets())}], a "
+                        "CSV/TSV/TXT/TOML path, @FILE or comma-separated words "
+                        "(default winobias32)")
     s.add_argument("--direction", default="both", metavar="DIR",
                    help="which prompts to show: both (default), attribute_to_task, "
-                        "task_to_attribute (aliases 'A->T', 'T->A': quote them in a shell)")
+                        "task_to_attribute (aliases AT, TA, 'A->T', 'T->A', any case: quote "
+                        "the arrows in a shell)")
     s.add_argument("--limit", type=int, default=None, metavar="N",
                    help="print at most N lines per section (default: all)")
     s.add_argument("--family", default=None, help="only templates of this family")
@@ -49,7 +51,7 @@ def run_list(args) -> int:
     width = max(len(r[0]) for r in rows)
     for name, n, desc in rows:
         print(f"  {name:<{width}}  {n:>5} templates  {desc}")
-    vocabs = [(name, T.load_tasks(name)) for name in T.list_task_sets()]
+    vocabs = [(name, load_tasks(name)) for name in list_task_sets()]
     print("Task vocabularies:")
     width = max(len(n) for n, _ in vocabs)
     for name, v in vocabs:
@@ -68,26 +70,25 @@ def _limited(lines, limit):
 
 
 def run_show(args) -> int:
-    if args.limit is not None and args.limit < 0:
-        raise BiasampError(f"--limit must be >= 0; got {args.limit}")
-    if args.direction == "both":
-        directions = list(T.DIRECTIONS)
+    limit = check(args.limit, Optional(Integer(0)), "--limit")
+    if args.direction.strip().lower() == "both":
+        directions = list(DIRECTIONS)
     else:
-        directions = [T.normalize_direction(args.direction)]
+        directions = [canonical_direction(args.direction, "--direction")]
     tset = T.load_template_set(args.set)
     if args.family is not None or args.tense is not None:
         tset = tset.select(family=args.family, tense=args.tense)
     attributes = T.resolve_attributes(args.attributes)
-    vocab = T.load_tasks(args.tasks)
+    vocab = load_tasks(args.tasks)
     print(f"# {tset.name}: {len(tset)} templates x {len(attributes)} attributes x "
           f"{len(vocab)} tasks (agreement={'yes' if tset.agreement else 'no'}, "
           f"a/an rule={tset.article}, sha256 {tset.sha256[:12]})")
     sentences = T.render_sentences(tset, attributes, vocab)
     print(f"## sentences ({len(sentences)})")
-    _limited([f"{r.template_id}\t{r.sentence}" for r in sentences.itertuples()], args.limit)
+    _limited([f"{r.template_id}\t{r.sentence}" for r in sentences.itertuples()], limit)
     for direction in directions:
         df = T.build_prompts(tset, attributes, vocab, direction=direction)
         print(f"## {direction} prompts ({len(df)})")
         _limited([f"{r.template_id}\t{r.prompt}\t{' | '.join(r.candidates)}"
-                  for r in df.itertuples()], args.limit)
+                  for r in df.itertuples()], limit)
     return 0

@@ -1,0 +1,239 @@
+"""Loading template sets: the shipped ones by name, any TOML file by path (format:
+``templates/README.md``), with ``[[generate]]`` tables expanded into templates."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .._conventions import BLANK, DIRECTIONS
+from .._data import data_dir
+from .._errors import BiasampError
+from .._files import (check_keys, check_metadata, read_toml, resolve_name_or_path,
+                      sha256_bytes, str_field)
+from .._registry import Registry
+from .._validation import OneOf, check
+from ._checks import check_template, default_mask
+from ._model import Template, TemplateSet, parse_text
+from ._morphology import ARTICLE_RULES
+
+__all__ = ["TEMPLATE_SETS", "list_template_sets", "load_template_set"]
+
+log = logging.getLogger("biasamp.templates")
+
+_SET_REQUIRED = ("name", "description", "source", "year", "license", "agreement")
+_SET_OPTIONAL = ("article", "mask", "url", "citation", "notes", "transcribed")
+_TEMPLATE_KEYS = ("id", "text", "family", "tense", "source", "mask")
+_GENERATE_KEYS = ("id_prefix", "text", "words", "words_file", "duplicates", "family", "tense",
+                  "source", "mask")
+_DUPLICATE_POLICIES = ("error", "drop")
+
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
+
+def _scan(registry: Registry) -> None:
+    for path in sorted(data_dir("templates").glob("*.toml")):
+        registry.register(path.stem, path)
+
+
+#: Shipped template sets: name -> TOML path (filled from ``templates/*.toml`` on first use).
+TEMPLATE_SETS = Registry("template set", loader=_scan)
+
+
+def list_template_sets() -> list[str]:
+    """Names of the template sets shipped in ``templates/``.
+
+    Examples
+    --------
+    >>> list_template_sets()
+    ['adjectives', 'adjectives-large', 'lu2019', 'lu2019-extended', 'wang2021']
+    """
+    return sorted(TEMPLATE_SETS.names())
+
+
+# ---------------------------------------------------------------------------------------
+# masks and generators
+# ---------------------------------------------------------------------------------------
+
+def _parse_mask(value: Any, where: str, default: dict | None) -> dict | None:
+    if value is None:
+        return default
+    if not isinstance(value, dict):
+        raise BiasampError(f"{where}: mask must be a table with keys {list(DIRECTIONS)}; "
+                           f"got {value!r}")
+    out = dict(default or {})
+    for key, names in value.items():
+        check(key, OneOf(DIRECTIONS), f"{where}: mask key")
+        if (not isinstance(names, list) or not names
+                or not all(isinstance(n, str) for n in names)):
+            raise BiasampError(f"{where}: mask.{key} must be a non-empty list of slot names; "
+                               f"got {names!r}")
+        out[key] = tuple(n[:1].lower() + n[1:] for n in names)
+    return out
+
+
+def _read_words_file(path: Path, where: str) -> tuple[list[str], str]:
+    if not path.is_file():
+        raise BiasampError(f"{where}: words_file not found: {str(path)!r}")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BiasampError(f"{where}: words_file {str(path)!r} is not UTF-8: {exc}") from None
+    words = [w.strip() for w in text.splitlines()]
+    return [w for w in words if w and not w.startswith("#")], sha256_bytes(data)
+
+
+def _generator_words(gen: dict, base: Path, provenance: dict, where: str) -> list[str]:
+    if ("words" in gen) == ("words_file" in gen):
+        raise BiasampError(f"{where}: give exactly one of 'words' (a list) or 'words_file'")
+    if "words" in gen:
+        words = gen["words"]
+        if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+            raise BiasampError(f"{where}: words must be a list of strings; got {words!r}")
+        words = [w.strip() for w in words]
+    else:
+        wpath = base / str_field(gen, "words_file", where)
+        words, digest = _read_words_file(wpath, where)
+        provenance.setdefault("words_files", {})[gen["words_file"]] = digest
+    if not words or not all(words):
+        raise BiasampError(f"{where}: the word list is empty or has an empty word")
+    return words
+
+
+def _expand_generator(gen: dict, k: int, base: Path, provenance: dict) -> list[dict]:
+    """The ``[[template]]`` entries of one ``[[generate]]`` table (one per distinct word)."""
+    where = f"[[generate]] #{k + 1}"
+    check_keys(gen, _GENERATE_KEYS, ("id_prefix", "text"), where)
+    words = _generator_words(gen, base, provenance, where)
+    policy = check(gen.get("duplicates", "error"), OneOf(_DUPLICATE_POLICIES),
+                   f"{where}: duplicates")
+    text = str_field(gen, "text", where)
+    if "{word}" not in text:
+        raise BiasampError(f"{where}: text must contain the {{word}} placeholder; got {text!r}")
+    seen: dict[str, int] = {}
+    dropped: list[str] = []
+    out = []
+    for line_no, word in enumerate(words, 1):
+        if any(c in word for c in "{}"):
+            raise BiasampError(f"{where}: word {word!r} contains a brace")
+        if word in seen:
+            if policy == "error":
+                raise BiasampError(f"{where}: duplicate word {word!r} (entries {seen[word]} and "
+                                   f"{line_no}); set duplicates = \"drop\" to keep the first")
+            dropped.append(word)
+            continue
+        seen[word] = line_no
+        entry = {"id": f"{gen['id_prefix']}{line_no:04d}-{word}",
+                 "text": text.replace("{word}", word)}
+        for key in ("family", "tense", "source", "mask"):
+            if key in gen:
+                entry[key] = gen[key]
+        out.append(entry)
+    if dropped:
+        provenance.setdefault("dropped_duplicates", []).extend(dropped)
+        log.info("%s: dropped %d duplicate word(s): %s", where, len(dropped), ", ".join(dropped))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# template sets
+# ---------------------------------------------------------------------------------------
+
+def _array(doc: dict, key: str, where_file: str) -> list:
+    value = doc.get(key, [])
+    if not isinstance(value, list):
+        raise BiasampError(f"{where_file}: {key!r} must be an array of tables ([[{key}]])")
+    return list(value)
+
+
+def _read_set_meta(doc: dict, where_file: str) -> tuple[dict, str]:
+    """The checked ``[set]`` table and its a/an rule."""
+    check_keys(doc, ("set", "template", "generate"), ("set",), where_file)
+    where = f"{where_file} [set]"
+    meta = check_keys(doc["set"], _SET_REQUIRED + _SET_OPTIONAL, _SET_REQUIRED, where)
+    str_field(meta, "name", where)
+    check_metadata(meta, where)
+    if not isinstance(meta["agreement"], bool):
+        raise BiasampError(f"{where}: agreement must be true or false; "
+                           f"got {meta['agreement']!r}")
+    article = check(meta.get("article", "sound"), OneOf(ARTICLE_RULES), f"{where}: article")
+    return meta, article
+
+
+def _template(entry: Any, k: int, meta: dict, article: str, set_mask: dict | None,
+              seen: set[str], where_file: str) -> Template:
+    """One checked template from a ``[[template]]`` entry (or a generated one); its id is
+    added to ``seen`` (the ids before it)."""
+    where = f"{where_file} template #{k + 1}"
+    check_keys(entry, _TEMPLATE_KEYS, ("id", "text"), where)
+    tid = str_field(entry, "id", where)
+    where = f"{where_file} template {tid!r}"
+    if not _ID_RE.match(tid):
+        raise BiasampError(f"{where}: id must be letters, digits, '-', '_' or '.'; got {tid!r}")
+    if tid in seen:
+        raise BiasampError(f"{where_file}: duplicate template id {tid!r}")
+    seen.add(tid)
+    text = str_field(entry, "text", where)
+    if BLANK in text:
+        raise BiasampError(f"{where}: text must not contain {BLANK!r}; got {text!r}")
+    parts = parse_text(text, where)
+    default = {**default_mask(parts, meta["agreement"]), **(set_mask or {})}
+    mask = _parse_mask(entry.get("mask"), where, default)
+    t = Template(id=tid, text=text,
+                 family=str_field(entry, "family", where, "default"),
+                 tense=str_field(entry, "tense", where, "unspecified"),
+                 source=str_field(entry, "source", where, meta["source"]),
+                 mask=MappingProxyType(mask), parts=parts)
+    check_template(t, meta["agreement"], article, where)
+    return t
+
+
+def load_template_set(name_or_path: str | os.PathLike) -> TemplateSet:
+    """Load a template set by name (see :func:`list_template_sets`) or from a TOML file.
+
+    Parameters
+    ----------
+    name_or_path : str or path-like
+        A shipped set's name or the path of a TOML file in the documented format.
+
+    Returns
+    -------
+    TemplateSet
+
+    Raises
+    ------
+    BiasampError
+        Unknown name (with "did you mean"), missing file, malformed TOML, unknown or
+        missing keys, unknown slots, duplicate ids, a mask that leaks the answer.
+
+    Examples
+    --------
+    >>> s = load_template_set("wang2021")
+    >>> len(s), s.agreement, s.templates[0].text
+    (20, False, '{attribute} {be} {a} new {task}.')
+    """
+    path = resolve_name_or_path(name_or_path, TEMPLATE_SETS, "template_set")
+    doc, raw = read_toml(path, "template set")
+    where_file = f"template set file {str(path)!r}"
+    meta, article = _read_set_meta(doc, where_file)
+    set_mask = _parse_mask(meta.get("mask"), f"{where_file} [set]", None)
+    provenance = {k: v for k, v in meta.items() if k != "mask"}
+    entries = _array(doc, "template", where_file)
+    for k, gen in enumerate(_array(doc, "generate", where_file)):
+        entries += _expand_generator(gen, k, path.parent, provenance)
+    if not entries:
+        raise BiasampError(f"{where_file}: the set has no templates (add [[template]] entries)")
+    seen: set[str] = set()
+    templates = [_template(entry, k, meta, article, set_mask, seen, where_file)
+                 for k, entry in enumerate(entries)]
+    digest = sha256_bytes(raw)
+    provenance.update(file=path.name, sha256=digest, n_templates=len(templates))
+    log.debug("loaded template set %r (%d templates) from %s", meta["name"], len(templates), path)
+    return TemplateSet(name=meta["name"], description=str(meta["description"]),
+                       templates=tuple(templates), agreement=meta["agreement"], article=article,
+                       provenance=provenance, sha256=digest, path=path)

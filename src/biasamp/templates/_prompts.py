@@ -1,0 +1,199 @@
+"""From a template set, attributes and tasks to sentences and masked prompts with candidates."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+
+from .._conventions import ATTRIBUTES, BLANK, TASK_TO_ATTRIBUTE, canonical_direction
+from .._errors import BiasampError
+from ..tasks import TaskVocabulary, load_tasks
+from ._loading import load_template_set
+from ._model import Template, TemplateSet, attribute_hint, render_parts, slot_positions
+
+__all__ = ["build_prompts", "render_sentences", "resolve_attributes"]
+
+_PROMPT_COLUMNS = ["template_id", "direction", "attribute", "task", "prompt", "candidates"]
+_SENTENCE_COLUMNS = ["template_id", "attribute", "task", "sentence"]
+
+
+def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
+    """Turn ``"he,she,they"`` (or a list) into a validated list of attributes.
+
+    Parameters
+    ----------
+    spec : str or iterable of str
+        Comma-separated names or a sequence; at least two distinct attributes out of
+        ``he``, ``she``, ``they``. Order is kept (it is the column order downstream).
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> resolve_attributes("he, she,they")
+    ['he', 'she', 'they']
+    >>> resolve_attributes(["she", "he"])
+    ['she', 'he']
+    """
+    if isinstance(spec, str):
+        items = [s.strip() for s in spec.split(",")]
+    elif isinstance(spec, Iterable):
+        items = list(spec)
+    else:
+        raise BiasampError(f"attributes must be a comma-separated string or a list; got {spec!r}")
+    allowed = "{" + ", ".join(map(repr, ATTRIBUTES)) + "}"
+    for a in items:
+        if not isinstance(a, str) or a not in ATTRIBUTES:
+            raise BiasampError(f"attributes must be a subset of {allowed}; got {a!r}"
+                               f"{attribute_hint(a)} in {spec!r}")
+    if len(set(items)) != len(items):
+        raise BiasampError(f"attributes must not repeat a name; got {spec!r}")
+    if len(items) < 2:
+        raise BiasampError(f"attributes must name at least two attributes; got {spec!r}")
+    return items
+
+
+def _as_set(template_set: TemplateSet | str | os.PathLike) -> TemplateSet:
+    if isinstance(template_set, TemplateSet):
+        return template_set
+    return load_template_set(template_set)
+
+
+def _task_words(tasks) -> list[str]:
+    """The words of ``tasks``: anything :func:`biasamp.tasks.load_tasks` accepts, or any
+    other iterable of words (a pandas Series, a generator)."""
+    if (isinstance(tasks, Iterable)
+            and not isinstance(tasks, (str, bytes, os.PathLike, TaskVocabulary, Sequence))):
+        tasks = list(tasks)
+    return list(load_tasks(tasks).words)
+
+
+def _masked(t: Template, direction: str, attribute: str, task: str,
+            tset: TemplateSet) -> tuple[str, str]:
+    """Return (prompt with BLANK, text of the masked span) for one rendering."""
+    rendered = render_parts(t, attribute, task, tset.agreement, tset.article)
+    idx = slot_positions(t.parts, t.mask[direction])
+    lo, hi = idx[0], idx[-1] + 1
+    prompt = "".join(rendered[:lo]) + BLANK + "".join(rendered[hi:])
+    return prompt, "".join(rendered[lo:hi])
+
+
+def _shared_prompt(t: Template, direction: str, pairs, tset: TemplateSet, *,
+                   varying: str) -> tuple[str, tuple[str, ...]]:
+    """The one masked prompt of template ``t`` for (attribute, task) ``pairs`` and their spans.
+
+    Only the blank may change along ``pairs``; ``varying`` names what changes (for the error).
+    """
+    spans = []
+    prompt = None
+    for a, task in pairs:
+        p, span = _masked(t, direction, a, task, tset)
+        if prompt is None:
+            prompt = p
+        elif p != prompt:  # pragma: no cover - excluded by the checks of the template
+            raise BiasampError(f"template {t.id!r}: the prompt depends on the {varying} "
+                               f"outside the blank ({prompt!r} vs {p!r})")
+        spans.append(span)
+    return prompt, tuple(spans)
+
+
+def _frame(rows: list[tuple], columns: list[str], object_cols: Sequence[str]) -> pd.DataFrame:
+    cols = list(zip(*rows)) if rows else [()] * len(columns)
+    data = {}
+    for name, values in zip(columns, cols):
+        dtype = object if name in object_cols else "str"
+        data[name] = pd.Series(list(values), dtype=dtype)
+    return pd.DataFrame(data, columns=columns)
+
+
+def build_prompts(template_set: TemplateSet | str | os.PathLike,
+                  attributes: str | Sequence[str],
+                  tasks: TaskVocabulary | str | os.PathLike | Sequence[str], *,
+                  direction: str) -> pd.DataFrame:
+    """Build the masked prompts and their candidates for one direction.
+
+    Parameters
+    ----------
+    template_set : TemplateSet or str or path-like
+        A loaded set, a set name or a TOML path.
+    attributes : str or sequence of str
+        See :func:`resolve_attributes`.
+    tasks : TaskVocabulary, str, path-like or sequence of str
+        Anything :func:`biasamp.tasks.load_tasks` accepts: a vocabulary, its name or
+        path, ``"a,b,c"``, or the words themselves.
+    direction : str
+        ``"attribute_to_task"``, ``"task_to_attribute"`` or an alias (``"A->T"``,
+        ``"T->A"``, ``"AT"``, ``"ta"``, ...; see :mod:`biasamp._conventions`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``template_id, direction, attribute, task, prompt, candidates``.
+        ``task_to_attribute``: one row per (template, task) in that order,
+        ``attribute`` is None and ``candidates`` is a tuple of length
+        ``n_attributes`` (in ``attributes`` order). ``attribute_to_task``: one row per
+        (template, attribute), ``task`` is None and ``candidates`` has length
+        ``n_tasks`` (in ``tasks`` order). ``prompt`` contains :data:`BLANK` once.
+
+    Examples
+    --------
+    >>> df = build_prompts("adjectives", "he,she,they", ["nurse", "cook"], direction="T->A")
+    >>> df.shape
+    (40, 6)
+    >>> df.loc[0, "prompt"], df.loc[0, "candidates"]
+    ('[BLANK] a new nurse.', ('He is', 'She is', 'They are'))
+    >>> df = build_prompts("wang2021", "he,she,they", ["nurse", "cook"], direction="A->T")
+    >>> df.loc[2, "prompt"], df.loc[2, "candidates"]
+    ('they is a new [BLANK].', ('nurse', 'cook'))
+    """
+    direction = canonical_direction(direction)
+    tset = _as_set(template_set)
+    attrs = resolve_attributes(attributes)
+    words = _task_words(tasks)
+    rows: list[tuple] = []
+    for t in tset.templates:
+        if direction == TASK_TO_ATTRIBUTE:
+            for task in words:
+                prompt, spans = _shared_prompt(t, direction, [(a, task) for a in attrs], tset,
+                                               varying="attribute")
+                rows.append((t.id, direction, None, task, prompt, spans))
+        else:
+            for a in attrs:
+                prompt, spans = _shared_prompt(t, direction, [(a, task) for task in words], tset,
+                                               varying="task")
+                rows.append((t.id, direction, a, None, prompt, spans))
+    return _frame(rows, _PROMPT_COLUMNS, object_cols=("attribute", "task", "candidates"))
+
+
+def render_sentences(template_set: TemplateSet | str | os.PathLike,
+                     attributes: str | Sequence[str],
+                     tasks: TaskVocabulary | str | os.PathLike | Sequence[str]) -> pd.DataFrame:
+    """Render every full sentence (no blank) of a set.
+
+    Parameters
+    ----------
+    template_set, attributes, tasks
+        As for :func:`build_prompts`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``template_id, attribute, task, sentence``; one row per (template,
+        attribute, task), in that nesting order.
+
+    Examples
+    --------
+    >>> df = render_sentences("wang2021", "he,they", ["nurse"])
+    >>> df["sentence"].tolist()[:3]
+    ['he is a new nurse.', 'they is a new nurse.', 'he is a known nurse.']
+    """
+    tset = _as_set(template_set)
+    attrs = resolve_attributes(attributes)
+    words = _task_words(tasks)
+    rows = [(t.id, a, task, "".join(render_parts(t, a, task, tset.agreement, tset.article)))
+            for t in tset.templates for a in attrs for task in words]
+    return _frame(rows, _SENTENCE_COLUMNS, object_cols=())
