@@ -60,7 +60,7 @@ def prepare(cfg: ProbeConfig) -> Prepared:
     attributes = resolve_attributes(cfg.attributes)
     prompts = {}
     for direction in DIRECTIONS:
-        df = build_prompts(tset, attributes, tasks, direction=direction)
+        df = build_prompts(tset, attributes, vocab, direction=direction)
         if cfg.max_templates is not None:
             keep = list(dict.fromkeys(df["template_id"].astype(str)))[: cfg.max_templates]
             df = df[df["template_id"].astype(str).isin(keep)].reset_index(drop=True)

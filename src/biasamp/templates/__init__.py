@@ -68,16 +68,3 @@ __all__ = [
 # Transitional, to be deleted: the task-vocabulary names moved to biasamp.tasks; this keeps
 # the modules of the other rooms that still import them from here (probe.py,
 # commands/count.py, commands/probe.py) working until they import from biasamp.tasks.
-_MOVED_TO_TASKS = ("TaskVocabulary", "list_task_sets", "load_tasks")
-
-
-def __getattr__(name: str):
-    if name in _MOVED_TO_TASKS:
-        import warnings
-
-        from .. import tasks
-
-        warnings.warn(f"biasamp.templates.{name} moved to biasamp.tasks.{name}",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(tasks, name)
-    raise AttributeError(f"module 'biasamp.templates' has no attribute {name!r}")
