@@ -22,7 +22,6 @@ import contextlib
 import dataclasses
 import datetime as _dt
 import hashlib
-import json
 import logging
 import os
 import platform
@@ -37,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from ._errors import BiasampError, MissingDependencyError
+from ._errors import BiasampError
 from ._registry import did_you_mean
 
 __all__ = [
@@ -738,25 +737,14 @@ class ProbeResult:
             raise BiasampError(f"tables must be one of {set(_TABLE_FORMATS)}; got {tables!r}")
         formats = list(self.config.get("formats", ["md", "html", "json"]) if formats is None
                        else formats)
-        d = Path(out)
-        d.mkdir(parents=True, exist_ok=True)
-        if tables == "parquet":
-            try:
-                import pyarrow  # noqa: F401
-            except ImportError:
-                raise MissingDependencyError(
-                    "tables='parquet' needs pyarrow: pip install 'biasamp[parquet]' "
-                    "(or pip install pyarrow), or use tables='csv'") from None
-            self.tables.to_parquet(d / "tables.parquet", index=False)
-        else:
-            self.tables.to_csv(d / "tables.csv", index=False)
-        self.by_pair.to_csv(d / "by_pair.csv", index=False)
-        self.per_template.to_csv(d / "per_template.csv", index=False)
-        (d / "results.json").write_text(json.dumps(self.to_json_dict(), indent=2,
-                                                   allow_nan=False) + "\n", encoding="utf-8")
+        # transitional (split-report): the data files through biasamp.results, then the reports
+        from . import results as _results
+        res = _results.ProbeResult(**{f.name: getattr(self, f.name)
+                                      for f in dataclasses.fields(self)})
+        d = res.save(out, tables=tables)
         if formats:
-            from .report import build_report
-            build_report(d, formats=formats)
+            from .report import render
+            render(res, d, formats)
         log.info("wrote results to %s", d)
         return d
 
