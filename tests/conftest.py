@@ -42,6 +42,7 @@ def golden_result():
 
     Template ``a`` holds the spec's golden model matrices, template ``b`` the base's own
     conditionals (BiasAmp-> exactly 0). A->T per template: [-9/520, 0]; T->A: [1/80, 0].
+    Shared by every test of the session: do not mutate it (use ``dataclasses.replace``).
     """
     import numpy as np
     import pandas as pd

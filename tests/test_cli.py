@@ -170,7 +170,7 @@ def test_report_and_compare_input_errors_exit_2(tmp_path, capsys):
     assert main(["compare", str(tmp_path)]) == 2
     assert "has no results.json" in capsys.readouterr().err
     assert main(["report", str(tmp_path), "--format", "pdf"]) == 2
-    assert "format must be some of" in capsys.readouterr().err
+    assert "formats must be some of" in capsys.readouterr().err
 
 
 def test_verbose_shows_traceback(tmp_path, capsys):

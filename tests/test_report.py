@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
+import html
 import json
 import re
 import shutil
@@ -15,21 +17,31 @@ import pytest
 
 from biasamp import BiasampError
 from biasamp.report import (
+    FORMATS,
     build_report,
     compare_dirs,
     compare_table,
     format_value,
-    load_results,
+    markdown_table,
+    render,
+    render_html,
     render_markdown,
+    render_model_card,
 )
-from biasamp.report._plots import sign_agreement
+from biasamp.report._agreement import sign_agreement
+from biasamp.results import ProbeResult
 
-from test_probe import _result  # noqa: E402 - the golden ProbeResult (tests dir is on sys.path)
+PNGS = {"fig5": "fig5_p_attribute_given_task.png", "forest": "forest_delta.png",
+        "base_rates": "base_rate_panel.png"}
 
 
 @pytest.fixture
-def result_dir(tmp_path):
-    return _result().save(tmp_path / "res", formats=[])
+def result_dir(tmp_path, golden_result):
+    return golden_result.save(tmp_path / "res")
+
+
+def _load(result_dir) -> ProbeResult:
+    return ProbeResult.load(result_dir, tables=False)
 
 
 def test_build_report_writes_every_format(result_dir):
@@ -43,7 +55,7 @@ def test_build_report_writes_every_format(result_dir):
 
 
 def test_markdown_headline_numbers(result_dir):
-    md = render_markdown(load_results(result_dir))
+    md = render_markdown(_load(result_dir))
     # golden: A->T per template [-9/520, 0] -> mean -9/1040 = -0.008654, std 9/1040
     assert "| golden | A→T | -0.0087 ± 0.0087 |" in md
     # T->A per template [1/80, 0] -> mean 1/160 = 0.00625, std 0.00625
@@ -98,17 +110,17 @@ def test_sign_agreement_exact():
     recs = [{"base_rates": s, "direction": "attribute_to_task", "task": t, "attribute": "he",
              "association": v}
             for s, vals in (("u", (1, 1, 1)), ("w", (1, -1, 1))) for t, v in zip("xyz", vals)]
-    ag = sign_agreement({"by_pair": recs})
+    ag = sign_agreement(pd.DataFrame(recs))
     assert ag.to_dict("records") == [{"direction": "attribute_to_task", "source_a": "u",
                                       "source_b": "w", "agreement": 2 / 3, "n_cells": 3}]
 
 
-def test_compare_two_dirs(tmp_path):
-    a = _result().save(tmp_path / "a", formats=[])
-    res_b = _result()
-    res_b.provenance = {**res_b.provenance, "model": "other-model"}
-    res_b.summary = res_b.summary.assign(mean=res_b.summary["mean"] + 0.5)
-    b = res_b.save(tmp_path / "b", formats=[])
+def test_compare_two_dirs(tmp_path, golden_result):
+    a = golden_result.save(tmp_path / "a")
+    res_b = dataclasses.replace(
+        golden_result, provenance={**golden_result.provenance, "model": "other-model"},
+        summary=golden_result.summary.assign(mean=golden_result.summary["mean"] + 0.5))
+    b = res_b.save(tmp_path / "b")
     wide = compare_dirs([a, b], out=tmp_path / "cmp", formats="md,csv,html")
     assert list(wide.columns) == ["base_rates", "direction", "golden-model", "other-model"]
     assert len(wide) == 2
@@ -128,28 +140,41 @@ def test_format_value_nan():
     assert format_value(np.float64(0.5)) == "0.5000"
 
 
-def test_load_results_errors(tmp_path):
-    with pytest.raises(BiasampError, match=r"has no results.json \(run `biasamp probe"):
-        load_results(tmp_path)
-    (tmp_path / "results.json").write_text("{not json")
-    with pytest.raises(BiasampError, match="is not valid JSON"):
-        load_results(tmp_path)
-    (tmp_path / "results.json").write_text('{"summary": []}')
-    with pytest.raises(BiasampError, match=r"lacks the keys \['by_pair', 'provenance'\]"):
-        load_results(tmp_path)
-    (tmp_path / "results.json").write_text(
-        '{"summary": [{"mean": 1}], "by_pair": [], "provenance": {}}')
-    with pytest.raises(BiasampError, match="summary records must have the keys"):
-        load_results(tmp_path)
+def test_reports_read_through_probe_result_load(tmp_path):
+    # build_report and compare_table read results.json with ProbeResult.load (one reader)
+    for read in (build_report, lambda d: compare_table([d])):
+        (tmp_path / "results.json").unlink(missing_ok=True)
+        with pytest.raises(BiasampError, match=r"has no results.json \(run `biasamp probe"):
+            read(tmp_path)
+        (tmp_path / "results.json").write_text("{not json")
+        with pytest.raises(BiasampError, match="is not valid JSON"):
+            read(tmp_path)
+        (tmp_path / "results.json").write_text('{"summary": []}')
+        with pytest.raises(BiasampError, match="no schema_version"):
+            read(tmp_path)
+        (tmp_path / "results.json").write_text('{"schema_version": 1, "summary": []}')
+        with pytest.raises(BiasampError, match=r"lacks the keys \['by_pair', 'per_template', "
+                                               r"'audit', 'mass', 'provenance', 'config'\]"):
+            read(tmp_path)
+        (tmp_path / "results.json").write_text(json.dumps(
+            {"schema_version": 1, "summary": [{"mean": 1}], "by_pair": [], "per_template": [],
+             "audit": [], "mass": {}, "provenance": {}, "config": {}}))
+        with pytest.raises(BiasampError, match=r"summary\[0\] lacks the keys \['base_rates'"):
+            read(tmp_path)
 
 
 def test_format_errors(result_dir):
-    with pytest.raises(BiasampError, match=r"format must be some of .*; got 'htm' \(did you mean"):
+    with pytest.raises(BiasampError, match=r"formats must be some of 'md', 'html', 'json', "
+                                           r"'model-card'; got 'htm' \(did you mean 'html'"):
         build_report(result_dir, formats="md,htm")
-    with pytest.raises(BiasampError, match="format must name at least one"):
+    with pytest.raises(BiasampError, match="formats must name at least 1 of"):
         build_report(result_dir, formats="")
+    with pytest.raises(BiasampError, match=r"formats must be some of 'md', 'csv', 'html'; "
+                                           r"got 'xls'"):
+        compare_dirs([result_dir], formats="md,xls")
     with pytest.raises(BiasampError, match="result_dirs must name at least one"):
         compare_table([])
+    assert not (result_dir / "report.md").exists()  # validated before anything is written
 
 
 def test_fig5_says_how_many_tasks_have_no_base_data(result_dir, tmp_path, monkeypatch):
@@ -157,13 +182,13 @@ def test_fig5_says_how_many_tasks_have_no_base_data(result_dir, tmp_path, monkey
 
     from biasamp.report._plots import plot_fig5
 
-    results = load_results(result_dir)
-    rows = results["by_pair"]
-    ta = [r for r in rows if r["direction"] == "task_to_attribute"]
-    task = ta[0]["task"]
-    for r in ta:
-        if r["task"] == task:
-            r["p_base"] = float("nan")  # an all-zero base row: P(a | task) undefined
+    results = _load(result_dir)
+    rows = results.by_pair.copy()
+    ta = rows["direction"] == "task_to_attribute"
+    task = rows.loc[ta, "task"].iloc[0]
+    # an all-zero base row: P(a | task) undefined
+    rows.loc[ta & (rows["task"] == task), "p_base"] = float("nan")
+    results = dataclasses.replace(results, by_pair=rows)
     titles = []
     real_close = plt.close
 
@@ -175,3 +200,99 @@ def test_fig5_says_how_many_tasks_have_no_base_data(result_dir, tmp_path, monkey
     plot_fig5(results, tmp_path / "fig5.png")
     assert any("1 task(s) without base data (all-zero row) not shown" in t for t in titles)
     assert (tmp_path / "fig5.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def _pngs(d) -> set[str]:
+    return {p.name for p in d.glob("*.png")}
+
+
+def test_format_json_draws_no_png(result_dir):
+    from biasamp.cli import main
+
+    assert main(["-q", "report", str(result_dir), "--format", "json"]) == 0
+    assert (result_dir / "report.json").is_file()
+    assert _pngs(result_dir) == set()
+    assert build_report(result_dir, formats="json").keys() == {"json"}
+    assert _pngs(result_dir) == set()
+
+
+def test_model_card_alone_draws_only_fig5(result_dir):
+    written = build_report(result_dir, formats=["model-card"])
+    assert written.keys() == {"fig5", "model-card"}
+    assert _pngs(result_dir) == {PNGS["fig5"]}
+    # md (or html) shows all three plots: drawn when asked for
+    assert build_report(result_dir, formats="md,json").keys() == {*PNGS, "md", "json"}
+    assert _pngs(result_dir) == set(PNGS.values())
+
+
+def test_formats_registry():
+    assert FORMATS.names() == ["md", "html", "json", "model-card"]
+    assert [FORMATS.get(n).file for n in FORMATS] == ["report.md", "report.html", "report.json",
+                                                      "model_card.md"]
+    assert FORMATS.get("json").plots == () and FORMATS.get("model-card").plots == ("fig5",)
+    with pytest.raises(BiasampError, match=r"unknown report format 'htlm' \(did you mean"):
+        FORMATS.get("htlm")
+
+
+def _md_rows(text: str, header: str) -> list[list[str]]:
+    lines = text.splitlines()
+    start = lines.index(header)
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip("|").split(" | ")])
+    return rows
+
+
+def _html_first_table(text: str) -> list[list[str]]:
+    table = re.search(r"<tbody>(.*?)</tbody>", text).group(1)
+    return [[html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", row)]
+            for row in re.findall(r"<tr>(.*?)</tr>", table)]
+
+
+def test_markdown_html_and_model_card_share_the_sections(result_dir):
+    build_report(result_dir, formats="md,html,json,model-card")
+    header = "| base rates | direction | BiasAmp→ mean ± std | 95% CI | templates |"
+    md = _md_rows((result_dir / "report.md").read_text(), header)
+    card = _md_rows((result_dir / "model_card.md").read_text(), header)
+    page = _html_first_table((result_dir / "report.html").read_text())
+    assert md == card == page
+    assert md == [["golden", "A→T", "-0.0087 ± 0.0087", "-0.0173 – 0.0000", "2"],
+                  ["golden", "T→A", "0.0063 ± 0.0063", "0.0000 – 0.0125", "2"]]
+    # the same caveats and provenance lines in every format
+    text = {n: (result_dir / n).read_text() for n in ("report.md", "model_card.md")}
+    assert "- model: `golden-model` (revision: `default`)" in text["report.md"]
+    assert "- model: `golden-model` (revision: `default`)" in text["model_card.md"]
+    assert ("<li>model: <code>golden-model</code> (revision: <code>default</code>)</li>"
+            in (result_dir / "report.html").read_text())
+    rep = json.loads((result_dir / "report.json").read_text())
+    assert [r["mean"] for r in rep["summary"]] == pytest.approx([-9 / 1040, 1 / 160], abs=1e-15)
+
+
+def test_render_computes_the_sections_once(result_dir, monkeypatch):
+    from biasamp import report
+
+    calls = []
+    real = report.build_sections
+    monkeypatch.setattr(report, "build_sections", lambda r: calls.append(1) or real(r))
+    report.render(_load(result_dir), result_dir, "md,html,json,model-card", plots=False)
+    assert len(calls) == 1
+    assert _pngs(result_dir) == set()
+    assert "## Plots" not in (result_dir / "report.md").read_text()
+
+
+def test_in_memory_and_loaded_results_render_the_same(golden_result, result_dir, tmp_path):
+    loaded = _load(result_dir)
+    assert render_markdown(golden_result) == render_markdown(loaded)
+    assert render_model_card(golden_result, plot="x.png") == render_model_card(loaded,
+                                                                              plot="x.png")
+    assert render_html(golden_result) == render_html(loaded)
+    a = render(golden_result, tmp_path / "a", ["json"])
+    b = render(loaded, tmp_path / "b", "json")
+    assert a["json"].read_text() == b["json"].read_text()
+
+
+def test_markdown_table_is_public():
+    df = pd.DataFrame({"a": ["x|y"], "b": [1]})
+    assert markdown_table(df) == "| a | b |\n|---|---|\n| x\\|y | 1 |"

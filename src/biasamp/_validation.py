@@ -129,8 +129,11 @@ class SubsetOf(OneOf):
         self.min_size = min_size
 
     def __call__(self, value, name):
-        items = Names(min_size=self.min_size, what="name")(value, name)
+        items = Names(min_size=0, what="name")(value, name)
         choices = self.choices
+        if len(items) < self.min_size:
+            raise BiasampError(f"{name} must name at least {self.min_size} of "
+                               f"{', '.join(repr(c) for c in choices)}; got {value!r}")
         for v in items:
             if v not in choices:
                 raise BiasampError(

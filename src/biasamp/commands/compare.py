@@ -18,9 +18,9 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..report import _md_table, compare_dirs
+    from ..report import compare_dirs, markdown_table
 
     wide = compare_dirs(args.result_dirs, out=args.out, formats=args.formats)
     if not args.quiet:
-        print(_md_table(wide))
+        print(markdown_table(wide))
     return 0

@@ -1,7 +1,7 @@
-"""PNG plots of a saved probe result (matplotlib imported lazily, Agg backend).
+"""PNG plots of a probe result (matplotlib imported lazily, Agg backend).
 
-Every function takes the ``results.json`` content (a dict) and writes one PNG; none
-needs a model or torch.
+Every function takes a :class:`~biasamp.results.ProbeResult` (in memory or loaded from its
+folder) and writes one PNG; none needs a model or torch.
 """
 
 from __future__ import annotations
@@ -12,15 +12,29 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["PLOT_FILES", "plot_all", "plot_base_rate_panel", "plot_fig5", "plot_forest"]
+from .._conventions import (
+    ATTRIBUTE_TO_TASK,
+    DIRECTION_LABELS,
+    DIRECTIONS,
+    TASK_TO_ATTRIBUTE,
+)
+from ..results import ProbeResult
+from ._agreement import sign_agreement
+
+__all__ = ["PLOT_FILES", "PLOT_KINDS", "PLOT_TITLES", "plot_all", "plot_base_rate_panel",
+           "plot_fig5", "plot_forest"]
 
 log = logging.getLogger(__name__)
 
+#: The plot kinds, in report order.
+PLOT_KINDS = ("fig5", "forest", "base_rates")
 #: File names of the plots, by kind.
 PLOT_FILES = {"fig5": "fig5_p_attribute_given_task.png", "forest": "forest_delta.png",
               "base_rates": "base_rate_panel.png"}
-
-_DIR_LABEL = {"attribute_to_task": "A\u2192T", "task_to_attribute": "T\u2192A"}
+#: Titles of the plots in the reports, by kind.
+PLOT_TITLES = {"fig5": "Model vs base P(attribute | task) (Fig. 5 analogue)",
+               "forest": "Per-task \u0394 with bootstrap CIs",
+               "base_rates": "Base-rate comparison"}
 
 
 def _plt():
@@ -30,20 +44,15 @@ def _plt():
     return plt
 
 
-def _by_pair(results: dict) -> pd.DataFrame:
-    df = pd.DataFrame(results["by_pair"])
+def _by_pair(result: ProbeResult) -> pd.DataFrame:
+    df = result.by_pair.copy()
     for col in ("task", "attribute", "base_rates", "direction"):
         df[col] = df[col].astype(str)
     return df
 
 
-def _order(results: dict, key: str) -> list[str]:
-    df = pd.DataFrame(results["by_pair"])
-    return list(dict.fromkeys(df[key].astype(str)))
-
-
-def _model(results: dict) -> str:
-    return results.get("provenance", {}).get("model", "")
+def _order(result: ProbeResult, key: str) -> list[str]:
+    return list(dict.fromkeys(result.by_pair[key].astype(str)))
 
 
 def _save(plt, fig, path, title: str) -> Path:
@@ -56,7 +65,7 @@ def _save(plt, fig, path, title: str) -> Path:
     return path
 
 
-def plot_fig5(results: dict, path) -> Path:
+def plot_fig5(result: ProbeResult, path) -> Path:
     """The paper's Fig. 5 analogue: model vs base ``P(first attribute | task)``.
 
     One panel per base-rate source (T->A direction): x = the base source's
@@ -65,11 +74,11 @@ def plot_fig5(results: dict, path) -> Path:
     ``1 / n_attributes`` (0.5 for he/she).
     """
     plt = _plt()
-    df = _by_pair(results)
-    attributes = _order(results, "attribute")
+    df = _by_pair(result)
+    attributes = _order(result, "attribute")
     first = attributes[0]
-    sources = _order(results, "base_rates")
-    sub = df[(df["direction"] == "task_to_attribute") & (df["attribute"] == first)]
+    sources = _order(result, "base_rates")
+    sub = df[(df["direction"] == TASK_TO_ATTRIBUTE) & (df["attribute"] == first)]
     n = len(sources)
     fig, axes = plt.subplots(1, n, figsize=(5.2 * n, 5.2), squeeze=False)
     parity = 1.0 / len(attributes)
@@ -95,24 +104,24 @@ def plot_fig5(results: dict, path) -> Path:
         note = f"\n{missing} task(s) without base data (all-zero row) not shown" if missing else ""
         ax.set_title(f"{src}: blue = associated with {first}{note}", fontsize=9)
         ax.legend(loc="upper left", fontsize=7)
-    return _save(plt, fig, path, f"P({first} | task): model vs base source ({_model(results)})")
+    return _save(plt, fig, path, f"P({first} | task): model vs base source ({result.model})")
 
 
-def plot_forest(results: dict, path, *, source: str | None = None) -> Path:
+def plot_forest(result: ProbeResult, path, *, source: str | None = None) -> Path:
     """Per-task Δ (model − base) for the first attribute, with bootstrap CIs, both directions.
 
     Δ is in the units of each direction (P(task | a) for A->T, P(a | task) for T->A),
     so the two panels have their own x axes.
     """
     plt = _plt()
-    df = _by_pair(results)
-    attributes = _order(results, "attribute")
+    df = _by_pair(result)
+    attributes = _order(result, "attribute")
     first = attributes[0]
-    source = source or _order(results, "base_rates")[0]
-    tasks = _order(results, "task")
+    source = source or _order(result, "base_rates")[0]
+    tasks = _order(result, "task")
     fig, axes = plt.subplots(1, 2, figsize=(11, max(3.0, 0.22 * len(tasks) + 1.4)), squeeze=False)
     ypos = np.arange(len(tasks))[::-1]
-    for ax, direction in zip(axes[0], ("attribute_to_task", "task_to_attribute")):
+    for ax, direction in zip(axes[0], DIRECTIONS):
         s = df[(df["direction"] == direction) & (df["attribute"] == first)
                & (df["base_rates"] == source)].set_index("task").reindex(tasks)
         d = s["delta"].to_numpy(dtype=float)
@@ -124,57 +133,21 @@ def plot_forest(results: dict, path, *, source: str | None = None) -> Path:
         ax.axvline(0, color="0.3", lw=0.8)
         ax.set_yticks(ypos)
         ax.set_yticklabels(tasks, fontsize=7)
-        unit = f"P(task | {first})" if direction == "attribute_to_task" else f"P({first} | task)"
+        unit = f"P(task | {first})" if direction == ATTRIBUTE_TO_TASK else f"P({first} | task)"
         ax.set_xlabel(f"\u0394 = model \u2212 base of {unit}")
-        ax.set_title(f"{_DIR_LABEL[direction]} vs {source} (blue: base associates task "
+        ax.set_title(f"{DIRECTION_LABELS[direction]} vs {source} (blue: base associates task "
                      f"with {first})", fontsize=9)
     return _save(plt, fig, path, f"Per-task \u0394 with bootstrap CIs over templates ({first})")
 
 
-def sign_agreement(results: dict) -> pd.DataFrame:
-    """Fraction of (task, attribute) cells where two sources' associations agree.
-
-    Returns a long DataFrame: direction, source_a, source_b, agreement, n_cells. Cells
-    undefined in a source (``p_base`` NaN/None: all-zero base row or column) are left out.
-
-    >>> r = {"by_pair": [
-    ...   {"base_rates": s, "direction": "task_to_attribute", "task": t, "attribute": "he",
-    ...    "association": v} for s, t, v in
-    ...   [("u", "x", 1), ("u", "y", -1), ("w", "x", 1), ("w", "y", 1)]]}
-    >>> sign_agreement(r)[["source_a", "source_b", "agreement"]].to_dict("records")
-    [{'source_a': 'u', 'source_b': 'w', 'agreement': 0.5}]
-    """
-    df = _by_pair(results)
-    sources = list(dict.fromkeys(df["base_rates"]))
-    rows = []
-    for direction in ("attribute_to_task", "task_to_attribute"):
-        sub = df[df["direction"] == direction]
-        if sub.empty:
-            continue
-        if "p_base" in sub:  # undefined cells (all-zero base row/column) carry no association
-            sub = sub[pd.to_numeric(sub["p_base"], errors="coerce").notna()]
-        wide = sub.pivot_table(index=["task", "attribute"], columns="base_rates",
-                               values="association", aggfunc="first")
-        wide = wide.reindex(columns=sources)
-        for i, a in enumerate(sources):
-            for b in sources[i + 1:]:
-                both = wide[[a, b]].dropna()
-                agree = float(np.mean(np.sign(both[a]) == np.sign(both[b]))) if len(both) else \
-                    float("nan")
-                rows.append({"direction": direction, "source_a": a, "source_b": b,
-                             "agreement": agree, "n_cells": int(len(both))})
-    return pd.DataFrame(rows, columns=["direction", "source_a", "source_b", "agreement",
-                                       "n_cells"])
-
-
-def plot_base_rate_panel(results: dict, path) -> Path:
+def plot_base_rate_panel(result: ProbeResult, path) -> Path:
     """Same model, every base source, both directions (mean, CI), plus sign agreement."""
     plt = _plt()
-    summ = pd.DataFrame(results["summary"])
+    summ = result.summary
     sources = list(dict.fromkeys(summ["base_rates"].astype(str)))
-    agree = sign_agreement(results)
+    agree = sign_agreement(result.by_pair)
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), gridspec_kw={"width_ratios": [1, 1, 1.1]})
-    for ax, direction in zip(axes[:2], ("attribute_to_task", "task_to_attribute")):
+    for ax, direction in zip(axes[:2], DIRECTIONS):
         s = summ[summ["direction"] == direction].set_index("base_rates").reindex(sources)
         m = s["mean"].to_numpy(dtype=float)
         lo = m - s["ci_low"].to_numpy(dtype=float)
@@ -186,16 +159,16 @@ def plot_base_rate_panel(results: dict, path) -> Path:
         ax.set_xticks(x)
         ax.set_xticklabels(sources, rotation=20, ha="right", fontsize=8)
         ax.set_ylabel("BiasAmp\u2192 (mean over templates, bootstrap CI)")
-        ax.set_title(f"{_DIR_LABEL[direction]} by base source", fontsize=10)
+        ax.set_title(f"{DIRECTION_LABELS[direction]} by base source", fontsize=10)
     ax = axes[2]
     n = len(sources)
     mat = np.full((n, n), np.nan)
     for i in range(n):
         mat[i, i] = 1.0
-    for rec in agree[agree["direction"] == "task_to_attribute"].to_dict("records"):
+    for rec in agree[agree["direction"] == TASK_TO_ATTRIBUTE].to_dict("records"):
         i, j = sources.index(rec["source_a"]), sources.index(rec["source_b"])
         mat[j, i] = rec["agreement"]  # lower triangle: T->A
-    for rec in agree[agree["direction"] == "attribute_to_task"].to_dict("records"):
+    for rec in agree[agree["direction"] == ATTRIBUTE_TO_TASK].to_dict("records"):
         i, j = sources.index(rec["source_a"]), sources.index(rec["source_b"])
         mat[i, j] = rec["agreement"]  # upper triangle: A->T
     im = ax.imshow(mat, vmin=0, vmax=1, cmap="viridis")
@@ -211,14 +184,19 @@ def plot_base_rate_panel(results: dict, path) -> Path:
     ax.set_title("sign agreement of the association\n(upper: A\u2192T, lower: T\u2192A)",
                  fontsize=10)
     fig.colorbar(im, ax=ax, fraction=0.046)
-    return _save(plt, fig, path, f"Base-rate comparison ({_model(results)})")
+    return _save(plt, fig, path, f"Base-rate comparison ({result.model})")
 
 
-def plot_all(results: dict, out_dir) -> dict[str, Path]:
-    """Write every plot into ``out_dir``; return ``{kind: path}``."""
+_PLOTTERS = {"fig5": plot_fig5, "forest": plot_forest, "base_rates": plot_base_rate_panel}
+
+
+def plot_all(result: ProbeResult, out_dir, kinds=PLOT_KINDS) -> dict[str, Path]:
+    """Write the plots of ``kinds`` (default: every kind) into ``out_dir``.
+
+    Returns
+    -------
+    dict mapping kind to the written path, in :data:`PLOT_KINDS` order.
+    """
     out_dir = Path(out_dir)
-    return {
-        "fig5": plot_fig5(results, out_dir / PLOT_FILES["fig5"]),
-        "forest": plot_forest(results, out_dir / PLOT_FILES["forest"]),
-        "base_rates": plot_base_rate_panel(results, out_dir / PLOT_FILES["base_rates"]),
-    }
+    return {kind: _PLOTTERS[kind](result, out_dir / PLOT_FILES[kind])
+            for kind in PLOT_KINDS if kind in kinds}

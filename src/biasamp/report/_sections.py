@@ -1,0 +1,260 @@
+"""The content of a report, computed once from a :class:`~biasamp.results.ProbeResult`.
+
+:func:`build_sections` returns an ordered list of :class:`Section`; the Markdown, HTML,
+model-card and JSON formatters only lay these out (none computes a table). Section texts
+use inline Markdown (``**bold**``, ``*em*``, ```code```), which the HTML formatter converts.
+
+Sections, in order (``key``: content)
+
+- ``title``: the report title; ``text`` is the one-sentence description of the measurement.
+- ``note``: the free-text note of the run (only when there is one).
+- ``summary``: the headline table (one row per source and direction) and how to read it.
+- ``undefined``: one bullet per source and direction that leaves undefined cells out (only
+  when some do).
+- ``plots``: the plot kinds and their titles (none when there are no (task, attribute) rows).
+- ``contributions``: the largest contributions to the value.
+- ``sign_agreement``: how often two sources agree on the sign of an association (no table
+  with fewer than two sources).
+- ``mass``: the raw probability mass the candidates cover (no table when not recorded).
+- ``audit``: the candidates that are not a single word piece.
+- ``caveats``: how to read the numbers.
+- ``provenance``: model, data and versions behind the numbers.
+
+``data`` holds the machine-readable content of a section (what ``report.json`` shows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from .._conventions import DIRECTION_LABELS
+from ..results import ProbeResult, jsonable
+from ._agreement import sign_agreement
+from ._format import format_value
+from ._plots import PLOT_KINDS, PLOT_TITLES
+
+__all__ = ["CAVEATS", "SECTION_KEYS", "Section", "build_sections"]
+
+#: Keys of the sections, in report order.
+SECTION_KEYS = ("title", "note", "summary", "undefined", "plots", "contributions",
+                "sign_agreement", "mass", "audit", "caveats", "provenance")
+
+#: How to read the numbers (the model card shows the first three).
+CAVEATS = (
+    ("**The value depends on the base-rate source.** BiasAmp→ measures how much the model "
+     "*amplifies* a base correlation; every row names the source it was measured against "
+     "(uniform, Wikipedia co-occurrence counts, US labor statistics, ...). Different sources "
+     "can even disagree on the sign of the association for the same occupation."),
+    ("**T→A and A→T values are not comparable to each other.** T→A compares "
+     "P(attribute | task) (a distribution over a few attributes), A→T compares "
+     "P(task | attribute) (a distribution over all the tasks), so the A→T numbers are on a much "
+     "smaller scale. Compare each direction only with itself (other models, other sources)."),
+    ("Values are means over fill-in-the-blank templates; the spread (population std, bootstrap "
+     "CI over templates) shows how much they depend on the wording of the template."),
+    ("The model's probabilities are renormalised over the candidate words; the raw probability "
+     "mass the candidates cover is reported with the results. Candidates that split into "
+     "several word pieces are listed in the tokenisation audit."),
+    ("The attributes are words (pronouns), not people's genders; a binary he/she probe says "
+     "nothing about non-binary identities unless `they` is included."),
+)
+
+_SUMMARY_TEXT = ("Mean and population std (ddof=0) over templates; percentile bootstrap CI over "
+                 "templates. A positive value means the model amplifies the base correlation.")
+_N_TOP_PAIRS = 10
+
+
+@dataclass(frozen=True, eq=False)
+class Section:
+    """One part of a report.
+
+    Attributes
+    ----------
+    key : str
+        Which part (one of :data:`SECTION_KEYS`).
+    title : str
+        Its heading.
+    intro : str
+        A sentence before the table (Markdown report only, as in biasamp 0.1).
+    table : DataFrame or None
+        The table to show, formatted (strings); None when there is nothing to tabulate.
+    empty : str
+        Shown instead of the table when ``table`` is None.
+    bullets : tuple of str
+        Bullet lines.
+    text : str
+        A paragraph after the table.
+    footer : str
+        A pointer to the data files (Markdown report only).
+    plots : tuple of (kind, title)
+        The plots the section shows, where drawn.
+    data : object
+        The machine-readable content (JSON-ready), for ``report.json``.
+    """
+
+    key: str
+    title: str = ""
+    intro: str = ""
+    table: pd.DataFrame | None = None
+    empty: str = ""
+    bullets: tuple[str, ...] = ()
+    text: str = ""
+    footer: str = ""
+    plots: tuple[tuple[str, str], ...] = ()
+    data: Any = None
+
+
+def _label(direction) -> str:
+    return DIRECTION_LABELS.get(direction, direction)
+
+
+def _headline(summary: pd.DataFrame, prov: dict) -> pd.DataFrame:
+    conf = prov.get("bootstrap", {}).get("confidence", 0.95)
+    return pd.DataFrame({
+        "base rates": summary["base_rates"],
+        "direction": summary["direction"].map(_label),
+        "BiasAmp→ mean ± std": [format_value(m, sd)
+                                for m, sd in zip(summary["mean"], summary["std"])],
+        f"{conf:.0%} CI": [format_value(lo) + " – " + format_value(hi)
+                           for lo, hi in zip(summary["ci_low"], summary["ci_high"])],
+        "templates": summary["n_templates"],
+    })
+
+
+def _top_pairs(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
+    if by_pair.empty:
+        return pd.DataFrame()
+    bp = by_pair.assign(_abs=by_pair["contribution"].abs())
+    bp = bp.sort_values("_abs", ascending=False).head(n)
+    return pd.DataFrame({
+        "base rates": bp["base_rates"], "direction": bp["direction"].map(_label),
+        "task": bp["task"], "attribute": bp["attribute"],
+        "association": bp["association"].map(lambda v: f"{v:+.0f}"),
+        "p_base": bp["p_base"].map(lambda v: format_value(v)),
+        "p_model": bp["p_model"].map(lambda v: format_value(v)),
+        "contribution [CI]": [format_value(c, ci=(lo, hi)) for c, lo, hi in
+                              zip(bp["contribution"], bp["contribution_ci_low"],
+                                  bp["contribution_ci_high"])],
+    })
+
+
+def _undefined_lines(result: ProbeResult) -> tuple[str, ...]:
+    """One line per (source, direction) whose value leaves undefined cells out."""
+    per = result.per_template
+    if per.empty or "n_nan" not in per:
+        return ()
+    n_cells = len(set(zip(result.by_pair["task"], result.by_pair["attribute"])))
+    worst = per.groupby(["base_rates", "direction"], sort=False)["n_nan"].max()
+    return tuple(f"{src}, {_label(d)}: {int(n)} of {n_cells} (task, attribute) cells are "
+                 "undefined (all-zero base row or column) and left out of the value."
+                 for (src, d), n in worst.items() if n > 0)
+
+
+def _agreement_section(result: ProbeResult) -> Section:
+    agree = sign_agreement(result.by_pair)
+    table = None if agree.empty else agree.assign(
+        direction=agree["direction"].map(_label),
+        agreement=agree["agreement"].map(lambda v: f"{v:.2f}"))
+    return Section("sign_agreement", "Sign agreement of the association between sources",
+                   table=table, data=jsonable(agree.to_dict(orient="records")))
+
+
+def _mass_section(mass: dict) -> Section:
+    rows = [{"direction": _label(d), **{k: (f"{v:.3g}" if k != "n_prompts" else v)
+                                        for k, v in m.items()}}
+            for d, m in mass.items()]
+    return Section("mass", "Raw candidate probability mass",
+                   intro="Share of the model's vocabulary probability that the candidates "
+                         "cover before renormalisation.",
+                   table=pd.DataFrame(rows) if rows else None, data=mass)
+
+
+def _audit_section(audit: pd.DataFrame) -> Section:
+    if not audit.empty and "single_piece" in audit:
+        audit = audit[~audit["single_piece"].astype(bool)]
+    title = "Tokenisation audit"
+    if audit.empty:
+        return Section("audit", title,
+                       empty="Every candidate is a single word piece for this model.")
+    keep = [c for c in ("candidate", "pieces", "n_pieces", "first_piece",
+                        "shares_first_piece_with") if c in audit.columns]
+    table = audit[keep].map(lambda v: " ".join(map(str, v)) if isinstance(v, (list, tuple))
+                            else v)
+    return Section("audit", title,
+                   intro="Candidates that are not a single word piece for this model:",
+                   table=table)
+
+
+def _provenance_lines(p: dict) -> tuple[str, ...]:
+    v = p.get("versions", {})
+    tpl = p.get("templates", {})
+    lines = [
+        f"model: `{p.get('model')}` (revision: `{p.get('revision') or 'default'}`)",
+        (f"device / dtype: {p.get('device')} / {p.get('dtype')}; estimator (scoring): "
+         f"`{p.get('estimator')}`; compat: `{p.get('compat')}`; seed: {p.get('seed')}"),
+        (f"templates: `{tpl.get('name')}` ({tpl.get('n_templates')} templates, prompts sha256 "
+         f"`{str(tpl.get('prompts_sha256', ''))[:16]}…`)"),
+        (f"tasks: `{p.get('tasks', {}).get('name')}`; attributes: "
+         f"{', '.join(map(str, p.get('attributes', [])))}"),
+    ]
+    seen: dict[tuple, list[str]] = {}
+    for key, bp in (p.get("base_rates") or {}).items():
+        sha = str(bp.get("sha256") or bp.get("joint_sha256") or "")
+        source, _, direction = key.partition("|")
+        cite = bp.get("citation") or bp.get("name") or ""
+        seen.setdefault((source, cite, sha), []).append(_label(direction))
+    for (source, cite, sha), dirs in seen.items():
+        lines.append(f"base rates `{source}` ({', '.join(dirs)}): {cite} "
+                     f"(sha256 `{sha[:16]}…`)")
+    lines.append("versions: " + ", ".join(f"{k} {val}" for k, val in sorted(v.items())))
+    lines.append(f"created: {p.get('timestamp')}")
+    return tuple(lines)
+
+
+def _measured_with(p: dict) -> str:
+    tpl = p.get("templates", {})
+    return (f"Measured with biasamp {p.get('versions', {}).get('biasamp', '')} on "
+            f"`{p.get('model')}` using fill-in-the-blank templates `{tpl.get('name')}` "
+            f"({tpl.get('n_templates')} templates), tasks `{p.get('tasks', {}).get('name')}` "
+            f"and attributes {', '.join(map(str, p.get('attributes', [])))} "
+            "(Wang & Russakovsky, *Directional Bias Amplification*, ICML 2021).")
+
+
+def build_sections(result: ProbeResult) -> list[Section]:
+    """The sections of the report of ``result``, in order (see the module docstring).
+
+    Parameters
+    ----------
+    result : biasamp.results.ProbeResult
+        A result, in memory or read by :meth:`~biasamp.results.ProbeResult.load` (both give
+        the same sections: the provenance, mass and summary go through their JSON form).
+
+    Returns
+    -------
+    list of Section
+    """
+    doc = result.to_json_dict()
+    prov, mass = doc["provenance"], doc["mass"]
+    sections = [Section("title", f"BiasAmp→ report: `{prov.get('model')}`",
+                        text=_measured_with(prov))]
+    if prov.get("note", ""):
+        sections.append(Section("note", text=prov["note"]))
+    sections.append(Section("summary", "Summary", table=_headline(result.summary, prov),
+                            text=_SUMMARY_TEXT, data=doc["summary"]))
+    undefined = _undefined_lines(result)
+    if undefined:
+        sections.append(Section("undefined", "Undefined cells.", bullets=undefined))
+    kinds = PLOT_KINDS if not result.by_pair.empty else ()
+    sections += [
+        Section("plots", "Plots", plots=tuple((k, PLOT_TITLES[k]) for k in kinds)),
+        Section("contributions", "Largest contributions", table=_top_pairs(result.by_pair),
+                footer="Full disaggregation: `by_pair.csv`."),
+        _agreement_section(result),
+        _mass_section(mass),
+        _audit_section(result.audit),
+        Section("caveats", "Caveats", bullets=CAVEATS),
+        Section("provenance", "Provenance", bullets=_provenance_lines(prov), data=prov),
+    ]
+    return sections
