@@ -1,8 +1,45 @@
-"""Shared pytest fixtures."""
+"""Shared pytest fixtures: one builder per tiny model (session-scoped folders), the golden
+result, and the one-torch-thread switch."""
 
 from __future__ import annotations
 
 import pytest
+
+
+def _model_dir(tmp_path_factory, name, build, **kwargs):
+    import tiny_models
+
+    return getattr(tiny_models, build)(tmp_path_factory.mktemp(name) / name, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory):
+    """A tiny random BertForMaskedLM folder (WordPiece vocab; seed 0)."""
+    return _model_dir(tmp_path_factory, "tiny-bert", "make_tiny_bert")
+
+
+@pytest.fixture(scope="session")
+def tiny_bert2_dir(tmp_path_factory):
+    """A second tiny BERT with other weights (seed 1), same vocabulary."""
+    return _model_dir(tmp_path_factory, "tiny-bert-2", "make_tiny_bert", seed=1)
+
+
+@pytest.fixture(scope="session")
+def tiny_roberta_dir(tmp_path_factory):
+    """A tiny random RobertaForMaskedLM folder (byte-level BPE trained in-process)."""
+    return _model_dir(tmp_path_factory, "tiny-roberta", "make_tiny_roberta")
+
+
+@pytest.fixture(scope="session")
+def tiny_distilbert_dir(tmp_path_factory):
+    """A tiny random DistilBertForMaskedLM folder (tiny BERT's vocabulary)."""
+    return _model_dir(tmp_path_factory, "tiny-distilbert", "make_tiny_distilbert")
+
+
+@pytest.fixture(scope="session")
+def tiny_albert_dir(tmp_path_factory):
+    """A tiny random AlbertForMaskedLM folder (SentencePiece-style Unigram tokenizer)."""
+    return _model_dir(tmp_path_factory, "tiny-albert", "make_tiny_albert")
 
 
 @pytest.fixture(scope="module")

@@ -21,10 +21,8 @@ FILES = ("results.json", "by_pair.csv", "per_template.csv", "tables.csv", "repor
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    from tiny_models import make_tiny_bert
-    base = tmp_path_factory.mktemp("models")
-    return make_tiny_bert(base / "tiny-bert", seed=0), make_tiny_bert(base / "tiny-bert-2", seed=1)
+def tiny(tiny_bert_dir, tiny_bert2_dir):
+    return tiny_bert_dir, tiny_bert2_dir
 
 
 @pytest.fixture(scope="module")

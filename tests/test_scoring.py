@@ -39,18 +39,18 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
-def bert_dir(tmp_path_factory):
-    return tm.make_tiny_bert(tmp_path_factory.mktemp("bert"))
+def bert_dir(tiny_bert_dir):
+    return tiny_bert_dir
 
 
 @pytest.fixture(scope="module")
-def roberta_dir(tmp_path_factory):
-    return tm.make_tiny_roberta(tmp_path_factory.mktemp("roberta"))
+def roberta_dir(tiny_roberta_dir):
+    return tiny_roberta_dir
 
 
 @pytest.fixture(scope="module")
-def distil_dir(tmp_path_factory):
-    return tm.make_tiny_distilbert(tmp_path_factory.mktemp("distil"))
+def distil_dir(tiny_distilbert_dir):
+    return tiny_distilbert_dir
 
 
 @pytest.fixture(scope="module")
@@ -583,8 +583,8 @@ def test_first_piece_matches_fitbert_if_installed(bert_dir, bert):
 
 # ----------------------------------------------------------------------------- SentencePiece (ALBERT)
 @pytest.fixture(scope="module")
-def albert_dir(tmp_path_factory):
-    return tm.make_tiny_albert(tmp_path_factory.mktemp("albert"))
+def albert_dir(tiny_albert_dir):
+    return tiny_albert_dir
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
-def bert_dir(tmp_path_factory):
-    return str(tm.make_tiny_bert(tmp_path_factory.mktemp("bert")))
+def bert_dir(tiny_bert_dir):
+    return str(tiny_bert_dir)
 
 
 def test_score_prints_table_matching_library(bert_dir, capsys):

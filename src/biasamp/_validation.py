@@ -32,7 +32,7 @@ from ._errors import BiasampError, UnknownNameError
 from ._registry import Registry, did_you_mean
 
 __all__ = [
-    "Bool", "Constraint", "Direction", "Integer", "Interval", "Names", "NonEmptyStr", "OneOf",
+    "Bool", "Constraint", "Convert", "Direction", "Integer", "Interval", "Names", "NonEmptyStr", "OneOf",
     "Optional", "PositiveInt", "SubsetOf", "check", "validate_params",
 ]
 
@@ -198,6 +198,16 @@ class _Direction(Constraint):
 
 
 Direction = _Direction()
+
+
+class Convert(Constraint):
+    """A checking/normalising function ``fn(value, name) -> value`` used as a constraint."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+
+    def __call__(self, value, name):
+        return self.fn(value, name)
 
 
 class Optional(Constraint):

@@ -20,12 +20,12 @@ from typing import Any
 from .._errors import BiasampError
 from .._files import toml_loads
 from .._registry import Registry, did_you_mean
-from .._validation import (Bool, Integer, Interval, Names, NonEmptyStr, OneOf, Optional,
+from .._validation import (Bool, Convert, Integer, Interval, Names, NonEmptyStr, OneOf, Optional,
                            PositiveInt, SubsetOf, check)
 from ..base_rates import COMPAT_SOURCES
 from ..report import FORMATS
 from ..results import TABLE_FORMATS
-from ..scoring import DTYPES, ESTIMATORS
+from ..scoring import ESTIMATORS, canonical_dtype
 
 __all__ = ["COMPAT_MODES", "CompatMode", "ProbeConfig"]
 
@@ -58,7 +58,7 @@ _CONSTRAINTS = {
     "scoring": OneOf(ESTIMATORS),
     "compat": Optional(OneOf(COMPAT_MODES)),
     "device": NonEmptyStr,
-    "dtype": OneOf(DTYPES),
+    "dtype": Convert(canonical_dtype),
     "batch_size": PositiveInt,
     "revision": Optional(NonEmptyStr),
     "trust_remote_code": Bool,

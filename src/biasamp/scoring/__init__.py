@@ -44,8 +44,24 @@ ESTIMATORS.register("pll", "masked",
                     description="pseudo-log-likelihood of the filled sentence")
 #: Names of the estimators, in order.
 SCORING_MODES = tuple(ESTIMATORS.names())
-#: Weight dtypes a scorer accepts.
+#: Weight dtypes a scorer accepts, and accepted short spellings.
 DTYPES = ("float32", "bfloat16", "float16")
+DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
+
+
+def canonical_dtype(dtype, param: str = "dtype") -> str:
+    """The dtype's name in :data:`DTYPES` (``None`` -> float32; aliases such as ``bf16``).
+
+    >>> canonical_dtype("bf16")
+    'bfloat16'
+    """
+    from .._validation import OneOf, check
+
+    if dtype is None:
+        return "float32"
+    text = str(dtype).replace("torch.", "") if not isinstance(dtype, str) else dtype
+    return check(DTYPE_ALIASES.get(text, text), OneOf(DTYPES), param)
+
 
 _LAZY = {
     "MaskedLMScorer": "biasamp.scoring._scorer",
@@ -57,11 +73,13 @@ _LAZY = {
 
 __all__ = [
     "DTYPES",
+    "DTYPE_ALIASES",
     "ESTIMATORS",
     "MaskedLMScorer",
     "SCORING_MODES",
     "ScoreResult",
     "audit_candidates",
+    "canonical_dtype",
     "check_model",
     "check_score_inputs",
 ]

@@ -69,8 +69,8 @@ def resolve_device(device):
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
-        raise BiasampError(f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got {device!r}") \
-            from exc
+        raise BiasampError(
+            f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got {device!r}") from exc
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise BiasampError(f"device {device!r} requested but CUDA is not available; "
                            "use device='cpu' or 'auto'")
@@ -83,20 +83,10 @@ def resolve_device(device):
 
 def resolve_dtype(dtype, device):
     """Map a dtype name to a torch dtype; float16 needs CUDA (bfloat16 is allowed on CPU)."""
+    from . import canonical_dtype
+
     torch = _torch()
-    if dtype is None:
-        dtype = "float32"
-    if isinstance(dtype, torch.dtype):
-        dtype = str(dtype).replace("torch.", "")
-    aliases = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
-    name = aliases.get(dtype, dtype)
-    from . import DTYPES
-
-    if name not in DTYPES:
-        from .._registry import did_you_mean
-
-        raise BiasampError(f"dtype must be one of {set(DTYPES)}{did_you_mean(str(dtype), DTYPES)};"
-                           f" got {dtype!r}")
+    name = canonical_dtype(dtype)
     if name == "float16" and device.type != "cuda":
         raise BiasampError(f"dtype 'float16' needs a CUDA device; got device '{device}' "
                            "(use float32, or bfloat16 on CPU)")
@@ -120,8 +110,8 @@ def load_model(model, *, revision=None, trust_remote_code=False, dtype=None, pro
                                                    trust_remote_code=trust_remote_code,
                                                    dtype=dtype)
     except Exception as exc:
-        raise BiasampError(f"could not load masked LM {model!r}: {type(exc).__name__}: {exc}") \
-            from exc
+        raise BiasampError(
+            f"could not load masked LM {model!r}: {type(exc).__name__}: {exc}") from exc
     finally:
         if was_on and not progress:
             hf_logging.enable_progress_bar()

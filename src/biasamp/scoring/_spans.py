@@ -48,8 +48,8 @@ def check_prompts(prompts, blank):
     try:
         prompts = list(prompts)
     except TypeError:
-        raise BiasampError(f"prompts must be a list of strings; got {type(prompts).__name__}") \
-            from None
+        raise BiasampError(
+            f"prompts must be a list of strings; got {type(prompts).__name__}") from None
     if not prompts:
         raise BiasampError("prompts must contain at least one prompt; got an empty list")
     out = []
@@ -73,8 +73,8 @@ def _check_list(cands, where):
     try:
         cands = tuple(cands)
     except TypeError:
-        raise BiasampError(f"{where} must be a list of strings; got {type(cands).__name__}") \
-            from None
+        raise BiasampError(
+            f"{where} must be a list of strings; got {type(cands).__name__}") from None
     if not cands:
         raise BiasampError(f"{where} must contain at least one candidate; got an empty list")
     for j, c in enumerate(cands):

@@ -1,0 +1,162 @@
+"""The house rules of docs/architecture.md, checked over the source (AST of every module,
+imports inside functions included), so that a broken rule fails here, not in review."""
+
+from __future__ import annotations
+
+import ast
+import io
+import shutil
+import tokenize
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "biasamp"
+
+#: third-party packages only biasamp.scoring may import
+HEAVY = ("torch", "transformers", "tokenizers", "safetensors", "huggingface_hub")
+#: what each room may import from biasamp (besides itself); None = no rule
+ALLOWED = {
+    "metrics": {"_conventions", "_errors", "_validation", "_registry"},
+    "report": {"_conventions", "_errors", "_validation", "_registry", "_files", "results"},
+    "results": {"_conventions", "_errors", "_validation", "_registry"},
+    "tasks": {"_conventions", "_errors", "_validation", "_registry", "_files", "_data"},
+}
+MAX_LINES = 350
+
+
+def _module_name(path: Path, src: Path) -> str:
+    rel = path.relative_to(src.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path, src: Path):
+    """(line, absolute module name) of every import in the file, at any depth."""
+    name = _module_name(path, src)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, ()
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            yield node.lineno, mod, tuple(a.name for a in node.names)
+
+
+def violations(src: Path = SRC) -> list[str]:
+    """Every broken rule under ``src`` (the package folder), one line each."""
+    out = []
+    for path in sorted(src.rglob("*.py")):
+        name = _module_name(path, src)
+        room = name.split(".")[1] if "." in name else ""
+        where = path.relative_to(src.parent)
+        for line, mod, names in _imports(path, src):
+            top = mod.split(".")[0]
+            if top in HEAVY and room != "scoring":
+                out.append(f"{where}:{line}: imports {mod} (only biasamp.scoring may)")
+            if top != "biasamp" or room not in ALLOWED:
+                continue
+            target = mod.split(".")[1] if "." in mod else ""
+            targets = {target} if target else {n for n in names}
+            for t in targets - {room} - ALLOWED[room]:
+                out.append(f"{where}:{line}: biasamp.{room} imports biasamp.{t}")
+        if room == "commands":
+            for line, mod, names in _imports(path, src):
+                private_mod = any(p.startswith("_") and p != "__init__"
+                                  for p in mod.split(".")[1:]) and not mod.startswith(
+                    "biasamp._")  # shared helpers (_errors, _conventions, ...) are public to us
+                private_name = mod.startswith("biasamp") and any(
+                    n.startswith("_") for n in names)
+                if private_mod or private_name:
+                    out.append(f"{where}:{line}: a command imports a private name ({mod} "
+                               f"{', '.join(names)})")
+        text = path.read_text(encoding="utf-8")
+        n_lines = text.count("\n")
+        if n_lines > MAX_LINES and "long on purpose:" not in text[:2000]:
+            out.append(f"{where}: {n_lines} lines (> {MAX_LINES}) without a reason at the top")
+        out += [f"{where}:{i}: backslash line continuation" for i in _continuations(text)]
+    return out
+
+
+def _continuations(text: str) -> list[int]:
+    """Lines ending in a backslash outside any string token (explicit line joins)."""
+    strings = [(t.start, t.end) for t in tokenize.generate_tokens(io.StringIO(text).readline)
+               if t.type == tokenize.STRING]
+    found = []
+    for i, raw in enumerate(text.splitlines(), 1):
+        body = raw.rstrip()
+        if not body.endswith("\\") or body.lstrip().startswith("#"):
+            continue
+        pos = (i, len(body) - 1)
+        if not any(start <= pos < end for start, end in strings):
+            found.append(i)
+    return found
+
+
+def test_the_source_follows_the_house_rules():
+    assert violations() == []
+
+
+def test_a_planted_torch_import_in_report_is_caught(tmp_path):
+    pkg = tmp_path / "biasamp"
+    shutil.copytree(SRC, pkg)
+    assert violations(pkg) == []
+    target = pkg / "report" / "_format.py"
+    target.write_text(target.read_text() + "\n\ndef _sneaky():\n    import torch\n    return torch\n")
+    found = violations(pkg)
+    assert len(found) == 1 and "report/_format.py" in found[0] and "imports torch" in found[0]
+
+
+@pytest.mark.parametrize("room, text, expected", [
+    ("metrics/_ci.py", "from ..pipeline import probe\n", "biasamp.metrics imports biasamp.pipeline"),
+    ("metrics/_ci.py", "def f():\n    from .. import scoring\n", "biasamp.metrics imports biasamp.scoring"),
+    ("report/_json.py", "from ..scoring import ESTIMATORS\n", "biasamp.report imports biasamp.scoring"),
+    ("pipeline/run.py", "import transformers\n", "imports transformers (only biasamp.scoring"),
+    ("commands/report.py", "from ..report._format import markdown_table\n", "private name"),
+    ("commands/report.py", "from ..report import _sections\n", "private name"),
+    ("tasks.py", "x = 1 + \\\n    2\n", "backslash line continuation"),
+])
+def test_each_rule_fails_when_broken(tmp_path, room, text, expected):
+    pkg = tmp_path / "biasamp"
+    shutil.copytree(SRC, pkg)
+    target = pkg / room
+    target.write_text(target.read_text() + "\n" + text)
+    assert any(expected in v for v in violations(pkg)), violations(pkg)
+
+
+def test_a_long_module_needs_a_reason(tmp_path):
+    pkg = tmp_path / "biasamp"
+    shutil.copytree(SRC, pkg)
+    target = pkg / "tasks.py"
+    target.write_text(target.read_text() + "\n" * 400)
+    assert any("tasks.py: " in v and "> 350" in v for v in violations(pkg))
+
+
+def test_no_test_module_imports_another():
+    for path in sorted(Path(__file__).parent.glob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n.split(".")[0].startswith("test_") for n in names), path.name
+
+
+def test_importing_biasamp_and_the_light_rooms_does_not_import_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, biasamp, biasamp.metrics, biasamp.report, biasamp.templates, "
+            "biasamp.base_rates, biasamp.corpus, biasamp.tasks, biasamp.results, "
+            "biasamp.pipeline, biasamp.scoring, biasamp.cli; biasamp.cli.build_parser(); "
+            "print(sorted(m for m in ('torch', 'transformers', 'matplotlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
