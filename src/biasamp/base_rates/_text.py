@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .._conventions import ATTRIBUTE_TO_TASK
 from ._file import read_table_csv
 from ._table import (
     BaseRateSource,
@@ -79,7 +80,7 @@ class WikipediaSource(BaseRateSource):
         joint = select_entries(counts.astype(float), tasks, attributes, self.name)
         method = (f"sentences with exactly one {vocab} occupation and one gender word group "
                   f"({self.rule} rule) in WikiText-103 valid+test")
-        if direction == "attribute_to_task":
+        if direction == ATTRIBUTE_TO_TASK:
             full = np.ascontiguousarray(
                 select_entries(counts.astype(float), tasks, ["he", "she"], self.name).to_numpy())
             full = full / np.sum(full, axis=0, keepdims=True)
