@@ -7,7 +7,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import tiny_models as tm  # noqa: E402
 from biasamp.cli import main  # noqa: E402
 
 
