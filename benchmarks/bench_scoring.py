@@ -276,8 +276,8 @@ def main(argv=None):
     ap.add_argument("--memory-model", choices=("small", "base"), default="small",
                     help="BERT for the memory run: small (2x64, quick) or base (110M, slow on CPU)")
     ap.add_argument("--memory-only", action="store_true", help="skip the speed comparison")
-    ap.add_argument("--adjectives", default=str(Path(os.environ.get(
-        "BIASAMP_SHARED", "/work/shared")) / "data/adjectives/english-adjectives.txt"))
+    ap.add_argument("--adjectives", default=str(HERE.parent / "templates" / "english-adjectives.txt"),
+                    help="adjective list of the memory workload (default: the repository's copy)")
     ap.add_argument("--json", help="write the numbers to this JSON file")
     args = ap.parse_args(argv)
     import logging

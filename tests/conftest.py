@@ -111,3 +111,21 @@ def golden_result():
     return ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
                        tables=tables, audit=audit, mass=mass, provenance=prov,
                        config=ProbeConfig(models=["golden-model"]).to_dict())
+
+
+@pytest.fixture(scope="session")
+def wikitext_dir(tmp_path_factory):
+    """WikiText-103 valid and test (tests/data, gzipped), decompressed once into a folder."""
+    import gzip
+    import hashlib
+    from pathlib import Path
+
+    expected = {"valid": "9aee9f52d6e77de6c7751fc5e7c44287db3ec0eaf15477098acc6b93c1c4250b",
+                "test": "56db52eb157b1ab5c89646eef70510c1eca6e12a3bfdb99f0d6b05b4eacb75b9"}
+    src = Path(__file__).parent / "data" / "wikitext-103"
+    out = tmp_path_factory.mktemp("wikitext-103")
+    for split, digest in expected.items():
+        data = gzip.decompress((src / f"wiki.{split}.tokens.gz").read_bytes())
+        assert hashlib.sha256(data).hexdigest() == digest, split
+        (out / f"wiki.{split}.tokens").write_bytes(data)
+    return out

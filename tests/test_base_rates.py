@@ -232,11 +232,11 @@ def test_bergsma():
 
 
 # --------------------------------------------------------------------- wikipedia
-def test_wikipedia_counts_reproducible_from_shipped_text():
+def test_wikipedia_counts_reproducible_from_shipped_text(wikitext_dir):
     from biasamp.corpus import count_text
 
-    text = "".join(open(f"../shared/data/wikitext/wikitext-103/wiki.{s}.tokens",
-                        encoding="utf-8").read() for s in ("valid", "test"))
+    text = "".join((wikitext_dir / f"wiki.{s}.tokens").read_text(encoding="utf-8")
+                   for s in ("valid", "test"))
     for rule, name in (("default", "wikipedia"), ("wang2021", "wikipedia-wang2021")):
         expect = count_text(text, W32, rule=rule)
         with pytest.warns(ZeroRowWarning, match="janitor"):

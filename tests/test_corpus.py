@@ -15,7 +15,12 @@ from biasamp.corpus import (RULES, WANG2021_WORD_GROUPS, count_cooccurrences, co
 from biasamp.tasks import load_tasks
 
 W32 = load_tasks("winobias32").words
-WT = "../shared/data/wikitext/wikitext-103/wiki.valid.tokens"
+
+
+@pytest.fixture(scope="module")
+def wt_valid(wikitext_dir):
+    """WikiText-103 valid (tests/data), as a file path."""
+    return str(wikitext_dir / "wiki.valid.tokens")
 
 TEXT = (
     "He is a cook .\n"                          # default: cook/he; wang2021: misses 'He'
@@ -70,8 +75,8 @@ def naive_wang2021(lines, occs, groups):
     return m
 
 
-def test_wang2021_equals_naive_on_wikitext():
-    lines = open(WT, encoding="utf-8").readlines()
+def test_wang2021_equals_naive_on_wikitext(wt_valid):
+    lines = open(wt_valid, encoding="utf-8").readlines()
     got = count_text(lines, W32, rule="wang2021").to_numpy()
     np.testing.assert_array_equal(got, naive_wang2021(lines, W32, list(WANG2021_WORD_GROUPS.values())))
     assert got.sum() > 10
@@ -104,8 +109,8 @@ def naive_default(lines, occs, groups):
     return m
 
 
-def test_default_equals_naive_on_wikitext():
-    lines = open(WT, encoding="utf-8").readlines()
+def test_default_equals_naive_on_wikitext(wt_valid):
+    lines = open(wt_valid, encoding="utf-8").readlines()
     groups = {"he": ["he", "him", "his", "himself", "man", "boy", "son"],
               "she": ["she", "her", "hers", "herself", "woman", "girl", "daughter"]}
     occs = W32 + ["construction worker", "police officer"]
@@ -136,23 +141,23 @@ def test_split_sentences():
     assert split_sentences("   ") == []
 
 
-def test_pool_equals_single_process_and_counts(tmp_path):
-    a = count_cooccurrences(WT, W32, n_jobs=1)
-    b = count_cooccurrences([WT], W32, n_jobs=2, chunk_chars=50_000)
+def test_pool_equals_single_process_and_counts(wt_valid, tmp_path):
+    a = count_cooccurrences(wt_valid, W32, n_jobs=1)
+    b = count_cooccurrences([wt_valid], W32, n_jobs=2, chunk_chars=50_000)
     np.testing.assert_array_equal(a.counts.to_numpy(), b.counts.to_numpy())
     assert (a.n_lines, a.n_sentences, a.n_kept) == (b.n_lines, b.n_sentences, b.n_kept)
     assert a.n_lines == 3760 and a.n_kept == a.counts.to_numpy().sum()
-    w = count_cooccurrences(WT, W32, rule="wang2021", n_jobs=2, chunk_chars=100_000)
-    lines = open(WT, encoding="utf-8").readlines()
+    w = count_cooccurrences(wt_valid, W32, rule="wang2021", n_jobs=2, chunk_chars=100_000)
+    lines = open(wt_valid, encoding="utf-8").readlines()
     # pieces scanned = sum over lines without '=' of (number of '.' + 1)
     assert w.n_sentences == sum(l.count(".") + 1 for l in lines if "=" not in l)
     assert w.provenance["corpus"]["files"][0]["sha256"].startswith("9aee9f52")
     assert w.provenance["rule"] == "wang2021" and w.provenance["n_kept"] == w.n_kept
 
 
-def test_csv_round_trip(tmp_path):
+def test_csv_round_trip(wt_valid, tmp_path):
     with pytest.warns(ZeroRowWarning, match=r"2 task\(s\) never counted: \['nurse', 'sewer'\]"):
-        r = count_cooccurrences(WT, ["nurse", "writer", "sewer"], n_jobs=1, corpus_name="wt-valid")
+        r = count_cooccurrences(wt_valid, ["nurse", "writer", "sewer"], n_jobs=1, corpus_name="wt-valid")
     p = r.to_csv(tmp_path / "c.csv")
     with pytest.warns(ZeroRowWarning, match=r"\['nurse'\]"):
         t = get_source(f"file:{p}").table(["writer", "nurse"], ["she", "he"])
@@ -162,19 +167,19 @@ def test_csv_round_trip(tmp_path):
     assert "sewer" in r.zero_rows and "writer" not in r.zero_rows
 
 
-def test_tasks_never_counted_warn_once_and_are_not_logged(caplog):
+def test_tasks_never_counted_warn_once_and_are_not_logged(wt_valid, caplog):
     with pytest.warns(ZeroRowWarning) as caught:
-        r = count_cooccurrences(WT, ["writer", "sewer", "astronaut"], n_jobs=1)
+        r = count_cooccurrences(wt_valid, ["writer", "sewer", "astronaut"], n_jobs=1)
     assert [str(w.message) for w in caught] == [
         "2 task(s) never counted: ['sewer', 'astronaut']"]
     assert r.zero_rows == ["sewer", "astronaut"]
     assert not [rec for rec in caplog.records if "never counted" in rec.getMessage()]
 
 
-def test_datasets_object_equals_files():
+def test_datasets_object_equals_files(wt_valid):
     import datasets
 
-    lines = open(WT, encoding="utf-8").readlines()[:800]
+    lines = open(wt_valid, encoding="utf-8").readlines()[:800]
     ds = datasets.Dataset.from_dict({"text": lines})
     a = count_cooccurrences(ds, W32, n_jobs=1)
     np.testing.assert_array_equal(a.counts.to_numpy(), count_text(lines, W32).to_numpy())
@@ -196,49 +201,49 @@ def test_datasets_object_equals_files():
     ({"corpus": "no/such/file.txt"}, r"corpus file\(s\) not found"),
     ({"corpus": []}, "corpus must name at least one file"),
 ])
-def test_errors(kwargs, match):
-    args = {"corpus": WT, "tasks": ["nurse"]}
+def test_errors(wt_valid, kwargs, match):
+    args = {"corpus": wt_valid, "tasks": ["nurse"]}
     args.update(kwargs)
     with pytest.raises(BiasampError, match=match):
         count_cooccurrences(args.pop("corpus"), args.pop("tasks"), **args)
 
 
-def test_cli_count(tmp_path, capsys):
+def test_cli_count(wt_valid, tmp_path, capsys):
     out = tmp_path / "c.csv"
     with warnings.catch_warnings():  # the zero-row tasks are in the summary line instead
         warnings.simplefilter("error", ZeroRowWarning)
-        assert main(["-q", "count", WT, "--tasks", "nurse,writer", "--rule", "wang2021",
+        assert main(["-q", "count", wt_valid, "--tasks", "nurse,writer", "--rule", "wang2021",
                      "--jobs", "1", "-o", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "sentences counted" in printed and "1 task(s) with no count: nurse" in printed
     with pytest.warns(ZeroRowWarning):
         t = get_source(f"file:{out}").table(["nurse", "writer"], ["he", "she"]).joint
-    ref = count_text(open(WT, encoding="utf-8").read(), ["nurse", "writer"], rule="wang2021")
+    ref = count_text(open(wt_valid, encoding="utf-8").read(), ["nurse", "writer"], rule="wang2021")
     np.testing.assert_array_equal(t.to_numpy(), ref.to_numpy())
     assert main(["count", "--tasks", "nurse", "-o", str(out)]) == 2
     assert "give either FILES or --dataset" in capsys.readouterr().err
-    assert main(["count", WT, "--tasks", "nurse", "--groups", "he", "-o", str(out)]) == 2
+    assert main(["count", wt_valid, "--tasks", "nurse", "--groups", "he", "-o", str(out)]) == 2
     assert "--groups must look like" in capsys.readouterr().err
-    assert main(["-q", "count", WT, "--tasks", "nurse,", "--jobs", "1", "--groups",
+    assert main(["-q", "count", wt_valid, "--tasks", "nurse,", "--jobs", "1", "--groups",
                  "m=he,him;f=she,her", "-o", str(out)]) == 0
     assert out.read_text().splitlines()[1] == "task,m,f"
 
 
-def test_cli_count_tasks_go_through_load_tasks(tmp_path, capsys):
+def test_cli_count_tasks_go_through_load_tasks(wt_valid, tmp_path, capsys):
     """--tasks takes what biasamp.tasks.load_tasks takes; an unknown name is an error."""
     out = tmp_path / "c.csv"
-    assert main(["count", WT, "--tasks", "nosuchvocab", "-o", str(out)]) == 2
+    assert main(["count", wt_valid, "--tasks", "nosuchvocab", "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert "unknown task vocabulary 'nosuchvocab'" in err and not out.exists()
-    assert main(["count", WT, "--tasks", "winobias23", "-o", str(out)]) == 2
+    assert main(["count", wt_valid, "--tasks", "winobias23", "-o", str(out)]) == 2
     assert "(did you mean 'winobias32'?)" in capsys.readouterr().err
     words = tmp_path / "jobs.txt"
     words.write_text("writer\nnurse\n", encoding="utf-8")
     for spec in (f"@{words}", str(words), "writer,nurse"):
-        assert main(["-q", "count", WT, "--tasks", spec, "--jobs", "1", "-o", str(out)]) == 0
+        assert main(["-q", "count", wt_valid, "--tasks", spec, "--jobs", "1", "-o", str(out)]) == 0
         assert [line.split(",")[0] for line in out.read_text().splitlines()[2:]] == [
             "writer", "nurse"]
-    assert main(["-q", "count", WT, "--tasks", "winobias32", "--jobs", "1", "-o", str(out)]) == 0
+    assert main(["-q", "count", wt_valid, "--tasks", "winobias32", "--jobs", "1", "-o", str(out)]) == 0
     assert len(out.read_text().splitlines()) == 2 + 32
     capsys.readouterr()
 
@@ -302,9 +307,9 @@ def test_byte_ranges_match_text_mode_reading(tmp_path):
             assert r.n_lines == len(lines) == 121
 
 
-def test_hf_prefix_streams_a_local_datasets_folder(tmp_path, monkeypatch):
+def test_hf_prefix_streams_a_local_datasets_folder(wt_valid, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    lines = open(WT, encoding="utf-8").readlines()[:600]
+    lines = open(wt_valid, encoding="utf-8").readlines()[:600]
     (tmp_path / "part.txt").write_text("".join(lines), encoding="utf-8")
     r = count_cooccurrences(f"hf:{tmp_path}", W32, rule="wang2021", n_jobs=2,
                             chunk_chars=20_000)
@@ -339,10 +344,10 @@ def test_count_text_splits_like_a_text_mode_file(tmp_path):
         naive_wang2021(lines, ["cook", "nurse"], list(WANG2021_WORD_GROUPS.values())))
 
 
-def test_vectorised_boundary_count_equals_regex():
+def test_vectorised_boundary_count_equals_regex(wt_valid):
     from biasamp.corpus._sentences import BOUNDARY_NL, count_boundaries
 
-    text = open(WT, encoding="utf-8").read()
+    text = open(wt_valid, encoding="utf-8").read()
     assert count_boundaries(text, text.encode("utf-8")) == len(BOUNDARY_NL.findall(text))
     extra = TOKENS + ['"The', "“Yes", "”", "’", "\u00a0", "\u2028", "Mr.", "etc.", "A.", "?!",
                       "...", '."', "'s", ".)", "(He", "[It", "1.5", "\x0c", "\r", ".\t", "Ünal"]
