@@ -19,8 +19,9 @@ HEAVY = ("torch", "transformers", "tokenizers", "safetensors", "huggingface_hub"
 #: what each room may import from biasamp (besides itself); None = no rule
 ALLOWED = {
     "metrics": {"_conventions", "_errors", "_validation", "_registry"},
-    "report": {"_conventions", "_errors", "_validation", "_registry", "_files", "results"},
-    "results": {"_conventions", "_errors", "_validation", "_registry"},
+    "report": {"_conventions", "_errors", "_validation", "_registry", "_files", "_output",
+               "results"},
+    "results": {"_conventions", "_errors", "_validation", "_registry", "_files", "_output"},
     "tasks": {"_conventions", "_errors", "_validation", "_registry", "_files", "_data"},
 }
 MAX_LINES = 350

@@ -9,7 +9,8 @@ Files of a result folder:
 
 ``results.json``
     ``schema_version``, ``summary``, ``by_pair``, ``per_template``, ``audit``, ``mass``,
-    ``provenance``, ``config`` (NaN is written as ``null``).
+    ``provenance``, ``config`` (NaN is written as ``null``), and, written last, ``files``
+    (every other file of the folder with its sha256 and size) and ``complete: true``.
 ``by_pair.csv``, ``per_template.csv``
     The same tables as CSV.
 ``tables.csv`` or ``tables.parquet``
@@ -30,9 +31,11 @@ import pandas as pd
 
 from ._conventions import DIRECTIONS
 from ._errors import BiasampError, MissingDependencyError
+from ._files import sha256_file
+from ._output import OutputFolder
 from ._validation import OneOf, check
 
-__all__ = ["BY_PAIR_COLUMNS", "PER_TEMPLATE_COLUMNS", "ProbeResult", "SCHEMA_VERSION",
+__all__ = ["BY_PAIR_COLUMNS", "DATA_FILES", "PER_TEMPLATE_COLUMNS", "ProbeResult", "SCHEMA_VERSION",
            "SUMMARY_KEYS", "TABLE_COLUMNS", "TABLE_FORMATS", "jsonable"]
 
 #: Version of the results.json layout; bumped when a reader would misread an older file.
@@ -51,6 +54,8 @@ PER_TEMPLATE_COLUMNS = ("base_rates", "direction", "template_id", "value", "n_ti
 TABLE_COLUMNS = ("template_id", "direction", "task", "attribute", "prob", "log_prob")
 #: File formats of the probability tables.
 TABLE_FORMATS = ("csv", "parquet")
+#: Data files of a result folder (results.json lists them with their sha256).
+DATA_FILES = ("by_pair.csv", "per_template.csv", "tables.csv", "tables.parquet")
 
 _STR, _NUM, _INT, _LIST = "a string", "a number", "an integer", "a list"
 _SUMMARY_TYPES = {"base_rates": _STR, "direction": _STR, "mean": _NUM, "std": _NUM,
@@ -142,6 +147,26 @@ def check_schema(data, path: str) -> dict:
     return data
 
 
+def check_complete(data: dict, folder: Path) -> None:
+    """A result is complete: ``results.json`` carries the completion mark, and every data file
+    it lists that is in the folder has the recorded sha256 (a file of another run is refused;
+    a data file left out on purpose, e.g. the tables, is not needed by reports; reports and
+    plots may be redrawn)."""
+    if data.get("complete") is not True or not isinstance(data.get("files"), dict):
+        raise BiasampError(f"{str(folder)!r} holds no complete result (results.json has no "
+                           "completion mark: the run that wrote it did not finish); run "
+                           "`biasamp probe` again")
+    for name, entry in data["files"].items():
+        if not name.startswith(DATA_FILES):
+            continue
+        path = folder / name
+        if not path.is_file():
+            continue
+        if not isinstance(entry, dict) or sha256_file(path) != entry.get("sha256"):
+            raise BiasampError(f"{str(folder)!r} is not a complete result: {name} was changed "
+                               "after the run (its sha256 differs from results.json)")
+
+
 def _frame(records, columns: Sequence[str]) -> pd.DataFrame:
     df = pd.DataFrame(records, columns=list(columns)) if records else pd.DataFrame(
         columns=list(columns))
@@ -215,20 +240,8 @@ class ProbeResult:
                    tables=tables, audit=pd.DataFrame(data["audit"]), mass=data["mass"],
                    provenance=data["provenance"], config=data["config"])
 
-    def save(self, out: str | os.PathLike, *, tables: str = "csv") -> Path:
-        """Write the data files of a result folder (no reports; see :mod:`biasamp.report`).
-
-        Parameters
-        ----------
-        out : path
-            Directory (created).
-        tables : {"csv", "parquet"}
-            Format of the probability tables (parquet needs pyarrow).
-
-        Returns
-        -------
-        pathlib.Path of the directory.
-        """
+    def write_files(self, folder: Path, *, tables: str = "csv") -> None:
+        """Write the data files (not ``results.json``) into an existing folder."""
         tables = check(tables, OneOf(TABLE_FORMATS), "tables")
         if tables == "parquet":
             try:
@@ -237,8 +250,7 @@ class ProbeResult:
                 raise MissingDependencyError(
                     "tables='parquet' needs pyarrow: pip install 'biasamp[parquet]' "
                     "(or pip install pyarrow), or use tables='csv'") from None
-        d = Path(out)
-        d.mkdir(parents=True, exist_ok=True)
+        d = Path(folder)
         if self.tables is not None:
             if tables == "parquet":
                 self.tables.to_parquet(d / "tables.parquet", index=False)
@@ -246,9 +258,46 @@ class ProbeResult:
                 self.tables.to_csv(d / "tables.csv", index=False)
         self.by_pair.to_csv(d / "by_pair.csv", index=False)
         self.per_template.to_csv(d / "per_template.csv", index=False)
-        (d / "results.json").write_text(json.dumps(self.to_json_dict(), indent=2,
-                                                   allow_nan=False) + "\n", encoding="utf-8")
-        return d
+
+    def finish(self, folder: Path, *, data: dict | None = None) -> Path:
+        """Write ``results.json`` last: the content (``data``, default this result's), every
+        file of the folder with its sha256 and size, and the completion mark. A folder
+        without the mark is not a result."""
+        d = Path(folder)
+        files = {p.relative_to(d).as_posix(): {"sha256": sha256_file(p), "bytes": p.stat().st_size}
+                 for p in sorted(d.rglob("*")) if p.is_file() and p.name != "results.json"}
+        data = {**(self.to_json_dict() if data is None else data), "files": files,
+                "complete": True}
+        path = d / "results.json"
+        path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        return path
+
+    def save(self, out: str | os.PathLike, *, tables: str = "csv",
+             overwrite: bool = False) -> Path:
+        """Write the data files of a result folder (no reports; see :mod:`biasamp.report`).
+
+        The folder is written as one transaction (:class:`biasamp._output.OutputFolder`): a
+        non-empty ``out`` is refused unless ``overwrite`` (which replaces it as a whole), a
+        second writer is refused, and an error or Ctrl-C leaves the previous folder or nothing.
+
+        Parameters
+        ----------
+        out : path
+            Directory (created).
+        tables : {"csv", "parquet"}
+            Format of the probability tables (parquet needs pyarrow).
+        overwrite : bool
+            Replace an existing non-empty folder.
+
+        Returns
+        -------
+        pathlib.Path of the directory.
+        """
+        check(tables, OneOf(TABLE_FORMATS), "tables")
+        with OutputFolder(out, overwrite=overwrite) as staging:
+            self.write_files(staging, tables=tables)
+            self.finish(staging)
+        return Path(out)
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, tables: bool = True) -> ProbeResult:
@@ -272,6 +321,7 @@ class ProbeResult:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise BiasampError(f"{str(f)!r} is not valid JSON: {exc}") from None
         check_schema(data, str(f))  # before anything else is read
+        check_complete(data, f.parent)
         tab = None
         if tables:
             d = f.parent

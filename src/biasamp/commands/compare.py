@@ -14,13 +14,19 @@ def register(subparsers) -> None:
     p.add_argument("--out", "-o", metavar="DIR", help="write the comparison files here")
     p.add_argument("--format", dest="formats", default="md,csv", metavar="LIST",
                    help="comma-separated: md, csv, html (default md,csv)")
+    p.add_argument("--allow-mismatch", action="store_true",
+                   help="compare results whose setups differ (templates, attributes, tasks, "
+                        "estimator, compat, base rates, CI level); the differences are marked")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace a non-empty --out folder as a whole")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ..report import compare_dirs, markdown_table
 
-    wide = compare_dirs(args.result_dirs, out=args.out, formats=args.formats)
+    wide = compare_dirs(args.result_dirs, out=args.out, formats=args.formats,
+                        allow_mismatch=args.allow_mismatch, overwrite=args.overwrite)
     if not args.quiet:
         print(markdown_table(wide))
     return 0

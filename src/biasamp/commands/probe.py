@@ -59,7 +59,10 @@ def register(subparsers) -> None:
                    help="use only the first N templates (quick runs)")
     p.add_argument("--cache-dir", dest="cache_dir", metavar="DIR",
                    help="Hugging Face cache folder for downloaded models")
-    p.add_argument("--out", "-o", metavar="DIR", help="output directory (required)")
+    p.add_argument("--out", "-o", metavar="DIR", help="output directory (required; refused when "
+                   "it exists and is not empty, unless --overwrite)")
+    p.add_argument("--overwrite", action="store_true", default=None,
+                   help="replace an existing non-empty --out folder as a whole")
     p.add_argument("--format", dest="formats", metavar="LIST",
                    help="reports to write: md,html,json,model-card (default md,html,json)")
     p.add_argument("--tables", metavar="FMT", help="probability tables as csv or parquet "
@@ -75,6 +78,8 @@ def build_config(args):
     overrides = {k: getattr(args, k) for k in _FLAGS if getattr(args, k, None) is not None}
     if args.trust_remote_code:
         overrides["trust_remote_code"] = True
+    if args.overwrite:
+        overrides["overwrite"] = True
     if args.models:
         overrides["models"] = args.models
     if args.config:

@@ -14,13 +14,18 @@ def register(subparsers) -> None:
                    help="comma-separated: md, html, json, model-card (default md,html,json)")
     p.add_argument("--no-plots", dest="plots", action="store_false",
                    help="do not redraw the PNG plots")
+    p.add_argument("--out", "-o", metavar="DIR2", help="write the reports into this new folder "
+                   "instead of DIR")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace a non-empty --out folder as a whole")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ..report import build_report
 
-    written = build_report(args.result_dir, formats=args.formats, plots=args.plots)
+    written = build_report(args.result_dir, formats=args.formats, plots=args.plots,
+                           out=args.out, overwrite=args.overwrite)
     if not args.quiet:
         for path in written.values():
             print(path)

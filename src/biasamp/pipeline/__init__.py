@@ -13,7 +13,7 @@ Orientation everywhere: rows are tasks (occupations), columns are attributes. A-
 from .config import COMPAT_MODES, CompatMode, ProbeConfig
 from .evaluate import Evaluation, evaluate_tables
 from .prepare import Prepared, prepare
-from .run import model_slug, probe, probe_many, write_result
+from .run import model_folders, model_slug, probe, probe_many, write_result
 
 __all__ = [
     "COMPAT_MODES",
@@ -22,6 +22,7 @@ __all__ = [
     "Prepared",
     "ProbeConfig",
     "evaluate_tables",
+    "model_folders",
     "model_slug",
     "prepare",
     "probe",

@@ -68,6 +68,7 @@ _CONSTRAINTS = {
     "max_templates": Optional(PositiveInt),
     "cache_dir": Optional(NonEmptyStr),
     "out": Optional(NonEmptyStr),
+    "overwrite": Bool,
     "formats": SubsetOf(FORMATS, min_size=0),
     "tables": OneOf(TABLE_FORMATS),
     "progress": Bool,
@@ -104,7 +105,11 @@ class ProbeConfig:
     max_templates : int or None
         Use only the first ``max_templates`` templates of the set (quick runs).
     out : str or None
-        Output directory.
+        Output directory, written as one transaction: refused when it exists and is not
+        empty, unless ``overwrite``; a second writer is refused; an error or Ctrl-C leaves
+        the previous result or nothing.
+    overwrite : bool
+        Replace an existing non-empty ``out`` as a whole (no stale files survive).
     formats : list of str
         Reports to write next to the results: any of ``md``, ``html``, ``json``, ``model-card``.
     tables : str
@@ -141,6 +146,7 @@ class ProbeConfig:
     max_templates: int | None = None
     cache_dir: str | None = None
     out: str | None = None
+    overwrite: bool = False
     formats: list[str] = field(default_factory=lambda: ["md", "html", "json"])
     tables: str = "csv"
     progress: bool = False

@@ -8,6 +8,7 @@ that can fail on bad input is checked before it is loaded (:func:`~.prepare.prep
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import logging
 import os
 import platform
@@ -19,12 +20,13 @@ import pandas as pd
 from .. import __version__
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
+from .._output import OutputFolder
 from ..results import TABLE_COLUMNS, ProbeResult
 from .config import ProbeConfig, as_config
 from .evaluate import evaluate_tables
 from .prepare import Prepared, prepare
 
-__all__ = ["model_slug", "probe", "probe_many", "write_result"]
+__all__ = ["model_folders", "model_slug", "probe", "probe_many", "write_result"]
 
 log = logging.getLogger(__name__)
 
@@ -153,16 +155,48 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared) -> ProbeResult:
                        provenance=provenance, config=conf)
 
 
-def write_result(result: ProbeResult, out, *, tables: str = "csv",
+def write_result(result: ProbeResult, folder, *, tables: str = "csv",
                  formats=("md", "html", "json")) -> Path:
-    """Save a result's data files into ``out`` and render the reports asked for."""
+    """Write a result folder into ``folder`` (an empty folder, usually staged): the data
+    files, the reports asked for, then ``results.json`` with the file list and the
+    completion mark (written last)."""
     from ..report import render
 
-    d = result.save(out, tables=tables)
+    d = Path(folder)
+    d.mkdir(parents=True, exist_ok=True)
+    result.write_files(d, tables=tables)
     if formats:
         render(result, d, formats=list(formats))
-    log.info("wrote results to %s", d)
+    result.finish(d)
     return d
+
+
+def model_folders(models) -> dict[str, str]:
+    """A distinct sub-folder name per model (the same model twice is an error).
+
+    >>> model_folders(["a/tiny-bert", "b/tiny-bert", "bert-base-uncased"])
+    {'a/tiny-bert': 'a--tiny-bert', 'b/tiny-bert': 'b--tiny-bert', 'bert-base-uncased': 'bert-base-uncased'}
+    """
+    seen: dict[str, str] = {}
+    for m in models:
+        key = os.path.realpath(os.path.expanduser(m)) if os.path.exists(
+            os.path.expanduser(m)) else m
+        if key in seen:
+            raise BiasampError(f"models names the same model twice: {seen[key]!r} and {m!r}")
+        seen[key] = m
+    slugs = {m: model_slug(m) for m in models}
+    out = {}
+    for m in models:
+        slug = slugs[m]
+        if list(slugs.values()).count(slug) > 1:  # e.g. two local folders named tiny-bert
+            parts = Path(os.path.expanduser(m).rstrip("/\\")).parts
+            slug = model_slug("/".join(parts[-2:]) if len(parts) > 1 else m)
+            if list(out.values()).count(slug) or slug in slugs.values():
+                slug = f"{slug}-{hashlib.sha256(m.encode()).hexdigest()[:8]}"
+        out[m] = slug
+    if len(set(out.values())) != len(out):
+        out = {m: f"{s}-{hashlib.sha256(m.encode()).hexdigest()[:8]}" for m, s in out.items()}
+    return out
 
 
 def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
@@ -180,18 +214,31 @@ def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
         raise BiasampError("models must name at least one model id or folder; got []")
     for m in cfg.models:
         check_model(m)
-    prep = prepare(cfg)
-    results = []
-    for model in cfg.models:
-        res = _probe_one(cfg, model, prep)
-        results.append(res)
-        if cfg.out:
-            d = Path(cfg.out) if len(cfg.models) == 1 else Path(cfg.out) / model_slug(model)
-            write_result(res, d, tables=cfg.tables, formats=cfg.formats)
-    if cfg.out and len(cfg.models) > 1:
-        from ..report import compare_dirs
-        compare_dirs([Path(cfg.out) / model_slug(m) for m in cfg.models], out=cfg.out,
-                     formats=["md", "csv"] + (["html"] if "html" in cfg.formats else []))
+    folders = model_folders(cfg.models)
+    output = OutputFolder(cfg.out, overwrite=cfg.overwrite) if cfg.out else None
+    if output is not None:
+        output.check()
+    prep = prepare(cfg)  # everything that can fail on input, before a model is loaded
+    staging = output.begin() if output is not None else None
+    try:
+        results = []
+        for model in cfg.models:
+            res = _probe_one(cfg, model, prep)
+            results.append(res)
+            if staging is not None:
+                d = staging if len(cfg.models) == 1 else staging / folders[model]
+                write_result(res, d, tables=cfg.tables, formats=cfg.formats)
+        if staging is not None and len(cfg.models) > 1:
+            from ..report import write_comparison
+            write_comparison([staging / folders[m] for m in cfg.models], staging,
+                             formats=["md", "csv"] + (["html"] if "html" in cfg.formats else []))
+    except BaseException:
+        if output is not None:
+            output.abort()
+        raise
+    if output is not None:
+        output.commit()
+        log.info("wrote results to %s", output.target)
     return results
 
 

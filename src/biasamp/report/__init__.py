@@ -22,16 +22,19 @@ Examples
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._output import OutputFolder
 from .._registry import Registry
 from .._validation import SubsetOf, validate_params
 from ..results import ProbeResult
-from ._compare import compare_dirs, compare_table
+from ._compare import compare_dirs, compare_table, setup_table, write_comparison
 from ._format import format_value, markdown_table
 from ._html import html_report, render_html
 from ._json import json_report
@@ -52,6 +55,8 @@ __all__ = [
     "render_html",
     "render_markdown",
     "render_model_card",
+    "setup_table",
+    "write_comparison",
 ]
 
 log = logging.getLogger(__name__)
@@ -140,21 +145,44 @@ def render(result: ProbeResult, out_dir: str | os.PathLike, formats: Sequence[st
 @validate_params({"formats": SubsetOf(FORMATS)})
 def build_report(result_dir: str | os.PathLike, *,
                  formats: Sequence[str] | str = ("md", "html", "json"),
-                 plots: bool = True) -> dict[str, Path]:
-    """Render reports (and their PNG plots) into a result folder from its ``results.json``.
+                 plots: bool = True, out: str | os.PathLike | None = None,
+                 overwrite: bool = False) -> dict[str, Path]:
+    """Render reports (and their PNG plots) from a result folder's ``results.json``.
+
+    The result is read and checked (schema, completion mark, data-file hashes) before
+    anything is written. Reports go back into the result folder (as one transaction: the
+    folder is staged, re-listed in ``results.json`` and swapped in), or into ``out``.
 
     Parameters
     ----------
     result_dir : path
-        A folder written by :meth:`biasamp.results.ProbeResult.save`.
+        A folder written by :meth:`biasamp.results.ProbeResult.save` or ``biasamp probe``.
     formats : list of str or comma-separated str
         Names of :data:`FORMATS`: ``md``, ``html``, ``json``, ``model-card``.
     plots : bool
         (Re)draw the PNG plots the formats show.
+    out : path, optional
+        Write the reports into this new folder instead (refused when it exists and is not
+        empty, unless ``overwrite``).
+    overwrite : bool
+        Replace a non-empty ``out`` as a whole.
 
     Returns
     -------
-    dict mapping plot kind, then format, to the written path.
+    dict mapping plot kind, then format, to the final path of each written file.
     """
     result = ProbeResult.load(result_dir, tables=False)
-    return render(result, result_dir, formats, plots=plots)
+    src = Path(result_dir)
+    if out is not None:
+        output = OutputFolder(out, overwrite=overwrite, param="--out")
+        with output as staging:
+            written = render(result, staging, formats, plots=plots)
+        return {k: output.target / p.name for k, p in written.items()}
+    output = OutputFolder(src, overwrite=True, param="result_dir")
+    with output as staging:
+        for f in src.iterdir():
+            if f.is_file() and f.name != "results.json":
+                shutil.copy2(f, staging / f.name)
+        written = render(result, staging, formats, plots=plots)
+        result.finish(staging, data=json.loads((src / "results.json").read_text("utf-8")))
+    return {k: src / p.name for k, p in written.items()}

@@ -1,4 +1,10 @@
-"""Several result folders side by side (``biasamp compare``)."""
+"""Several result folders side by side (``biasamp compare``).
+
+A comparison starts with a *setup table*: what makes the numbers comparable (template set and
+the hash of its prompts, attributes, tasks, estimator, compat mode, base-rate sources and the
+hashes of their tables, CI level). Results that differ in any of it are refused unless
+``allow_mismatch``, which marks the differing rows and columns instead.
+"""
 
 from __future__ import annotations
 
@@ -10,31 +16,74 @@ import pandas as pd
 
 from .._conventions import DIRECTION_LABELS
 from .._errors import BiasampError
+from .._output import OutputFolder
 from .._validation import SubsetOf, validate_params
 from ..results import ProbeResult
 from ._format import CSS, format_value, html_table, markdown_table
 
-__all__ = ["COMPARE_FORMATS", "compare_dirs", "compare_table"]
+__all__ = ["COMPARE_FORMATS", "compare_dirs", "compare_table", "setup_table", "write_comparison"]
 
 #: Files :func:`compare_dirs` can write.
 COMPARE_FORMATS = ("md", "csv", "html")
 
 _INTRO = "mean ± std [bootstrap CI] over templates; compare each direction only with itself."
+#: setup rows that must agree for the numbers to be comparable (the model may differ)
+_MUST_AGREE = ("templates", "prompts sha256", "attributes", "tasks", "estimator", "compat",
+               "base rates", "CI level")
+
+
+def _setup(res: ProbeResult) -> dict:
+    p = res.provenance
+    tpl, tasks = p.get("templates") or {}, p.get("tasks") or {}
+    bases = p.get("base_rates") or {}
+    base_hashes = ", ".join(
+        f"{key.replace('|attribute_to_task', ' A→T').replace('|task_to_attribute', ' T→A')} "
+        f"{str(v.get('joint_sha256', ''))[:12]}" for key, v in sorted(bases.items()))
+    words = tasks.get("words") or []
+    return {
+        "model": str(p.get("model")),
+        "templates": f"{tpl.get('name')} ({tpl.get('n_templates')})",
+        "prompts sha256": str(tpl.get("prompts_sha256", ""))[:16],
+        "attributes": ", ".join(map(str, p.get("attributes") or [])),
+        "tasks": f"{tasks.get('name')} ({len(words)})",
+        "estimator": str(p.get("estimator")),
+        "compat": str(p.get("compat")),
+        "base rates": base_hashes,
+        "CI level": str((p.get("bootstrap") or {}).get("confidence")),
+    }
+
+
+def setup_table(results: Sequence[ProbeResult], labels: Sequence[str]) -> pd.DataFrame:
+    """One row per setup item, one column per result; ``differs`` marks disagreeing rows."""
+    rows = [_setup(r) for r in results]
+    table = pd.DataFrame(rows, index=list(labels)).T
+    table.index.name = "setup"
+    table["differs"] = [("yes" if len(set(table.loc[k, list(labels)])) > 1 else "")
+                        if k in _MUST_AGREE else "" for k in table.index]
+    return table.reset_index()
+
+
+def _load_all(result_dirs) -> tuple[list[ProbeResult], list[str]]:
+    if not result_dirs:
+        raise BiasampError("result_dirs must name at least one result directory; got none")
+    results = [ProbeResult.load(rd, tables=False) for rd in result_dirs]
+    models = [r.model for r in results]
+    labels = [m if models.count(m) == 1 else f"{m} ({rd})" for m, rd in zip(models, result_dirs)]
+    return results, labels
 
 
 def compare_table(result_dirs: Sequence) -> pd.DataFrame:
-    """Long table of several results: model, result_dir, and the summary columns.
+    """Long table of several results: model, result_dir, and the summary columns."""
+    results, _ = _load_all(result_dirs)
+    return _long(results, result_dirs)
 
-    Raises :class:`~biasamp.BiasampError` when fewer than one directory is given.
-    """
-    if not result_dirs:
-        raise BiasampError("result_dirs must name at least one result directory; got none")
+
+def _long(results, result_dirs) -> pd.DataFrame:
     frames = []
-    for rd in result_dirs:
-        res = ProbeResult.load(rd, tables=False)
+    for res, rd in zip(results, result_dirs):
         s = res.summary.drop(columns=["per_template"])
         s.insert(0, "result_dir", str(rd))
-        s.insert(0, "model", str(res.provenance.get("model")))
+        s.insert(0, "model", res.model)
         frames.append(s)
     return pd.concat(frames, ignore_index=True)
 
@@ -55,19 +104,65 @@ def _wide(long: pd.DataFrame) -> pd.DataFrame:
     return wide
 
 
+def _comparison(result_dirs, allow_mismatch: bool):
+    results, labels = _load_all(result_dirs)
+    setup = setup_table(results, labels)
+    differing = setup.loc[setup["differs"] == "yes", "setup"].tolist()
+    if differing and not allow_mismatch:
+        details = "; ".join(
+            f"{k}: " + " vs ".join(repr(v) for v in dict.fromkeys(
+                setup.loc[setup["setup"] == k, labels].iloc[0])) for k in differing)
+        raise BiasampError(f"result_dirs are not comparable: they differ in {details} "
+                           "(pass --allow-mismatch / allow_mismatch=True to compare anyway, "
+                           "marked)")
+    return _long(results, result_dirs), setup, differing
+
+
+def write_comparison(result_dirs: Sequence, folder, *, formats=("md", "csv"),
+                     allow_mismatch: bool = False) -> pd.DataFrame:
+    """Write ``comparison.{md,csv,html}`` into an existing folder; return the wide table."""
+    long, setup, differing = _comparison(result_dirs, allow_mismatch)
+    wide = _wide(long)
+    d = Path(folder)
+    note = (f"\n\n**Not comparable as they stand**: the results differ in "
+            f"{', '.join(differing)} (compared with allow_mismatch; rows marked `differs`)."
+            if differing else "")
+    if "csv" in formats:
+        long.to_csv(d / "comparison.csv", index=False)
+    if "md" in formats:
+        (d / "comparison.md").write_text(
+            f"# BiasAmp→ comparison{note}\n\n## Setup\n\n{markdown_table(setup)}\n\n"
+            f"## BiasAmp→\n\n{_INTRO}\n\n{markdown_table(wide)}\n", encoding="utf-8")
+    if "html" in formats:
+        (d / "comparison.html").write_text(
+            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>BiasAmp→ "
+            f"comparison</title><style>{CSS}</style></head><body><h1>BiasAmp→ comparison</h1>"
+            + (f"<p class='note'>Not comparable as they stand: the results differ in "
+               f"{', '.join(differing)}.</p>" if differing else "")
+            + f"<h2>Setup</h2>{html_table(setup)}<h2>BiasAmp→</h2><p>{_INTRO}</p>"
+            f"{html_table(wide)}</body></html>\n", encoding="utf-8")
+    return wide
+
+
 @validate_params({"formats": SubsetOf(COMPARE_FORMATS)})
 def compare_dirs(result_dirs: Sequence, *, out=None,
-                 formats: Sequence[str] | str = ("md", "csv")) -> pd.DataFrame:
+                 formats: Sequence[str] | str = ("md", "csv"), allow_mismatch: bool = False,
+                 overwrite: bool = False) -> pd.DataFrame:
     """Side-by-side comparison of several result directories.
 
     Parameters
     ----------
     result_dirs : list of path
-        Folders written by a probe (each with ``results.json``).
+        Folders written by a probe (each with a complete ``results.json``).
     out : path, optional
-        Write ``comparison.md`` / ``comparison.csv`` / ``comparison.html`` here.
+        Write ``comparison.md`` / ``comparison.csv`` / ``comparison.html`` into this new
+        folder (refused when it exists and is not empty, unless ``overwrite``).
     formats : list of str or comma-separated str
         Any of ``md``, ``csv``, ``html``.
+    allow_mismatch : bool
+        Compare results whose setups differ (the differences are marked); refused otherwise.
+    overwrite : bool
+        Replace a non-empty ``out`` as a whole.
 
     Returns
     -------
@@ -75,20 +170,12 @@ def compare_dirs(result_dirs: Sequence, *, out=None,
         The wide table: one row per (base_rates, direction), one column per model, cells
         ``mean ± std [ci_low, ci_high]``.
     """
-    long = compare_table(result_dirs)
-    wide = _wide(long)
-    if out is not None:
-        d = Path(out)
-        d.mkdir(parents=True, exist_ok=True)
-        if "csv" in formats:
-            long.to_csv(d / "comparison.csv", index=False)
-        if "md" in formats:
-            (d / "comparison.md").write_text(
-                f"# BiasAmp→ comparison\n\n{_INTRO}\n\n" + markdown_table(wide) + "\n",
-                encoding="utf-8")
-        if "html" in formats:
-            (d / "comparison.html").write_text(
-                "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>BiasAmp→ "
-                f"comparison</title><style>{CSS}</style></head><body><h1>BiasAmp→ comparison"
-                f"</h1><p>{_INTRO}</p>{html_table(wide)}</body></html>\n", encoding="utf-8")
-    return wide
+    if out is None:
+        long, _, _ = _comparison(result_dirs, allow_mismatch)
+        return _wide(long)
+    output = OutputFolder(out, overwrite=overwrite)
+    output.check()
+    _comparison(result_dirs, allow_mismatch)  # refuse before anything is written
+    with output as staging:
+        return write_comparison(result_dirs, staging, formats=formats,
+                                allow_mismatch=allow_mismatch)
