@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from biasamp import BiasampError
+from biasamp import BiasampError, UnavailableCIWarning
 from biasamp.metrics import bootstrap_ci
 
 
@@ -45,8 +45,24 @@ def test_seeded_and_confidence():
     assert lo95 <= lo90 < hi90 <= hi95
 
 
+def test_one_unit_has_no_interval():
+    with pytest.warns(UnavailableCIWarning, match="need at least two units"):
+        lo, hi = bootstrap_ci([0.1])
+    assert np.isnan(lo) and np.isnan(hi)
+    with pytest.warns(UnavailableCIWarning):
+        lo, hi = bootstrap_ci([0.1, np.nan, np.nan])
+    assert np.isnan(lo) and np.isnan(hi)
+    with pytest.warns(UnavailableCIWarning, match="1 confidence interval"):
+        lo, hi = bootstrap_ci(np.array([[0.1, 1.0], [np.nan, 2.0], [np.nan, 4.0]]),
+                              n_resamples=300, seed=2)
+    assert np.isnan(lo[0]) and np.isnan(hi[0]) and 1.0 <= lo[1] < hi[1] <= 4.0
+    ref = bootstrap_ci(np.array([1.0, 2.0, 4.0]), n_resamples=300, seed=2)
+    assert (lo[1], hi[1]) == ref  # the other column: the same seeded draws as alone
+    with pytest.warns(UnavailableCIWarning):
+        assert all(np.isnan(bootstrap_ci(lambda idx: 1.0, n=1)))
+
+
 def test_degenerate_inputs_give_the_value():
-    assert bootstrap_ci([0.1]) == (0.1, 0.1)
     assert bootstrap_ci([0.1] * 7) == (0.1, 0.1)                 # not 0.10000000000000002
     lo, hi = bootstrap_ci(np.array([[0.3, 2.0]] * 5))
     assert lo.tolist() == hi.tolist() == [0.3, 2.0]
@@ -59,7 +75,8 @@ def test_nan_aware():
     assert 1.0 <= lo < 2.0 < hi <= 3.0
     # same as resampling the finite values? No: NaN rows still occupy draws, but the statistic
     # ignores them, so every resample mean lies within [1, 3]
-    lo_all, hi_all = bootstrap_ci([np.nan, np.nan])
+    with pytest.warns(UnavailableCIWarning):
+        lo_all, hi_all = bootstrap_ci([np.nan, np.nan])
     assert np.isnan(lo_all) and np.isnan(hi_all)
 
 

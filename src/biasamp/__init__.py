@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import importlib
 
-from ._errors import (BiasampError, BiasampWarning, MissingDependencyError, UndefinedCellsWarning,
-                      UnknownNameError, ZeroRowWarning)
+from ._errors import (BiasampError, BiasampWarning, MissingDependencyError, UnavailableCIWarning,
+                      UndefinedCellsWarning, UndefinedTrialsWarning, UnknownNameError,
+                      ZeroRowWarning)
 
 __version__ = "0.1.0"
 
@@ -35,7 +36,9 @@ __all__ = [
     "MissingDependencyError",
     "ProbeConfig",
     "ProbeResult",
+    "UnavailableCIWarning",
     "UndefinedCellsWarning",
+    "UndefinedTrialsWarning",
     "UnknownNameError",
     "ZeroRowWarning",
     "__version__",

@@ -9,7 +9,8 @@ never also logged; the CLI prints each distinct warning once.
 from __future__ import annotations
 
 __all__ = ["BiasampError", "BiasampWarning", "MissingDependencyError", "UndefinedCellsWarning",
-           "UndefinedTrialsWarning", "UnknownNameError", "ZeroRowWarning"]
+           "UndefinedTrialsWarning", "UnavailableCIWarning", "UnknownNameError",
+           "ZeroRowWarning"]
 
 
 class BiasampError(ValueError):
@@ -39,6 +40,11 @@ class UndefinedCellsWarning(BiasampWarning, RuntimeWarning):
 class UndefinedTrialsWarning(BiasampWarning, RuntimeWarning):
     """Some attacker trials of leakage / DPA are undefined (zero quality on both sides) and are
     left out of the mean."""
+
+
+class UnavailableCIWarning(BiasampWarning):
+    """A confidence interval cannot be computed (fewer than two resampling units, e.g. one
+    template); it is reported as unavailable (NaN), not as a zero-width interval."""
 
 
 class ZeroRowWarning(BiasampWarning):

@@ -170,11 +170,28 @@ def select_entries(df: pd.DataFrame, tasks, attributes, source: str, *, aliases=
 
 
 def check_joint(joint: pd.DataFrame, source: str) -> None:
-    """Raise unless every joint value is finite and non-negative."""
+    """Raise unless the joint is usable: finite, non-negative, not all zero, and its row,
+    column and total sums finite (values near 1e308 would overflow when normalised and turn
+    every probability into 0). The message names the source and the offending cell."""
     values = joint.to_numpy(dtype=float)
-    if not np.isfinite(values).all() or (values < 0).any():
-        raise BiasampError(f"base-rate source {source!r} produced a joint table with negative or "
-                           f"non-finite values")
+    where = f"base_rates: source {source!r}"
+
+    def cell(mask) -> str:
+        i, j = np.argwhere(mask)[0]
+        return f"({joint.index[i]!r}, {joint.columns[j]!r}) = {values[i, j]!r}"
+    if not np.isfinite(values).all():
+        raise BiasampError(f"{where} has a non-finite value: {cell(~np.isfinite(values))}")
+    if (values < 0).any():
+        raise BiasampError(f"{where} has a negative value: {cell(values < 0)}")
+    if not (values > 0).any():
+        raise BiasampError(f"{where} is all zero for the requested tasks and attributes; "
+                           "BiasAmp-> is undefined against it")
+    with np.errstate(over="ignore"):
+        sums = (values.sum(axis=0), values.sum(axis=1), values.sum())
+    if not all(np.isfinite(s).all() for s in sums):
+        raise BiasampError(f"{where} overflows when normalised (a row, column or total sum is "
+                           f"infinite; largest value {cell(values == values.max())}); rescale "
+                           "the table")
 
 
 def warn_zero_rows(table: BaseRateTable, source: str) -> None:

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from .._errors import BiasampError
+from .._errors import BiasampError, UnavailableCIWarning
 from .._validation import Interval, PositiveInt, check
 
 logger = logging.getLogger(__name__)
@@ -46,15 +46,17 @@ def bootstrap_ci(values_or_callable, *, n=None, confidence=0.95, n_resamples=10_
     -------
     (low, high) : tuple of float, or of ndarray of shape (k,) for 2-D input / vector callables
         Percentiles ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` of the bootstrap
-        distribution (NaN resamples ignored). With one unit or all-equal values and a location
-        statistic (mean/median), ``low == high ==`` that value.
+        distribution (NaN resamples ignored). With all-equal values and a location statistic
+        (mean/median), ``low == high ==`` that value. With fewer than two units (non-NaN
+        values, per column) there is no interval: NaN, announced by one
+        :class:`~biasamp.UnavailableCIWarning` (never a silent zero-width interval).
 
     Examples
     --------
     >>> low, high = bootstrap_ci([0.1, 0.2, 0.3, 0.4], n_resamples=2000, seed=0)
     >>> bool(0.1 <= low < 0.25 < high <= 0.4)
     True
-    >>> bootstrap_ci([0.5])
+    >>> bootstrap_ci([0.5, 0.5])
     (0.5, 0.5)
     """
     conf = check(confidence, Interval(0.0, 1.0), "confidence")
@@ -68,6 +70,9 @@ def bootstrap_ci(values_or_callable, *, n=None, confidence=0.95, n_resamples=10_
         if n is None:
             raise BiasampError("n must be a positive integer when a callable is given; got None")
         check(n, PositiveInt, "n")
+        if n < 2:
+            _warn_unavailable(1)
+            return float("nan"), float("nan")
         fn = values_or_callable
         stats = np.asarray([np.asarray(fn(rng.integers(0, n, size=n)), dtype=np.float64)
                             for _ in range(int(n_resamples))])
@@ -79,6 +84,17 @@ def bootstrap_ci(values_or_callable, *, n=None, confidence=0.95, n_resamples=10_
     if n is not None and n != values.shape[0]:
         raise BiasampError(f"n must equal the number of values ({values.shape[0]}); got {n!r}")
     m = values.shape[0]
+    units = np.sum(~np.isnan(values), axis=0)
+    if np.any(units < 2):
+        _warn_unavailable(int(np.sum(units < 2)) if values.ndim == 2 else 1)
+        if np.all(units < 2):
+            nan = np.full(values.shape[1:], np.nan)
+            return (float("nan"), float("nan")) if values.ndim == 1 else (nan, nan.copy())
+        lo, hi = bootstrap_ci(values[:, units >= 2], confidence=conf, n_resamples=n_resamples,
+                              seed=seed, statistic=statistic)
+        low, high = np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
+        low[units >= 2], high[units >= 2] = lo, hi
+        return low, high
     if statistic in _LOCATION_STATS:
         finite = np.where(np.isnan(values), np.inf, values)
         lo, hi = finite.min(axis=0), np.where(np.isnan(values), -np.inf, values).max(axis=0)
@@ -93,6 +109,12 @@ def bootstrap_ci(values_or_callable, *, n=None, confidence=0.95, n_resamples=10_
             idx = rng.integers(0, m, size=(min(block, int(n_resamples) - s), m))
             chunks.append(np.asarray(statistic(values[idx], axis=1), dtype=np.float64))
     return _percentiles(np.concatenate(chunks, axis=0), q)
+
+
+def _warn_unavailable(n_columns: int) -> None:
+    warnings.warn(f"bootstrap_ci: {n_columns} confidence interval(s) need at least two units "
+                  "(non-NaN values) and are unavailable (NaN)", UnavailableCIWarning,
+                  stacklevel=3)
 
 
 def _percentiles(stats: np.ndarray, q):

@@ -89,6 +89,14 @@ def align_to(ref, other, name: str, ref_name: str = "base"):
     return o_arr[np.ix_([t_pos[v] for v in r_tasks], [a_pos[v] for v in r_attrs])]
 
 
+def check_two_attributes(arr: np.ndarray, name: str) -> None:
+    """A table form needs two attributes at least: with one, P(A|T) = 1 and P(T|A) = P(T)
+    identically, so the value would be 0 by construction, whatever the model does."""
+    if arr.shape[1] < 2:
+        raise BiasampError(f"{name} must have at least two attributes (columns); got "
+                           f"{arr.shape[1]} (with one attribute the value is 0 by construction)")
+
+
 def check_nonneg(arr: np.ndarray, name: str) -> None:
     if np.any(arr < 0):
         raise BiasampError(f"{name} must be non-negative counts or probabilities; "

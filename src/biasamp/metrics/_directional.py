@@ -25,6 +25,7 @@ from ._common import (
     check_same,
     check_sums_to_one,
     check_tie_tol,
+    check_two_attributes,
     col_sums,
     gram,
     pair_frame,
@@ -157,6 +158,7 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
     check(undefined, OneOf(UNDEFINED_POLICIES), "undefined")
     b = as_table(base, "base")
     B = b[0]
+    check_two_attributes(B, "base")
     check_nonneg(B, "base")
     M = align_to(b, as_table(model, "model"), "model")
     if np.any(M < 0):

@@ -19,6 +19,7 @@ from ._common import (
     gram,
     pair_frame,
     warn_nan,
+    check_two_attributes,
 )
 
 logger = logging.getLogger(__name__)
@@ -88,6 +89,7 @@ def mals_bias_amplification(model, base, *, base_train=None) -> MALSResult:
     0.2
     """
     b = as_table(base, "base")
+    check_two_attributes(b[0], "base")
     check_nonneg(b[0], "base")
     M = align_to(b, as_table(model, "model"), "model")
     check_nonneg(M, "model")

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .._conventions import DIRECTIONS
-from .._errors import BiasampError, UndefinedCellsWarning
+from .._errors import BiasampError, UnavailableCIWarning, UndefinedCellsWarning
 from .._validation import Interval, Names, PositiveInt, Integer, validate_params
 from ..metrics import bootstrap_ci, directional_bias_amplification
 from ..results import BY_PAIR_COLUMNS, PER_TEMPLATE_COLUMNS, SUMMARY_KEYS, jsonable
@@ -173,6 +173,10 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
         raise BiasampError(f"template_ids must have {n_tpl} entries; got {len(template_ids)}")
     if not sources:
         raise BiasampError("sources must name at least one base-rate source; got none")
+    if n_tpl < 2:
+        warnings.warn("1 template: confidence intervals over templates need at least 2 and are "
+                      "unavailable (NaN); the std is 0 by construction", UnavailableCIWarning,
+                      stacklevel=3)
 
     summary_rows, pair_frames, tpl_frames, base_prov = [], [], [], {}
     for source in sources:
@@ -226,7 +230,12 @@ def _one_table(tables, joint, kwargs, name, direction, tasks, attributes, templa
     if finite.size < n_tpl:
         warnings.warn(f"{label}: {n_tpl - finite.size} of {n_tpl} templates give NaN and are "
                       "left out of the mean", UndefinedCellsWarning, stacklevel=4)
-    lo, hi = bootstrap_ci(finite, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    if 1 == finite.size < n_tpl:
+        warnings.warn(f"{label}: only 1 template gives a value; its confidence interval is "
+                      "unavailable (NaN)", UnavailableCIWarning, stacklevel=4)
+    with warnings.catch_warnings():  # announced once above
+        warnings.simplefilter("ignore", UnavailableCIWarning)
+        lo, hi = bootstrap_ci(finite, n_resamples=n_resamples, seed=seed, confidence=confidence)
     summary = {"base_rates": name, "direction": direction, "mean": float(np.mean(finite)),
                "std": float(np.std(finite, ddof=0)), "ci_low": float(lo), "ci_high": float(hi),
                "n_templates": int(finite.size), "per_template": [float(v) for v in values]}
@@ -270,12 +279,15 @@ def cell_bootstrap_ci(values: np.ndarray, *, n_resamples: int, seed: int,
     m, k = v.shape
     low = np.full(k, np.nan)
     high = np.full(k, np.nan)
+    if m < 2:  # one template: no interval (the caller warns once)
+        return low, high
     has_nan = np.isnan(v).any(axis=0)
     const = ~has_nan & (v.min(axis=0) == v.max(axis=0))
     low[const] = high[const] = v[0, const]
     if has_nan.any() and not np.isnan(v[:, has_nan]).all():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
+            warnings.simplefilter("ignore", UnavailableCIWarning)
             lo, hi = bootstrap_ci(v[:, has_nan], n_resamples=n_resamples, seed=seed,
                                   confidence=confidence)
         low[has_nan], high[has_nan] = lo, hi
