@@ -50,7 +50,7 @@ def html_report(sections: Sequence[Section], images: Mapping[str, str | os.PathL
                     f"<h1>{title}</h1>"]
         elif s.key == "note":
             out.append(f"<p class='note'>{html.escape(s.text)}</p>")
-        elif s.key == "undefined":
+        elif s.key in ("undefined", "unavailable"):
             out.append(f"<p class='note'><strong>{html.escape(s.title)}</strong> "
                        + " ".join(html.escape(b) for b in s.bullets) + "</p>")
         elif s.key == "plots":

@@ -37,7 +37,7 @@ def markdown_report(sections: Sequence[Section], links: Mapping[str, str]) -> st
             parts += [f"# {s.title}", ""]
         elif s.key == "note":
             parts += [f"> {s.text}", ""]
-        elif s.key == "undefined":
+        elif s.key in ("undefined", "unavailable"):
             parts += [f"**{s.title}**", ""] + [f"- {b}" for b in s.bullets] + [""]
         elif s.key == "plots":
             shown = [(kind, title) for kind, title in s.plots if kind in links]

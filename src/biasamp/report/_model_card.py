@@ -33,7 +33,7 @@ def model_card(sections: Sequence[Section], links: Mapping[str, str]) -> str:
             parts += [f"> {s.text}", ""]
         elif s.key == "summary":
             parts += [markdown_table(s.table), ""]
-        elif s.key == "undefined":
+        elif s.key in ("undefined", "unavailable"):
             parts += [f"- {b}" for b in s.bullets] + [""]
         elif s.key == "plots" and "fig5" in links and any(k == "fig5" for k, _ in s.plots):
             parts += [f"<!-- upload {links['fig5']} next to the model card's README.md -->",

@@ -11,6 +11,8 @@ Sections, in order (``key``: content)
 - ``summary``: the headline table (one row per source and direction) and how to read it.
 - ``undefined``: one bullet per source and direction that leaves undefined cells out (only
   when some do).
+- ``unavailable``: one bullet per source and direction whose CI over templates could not be
+  computed (fewer than two templates give a value; only when some do).
 - ``plots``: the plot kinds and their titles (none when there are no (task, attribute) rows).
 - ``contributions``: the largest contributions to the value.
 - ``sign_agreement``: how often two sources agree on the sign of an association (no table
@@ -39,7 +41,7 @@ from ._plots import PLOT_KINDS, PLOT_TITLES
 __all__ = ["CAVEATS", "SECTION_KEYS", "Section", "build_sections"]
 
 #: Keys of the sections, in report order.
-SECTION_KEYS = ("title", "note", "summary", "undefined", "plots", "contributions",
+SECTION_KEYS = ("title", "note", "summary", "undefined", "unavailable", "plots", "contributions",
                 "sign_agreement", "mass", "audit", "caveats", "provenance")
 
 #: How to read the numbers (the model card shows the first three).
@@ -152,6 +154,14 @@ def _undefined_lines(result: ProbeResult) -> tuple[str, ...]:
                  for (src, d), n in worst.items() if n > 0)
 
 
+def _unavailable_lines(summary: pd.DataFrame) -> tuple[str, ...]:
+    """One line per (source, direction) whose CI over templates could not be computed."""
+    bad = summary[summary["ci_low"].isna() | summary["ci_high"].isna()]
+    return tuple(f"{r.base_rates}, {_label(r.direction)}: {int(r.n_templates)} template(s) give "
+                 "a value; a bootstrap CI over templates needs at least 2, so it is shown as "
+                 "n/a (and the std is 0 by construction)." for r in bad.itertuples())
+
+
 def _agreement_section(result: ProbeResult) -> Section:
     agree = sign_agreement(result.by_pair)
     table = None if agree.empty else agree.assign(
@@ -246,6 +256,9 @@ def build_sections(result: ProbeResult) -> list[Section]:
     undefined = _undefined_lines(result)
     if undefined:
         sections.append(Section("undefined", "Undefined cells.", bullets=undefined))
+    unavailable = _unavailable_lines(result.summary)
+    if unavailable:
+        sections.append(Section("unavailable", "Unavailable intervals.", bullets=unavailable))
     kinds = PLOT_KINDS if not result.by_pair.empty else ()
     sections += [
         Section("plots", "Plots", plots=tuple((k, PLOT_TITLES[k]) for k in kinds)),
