@@ -63,7 +63,7 @@ def test_config_missing_file(tmp_path):
     ({"formats": "md,htm"}, r"formats must be some of 'md', .*; got 'htm' \(did you mean 'html'"),
     ({"base_rates": ""}, r"base_rates must name at least one base-rate source; got ''"),
     ({"attributes": []}, r"attributes must name at least 2 attributes; got \[\]"),
-    ({"attributes": "he,he"}, r"attributes must be attributes without repeats; got 'he,he'"),
+    ({"attributes": "he,he"}, r"attributes must not repeat an attribute; got 'he,he'"),
     ({"models": [1]}, r"models must be a list of strings or a comma-separated string; got \[1\]"),
     ({"dtype": "fp64"}, r"dtype must be one of 'float32', 'bfloat16', 'float16'; got 'fp64'"),
     ({"trust_remote_code": "yes"}, r"trust_remote_code must be True or False; got 'yes'"),

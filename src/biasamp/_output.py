@@ -14,13 +14,16 @@ old folder is swapped out; put back if a run died there).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import errno
 import itertools
 import json
 import os
 import shutil
+import signal
 import socket
+import threading
 from pathlib import Path
 
 from ._errors import BiasampError
@@ -38,6 +41,22 @@ def _pid_alive(pid: int) -> bool:
     except PermissionError:  # pragma: no cover - a process of another user
         return True
     return True
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Block SIGINT/SIGTERM in the main thread for the duration (POSIX); they are delivered
+    when the block is lifted."""
+    can = (hasattr(signal, "pthread_sigmask")
+           and threading.current_thread() is threading.main_thread())
+    if not can:  # pragma: no cover - Windows or a worker thread
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 class OutputFolder:
@@ -157,9 +176,17 @@ class OutputFolder:
         return self.staging
 
     def commit(self) -> Path:
-        """Move the staged folder into place (replacing the old one as a whole)."""
+        """Move the staged folder into place (replacing the old one as a whole).
+
+        Ctrl-C (SIGINT/SIGTERM) is held back during the swap and delivered after it, so the
+        target is never left half swapped by an interrupt.
+        """
         if self.staging is None:  # pragma: no cover - programming error
             raise RuntimeError("commit() without begin()")
+        with _signals_held():
+            return self._swap()
+
+    def _swap(self) -> Path:
         old = None
         if self.target.exists():
             n = next(_COUNTER)

@@ -164,7 +164,9 @@ class Names(Constraint):
             self.fail(value, name, "a list of strings or a comma-separated string")
         dup = sorted({v for v in items if items.count(v) > 1})
         if dup:
-            self.fail(value, name, f"{self.what}s without repeats", f" ({dup[0]!r} repeats)")
+            article = "an" if self.what[:1] in "aeiou" else "a"
+            raise BiasampError(f"{name} must not repeat {article} {self.what}; got {value!r} "
+                               f"({dup[0]!r} repeats)")
         if len(items) < self.min_size:
             n = "one" if self.min_size == 1 else str(self.min_size)
             raise BiasampError(f"{name} must name at least {n} {self.what}"

@@ -1,0 +1,442 @@
+"""Bad input across the CLI and the API: each case gives exit code 2 (or the exception), a
+one-line message naming the parameter, and writes nothing (or leaves the previous result
+intact). Plus Ctrl-C during a run and two writers on one folder, as real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from biasamp import BiasampError, UnavailableCIWarning
+from biasamp.cli import main
+from biasamp.results import ProbeResult
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+QUICK = ["--max-templates", "2", "--n-resamples", "50", "--format", "md,json"]
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+def _fails(argv, capsys, pattern, *, folder: Path):
+    """Run the CLI; assert exit 2, one line naming what is wrong, and nothing written."""
+    before = _files(folder)
+    rc = main(argv)
+    err = capsys.readouterr().err
+    lines = [x for x in err.splitlines() if x.startswith("error: ")]
+    assert rc == 2, err
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert re.search(pattern, lines[0]), lines[0]
+    assert _files(folder) == before, "something was written"
+
+
+@pytest.fixture(scope="module")
+def done(tiny_bert_dir, tmp_path_factory):
+    """A complete probe result (2 templates) to break in various ways."""
+    out = tmp_path_factory.mktemp("done") / "res"
+    assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--base-rates",
+                 "uniform,labor-2016", "--out", str(out), *QUICK]) == 0
+    return out
+
+
+def _copy(done: Path, to: Path) -> Path:
+    to.mkdir(parents=True)
+    for f in done.iterdir():
+        (to / f.name).write_bytes(f.read_bytes())
+    return to
+
+
+# ------------------------------------------------------------------ probe: inputs
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return str(p)
+
+
+PROBE_CASES = [
+    # (extra argv, pattern) -- files are created by the test from the {name: text} mapping
+    (["--templates", "adjectivs"], r"unknown template set 'adjectivs' \(did you mean"),
+    (["--templates", "{bad.toml}"], r"malformed template set file"),
+    (["--templates", "{slot.toml}"], r"unknown slot \{atribute\}"),
+    (["--tasks", "nosuchvocab"], r"tasks: unknown task vocabulary 'nosuchvocab'"),
+    (["--tasks", "{empty.txt}"], r"the vocabulary is empty"),
+    (["--tasks", "{binary.txt}"], r"not a text file"),
+    (["--tasks", "{dup.txt}"], r"duplicate word 'nurse'"),
+    (["--attributes", "he"], r"attributes must name at least 2 attributes"),
+    (["--attributes", "he,it"], r"attributes must be a subset of .*got 'it'"),
+    (["--attributes", "he,he"], r"attributes must not repeat an? attribute"),
+    (["--base-rates", "uniform,wikipdia"], r"unknown base-rate source 'wikipdia' \(did you"),
+    (["--base-rates", "file:{nofile.csv}"], r"base-rate CSV not found"),
+    (["--base-rates", "file:{zero.csv}"], r"base_rates: source 'file:.*zero.csv' is all zero"),
+    (["--base-rates", "file:{nan.csv}"], r"column 'he' must be numeric"),
+    (["--base-rates", "file:{neg.csv}"], r"column 'she' must be non-negative"),
+    (["--base-rates", "file:{huge.csv}"], r"source 'file:.*huge.csv' overflows when normalised"),
+    (["--base-rates", "file:{few.csv}"], r"tasks \[.*'cook'.*\] not in base-rate source"),
+    (["--base-rates", "file:{dupcol.csv}"], r"duplicate columns"),
+    (["--base-rates", "labor-2016", "--attributes", "he,she,they"],
+     r"attributes \['they'\] not in base-rate source 'labor-2016'"),
+    (["--compat", "wang2021", "--base-rates", "file:{zero.csv}"],
+     r"base_rates: source 'file:.*' has no wang2021 construction"),
+    (["--compat", "wang20"], r"compat must be one of 'wang2021'; got 'wang20'"),
+    (["--format", "md,pdf"], r"formats must be some of .*got 'pdf'"),
+    (["--tables", "xlsx"], r"tables must be one of 'csv', 'parquet'; got 'xlsx'"),
+    (["--scoring", "firstpiece"], r"scoring must be one of .*got 'firstpiece' \(did you"),
+    (["--batch-size", "0"], r"batch_size must be a positive integer; got 0"),
+    (["--n-resamples", "0"], r"n_resamples must be a positive integer; got 0"),
+    (["--confidence", "1.5"], r"confidence must be a number in \(0, 1\); got 1.5"),
+    (["--seed", "-3"], r"seed must be a non-negative integer; got -3"),
+    (["--dtype", "fp64"], r"dtype must be one of 'float32', 'bfloat16', 'float16'"),
+    (["--max-templates", "0"], r"max_templates must be a positive integer; got 0"),
+    (["--config", "{typo.toml}"], r"unknown config option 'modles' \(did you mean 'models'"),
+    (["--config", "{nofile.toml}"], r"config file '.*nofile.toml' does not exist"),
+]
+FILES = {
+    "bad.toml": "[set\nname = 'x'\n",
+    "slot.toml": ('[set]\nname = "s"\ndescription = "d"\nsource = "s"\nyear = 2024\n'
+                  'license = "MIT"\nagreement = true\n[[template]]\nid = "a"\n'
+                  'text = "{atribute} {be} a {task}."\n'),
+    "empty.txt": "",
+    "binary.txt": b"nurse\x00\x01\x02cook\n",
+    "dup.txt": "nurse\ncook\nnurse\n",
+    "nan.csv": "task,he,she\nnurse,nan,1\n",
+    "neg.csv": "task,he,she\nnurse,1,-2\n",
+    "few.csv": "task,he,she\nnurse,1,2\n",
+    "dupcol.csv": "task,he,he\nnurse,1,2\n",
+    "typo.toml": "modles = ['x']\n",
+}
+
+
+def _table_csv(value: str) -> str:
+    from biasamp.tasks import load_tasks
+    return "task,he,she\n" + "".join(f"{t},{value},{value}\n"
+                                     for t in load_tasks("winobias32").words)
+
+
+@pytest.mark.parametrize("extra, pattern", PROBE_CASES,
+                         ids=[" ".join(c[0])[:40] for c in PROBE_CASES])
+def test_probe_refuses_bad_input_before_the_model(tiny_bert_dir, tmp_path, capsys, extra,
+                                                  pattern):
+    inputs = tmp_path / "inputs"
+    inputs.mkdir()
+    files = {**FILES, "huge.csv": _table_csv("1e308"), "zero.csv": _table_csv("0")}
+
+    def fill(arg):
+        return re.sub(r"\{([\w.]+)\}", lambda m: (_write(inputs, m.group(1), files[m.group(1)])
+                                                 if m.group(1) in files
+                                                 else str(inputs / m.group(1))), arg)
+    work = tmp_path / "work"
+    work.mkdir()
+    argv = ["probe", "--model", str(tiny_bert_dir), "--out", str(work / "o"), *QUICK,
+            *[fill(a) for a in extra]]
+    _fails(argv, capsys, pattern, folder=work)
+
+
+# ------------------------------------------------------------------ output folders
+def test_out_is_a_file(tiny_bert_dir, tmp_path, capsys):
+    f = tmp_path / "taken.txt"
+    f.write_text("mine")
+    _fails(["probe", "--model", str(tiny_bert_dir), "--out", str(f), *QUICK], capsys,
+           r"out '.*taken.txt' is a file; give a folder", folder=tmp_path)
+    assert f.read_text() == "mine"
+
+
+def test_out_below_a_file(tiny_bert_dir, tmp_path, capsys):
+    (tmp_path / "f").write_text("x")
+    _fails(["probe", "--model", str(tiny_bert_dir), "--out", str(tmp_path / "f" / "o"), *QUICK],
+           capsys, r"out '.*f/o': '.*f' is not a folder", folder=tmp_path)
+
+
+def test_out_not_empty_is_refused_before_the_model_is_loaded(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "old.txt").write_text("keep me")
+    model = tmp_path / "not-a-model"  # loading it would fail: the out check must come first
+    model.mkdir()
+    _fails(["probe", "--model", str(model), "--out", str(out), *QUICK], capsys,
+           r"out '.*o' exists and is not empty; .*--overwrite", folder=tmp_path)
+
+
+def test_overwrite_replaces_the_whole_folder(tiny_bert_dir, tmp_path):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "report.html").write_text("a report of another model")
+    (out / "tables.parquet").write_text("stale")
+    assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--out", str(out), "--overwrite",
+                 "--base-rates", "uniform", *QUICK]) == 0
+    names = _files(out)
+    assert "report.html" not in names and "tables.parquet" not in names  # no stale file
+    assert names == sorted(["by_pair.csv", "per_template.csv", "results.json", "tables.csv",
+                            "report.md", "report.json", "fig5_p_attribute_given_task.png",
+                            "forest_delta.png", "base_rate_panel.png"])
+    data = json.loads((out / "results.json").read_text())
+    assert data["complete"] is True and set(data["files"]) == set(names) - {"results.json"}
+    assert [p.name for p in tmp_path.iterdir()] == ["o"]  # no lock, staging or old folder left
+
+
+def test_lock_of_a_live_writer_refuses_and_a_dead_one_is_taken_over(tiny_bert_dir, tmp_path,
+                                                                    capsys):
+    import socket
+    out = tmp_path / "o"
+    lock = tmp_path / ".o.lock"
+    lock.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                "since": "now"}))
+    _fails(["probe", "--model", str(tiny_bert_dir), "--out", str(out), *QUICK], capsys,
+           r"out '.*o' is being written by another biasamp run \(pid \d+", folder=tmp_path)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    lock.write_text(json.dumps({"pid": int(dead), "host": socket.gethostname(), "since": "x"}))
+    assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--out", str(out),
+                 "--base-rates", "uniform", *QUICK]) == 0
+    assert not lock.exists() and ProbeResult.load(out).model == str(tiny_bert_dir)
+
+
+def test_same_model_twice_and_same_folder_names(tiny_bert_dir, tmp_path, capsys):
+    _fails(["probe", "--model", f"{tiny_bert_dir},{tiny_bert_dir}", "--out", str(tmp_path / "o"),
+            *QUICK], capsys, r"models must not repeat a model; got .* repeats", folder=tmp_path)
+    a, b = tmp_path / "a" / "tiny", tmp_path / "b" / "tiny"
+    for d in (a, b):
+        d.mkdir(parents=True)
+        for f in Path(tiny_bert_dir).iterdir():
+            (d / f.name).write_bytes(f.read_bytes())
+    out = tmp_path / "many"
+    assert main(["-q", "probe", "--model", str(a), "--model", str(b), "--out", str(out),
+                 "--base-rates", "uniform", *QUICK]) == 0
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["a--tiny", "b--tiny"]
+    cmp = (out / "comparison.md").read_text()
+    assert str(a) in cmp and str(b) in cmp
+
+
+# ------------------------------------------------------------------ report / compare
+@pytest.mark.parametrize("breakage, pattern", [
+    ("missing", r"has no results.json"),
+    ("notjson", r"is not valid JSON"),
+    ("schema", r"summary\[0\] lacks the keys \['mean'\]"),
+    ("version", r"schema_version 7 is not supported"),
+    ("incomplete", r"holds no complete result \(results.json has no completion mark"),
+    ("changed", r"by_pair.csv was changed after the run"),
+])
+def test_report_refuses_a_broken_result_and_writes_nothing(done, tmp_path, capsys, breakage,
+                                                           pattern):
+    d = _copy(done, tmp_path / "r")
+    rj = d / "results.json"
+    data = json.loads(rj.read_text())
+    if breakage == "missing":
+        rj.unlink()
+    elif breakage == "notjson":
+        rj.write_text("{nope")
+    elif breakage == "schema":
+        del data["summary"][0]["mean"]
+        rj.write_text(json.dumps(data))
+    elif breakage == "version":
+        rj.write_text(json.dumps({**data, "schema_version": 7}))
+    elif breakage == "incomplete":
+        rj.write_text(json.dumps({k: v for k, v in data.items() if k != "complete"}))
+    else:
+        (d / "by_pair.csv").write_text((d / "by_pair.csv").read_text() + "x,y\n")
+    for f in d.glob("*.png"):
+        f.unlink()
+    _fails(["report", str(d), "--format", "md,html"], capsys, pattern, folder=tmp_path)
+    _fails(["compare", str(d), str(done)], capsys, pattern, folder=tmp_path)
+
+
+def test_report_out_elsewhere_and_its_refusals(done, tmp_path, capsys):
+    before = {p: p.read_bytes() for p in done.iterdir()}
+    assert main(["-q", "report", str(done), "--format", "md", "--out", str(tmp_path / "r2")]) == 0
+    assert sorted(p.name for p in (tmp_path / "r2").iterdir()) == [
+        "base_rate_panel.png", "fig5_p_attribute_given_task.png", "forest_delta.png",
+        "report.md"]
+    assert {p: p.read_bytes() for p in done.iterdir()} == before  # the result is untouched
+    _fails(["report", str(done), "--out", str(tmp_path / "r2")], capsys,
+           r"--out '.*r2' exists and is not empty", folder=tmp_path)
+    _fails(["report", str(done), "--format", "pdf"], capsys, r"formats must be some of",
+           folder=tmp_path)
+
+
+def test_report_in_place_keeps_the_result_complete(done, tmp_path):
+    d = _copy(done, tmp_path / "r")
+    assert main(["-q", "report", str(d), "--format", "html,model-card"]) == 0
+    back = ProbeResult.load(d)
+    data = json.loads((d / "results.json").read_text())
+    assert {"report.html", "model_card.md", "report.md"} <= set(data["files"])
+    assert back.summary.equals(ProbeResult.load(done).summary)
+
+
+def test_compare_refuses_different_setups_unless_allowed(done, tiny_bert_dir, tmp_path, capsys):
+    other = tmp_path / "three"
+    assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--attributes", "he,she,they",
+                 "--base-rates", "uniform", "--out", str(other), *QUICK]) == 0
+    _fails(["compare", str(done), str(other), "--out", str(tmp_path / "cmp")], capsys,
+           r"result_dirs are not comparable: they differ in .*attributes: 'he, she' vs "
+           r"'he, she, they'", folder=tmp_path)
+    assert main(["-q", "compare", str(done), str(other), "--allow-mismatch", "--out",
+                 str(tmp_path / "cmp")]) == 0
+    text = (tmp_path / "cmp" / "comparison.md").read_text()
+    assert "Not comparable as they stand" in text and "| attributes |" in text
+    _fails(["compare", str(done), str(done), "--out", str(tmp_path / "cmp")], capsys,
+           r"(--)?out '.*cmp' exists and is not empty", folder=tmp_path)
+    _fails(["compare", str(done), "--format", "xls"], capsys, r"formats must be some of",
+           folder=tmp_path)
+
+
+# ------------------------------------------------------------------ count, models, API
+def test_count_bad_input(tmp_path, capsys, wikitext_dir):
+    wt = str(wikitext_dir / "wiki.valid.tokens")
+    for argv, pattern in (
+            (["count", wt, "--tasks", "nosuchvocab"], r"tasks: unknown task vocabulary"),
+            (["count", str(tmp_path / "none.txt"), "--tasks", "nurse,"], r"not found"),
+            (["count", wt, "--dataset", "x", "--tasks", "nurse,"], r"exactly one"),
+            (["count", wt, "--tasks", "nurse,", "--rule", "paper"], r"--rule|rule"),
+            (["count", wt, "--tasks", "nurse,", "--groups", "he"], r"--groups must look like"),
+            (["count", wt, "--tasks", "nurse,", "--jobs", "0"], r"n_jobs must be a positive")):
+        _fails([*argv, "-o", str(tmp_path / "out" / "c.csv")], capsys, pattern, folder=tmp_path)
+
+
+@pytest.mark.parametrize("model, pattern", [
+    ("{missing}", r"model '.*missing': no such folder"),
+    ("{file}", r"model '.*model.bin' is a file; give the model's folder"),
+    ("", r"models must|model"),
+])
+def test_model_paths(tmp_path, capsys, model, pattern):
+    (tmp_path / "model.bin").write_text("x")
+    model = model.replace("{missing}", str(tmp_path / "missing")).replace(
+        "{file}", str(tmp_path / "model.bin"))
+    work = tmp_path / "w"
+    work.mkdir()
+    _fails(["probe", "--model", model, "--out", str(work / "o"), *QUICK], capsys, pattern,
+           folder=work)
+
+
+def test_metric_api_errors_and_warnings():
+    from biasamp.metrics import bootstrap_ci, directional_bias_amplification
+    with pytest.raises(BiasampError, match=r"base must have at least two attributes .*got 1"):
+        directional_bias_amplification([[1.0], [1.0]], [[3.0], [1.0]], direction="T->A")
+    with pytest.raises(BiasampError, match=r"direction must be one of"):
+        directional_bias_amplification([[.5, .5]], [[1, 1]], direction="up")
+    with pytest.warns(UnavailableCIWarning) as rec:
+        lo, hi = bootstrap_ci([0.3])
+    assert np.isnan(lo) and np.isnan(hi) and len(rec) == 1
+
+
+def test_one_template_reports_no_interval_and_warns_once(tiny_bert_dir, tmp_path, capsys):
+    out = tmp_path / "one"
+    assert main(["probe", "--model", str(tiny_bert_dir), "--max-templates", "1", "--base-rates",
+                 "uniform,labor-2016", "--n-resamples", "50", "--format", "md",
+                 "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning: 1 template: confidence intervals") == 1
+    res = ProbeResult.load(out)
+    assert res.summary["ci_low"].isna().all() and res.summary["ci_high"].isna().all()
+    assert "Unavailable intervals" in (out / "report.md").read_text()
+
+
+def test_warnings_are_printed_once_each(tiny_bert_dir, tmp_path, capsys):
+    assert main(["probe", "--model", str(tiny_bert_dir), "--base-rates", "wikipedia",
+                 "--out", str(tmp_path / "w"), *QUICK]) == 0
+    err = capsys.readouterr().err.splitlines()
+    warns = [x for x in err if x.startswith("warning: ")]
+    assert warns and len(warns) == len(set(warns))
+    assert sum("all-zero row" in w for w in warns) == 1
+
+
+# ------------------------------------------------------------------ processes
+def _cli(*args, env=None):
+    return subprocess.Popen([sys.executable, "-m", "biasamp", "-q", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+_PAUSED_RUN = """
+import sys, time, pathlib
+import biasamp.results as R
+from biasamp.cli import main
+marker = pathlib.Path(sys.argv[1])
+real = R.ProbeResult.write_files
+def slow(self, folder, **kw):  # write the data files, then stop in the middle of saving
+    real(self, folder, **kw)
+    (pathlib.Path(folder) / "tables.csv").write_text("half-written")
+    marker.write_text("saving")
+    time.sleep(60)
+R.ProbeResult.write_files = slow
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_sigint_while_saving_leaves_the_previous_result(tiny_bert_dir, done, tmp_path):
+    out = _copy(done, tmp_path / "res")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    marker = tmp_path.parent / f"{tmp_path.name}-saving"
+    proc = subprocess.Popen([sys.executable, "-c", _PAUSED_RUN, str(marker), "-q", "probe",
+                             "--model", str(tiny_bert_dir), "--base-rates", "uniform",
+                             "--out", str(out), "--overwrite", *QUICK],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not marker.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert marker.exists(), proc.communicate()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted" in err, err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # byte for byte
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res"], "leftovers beside it"
+    ProbeResult.load(out)
+
+
+def test_sigint_at_other_moments_leaves_a_complete_result(tiny_bert_dir, done, tmp_path):
+    out = _copy(done, tmp_path / "res")
+    args = ["probe", "--model", str(tiny_bert_dir), "--base-rates", "uniform,labor-2016",
+            "--out", str(out), "--overwrite", "--format", "md,html,json", "--max-templates", "3"]
+    for delay in (1.0, 2.5, 4.0):
+        proc = _cli(*args)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode in (0, 130, -signal.SIGINT), err  # -2: before main() started
+        assert ProbeResult.load(out).model == str(tiny_bert_dir)  # old or new, complete
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["res"], "leftovers beside it"
+
+
+def test_two_writers_never_mix(tiny_bert_dir, tiny_bert2_dir, tmp_path):
+    for trial in range(2):
+        out = tmp_path / f"o{trial}"
+        procs = [_cli("probe", "--model", str(m), "--base-rates", "uniform", "--out", str(out),
+                      *QUICK) for m in (tiny_bert_dir, tiny_bert2_dir)]
+        results = [(p.wait(timeout=180), p.stderr.read()) for p in procs]
+        codes = sorted(rc for rc, _ in results)
+        assert codes == [0, 2], results
+        loser = next(err for rc, err in results if rc == 2)
+        assert ("being written by another biasamp run" in loser
+                or "exists and is not empty" in loser), loser
+        res = ProbeResult.load(out)
+        assert res.model in (str(tiny_bert_dir), str(tiny_bert2_dir))
+        assert f"`{res.model}`" in (out / "report.md").read_text()  # report of the same run
+
+
+def test_a_dead_runs_swapped_out_folder_is_put_back(done, tmp_path):
+    """A run killed between the two renames of a swap (SIGKILL: no cleanup) leaves the old
+    folder beside the target; the next writer takes the stale lock and puts it back."""
+    import socket
+
+    from biasamp._output import OutputFolder
+    old = _copy(done, tmp_path / ".res.replaced-99999-0")
+    (tmp_path / ".res.staging-99999-1").mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    (tmp_path / ".res.lock").write_text(json.dumps({"pid": int(dead),
+                                                    "host": socket.gethostname()}))
+    folder = OutputFolder(tmp_path / "res", overwrite=True)
+    folder.acquire()
+    assert not old.exists() and ProbeResult.load(tmp_path / "res").model
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".res.lock", "res"]
+    folder.release()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]
