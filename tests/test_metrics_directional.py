@@ -505,3 +505,47 @@ def test_zero_base_column_stays_undefined_even_as_published():
             r = directional_bias_amplification(M, B, direction="A->T", undefined=mode, tie_tol=0.0)
         # column 0: P(T) = [.75, .25] = P(T|A0) -> ties -> 0, 0
         assert (r.value, r.n_nan, r.n_cells) == (0.0, 2, 2)
+
+
+# ---------------------------------------------------------------- the paper's text conventions
+def test_ties_as_in_the_papers_text_count_minus_delta():
+    # 3 attributes; P(T0) = 30/90 = P(T0 | a0) and P(T1) = 60/90 = P(T1 | a0): a0 ties in both
+    B = np.array([[10, 10, 10], [20, 10, 30]], dtype=float)
+    M = np.array([[.5, .3, .2], [.2, .2, .6]])
+    # p_base rows [1/3, 1/3, 1/3], [1/3, 1/6, 1/2]; delta [[1/6, -1/30, -2/15], [-2/15, 1/30, 1/10]]
+    # signs [[0, +1, -1], [0, -1, +1]]; code: (0 - 1/30 + 2/15 + 0 - 1/30 + 1/10) / 6 = 1/36
+    r = directional_bias_amplification(M, B, direction="T->A")
+    assert r.value == pytest.approx(1 / 36, abs=1e-15) and r.n_ties == 2
+    # text: ties contribute -delta: + (-1/6) + (2/15) -> (1/6 - 1/6 + 2/15) / 6 = 1/45
+    t = directional_bias_amplification(M, B, direction="T->A", ties="negative")
+    assert t.value == pytest.approx(1 / 45, abs=1e-15) and t.n_ties == 2
+    # only tie cells change
+    diff = (t.by_pair["contribution"] - r.by_pair["contribution"]).to_numpy()
+    assert np.allclose(diff, [-1 / 6, 0, 0, 2 / 15, 0, 0], atol=1e-15)
+    with pytest.raises(BiasampError, match=r"ties must be one of 'zero', 'negative'; got 'x'"):
+        directional_bias_amplification(M, B, direction="T->A", ties="x")
+
+
+def test_empty_rows_as_in_the_papers_text_can_flip_the_sign():
+    # 10 rows a0 & T, 10 rows a1 & not T, 10 rows a1 & T, 30 rows with no label at all
+    A = [[1, 0]] * 10 + [[0, 1]] * 20 + [[0, 0]] * 30
+    T = [[1]] * 10 + [[0]] * 10 + [[1]] * 10 + [[0]] * 30
+    That = [[1]] * 10 + [[1]] * 20 + [[0]] * 30         # a1 rows always predicted T
+    # code (labelled rows, n=30): a1: 10/30 < (20/30)(20/30) -> -1; text (all 60 rows):
+    # 10/60 > (20/60)(20/60) -> +1. Delta: a0 0, a1 1 - 1/2 = 1/2.
+    drop = directional_bias_amplification_labels(A, T, direction="A->T", task_preds=That)
+    keep = directional_bias_amplification_labels(A, T, direction="A->T", task_preds=That,
+                                                 empty_rows="keep")
+    assert drop.by_pair["association"].tolist() == [1, -1]
+    assert keep.by_pair["association"].tolist() == [1, 1]
+    assert (drop.value, keep.value) == (pytest.approx(-0.25, abs=1e-15),
+                                        pytest.approx(0.25, abs=1e-15))
+    # with every row labelled the two conventions agree
+    a = directional_bias_amplification_labels(A[:30], T[:30], direction="A->T",
+                                              task_preds=That[:30])
+    b = directional_bias_amplification_labels(A[:30], T[:30], direction="A->T",
+                                              task_preds=That[:30], empty_rows="keep")
+    assert a.value == b.value
+    with pytest.raises(BiasampError, match=r"empty_rows must be one of 'drop', 'keep'"):
+        directional_bias_amplification_labels(A, T, direction="A->T", task_preds=That,
+                                              empty_rows="all")

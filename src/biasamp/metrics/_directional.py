@@ -37,6 +37,12 @@ logger = logging.getLogger(__name__)
 
 #: How undefined cells are handled: skipped (default) or, as the published code, a tie is 0.
 UNDEFINED_POLICIES = ("skip", "tie")
+#: How a tie (association 0) contributes: 0 (the published code, default) or -delta (the
+#: paper's text, where y is the indicator 1[P(A,T) > P(A)P(T)] and y = 0 gives -delta).
+TIE_POLICIES = ("zero", "negative")
+#: Which training rows define the association in the labels form: only rows with a task or
+#: an attribute (the published code, default) or all rows (the paper's text).
+EMPTY_ROW_POLICIES = ("drop", "keep")
 
 __all__ = ["DirectionalResult", "directional_bias_amplification",
            "directional_bias_amplification_labels"]
@@ -74,8 +80,11 @@ class DirectionalResult:
 
 
 def _finish(tasks, attrs, y, p_base, p_model, delta, direction, undefined="skip",
-            sign_undefined=None) -> DirectionalResult:
-    contribution = np.where(y == 0, 0.0, np.where(y < 0, -delta, delta))
+            sign_undefined=None, ties="zero") -> DirectionalResult:
+    if ties == "zero":  # published code: a tie (y = 0) contributes 0
+        contribution = np.where(y == 0, 0.0, np.where(y < 0, -delta, delta))
+    else:  # the paper's text: y is an indicator, so a tie contributes (1 - y)(-delta) = -delta
+        contribution = np.where(y > 0, delta, -delta)
     if undefined == "skip":
         undefined_cells = np.isnan(delta)
     else:  # published code: a tie zeroes the cell, an undefined (NaN) sign leaves it NaN
@@ -98,7 +107,7 @@ def _finish(tasks, attrs, y, p_base, p_model, delta, direction, undefined="skip"
 
 def directional_bias_amplification(model, base, *, direction="attribute_to_task", base_train=None,
                                    association=None, tie_tol=DEFAULT_TIE_TOL,
-                                   undefined="skip") -> DirectionalResult:
+                                   undefined="skip", ties="zero") -> DirectionalResult:
     """BiasAmp-> on probability tables (fill-in-the-blank form).
 
     Parameters
@@ -124,6 +133,12 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
         A->T) are NaN and skipped (``"skip"``, with one warning). ``"tie"`` reproduces the
         published code: such a cell whose association is 0 (an all-zero row always is) counts
         as a 0 contribution in the mean. Use it with ``tie_tol=0.0`` for exact compatibility.
+
+    ties : {"zero", "negative"}, default "zero"
+        How a cell with association 0 contributes: 0, as in the published code, or
+        ``-delta``, as in the paper's text (Eq. 2 writes ``y_at * delta + (1 - y_at) *
+        (-delta)`` with the indicator ``y_at = 1[P(A_a, T_t) > P(A_a) P(T_t)]``, so a tie is
+        counted as "not associated").
 
     Returns
     -------
@@ -156,6 +171,7 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
     direction = canonical_direction(direction)
     tie_tol = check_tie_tol(tie_tol)
     check(undefined, OneOf(UNDEFINED_POLICIES), "undefined")
+    check(ties, OneOf(TIE_POLICIES), "ties")
     b = as_table(base, "base")
     B = b[0]
     check_two_attributes(B, "base")
@@ -199,14 +215,15 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
             else:
                 p_model = M / np.sum(M, axis=0, keepdims=True)
         delta = p_model - p_base
-    return _finish(b[1], b[2], y, p_base, p_model, delta, direction, undefined, sign_undefined)
+    return _finish(b[1], b[2], y, p_base, p_model, delta, direction, undefined, sign_undefined,
+                   ties)
 
 
 def _indicator(joint_counts, attr_counts, task_counts, n_keep, tie_tol):
-    """Association sign (n_tasks, n_attributes) from counts over the rows with any label.
+    """Association sign (n_tasks, n_attributes) from counts over ``n_keep`` rows.
 
     Rows with no task and no attribute add nothing to the counts, so only ``n_keep`` (the
-    number of rows with at least one label) needs them to be filtered.
+    number of rows with at least one label, or all rows for ``empty_rows="keep"``) changes.
     """
     if n_keep == 0:
         raise BiasampError("the training labels have no row with a task or an attribute set")
@@ -216,7 +233,8 @@ def _indicator(joint_counts, attr_counts, task_counts, n_keep, tie_tol):
 
 def directional_bias_amplification_labels(attributes, tasks, *, direction, attribute_preds=None,
                                           task_preds=None, attributes_train=None, tasks_train=None,
-                                          tie_tol=DEFAULT_TIE_TOL) -> DirectionalResult:
+                                          tie_tol=DEFAULT_TIE_TOL, ties="zero",
+                                          empty_rows="drop") -> DirectionalResult:
     """BiasAmp-> on per-example labels (Eq. 2 of Wang & Russakovsky 2021).
 
     Parameters
@@ -235,6 +253,13 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
         evaluation labels). Only rows with at least one task or attribute set are used.
     tie_tol : float, default 1e-12
         ``|P(A,T) - P(A)P(T)| <= tie_tol`` gives association 0.
+    ties : {"zero", "negative"}, default "zero"
+        A tie contributes 0 (published code) or ``-delta`` (the paper's text); see
+        :func:`directional_bias_amplification`.
+    empty_rows : {"drop", "keep"}, default "drop"
+        Which training rows define ``P(A)``, ``P(T)`` and ``P(A, T)`` for the association:
+        only rows with at least one task or attribute set (the published code) or all rows
+        (the paper's text). The sign can differ when some rows carry no label at all.
 
     Returns
     -------
@@ -261,6 +286,8 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
     """
     direction = canonical_direction(direction)
     tie_tol = check_tie_tol(tie_tol)
+    check(ties, OneOf(TIE_POLICIES), "ties")
+    check(empty_rows, OneOf(EMPTY_ROW_POLICIES), "empty_rows")
     A, a_lab, T, t_lab, Atr, Ttr = as_label_data(attributes, tasks, attributes_train, tasks_train)
     if direction == ATTRIBUTE_TO_TASK:
         if task_preds is None:
@@ -276,9 +303,11 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
     # counts on the evaluation labels: joint[t, a] = #(T_t = 1 and A_a = 1)
     joint = gram(T, A)
     if attributes_train is not None:
-        y = _indicator(gram(Ttr, Atr), col_sums(Atr), col_sums(Ttr), any_rows(Atr, Ttr), tie_tol)
+        n_rows = any_rows(Atr, Ttr) if empty_rows == "drop" else Atr.shape[0]
+        y = _indicator(gram(Ttr, Atr), col_sums(Atr), col_sums(Ttr), n_rows, tie_tol)
     else:
-        y = _indicator(joint, col_sums(A), col_sums(T), any_rows(A, T), tie_tol)
+        n_rows = any_rows(A, T) if empty_rows == "drop" else A.shape[0]
+        y = _indicator(joint, col_sums(A), col_sums(T), n_rows, tie_tol)
     with np.errstate(divide="ignore", invalid="ignore"):
         if direction == ATTRIBUTE_TO_TASK:
             count = col_sums(A)                   # (n_attributes,)
@@ -289,4 +318,4 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
             p_base = joint / count[:, None]
             p_model = gram(T, P) / count[:, None]
     delta = p_model - p_base
-    return _finish(t_lab, a_lab, y, p_base, p_model, delta, direction)
+    return _finish(t_lab, a_lab, y, p_base, p_model, delta, direction, ties=ties)
