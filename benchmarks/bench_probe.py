@@ -1,7 +1,7 @@
 """Benchmark: the probe's model-free stage (probability tables -> BiasAmp-> summary with CIs).
 
 Compares, in the same process, for ``n_templates`` templates x 32 occupations x he/she and the
-base sources uniform, labor-2016 and wikipedia (both directions):
+base sources uniform, labor-2016 and wikitext103-valtest (both directions):
   (1) ``biasamp.probe.evaluate_tables`` (metric per template, vectorised bootstrap over
       templates for the headline and for every (task, attribute) cell), and
   (2) a straightforward baseline: per-cell Python loops for every template's BiasAmp-> (the
@@ -23,7 +23,7 @@ from biasamp import base_rates
 from biasamp.probe import evaluate_tables
 from biasamp.templates import load_tasks
 
-SOURCES = ("uniform", "labor-2016", "wikipedia")
+SOURCES = ("uniform", "labor-2016", "wikitext103-valtest")
 ATTRS = ["he", "she"]
 
 

@@ -133,8 +133,8 @@ def test_several_models_and_config_file(tiny, tmp_path):
 @pytest.mark.parametrize("extra, message", [
     (["--model", "MISSING"], r"model '.*does-not-exist': no such folder"),
     (["--templates", "adjectivs"], r"unknown template set 'adjectivs' \(did you mean 'adjectives'"),
-    (["--base-rates", "uniform,wikipdia"],
-     r"unknown base-rate source 'wikipdia' \(did you mean 'wikipedia'"),
+    (["--base-rates", "uniform,wikitxt103-valtest"],
+     r"unknown base-rate source 'wikitxt103-valtest' \(did you mean 'wikitext103-valtest'"),
     (["--tasks", "TASKFILE", "--base-rates", "labor-2016"],
      r"tasks \['astronaut'\] not in base-rate source 'labor-2016'"),
     (["--tasks", "EMPTYFILE"], r"empty"),

@@ -77,7 +77,8 @@ PROBE_CASES = [
     (["--attributes", "he"], r"attributes must name at least 2 attributes"),
     (["--attributes", "he,it"], r"attributes must be a subset of .*got 'it'"),
     (["--attributes", "he,he"], r"attributes must not repeat an? attribute"),
-    (["--base-rates", "uniform,wikipdia"], r"unknown base-rate source 'wikipdia' \(did you"),
+    (["--base-rates", "uniform,labor-2061"], r"unknown base-rate source .labor-2061. \(did you"),
+    (["--base-rates", "wikipedia"], r"no Wikipedia counts are shipped"),
     (["--base-rates", "file:{nofile.csv}"], r"base-rate CSV not found"),
     (["--base-rates", "file:{zero.csv}"], r"base_rates: source 'file:.*zero.csv' is all zero"),
     (["--base-rates", "file:{nan.csv}"], r"column 'he' must be numeric"),
@@ -342,7 +343,7 @@ def test_one_template_reports_no_interval_and_warns_once(tiny_bert_dir, tmp_path
 
 
 def test_warnings_are_printed_once_each(tiny_bert_dir, tmp_path, capsys):
-    assert main(["probe", "--model", str(tiny_bert_dir), "--base-rates", "wikipedia",
+    assert main(["probe", "--model", str(tiny_bert_dir), "--base-rates", "wikitext103-valtest",
                  "--out", str(tmp_path / "w"), *QUICK]) == 0
     err = capsys.readouterr().err.splitlines()
     warns = [x for x in err if x.startswith("warning: ")]

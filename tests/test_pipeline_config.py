@@ -76,8 +76,9 @@ def test_config_validation(kwargs, match):
 def test_compat_resolution():
     cfg = ProbeConfig(models=["m"], compat="wang2021",
                       base_rates="uniform,wikipedia,labor-2016-wang2021").resolved()
-    assert cfg.base_rates == ["uniform-wang2021", "wikipedia-wang2021", "labor-2016-wang2021"]
-    assert ProbeConfig(models=["m"]).resolved().base_rates == ["uniform", "wikipedia",
+    assert cfg.base_rates == ["uniform-wang2021", "wikitext103-valtest-wang2021",
+                             "labor-2016-wang2021"]
+    assert ProbeConfig(models=["m"]).resolved().base_rates == ["uniform",
                                                                "labor-2016"]
     with pytest.raises(BiasampError, match=r"base_rates: source 'file:x.csv' has no wang2021"):
         ProbeConfig(models=["m"], compat="wang2021", base_rates="file:x.csv").resolved()

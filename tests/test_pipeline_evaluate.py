@@ -281,19 +281,19 @@ def test_compat_wikipedia_zero_rows_count_as_zero():
     """Paper: a T->A row of zeros has indicator sign(0 - 0) = 0, so its 0/0 diff becomes 0."""
     base_rates = pytest.importorskip("biasamp.base_rates")
     at, ta = _random_tables(2, seed=9)
-    counts = (base_rates.get_source("wikipedia-wang2021")
+    counts = (base_rates.get_source("wikitext103-valtest-wang2021")
               .table(OCC, ["he", "she"], direction="task_to_attribute").joint
               .loc[OCC, ["he", "she"]].to_numpy(dtype=float))
     # this (small-corpus) table has zero rows, so the quirk matters
     assert (counts.sum(axis=1) == 0).any()
-    ev = evaluate_tables(at, ta, OCC, ["he", "she"], ["wikipedia-wang2021"], n_resamples=10)
+    ev = evaluate_tables(at, ta, OCC, ["he", "she"], ["wikitext103-valtest-wang2021"], n_resamples=10)
     s = ev.summary.set_index("direction")
     for direction, tables in (("attribute_to_task", at), ("task_to_attribute", ta)):
         naive = [_paper_value(counts, tables[k], direction) for k in range(20)]
         np.testing.assert_allclose(s.loc[direction, "per_template"], naive, rtol=0, atol=1e-9)
     # the compat tables carry the paper's convention (undefined="tie"); the same counts with
     # the default convention leave those cells out instead
-    compat = base_rates.get_source("wikipedia-wang2021")
+    compat = base_rates.get_source("wikitext103-valtest-wang2021")
     assert compat.table(OCC, ["he", "she"], direction="task_to_attribute").undefined == "tie"
 
     class _Default:

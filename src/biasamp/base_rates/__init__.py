@@ -19,16 +19,19 @@ Registered sources (``list_sources()``)::
     labor-2016-wang2021   the paper's direction-specific labor construction (compat)
     labor-2022            BLS CPS 2022 Table 11 via the WinoBias -> BLS mapping
     bergsma               Bergsma & Lin (2006) text pronoun shares (60 Winogender occupations)
-    wikipedia             counts by biasamp.corpus (default rule) on WikiText-103 valid+test
-    wikipedia-wang2021    counts with the paper's rule (compat; needs direction)
+    wikitext103-valtest   counts by biasamp.corpus (default rule) of WikiText-103 valid+test
+                          (about 100 sentences: a demonstration, not a base rate to rely on)
+    wikitext103-valtest-wang2021   the same text counted with the paper's rule (compat)
     file:PATH.csv         the user's own table (schema in base_rates/README.md)
 
 Missing tasks or attributes raise :class:`MissingEntriesError` listing what is missing
 and what the source has. :data:`COMPAT_SOURCES` maps each plain source to its
-paper-compatible construction.
+paper-compatible construction. Count-based tables keep their counts (``table.counts``) so
+that the probe can propagate their sampling error; every table says what it is
+(``provenance["kind"]``, ``["about"]``).
 
 Modules: ``_table`` (the table, the source interface, shared helpers), ``_winobias``
-(WinoBias groups), ``_uniform``, ``_labor``, ``_text`` (wikipedia, bergsma), ``_compat``
+(WinoBias groups), ``_uniform``, ``_labor``, ``_text`` (wikitext103, bergsma), ``_compat``
 (every ``*-wang2021`` construction), ``_file`` (user CSVs), ``_registry``.
 """
 
@@ -42,7 +45,7 @@ from ._table import (
     MissingEntriesError,
     derive_association,
 )
-from ._text import WIKIPEDIA_VOCABULARIES
+from ._text import WIKITEXT_VOCABULARIES
 from ._winobias import winobias_groups
 
 __all__ = [
@@ -52,7 +55,7 @@ __all__ = [
     "EPS_WANG2021",
     "MissingEntriesError",
     "SOURCES",
-    "WIKIPEDIA_VOCABULARIES",
+    "WIKITEXT_VOCABULARIES",
     "ZeroRowWarning",
     "derive_association",
     "get_source",

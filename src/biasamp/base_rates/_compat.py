@@ -17,11 +17,11 @@ import pandas as pd
 from .._conventions import ATTRIBUTE_TO_TASK, ATTRIBUTES
 from ._labor import LABOR2016_PROVENANCE, labor2016_files, labor_counts, labor_shares
 from ._table import BaseRateSource, BaseRateTable, MissingEntriesError, select_entries
-from ._text import WikipediaSource
+from ._text import WikiText103Source
 from ._winobias import groups_for, winobias_file_entry
 
 __all__ = ["COMPAT_SOURCES", "EPS_WANG2021", "PAPER_METRIC", "Labor2016Wang2021Source",
-           "UniformWang2021Source", "WikipediaWang2021Source"]
+           "UniformWang2021Source", "WikiText103Wang2021Source"]
 
 #: The nudge of the paper's uniform base.
 EPS_WANG2021 = 1e-7
@@ -32,7 +32,7 @@ PAPER_METRIC = {"tie_tol": 0.0, "undefined": "tie"}
 #: compat mode -> {plain source: its paper-compatible construction}.
 COMPAT_SOURCES = {"wang2021": {"uniform": "uniform-wang2021",
                                "labor-2016": "labor-2016-wang2021",
-                               "wikipedia": "wikipedia-wang2021"}}
+                               "wikipedia": "wikitext103-valtest-wang2021"}}
 
 
 class UniformWang2021Source(BaseRateSource):
@@ -84,7 +84,8 @@ class UniformWang2021Source(BaseRateSource):
                 "url": "https://github.com/princetonvisualai/directional-bias-amp",
                 "method": f"{direction}: constant {c!r} +-{eps} by WinoBias group"
                           + (", column-normalised" if direction == ATTRIBUTE_TO_TASK else ""),
-                "files": [winobias_file_entry()]}
+                "files": [winobias_file_entry()], "kind": "constructed",
+                "about": "the paper's uniform base (+-1e-7 nudges by WinoBias group)"}
         return BaseRateTable(joint, direction=direction, provenance=prov, **PAPER_METRIC)
 
 
@@ -111,19 +112,22 @@ class Labor2016Wang2021Source(BaseRateSource):
         full = pd.DataFrame(x, index=cols.index, columns=pd.Index(["he", "she"], name="attribute"))
         joint = select_entries(full, tasks, attributes, self.name)
         prov = {"name": self.name, **LABOR2016_PROVENANCE, "files": labor2016_files(),
-                "method": f"{direction}: {method} (fit_sentences.py base_source 1)"}
+                "method": f"{direction}: {method} (fit_sentences.py base_source 1)",
+                "kind": "statistics",
+                "about": "US labor statistics (c. 2015-2017 CPS) as the paper builds them"}
         return BaseRateTable(joint, direction=direction, provenance=prov, **PAPER_METRIC)
 
 
-class WikipediaWang2021Source(WikipediaSource):
-    """WikiText-103 valid+test counts with the paper's counting rule (compat).
+class WikiText103Wang2021Source(WikiText103Source):
+    """WikiText-103 valid+test counts with the paper's counting rule (compat; the paper's
+    "Wikipedia" row, counted on WikiText-103 train there, here on valid+test only).
 
-    A->T: column-normalised counts; T->A: raw counts (see :class:`WikipediaSource`).
+    A->T: column-normalised counts; T->A: raw counts (see :class:`WikiText103Source`).
     """
 
-    name = "wikipedia-wang2021"
-    description = ("co-occurrence counts (wang2021 rule) from WikiText-103 valid+test "
-                   "(compat; needs direction)")
+    name = "wikitext103-valtest-wang2021"
+    description = ("co-occurrence counts (wang2021 rule) of WikiText-103 valid+test "
+                   "(compat; needs direction; demonstration only)")
     rule = "wang2021"
     requires_direction = True
 

@@ -145,6 +145,10 @@ def read_table_csv(path) -> tuple[pd.DataFrame, dict]:
     return joint, prov
 
 
+#: A count table with fewer kept sentences than this is flagged as demonstration-size.
+DEMONSTRATION_BELOW = 1000
+
+
 class FileSource(BaseRateSource):
     """A user table read from ``file:PATH.csv`` (see :func:`read_table_csv`)."""
 
@@ -164,4 +168,24 @@ class FileSource(BaseRateSource):
         for key in ("citation", "url", "year", "license"):
             if key in self._prov:
                 prov[key] = self._prov[key]
-        return BaseRateTable(joint, provenance=prov)
+        if not self.is_counts:
+            prov.update(kind="user", about=f"user table of probabilities/weights {self.path.name} "
+                                           "(treated as fixed)")
+            return BaseRateTable(joint, provenance=prov)
+        n_kept = int(self._prov.get("n_kept", self._joint.to_numpy().sum()))
+        corpus = (self._prov.get("corpus") or {}).get("name") if isinstance(
+            self._prov.get("corpus"), dict) else None
+        rule = self._prov.get("rule")
+        prov.update(kind="counts", n_kept=n_kept, demonstration=n_kept < DEMONSTRATION_BELOW,
+                    about=(f"co-occurrence counts{f' ({rule} rule)' if rule else ''}"
+                           f"{f' of {corpus}' if corpus else ''} in {self.path.name}: "
+                           f"{n_kept} sentences kept"))
+        return BaseRateTable(joint, provenance=prov, counts=joint.copy())
+
+    @property
+    def is_counts(self) -> bool:
+        """Counts, not probabilities: a long table with a ``count`` column, or a table whose
+        ``# provenance:`` line says so (``biasamp count`` writes ``n_kept`` and ``rule``;
+        ``{"value": "count"}`` marks any table)."""
+        p = self._prov
+        return p.get("value") == "count" or ("n_kept" in p and "rule" in p)

@@ -68,12 +68,15 @@ class Labor2016Source(BaseRateSource):
 
     name = "labor-2016"
     description = "employed x share, 32 WinoBias occupations (c. 2015-2017 CPS)"
+    about = ("US labor statistics (BLS CPS, c. 2015-2017, as used by WinoBias): employed x "
+             "share of women, a survey of millions of workers (treated as fixed)")
 
     def _table(self, tasks, attributes, direction):
         joint = labor_counts(tasks, attributes, self.name)
         prov = {"name": self.name, **LABOR2016_PROVENANCE, "files": labor2016_files(),
                 "method": "joint[t, he] = employed_thousands * (1 - pct_female/100), "
                           "joint[t, she] = employed_thousands * pct_female/100"}
+        prov.update(kind="statistics", about=self.about)
         return BaseRateTable(joint, provenance=prov)
 
 
@@ -82,12 +85,15 @@ class Labor2016SharesSource(BaseRateSource):
 
     name = "labor-2016-shares"
     description = "P(A|T) shares, 40 WinoBias occupations, no employment weight (P(T) uniform)"
+    about = ("US labor statistics (BLS CPS, c. 2015-2017): share of women per occupation, "
+             "no employment weight (treated as fixed)")
 
     def _table(self, tasks, attributes, direction):
         joint = labor_shares(tasks, attributes, self.name)
         prov = {"name": self.name, **LABOR2016_PROVENANCE, "files": labor2016_files(),
                 "method": "joint[t] = [1 - pct_female/100, pct_female/100]; rows sum to 1, "
                           "so P(T) is uniform over the requested tasks"}
+        prov.update(kind="statistics", about=self.about)
         return BaseRateTable(joint, provenance=prov)
 
 
@@ -125,6 +131,8 @@ class Labor2022Source(BaseRateSource):
 
     name = "labor-2022"
     description = "BLS CPS 2022 Table 11 via the WinoBias -> BLS mapping (35 of 40)"
+    about = ("US labor statistics (BLS CPS Table 11, 2022 annual averages) through a "
+             "WinoBias -> BLS occupation mapping (treated as fixed)")
 
     def _table(self, tasks, attributes, direction):
         df, none = _labor2022()
@@ -146,4 +154,5 @@ class Labor2022Source(BaseRateSource):
                          for t, k in zip(tasks, keys)},
                 "files": [file_entry(data_file(_BLS2022_MAPPING)),
                           file_entry(data_file(_BLS2022_TABLE))]}
+        prov.update(kind="statistics", about=self.about)
         return BaseRateTable(joint, provenance=prov)

@@ -2,30 +2,43 @@
 
 from __future__ import annotations
 
+from .._errors import BiasampError
 from .._registry import Registry, unknown_name
 from .._validation import NonEmptyStr, check
 from ._compat import (
     Labor2016Wang2021Source,
     UniformWang2021Source,
-    WikipediaWang2021Source,
+    WikiText103Wang2021Source,
 )
 from ._file import FileSource
 from ._labor import Labor2016SharesSource, Labor2016Source, Labor2022Source
 from ._table import BaseRateSource
-from ._text import BergsmaSource, WikipediaSource
+from ._text import BergsmaSource, WikiText103Source
 from ._uniform import UniformSource
 
-__all__ = ["SOURCES", "get_source", "list_sources"]
+__all__ = ["RETIRED", "SOURCES", "get_source", "list_sources"]
 
 #: Registered sources: name -> source class (called with no argument), with descriptions.
 #: ``uniform:SOURCE`` and ``file:PATH.csv`` are forms of :func:`get_source`, not entries.
 SOURCES = Registry("base-rate source", extra_names=("file:PATH.csv", "uniform:SOURCE"))
 
 for _cls in (UniformSource, UniformWang2021Source, Labor2016Source, Labor2016SharesSource,
-             Labor2016Wang2021Source, Labor2022Source, BergsmaSource, WikipediaSource,
-             WikipediaWang2021Source):
+             Labor2016Wang2021Source, Labor2022Source, BergsmaSource, WikiText103Source,
+             WikiText103Wang2021Source):
     SOURCES.register(_cls.name, _cls, description=_cls.description)
 del _cls
+
+
+#: Names that no longer mean what they seem, and what to use instead.
+RETIRED = {
+    "wikipedia": ("no Wikipedia counts are shipped; 'wikitext103-valtest' holds co-occurrence "
+                  "counts of WikiText-103 valid+test (about 100 sentences: a demonstration); "
+                  "count Wikipedia with `biasamp count` and pass file:COUNTS.csv (with "
+                  "--compat wang2021, 'wikipedia' is the paper's row and maps to "
+                  "'wikitext103-valtest-wang2021')"),
+    "wikipedia-wang2021": "renamed 'wikitext103-valtest-wang2021' (what it is: WikiText-103 "
+                          "valid+test counts with the paper's rule; a demonstration)",
+}
 
 
 def list_sources() -> list[str]:
@@ -68,4 +81,6 @@ def get_source(name: str) -> BaseRateSource:
         if inner not in SOURCES and not inner.startswith("file:"):
             raise unknown_name("base-rate source", inner, list_sources())
         return UniformSource(inner)
+    if name in RETIRED:
+        raise BiasampError(f"base-rate source {name!r}: {RETIRED[name]}")
     return SOURCES.get(name)()

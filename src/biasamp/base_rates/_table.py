@@ -15,12 +15,18 @@ from .._errors import BiasampError, ZeroRowWarning
 from .._files import sha256_file
 from .._validation import Constraint, Direction, OneOf, Optional, check, validate_params
 
-__all__ = ["BaseRateSource", "BaseRateTable", "MissingEntriesError", "check_joint",
+__all__ = ["COUNTS_TRANSFORMS", "KINDS", "BaseRateSource", "BaseRateTable",
+           "MissingEntriesError", "check_joint",
            "data_file", "derive_association", "file_entry", "select_entries",
            "warn_zero_rows"]
 
 #: Values of :attr:`BaseRateTable.undefined` (``None`` = the metric's default, ``"skip"``).
 UNDEFINED_MODES = ("skip", "tie")
+#: How a count-based table's joint follows from its counts (:attr:`BaseRateTable.counts`).
+COUNTS_TRANSFORMS = ("identity", "column-normalise")
+#: What a source is, for reports (``provenance["kind"]``): sampled co-occurrence counts,
+#: published statistics, a constructed table, or a user's table of probabilities.
+KINDS = ("counts", "statistics", "constructed", "user")
 
 
 class MissingEntriesError(BiasampError):
@@ -62,8 +68,17 @@ class BaseRateTable:
         ``"tie"`` = the published code's handling (such a cell whose association is 0 counts
         as a 0 contribution), set in every ``*-wang2021`` table. Passed to
         :func:`biasamp.metrics.directional_bias_amplification` as ``undefined``.
+    counts : pandas.DataFrame or None, keyword-only
+        For a count-based source (co-occurrence counts of sentences): the raw counts behind
+        ``joint`` (same labels). The probe resamples them to propagate their sampling error
+        into the CIs; ``None`` = the table is fixed (statistics, constructed, probabilities).
+    counts_transform : {"identity", "column-normalise"}, keyword-only
+        How ``joint`` follows from ``counts`` (applied to every resample of them).
     provenance : dict
-        name, year, citation, url, license, method, files (name + sha256), ...
+        name, year, citation, url, license, method, files (name + sha256), and for reports
+        ``kind`` (one of :data:`KINDS`), ``about`` (one line: what it is), and for counts
+        ``n_kept`` (sentences counted) and ``demonstration`` (True for a table too small to
+        carry weight).
     """
 
     joint: pd.DataFrame
@@ -72,9 +87,21 @@ class BaseRateTable:
     tie_tol: float | None = None
     undefined: str | None = field(default=None, kw_only=True)
     provenance: dict = field(default_factory=dict)
+    counts: pd.DataFrame | None = field(default=None, kw_only=True)
+    counts_transform: str = field(default="identity", kw_only=True)
 
     def __post_init__(self):
         check(self.undefined, Optional(OneOf(UNDEFINED_MODES)), "undefined")
+        check(self.counts_transform, OneOf(COUNTS_TRANSFORMS), "counts_transform")
+
+    def joint_from_counts(self, counts: np.ndarray) -> np.ndarray:
+        """``joint`` computed from counts (one table or a stack of resampled ones, shape
+        (..., n_tasks, n_attributes)), as this table's ``joint`` follows from :attr:`counts`."""
+        x = np.asarray(counts, dtype=np.float64)
+        if self.counts_transform == "column-normalise":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return x / x.sum(axis=-2, keepdims=True)
+        return x
 
     @property
     def zero_rows(self) -> list[str]:

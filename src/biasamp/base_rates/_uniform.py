@@ -62,6 +62,9 @@ class UniformSource(BaseRateSource):
             assoc, prov["association_provenance"] = self._source_signs(tasks, attributes)
         association = pd.DataFrame(np.asarray(assoc, dtype=int), index=joint.index,
                                    columns=joint.columns)
+        prov.update(kind="constructed", about="equal joint (P(A|T) = 1/|A|) with the signs of "
+                    + ("the WinoBias groups" if self.association_source is None
+                       else repr(self.association_source)))
         return BaseRateTable(joint, association, provenance=prov)
 
     def _group_signs(self, tasks, attributes) -> list[list[int]]:

@@ -39,7 +39,7 @@ def register(subparsers) -> None:
                    "(default winobias32)")
     p.add_argument("--base-rates", dest="base_rates", metavar="LIST",
                    help=f"comma-separated base-rate sources or file:PATH.csv [{sources}] "
-                        "(default uniform,wikipedia,labor-2016)")
+                        "(default uniform,labor-2016)")
     p.add_argument("--scoring", metavar="MODE",
                    help=f"candidate scoring [{', '.join(SCORING_MODES)}] (default word)")
     p.add_argument("--compat", metavar="MODE", help="wang2021: reproduce the paper's procedure "

@@ -132,7 +132,7 @@ class ProbeConfig:
     templates: str = "adjectives"
     attributes: list[str] = field(default_factory=lambda: ["he", "she"])
     tasks: str | list[str] = "winobias32"
-    base_rates: list[str] = field(default_factory=lambda: ["uniform", "wikipedia", "labor-2016"])
+    base_rates: list[str] = field(default_factory=lambda: ["uniform", "labor-2016"])
     scoring: str = "word"
     compat: str | None = None
     device: str = "auto"
