@@ -110,6 +110,20 @@ def _pairs_in_order(by_pair: pd.DataFrame, n_t: int, n_a: int) -> dict:
             for c in ("association", "p_base", "p_model", "delta", "contribution")}
 
 
+def _base_facts(table, joint: np.ndarray, attributes, tasks) -> dict:
+    """What the reports say about a base table: the attribute marginal P(A) (the line that
+    decides the association of a derived sign), whether the signs were given explicitly,
+    and, for counts, the co-occurrences behind each task."""
+    total = joint.sum()
+    facts = {"marginal": {a: float(v) for a, v in zip(attributes, joint.sum(axis=0) / total)},
+             "association_given": getattr(table, "association", None) is not None}
+    counts = getattr(table, "counts", None)
+    if counts is not None:
+        rows = c_table(counts, tasks, attributes, "counts").sum(axis=1)
+        facts["row_totals"] = {t: float(v) for t, v in zip(tasks, rows)}
+    return facts
+
+
 def _metric_kwargs(table, name, tasks, attributes, direction) -> dict:
     kwargs = {"direction": direction}
     if getattr(table, "association", None) is not None:
@@ -186,6 +200,7 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
             joint = c_table(table.joint, tasks, attributes, f"base source {name!r} joint")
             prov = dict(getattr(table, "provenance", None) or {})
             prov.setdefault("joint_sha256", hashlib.sha256(joint.tobytes()).hexdigest())
+            prov.update(_base_facts(table, joint, attributes, tasks))
             base_prov[f"{name}|{direction}"] = jsonable(prov)
             kwargs = _metric_kwargs(table, name, tasks, attributes, direction)
             s, p, t = _one_table(tables, joint, kwargs, name, direction, tasks, attributes,

@@ -20,10 +20,11 @@ __all__ = ["html_report", "render_html"]
 
 
 def _generic(s: Section) -> list[str]:
-    if s.bullets:
+    if s.bullets and s.table is None:
         return ([f"<h2>{html.escape(s.title)}</h2><ul>"]
                 + [f"<li>{inline_html(b)}</li>" for b in s.bullets] + ["</ul>"])
     out = [f"<h2>{html.escape(s.title)}</h2>"]
+    out += [f"<p class='note'>{inline_html(b)}</p>" for b in s.bullets]  # notes above a table
     if s.table is not None:
         out.append(html_table(s.table))
     elif s.empty:

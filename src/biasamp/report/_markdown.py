@@ -14,13 +14,15 @@ __all__ = ["markdown_report", "render_markdown"]
 
 def _generic(s: Section) -> list[str]:
     parts = [f"## {s.title}", ""]
+    if s.bullets and s.table is not None:  # notes above a table, as their own paragraphs
+        parts += [p for b in s.bullets for p in (f"> {b}", "")]
     if s.intro and s.table is not None:
         parts += [s.intro, ""]
     if s.table is not None:
         parts += [markdown_table(s.table), ""]
     elif s.empty:
         parts += [s.empty, ""]
-    if s.bullets:
+    if s.bullets and s.table is None:
         parts += [f"- {b}" for b in s.bullets] + [""]
     if s.text:
         parts += [s.text, ""]

@@ -33,6 +33,10 @@ def model_card(sections: Sequence[Section], links: Mapping[str, str]) -> str:
             parts += [f"> {s.text}", ""]
         elif s.key == "summary":
             parts += [markdown_table(s.table), ""]
+        elif s.key == "base_rates" and s.table is not None:
+            parts += ["**Base rates.**", ""] + [f"- {b}" for b in s.bullets]
+            parts += [f"- `{r['source']}`: {r['what it is']} ({r['uncertainty']})"
+                      for r in s.data] + [""]
         elif s.key in ("undefined", "unavailable"):
             parts += [f"- {b}" for b in s.bullets] + [""]
         elif s.key == "plots" and "fig5" in links and any(k == "fig5" for k, _ in s.plots):

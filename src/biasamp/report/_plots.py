@@ -58,11 +58,38 @@ def _order(result: ProbeResult, key: str) -> list[str]:
 def _save(plt, fig, path, title: str) -> Path:
     """Title, tight layout, write the PNG, close the figure."""
     fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))  # room for the title
     path = Path(path)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+#: tasks labelled per panel of Fig. 5 (the largest |model - base| deviations)
+_N_LABELS = 8
+
+
+def _marginal(result: ProbeResult, source: str, attribute: str) -> float | None:
+    """The base marginal P(attribute) of a source's T->A table (None for given signs)."""
+    bp = (result.provenance.get("base_rates") or {}).get(f"{source}|{TASK_TO_ATTRIBUTE}") or {}
+    if bp.get("association_given"):
+        return None
+    value = (bp.get("marginal") or {}).get(attribute)
+    return None if value is None else float(value)
+
+
+def _spread_labels(ax, xs, ys, names, *, gap: float = 0.045) -> None:
+    """Label points without piling up: labels sit right of their point and are pushed
+    apart vertically (at least ``gap`` in data units) when their points are close."""
+    placed: list[tuple[float, float]] = []
+    for i in np.argsort(ys, kind="stable"):
+        lx, ly = xs[i] + 0.02, ys[i]
+        for px, py in sorted(placed, key=lambda p: p[1]):
+            if abs(px - lx) < 0.25 and abs(py - ly) < gap:
+                ly = py + gap
+        placed.append((lx, ly))
+        ax.annotate(names[i], (xs[i], ys[i]), xytext=(min(lx, 0.9), ly), textcoords="data",
+                    fontsize=6, arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.5})
 
 
 def plot_fig5(result: ProbeResult, path) -> Path:
@@ -70,8 +97,10 @@ def plot_fig5(result: ProbeResult, path) -> Path:
 
     One panel per base-rate source (T->A direction): x = the base source's
     ``P(a | task)``, y = the model's mean over templates (bars: population std over
-    templates), the diagonal (no amplification) and the parity lines at
-    ``1 / n_attributes`` (0.5 for he/she).
+    templates), the diagonal (no amplification), the line that decides the association,
+    ``P(a | task) = P(a)`` (the base marginal; a task right of it is associated with
+    ``a``), and the parity lines at ``1 / n_attributes``. Only the tasks furthest from the
+    diagonal are labelled, so labels do not pile up.
     """
     plt = _plt()
     df = _by_pair(result)
@@ -90,11 +119,16 @@ def plot_fig5(result: ProbeResult, path) -> Path:
         ax.plot([0, 1], [0, 1], color="0.5", lw=1, ls="--", label="model = base")
         ax.axhline(parity, color="tab:red", lw=0.8, ls=":", label=f"parity ({parity:.2g})")
         ax.axvline(parity, color="tab:red", lw=0.8, ls=":")
+        marginal = _marginal(result, src, first)
+        if marginal is not None:
+            ax.axvline(marginal, color="tab:green", lw=1.1, ls="-.",
+                       label=f"base P({first}) = {marginal:.3g}: decides the association")
         colors = np.where(s["association"].to_numpy(dtype=float) > 0, "tab:blue", "tab:orange")
         ax.errorbar(x, y, yerr=err, fmt="none", ecolor="0.7", lw=0.8, zorder=1)
         ax.scatter(x, y, c=colors, s=22, zorder=2)
-        for xi, yi, t in zip(x, y, s["task"]):
-            ax.annotate(t, (xi, yi), fontsize=6, xytext=(2, 2), textcoords="offset points")
+        dev = np.where(np.isfinite(x) & np.isfinite(y), np.abs(y - x), -1.0)
+        pick = [i for i in np.argsort(-dev, kind="stable")[:_N_LABELS] if dev[i] >= 0]
+        _spread_labels(ax, x[pick], y[pick], s["task"].to_numpy()[pick])
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(-0.02, 1.02)
         ax.set_aspect("equal")
@@ -102,13 +136,15 @@ def plot_fig5(result: ProbeResult, path) -> Path:
         ax.set_ylabel(f"model P({first} | task), mean ± std over templates")
         missing = int((~np.isfinite(x)).sum())
         note = f"\n{missing} task(s) without base data (all-zero row) not shown" if missing else ""
-        ax.set_title(f"{src}: blue = associated with {first}{note}", fontsize=9)
+        ax.set_title(f"{src}: blue = associated with {first}; the {_N_LABELS} largest "
+                     f"deviations labelled{note}", fontsize=8)
         ax.legend(loc="upper left", fontsize=7)
     return _save(plt, fig, path, f"P({first} | task): model vs base source ({result.model})")
 
 
-def plot_forest(result: ProbeResult, path, *, source: str | None = None) -> Path:
-    """Per-task Δ (model − base) for the first attribute, with bootstrap CIs, both directions.
+def plot_forest(result: ProbeResult, path, *, sources=None) -> Path:
+    """Per-task Δ (model − base) for the first attribute, with bootstrap CIs: one row of two
+    panels (A->T, T->A) per base-rate source (default: every source of the result).
 
     Δ is in the units of each direction (P(task | a) for A->T, P(a | task) for T->A),
     so the two panels have their own x axes.
@@ -117,11 +153,19 @@ def plot_forest(result: ProbeResult, path, *, source: str | None = None) -> Path
     df = _by_pair(result)
     attributes = _order(result, "attribute")
     first = attributes[0]
-    source = source or _order(result, "base_rates")[0]
+    sources = list(sources or _order(result, "base_rates"))
     tasks = _order(result, "task")
-    fig, axes = plt.subplots(1, 2, figsize=(11, max(3.0, 0.22 * len(tasks) + 1.4)), squeeze=False)
+    height = max(3.0, 0.2 * len(tasks) + 1.2)
+    fig, axes = plt.subplots(len(sources), 2, figsize=(11, height * len(sources)),
+                             squeeze=False)
     ypos = np.arange(len(tasks))[::-1]
-    for ax, direction in zip(axes[0], DIRECTIONS):
+    for row, source in zip(axes, sources):
+        _forest_row(row, df, source, first, tasks, ypos)
+    return _save(plt, fig, path, f"Per-task \u0394 with bootstrap CIs over templates ({first})")
+
+
+def _forest_row(axes, df, source, first, tasks, ypos) -> None:
+    for ax, direction in zip(axes, DIRECTIONS):
         s = df[(df["direction"] == direction) & (df["attribute"] == first)
                & (df["base_rates"] == source)].set_index("task").reindex(tasks)
         d = s["delta"].to_numpy(dtype=float)
@@ -137,7 +181,6 @@ def plot_forest(result: ProbeResult, path, *, source: str | None = None) -> Path
         ax.set_xlabel(f"\u0394 = model \u2212 base of {unit}")
         ax.set_title(f"{DIRECTION_LABELS[direction]} vs {source} (blue: base associates task "
                      f"with {first})", fontsize=9)
-    return _save(plt, fig, path, f"Per-task \u0394 with bootstrap CIs over templates ({first})")
 
 
 def plot_base_rate_panel(result: ProbeResult, path) -> Path:

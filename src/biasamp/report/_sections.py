@@ -13,6 +13,8 @@ Sections, in order (``key``: content)
   when some do).
 - ``unavailable``: one bullet per source and direction whose CI over templates could not be
   computed (fewer than two templates give a value; only when some do).
+- ``base_rates``: what every source is (kind, description, data per task, how its
+  uncertainty is treated), with a loud note for demonstration-size sources.
 - ``plots``: the plot kinds and their titles (none when there are no (task, attribute) rows).
 - ``contributions``: the largest contributions to the value.
 - ``sign_agreement``: how often two sources agree on the sign of an association (no table
@@ -41,8 +43,8 @@ from ._plots import PLOT_KINDS, PLOT_TITLES
 __all__ = ["CAVEATS", "SECTION_KEYS", "Section", "build_sections"]
 
 #: Keys of the sections, in report order.
-SECTION_KEYS = ("title", "note", "summary", "undefined", "unavailable", "plots", "contributions",
-                "sign_agreement", "mass", "audit", "caveats", "provenance")
+SECTION_KEYS = ("title", "note", "summary", "undefined", "unavailable", "base_rates", "plots",
+                "contributions", "sign_agreement", "mass", "audit", "caveats", "provenance")
 
 #: How to read the numbers (the model card shows the first three).
 CAVEATS = (
@@ -65,7 +67,16 @@ CAVEATS = (
 
 _SUMMARY_TEXT = ("Mean and population std (ddof=0) over templates; percentile bootstrap CI over "
                  "templates. A positive value means the model amplifies the base correlation.")
-_N_TOP_PAIRS = 10
+_N_TOP_PAIRS = 5
+#: counts behind a task below which its base data is called "little"
+LITTLE_DATA = 10
+_MASS_TEXT = ("Share of the model's probability that the candidates cover before "
+              "renormalisation: for a one-piece candidate, its probability at the mask; for a "
+              "candidate of several pieces (T->A spans such as \"They are\", split "
+              "occupations), the chain-rule probability of the whole span, which is much smaller "
+              "than a one-position share, so these masses are small by construction and only "
+              "comparable within one estimator; for `pll` they are sums of pseudo-likelihoods, "
+              "not probabilities.")
 
 
 @dataclass(frozen=True, eq=False)
@@ -126,10 +137,17 @@ def _headline(summary: pd.DataFrame, prov: dict) -> pd.DataFrame:
 
 
 def _top_pairs(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
+    """The ``n`` largest |contributions| of each (source, direction): the directions are on
+    different scales, so one ranking across them would only show T->A."""
     if by_pair.empty:
         return pd.DataFrame()
     bp = by_pair.assign(_abs=by_pair["contribution"].abs())
-    bp = bp.sort_values("_abs", ascending=False).head(n)
+    bp = (bp.sort_values("_abs", ascending=False, kind="stable")
+          .groupby(["base_rates", "direction"], sort=False).head(n))
+    order = {k: i for i, k in enumerate(dict.fromkeys(zip(by_pair["base_rates"],
+                                                          by_pair["direction"])))}
+    bp = bp.assign(_g=[order[k] for k in zip(bp["base_rates"], bp["direction"])])
+    bp = bp.sort_values(["_g", "_abs"], ascending=[True, False], kind="stable")
     return pd.DataFrame({
         "base rates": bp["base_rates"], "direction": bp["direction"].map(_label),
         "task": bp["task"], "attribute": bp["attribute"],
@@ -162,6 +180,36 @@ def _unavailable_lines(summary: pd.DataFrame) -> tuple[str, ...]:
                  "n/a (and the std is 0 by construction)." for r in bad.itertuples())
 
 
+def _base_rates_section(prov: dict) -> Section:
+    """What every source is, how much data stands behind it, and loud notes."""
+    rows, notes, seen = [], [], set()
+    for key, bp in (prov.get("base_rates") or {}).items():
+        source = key.partition("|")[0]
+        if source in seen:
+            continue
+        seen.add(source)
+        totals = bp.get("row_totals")
+        if totals:
+            n = len(totals)
+            none = sum(v == 0 for v in totals.values())
+            little = sum(0 < v < LITTLE_DATA for v in totals.values())
+            data = f"{none} of {n} tasks with no co-occurrence, {little} with 1-{LITTLE_DATA - 1}"
+        else:
+            data = "n/a (not counts)"
+        kind = bp.get("kind", "")
+        rows.append({"source": source, "kind": kind or "n/a",
+                     "what it is": bp.get("about") or bp.get("citation") or bp.get("name", ""),
+                     "data per task": data,
+                     "uncertainty": ("resampled (counts)" if kind == "counts" and totals
+                                     else "treated as fixed")})
+        if bp.get("demonstration"):
+            notes.append(f"**`{source}` is a demonstration-size source** "
+                         f"({bp.get('n_kept', '?')} counted sentences): its numbers show how the "
+                         "tool works and carry no weight as a base rate.")
+    return Section("base_rates", "Base rates", table=pd.DataFrame(rows) if rows else None,
+                   bullets=tuple(notes), data=rows)
+
+
 def _agreement_section(result: ProbeResult) -> Section:
     agree = sign_agreement(result.by_pair)
     table = None if agree.empty else agree.assign(
@@ -175,9 +223,7 @@ def _mass_section(mass: dict) -> Section:
     rows = [{"direction": _label(d), **{k: (f"{v:.3g}" if k != "n_prompts" else v)
                                         for k, v in m.items()}}
             for d, m in mass.items()]
-    return Section("mass", "Raw candidate probability mass",
-                   intro="Share of the model's vocabulary probability that the candidates "
-                         "cover before renormalisation.",
+    return Section("mass", "Raw candidate probability mass", intro=_MASS_TEXT,
                    table=pd.DataFrame(rows) if rows else None, data=mass)
 
 
@@ -259,11 +305,14 @@ def build_sections(result: ProbeResult) -> list[Section]:
     unavailable = _unavailable_lines(result.summary)
     if unavailable:
         sections.append(Section("unavailable", "Unavailable intervals.", bullets=unavailable))
+    sections.append(_base_rates_section(prov))
     kinds = PLOT_KINDS if not result.by_pair.empty else ()
     sections += [
         Section("plots", "Plots", plots=tuple((k, PLOT_TITLES[k]) for k in kinds)),
-        Section("contributions", "Largest contributions", table=_top_pairs(result.by_pair),
-                footer="Full disaggregation: `by_pair.csv`."),
+        Section("contributions", "Largest contributions",
+                intro=(f"The {_N_TOP_PAIRS} largest |contributions| of each source and direction "
+                       "(the directions are on different scales)."),
+                table=_top_pairs(result.by_pair), footer="Full disaggregation: `by_pair.csv`."),
         _agreement_section(result),
         _mass_section(mass),
         _audit_section(result.audit),
