@@ -549,3 +549,23 @@ def test_empty_rows_as_in_the_papers_text_can_flip_the_sign():
     with pytest.raises(BiasampError, match=r"empty_rows must be one of 'drop', 'keep'"):
         directional_bias_amplification_labels(A, T, direction="A->T", task_preds=That,
                                               empty_rows="all")
+
+
+def test_table_core_vectorised_equals_one_table_at_a_time():
+    from biasamp.metrics._directional import table_core
+    rng = np.random.default_rng(11)
+    for direction in ("attribute_to_task", "task_to_attribute"):
+        B = rng.integers(0, 6, size=(9, 5, 3)).astype(float)
+        B[:, 1] = 0.0  # a zero row in every table: undefined cells
+        M = rng.random((9, 5, 3))
+        M /= M.sum(axis=-2 if direction == "attribute_to_task" else -1, keepdims=True)
+        for undefined in ("skip", "tie"):
+            for ties in ("zero", "negative"):
+                batch = table_core(M, B, direction=direction, tie_tol=0.0, undefined=undefined,
+                                   ties=ties)
+                for i in range(9):
+                    one = table_core(M[i], B[i], direction=direction, tie_tol=0.0,
+                                     undefined=undefined, ties=ties)
+                    for key in ("y", "p_base", "p_model", "delta", "contribution"):
+                        np.testing.assert_array_equal(batch[key][i], one[key])
+                    assert batch["value"][i] == pytest.approx(one["value"], abs=1e-15)

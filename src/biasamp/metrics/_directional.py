@@ -79,30 +79,80 @@ class DirectionalResult:
     n_nan: int
 
 
-def _finish(tasks, attrs, y, p_base, p_model, delta, direction, undefined="skip",
-            sign_undefined=None, ties="zero") -> DirectionalResult:
-    if ties == "zero":  # published code: a tie (y = 0) contributes 0
-        contribution = np.where(y == 0, 0.0, np.where(y < 0, -delta, delta))
-    else:  # the paper's text: y is an indicator, so a tie contributes (1 - y)(-delta) = -delta
-        contribution = np.where(y > 0, delta, -delta)
-    if undefined == "skip":
-        undefined_cells = np.isnan(delta)
-    else:  # published code: a tie zeroes the cell, an undefined (NaN) sign leaves it NaN
-        undefined_cells = np.isnan(delta) & (y != 0)
-        if sign_undefined is not None:
-            undefined_cells |= np.isnan(delta) & sign_undefined
-    contribution = np.where(undefined_cells, np.nan, contribution)
+def table_core(M, B, *, direction, y=None, Btr=None, tie_tol=DEFAULT_TIE_TOL, undefined="skip",
+               ties="zero") -> dict:
+    """The arithmetic of BiasAmp-> on probability tables, vectorised over leading axes.
+
+    Arrays of shape (..., n_tasks, n_attributes); inputs are trusted (validated by the
+    callers). ``y`` is an explicit sign matrix, else the sign is derived from ``Btr``
+    (default ``B``). Follows the published ``utils.py`` operation by operation, so a
+    single 2-D table gives the published numbers bit for bit; stacks of tables (e.g.
+    bootstrap resamples of the base and of the templates) are computed in one pass.
+
+    Returns a dict of arrays: ``y``, ``p_base``, ``p_model``, ``delta``, ``contribution``
+    (NaN where undefined) and ``value`` (shape ``(...)``: the mean over defined cells, NaN
+    when none is defined).
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sign_undefined = None
+        if y is None:
+            Btr = B if Btr is None else Btr
+            num_attr_tr = np.sum(Btr, axis=-2)
+            p_t_a = Btr / np.expand_dims(num_attr_tr, -2)
+            p_t = np.sum(Btr, axis=-1) / np.sum(num_attr_tr, axis=-1, keepdims=True)
+            diff = p_t_a - p_t[..., :, None]
+            y = sign_with_tol(diff, tie_tol)
+            # an all-zero column of the training table makes the sign undefined
+            sign_undefined = np.isnan(diff)
+            y = np.where(sign_undefined, 0.0, y)
+        if direction == TASK_TO_ATTRIBUTE:
+            p_base = B / np.sum(B, axis=-1, keepdims=True)
+            p_model = M / np.sum(M, axis=-1, keepdims=True)
+        else:
+            num_attr = np.sum(B, axis=-2)
+            p_base = B / np.expand_dims(num_attr, -2)
+            # the published code divides by the base's column sums (= 1 for a normalised base)
+            normalised = np.all(np.abs(num_attr - 1.0) <= 1e-9, axis=-1)
+            if np.ndim(normalised) == 0:
+                p_model = (M / np.expand_dims(num_attr, -2) if normalised
+                           else M / np.sum(M, axis=-2, keepdims=True))
+            else:
+                p_model = np.where(normalised[..., None, None], M / np.expand_dims(num_attr, -2),
+                                   M / np.sum(M, axis=-2, keepdims=True))
+        delta = p_model - p_base
+        if ties == "zero":  # published code: a tie (y = 0) contributes 0
+            contribution = np.where(y == 0, 0.0, np.where(y < 0, -delta, delta))
+        else:  # the paper's text: y is an indicator, so a tie contributes (1 - y)(-delta)
+            contribution = np.where(y > 0, delta, -delta)
+        if undefined == "skip":
+            undefined_cells = np.isnan(delta)
+        else:  # published code: a tie zeroes the cell, an undefined (NaN) sign leaves it NaN
+            undefined_cells = np.isnan(delta) & (y != 0)
+            if sign_undefined is not None:
+                undefined_cells |= np.isnan(delta) & sign_undefined
+        contribution = np.where(undefined_cells, np.nan, contribution)
+        defined = ~np.isnan(contribution)
+        if contribution.ndim == 2:
+            value = np.nanmean(contribution) if defined.any() else np.nan
+        else:
+            n = defined.sum(axis=(-2, -1))
+            value = np.where(n > 0, np.nansum(contribution, axis=(-2, -1)) / np.maximum(n, 1),
+                             np.nan)
+    return {"y": y, "p_base": p_base, "p_model": p_model, "delta": delta,
+            "contribution": contribution, "value": value}
+
+
+def _finish(tasks, attrs, core: dict, direction) -> DirectionalResult:
+    y, contribution = core["y"], core["contribution"]
     n_nan = int(np.isnan(contribution).sum())
     n_cells = contribution.size - n_nan
     warn_nan(n_nan, f"of {contribution.size} (task, attribute) cells")
-    if n_cells == 0:
-        value = float("nan")
-    else:
-        value = float(np.nanmean(contribution))
+    value = float("nan") if n_cells == 0 else float(core["value"])
     n_ties = int(np.sum((y == 0) & ~np.isnan(contribution)))
-    return DirectionalResult(value=value,
-                             by_pair=pair_frame(tasks, attrs, y, p_base, p_model, delta, contribution),
-                             direction=direction, n_cells=int(n_cells), n_ties=n_ties, n_nan=n_nan)
+    by_pair = pair_frame(tasks, attrs, y, core["p_base"], core["p_model"], core["delta"],
+                         contribution)
+    return DirectionalResult(value=value, by_pair=by_pair, direction=direction,
+                             n_cells=int(n_cells), n_ties=n_ties, n_nan=n_nan)
 
 
 def directional_bias_amplification(model, base, *, direction="attribute_to_task", base_train=None,
@@ -186,37 +236,15 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
     if association is not None and base_train is not None:
         raise BiasampError("give at most one of base_train and association; got both")
 
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sign_undefined = None
-        if association is not None:
-            y = check_association(association, b)
-        else:
-            if base_train is not None:
-                Btr = align_to(b, as_table(base_train, "base_train"), "base_train")
-                check_nonneg(Btr, "base_train")
-            else:
-                Btr = B
-            num_attr_tr = np.sum(Btr, axis=0)
-            p_t_a = Btr / np.expand_dims(num_attr_tr, 0)
-            p_t = np.sum(Btr, axis=1) / np.sum(num_attr_tr)
-            diff = p_t_a - p_t[:, None]
-            y = sign_with_tol(diff, tie_tol)
-            # an all-zero column of the training table makes the sign undefined
-            sign_undefined = np.isnan(diff)
-            y = np.where(sign_undefined, 0.0, y)
-        if direction == TASK_TO_ATTRIBUTE:
-            p_base = B / np.sum(B, axis=1, keepdims=True)
-            p_model = M / np.sum(M, axis=1, keepdims=True)
-        else:
-            num_attr = np.sum(B, axis=0)
-            p_base = B / np.expand_dims(num_attr, 0)
-            if np.all(np.abs(num_attr - 1.0) <= 1e-9):
-                p_model = M / np.expand_dims(num_attr, 0)
-            else:
-                p_model = M / np.sum(M, axis=0, keepdims=True)
-        delta = p_model - p_base
-    return _finish(b[1], b[2], y, p_base, p_model, delta, direction, undefined, sign_undefined,
-                   ties)
+    y = Btr = None
+    if association is not None:
+        y = check_association(association, b)
+    elif base_train is not None:
+        Btr = align_to(b, as_table(base_train, "base_train"), "base_train")
+        check_nonneg(Btr, "base_train")
+    core = table_core(M, B, direction=direction, y=y, Btr=Btr, tie_tol=tie_tol,
+                      undefined=undefined, ties=ties)
+    return _finish(b[1], b[2], core, direction)
 
 
 def _indicator(joint_counts, attr_counts, task_counts, n_keep, tie_tol):
@@ -318,4 +346,13 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
             p_base = joint / count[:, None]
             p_model = gram(T, P) / count[:, None]
     delta = p_model - p_base
-    return _finish(t_lab, a_lab, y, p_base, p_model, delta, direction, ties=ties)
+    if ties == "zero":
+        contribution = np.where(y == 0, 0.0, np.where(y < 0, -delta, delta))
+    else:
+        contribution = np.where(y > 0, delta, -delta)
+    contribution = np.where(np.isnan(delta), np.nan, contribution)  # empty conditioning set
+    with np.errstate(invalid="ignore"):
+        value = np.nanmean(contribution) if (~np.isnan(contribution)).any() else np.nan
+    core = {"y": y, "p_base": p_base, "p_model": p_model, "delta": delta,
+            "contribution": contribution, "value": value}
+    return _finish(t_lab, a_lab, core, direction)
