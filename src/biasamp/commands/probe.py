@@ -8,7 +8,8 @@ from .._errors import BiasampError
 
 # CLI flag -> ProbeConfig field (values None = "not given": the config file or default wins)
 _FLAGS = ("templates", "attributes", "tasks", "base_rates", "scoring", "compat", "device",
-          "dtype", "batch_size", "revision", "seed", "n_resamples", "confidence",
+          "dtype", "batch_size", "revision", "seed", "n_resamples", "confidence", "resample",
+          "base_uncertainty", "min_base_count",
           "max_templates", "cache_dir", "out", "formats", "tables", "note")
 
 
@@ -55,6 +56,14 @@ def register(subparsers) -> None:
     p.add_argument("--n-resamples", dest="n_resamples", type=int, metavar="N",
                    help="bootstrap resamples over templates (default 10000)")
     p.add_argument("--confidence", type=float, help="bootstrap CI level (default 0.95)")
+    p.add_argument("--resample", metavar="UNITS", help="what the bootstrap resamples: templates "
+                   "(default), tasks or both (two-way)")
+    p.add_argument("--base-uncertainty", dest="base_uncertainty", metavar="MODE",
+                   help="resample (default): count-based base rates are resampled jointly, so "
+                        "CIs cover their sampling error; none: base tables are exact")
+    p.add_argument("--min-base-count", dest="min_base_count", type=int, metavar="N",
+                   help="leave out tasks with fewer than N co-occurrences in a count-based "
+                        "source (reported)")
     p.add_argument("--max-templates", dest="max_templates", type=int, metavar="N",
                    help="use only the first N templates (quick runs)")
     p.add_argument("--cache-dir", dest="cache_dir", metavar="DIR",

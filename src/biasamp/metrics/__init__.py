@@ -25,11 +25,9 @@ Conventions
 from ._attackers import BayesOptimalAttacker, MLPAttacker
 from ._ci import bootstrap_ci
 from .._conventions import DIRECTIONS, canonical_direction
-from ._directional import (
-    DirectionalResult,
-    directional_bias_amplification,
-    directional_bias_amplification_labels,
-)
+from ._directional import DirectionalResult, directional_bias_amplification
+from ._directional import table_core as directional_table_core
+from ._directional_labels import directional_bias_amplification_labels
 from ._dpa import directional_predictability_amplification
 from ._leakage import TrialsResult, leakage_amplification
 from ._mals import MALSResult, mals_bias_amplification, mals_bias_amplification_labels
@@ -48,6 +46,7 @@ __all__ = [
     "directional_bias_amplification",
     "directional_bias_amplification_labels",
     "directional_predictability_amplification",
+    "directional_table_core",
     "leakage_amplification",
     "mals_bias_amplification",
     "mals_bias_amplification_labels",

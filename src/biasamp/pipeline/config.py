@@ -26,6 +26,7 @@ from ..base_rates import COMPAT_SOURCES
 from ..report import FORMATS
 from ..results import TABLE_FORMATS
 from ..scoring import ESTIMATORS, canonical_dtype
+from .resample import BASE_UNCERTAINTY, RESAMPLE_UNITS
 
 __all__ = ["COMPAT_MODES", "CompatMode", "ProbeConfig"]
 
@@ -65,6 +66,9 @@ _CONSTRAINTS = {
     "seed": Integer(0),
     "n_resamples": PositiveInt,
     "confidence": Interval(0.0, 1.0),
+    "resample": OneOf(RESAMPLE_UNITS),
+    "base_uncertainty": OneOf(BASE_UNCERTAINTY),
+    "min_base_count": Optional(PositiveInt),
     "max_templates": Optional(PositiveInt),
     "cache_dir": Optional(NonEmptyStr),
     "out": Optional(NonEmptyStr),
@@ -101,7 +105,19 @@ class ProbeConfig:
         Passed to :class:`biasamp.scoring.MaskedLMScorer` (``cache_dir``: the sqlite score
         cache).
     seed, n_resamples, confidence
-        Bootstrap over templates (seeded, percentile interval).
+        The bootstrap behind every CI (seeded, percentile interval).
+    resample : {"templates", "tasks", "both"}
+        What the bootstrap resamples: templates (default: the value is a property of the
+        chosen task vocabulary, the templates are a sample of wordings), tasks (to speak of
+        occupations beyond the listed ones), or both (a two-way bootstrap).
+    base_uncertainty : {"resample", "none"}
+        ``resample`` (default): count-based base rates (corpus co-occurrence counts) are
+        resampled jointly with the units above, so every CI also covers their sampling
+        error, and each association's sign gets its support; statistics and constructed
+        tables are fixed either way. ``none``: every base table is treated as exact.
+    min_base_count : int or None
+        Leave out the tasks with fewer co-occurrences than this in a count-based source
+        (reported).
     max_templates : int or None
         Use only the first ``max_templates`` templates of the set (quick runs).
     out : str or None
@@ -143,6 +159,9 @@ class ProbeConfig:
     seed: int = 0
     n_resamples: int = 10_000
     confidence: float = 0.95
+    resample: str = "templates"
+    base_uncertainty: str = "resample"
+    min_base_count: int | None = None
     max_templates: int | None = None
     cache_dir: str | None = None
     out: str | None = None

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metrics._directional import table_core
+from ..metrics import directional_table_core as table_core
 
 __all__ = ["BASE_UNCERTAINTY", "Draws", "RESAMPLE_UNITS", "draw_units", "percentile_ci",
            "replicates", "resample_counts", "sign_support"]
