@@ -23,10 +23,21 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..report import compare_dirs, markdown_table
+    from ..pipeline import paired_differences
+    from ..report import compare_dirs, markdown_table, paired_markdown, setup_differences
+    from ..results import ProbeResult
 
+    paired = None
+    if len(args.result_dirs) > 1:
+        results = [ProbeResult.load(d) for d in args.result_dirs]
+        if not setup_differences(results):
+            paired = paired_differences(results)
     wide = compare_dirs(args.result_dirs, out=args.out, formats=args.formats,
-                        allow_mismatch=args.allow_mismatch, overwrite=args.overwrite)
+                        allow_mismatch=args.allow_mismatch, overwrite=args.overwrite,
+                        paired=paired)
     if not args.quiet:
         print(markdown_table(wide))
+        if paired is not None and not paired.empty:
+            print()
+            print(paired_markdown(paired))
     return 0

@@ -10,6 +10,7 @@ Orientation everywhere: rows are tasks (occupations), columns are attributes. A-
 ``P(task | attribute)`` (each column sums to 1), T->A tables ``P(attribute | task)`` (rows).
 """
 
+from .compare import paired_differences
 from .config import COMPAT_MODES, CompatMode, ProbeConfig
 from .evaluate import Evaluation, evaluate_tables
 from .prepare import Prepared, prepare
@@ -24,6 +25,7 @@ __all__ = [
     "evaluate_tables",
     "model_folders",
     "model_slug",
+    "paired_differences",
     "prepare",
     "probe",
     "probe_many",

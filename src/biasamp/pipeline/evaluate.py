@@ -124,6 +124,12 @@ def _base_facts(table, joint: np.ndarray, attributes, tasks) -> dict:
     return facts
 
 
+def metric_settings(table, name, tasks, attributes) -> dict:
+    """What a base table asks of the metric: explicit signs, ``tie_tol``, ``undefined``."""
+    return {k: v for k, v in _metric_kwargs(table, name, tasks, attributes, None).items()
+            if k != "direction"}
+
+
 def _metric_kwargs(table, name, tasks, attributes, direction) -> dict:
     kwargs = {"direction": direction}
     if getattr(table, "association", None) is not None:

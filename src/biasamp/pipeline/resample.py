@@ -27,6 +27,7 @@ task with 1,000 sentences keeps its sign.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +35,7 @@ import numpy as np
 from ..metrics import directional_table_core as table_core
 
 __all__ = ["BASE_UNCERTAINTY", "Draws", "RESAMPLE_UNITS", "draw_units", "percentile_ci",
-           "replicates", "resample_counts", "sign_support"]
+           "replicates", "resample_counts", "sign_support", "source_stream"]
 
 #: What a bootstrap replicate resamples besides the base counts.
 RESAMPLE_UNITS = ("templates", "tasks", "both")
@@ -77,6 +78,12 @@ def draw_units(n_templates: int, n_tasks: int, *, units: str, n_resamples: int,
         rng = np.random.default_rng([seed, 1])
         tasks = _counts_of(rng.integers(0, n_tasks, size=(n_resamples, n_tasks)), n_tasks)
     return Draws(tpl, tasks, n_resamples)
+
+
+def source_stream(name: str) -> int:
+    """The random stream of a base-rate source's count resamples (from its name, so that
+    every run and every comparison draws the same resamples for it)."""
+    return int(hashlib.sha256(name.encode("utf-8")).hexdigest()[:8], 16)
 
 
 def resample_counts(counts: np.ndarray, *, n_resamples: int, seed: int, stream: int

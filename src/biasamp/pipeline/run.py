@@ -230,8 +230,10 @@ def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
                 write_result(res, d, tables=cfg.tables, formats=cfg.formats)
         if staging is not None and len(cfg.models) > 1:
             from ..report import write_comparison
+            from .compare import paired_differences
             write_comparison([staging / folders[m] for m in cfg.models], staging,
-                             formats=["md", "csv"] + (["html"] if "html" in cfg.formats else []))
+                             formats=["md", "csv"] + (["html"] if "html" in cfg.formats else []),
+                             paired=paired_differences(results))
     except BaseException:
         if output is not None:
             output.abort()

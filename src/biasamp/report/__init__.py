@@ -34,7 +34,8 @@ from .._output import OutputFolder
 from .._registry import Registry
 from .._validation import SubsetOf, validate_params
 from ..results import ProbeResult
-from ._compare import compare_dirs, compare_table, setup_table, write_comparison
+from ._compare import (compare_dirs, compare_table, paired_markdown, setup_differences,
+                       setup_table, write_comparison)
 from ._format import format_value, markdown_table
 from ._html import html_report, render_html
 from ._json import json_report
@@ -51,10 +52,12 @@ __all__ = [
     "compare_table",
     "format_value",
     "markdown_table",
+    "paired_markdown",
     "render",
     "render_html",
     "render_markdown",
     "render_model_card",
+    "setup_differences",
     "setup_table",
     "write_comparison",
 ]

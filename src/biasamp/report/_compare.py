@@ -21,7 +21,8 @@ from .._validation import SubsetOf, validate_params
 from ..results import ProbeResult
 from ._format import CSS, format_value, html_table, markdown_table
 
-__all__ = ["COMPARE_FORMATS", "compare_dirs", "compare_table", "setup_table", "write_comparison"]
+__all__ = ["COMPARE_FORMATS", "compare_dirs", "compare_table", "paired_markdown",
+           "setup_differences", "setup_table", "write_comparison"]
 
 #: Files :func:`compare_dirs` can write.
 COMPARE_FORMATS = ("md", "csv", "html")
@@ -61,6 +62,30 @@ def setup_table(results: Sequence[ProbeResult], labels: Sequence[str]) -> pd.Dat
     table["differs"] = [("yes" if len(set(table.loc[k, list(labels)])) > 1 else "")
                         if k in _MUST_AGREE else "" for k in table.index]
     return table.reset_index()
+
+
+def setup_differences(results: Sequence[ProbeResult]) -> list[str]:
+    """The setup items (of those that must agree) in which the results differ."""
+    labels = [f"r{i}" for i in range(len(results))]
+    setup = setup_table(results, labels)
+    return setup.loc[setup["differs"] == "yes", "setup"].tolist()
+
+
+def _paired_table(paired: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({
+        "base rates": paired["base_rates"],
+        "direction": paired["direction"].map(lambda d: DIRECTION_LABELS.get(d, d)),
+        "models": paired["model_b"] + " − " + paired["model_a"],
+        "difference [CI]": [format_value(-d, ci=(-hi, -lo)) for d, lo, hi in
+                            zip(paired["difference"], paired["ci_low"], paired["ci_high"])],
+        "P(sign holds)": paired["p_sign"].map(lambda v: "n/a" if v != v else f"{v:.3f}"),
+        "templates": paired["n_templates"]})
+
+
+_PAIRED_INTRO = ("Each model minus the first, per source and direction: a paired bootstrap "
+                 "(the same templates and the same base-count resamples for both models in "
+                 "every replicate), its CI and the share of replicates in which the "
+                 "difference has the observed sign.")
 
 
 def _load_all(result_dirs) -> tuple[list[ProbeResult], list[str]]:
@@ -119,20 +144,31 @@ def _comparison(result_dirs, allow_mismatch: bool):
 
 
 def write_comparison(result_dirs: Sequence, folder, *, formats=("md", "csv"),
-                     allow_mismatch: bool = False) -> pd.DataFrame:
-    """Write ``comparison.{md,csv,html}`` into an existing folder; return the wide table."""
+                     allow_mismatch: bool = False, paired: pd.DataFrame | None = None
+                     ) -> pd.DataFrame:
+    """Write ``comparison.{md,csv,html}`` into an existing folder; return the wide table.
+
+    ``paired``: the differences of :func:`biasamp.pipeline.compare.paired_differences`
+    (computed by the caller, which has the models' tables), shown in their own section.
+    """
     long, setup, differing = _comparison(result_dirs, allow_mismatch)
     wide = _wide(long)
+    has_paired = paired is not None and not paired.empty
+    ptable = _paired_table(paired) if has_paired else None
     d = Path(folder)
     note = (f"\n\n**Not comparable as they stand**: the results differ in "
             f"{', '.join(differing)} (compared with allow_mismatch; rows marked `differs`)."
             if differing else "")
     if "csv" in formats:
         long.to_csv(d / "comparison.csv", index=False)
+        if has_paired:
+            paired.to_csv(d / "paired_differences.csv", index=False)
     if "md" in formats:
+        extra = (f"\n## Paired differences\n\n{_PAIRED_INTRO}\n\n{markdown_table(ptable)}\n"
+                 if has_paired else "")
         (d / "comparison.md").write_text(
             f"# BiasAmp→ comparison{note}\n\n## Setup\n\n{markdown_table(setup)}\n\n"
-            f"## BiasAmp→\n\n{_INTRO}\n\n{markdown_table(wide)}\n", encoding="utf-8")
+            f"## BiasAmp→\n\n{_INTRO}\n\n{markdown_table(wide)}\n{extra}", encoding="utf-8")
     if "html" in formats:
         (d / "comparison.html").write_text(
             "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>BiasAmp→ "
@@ -140,14 +176,16 @@ def write_comparison(result_dirs: Sequence, folder, *, formats=("md", "csv"),
             + (f"<p class='note'>Not comparable as they stand: the results differ in "
                f"{', '.join(differing)}.</p>" if differing else "")
             + f"<h2>Setup</h2>{html_table(setup)}<h2>BiasAmp→</h2><p>{_INTRO}</p>"
-            f"{html_table(wide)}</body></html>\n", encoding="utf-8")
+            f"{html_table(wide)}"
+            + (f"<h2>Paired differences</h2><p>{_PAIRED_INTRO}</p>{html_table(ptable)}"
+               if has_paired else "") + "</body></html>\n", encoding="utf-8")
     return wide
 
 
 @validate_params({"formats": SubsetOf(COMPARE_FORMATS)})
 def compare_dirs(result_dirs: Sequence, *, out=None,
                  formats: Sequence[str] | str = ("md", "csv"), allow_mismatch: bool = False,
-                 overwrite: bool = False) -> pd.DataFrame:
+                 overwrite: bool = False, paired: pd.DataFrame | None = None) -> pd.DataFrame:
     """Side-by-side comparison of several result directories.
 
     Parameters
@@ -163,6 +201,8 @@ def compare_dirs(result_dirs: Sequence, *, out=None,
         Compare results whose setups differ (the differences are marked); refused otherwise.
     overwrite : bool
         Replace a non-empty ``out`` as a whole.
+    paired : DataFrame, optional
+        Paired differences to show (:func:`biasamp.pipeline.compare.paired_differences`).
 
     Returns
     -------
@@ -178,4 +218,9 @@ def compare_dirs(result_dirs: Sequence, *, out=None,
     _comparison(result_dirs, allow_mismatch)  # refuse before anything is written
     with output as staging:
         return write_comparison(result_dirs, staging, formats=formats,
-                                allow_mismatch=allow_mismatch)
+                                allow_mismatch=allow_mismatch, paired=paired)
+
+
+def paired_markdown(paired: pd.DataFrame) -> str:
+    """The paired differences as a Markdown table (for the terminal)."""
+    return markdown_table(_paired_table(paired))
