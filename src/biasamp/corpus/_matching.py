@@ -128,6 +128,8 @@ class KeyIndex:
 
     def __init__(self, patterns: Sequence[bytes], sample: bytes):
         self.patterns = list(patterns)
+        # word_bounded applies on a side only where the pattern's edge is a word character
+        self.edges = [(_ASCII_WORD[p[0]], _ASCII_WORD[p[-1]]) for p in self.patterns]
         owners: dict[bytes, list[tuple[int, int]]] = {}
         for pi, pat in enumerate(self.patterns):
             if len(pat) < 4:
@@ -151,7 +153,8 @@ class KeyIndex:
         """Start positions of verified pattern occurrences (sorted, may repeat).
 
         ``word_bounded``: drop occurrences with an ASCII word character right before or
-        after (they cannot match ``\\b...\\b``; non-ASCII neighbours are kept).
+        after a word-character edge of the pattern (they cannot match ``\\b...\\b``;
+        non-ASCII neighbours are kept).
         """
         hits: list[tuple[int, object]] = []
         if len(self.keys):
@@ -170,7 +173,7 @@ class KeyIndex:
                 hits.append((pos, key))
                 pos = b.find(key, pos + 1)
         out = []
-        pats, nb = self.patterns, len(b)
+        pats, edges, nb = self.patterns, self.edges, len(b)
         for pos, key in hits:
             for pi, off in self.owners[key]:
                 start = pos - off
@@ -178,8 +181,9 @@ class KeyIndex:
                 end = start + len(pat)
                 if start < 0 or b[start:end] != pat:
                     continue
-                if word_bounded and ((start > 0 and _ASCII_WORD[b[start - 1]])
-                                     or (end < nb and _ASCII_WORD[b[end]])):
+                left, right = edges[pi]
+                if word_bounded and ((left and start > 0 and _ASCII_WORD[b[start - 1]])
+                                     or (right and end < nb and _ASCII_WORD[b[end]])):
                     continue
                 out.append(start)
         return np.array(sorted(out), dtype=np.int64)

@@ -1,0 +1,119 @@
+"""The ``wang2021`` rule: the BiasAmp-> paper's ``read_wiki2.py``, reproduced exactly."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ._buffer import Buffer, encode_text
+from ._matching import trie_pattern
+from ._rule_base import CountingRule
+from ._scan import make_scanner
+from ._words import WANG2021_WORD_GROUPS
+
+__all__ = ["Wang2021Rule"]
+
+#: Above this many ``=`` lines in a chunk, their ``.`` are counted in numpy, not per line.
+_FEW_LINES = 256
+
+
+class Wang2021Rule(CountingRule):
+    """Skip lines with ``=``; ``.``-pieces; substring occupations; case-sensitive words.
+
+    The engine (:meth:`count_bytes`): lines, ``.`` and ``=`` are counted in numpy; the
+    scanner finds every occurrence of an occupation; the piece around each occurrence (on a
+    line without ``=``) is cut out of the bytes, decoded and decided by :meth:`match`, the
+    paper's logic. A piece without an occurrence cannot be counted, so no other piece is
+    looked at.
+    """
+
+    default_groups = WANG2021_WORD_GROUPS
+    newline_matters = True   # the line's last piece keeps its "\n" ("he\n" is not "he")
+
+    def __init__(self, tasks, groups, plurals=True, matcher=None):
+        super().__init__(tasks, groups, plurals, matcher)
+        # plain path only: a piece with no regex hit contains no occupation substring
+        self.occ_re = re.compile(trie_pattern(sorted(set(self.tasks))))
+        self.group_sets = [frozenset(v) for v in self.groups.values()]
+        self.scanner = make_scanner(matcher, [encode_text(t) for t in self.tasks])
+
+    def match(self, sentence):
+        index_i = None
+        for i, occ in enumerate(self.tasks):
+            if occ in sentence:
+                index_i = None if index_i is not None else i
+        if index_i is None:
+            return None
+        words = set(sentence.split(" "))
+        index_j = None
+        for j, gset in enumerate(self.group_sets):
+            if gset & words:
+                if index_j is not None:
+                    if j != 2:
+                        index_j = None
+                    continue
+                index_j = j
+        if index_j is None:
+            return None
+        return index_i, index_j
+
+    def _count_plain(self, lines):
+        counts = self._zeros()
+        n_sent = kept = 0
+        search, match = self.occ_re.search, self.match
+        for line in lines:
+            if "=" in line:
+                continue
+            n_sent += line.count(".") + 1
+            if search(line) is None:
+                continue
+            for sent in line.split("."):
+                if search(sent) is None:
+                    continue
+                r = match(sent)
+                if r is not None:
+                    counts[r] += 1
+                    kept += 1
+        return counts, len(lines), n_sent, kept
+
+    def count_bytes(self, b):
+        counts = self._zeros()
+        buf = Buffer(b)
+        if not buf.n_lines:
+            return counts, 0, 0, 0
+        a, b = buf.a, buf.b
+        eq_lines = buf.lines_with(61)
+        n_sent = int(np.count_nonzero(a == 46)) + buf.n_lines
+        if eq_lines.size:
+            n_sent -= eq_lines.size + self._dots_in(buf, eq_lines)
+        hits = self.scanner.find(b)
+        if eq_lines.size and hits.size:
+            hits = hits[~np.isin(buf.line_of(hits), eq_lines)]
+        kept = 0
+        piece_end, match = 0, self.match
+        for pos in hits.tolist():
+            if pos < piece_end:          # in the piece of the previous occurrence
+                continue
+            start = max(b.rfind(b".", piece_end, pos), b.rfind(b"\n", piece_end, pos)) + 1
+            nl = b.find(b"\n", pos)
+            line_end = nl if nl >= 0 else len(b)
+            dot = b.find(b".", pos, line_end)
+            piece_end = dot if dot >= 0 else line_end
+            # the line's last piece keeps its newline, as str.split(".") of the line does
+            stop = piece_end + 1 if dot < 0 and nl >= 0 else piece_end
+            r = match(b[start:stop].decode("utf-8", "replace"))
+            if r is not None:
+                counts[r] += 1
+                kept += 1
+        return counts, buf.n_lines, n_sent, kept
+
+    @staticmethod
+    def _dots_in(buf: Buffer, lines: np.ndarray) -> int:
+        """Number of ``.`` in the given lines."""
+        starts, ends = buf.starts[lines], buf.ends[lines]
+        if lines.size <= _FEW_LINES:
+            count = buf.b.count
+            return sum(count(b".", s, e) for s, e in zip(starts.tolist(), ends.tolist()))
+        dots = np.flatnonzero(buf.a == 46)
+        return int((np.searchsorted(dots, ends) - np.searchsorted(dots, starts)).sum())
