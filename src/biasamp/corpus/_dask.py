@@ -18,6 +18,8 @@ from ._shards import count_chunks, hash_input, shard_chunks
 __all__ = ["run_dask"]
 
 _FAN_IN = 8
+#: Seconds to wait for a --scheduler to answer.
+CONNECT_TIMEOUT = 10.0
 
 
 def _count_shard(rule, shard, opts):
@@ -57,13 +59,13 @@ def _connect(scheduler: str | None, n_workers: int, timeout: float):
 
 
 def run_dask(rule, plan, *, scheduler: str | None = None, n_jobs: int = 2, bar=None,
-             hash_inputs: bool = True, retries: int = 1, timeout: float = 10.0) -> EngineRun:
+             hash_inputs: bool = True, retries: int = 1) -> EngineRun:
     """Count the plan's shards on a Dask cluster (see the module docstring)."""
     if plan.streams:
         raise BiasampError("engine 'dask' counts files and URLs (shards that workers read); "
                            "a datasets corpus is read by this process: use engine 'local', "
                            "or give the dataset's files (hf://datasets/NAME/...)")
-    client, cluster = _connect(scheduler, n_jobs, timeout)
+    client, cluster = _connect(scheduler, n_jobs, CONNECT_TIMEOUT)
     try:
         return _run(client, rule, plan, bar, hash_inputs, retries)
     finally:
@@ -116,11 +118,10 @@ def _run(client, rule, plan, bar, hash_inputs, retries) -> EngineRun:
 def _fail(fut, what: dict, retries: int):
     try:
         fut.result()
-    except BiasampError:
-        raise
     except Exception as exc:  # noqa: BLE001 - a worker's error, re-raised as one line
         where = what.get(fut.key, fut.key)
-        reason = " ".join(str(exc).split())[:200]
-        raise BiasampError(f"shard {where} failed after {retries} retries: "
-                           f"{type(exc).__name__}: {reason}") from None
+        reason = " ".join(str(exc).split())[:300]
+        if not isinstance(exc, BiasampError):
+            reason = f"{type(exc).__name__}: {reason}"
+        raise BiasampError(f"shard {where} failed after {retries} retries: {reason}") from None
     raise BiasampError(f"shard {what.get(fut.key, fut.key)} ended as {fut.status!r}")

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._registry import Registry
 from ._rule_base import CountingRule
-from ._shards import ReadOptions, count_chunks, hash_input, shard_chunks
+from ._shards import ReadOptions, count_chunks, guarded, hash_input, shard_chunks
 from ._sources import CorpusPlan
 
 __all__ = ["ENGINES", "EngineRun", "Totals", "run_local"]
@@ -87,8 +87,9 @@ def _run_pool(rule, plan: CorpusPlan, n_jobs: int, bar, to_hash) -> EngineRun:
     streamed = whole if 0 < len(whole) < n_jobs else []
     shards = [s for s in plan.shards if s not in streamed]
     # (where, chunks, progress by chunk length; streamed files report the bytes they read)
-    streams = [(where, stream, True) for where, stream in plan.streams] + [
-        (s.describe(), shard_chunks(s, opts, bar.update if bar is not None else None), False)
+    streams = [(where, guarded(stream, where), True) for where, stream in plan.streams] + [
+        (s.describe(), guarded(shard_chunks(s, opts, bar.update if bar is not None else None),
+                               s.describe()), False)
         for s in streamed]
 
     def work():

@@ -21,8 +21,8 @@ from ._formats import check_parquet_column, iter_jsonl, iter_parquet, iter_text,
 from ._inputs import Input, decompressed, open_raw
 from ._wikixml import iter_wiki_articles
 
-__all__ = ["ReadOptions", "Shard", "check_input", "count_chunks", "hash_input", "make_shards",
-           "shard_chunks"]
+__all__ = ["ReadOptions", "Shard", "check_input", "count_chunks", "guarded", "hash_input",
+           "make_shards", "shard_chunks"]
 
 
 
@@ -214,19 +214,26 @@ def shard_chunks(shard: Shard, opts: ReadOptions, on_read=None):
             yield from record_chunks(iter_wiki_articles(f, where), opts.chunk_bytes)
 
 
-def count_chunks(rule, chunks, where: str):
-    """Sum of ``rule.count_bytes`` over text chunks; a NUL byte is an error (binary data)."""
-    total = [rule._zeros(), 0, 0, 0]
+def guarded(chunks, where: str):
+    """The chunks; a damaged file or a NUL byte (binary data) becomes a one-line error."""
     try:
         for chunk in chunks:
             if b"\x00" in chunk:
                 raise BiasampError(f"corpus {where} is binary (a NUL byte), not UTF-8 text")
-            for k, v in enumerate(rule.count_bytes(chunk)):
-                total[k] += v
+            yield chunk
     except BiasampError:
         raise
     except _damage_errors() as exc:
-        raise BiasampError(f"corpus {where} is damaged: {type(exc).__name__}: {exc}") from None
+        raise BiasampError(f"corpus {where} cannot be read (damaged or unreadable): "
+                           f"{type(exc).__name__}: {exc}") from None
+
+
+def count_chunks(rule, chunks, where: str):
+    """Sum of ``rule.count_bytes`` over text chunks (through :func:`guarded`)."""
+    total = [rule._zeros(), 0, 0, 0]
+    for chunk in guarded(chunks, where):
+        for k, v in enumerate(rule.count_bytes(chunk)):
+            total[k] += v
     return tuple(total)
 
 
