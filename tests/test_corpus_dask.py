@@ -2,6 +2,8 @@
 
 import gzip
 import json
+import logging
+import sys
 import warnings
 
 import numpy as np
@@ -13,9 +15,18 @@ from biasamp.cli import main
 from biasamp.corpus import count_cooccurrences
 from biasamp.tasks import load_tasks
 
-distributed = pytest.importorskip("distributed")
+import distributed  # noqa: E402 - the test extra installs dask[distributed]
 
 W32 = load_tasks("winobias32").words
+
+
+@pytest.fixture(autouse=True)
+def logging_to_the_real_stderr():
+    """main() points logging at the captured stderr; the cluster's threads log after it closes."""
+    yield
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, logging.StreamHandler) and getattr(handler.stream, "closed", False):
+            handler.setStream(sys.__stderr__)
 
 
 @pytest.fixture(scope="module")

@@ -160,8 +160,12 @@ def test_wikipedia_dump_is_stripped_and_counted(tmp_path):
 
 
 def test_strip_wikitext_articles_equal_the_hand_written_text():
+    import hashlib
+
     from biasamp.corpus._wikixml import iter_wiki_articles
 
+    assert hashlib.sha256(DUMP.read_bytes()).hexdigest() == (   # as in tests/data/README.md
+        "e9eb3dae67c613b64e7a4bf122c868d8d5462bfea7eb95d57032e439ec07f843")
     with open(DUMP, "rb") as f:
         assert list(iter_wiki_articles(f, "dump")) == DUMP_ARTICLES
     assert strip_wikitext("{{Infobox|x=1}}A [[File:a.png|thumb|cap]]b [[w|c]] d.") == "A b c d."

@@ -19,6 +19,7 @@ from .._validation import Bool, Integer, NonEmptyStr, OneOf, Optional, PositiveI
 from ._buffer import encode_text
 from ._engines import ENGINES
 from ._inputs import FORMATS
+from ._rule_base import _rebuild
 from ._rules import RULES, CountingRule
 from ._scan import MATCHERS, default_matcher
 from ._shards import ReadOptions
@@ -32,9 +33,10 @@ _VOCAB_PARAMS = {"rule": OneOf(RULES), "tasks": TaskList, "word_groups": Optiona
 
 
 def _build_rule(rule: str, tasks: list[str], word_groups, plurals, matcher=None) -> CountingRule:
+    """The rule for this configuration, compiled once per process (``_rule_base._rebuild``)."""
     cls = RULES.get(rule)
     groups = dict(cls.default_groups) if word_groups is None else word_groups
-    return cls(tasks, groups, plurals, matcher)
+    return _rebuild(cls, tasks, groups, plurals, matcher)
 
 
 def _frame(counts: np.ndarray, counter: CountingRule) -> pd.DataFrame:

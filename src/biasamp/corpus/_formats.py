@@ -35,19 +35,16 @@ def record_chunks(texts: Iterable[str], chunk_bytes: int) -> Iterator[bytes]:
     >>> list(record_chunks(["a\\nb", "c\\n", ""], 100))
     [b'a\\nb\\nc\\n\\n']
     """
-    parts: list[bytes] = []
+    parts: list[str] = []
     size = 0
     for text in texts:
-        b = encode_text(text)
-        if not b.endswith(b"\n"):
-            b += b"\n"
-        parts.append(b)
-        size += len(b)
+        parts.append(text if text.endswith("\n") else text + "\n")
+        size += len(text) + 1
         if size >= chunk_bytes:
-            yield b"".join(parts)
+            yield encode_text("".join(parts))
             parts, size = [], 0
     if parts:
-        yield b"".join(parts)
+        yield encode_text("".join(parts))
 
 
 def iter_text(f, chunk_bytes: int) -> Iterator[bytes]:
@@ -68,20 +65,32 @@ def iter_text(f, chunk_bytes: int) -> Iterator[bytes]:
         yield carry
 
 
+def _json_records(data: bytes, where: str) -> list:
+    """The JSON values of the non-blank lines (one parse for the chunk when it is valid)."""
+    lines = [line for line in data.splitlines() if line.strip()]
+    try:
+        records = json.loads(b"[" + b",".join(lines) + b"]")
+        if len(records) == len(lines):
+            return records
+    except ValueError:
+        pass
+    records = []
+    for line in lines:   # find the bad line
+        try:
+            records.append(json.loads(line))
+        except ValueError as exc:
+            raise BiasampError(f"corpus file {where} is not JSON Lines: {exc} in "
+                               f"{line[:60]!r}") from None
+    return records
+
+
 def jsonl_texts(data_chunks: Iterable[bytes], column: str, where: str) -> Iterator[str]:
     """The ``column`` of each JSON object of newline-terminated JSON Lines chunks."""
     for data in data_chunks:
-        for line in data.splitlines():
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as exc:
-                raise BiasampError(f"corpus file {where} is not JSON Lines: {exc} in "
-                                   f"{line[:60]!r}") from None
+        for record in _json_records(data, where):
             if not isinstance(record, dict):
                 raise BiasampError(f"corpus file {where} holds a JSON {type(record).__name__}, "
-                                   f"not an object with a text_column: {line[:60]!r}")
+                                   f"not an object with a text_column: {str(record)[:60]!r}")
             if column not in record:
                 raise BiasampError(f"text_column {column!r} is not in the records of {where}; "
                                    f"they have {sorted(record)}")

@@ -3,8 +3,13 @@
 An input is a local path or an fsspec URL (``s3://``, ``gs://``, ``hf://``, ``https://``,
 ``memory://``, ``file://`` ... whatever fsspec and its plug-ins support); either may be a glob
 (``*``, ``?``, ``[``). The format comes from the name once the compression suffix is removed
-(``.jsonl``/``.ndjson``/``.json`` JSON Lines, ``.parquet``/``.pq`` Parquet, ``.xml`` a
-Wikipedia XML dump, anything else plain text) unless ``fmt`` says otherwise.
+(``.jsonl``/``.ndjson``/``.json`` JSON Lines, ``.parquet``/``.pq`` Parquet, ``.xml`` or
+``.xml-p1p41242`` a Wikipedia XML dump, anything else plain text) unless ``fmt`` says otherwise.
+
+>>> _detect("enwiki-20240601-pages-articles1.xml-p1p41242.bz2", None)
+('wikixml', 'bz2')
+>>> _detect("c4-train.00000-of-01024.json.gz", None), _detect("wiki.valid.tokens", None)
+(('jsonl', 'gzip'), ('text', None))
 """
 
 from __future__ import annotations
@@ -91,7 +96,10 @@ def _detect(name: str, fmt: str | None) -> tuple[str, str | None]:
         base = name.lower()
     if fmt is not None:
         return fmt, compression
-    return _EXTENSIONS.get(os.path.splitext(base)[1], "text"), compression
+    ext = os.path.splitext(base)[1]
+    if ext.startswith(".xml-"):          # Wikipedia's parts: pages-articles1.xml-p1p41242.bz2
+        return "wikixml", compression
+    return _EXTENSIONS.get(ext, "text"), compression
 
 
 _INFO_KEYS = ("ETag", "etag", "md5", "md5Hash", "crc32c", "checksum", "sha256", "blob_id",
