@@ -279,7 +279,10 @@ def test_engine_equals_plain_path_on_random_bytes(seed, matcher, rule):
     """count_bytes (numpy + scanner) == the line-by-line reference on text-mode lines."""
     raw = random_corpus(seed)
     lines = split_lines(raw.decode("utf-8", "replace"))
-    tasks = ["cook", "nurse", "CEO", "baker", "construction worker", "salesperson", "he"]
+    # + occupations with a "." or a line break: never inside a wang2021 piece, whole lines
+    # for the default rule
+    tasks = ["cook", "nurse", "CEO", "baker", "construction worker", "salesperson", "he",
+             ".cook", "nurse.", "e\n"]
     groups = {"he": ["he", "him", "his"], "she": ["she", "her", "hers"], "they": ["they"]}
     c = RULES.get(rule)(tasks, groups, matcher=matcher)
     got, ref = c.count_bytes(raw), c.count(lines, fast=False)

@@ -26,14 +26,24 @@ def logging_to_the_real_stderr():
     yield
     for handler in logging.getLogger().handlers:
         if isinstance(handler, logging.StreamHandler) and getattr(handler.stream, "closed", False):
-            handler.setStream(sys.__stderr__)
+            handler.stream = sys.__stderr__   # (setStream would flush the closed one)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def quiet_distributed():
+    """The scheduler's INFO lines are not what these tests look at."""
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    yield
+    logger.setLevel(level)
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def cluster(quiet_distributed):
     """A LocalCluster of 2 single-threaded worker processes, shared by this module."""
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as c:
+                                  dashboard_address=":0") as c:
         yield c
 
 

@@ -79,6 +79,23 @@ def test_same_text_counts_the_same_in_every_format(same_text, rule):
     assert files["corpus"]["text_column"] == "text" and len(entry["sha256"]) == 64
 
 
+def test_byte_range_shards_cut_the_file_into_whole_lines_once(wikitext_dir):
+    from biasamp.corpus._inputs import resolve_inputs
+    from biasamp.corpus._shards import ReadOptions, make_shards, shard_chunks
+
+    path = wikitext_dir / "wiki.valid.tokens"
+    data = path.read_bytes()
+    longest = max(len(line) for line in data.splitlines(keepends=True))
+    opts = ReadOptions(chunk_bytes=5000)
+    for shard_bytes in (37, 50_000, 400_000):
+        shards = make_shards(resolve_inputs(str(path)), opts, shard_bytes)
+        assert len(shards) == -(-len(data) // shard_bytes)
+        chunks = [c for shard in shards for c in shard_chunks(shard, opts)]
+        assert b"".join(chunks) == data
+        assert all(c.endswith(b"\n") for c in chunks)
+        assert max(len(c) for c in chunks) < 5000 + longest
+
+
 def test_record_of_several_paragraphs_is_several_lines(tmp_path):
     text = "The cook said he left .\n= = Title = =\nher cookie . The nurse saw him .\n"
     (tmp_path / "r.jsonl").write_text(json.dumps({"text": text.rstrip("\n")}) + "\n"
@@ -187,6 +204,7 @@ BAD_INPUTS = [
     ("corrupt.txt.gz", b"this is not gzip at all\n", r"is not a valid gzip archive"),
     ("corrupt.txt.bz2", b"BZh9garbage", r"is not a valid bz2 archive"),
     ("corrupt.txt.xz", b"\xfd7zXZ\x00garbage", r"is not a valid xz archive"),
+    ("corrupt.txt.zst", b"(\xb5/\xfd garbage", r"is not a valid zstd archive"),
     ("nocol.jsonl", b'{"body": "The cook said he"}\n',
      r"text_column 'text' is not in the records of .*; they have \['body'\]"),
     ("notjson.jsonl", b"The cook said he\n", r"is not JSON Lines"),
@@ -262,6 +280,27 @@ def test_parquet_missing_or_non_string_column(tmp_path, capsys):
     assert main(["-q", "count", str(tmp_path / "a.parquet"), "--tasks", "cook,",
                  "--text-column", "missing", "-o", str(tmp_path / "d.csv")]) == 2
     assert "text_column 'missing'" in capsys.readouterr().err
+
+
+def test_broken_xml_dump_and_missing_zstandard(tmp_path, monkeypatch):
+    broken = DUMP.read_bytes().replace(b"</page>", b"</pgae>", 1)
+    path = write(tmp_path / "pages-articles.xml", broken)
+    with pytest.raises(BiasampError, match=r"is not well-formed XML: mismatched tag"):
+        count_cooccurrences(path, ["nurse"], n_jobs=1)
+    from fsspec.compression import compr
+
+    zst = write(tmp_path / "a.txt.zst", __import__("zstandard").compress(b"The cook said he\n"))
+    monkeypatch.delitem(compr, "zstd")
+    with pytest.raises(BiasampError, match=r"is zstd-compressed: `pip install zstandard`"):
+        count_cooccurrences(zst, ["cook"], n_jobs=1)
+
+
+def test_hub_records_without_the_text_column(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    (tmp_path / "part.txt").write_text("The cook said he left .\n", encoding="utf-8")
+    with pytest.raises(BiasampError, match=r"text_column 'body' not in the dataset's columns "
+                       r"\['text'\]"):
+        count_cooccurrences(f"hf:{tmp_path}", ["cook"], n_jobs=1, text_column="body")
 
 
 def test_dataset_offline_is_a_one_line_error(tmp_path, capsys, monkeypatch):

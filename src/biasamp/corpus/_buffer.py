@@ -98,8 +98,8 @@ class Buffer:
 
     def lines_with(self, byte: int) -> np.ndarray:
         """Sorted indices of the lines containing ``byte`` (an ASCII code)."""
-        pos = np.flatnonzero(self.a == byte)
-        return np.unique(self.line_of(pos)) if pos.size else pos
+        lines = self.line_of(np.flatnonzero(self.a == byte))     # sorted, with repeats
+        return lines[np.concatenate(([True], lines[1:] != lines[:-1]))] if lines.size else lines
 
     def blank_lines(self) -> np.ndarray:
         """Boolean (n_lines,): the line has only whitespace (``not line.strip()``).

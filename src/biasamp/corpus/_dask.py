@@ -48,7 +48,7 @@ def _connect(scheduler: str | None, n_workers: int, timeout: float):
                                      "(dask[distributed]); got ImportError") from exc
     if scheduler is None:
         cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                           processes=True, dashboard_address=None)
+                                           processes=True, dashboard_address=":0")
         return distributed.Client(cluster), cluster
     try:
         return distributed.Client(scheduler, timeout=timeout), None

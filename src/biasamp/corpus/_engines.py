@@ -6,6 +6,7 @@ description), so engines differ in speed and reach, never in the counts.
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -65,16 +66,21 @@ def run_local(rule: CountingRule, plan: CorpusPlan, *, n_jobs: int, bar,
 def _run_in_process(rule, plan: CorpusPlan, bar, to_hash) -> EngineRun:
     totals, opts = Totals(rule._zeros()), plan.opts
     # sha256 in a thread while counting (hashlib releases the GIL on large blocks)
+    stop = threading.Event()
     with ThreadPoolExecutor(1) as hasher:
-        hashing = {inp.url: hasher.submit(hash_input, inp, opts) for inp in to_hash}
-        for shard in plan.shards:
-            whole = shard.length is None and bar is not None
-            chunks = shard_chunks(shard, opts, bar.update if whole else None)
-            totals.add(count_chunks(rule, chunks, shard.describe()))
-            if bar is not None and not whole:
-                bar.update(shard.size)
-        for where, stream in plan.streams:
-            totals.add(count_chunks(rule, _progress(bar, stream), where))
+        hashing = {inp.url: hasher.submit(hash_input, inp, opts, stop) for inp in to_hash}
+        try:
+            for shard in plan.shards:
+                whole = shard.length is None and bar is not None
+                chunks = shard_chunks(shard, opts, bar.update if whole else None)
+                totals.add(count_chunks(rule, chunks, shard.describe()))
+                if bar is not None and not whole:
+                    bar.update(shard.size)
+            for where, stream in plan.streams:
+                totals.add(count_chunks(rule, _progress(bar, stream), where))
+        except BaseException:
+            stop.set()     # do not finish hashing a large file for a count that failed
+            raise
         hashes = {url: fut.result() for url, fut in hashing.items()}
     return EngineRun(totals, hashes, {"engine": "local", "jobs": 1})
 

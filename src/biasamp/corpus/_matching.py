@@ -156,6 +156,15 @@ class KeyIndex:
         after a word-character edge of the pattern (they cannot match ``\\b...\\b``;
         non-ASCII neighbours are kept).
         """
+        return self.find_ids(b, word_bounded=word_bounded)[0]
+
+    def find_ids(self, b: bytes, *, word_bounded: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, pattern indices) of every occurrence, sorted by (start, index).
+
+        >>> [a.tolist() for a in KeyIndex([b"cook", b"oo"], b"").find_ids(b"a cook")]
+        [[2, 3], [0, 1]]
+        """
         hits: list[tuple[int, object]] = []
         if len(self.keys):
             for off in range(4):
@@ -185,5 +194,7 @@ class KeyIndex:
                 if word_bounded and ((left and start > 0 and _ASCII_WORD[b[start - 1]])
                                      or (right and end < nb and _ASCII_WORD[b[end]])):
                     continue
-                out.append(start)
-        return np.array(sorted(out), dtype=np.int64)
+                out.append((start, pi))
+        out.sort()
+        return (np.array([s for s, _ in out], dtype=np.int64),
+                np.array([i for _, i in out], dtype=np.int64))

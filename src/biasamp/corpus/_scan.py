@@ -1,6 +1,7 @@
 """Multi-pattern scanners: where any of many byte patterns occurs in a buffer.
 
-A scanner returns the start offsets of pattern occurrences in a UTF-8 buffer. It may return
+A scanner returns the start offsets of pattern occurrences in a UTF-8 buffer (``find``), or
+those and the index of the pattern found there (``find_ids``). It may return
 *more* offsets than the rule in the end counts (``word_bounded`` checks only ASCII word
 characters; the rules verify every candidate with their exact Python matcher), never fewer:
 the rules' counts do not depend on the scanner, only their speed does.
@@ -84,18 +85,23 @@ class HyperscanScanner:
 
     def find(self, b: bytes) -> np.ndarray:
         """Sorted start offsets of every occurrence (with repeats for equal starts)."""
+        return self.find_ids(b)[0]
+
+    def find_ids(self, b: bytes) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, pattern indices) of every occurrence, sorted by (start, index)."""
         db = self._database()
         if not b:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         scratch = getattr(self._local, "scratch", None)
         if scratch is None:
             scratch = self._local.scratch = self._hs.Scratch(db)
-        out: list[int] = []
+        out: list[tuple[int, int]] = []
         lengths = self.lengths
-        db.scan(b, match_event_handler=lambda i, _f, to, _fl, _c: out.append(to - lengths[i]),
-                scratch=scratch)
+        db.scan(b, match_event_handler=lambda i, _f, to, _fl, _c: out.append(
+            (to - lengths[i], i)), scratch=scratch)
         out.sort()
-        return np.array(out, dtype=np.int64)
+        return (np.array([s for s, _ in out], dtype=np.int64),
+                np.array([i for _, i in out], dtype=np.int64))
 
 
 class NumpyScanner:
@@ -116,11 +122,15 @@ class NumpyScanner:
 
     def find(self, b: bytes) -> np.ndarray:
         """Sorted start offsets of every occurrence (with repeats for equal starts)."""
+        return self.find_ids(b)[0]
+
+    def find_ids(self, b: bytes) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, pattern indices) of every occurrence, sorted by (start, index)."""
         if self.caseless:
             b = b.lower()
         if self._index is None:
             self._index = KeyIndex(self.patterns, b[: 1 << 18])
-        return self._index.find(b, word_bounded=self.word_bounded)
+        return self._index.find_ids(b, word_bounded=self.word_bounded)
 
 
 #: Scanner implementations: name -> class taking ``(patterns, *, word_bounded, caseless)``

@@ -153,11 +153,31 @@ def check_input(inp: Input, opts: ReadOptions) -> None:
             pass
 
 
-def _byte_range(inp: Input, start: int, length: int, opts: ReadOptions) -> bytes:
-    from fsspec.utils import read_block
+class _Window:
+    """The bytes ``[start, end)`` of a binary file, read with ``read(n)``."""
 
-    with open_raw(inp, opts.storage_options) as raw:
-        return read_block(raw, start, length, delimiter=b"\n")
+    def __init__(self, raw, start: int, end: int):
+        raw.seek(start)
+        self._raw, self._left = raw, end - start
+
+    def read(self, n: int = -1) -> bytes:
+        n = self._left if n is None or n < 0 else min(n, self._left)
+        data = self._raw.read(n) if n else b""
+        self._left -= len(data)
+        return data
+
+
+def _byte_range(raw, start: int, length: int) -> _Window:
+    """The lines whose first byte lies in ``[start, start + length)`` (as
+    ``fsspec.utils.read_block`` with a newline delimiter), as a window of the file."""
+    from fsspec.utils import seek_delimiter
+
+    raw.seek(start)
+    seek_delimiter(raw, b"\n", 1 << 16)        # no-op at 0, else just after a newline
+    first = raw.tell()
+    raw.seek(start + length)
+    seek_delimiter(raw, b"\n", 1 << 16)
+    return _Window(raw, first, raw.tell())
 
 
 class _CountingReader:
@@ -191,12 +211,13 @@ def shard_chunks(shard: Shard, opts: ReadOptions, on_read=None):
     ``on_read(n)`` is called with the stored bytes read, for whole-file shards.
     """
     inp, where = shard.inp, repr(shard.inp.url)
-    if shard.length is not None:
-        data = _byte_range(inp, shard.start, shard.length, opts)
-        if inp.fmt == "jsonl":
-            yield from iter_jsonl([data], opts.text_column, opts.chunk_bytes, where)
-        else:
-            yield data
+    if shard.length is not None:   # read in chunks: a shard may be larger than a chunk
+        with open_raw(inp, opts.storage_options) as raw:
+            chunks = iter_text(_byte_range(raw, shard.start, shard.length), opts.chunk_bytes)
+            if inp.fmt == "jsonl":
+                yield from iter_jsonl(chunks, opts.text_column, opts.chunk_bytes, where)
+            else:
+                yield from chunks
         return
     with open_raw(inp, opts.storage_options) as raw:
         f = decompressed(raw if on_read is None else _CountingReader(raw, on_read), inp)
@@ -237,10 +258,13 @@ def count_chunks(rule, chunks, where: str):
     return tuple(total)
 
 
-def hash_input(inp: Input, opts: ReadOptions) -> str:
-    """Hex sha256 of a file's bytes as stored, read in 1 MiB blocks."""
+def hash_input(inp: Input, opts: ReadOptions, stop=None) -> str | None:
+    """Hex sha256 of a file's bytes as stored, read in 1 MiB blocks (None once ``stop`` is
+    set: a ``threading.Event`` that ends the work when the count fails)."""
     h = hashlib.sha256()
     with open_raw(inp, opts.storage_options) as raw:
         for block in iter(lambda: raw.read(1 << 20), b""):
+            if stop is not None and stop.is_set():
+                return None
             h.update(block)
     return h.hexdigest()

@@ -14,18 +14,20 @@ from ._words import WANG2021_WORD_GROUPS
 
 __all__ = ["Wang2021Rule"]
 
-#: Above this many ``=`` lines in a chunk, their ``.`` are counted in numpy, not per line.
-_FEW_LINES = 256
+#: Bytes per ``=`` line above which their ``.`` are counted per line (bytes.count), not in
+#: numpy (one pass over the chunk); both count the same.
+_BYTES_PER_LINE = 1000
 
 
 class Wang2021Rule(CountingRule):
     """Skip lines with ``=``; ``.``-pieces; substring occupations; case-sensitive words.
 
     The engine (:meth:`count_bytes`): lines, ``.`` and ``=`` are counted in numpy; the
-    scanner finds every occurrence of an occupation; the piece around each occurrence (on a
-    line without ``=``) is cut out of the bytes, decoded and decided by :meth:`match`, the
-    paper's logic. A piece without an occurrence cannot be counted, so no other piece is
-    looked at.
+    scanner finds every occurrence of every occupation; the piece around an occurrence (on
+    a line without ``=``) is cut out of the bytes, and the occupations that occur whole in
+    it are exactly those ``occ in piece`` finds, so the paper's choice (the last of an odd
+    number, in vocabulary order) is made from them; the piece is decoded for its words. A
+    piece without an occurrence cannot be counted, so no other piece is looked at.
     """
 
     default_groups = WANG2021_WORD_GROUPS
@@ -36,7 +38,9 @@ class Wang2021Rule(CountingRule):
         # plain path only: a piece with no regex hit contains no occupation substring
         self.occ_re = re.compile(trie_pattern(sorted(set(self.tasks))))
         self.group_sets = [frozenset(v) for v in self.groups.values()]
-        self.scanner = make_scanner(matcher, [encode_text(t) for t in self.tasks])
+        patterns = [encode_text(t) for t in self.tasks]
+        self.scanner = make_scanner(matcher, patterns)
+        self.lengths = np.array([len(p) for p in patterns], dtype=np.int64)
 
     def match(self, sentence):
         index_i = None
@@ -87,14 +91,17 @@ class Wang2021Rule(CountingRule):
         n_sent = int(np.count_nonzero(a == 46)) + buf.n_lines
         if eq_lines.size:
             n_sent -= eq_lines.size + self._dots_in(buf, eq_lines)
-        hits = self.scanner.find(b)
+        hits, ids = self.scanner.find_ids(b)
+        keep = (a[hits] != 46) & (a[hits] != 10)   # an occurrence from a "." or "\n" is in no piece
         if eq_lines.size and hits.size:
-            hits = hits[~np.isin(buf.line_of(hits), eq_lines)]
-        kept = 0
-        piece_end, match = 0, self.match
-        for pos in hits.tolist():
-            if pos < piece_end:          # in the piece of the previous occurrence
-                continue
+            keep &= ~np.isin(buf.line_of(hits), eq_lines)
+        hits, ids = hits[keep], ids[keep]
+        ends = (hits + self.lengths[ids]).tolist()
+        hits, ids = hits.tolist(), ids.tolist()
+        kept, k, n = 0, 0, len(hits)
+        piece_end = 0
+        while k < n:
+            pos = hits[k]
             start = max(b.rfind(b".", piece_end, pos), b.rfind(b"\n", piece_end, pos)) + 1
             nl = b.find(b"\n", pos)
             line_end = nl if nl >= 0 else len(b)
@@ -102,17 +109,40 @@ class Wang2021Rule(CountingRule):
             piece_end = dot if dot >= 0 else line_end
             # the line's last piece keeps its newline, as str.split(".") of the line does
             stop = piece_end + 1 if dot < 0 and nl >= 0 else piece_end
-            r = match(b[start:stop].decode("utf-8", "replace"))
+            found = set()    # the occupations that occur whole in the piece
+            while k < n and hits[k] < piece_end:
+                if ends[k] <= stop:
+                    found.add(ids[k])
+                k += 1
+            r = self._decide(found, b[start:stop].decode("utf-8", "replace"))
             if r is not None:
                 counts[r] += 1
                 kept += 1
         return counts, buf.n_lines, n_sent, kept
 
+    def _decide(self, found: set, piece: str):
+        """:meth:`match` given the occupations found in the piece (vocabulary order)."""
+        if len(found) % 2 == 0:    # every second occupation resets the choice
+            return None
+        index_i = max(found)
+        words = set(piece.split(" "))
+        index_j = None
+        for j, gset in enumerate(self.group_sets):
+            if gset & words:
+                if index_j is not None:
+                    if j != 2:
+                        index_j = None
+                    continue
+                index_j = j
+        if index_j is None:
+            return None
+        return index_i, index_j
+
     @staticmethod
     def _dots_in(buf: Buffer, lines: np.ndarray) -> int:
         """Number of ``.`` in the given lines."""
         starts, ends = buf.starts[lines], buf.ends[lines]
-        if lines.size <= _FEW_LINES:
+        if lines.size * _BYTES_PER_LINE <= len(buf.b):
             count = buf.b.count
             return sum(count(b".", s, e) for s, e in zip(starts.tolist(), ends.tolist()))
         dots = np.flatnonzero(buf.a == 46)
