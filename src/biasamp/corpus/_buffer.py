@@ -101,6 +101,31 @@ class Buffer:
         lines = self.line_of(np.flatnonzero(self.a == byte))     # sorted, with repeats
         return lines[np.concatenate(([True], lines[1:] != lines[:-1]))] if lines.size else lines
 
+    def stripped_edges(self, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(first, last, sure) of non-blank lines: offsets of the first and last byte that
+        is not whitespace; ``sure`` False where a non-ASCII byte (maybe a Unicode space) or
+        a long run of spaces came first (decide those lines on their text).
+
+        >>> buf = Buffer(b" = T = \\n\\t=\\n\\xc2\\xa0= =\\n")
+        >>> [x.tolist() for x in buf.stripped_edges(np.arange(3))]
+        [[1, 9, 11], [5, 9, 15], [True, True, False]]
+        """
+        sure = np.ones(lines.size, dtype=bool)
+        edges = []
+        for step, pos in ((1, self.starts[lines]), (-1, self.ends[lines] - 1)):
+            pos = pos.copy()
+            todo = np.arange(lines.size)
+            for _ in range(8):
+                c = self.a[pos[todo]]
+                sure[todo[c >= 128]] = False
+                todo = todo[_ASCII_SPACE[c]]
+                if not todo.size:
+                    break
+                pos[todo] += step
+            sure[todo] = False
+            edges.append(pos)
+        return edges[0], edges[1], sure
+
     def blank_lines(self) -> np.ndarray:
         """Boolean (n_lines,): the line has only whitespace (``not line.strip()``).
 

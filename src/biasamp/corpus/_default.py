@@ -90,8 +90,7 @@ class DefaultRule(CountingRule):
         if not buf.n_lines:
             return counts, 0, 0, 0
         skip = buf.blank_lines()
-        skip[[i for i in buf.lines_with(61).tolist()
-              if not skip[i] and HEADING.match(buf.line(i))]] = True
+        skip[self._headings(buf, skip)] = True
         gaps = boundary_gaps(buf, skip)
         # sentences: 1 + boundaries per counted line
         n_sent = int(buf.n_lines - skip.sum()) + gaps[0].size
@@ -102,6 +101,17 @@ class DefaultRule(CountingRule):
                 counts[r] += 1
                 kept += 1
         return counts, buf.n_lines, n_sent, kept
+
+    @staticmethod
+    def _headings(buf: Buffer, blank: np.ndarray) -> list[int]:
+        """Lines that match :data:`HEADING`: "=" first and last once stripped, two of them."""
+        lines = buf.lines_with(61)
+        lines = lines[~blank[lines]]
+        first, last, sure = buf.stripped_edges(lines)
+        a = buf.a
+        yes = sure & (a[first] == 61) & (a[last] == 61) & (first < last)
+        return lines[yes].tolist() + [i for i in lines[~sure].tolist()
+                                      if HEADING.match(buf.line(i))]
 
     def _candidates(self, buf: Buffer, skip: np.ndarray, gaps):
         """The sentences where an occupation can occur, each once."""

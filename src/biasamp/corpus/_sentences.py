@@ -67,9 +67,8 @@ for _length in sorted({len(w) for w in _ABBREVIATIONS}):
 
 def _bytes_at(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """``a[idx]``, with ``\\n`` where ``idx`` is outside ``a`` (a non-word, non-space byte)."""
-    out = np.full(idx.size, 10, dtype=np.uint8)
-    ok = (idx >= 0) & (idx < a.size)
-    out[ok] = a[idx[ok]]
+    out = a.take(idx, mode="clip")
+    out[(idx < 0) | (idx >= a.size)] = 10
     return out
 
 
@@ -127,12 +126,17 @@ def _decide(a: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _marks(b: bytes, a: np.ndarray) -> np.ndarray:
-    """Offsets of ``.``, ``!`` and ``?``."""
-    mask = a == 46
-    for mark in (b"!", b"?"):                         # rare: skip when absent
-        if mark in b:
-            mask |= a == ord(mark)
-    return np.flatnonzero(mask)
+    """Offsets of ``.``, ``!`` and ``?`` (sorted)."""
+    if (b.count(b"!") + b.count(b"?")) * 64 > len(b):   # not rare here: vectorised
+        return np.flatnonzero((a == 46) | (a == 33) | (a == 63))
+    pos = np.flatnonzero(a == 46)
+    rare = []                                         # "!" and "?": found one by one
+    for mark in (b"!", b"?"):
+        i = b.find(mark)
+        while i >= 0:
+            rare.append(i)
+            i = b.find(mark, i + 1)
+    return np.sort(np.concatenate((pos, np.array(rare, dtype=np.int64)))) if rare else pos
 
 
 def count_boundaries(text: str, b: bytes) -> int:
