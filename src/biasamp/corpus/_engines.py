@@ -99,34 +99,29 @@ def _run_pool(rule, plan: CorpusPlan, n_jobs: int, bar, to_hash) -> EngineRun:
         for s in streamed]
 
     def work():
-        for inp in to_hash:
-            yield _hash_task, (inp,), None
         for shard in shards:
             yield _shard_task, (shard,), shard.size
         for where, stream, by_chunk in streams:
             for chunk in stream:
                 yield _chunk_task, (chunk, where), len(chunk) if by_chunk else None
 
-    hashes: dict = {}
-
-    def collect(fut, what, step):
-        res = fut.result()
-        if what is _hash_task:
-            hashes[res[0]] = res[1]
-        else:
-            totals.add(res)
+    def collect(fut, step):
+        totals.add(fut.result())
         if bar is not None and step:
             bar.update(step)
 
     with ProcessPoolExecutor(n_jobs, initializer=_init_worker, initargs=(rule, opts)) as pool:
-        pending: deque = deque()
+        # hashes: collected at the end (they hold no memory), never waited for in between
+        hashing = [pool.submit(_hash_task, inp) for inp in to_hash]
+        pending: deque = deque()   # counts: at most 2 per worker in flight (bounded memory)
         try:
             for fn, args, step in work():
-                pending.append((pool.submit(fn, *args), fn, step))
+                pending.append((pool.submit(fn, *args), step))
                 while len(pending) >= 2 * n_jobs:
                     collect(*pending.popleft())
             while pending:
                 collect(*pending.popleft())
+            hashes = dict(fut.result() for fut in hashing)
         except BaseException:
             pool.shutdown(wait=True, cancel_futures=True)
             raise

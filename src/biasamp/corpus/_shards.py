@@ -158,7 +158,7 @@ class _Window:
 
     def __init__(self, raw, start: int, end: int):
         raw.seek(start)
-        self._raw, self._left = raw, end - start
+        self._raw, self._left, self.size = raw, end - start, end - start
 
     def read(self, n: int = -1) -> bytes:
         n = self._left if n is None or n < 0 else min(n, self._left)
@@ -213,7 +213,11 @@ def shard_chunks(shard: Shard, opts: ReadOptions, on_read=None):
     inp, where = shard.inp, repr(shard.inp.url)
     if shard.length is not None:   # read in chunks: a shard may be larger than a chunk
         with open_raw(inp, opts.storage_options) as raw:
-            chunks = iter_text(_byte_range(raw, shard.start, shard.length), opts.chunk_bytes)
+            window = _byte_range(raw, shard.start, shard.length)
+            if window.size <= 2 * opts.chunk_bytes:   # one read, no copies to cut lines
+                chunks = iter([window.read()])
+            else:
+                chunks = iter_text(window, opts.chunk_bytes)
             if inp.fmt == "jsonl":
                 yield from iter_jsonl(chunks, opts.text_column, opts.chunk_bytes, where)
             else:
