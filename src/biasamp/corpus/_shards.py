@@ -215,7 +215,7 @@ def shard_chunks(shard: Shard, opts: ReadOptions, on_read=None):
         with open_raw(inp, opts.storage_options) as raw:
             window = _byte_range(raw, shard.start, shard.length)
             if window.size <= 2 * opts.chunk_bytes:   # one read, no copies to cut lines
-                chunks = iter([window.read()])
+                chunks = iter([window.read()] if window.size else [])
             else:
                 chunks = iter_text(window, opts.chunk_bytes)
             if inp.fmt == "jsonl":
