@@ -15,7 +15,7 @@ from biasamp.cli import main
 from biasamp.corpus import count_cooccurrences
 from biasamp.tasks import load_tasks
 
-import distributed  # noqa: E402 - the test extra installs dask[distributed]
+import distributed  # the test extra installs dask[distributed]
 
 W32 = load_tasks("winobias32").words
 

@@ -21,12 +21,12 @@ W32 = load_tasks("winobias32").words
 DUMP = Path(__file__).parent / "data" / "wikipedia" / "mini-pages-articles.xml"
 # what the dump's articles are, once their markup is stripped (see tests/data/README.md)
 DUMP_ARTICLES = [
-    "Ada Nurse was a nurse in London. She trained many nurses.\n\n== Early life ==\n"
-    "Her father was a cook . He baked bread every day.\n\n=== Career ===\n"
-    "The doctor said she was the best nurse of her time. The cook and the nurse met him .",
-    "Bob (born 1901) was a carpenter from Leeds. His son became a carpenter too.\n"
-    " He built a school.\n The school's cook was his daughter .\n\n"
-    "Bob the carpenter said he was proud.",
+    ("Ada Nurse was a nurse in London. She trained many nurses.\n\n== Early life ==\n"
+     "Her father was a cook . He baked bread every day.\n\n=== Career ===\n"
+     "The doctor said she was the best nurse of her time. The cook and the nurse met him ."),
+    ("Bob (born 1901) was a carpenter from Leeds. His son became a carpenter too.\n"
+     " He built a school.\n The school's cook was his daughter .\n\n"
+     "Bob the carpenter said he was proud."),
 ]
 
 

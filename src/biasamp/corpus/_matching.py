@@ -7,8 +7,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["KeyIndex", "join_lines", "line_ends", "lower_bytes", "occupation_forms",
-           "trie_pattern"]
+__all__ = ["KeyIndex", "occupation_forms", "trie_pattern"]
 
 _IRREGULAR_TAILS = (("person", ("people", "persons")), ("woman", ("women",)), ("man", ("men",)),
                     ("child", ("children",)))
@@ -83,31 +82,6 @@ def trie_pattern(words: Iterable[str]) -> str:
         return body
 
     return build(trie)
-
-
-def join_lines(lines: Sequence[str]) -> tuple[str, bytes]:
-    """Lines joined, each ending in exactly one newline, as text and UTF-8 bytes."""
-    if all(s.endswith("\n") for s in lines):
-        parts = lines
-    else:
-        parts = [s if s.endswith("\n") else s + "\n" for s in lines]
-    text = "".join(parts)
-    return text, text.encode("utf-8")
-
-
-_KELVIN_DOTTED_I = (b"\xe2\x84\xaa", b"\xc4\xb0")  # non-ASCII chars whose lower() is ASCII
-
-
-def lower_bytes(text: str, b: bytes) -> bytes:
-    """``text.lower()`` in UTF-8 (``b`` = ``text`` in UTF-8), lowering bytes where that is exact."""
-    if any(ch in b for ch in _KELVIN_DOTTED_I):
-        return text.lower().encode("utf-8")
-    return b.lower()
-
-
-def line_ends(a: np.ndarray) -> np.ndarray:
-    """Positions of the newlines of a byte array."""
-    return np.flatnonzero(a == 10)
 
 
 _HASH_MULT = np.uint32(2654435761)
