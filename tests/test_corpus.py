@@ -143,6 +143,7 @@ def test_split_sentences():
     assert split_sentences("   ") == []
 
 
+@pytest.mark.filterwarnings("ignore::biasamp._errors.ZeroRowWarning")
 def test_pool_equals_single_process_and_counts(wt_valid, tmp_path):
     a = count_cooccurrences(wt_valid, W32, n_jobs=1)
     b = count_cooccurrences([wt_valid], W32, n_jobs=2, chunk_chars=50_000)
@@ -178,6 +179,7 @@ def test_tasks_never_counted_warn_once_and_are_not_logged(wt_valid, caplog):
     assert not [rec for rec in caplog.records if "never counted" in rec.getMessage()]
 
 
+@pytest.mark.filterwarnings("ignore::biasamp._errors.ZeroRowWarning")
 def test_datasets_object_equals_files(wt_valid):
     import datasets
 
@@ -348,6 +350,7 @@ def test_byte_ranges_match_text_mode_reading(tmp_path):
             assert r.n_lines == len(lines) == 121
 
 
+@pytest.mark.filterwarnings("ignore::biasamp._errors.ZeroRowWarning")
 def test_hf_prefix_streams_a_local_datasets_folder(wt_valid, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     lines = open(wt_valid, encoding="utf-8").readlines()[:600]
