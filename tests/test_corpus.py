@@ -10,11 +10,13 @@ from biasamp import BiasampError
 from biasamp._errors import ZeroRowWarning
 from biasamp.base_rates import get_source
 from biasamp.cli import main
-from biasamp.corpus import (RULES, WANG2021_WORD_GROUPS, count_cooccurrences, count_text,
-                            occupation_forms, split_sentences)
+from biasamp.corpus import (DEFAULT_WORD_GROUPS, RULES, WANG2021_WORD_GROUPS,
+                            count_cooccurrences, count_text, occupation_forms, split_sentences)
+from biasamp.corpus._sources import split_lines
 from biasamp.tasks import load_tasks
 
 W32 = load_tasks("winobias32").words
+DEFAULT_GROUPS = DEFAULT_WORD_GROUPS
 
 
 @pytest.fixture(scope="module")
@@ -141,6 +143,7 @@ def test_split_sentences():
     assert split_sentences("   ") == []
 
 
+@pytest.mark.filterwarnings("ignore::biasamp._errors.ZeroRowWarning")
 def test_pool_equals_single_process_and_counts(wt_valid, tmp_path):
     a = count_cooccurrences(wt_valid, W32, n_jobs=1)
     b = count_cooccurrences([wt_valid], W32, n_jobs=2, chunk_chars=50_000)
@@ -176,6 +179,7 @@ def test_tasks_never_counted_warn_once_and_are_not_logged(wt_valid, caplog):
     assert not [rec for rec in caplog.records if "never counted" in rec.getMessage()]
 
 
+@pytest.mark.filterwarnings("ignore::biasamp._errors.ZeroRowWarning")
 def test_datasets_object_equals_files(wt_valid):
     import datasets
 
@@ -255,29 +259,68 @@ TOKENS = ["the", "The", "cook", "cookie", "Cook", "COOK", "nurse", "nurses", "CE
           "@.@", "e.g.", "Dr.", "nurse.", ".cook", "\t", "  "]
 
 
-@pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("rule", ["wang2021", "default"])
-def test_vectorised_prefilter_equals_plain_path(seed, rule):
+ENGINE_TOKENS = TOKENS + ["\r", "\r\n", "\n", "\u00a0", "\u2028", "\u212a", "\x1c", "”", "“Yes",
+                         "No.", "etc.", "i.e.", "A.", "é.", "x_.", "Dr!", ". (He", ". [It"]
+
+
+def random_corpus(seed: int) -> bytes:
+    """Seeded random text over tricky tokens; every third one has undecodable bytes."""
     rng = np.random.default_rng(seed)
-    lines = []
-    for _ in range(400):
-        words = rng.choice(TOKENS, size=rng.integers(0, 25))
-        line = " ".join(words)
-        end = rng.choice(["\n", "\n", " \n", ""])  # some lines lack a newline (records)
-        lines.append(line + end)
-    tasks = ["cook", "nurse", "CEO", "baker", "construction worker", "salesperson", "he"]
+    text = "".join(rng.choice(ENGINE_TOKENS) + rng.choice([" ", "", " ", "\n", "  "])
+                   for _ in range(rng.integers(1, 600)))
+    raw = text.encode("utf-8")
+    if seed % 3 == 0:
+        raw = raw.replace(b"e", b"\xe9", 2).replace(b"o", b"\xc3", 1).replace(b"a", b"\x80", 1)
+    return raw
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("matcher", ["hyperscan", "numpy"])
+@pytest.mark.parametrize("rule", ["wang2021", "default"])
+def test_engine_equals_plain_path_on_random_bytes(seed, matcher, rule):
+    """count_bytes (numpy + scanner) == the line-by-line reference on text-mode lines."""
+    raw = random_corpus(seed)
+    lines = split_lines(raw.decode("utf-8", "replace"))
+    # + occupations with a "." or a line break: never inside a wang2021 piece, whole lines
+    # for the default rule
+    tasks = ["cook", "nurse", "CEO", "baker", "construction worker", "salesperson", "he",
+             ".cook", "nurse.", "e\n"]
     groups = {"he": ["he", "him", "his"], "she": ["she", "her", "hers"], "they": ["they"]}
-    c = RULES.get(rule)(tasks, groups)
-    assert c.fast
-    fast = c.count(lines)
-    plain = c.count(lines, fast=False)
-    np.testing.assert_array_equal(fast[0], plain[0])
-    assert fast[1:] == plain[1:]
-    assert fast[0].sum() > 0
+    c = RULES.get(rule)(tasks, groups, matcher=matcher)
+    got, ref = c.count_bytes(raw), c.count(lines, fast=False)
+    np.testing.assert_array_equal(got[0], ref[0])
+    assert got[1:] == ref[1:]
+    assert ref[0].sum() > 0 and ref[1] == len(lines)
+    # a list of lines that joins exactly goes through the engine too
+    np.testing.assert_array_equal(c.count(lines)[0], ref[0])
     if rule == "wang2021":
-        # the plain path itself equals the naive transcription when lines end with '\n'
-        nl = [l for l in lines if l.endswith("\n")]
-        np.testing.assert_array_equal(c.count(nl)[0], naive_wang2021(nl, tasks, list(groups.values())))
+        # the plain path itself equals the naive transcription of the paper's script
+        np.testing.assert_array_equal(ref[0], naive_wang2021(lines, tasks, list(groups.values())))
+
+
+@pytest.mark.parametrize("matcher", ["hyperscan", "numpy"])
+@pytest.mark.parametrize("rule", ["wang2021", "default"])
+def test_engine_equals_plain_path_on_wikitext(wikitext_dir, matcher, rule):
+    occs = W32 + ["construction worker", "police officer"]
+    for split in ("valid", "test"):
+        raw = (wikitext_dir / f"wiki.{split}.tokens").read_bytes()
+        c = RULES.get(rule)(occs, dict(RULES.get(rule).default_groups), matcher=matcher)
+        got, ref = c.count_bytes(raw), c.count(split_lines(raw.decode("utf-8")), fast=False)
+        np.testing.assert_array_equal(got[0], ref[0])
+        assert got[1:] == ref[1:] and ref[3] > 20
+
+
+def test_non_ascii_forms_and_lowercase_expanding_characters():
+    """Forms or text where lower() is not an ASCII byte map take the lower-cased text path."""
+    text = ("The CAFÉ OWNER saw her .\nThe \u212aEEPER saw him .\nİ the cook said he .\n"
+            "the café owners met his son .\n")
+    tasks = ["café owner", "keeper", "cook"]
+    lines = split_lines(text)
+    for matcher in ("hyperscan", "numpy"):
+        c = RULES.get("default")(tasks, dict(DEFAULT_GROUPS), matcher=matcher)
+        got, ref = c.count_bytes(text.encode()), c.count(lines, fast=False)
+        np.testing.assert_array_equal(got[0], ref[0])
+        assert ref[0].tolist() == [[1, 1], [1, 0], [1, 0]]
 
 
 def test_record_with_inner_newline_uses_plain_path():
@@ -307,16 +350,18 @@ def test_byte_ranges_match_text_mode_reading(tmp_path):
             assert r.n_lines == len(lines) == 121
 
 
+@pytest.mark.filterwarnings("ignore::biasamp._errors.ZeroRowWarning")
 def test_hf_prefix_streams_a_local_datasets_folder(wt_valid, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     lines = open(wt_valid, encoding="utf-8").readlines()[:600]
     (tmp_path / "part.txt").write_text("".join(lines), encoding="utf-8")
     r = count_cooccurrences(f"hf:{tmp_path}", W32, rule="wang2021", n_jobs=2,
                             chunk_chars=20_000)
-    # the 'text' builder drops the line breaks: each record is a line without '\n'
-    records = [l.rstrip("\n") for l in lines]
-    np.testing.assert_array_equal(r.counts.to_numpy(),
-                                  count_text(records, W32, rule="wang2021").to_numpy())
+    # the 'text' builder drops the line breaks; a record is read as text ending with one, so
+    # the dataset counts as the file it was made from (wang2021 sees "he\n", not "he")
+    f = count_cooccurrences(tmp_path / "part.txt", W32, rule="wang2021", n_jobs=1)
+    assert (r.counts.to_numpy().tolist(), r.n_lines, r.n_sentences, r.n_kept) == (
+        f.counts.to_numpy().tolist(), f.n_lines, f.n_sentences, f.n_kept)
     assert r.n_lines == 600 and r.provenance["corpus"]["kind"] == "datasets"
     assert r.provenance["corpus"]["split"] == "train" and r.provenance["corpus"]["streaming"]
 

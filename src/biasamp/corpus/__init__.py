@@ -21,24 +21,42 @@ Two counting rules (:data:`RULES`):
     (case-sensitive, so ``He`` is missed); the same reset logic applies to the groups,
     except that a match of the third group (index 2) never resets an earlier one.
 
-Work is spread over a process pool in chunks of lines, with a bounded number of
-chunks in flight, so memory does not grow with the corpus size.
+Both rules count raw UTF-8 bytes: numpy finds lines, ``.``/``=`` and sentence boundaries, a
+compiled multi-pattern scanner (Hyperscan; :data:`MATCHERS`) finds the occupations, and only
+the few pieces or sentences holding one are decoded and decided in Python by the rule's
+exact logic, so the counts equal the plain line-by-line implementations.
 
-Modules: ``_sentences`` (the default rule's splitter), ``_matching`` (occupation forms,
-trie regexes, the numpy prefilter), ``_words`` (word groups and their checks), ``_rules``
-(one class per rule, the ``RULES`` registry), ``_readers`` (files, byte ranges, datasets),
-``_driver`` (the entry points, the process pool, provenance, the CSV writer).
+Corpora (:data:`FORMATS`): plain text, JSON Lines, Parquet and Wikipedia XML dumps, each
+optionally gzip/bz2/xz/zstd-compressed, local or behind any fsspec URL, globs; ``datasets``
+corpora. They are cut into shards (line-aligned byte ranges, Parquet row groups, whole
+compressed files) that the workers of an engine (:data:`ENGINES`: ``local`` = this process
+or a process pool, ``dask`` = a Dask distributed cluster) read and count in bounded memory.
+
+Modules: ``_buffer`` (bytes and their lines), ``_scan`` (scanners), ``_sentences`` (the
+default rule's splitter and its vectorised boundaries), ``_matching`` (occupation forms, trie
+regexes, the numpy prefilter), ``_words`` (word groups and their checks), ``_rule_base``,
+``_wang2021``, ``_default``, ``_rules`` (one class per rule, the ``RULES`` registry),
+``_inputs`` (paths/globs/URLs, formats), ``_formats`` and ``_wikixml`` (readers),
+``_shards`` (units of work, early checks), ``_sources`` (opening a corpus), ``_engines``
+and ``_dask`` (who counts), ``_driver`` (the entry points, provenance, the CSV writer).
 """
 
 from ._driver import CorpusCounts, count_cooccurrences, count_text, write_counts_csv
+from ._engines import ENGINES
+from ._inputs import FORMATS
 from ._matching import occupation_forms
 from ._rules import RULES
+from ._scan import MATCHERS
 from ._sentences import split_sentences
+from ._wikixml import strip_wikitext
 from ._words import DEFAULT_WORD_GROUPS, THEY_WORDS, WANG2021_WORD_GROUPS
 
 __all__ = [
     "CorpusCounts",
     "DEFAULT_WORD_GROUPS",
+    "ENGINES",
+    "FORMATS",
+    "MATCHERS",
     "RULES",
     "THEY_WORDS",
     "WANG2021_WORD_GROUPS",
@@ -46,5 +64,6 @@ __all__ = [
     "count_text",
     "occupation_forms",
     "split_sentences",
+    "strip_wikitext",
     "write_counts_csv",
 ]

@@ -1,34 +1,43 @@
-"""The entry points: count a corpus over a process pool, or a text in-process; the CSV writer."""
+"""The entry points: count a corpus with an engine, or a text in-process; the CSV writer."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
+import time
+import uuid
 import warnings
-from collections import deque
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .._errors import ZeroRowWarning
-from .._validation import OneOf, Optional, PositiveInt, validate_params
-from ._readers import CorpusSource, open_corpus, read_range, split_lines
+from .._errors import BiasampError, ZeroRowWarning
+from .._validation import Bool, Integer, NonEmptyStr, OneOf, Optional, PositiveInt, validate_params
+from ._buffer import encode_text
+from ._engines import ENGINES
+from ._inputs import FORMATS
+from ._rule_base import _rebuild
 from ._rules import RULES, CountingRule
+from ._scan import MATCHERS, default_matcher
+from ._shards import ReadOptions
+from ._sources import DASK_SHARD_BYTES, plan_corpus
 from ._words import TaskList, WordGroups
 
 __all__ = ["CorpusCounts", "count_cooccurrences", "count_text", "write_counts_csv"]
 
-_VOCAB_PARAMS = {"rule": OneOf(RULES), "tasks": TaskList, "word_groups": Optional(WordGroups)}
+_VOCAB_PARAMS = {"rule": OneOf(RULES), "tasks": TaskList, "word_groups": Optional(WordGroups),
+                 "matcher": Optional(OneOf(MATCHERS))}
 
 
-def _build_rule(rule: str, tasks: list[str], word_groups, plurals) -> CountingRule:
+def _build_rule(rule: str, tasks: list[str], word_groups, plurals, matcher=None) -> CountingRule:
+    """The rule for this configuration, compiled once per process (``_rule_base._rebuild``)."""
     cls = RULES.get(rule)
     groups = dict(cls.default_groups) if word_groups is None else word_groups
-    return cls(tasks, groups, plurals)
+    return _rebuild(cls, tasks, groups, plurals, matcher)
 
 
 def _frame(counts: np.ndarray, counter: CountingRule) -> pd.DataFrame:
@@ -39,7 +48,7 @@ def _frame(counts: np.ndarray, counter: CountingRule) -> pd.DataFrame:
 @validate_params(_VOCAB_PARAMS)
 def count_text(text: str | Sequence[str], tasks: Sequence[str], *, rule: str = "default",
                word_groups: Mapping[str, Sequence[str]] | None = None,
-               plurals: bool = True) -> pd.DataFrame:
+               plurals: bool = True, matcher: str | None = None) -> pd.DataFrame:
     """Count co-occurrences in an in-memory text (single process).
 
     Parameters
@@ -55,6 +64,8 @@ def count_text(text: str | Sequence[str], tasks: Sequence[str], *, rule: str = "
         :data:`WANG2021_WORD_GROUPS` (wang2021 rule).
     plurals : bool, default True
         Default rule only: also match regular plurals of the occupations.
+    matcher : {"hyperscan", "numpy"}, optional
+        The scanner that finds occupations (speed only; default: Hyperscan if it imports).
 
     Returns
     -------
@@ -69,9 +80,11 @@ def count_text(text: str | Sequence[str], tasks: Sequence[str], *, rule: str = "
     >>> count_text(t, ["cook"], rule="wang2021").loc["cook"].tolist()
     [0, 1]
     """
-    counter = _build_rule(rule, tasks, word_groups, plurals)
-    lines = split_lines(text) if isinstance(text, str) else list(text)
-    counts, *_ = counter.count(lines)
+    counter = _build_rule(rule, tasks, word_groups, plurals, matcher)
+    if isinstance(text, str):
+        counts, *_ = counter.count_bytes(encode_text(text))
+    else:
+        counts, *_ = counter.count(list(text))
     return _frame(counts, counter)
 
 
@@ -90,8 +103,10 @@ class CorpusCounts:
     n_kept : int
         Sentences that were counted (= ``counts.values.sum()``).
     provenance : dict
-        Corpus name, files and sha256, rule, word groups, tasks, counts of lines and
-        sentences, biasamp version.
+        Corpus (name; files with sizes, formats and sha256, or URLs with what their file
+        system reports: ETag, checksum, modification time), engine, matcher, rule, word
+        groups, tasks, lines, sentences scanned and kept, start time and seconds taken,
+        biasamp version.
     """
 
     counts: pd.DataFrame
@@ -114,7 +129,8 @@ def write_counts_csv(result: CorpusCounts, path: str | os.PathLike) -> Path:
     """Write counts as a wide base-rate CSV (``task,he,she,...``).
 
     The first line is ``# provenance: {json}``; :func:`biasamp.base_rates.read_table_csv`
-    reads it back into the table's provenance.
+    reads it back into the table's provenance. The file is written beside the target and
+    renamed when complete, so an interrupted write leaves no partial CSV.
 
     Parameters
     ----------
@@ -127,32 +143,52 @@ def write_counts_csv(result: CorpusCounts, path: str | os.PathLike) -> Path:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        f.write("# provenance: " + json.dumps(result.provenance, sort_keys=True) + "\n")
-        df = result.counts.copy()
-        df.index.name = "task"
-        df.columns.name = None
-        df.to_csv(f, lineterminator="\n")
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "x", encoding="utf-8", newline="") as f:
+            f.write("# provenance: " + json.dumps(result.provenance, sort_keys=True) + "\n")
+            df = result.counts.copy()
+            df.index.name = "task"
+            df.columns.name = None
+            df.to_csv(f, lineterminator="\n")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return path
 
 
-@validate_params({**_VOCAB_PARAMS, "chunk_chars": Optional(PositiveInt),
-                  "n_jobs": Optional(PositiveInt)})
+_COUNT_PARAMS = {**_VOCAB_PARAMS, "chunk_chars": Optional(PositiveInt),
+                 "n_jobs": Optional(PositiveInt), "engine": OneOf(ENGINES),
+                 "fmt": Optional(OneOf(FORMATS)), "text_column": NonEmptyStr,
+                 "retries": Integer(0), "hash_inputs": Bool, "progress": Bool,
+                 "scheduler": Optional(NonEmptyStr)}
+
+
+@validate_params(_COUNT_PARAMS)
 def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
                         word_groups: Mapping[str, Sequence[str]] | None = None,
                         plurals: bool = True, dataset_config: str | None = None,
                         split: str = "train", text_column: str = "text", streaming: bool = True,
-                        n_jobs: int | None = None, chunk_chars: int | None = None,
-                        progress: bool = False, corpus_name: str | None = None) -> CorpusCounts:
+                        fmt: str | None = None, n_jobs: int | None = None,
+                        chunk_chars: int | None = None, engine: str = "local",
+                        scheduler: str | None = None, retries: int = 1,
+                        matcher: str | None = None, hash_inputs: bool = True,
+                        storage_options: Mapping | None = None, progress: bool = False,
+                        corpus_name: str | None = None) -> CorpusCounts:
     """Count (task, attribute-group) co-occurrences per sentence over a corpus.
 
     Parameters
     ----------
-    corpus : path, list of paths, ``"hf:NAME"`` or a ``datasets`` dataset
-        Local UTF-8 text files (read in chunks of lines), a Hugging Face dataset name
-        prefixed with ``hf:`` (loaded with ``datasets.load_dataset(NAME, dataset_config,
-        split=split, streaming=streaming)``), or an already loaded ``Dataset`` /
-        ``IterableDataset``; each record's ``text_column`` is one line.
+    corpus : path, URL, glob, a list of them, ``"hf:NAME"`` or a ``datasets`` dataset
+        Files (local paths or fsspec URLs such as ``s3://b/c4/*.json.gz``,
+        ``hf://datasets/...``, ``https://...``; globs are expanded): plain UTF-8 text, JSON
+        Lines, Parquet, Wikipedia XML dumps, each optionally ``.gz``/``.bz2``/``.xz``/
+        ``.zst``-compressed (the format comes from the name, or ``fmt``). Or a Hugging
+        Face dataset name prefixed with ``hf:`` (``datasets.load_dataset(NAME,
+        dataset_config, split=split, streaming=streaming)``), or a loaded ``Dataset`` /
+        ``IterableDataset``. Records' texts (``text_column``) are read as text that ends
+        with a line break, so one record of several paragraphs is several lines.
     tasks : list of str
         Occupations (rows of the result, in this order).
     rule : {"default", "wang2021"}, default "default"
@@ -161,24 +197,50 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
         Attribute word groups (columns, in mapping order).
     plurals : bool, default True
         Default rule: also match plural occupations.
-    dataset_config, split, text_column, streaming
+    dataset_config, split, streaming
         Options for ``hf:`` corpora.
+    text_column : str, default "text"
+        The text of JSON Lines / Parquet / ``datasets`` records.
+    fmt : {"text", "jsonl", "parquet", "wikixml"}, optional
+        Read every file as this format (default: from each file name).
     n_jobs : int, optional
-        Worker processes; default all cores (``os.cpu_count()``); 1 = in-process.
+        Local engine: worker processes (default all cores; 1 = this process). Dask
+        engine without ``scheduler``: workers of the local cluster (default all cores).
     chunk_chars : int, optional
-        Default: 4 MB, or less for small file corpora so that every worker gets about
-        four chunks (at least 256 kB). About how much text goes to a worker at once (bytes
-        for files, which workers read themselves as line-aligned byte ranges; characters for
-        datasets); at most ``2 * n_jobs`` chunks are in flight, so memory does not depend on
-        the corpus size.
+        Shard size in bytes: byte ranges of uncompressed text/JSON Lines given to a worker
+        at once. Default: 4 MB (less for small corpora, so that every worker gets about
+        four) with the local engine, 64 MiB with Dask. At most ``2 * n_jobs`` shards are
+        in flight locally, so memory does not depend on the corpus size.
+    engine : {"local", "dask"}, default "local"
+        ``dask`` sends the shards to a Dask distributed cluster (``pip install
+        'biasamp[dask]'``).
+    scheduler : str, optional
+        Dask engine: the scheduler's address (``tcp://HOST:8786``); default: a
+        ``LocalCluster`` of ``n_jobs`` worker processes.
+    retries : int, default 1
+        Dask engine: how often a failed shard is run again (it is counted once).
+    matcher : {"hyperscan", "numpy"}, optional
+        The scanner that finds occupations; speed only (default: Hyperscan if it imports).
+    hash_inputs : bool, default True
+        Record the sha256 of local files in the provenance (read once more, while
+        counting). Remote files are identified by what their file system reports.
+    storage_options : mapping, optional
+        fsspec options for URLs (credentials, endpoints).
     progress : bool, default False
-        Show a tqdm progress bar (bytes for files, records for datasets).
+        Show a tqdm progress bar (bytes of the files, or of the records' text).
     corpus_name : str, optional
         Name recorded in the provenance (default: the file names / dataset name).
 
     Returns
     -------
     CorpusCounts
+
+    Raises
+    ------
+    BiasampError
+        Bad arguments, or a corpus that cannot be counted (missing, empty, binary, not
+        UTF-8, damaged archive, missing text column, dataset that cannot be loaded,
+        unreachable scheduler), before counting starts where that can be known.
 
     Warns
     -----
@@ -201,76 +263,48 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
     """
     from .. import __version__
 
+    started = datetime.datetime.now(datetime.timezone.utc)
+    clock = time.perf_counter()
     if n_jobs is None:
         n_jobs = os.cpu_count() or 1
-    counter = _build_rule(rule, tasks, word_groups, plurals)
-    prov: dict = {"rule": rule, "word_groups": {k: list(v) for k, v in counter.groups.items()},
-                  "tasks": list(tasks), "plurals": bool(plurals) if counter.uses_plurals else None,
-                  "biasamp_version": __version__}
-    source = open_corpus(corpus, dataset_config=dataset_config, split=split,
-                         text_column=text_column, streaming=streaming, chunk_chars=chunk_chars,
-                         n_jobs=n_jobs, corpus_name=corpus_name)
-    prov["corpus"] = source.provenance
+    if scheduler is not None and engine != "dask":
+        raise BiasampError(f"scheduler needs engine 'dask'; got engine={engine!r}, "
+                           f"scheduler={scheduler!r}")
+    counter = _build_rule(rule, tasks, word_groups, plurals, matcher)
+    opts = ReadOptions(text_column, 4 << 20, dict(storage_options or {}))
+    if engine == "dask" and chunk_chars is None:
+        chunk_chars = DASK_SHARD_BYTES
+    plan = plan_corpus(corpus, opts=opts, fmt=fmt, dataset_config=dataset_config, split=split,
+                       streaming=streaming, shard_bytes=chunk_chars, n_jobs=n_jobs,
+                       corpus_name=corpus_name)
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=source.total, unit=source.unit, unit_scale=True, desc=f"count ({rule})")
+        bar = tqdm(total=plan.total, unit="B", unit_scale=True, desc=f"count ({rule})")
+    run = ENGINES.get(engine)
+    kwargs = {"scheduler": scheduler, "retries": retries} if engine == "dask" else {}
     try:
-        counts, n_lines, n_sent, n_kept = _run(counter, source, n_jobs, bar)
+        out = run(counter, plan, n_jobs=n_jobs, bar=bar, hash_inputs=hash_inputs, **kwargs)
     finally:
         if bar is not None:
             bar.close()
-
-    prov.update({"n_lines": n_lines, "n_sentences": n_sent, "n_kept": n_kept})
-    result = CorpusCounts(_frame(counts, counter), n_lines, n_sent, n_kept, prov)
+    t = out.totals
+    corpus_prov = plan.provenance
+    for entry in corpus_prov.get("files", []):
+        key = entry.get("path") or entry.get("url")
+        if key in out.hashes:
+            entry["sha256"] = out.hashes[key]
+    prov: dict = {"rule": rule, "word_groups": {k: list(v) for k, v in counter.groups.items()},
+                  "tasks": list(tasks), "plurals": bool(plurals) if counter.uses_plurals else None,
+                  "corpus": corpus_prov, "engine": out.info,
+                  "matcher": matcher or default_matcher(),
+                  "n_lines": t.n_lines, "n_sentences": t.n_sentences, "n_kept": t.n_kept,
+                  "started": started.isoformat(timespec="seconds"),
+                  "seconds": round(time.perf_counter() - clock, 3),
+                  "biasamp_version": __version__}
+    result = CorpusCounts(_frame(t.counts, counter), t.n_lines, t.n_sentences, t.n_kept, prov)
     if result.zero_rows:
         warnings.warn(ZeroRowWarning(f"{len(result.zero_rows)} task(s) never counted: "
                                      f"{result.zero_rows}"), stacklevel=3)
     return result
-
-
-def _run(counter: CountingRule, source: CorpusSource, n_jobs: int, bar):
-    """Sum the counts of every work item, in process or over a pool (bounded in flight)."""
-    total = [np.zeros((counter.n_tasks, counter.n_groups), dtype=np.int64), 0, 0, 0]
-
-    def add(res, item):
-        for k, v in enumerate(res):
-            total[k] += v
-        if bar is not None:
-            bar.update(source.size(item))
-
-    if n_jobs == 1:
-        for item in source.items:
-            add(counter.count(source.lines(item)), item)
-        return tuple(total)
-    # files: workers read their own byte ranges (little IPC); datasets: lines are sent
-    work = _work_range if source.ranged else _work
-    with ProcessPoolExecutor(n_jobs, initializer=_init_worker, initargs=(counter,)) as pool:
-        pending: deque = deque()
-        for item in source.items:
-            fut = pool.submit(work, *item) if source.ranged else pool.submit(work, item)
-            pending.append((fut, item))
-            while len(pending) >= 2 * n_jobs:
-                fut, done = pending.popleft()
-                add(fut.result(), done)
-        while pending:
-            fut, done = pending.popleft()
-            add(fut.result(), done)
-    return tuple(total)
-
-
-_WORKER: CountingRule | None = None
-
-
-def _init_worker(counter: CountingRule) -> None:
-    global _WORKER
-    _WORKER = counter
-
-
-def _work(lines: list[str]):
-    return _WORKER.count(lines)
-
-
-def _work_range(path: str, start: int, end: int):
-    return _WORKER.count(read_range(path, start, end))

@@ -7,8 +7,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["KeyIndex", "join_lines", "line_ends", "lower_bytes", "occupation_forms",
-           "trie_pattern"]
+__all__ = ["KeyIndex", "occupation_forms", "trie_pattern"]
 
 _IRREGULAR_TAILS = (("person", ("people", "persons")), ("woman", ("women",)), ("man", ("men",)),
                     ("child", ("children",)))
@@ -85,31 +84,6 @@ def trie_pattern(words: Iterable[str]) -> str:
     return build(trie)
 
 
-def join_lines(lines: Sequence[str]) -> tuple[str, bytes]:
-    """Lines joined, each ending in exactly one newline, as text and UTF-8 bytes."""
-    if all(s.endswith("\n") for s in lines):
-        parts = lines
-    else:
-        parts = [s if s.endswith("\n") else s + "\n" for s in lines]
-    text = "".join(parts)
-    return text, text.encode("utf-8")
-
-
-_KELVIN_DOTTED_I = (b"\xe2\x84\xaa", b"\xc4\xb0")  # non-ASCII chars whose lower() is ASCII
-
-
-def lower_bytes(text: str, b: bytes) -> bytes:
-    """``text.lower()`` in UTF-8 (``b`` = ``text`` in UTF-8), lowering bytes where that is exact."""
-    if any(ch in b for ch in _KELVIN_DOTTED_I):
-        return text.lower().encode("utf-8")
-    return b.lower()
-
-
-def line_ends(a: np.ndarray) -> np.ndarray:
-    """Positions of the newlines of a byte array."""
-    return np.flatnonzero(a == 10)
-
-
 _HASH_MULT = np.uint32(2654435761)
 _ASCII_WORD = [bytes([i]).isalnum() and i < 128 or i == 95 for i in range(256)]
 
@@ -128,6 +102,8 @@ class KeyIndex:
 
     def __init__(self, patterns: Sequence[bytes], sample: bytes):
         self.patterns = list(patterns)
+        # word_bounded applies on a side only where the pattern's edge is a word character
+        self.edges = [(_ASCII_WORD[p[0]], _ASCII_WORD[p[-1]]) for p in self.patterns]
         owners: dict[bytes, list[tuple[int, int]]] = {}
         for pi, pat in enumerate(self.patterns):
             if len(pat) < 4:
@@ -151,7 +127,17 @@ class KeyIndex:
         """Start positions of verified pattern occurrences (sorted, may repeat).
 
         ``word_bounded``: drop occurrences with an ASCII word character right before or
-        after (they cannot match ``\\b...\\b``; non-ASCII neighbours are kept).
+        after a word-character edge of the pattern (they cannot match ``\\b...\\b``;
+        non-ASCII neighbours are kept).
+        """
+        return self.find_ids(b, word_bounded=word_bounded)[0]
+
+    def find_ids(self, b: bytes, *, word_bounded: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, pattern indices) of every occurrence, sorted by (start, index).
+
+        >>> [a.tolist() for a in KeyIndex([b"cook", b"oo"], b"").find_ids(b"a cook")]
+        [[2, 3], [0, 1]]
         """
         hits: list[tuple[int, object]] = []
         if len(self.keys):
@@ -170,7 +156,7 @@ class KeyIndex:
                 hits.append((pos, key))
                 pos = b.find(key, pos + 1)
         out = []
-        pats, nb = self.patterns, len(b)
+        pats, edges, nb = self.patterns, self.edges, len(b)
         for pos, key in hits:
             for pi, off in self.owners[key]:
                 start = pos - off
@@ -178,8 +164,11 @@ class KeyIndex:
                 end = start + len(pat)
                 if start < 0 or b[start:end] != pat:
                     continue
-                if word_bounded and ((start > 0 and _ASCII_WORD[b[start - 1]])
-                                     or (end < nb and _ASCII_WORD[b[end]])):
+                left, right = edges[pi]
+                if word_bounded and ((left and start > 0 and _ASCII_WORD[b[start - 1]])
+                                     or (right and end < nb and _ASCII_WORD[b[end]])):
                     continue
-                out.append(start)
-        return np.array(sorted(out), dtype=np.int64)
+                out.append((start, pi))
+        out.sort()
+        return (np.array([s for s, _ in out], dtype=np.int64),
+                np.array([i for _, i in out], dtype=np.int64))

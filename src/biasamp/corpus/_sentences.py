@@ -11,8 +11,8 @@ import re
 
 import numpy as np
 
-__all__ = ["BOUNDARY", "BOUNDARY_NL", "HEADING", "count_boundaries", "count_sentences",
-           "split_sentences"]
+__all__ = ["BOUNDARY", "BOUNDARY_NL", "HEADING", "boundary_gaps", "count_boundaries",
+           "count_sentences", "sentence_spans", "split_sentences"]
 
 _ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "St", "Jr", "Sr", "Prof", "Gen", "Col", "Lt", "Capt",
                   "Sgt", "Rev", "Gov", "Sen", "Rep", "Inc", "Co", "Corp", "Ltd", "vs", "etc",
@@ -47,14 +47,96 @@ def _class_table(chars: str) -> np.ndarray:
     return t
 
 
-_T_PUNCT = _class_table(".!?")
 _T_ALPHA = _class_table("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_T_UPPER = _class_table("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_T_WORD = _class_table("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _T_CAP_DIGIT = _class_table("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-# bytes after "<punct> " that need the full regex: quotes/brackets, more whitespace, non-ASCII
-_T_COMPLEX_AFTER_SPACE = _class_table("\"'([ \t\x0b\x0c\r") | (np.arange(256) >= 128)
-# bytes right after the punctuation that may start the regex's tail: closing quotes or
-# brackets, whitespace other than a plain space or newline, or non-ASCII (Unicode quotes/spaces)
-_T_COMPLEX_NEXT = _class_table("\"')]\t\x0b\x0c\r\x1c\x1d\x1e\x1f") | (np.arange(256) >= 128)
+_T_OPEN = _class_table("\"'([")                         # ASCII part of the look-ahead's quotes
+_T_CLOSE = _class_table("\"')]")                        # ASCII part of the optional closer
+_T_SPACE = _class_table(" \t\x0b\x0c\r\x1c\x1d\x1e\x1f")  # ASCII \s other than \n
+_T_HIGH = np.arange(256) >= 128                         # a byte of a non-ASCII character
+_T_UNSURE_LEAD = _T_SPACE | _T_HIGH | _T_OPEN           # after "<mark> ": more to look at
+_T_UNSURE_NEXT = (_T_SPACE & ~_class_table(" ")) | _T_HIGH
+# the abbreviations as little-endian integer keys of their bytes, by length
+_ABBREVIATION_KEYS: dict[int, np.ndarray] = {}
+for _length in sorted({len(w) for w in _ABBREVIATIONS}):
+    _ABBREVIATION_KEYS[_length] = np.array(
+        [int.from_bytes(w.encode(), "little") for w in _ABBREVIATIONS if len(w) == _length],
+        dtype=np.uint64)
+
+
+def _bytes_at(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``a[idx]``, with ``\\n`` where ``idx`` is outside ``a`` (a non-word, non-space byte)."""
+    out = a.take(idx, mode="clip")
+    out[(idx < 0) | (idx >= a.size)] = 10
+    return out
+
+
+def _decide_before(a: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(no, unsure) of the look-behinds at each mark (``yes`` elsewhere).
+
+    They only apply to ``<letter>.``: an initial ``\\b[A-Z]\\.`` or an abbreviation
+    ``\\b(?:Mr|...)\\.``; ``\\b`` before them is decided on an ASCII byte, unsure on others.
+    """
+    no = np.zeros(pos.size, dtype=bool)
+    unsure = np.zeros(pos.size, dtype=bool)
+    idx = np.flatnonzero((a[pos] == 46) & _T_ALPHA[_bytes_at(a, pos - 1)])
+    if not idx.size:
+        return no, unsure
+    p = pos[idx]
+    spans = [(1, _T_UPPER[a[p - 1]])]
+    for length, keys in _ABBREVIATION_KEYS.items():
+        key = np.zeros(p.size, dtype=np.uint64)
+        for i in range(length):
+            key |= _bytes_at(a, p - length + i).astype(np.uint64) << np.uint64(8 * i)
+        spans.append((length, np.isin(key, keys) & (p >= length)))
+    for length, hit in spans:
+        before = _bytes_at(a, p - length - 1)
+        no[idx[hit & ~_T_WORD[before] & ~_T_HIGH[before]]] = True
+        unsure[idx[hit & _T_HIGH[before]]] = True
+    return no, unsure & ~no
+
+
+def _decide_after(a: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(yes, unsure) of the optional closer, the whitespace and the look-ahead."""
+    n1, n2, n3, n4 = (_bytes_at(a, pos + k) for k in (1, 2, 3, 4))
+    space = n1 == 32
+    close = _T_CLOSE[n1]
+    # "<mark> X" or "<mark><closer> X", X = an upper-case letter or digit, or a quote then one
+    gap = space | (close & (n2 == 32))
+    lead = np.where(space, n2, n3)
+    tail = np.where(space, n3, n4)
+    yes = gap & (_T_CAP_DIGIT[lead] | (_T_OPEN[lead] & _T_CAP_DIGIT[tail]))
+    # more spaces, non-ASCII, or a quote followed by a quote or a non-ASCII byte
+    open_no = _T_OPEN[lead] & ~_T_OPEN[tail] & ~_T_HIGH[tail] & ~_T_CAP_DIGIT[tail]
+    unsure = gap & ~yes & _T_UNSURE_LEAD[lead] & ~open_no
+    unsure |= _T_UNSURE_NEXT[n1] | (close & _T_UNSURE_NEXT[n2])
+    return yes, unsure & ~yes
+
+
+def _decide(a: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(marks among ``pos`` that are boundaries, marks that need the regex)."""
+    if pos.size == 0:
+        return pos, pos
+    no, unsure_before = _decide_before(a, pos)
+    yes, unsure_after = _decide_after(a, pos)
+    sure = yes & ~no & ~unsure_before
+    unsure = ~no & ~sure & (yes | unsure_after)
+    return pos[sure], pos[unsure]
+
+
+def _marks(b: bytes, a: np.ndarray) -> np.ndarray:
+    """Offsets of ``.``, ``!`` and ``?`` (sorted)."""
+    if (b.count(b"!") + b.count(b"?")) * 64 > len(b):   # not rare here: vectorised
+        return np.flatnonzero((a == 46) | (a == 33) | (a == 63))
+    pos = np.flatnonzero(a == 46)
+    rare = []                                         # "!" and "?": found one by one
+    for mark in (b"!", b"?"):
+        i = b.find(mark)
+        while i >= 0:
+            rare.append(i)
+            i = b.find(mark, i + 1)
+    return np.sort(np.concatenate((pos, np.array(rare, dtype=np.int64)))) if rare else pos
 
 
 def count_boundaries(text: str, b: bytes) -> int:
@@ -65,32 +147,68 @@ def count_boundaries(text: str, b: bytes) -> int:
     at that one position. Matches cannot overlap (a match holds one punctuation mark).
     """
     a = np.frombuffer(b, dtype=np.uint8)
-    n = a.size
-    pos = np.flatnonzero(_T_PUNCT[a])
-    if pos.size == 0:
-        return 0
-    nxt = np.full(pos.size, 10, dtype=np.uint8)       # past the end: like a newline
-    ok = pos + 1 < n
-    nxt[ok] = a[pos[ok] + 1]
-    nxt2 = np.full(pos.size, 10, dtype=np.uint8)
-    ok2 = pos + 2 < n
-    nxt2[ok2] = a[pos[ok2] + 2]
-    prev = np.full(pos.size, 10, dtype=np.uint8)
-    prev[pos > 0] = a[pos[pos > 0] - 1]
-    space = nxt == 32
-    letter_before = _T_ALPHA[prev]
-    simple_yes = space & _T_CAP_DIGIT[nxt2] & ~letter_before
-    complex_ = (_T_COMPLEX_NEXT[nxt]
-                | (space & _T_COMPLEX_AFTER_SPACE[nxt2])
-                | (space & _T_CAP_DIGIT[nxt2] & letter_before))
-    count = int(simple_yes.sum())
-    cpos = pos[complex_]
+    sure, cpos = _decide(a, _marks(b, a))
+    count = sure.size
     if cpos.size:
         cont = np.flatnonzero((a & 0xC0) == 0x80)     # UTF-8 continuation bytes
         chars = cpos - np.searchsorted(cont, cpos)    # byte offset -> str index
         match = BOUNDARY_NL.match
         count += sum(1 for c in chars.tolist() if match(text, c) is not None)
     return count
+
+
+def boundary_gaps(buf, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The boundaries of a :class:`~biasamp.corpus._buffer.Buffer`, as byte offsets.
+
+    Parameters
+    ----------
+    buf : Buffer
+    skip : numpy.ndarray of shape (n_lines,), bool, optional
+        Lines left out.
+
+    Returns
+    -------
+    starts, ends : numpy.ndarray of shape (n_boundaries,), int64
+        The whitespace between two sentences (group 1 of :data:`BOUNDARY_NL`), sorted.
+
+    Most marks are decided in numpy; the others are matched in their own line (a boundary
+    never crosses a line break), decoded on its own, with undecodable bytes replaced as a
+    text-mode read would (byte offsets are mapped to characters by decoding a prefix).
+
+    >>> from biasamp.corpus._buffer import Buffer
+    >>> [a.tolist() for a in boundary_gaps(Buffer(b'It rained. "Yes." Mr. X. ok. 2 left'))]
+    [[10, 17, 28], [11, 18, 29]]
+    """
+    a = buf.a
+    pos = _marks(buf.b, a)
+    if skip is not None and pos.size and skip.any():
+        pos = pos[~skip[buf.line_of(pos)]]
+    sure, cpos = _decide(a, pos)
+    starts = sure + 1 + (a[sure + 1] != 32)           # "<mark> " or "<mark><closer> "
+    if not cpos.size:
+        return starts, starts + 1
+    extra_s, extra_e = [], []
+    match, b = BOUNDARY_NL.match, buf.b
+    lines = buf.line_of(cpos).tolist()
+    k = 0
+    while k < len(lines):
+        li = lines[k]
+        start, end = buf.span(li)
+        raw = b[start:end]
+        text = raw.decode("utf-8", "replace")
+        aligned = len(text) == len(raw)               # one byte per character
+        while k < len(lines) and lines[k] == li:
+            off = int(cpos[k]) - start
+            c = off if aligned else len(raw[:off].decode("utf-8", "replace"))
+            m = match(text, c)
+            if m is not None:   # the closer and the spaces are whole characters: re-encode
+                gap = int(cpos[k]) + 1 + len(text[c + 1:m.start(1)].encode("utf-8"))
+                extra_s.append(gap)
+                extra_e.append(gap + len(m.group(1).encode("utf-8")))
+            k += 1
+    order = np.argsort(np.concatenate((starts, extra_s)), kind="stable")
+    return (np.concatenate((starts, extra_s)).astype(np.int64)[order],
+            np.concatenate((starts + 1, extra_e)).astype(np.int64)[order])
 
 
 def split_sentences(text: str) -> list[str]:
@@ -121,6 +239,25 @@ def split_sentences(text: str) -> list[str]:
         out.append(text[start:m.start(1)])
         start = m.end(1)
     out.append(text[start:])
+    return out
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each sentence of ``text.strip()`` in ``text`` (as split_sentences).
+
+    >>> t = " The cook left . He was late . "
+    >>> [t[s:e] for s, e in sentence_spans(t)] == split_sentences(t)
+    True
+    """
+    stripped = text.strip()
+    if not stripped:
+        return []
+    lead = len(text) - len(text.lstrip())
+    out, start = [], 0
+    for m in BOUNDARY.finditer(stripped):
+        out.append((lead + start, lead + m.start(1)))
+        start = m.end(1)
+    out.append((lead + start, lead + len(stripped)))
     return out
 
 

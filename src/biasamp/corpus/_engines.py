@@ -1,0 +1,163 @@
+"""Engines: who counts the shards. ``local`` (this process, or a process pool) and ``dask``.
+
+Every engine sums the same per-shard counts (a shard's count is a pure function of its
+description), so engines differ in speed and reach, never in the counts.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._registry import Registry
+from ._rule_base import CountingRule
+from ._shards import ReadOptions, count_chunks, guarded, hash_input, shard_chunks
+from ._sources import CorpusPlan
+
+__all__ = ["ENGINES", "EngineRun", "Totals", "run_local"]
+
+
+@dataclass
+class Totals:
+    """Running sum of ``(counts, n_lines, n_sentences, n_kept)``."""
+
+    counts: np.ndarray
+    n_lines: int = 0
+    n_sentences: int = 0
+    n_kept: int = 0
+
+    def add(self, res) -> None:
+        counts, lines, sentences, kept = res
+        self.counts += counts
+        self.n_lines += lines
+        self.n_sentences += sentences
+        self.n_kept += kept
+
+
+@dataclass
+class EngineRun:
+    """What an engine returns: the totals, sha256 of local files, its own provenance."""
+
+    totals: Totals
+    hashes: dict = field(default_factory=dict)
+    info: dict = field(default_factory=dict)
+
+
+def _progress(bar, chunks):
+    for chunk in chunks:
+        if bar is not None:
+            bar.update(len(chunk))
+        yield chunk
+
+
+def run_local(rule: CountingRule, plan: CorpusPlan, *, n_jobs: int, bar,
+              hash_inputs: bool) -> EngineRun:
+    """Count in this process (``n_jobs=1``) or over a pool of ``n_jobs`` processes."""
+    to_hash = [inp for inp in plan.inputs if inp.local] if hash_inputs else []
+    if n_jobs == 1:
+        return _run_in_process(rule, plan, bar, to_hash)
+    return _run_pool(rule, plan, n_jobs, bar, to_hash)
+
+
+def _run_in_process(rule, plan: CorpusPlan, bar, to_hash) -> EngineRun:
+    totals, opts = Totals(rule._zeros()), plan.opts
+    # sha256 in a thread while counting (hashlib releases the GIL on large blocks)
+    stop = threading.Event()
+    with ThreadPoolExecutor(1) as hasher:
+        hashing = {inp.url: hasher.submit(hash_input, inp, opts, stop) for inp in to_hash}
+        try:
+            for shard in plan.shards:
+                whole = shard.length is None and bar is not None
+                chunks = shard_chunks(shard, opts, bar.update if whole else None)
+                totals.add(count_chunks(rule, chunks, shard.describe()))
+                if bar is not None and not whole:
+                    bar.update(shard.size)
+            for where, stream in plan.streams:
+                totals.add(count_chunks(rule, _progress(bar, stream), where))
+        except BaseException:
+            stop.set()     # do not finish hashing a large file for a count that failed
+            raise
+        hashes = {url: fut.result() for url, fut in hashing.items()}
+    return EngineRun(totals, hashes, {"engine": "local", "jobs": 1})
+
+
+def _run_pool(rule, plan: CorpusPlan, n_jobs: int, bar, to_hash) -> EngineRun:
+    totals, opts = Totals(rule._zeros()), plan.opts
+    # a few whole compressed files cannot keep the pool busy: this process decompresses
+    # them and hands out chunks; otherwise workers read their own shards
+    whole = [s for s in plan.shards if s.length is None and not s.row_groups]
+    streamed = whole if 0 < len(whole) < n_jobs else []
+    shards = [s for s in plan.shards if s not in streamed]
+    # (where, chunks, progress by chunk length; streamed files report the bytes they read)
+    streams = [(where, guarded(stream, where), True) for where, stream in plan.streams] + [
+        (s.describe(), guarded(shard_chunks(s, opts, bar.update if bar is not None else None),
+                               s.describe()), False)
+        for s in streamed]
+
+    def work():
+        for shard in shards:
+            yield _shard_task, (shard,), shard.size
+        for where, stream, by_chunk in streams:
+            for chunk in stream:
+                yield _chunk_task, (chunk, where), len(chunk) if by_chunk else None
+
+    def collect(fut, step):
+        totals.add(fut.result())
+        if bar is not None and step:
+            bar.update(step)
+
+    with ProcessPoolExecutor(n_jobs, initializer=_init_worker, initargs=(rule, opts)) as pool:
+        # hashes: collected at the end (they hold no memory), never waited for in between
+        hashing = [pool.submit(_hash_task, inp) for inp in to_hash]
+        pending: deque = deque()   # counts: at most 2 per worker in flight (bounded memory)
+        try:
+            for fn, args, step in work():
+                pending.append((pool.submit(fn, *args), step))
+                while len(pending) >= 2 * n_jobs:
+                    collect(*pending.popleft())
+            while pending:
+                collect(*pending.popleft())
+            hashes = dict(fut.result() for fut in hashing)
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    return EngineRun(totals, hashes, {"engine": "local", "jobs": n_jobs})
+
+
+_WORKER: tuple[CountingRule, ReadOptions] | None = None
+
+
+def _init_worker(rule: CountingRule, opts: ReadOptions) -> None:
+    global _WORKER
+    _WORKER = (rule, opts)
+
+
+def _shard_task(shard):
+    rule, opts = _WORKER
+    return count_chunks(rule, shard_chunks(shard, opts), shard.describe())
+
+
+def _chunk_task(chunk: bytes, where: str):
+    return count_chunks(_WORKER[0], [chunk], where)
+
+
+def _hash_task(inp):
+    return inp.url, hash_input(inp, _WORKER[1])
+
+
+def _run_dask(rule, plan, **kwargs) -> EngineRun:
+    from ._dask import run_dask
+
+    return run_dask(rule, plan, **kwargs)
+
+
+#: Engines: name -> ``run(rule, plan, **options) -> EngineRun``.
+ENGINES = Registry("engine")
+ENGINES.register("local", run_local, description="this machine: one process (--jobs 1) or a "
+                 "process pool (default all cores); no extra dependency")
+ENGINES.register("dask", _run_dask, description="a Dask distributed cluster (--scheduler "
+                 "tcp://HOST:8786) or a local one; needs biasamp[dask]")

@@ -1,0 +1,141 @@
+"""Readers: a binary stream of one format -> chunks of UTF-8 text (bytes, whole lines).
+
+Plain text is passed through, cut after a newline. Records (JSON Lines, Parquet, Wikipedia
+pages, ``datasets`` rows) are texts: each is written as the text a file would hold, ending
+with a line break (one is added when it has none), so a record of several paragraphs is
+several lines, and the same text counts the same whatever format holds it. Chunks are
+about ``chunk_bytes`` long; memory does not grow with the file (a text line, a record or a
+wiki page is held whole).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+
+from .._errors import BiasampError, MissingDependencyError
+from ._buffer import encode_text
+
+__all__ = ["iter_jsonl", "iter_parquet", "iter_text", "record_chunks", "record_text"]
+
+
+def record_text(value, column: str, where: str) -> str:
+    """The text of one record's ``column`` (None -> ``""``)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise BiasampError(f"text_column {column!r} must hold strings; got "
+                           f"{type(value).__name__} {str(value)[:40]!r} in {where}")
+    return value
+
+
+def record_chunks(texts: Iterable[str], chunk_bytes: int) -> Iterator[bytes]:
+    """Records' texts -> UTF-8 chunks of whole lines, each record ending with a line break.
+
+    >>> list(record_chunks(["a\\nb", "c\\n", ""], 100))
+    [b'a\\nb\\nc\\n\\n']
+    """
+    parts: list[str] = []
+    size = 0
+    for text in texts:
+        parts.append(text if text.endswith("\n") else text + "\n")
+        size += len(text) + 1
+        if size >= chunk_bytes:
+            yield encode_text("".join(parts))
+            parts, size = [], 0
+    if parts:
+        yield encode_text("".join(parts))
+
+
+def iter_text(f, chunk_bytes: int) -> Iterator[bytes]:
+    """Chunks of a binary stream, each ending after a ``\\n`` (or at the end)."""
+    carry = b""
+    while True:
+        block = f.read(chunk_bytes)
+        if not block:
+            break
+        data = carry + block if carry else block
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:        # no line end yet: hold on (a line is read whole)
+            carry = data
+            continue
+        carry = data[cut:]
+        yield data[:cut]
+    if carry:
+        yield carry
+
+
+def _json_records(data: bytes, where: str) -> list:
+    """The JSON values of the non-blank lines (one parse for the chunk when it is valid)."""
+    lines = [line for line in data.splitlines() if line.strip()]
+    try:
+        records = json.loads(b"[" + b",".join(lines) + b"]")
+        if len(records) == len(lines):
+            return records
+    except ValueError:
+        pass
+    records = []
+    for line in lines:   # find the bad line
+        try:
+            records.append(json.loads(line))
+        except ValueError as exc:
+            raise BiasampError(f"corpus file {where} is not JSON Lines: {exc} in "
+                               f"{line[:60]!r}") from None
+    return records
+
+
+def jsonl_texts(data_chunks: Iterable[bytes], column: str, where: str) -> Iterator[str]:
+    """The ``column`` of each JSON object of newline-terminated JSON Lines chunks."""
+    for data in data_chunks:
+        for record in _json_records(data, where):
+            if not isinstance(record, dict):
+                raise BiasampError(f"corpus file {where} holds a JSON {type(record).__name__}, "
+                                   f"not an object with a text_column: {str(record)[:60]!r}")
+            if column not in record:
+                raise BiasampError(f"text_column {column!r} is not in the records of {where}; "
+                                   f"they have {sorted(record)}")
+            yield record_text(record[column], column, where)
+
+
+def iter_jsonl(data_chunks: Iterable[bytes], column: str, chunk_bytes: int,
+               where: str) -> Iterator[bytes]:
+    """JSON Lines -> text chunks of the records' ``column``."""
+    return record_chunks(jsonl_texts(data_chunks, column, where), chunk_bytes)
+
+
+def parquet_file(raw, where: str):
+    """A ``pyarrow.parquet.ParquetFile`` of a binary file object."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as exc:  # pragma: no cover - the extra is installed in CI
+        raise MissingDependencyError("Parquet corpora need `pip install pyarrow` (or "
+                                     "biasamp[formats])") from exc
+    try:
+        return pq.ParquetFile(raw)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a bad file
+        raise BiasampError(f"corpus file {where} is not a valid Parquet file: {exc}") from None
+
+
+def check_parquet_column(pf, column: str, where: str) -> None:
+    """The column exists and holds strings."""
+    names = pf.schema_arrow.names
+    if column not in names:
+        raise BiasampError(f"text_column {column!r} is not a column of {where}; it has {names}")
+    kind = str(pf.schema_arrow.field(column).type)
+    if "string" not in kind and kind not in ("null",):
+        raise BiasampError(f"text_column {column!r} of {where} must hold strings; got {kind}")
+
+
+def iter_parquet(raw, column: str, row_groups: Iterable[int], chunk_bytes: int,
+                 where: str) -> Iterator[bytes]:
+    """Parquet row groups -> text chunks of the ``column`` (read in record batches)."""
+    pf = parquet_file(raw, where)
+    check_parquet_column(pf, column, where)
+
+    def texts():
+        for batch in pf.iter_batches(batch_size=8192, columns=[column],
+                                     row_groups=list(row_groups)):
+            for value in batch.column(0).to_pylist():
+                yield record_text(value, column, where)
+
+    return record_chunks(texts(), chunk_bytes)

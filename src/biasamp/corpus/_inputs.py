@@ -1,0 +1,183 @@
+"""Corpus inputs: paths, globs and fsspec URLs -> files with a format and a compression.
+
+An input is a local path or an fsspec URL (``s3://``, ``gs://``, ``hf://``, ``https://``,
+``memory://``, ``file://`` ... whatever fsspec and its plug-ins support); either may be a glob
+(``*``, ``?``, ``[``). The format comes from the name once the compression suffix is removed
+(``.jsonl``/``.ndjson``/``.json`` JSON Lines, ``.parquet``/``.pq`` Parquet, ``.xml`` or
+``.xml-p1p41242`` a Wikipedia XML dump, anything else plain text) unless ``fmt`` says otherwise.
+
+>>> _detect("enwiki-20240601-pages-articles1.xml-p1p41242.bz2", None)
+('wikixml', 'bz2')
+>>> _detect("c4-train.00000-of-01024.json.gz", None), _detect("wiki.valid.tokens", None)
+(('jsonl', 'gzip'), ('text', None))
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import os
+from dataclasses import dataclass
+
+from .._errors import BiasampError, MissingDependencyError
+from .._registry import Registry
+
+__all__ = ["COMPRESSIONS", "FORMATS", "Input", "open_raw", "resolve_inputs"]
+
+#: Corpus formats: name -> description (how a file's text is read: ``_formats``).
+FORMATS = Registry("corpus format")
+FORMATS.register("text", "text", description="UTF-8 text, one paragraph per line")
+FORMATS.register("jsonl", "jsonl", description="JSON Lines, one record per line; its "
+                 "text_column is the text")
+FORMATS.register("parquet", "parquet", description="Parquet with a text_column (pyarrow)")
+FORMATS.register("wikixml", "wikixml", description="a Wikipedia XML dump (pages-articles), "
+                 "articles' wikitext stripped with mwparserfromhell")
+
+#: File-name suffix -> fsspec compression name.
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".lzma": "lzma", ".zst": "zstd",
+                ".zstd": "zstd"}
+_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet",
+               ".pq": "parquet", ".xml": "wikixml"}
+_GLOB_CHARS = ("*", "?", "[")
+
+
+@dataclass(frozen=True)
+class Input:
+    """One corpus file.
+
+    Attributes
+    ----------
+    url : str
+        A local path, or an fsspec URL.
+    fmt : str
+        One of :data:`FORMATS`.
+    compression : str or None
+        An fsspec compression name (``gzip``, ``bz2``, ``xz``, ``lzma``, ``zstd``).
+    size : int
+        Bytes on storage (compressed).
+    local : bool
+        A file of this machine's file system.
+    info : dict
+        What the file system says about the file that identifies its content (ETag,
+        checksum, modification time), for the provenance of remote files.
+    """
+
+    url: str
+    fmt: str
+    compression: str | None
+    size: int
+    local: bool
+    info: tuple = ()
+
+    @property
+    def name(self) -> str:
+        return self.url.rstrip("/").rsplit("/", 1)[-1]
+
+    @property
+    def splittable(self) -> bool:
+        """Whether workers can read byte ranges of it (uncompressed text and JSON Lines)."""
+        return self.compression is None and self.fmt in ("text", "jsonl")
+
+
+def _fs(url: str, storage_options: dict | None):
+    import fsspec
+
+    try:
+        return fsspec.core.url_to_fs(url, **(storage_options or {}))
+    except ImportError as exc:
+        raise MissingDependencyError(f"corpus {url!r} needs a file-system package: {exc}") from exc
+    except (ValueError, OSError) as exc:
+        raise BiasampError(f"corpus {url!r} cannot be opened: {exc}") from exc
+
+
+def _detect(name: str, fmt: str | None) -> tuple[str, str | None]:
+    base, ext = os.path.splitext(name.lower())
+    compression = COMPRESSIONS.get(ext)
+    if compression is None:
+        base = name.lower()
+    if fmt is not None:
+        return fmt, compression
+    ext = os.path.splitext(base)[1]
+    if ext.startswith(".xml-"):          # Wikipedia's parts: pages-articles1.xml-p1p41242.bz2
+        return "wikixml", compression
+    return _EXTENSIONS.get(ext, "text"), compression
+
+
+_INFO_KEYS = ("ETag", "etag", "md5", "md5Hash", "crc32c", "checksum", "sha256", "blob_id",
+              "LastModified", "last_modified", "mtime", "updated", "version_id", "VersionId")
+
+
+def resolve_inputs(corpus, *, fmt: str | None = None,
+                   storage_options: dict | None = None) -> list[Input]:
+    """Expand paths, globs and URLs into :class:`Input` files (in the order given, globs sorted).
+
+    Raises
+    ------
+    BiasampError
+        An entry that names no file (missing, a folder, a glob matching nothing).
+    """
+    entries = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
+    if not entries:
+        raise BiasampError("corpus must name at least one file; got []")
+    out: list[Input] = []
+    for entry in entries:
+        text = os.fspath(entry)
+        if "://" not in text:
+            out += _local_inputs(text, fmt)
+            continue
+        fs, path = _fs(text, storage_options)
+        protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+        paths = sorted(fs.glob(path)) if any(c in path for c in _GLOB_CHARS) else [path]
+        if not paths:
+            raise BiasampError(f"corpus glob {text!r} matches no file")
+        for p in paths:
+            try:
+                info = fs.info(p)
+            except (FileNotFoundError, OSError) as exc:
+                raise BiasampError(f"corpus file not found: {text!r} ({exc})") from exc
+            if info.get("type") == "directory":
+                raise BiasampError(f"corpus {text!r} is a folder; give files or a glob such as "
+                                   f"'{text.rstrip('/')}/*.txt'")
+            url = fs.unstrip_protocol(p)
+            kept = tuple((k, str(info[k])) for k in _INFO_KEYS if info.get(k) is not None)
+            f, c = _detect(p, fmt)
+            out.append(Input(url, f, c, int(info.get("size") or 0), protocol in ("file", "local"),
+                             kept))
+    return out
+
+
+def _local_inputs(text: str, fmt: str | None) -> list[Input]:
+    paths = [text]
+    if not os.path.exists(text) and any(c in text for c in _GLOB_CHARS):
+        paths = sorted(_glob.glob(text, recursive=True))
+        if not paths:
+            raise BiasampError(f"corpus glob {text!r} matches no file")
+    out = []
+    for p in paths:
+        if os.path.isdir(p):
+            raise BiasampError(f"corpus {p!r} is a folder; give files or a glob such as "
+                               f"'{os.path.join(p, '*.txt')}'")
+        if not os.path.isfile(p):
+            raise BiasampError(f"corpus file(s) not found: [{p!r}]")
+        f, c = _detect(p, fmt)   # absolute: workers of a cluster may run elsewhere
+        out.append(Input(os.path.abspath(p), f, c, os.path.getsize(p), True))
+    return out
+
+
+def open_raw(inp: Input, storage_options: dict | None = None):
+    """The file's bytes as stored (a binary file object; the caller closes it)."""
+    if inp.local and "://" not in inp.url:
+        return open(inp.url, "rb")
+    fs, path = _fs(inp.url, storage_options)
+    return fs.open(path, "rb")
+
+
+def decompressed(raw, inp: Input):
+    """A binary file object of the decompressed bytes (``raw`` itself when uncompressed)."""
+    if inp.compression is None:
+        return raw
+    from fsspec.compression import compr
+
+    if inp.compression not in compr or compr[inp.compression] is None:
+        raise MissingDependencyError(f"corpus {inp.url!r} is {inp.compression}-compressed: "
+                                     "`pip install zstandard` (or biasamp[formats])")
+    return compr[inp.compression](raw, mode="rb")

@@ -1,0 +1,119 @@
+"""The protocol of a counting rule (one subclass per rule; the registry is ``_rules.RULES``).
+
+A rule is built from ``(tasks, groups, plurals, matcher)``. It counts raw UTF-8 bytes with
+:meth:`CountingRule.count_bytes` (the engine: numpy finds the line structure, a compiled
+scanner finds the few lines or pieces where an occupation can occur, and only those are
+decoded and decided in Python) or a list of lines with :meth:`CountingRule.count`. Each rule
+decides one sentence with :meth:`CountingRule.match`, used both by the engine and by its
+plain line-by-line path (the reference the tests compare the engine with), so the two
+count the same. Rules are pickled by their constructor arguments and rebuilt (recompiled)
+where they are unpickled (pool workers, Dask workers).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+import numpy as np
+
+__all__ = ["CountingRule", "Counts"]
+
+#: ``(counts of shape (n_tasks, n_groups), n_lines, n_sentences, n_kept)``
+Counts = tuple[np.ndarray, int, int, int]
+
+_BUILT: dict = {}
+
+
+def _rebuild(cls, tasks, groups, plurals, matcher):
+    """The rule, built once per process and configuration (Dask tasks unpickle it often)."""
+    key = (cls, tuple(tasks), tuple((k, tuple(v)) for k, v in groups.items()), plurals, matcher)
+    rule = _BUILT.get(key)
+    if rule is None:
+        if len(_BUILT) > 16:
+            _BUILT.clear()
+        rule = _BUILT[key] = cls(tasks, groups, plurals, matcher)
+    return rule
+
+
+class CountingRule(abc.ABC):
+    """Compiled matchers of one rule for one (tasks, word groups) configuration.
+
+    Parameters
+    ----------
+    tasks : list of str
+        Occupations (rows), already checked.
+    groups : mapping attribute -> words
+        Word groups (columns, in mapping order), already checked.
+    plurals : bool, default True
+        Also match regular plurals (rules with ``uses_plurals`` only).
+    matcher : str, optional
+        Scanner of :data:`~biasamp.corpus._scan.MATCHERS` (default: Hyperscan when it
+        imports, else numpy); it changes the speed, never the counts.
+    """
+
+    #: Word groups used when none are given.
+    default_groups: ClassVar[Mapping[str, tuple[str, ...]]]
+    #: Whether ``plurals`` changes what the rule counts (recorded in the provenance).
+    uses_plurals: ClassVar[bool] = False
+    #: Whether a line's final newline is part of what the rule sees (wang2021's last piece).
+    newline_matters: ClassVar[bool] = False
+
+    def __init__(self, tasks: Sequence[str], groups: Mapping[str, Sequence[str]],
+                 plurals: bool = True, matcher: str | None = None):
+        self.tasks = list(tasks)
+        self.groups = {k: tuple(v) for k, v in groups.items()}
+        self.plurals = plurals
+        self.matcher = matcher
+        self.n_tasks, self.n_groups = len(self.tasks), len(self.groups)
+
+    def __reduce__(self):  # rebuilt (recompiled) where unpickled, once per process
+        return (_rebuild, (type(self), self.tasks, self.groups, self.plurals, self.matcher))
+
+    def count(self, lines: Sequence[str], *, fast: bool = True) -> Counts:
+        """Return (counts, n_lines, n_sentences, n_kept) for a list of lines, used as given.
+
+        The lines go through :meth:`count_bytes` when joining them loses nothing (no line
+        break inside a line, no ``\\r``; for rules where it matters, every line but the last
+        ends with ``\\n``); otherwise, or with ``fast=False``, through the plain line-by-line
+        implementation (the reference the engine is tested against).
+        """
+        lines = list(lines)
+        joined = self._joined(lines) if fast and lines else None
+        if joined is None:
+            return self._count_plain(lines)
+        return self.count_bytes(joined)
+
+    def _joined(self, lines: list[str]) -> bytes | None:
+        """The lines as one UTF-8 text whose lines are exactly them, or None."""
+        last = len(lines) - 1
+        parts = []
+        for i, line in enumerate(lines):
+            body = line[:-1] if line.endswith("\n") else line
+            if "\n" in body or "\r" in body:
+                return None
+            if not line.endswith("\n"):
+                if self.newline_matters and (i != last or not line):
+                    return None
+                line = line + "\n" if not self.newline_matters else line
+            parts.append(line)
+        try:
+            return "".join(parts).encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: only the plain path sees them as they are
+            return None
+
+    @abc.abstractmethod
+    def count_bytes(self, b: bytes) -> Counts:
+        """Count a chunk of raw UTF-8 text (see :mod:`biasamp.corpus._buffer`)."""
+
+    @abc.abstractmethod
+    def match(self, sentence: str) -> tuple[int, int] | None:
+        """(task index, group index) of one sentence, or None when it is not counted."""
+
+    @abc.abstractmethod
+    def _count_plain(self, lines: list[str]) -> Counts:
+        """Count line by line (the reference implementation)."""
+
+    def _zeros(self) -> np.ndarray:
+        return np.zeros((self.n_tasks, self.n_groups), dtype=np.int64)

@@ -1,0 +1,274 @@
+"""Shards: the units of work (a byte range, a whole file, Parquet row groups) and their reading.
+
+A shard is read where it is counted (a pool or Dask worker), in chunks of about
+``chunk_bytes``, so only shard descriptions travel. Byte ranges of uncompressed text and
+JSON Lines start and end after a newline (``fsspec.utils.read_block``), so consecutive
+ranges split a file into whole lines exactly once. Counting a shard is a pure function of
+its description: a shard that fails and is run again adds its counts once.
+"""
+
+from __future__ import annotations
+
+import codecs
+import functools
+import hashlib
+import lzma
+import zlib
+from dataclasses import dataclass, field
+
+from .._errors import BiasampError
+from ._formats import check_parquet_column, iter_jsonl, iter_parquet, iter_text, parquet_file
+from ._inputs import Input, decompressed, open_raw
+from ._wikixml import iter_wiki_articles
+
+__all__ = ["ReadOptions", "Shard", "check_input", "count_chunks", "guarded", "hash_input",
+           "make_shards", "shard_chunks"]
+
+
+
+@functools.lru_cache(maxsize=1)
+def _damage_errors() -> tuple:
+    """Errors of a damaged file: gzip, bz2, xz, zstandard, Parquet (pyarrow)."""
+    errors: list = [OSError, EOFError, zlib.error, lzma.LZMAError]
+    for module, name in (("zstandard", "ZstdError"), ("pyarrow", "ArrowException")):
+        try:
+            errors.append(getattr(__import__(module), name))
+        except (ImportError, AttributeError):
+            pass
+    return tuple(errors)
+
+_SNIFF = 1 << 16
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How shards are read: the records' text column, the chunk size, fsspec options."""
+
+    text_column: str = "text"
+    chunk_bytes: int = 4 << 20
+    storage_options: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One unit of work.
+
+    Attributes
+    ----------
+    inp : Input
+    start, length : int
+        A byte range (``length`` None: the whole file).
+    row_groups : tuple of int
+        Parquet row groups (empty: all).
+    size : int
+        Progress it stands for (bytes on storage).
+    """
+
+    inp: Input
+    start: int = 0
+    length: int | None = None
+    row_groups: tuple = ()
+    size: int = 0
+
+    def describe(self) -> str:
+        if self.length is not None:
+            return f"{self.inp.url} bytes {self.start}-{self.start + self.length}"
+        if self.row_groups:
+            return f"{self.inp.url} row groups {list(self.row_groups)}"
+        return self.inp.url
+
+
+def make_shards(inputs: list[Input], opts: ReadOptions, shard_bytes: int) -> list[Shard]:
+    """Byte ranges of about ``shard_bytes`` for splittable files, row groups for Parquet,
+    whole files otherwise."""
+    shards: list[Shard] = []
+    for inp in inputs:
+        if inp.splittable and inp.size > shard_bytes:
+            for start in range(0, inp.size, shard_bytes):
+                length = min(shard_bytes, inp.size - start)
+                shards.append(Shard(inp, start, length, size=length))
+        elif inp.fmt == "parquet":
+            with open_raw(inp, opts.storage_options) as raw:
+                meta = parquet_file(decompressed(raw, inp), inp.url).metadata
+            rows = max(meta.num_rows, 1)
+            for g in range(meta.num_row_groups):
+                n = meta.row_group(g).num_rows
+                shards.append(Shard(inp, row_groups=(g,), size=inp.size * n // rows))
+        else:
+            shards.append(Shard(inp, size=inp.size))
+    return shards
+
+
+def _decode_error(head: bytes) -> int | None:
+    """Offset of the first byte that is not UTF-8 (a character cut at the end is fine)."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError as exc:
+        return exc.start
+    return None
+
+
+def check_input(inp: Input, opts: ReadOptions) -> None:
+    """Fail early, before counting, on a file that cannot be counted.
+
+    Reads the first 64 KiB (decompressed): empty, damaged archive, NUL bytes or not UTF-8
+    (text, JSON Lines), missing or non-string text column (JSON Lines, Parquet), not a
+    MediaWiki dump (XML).
+    """
+    where = repr(inp.url)
+    try:
+        with open_raw(inp, opts.storage_options) as raw:
+            if inp.fmt == "parquet":
+                check_parquet_column(parquet_file(decompressed(raw, inp), where),
+                                     opts.text_column, where)
+                return
+            head = decompressed(raw, inp).read(_SNIFF)
+    except BiasampError:
+        raise
+    except _damage_errors() + (ValueError,) as exc:
+        raise BiasampError(f"corpus file {where} is not a valid {inp.compression or 'file'} "
+                           f"archive: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - zstandard.ZstdError and file-system errors
+        raise BiasampError(f"corpus file {where} cannot be read: {exc}") from None
+    if not head.strip():
+        raise BiasampError(f"corpus file {where} is empty (no text)")
+    if inp.fmt == "wikixml":
+        if b"<mediawiki" not in head:
+            raise BiasampError(f"corpus file {where} is not a Wikipedia XML dump (no "
+                               "<mediawiki> element at its start)")
+        return
+    nul = head.find(b"\x00")
+    if nul >= 0:
+        raise BiasampError(f"corpus file {where} is binary (a NUL byte at offset {nul}), "
+                           "not UTF-8 text")
+    bad = _decode_error(head)
+    if bad is not None:
+        raise BiasampError(f"corpus file {where} is not UTF-8 text (byte 0x{head[bad]:02x} at "
+                           f"offset {bad})")
+    if inp.fmt == "jsonl":
+        first = next((line for line in head.splitlines() if line.strip()), b"")
+        if len(head) == _SNIFF and not head.endswith(b"\n") and first == head.splitlines()[-1]:
+            return   # a first record longer than the sniffed head: checked while counting
+        for _ in iter_jsonl([first + b"\n"], opts.text_column, 1, where):
+            pass
+
+
+class _Window:
+    """The bytes ``[start, end)`` of a binary file, read with ``read(n)``."""
+
+    def __init__(self, raw, start: int, end: int):
+        raw.seek(start)
+        self._raw, self._left, self.size = raw, end - start, end - start
+
+    def read(self, n: int = -1) -> bytes:
+        n = self._left if n is None or n < 0 else min(n, self._left)
+        data = self._raw.read(n) if n else b""
+        self._left -= len(data)
+        return data
+
+
+def _byte_range(raw, start: int, length: int) -> _Window:
+    """The lines whose first byte lies in ``[start, start + length)`` (as
+    ``fsspec.utils.read_block`` with a newline delimiter), as a window of the file."""
+    from fsspec.utils import seek_delimiter
+
+    raw.seek(start)
+    seek_delimiter(raw, b"\n", 1 << 16)        # no-op at 0, else just after a newline
+    first = raw.tell()
+    raw.seek(start + length)
+    seek_delimiter(raw, b"\n", 1 << 16)
+    return _Window(raw, first, raw.tell())
+
+
+class _CountingReader:
+    """A binary file that reports how many bytes were read from it (for progress bars)."""
+
+    def __init__(self, raw, on_read):
+        self._raw, self._on_read = raw, on_read
+
+    def read(self, n=-1):
+        data = self._raw.read(n)
+        self._on_read(len(data))
+        return data
+
+    def read1(self, n=-1):
+        data = self._raw.read1(n) if hasattr(self._raw, "read1") else self._raw.read(n)
+        self._on_read(len(data))
+        return data
+
+    def readinto(self, buf):
+        n = self._raw.readinto(buf)
+        self._on_read(n or 0)
+        return n
+
+    def __getattr__(self, name):
+        return getattr(self._raw, name)
+
+
+def shard_chunks(shard: Shard, opts: ReadOptions, on_read=None):
+    """The shard's text, as UTF-8 chunks of whole lines.
+
+    ``on_read(n)`` is called with the stored bytes read, for whole-file shards.
+    """
+    inp, where = shard.inp, repr(shard.inp.url)
+    if shard.length is not None:   # read in chunks: a shard may be larger than a chunk
+        with open_raw(inp, opts.storage_options) as raw:
+            window = _byte_range(raw, shard.start, shard.length)
+            if window.size <= 2 * opts.chunk_bytes:   # one read, no copies to cut lines
+                chunks = iter([window.read()] if window.size else [])
+            else:
+                chunks = iter_text(window, opts.chunk_bytes)
+            if inp.fmt == "jsonl":
+                yield from iter_jsonl(chunks, opts.text_column, opts.chunk_bytes, where)
+            else:
+                yield from chunks
+        return
+    with open_raw(inp, opts.storage_options) as raw:
+        f = decompressed(raw if on_read is None else _CountingReader(raw, on_read), inp)
+        if inp.fmt == "text":
+            yield from iter_text(f, opts.chunk_bytes)
+        elif inp.fmt == "jsonl":
+            yield from iter_jsonl(iter_text(f, opts.chunk_bytes), opts.text_column,
+                                  opts.chunk_bytes, where)
+        elif inp.fmt == "parquet":
+            groups = shard.row_groups or range(parquet_file(f, where).metadata.num_row_groups)
+            yield from iter_parquet(f, opts.text_column, groups, opts.chunk_bytes, where)
+        else:
+            from ._formats import record_chunks
+
+            yield from record_chunks(iter_wiki_articles(f, where), opts.chunk_bytes)
+
+
+def guarded(chunks, where: str):
+    """The chunks; a damaged file or a NUL byte (binary data) becomes a one-line error."""
+    try:
+        for chunk in chunks:
+            if b"\x00" in chunk:
+                raise BiasampError(f"corpus {where} is binary (a NUL byte), not UTF-8 text")
+            yield chunk
+    except BiasampError:
+        raise
+    except _damage_errors() as exc:
+        raise BiasampError(f"corpus {where} cannot be read (damaged or unreadable): "
+                           f"{type(exc).__name__}: {exc}") from None
+
+
+def count_chunks(rule, chunks, where: str):
+    """Sum of ``rule.count_bytes`` over text chunks (through :func:`guarded`)."""
+    total = [rule._zeros(), 0, 0, 0]
+    for chunk in guarded(chunks, where):
+        for k, v in enumerate(rule.count_bytes(chunk)):
+            total[k] += v
+    return tuple(total)
+
+
+def hash_input(inp: Input, opts: ReadOptions, stop=None) -> str | None:
+    """Hex sha256 of a file's bytes as stored, read in 1 MiB blocks (None once ``stop`` is
+    set: a ``threading.Event`` that ends the work when the count fails)."""
+    h = hashlib.sha256()
+    with open_raw(inp, opts.storage_options) as raw:
+        for block in iter(lambda: raw.read(1 << 20), b""):
+            if stop is not None and stop.is_set():
+                return None
+            h.update(block)
+    return h.hexdigest()

@@ -1,0 +1,173 @@
+"""Opening a corpus: what to read (shards for the workers, streams for the driver) and its
+provenance. Files, globs and URLs become shards; ``datasets`` corpora are streams of records
+read by the driver (a ``datasets`` iterator cannot be split into shards).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from .._errors import BiasampError, MissingDependencyError
+from ._formats import record_chunks, record_text
+from ._inputs import Input, resolve_inputs
+from ._shards import ReadOptions, Shard, check_input, make_shards
+
+__all__ = ["CorpusPlan", "plan_corpus", "split_lines"]
+
+#: Default shard size of the local engine (~4 MB) and of the Dask engine (64 MiB).
+CHUNK_BYTES = 4 << 20
+DASK_SHARD_BYTES = 64 << 20
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as text-mode file iteration gives them (universal newlines, ``\\n`` kept).
+
+    >>> split_lines("a\\r\\nb\\rc\\n\\nd")
+    ['a\\n', 'b\\n', 'c\\n', '\\n', 'd']
+    """
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    parts = text.split("\n")
+    lines = [s + "\n" for s in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+@dataclass
+class CorpusPlan:
+    """An opened corpus.
+
+    Attributes
+    ----------
+    shards : list of Shard
+        Work that workers read themselves.
+    streams : list of (str, iterable of bytes)
+        Text chunks the driver reads and hands out (``datasets`` records).
+    inputs : list of Input
+        The files (empty for ``datasets`` corpora).
+    provenance : dict
+        The ``corpus`` entry of the counts' provenance.
+    total : int or None
+        Progress-bar total in bytes (None when unknown).
+    """
+
+    shards: list[Shard]
+    streams: list[tuple[str, Iterable[bytes]]]
+    inputs: list[Input]
+    provenance: dict
+    total: int | None
+    opts: ReadOptions = field(default_factory=ReadOptions)
+
+
+def plan_corpus(corpus, *, opts: ReadOptions, fmt: str | None, dataset_config: str | None,
+                split: str, streaming: bool, shard_bytes: int | None, n_jobs: int,
+                corpus_name: str | None) -> CorpusPlan:
+    """Open files/globs/URLs, an ``hf:NAME`` dataset or a ``datasets`` object.
+
+    Every local file (and the first remote file of each kind) is checked before counting
+    starts (:func:`~biasamp.corpus._shards.check_input`).
+    """
+    hub = isinstance(corpus, (str, os.PathLike)) and str(corpus).startswith("hf:")
+    if hub and "://" not in str(corpus):
+        plan = _open_hub(str(corpus)[3:], dataset_config, split, streaming, opts)
+    elif _is_dataset(corpus):
+        columns = getattr(corpus, "column_names", None)
+        if columns is not None and opts.text_column not in columns:
+            raise BiasampError(f"text_column {opts.text_column!r} not in the dataset's columns "
+                               f"{sorted(columns)}")
+        n_records = _len_or_none(corpus)
+        prov = {"kind": "datasets-object", "text_column": opts.text_column,
+                "fingerprint": getattr(corpus, "_fingerprint", None), "n_records": n_records}
+        stream = record_chunks(_dataset_texts(corpus, opts.text_column, "the dataset"),
+                               opts.chunk_bytes)
+        plan = CorpusPlan([], [("the dataset", stream)], [], prov, None, opts)
+    else:
+        plan = _open_files(corpus, opts, fmt, shard_bytes, n_jobs)
+    prov = plan.provenance
+    prov["name"] = corpus_name or prov.get("name") or ", ".join(
+        f["name"] for f in prov.get("files", [])) or "dataset"
+    return plan
+
+
+def _open_files(corpus, opts: ReadOptions, fmt, shard_bytes, n_jobs) -> CorpusPlan:
+    inputs = resolve_inputs(corpus, fmt=fmt, storage_options=opts.storage_options)
+    checked: set = set()
+    for inp in inputs:
+        kind = (inp.fmt, inp.compression)
+        if inp.local or kind not in checked:
+            check_input(inp, opts)
+            checked.add(kind)
+    total = sum(inp.size for inp in inputs)
+    if shard_bytes is None:   # small corpora: about four shards per worker
+        shard_bytes = min(CHUNK_BYTES, max(1 << 18, total // (4 * n_jobs) + 1))
+    prov = {"kind": "files", "files": [_file_provenance(inp) for inp in inputs]}
+    if any(inp.fmt in ("jsonl", "parquet") for inp in inputs):
+        prov["text_column"] = opts.text_column
+    return CorpusPlan(make_shards(inputs, opts, shard_bytes), [], inputs, prov, total, opts)
+
+
+def _file_provenance(inp: Input) -> dict:
+    entry = {"path" if inp.local and "://" not in inp.url else "url": inp.url,
+             "name": inp.name, "bytes": inp.size, "format": inp.fmt}
+    if inp.compression:
+        entry["compression"] = inp.compression
+    entry.update(dict(inp.info))
+    return entry
+
+
+def _dataset_texts(ds, column: str, where: str) -> Iterator[str]:
+    for record in ds:
+        if column not in record:
+            raise BiasampError(f"text_column {column!r} not in the dataset's columns "
+                               f"{sorted(record)}")
+        yield record_text(record[column], column, where)
+
+
+def _open_hub(name: str, dataset_config, split, streaming, opts: ReadOptions) -> CorpusPlan:
+    try:
+        import datasets
+    except ImportError as exc:  # pragma: no cover - datasets is a dependency
+        raise MissingDependencyError("hf: corpora need `pip install datasets`") from exc
+    try:
+        ds = datasets.load_dataset(name, dataset_config, split=split, streaming=streaming)
+        records = iter(ds)
+        first = next(records, None)
+    except BiasampError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - offline, unknown name, bad config or split
+        reason = " ".join(str(exc).split())[:300]
+        raise BiasampError(f"dataset {name!r} (corpus 'hf:{name}', config {dataset_config!r}, "
+                           f"split {split!r}) cannot be loaded: {type(exc).__name__}: "
+                           f"{reason}") from None
+    if first is None:
+        raise BiasampError(f"dataset {name!r} (corpus 'hf:{name}', split {split!r}) is empty")
+    if opts.text_column not in first:
+        raise BiasampError(f"text_column {opts.text_column!r} not in the dataset's columns "
+                           f"{sorted(first)}")
+
+    def all_records():
+        yield first
+        yield from records
+
+    prov = {"kind": "datasets", "name": name, "config": dataset_config, "split": split,
+            "streaming": streaming, "text_column": opts.text_column,
+            "datasets_version": datasets.__version__,
+            "fingerprint": getattr(ds, "_fingerprint", None)}
+    stream = record_chunks(_dataset_texts(all_records(), opts.text_column, f"hf:{name}"),
+                           opts.chunk_bytes)
+    return CorpusPlan([], [(f"hf:{name}", stream)], [], prov, None, opts)
+
+
+def _is_dataset(obj) -> bool:
+    mod = type(obj).__module__ or ""
+    return mod.startswith("datasets")
+
+
+def _len_or_none(obj):
+    try:
+        return len(obj)
+    except TypeError:
+        return None
