@@ -8,8 +8,9 @@ never also logged; the CLI prints each distinct warning once.
 
 from __future__ import annotations
 
-__all__ = ["BiasampError", "BiasampWarning", "MissingDependencyError", "UndefinedCellsWarning",
-           "UndefinedTrialsWarning", "UnknownNameError", "ZeroRowWarning"]
+__all__ = ["BiasampError", "BiasampWarning", "HubUnreachableWarning", "MissingDependencyError",
+           "MissingWeightsWarning", "UndefinedCellsWarning", "UndefinedTrialsWarning",
+           "UnknownNameError", "ZeroRowWarning"]
 
 
 class BiasampError(ValueError):
@@ -43,3 +44,12 @@ class UndefinedTrialsWarning(BiasampWarning, RuntimeWarning):
 
 class ZeroRowWarning(BiasampWarning):
     """Some requested tasks have an all-zero row in a base-rate table (P(A|T) undefined)."""
+
+
+class MissingWeightsWarning(BiasampWarning):
+    """A model was loaded with weights missing from its checkpoint (newly initialised at
+    random), because ``allow_missing_weights`` was set."""
+
+
+class HubUnreachableWarning(BiasampWarning):
+    """The Hugging Face hub did not answer; the model was loaded from the local cache."""
