@@ -28,8 +28,9 @@ PROMPTS = [
     "[BLANK] is a major writer.",
     "his job was [BLANK].",
 ]
-# single-token, split, multi-word candidates
-CANDS = ["nurse", "hairdresser", "they are", "cook", "salesperson"]
+# single-token, split, multi-word candidates; "janitor" starts with a standalone space piece
+# ("Ġ j an itor") in the tiny GPT-2's vocabulary
+CANDS = ["nurse", "hairdresser", "they are", "cook", "salesperson", "janitor"]
 MODES = ("continuation", "sentence")
 NAMES = ("gpt2", "llama", "qwen")
 
@@ -120,12 +121,13 @@ def test_sentence_is_continuation_plus_the_prefix_and_probs_agree(name, scorers,
     s = scorers[name]
     cont = s.score(PROMPTS, CANDS, scoring="continuation")
     sent = s.score(PROMPTS, CANDS, scoring="sentence")
+    # the two runs batch differently: float32 rounding (1e-7 relative) is all that may differ
     diff = sent.log_prob - cont.log_prob  # log P(prefix): the same for every candidate
-    np.testing.assert_allclose(diff, diff[:, :1].repeat(len(CANDS), axis=1), atol=1e-9)
+    np.testing.assert_allclose(diff, diff[:, :1].repeat(len(CANDS), axis=1), atol=1e-5)
     starts = [i for i, p in enumerate(PROMPTS) if p.startswith("[BLANK]")]
-    np.testing.assert_allclose(diff[starts], 0.0, atol=1e-12)  # empty prefix: nothing to add
+    np.testing.assert_allclose(diff[starts], 0.0, atol=1e-5)  # empty prefix: nothing to add
     assert (diff[[i for i in range(len(PROMPTS)) if i not in starts]] < 0).all()
-    np.testing.assert_allclose(sent.prob, cont.prob, atol=1e-9)
+    np.testing.assert_allclose(sent.prob, cont.prob, atol=1e-6)
     np.testing.assert_allclose(cont.prob.sum(axis=1), 1.0, atol=1e-12)
     assert (cont.mass <= 1.0).all() and (sent.mass <= cont.mass).all()
 
@@ -191,7 +193,7 @@ def test_batch_size_and_chunking_do_not_change_results(dirs, gpt2, batch_size, c
 def test_order_of_prompts_and_candidates_is_preserved(name, scorers):
     s = scorers[name]
     ref = s.score(PROMPTS, CANDS)
-    pi, ci = [3, 0, 6, 2, 5, 1, 4], [4, 2, 0, 1, 3]
+    pi, ci = [3, 0, 6, 2, 5, 1, 4], [4, 2, 5, 0, 1, 3]
     r = s.score([PROMPTS[i] for i in pi], [CANDS[j] for j in ci])
     np.testing.assert_allclose(r.log_prob, ref.log_prob[np.ix_(pi, ci)], rtol=0, atol=1e-5)
 
@@ -320,8 +322,11 @@ def test_provenance_of_a_causal_scorer(gpt2, dirs):
 
 
 def test_audit_shows_leading_space_pieces(gpt2):
-    a = gpt2.audit(["nurse", "hairdresser"])
+    a = gpt2.audit(["nurse", "hairdresser", "janitor"])
     assert a.loc[0, "pieces"] == ("\u0120nurse",) and not a.loc[1, "single_piece"]
+    # a space piece of its own belongs to the word after it (else the continuation of
+    # "janitor" would leave out the probability of its space, which "Ġnurse" includes)
+    assert a.loc[2, "pieces"] == ("\u0120", "j", "an", "itor")
 
 
 def test_bfloat16_on_cpu_is_close_to_float32(dirs, gpt2):

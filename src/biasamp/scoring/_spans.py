@@ -195,7 +195,9 @@ def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):
             lead = len(text[a:b]) - len(text[a:b].lstrip())
             if a + lead < b:
                 a += lead
-            if a == b:  # whitespace-only piece (trimmed offsets): belongs to the word at a
+            elif a < b:  # whitespace only ("Ġ" or "▁" alone): it starts the word after it
+                a = b
+            if a == b:  # whitespace-only piece: belongs to the word at a
                 if s <= a < e:
                     inside.append(t)
                 continue
