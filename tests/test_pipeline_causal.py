@@ -174,7 +174,6 @@ def test_allow_missing_weights_puts_a_warning_at_the_top_of_the_report(tmp_path,
     assert "WARNING: 1 weight(s)" in (out / "report.html").read_text()
     prov = json.loads((out / "results.json").read_text())["provenance"]
     assert prov["scorer"]["missing_weights"] == ["lm_head.weight"]
-    assert prov["config"] if "config" in prov else True
 
 
 def test_score_cache_and_hf_cache_dir_reach_the_scorer(tiny_gpt2_dir, tmp_path, monkeypatch):
@@ -184,10 +183,12 @@ def test_score_cache_and_hf_cache_dir_reach_the_scorer(tiny_gpt2_dir, tmp_path, 
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     rc, out = _probe(tmp_path, "hub", "--model", "org/tiny-gpt2", "--hf-cache-dir",
                      str(tmp_path / "hf"), "--score-cache", str(tmp_path / "scores"),
-                     "--format", "json")
+                     "--format", "json,md")
     assert rc == 0
     assert len(list((tmp_path / "scores").glob("scores-*.sqlite"))) == 1
     prov = json.loads((out / "results.json").read_text())["provenance"]
     assert prov["scorer"]["commit"] == "0123456789abcdef0123456789abcdef01234567"
+    assert ("model: `org/tiny-gpt2` (revision: `default`, commit "
+            "`0123456789abcdef0123456789abcdef01234567`)") in (out / "report.md").read_text()
     assert prov["model"] == "org/tiny-gpt2" and prov["model_type"] == "causal"
     assert Path(out / "results.json").is_file()

@@ -192,8 +192,10 @@ def _audit_section(audit: pd.DataFrame) -> Section:
 def _provenance_lines(p: dict) -> tuple[str, ...]:
     v = p.get("versions", {})
     tpl = p.get("templates", {})
+    commit = (p.get("scorer") or {}).get("commit")
     lines = [
-        f"model: `{p.get('model')}` (revision: `{p.get('revision') or 'default'}`)",
+        (f"model: `{p.get('model')}` (revision: `{p.get('revision') or 'default'}`"
+         + (f", commit `{commit}`)" if commit else ")")),
         (f"device / dtype: {p.get('device')} / {p.get('dtype')}; model type: "
          f"{p.get('model_type') or 'masked'} LM; estimator (scoring): "
          f"`{p.get('estimator')}`; compat: `{p.get('compat')}`; seed: {p.get('seed')}"),
