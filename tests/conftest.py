@@ -129,3 +129,21 @@ def wikitext_dir(tmp_path_factory):
         assert hashlib.sha256(data).hexdigest() == digest, split
         (out / f"wiki.{split}.tokens").write_bytes(data)
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2_dir(tmp_path_factory):
+    """A tiny random GPT2LMHeadModel folder (byte-level BPE trained in-process; no pad token)."""
+    return _model_dir(tmp_path_factory, "tiny-gpt2", "make_tiny_gpt2")
+
+
+@pytest.fixture(scope="session")
+def tiny_llama_dir(tmp_path_factory):
+    """A tiny random LlamaForCausalLM folder (Llama BPE tokenizer with byte fallback, adds <s>)."""
+    return _model_dir(tmp_path_factory, "tiny-llama", "make_tiny_llama")
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen2_chat_dir(tmp_path_factory):
+    """A tiny random Qwen2ForCausalLM with a chat template and no BOS token (an "instruct" model)."""
+    return _model_dir(tmp_path_factory, "tiny-qwen2-chat", "make_tiny_qwen2_chat")

@@ -35,6 +35,8 @@ PROMPTS = [
 CANDS = ["nurse", "janitor", "hairdresser", "they are", "cook", "salesperson"]
 
 
+MASKED_MODES = ("word", "first-piece", "pll")
+
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
@@ -159,14 +161,20 @@ def naive_pll(path, prompts, cands):
 # ----------------------------------------------------------------------------- lightness
 def test_import_biasamp_and_scoring_do_not_import_torch():
     code = ("import sys, biasamp, biasamp.scoring; "
-            "assert biasamp.scoring.SCORING_MODES == ('word', 'first-piece', 'pll'); "
+            "assert biasamp.scoring.SCORING_MODES == ('word', 'first-piece', 'pll', "
+            "'continuation', 'sentence'); "
             "bad = [m for m in ('torch', 'transformers') if m in sys.modules]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_scoring_modes_registry():
-    assert SCORING_MODES == ("word", "first-piece", "pll")
+    from biasamp.scoring import DEFAULT_ESTIMATORS, ESTIMATORS, estimators_for
+
+    assert SCORING_MODES == MASKED_MODES + ("continuation", "sentence")
+    assert estimators_for("masked") == MASKED_MODES
+    assert [ESTIMATORS.get(m) for m in SCORING_MODES] == ["masked"] * 3 + ["causal"] * 2
+    assert DEFAULT_ESTIMATORS == {"masked": "word", "causal": "continuation"}
 
 
 # ----------------------------------------------------------------------------- tiny models
@@ -244,7 +252,7 @@ def test_first_piece_cannot_separate_shared_first_piece_but_word_can(bert):
     assert np.all(w.log_prob[:, 1] < w.log_prob[:, 0] - 1e-6)  # janitor has a second factor < 1
 
 
-@pytest.mark.parametrize("mode", SCORING_MODES)
+@pytest.mark.parametrize("mode", MASKED_MODES)
 def test_rows_sum_to_one_and_mass_is_raw_coverage(bert, mode):
     r = bert.score(PROMPTS, CANDS, scoring=mode)
     assert r.log_prob.shape == r.prob.shape == (len(PROMPTS), len(CANDS))
@@ -266,7 +274,7 @@ def test_single_mask_candidates_cover_at_most_all_mass(bert):
     assert 0.5 < r_all.mass[0] <= 1.0 + 1e-6
 
 
-@pytest.mark.parametrize("mode", SCORING_MODES)
+@pytest.mark.parametrize("mode", MASKED_MODES)
 def test_batch_size_and_chunking_do_not_change_results(bert_dir, bert, mode):
     ref = bert.score(PROMPTS, CANDS, scoring=mode)  # batch_size 7
     one = MaskedLMScorer(bert_dir, device="cpu", batch_size=1, chunk_size=3)
@@ -275,7 +283,7 @@ def test_batch_size_and_chunking_do_not_change_results(bert_dir, bert, mode):
     np.testing.assert_allclose(r.prob, ref.prob, rtol=0, atol=5e-5)  # |dp| <= p |dlog p|
 
 
-@pytest.mark.parametrize("mode", SCORING_MODES)
+@pytest.mark.parametrize("mode", MASKED_MODES)
 def test_order_of_prompts_and_candidates_is_preserved(bert, mode):
     ref = bert.score(PROMPTS, CANDS, scoring=mode)
     rng = np.random.default_rng(0)
@@ -376,7 +384,7 @@ def test_audit_candidates_accepts_a_model_folder(bert_dir):
 
 # ----------------------------------------------------------------------------- cache
 def test_cache_second_run_does_not_call_the_model(bert_dir, tmp_path, monkeypatch):
-    s = MaskedLMScorer(bert_dir, device="cpu", cache_dir=tmp_path / "cache")
+    s = MaskedLMScorer(bert_dir, device="cpu", score_cache=tmp_path / "cache")
     first = s.score(PROMPTS, CANDS, scoring="word")
     calls = s.n_forward_calls
     assert calls > 0
@@ -384,7 +392,7 @@ def test_cache_second_run_does_not_call_the_model(bert_dir, tmp_path, monkeypatc
     def boom(*a, **k):
         raise AssertionError("model called despite the cache")
 
-    s2 = MaskedLMScorer(bert_dir, device="cpu", cache_dir=tmp_path / "cache")
+    s2 = MaskedLMScorer(bert_dir, device="cpu", score_cache=tmp_path / "cache")
     monkeypatch.setattr(s2.model, "forward", boom)
     monkeypatch.setattr(s2.model.base_model, "forward", boom)
     again = s2.score(PROMPTS, CANDS, scoring="word")
@@ -398,7 +406,7 @@ def test_cache_second_run_does_not_call_the_model(bert_dir, tmp_path, monkeypatc
 
 
 def test_cache_partial_hit_only_runs_new_prompts(bert_dir, tmp_path):
-    s = MaskedLMScorer(bert_dir, device="cpu", cache_dir=tmp_path / "c", batch_size=100)
+    s = MaskedLMScorer(bert_dir, device="cpu", score_cache=tmp_path / "c", batch_size=100)
     s.score(PROMPTS[:4], ["nurse", "cook"], scoring="first-piece")
     before = s.n_forward_calls
     r = s.score(PROMPTS, ["nurse", "cook"], scoring="first-piece")
@@ -489,7 +497,8 @@ def test_unknown_model_path(tmp_path):
 
 def test_folder_that_is_not_a_model(tmp_path):
     (tmp_path / "junk").mkdir()
-    with pytest.raises(BiasampError, match=r"could not load the tokenizer of model '.*junk'"):
+    with pytest.raises(BiasampError, match=r"model '.*junk': no config.json in .*junk \(not a "
+                                           r"transformers model folder\)"):
         MaskedLMScorer(str(tmp_path / "junk"))
 
 
@@ -549,7 +558,7 @@ def test_score_result_from_log_prob_hand_computed():
 @pytest.mark.parametrize("dtype, atol", [("float32", 1e-4), ("bfloat16", 0.1), ("float16", 0.02)])
 def test_cuda_matches_cpu(bert_dir, bert, dtype, atol):
     g = MaskedLMScorer(bert_dir, device="cuda", dtype=dtype, batch_size=7)
-    for mode in SCORING_MODES:
+    for mode in MASKED_MODES:
         r = g.score(PROMPTS, CANDS, scoring=mode)
         ref = bert.score(PROMPTS, CANDS, scoring=mode)
         np.testing.assert_allclose(r.prob, ref.prob, rtol=0, atol=atol)

@@ -1,9 +1,9 @@
-"""Tiny, seeded masked language models written to a folder, for offline tests.
+"""Tiny, seeded masked and causal language models written to a folder, for offline tests.
 
 Every builder writes a complete Hugging Face model folder (config, weights, tokenizer files) and
 returns its path, so tests load it exactly like a real model::
 
-    AutoModelForMaskedLM.from_pretrained(path)
+    AutoModelForMaskedLM.from_pretrained(path)     # or AutoModelForCausalLM (GPT-2, Llama, Qwen2)
     AutoTokenizer.from_pretrained(path)
 
 The weights are random but deterministic (``torch.manual_seed(seed)``); the vocabularies are
@@ -27,10 +27,15 @@ __all__ = [
     "OCCUPATIONS",
     "SPLIT_OCCUPATIONS",
     "TEMPLATE_WORDS",
+    "fill_hub_cache",
     "make_tiny_albert",
     "make_tiny_bert",
     "make_tiny_distilbert",
+    "make_tiny_gpt2",
+    "make_tiny_llama",
+    "make_tiny_qwen2_chat",
     "make_tiny_roberta",
+    "train_bpe",
     "wordpiece_vocab",
 ]
 
@@ -309,3 +314,186 @@ def make_tiny_albert(path, *, seed=0, hidden_size=32, num_layers=2, initializer_
     model = AlbertForMaskedLM(config).eval()
     model.save_pretrained(str(path))
     return path
+
+
+# ----------------------------------------------------------------------------- causal LMs
+# ``initializer_range`` 0.3 (not 0.5 as above): a causal sentence score sums a dozen token log
+# probabilities, and with 0.5 they are so large (about -90 a sentence) that float32 rounding
+# alone reaches 1e-5; with 0.3 the softmax is still far from uniform (per-position std of the
+# log probabilities about 1.7 nats, top probability about 40x the uniform one).
+#: A chat template in the style of instruction-tuned models (ChatML); the scorer must ignore it
+#: and score plain text.
+CHATML_TEMPLATE = (
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + "
+    "message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+
+
+def train_bpe(kind, *, vocab_size, special_tokens, corpus=None):
+    """Train a BPE in-process; return ``(vocab dict, merges list of (a, b))``.
+
+    ``kind="byte-level"``: GPT-2 style (``Ġ`` leading-space pieces, 256 byte symbols);
+    ``kind="metaspace"``: SentencePiece/Llama style (``▁`` word starts, punctuation split off
+    during training so no piece crosses it). The corpus defaults to :func:`_bpe_corpus`.
+    """
+    import json
+
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    if kind == "byte-level":
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        alphabet = pre_tokenizers.ByteLevel.alphabet()
+    elif kind == "metaspace":
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first"),
+            pre_tokenizers.Punctuation()])
+        alphabet = []
+    else:  # pragma: no cover - test helper misuse
+        raise ValueError(kind)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=2, show_progress=False,
+                                  special_tokens=list(special_tokens), initial_alphabet=alphabet)
+    tok.train_from_iterator(corpus if corpus is not None else _bpe_corpus(), trainer)
+    model = json.loads(tok.to_str())["model"]
+    return dict(model["vocab"]), [tuple(m) for m in model["merges"]]
+
+
+def _save(path, model):
+    model.save_pretrained(str(path))
+    return path
+
+
+def make_tiny_gpt2(path, *, seed=0, hidden_size=32, num_layers=2, initializer_range=0.3,
+                   vocab_size=420):
+    """Write a tiny random ``GPT2LMHeadModel`` with an in-process trained byte-level BPE.
+
+    The tokenizer is transformers' ``GPT2Tokenizer`` built from ``vocab.json``/``merges.txt``:
+    ``<|endoftext|>`` is BOS, EOS and UNK, there is **no pad token** and no BOS is added when
+    encoding (as for the real ``gpt2``). Parameters and return value as :func:`make_tiny_roberta`.
+    """
+    import json
+
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel, GPT2Tokenizer
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    vocab, merges = train_bpe("byte-level", vocab_size=vocab_size,
+                              special_tokens=["<|endoftext|>"])
+    (path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
+    (path / "merges.txt").write_text(
+        "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges), encoding="utf-8")
+    tok = GPT2Tokenizer(str(path / "vocab.json"), str(path / "merges.txt"), model_max_length=64)
+    if len(tok) != len(vocab):  # pragma: no cover - guards against a silently ignored vocab
+        raise RuntimeError(f"tokenizer has {len(tok)} tokens, vocab.json has {len(vocab)}")
+    tok.save_pretrained(str(path))
+    config = GPT2Config(
+        vocab_size=len(tok), n_embd=hidden_size, n_layer=num_layers, n_head=2, n_positions=64,
+        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+        initializer_range=initializer_range)
+    torch.manual_seed(seed)
+    return _save(path, GPT2LMHeadModel(config).eval())
+
+
+def _llama_vocab(vocab_size):
+    """Llama-style vocabulary: ``<unk> <s> </s>``, the 256 byte-fallback tokens, then BPE pieces."""
+    pieces, merges = train_bpe("metaspace", vocab_size=vocab_size,
+                               special_tokens=["<unk>", "<s>", "</s>"])
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    for b in range(256):
+        vocab[f"<0x{b:02X}>"] = len(vocab)
+    for piece in pieces:
+        vocab.setdefault(piece, len(vocab))
+    return vocab, merges
+
+
+def make_tiny_llama(path, *, seed=0, hidden_size=32, num_layers=2, initializer_range=0.3,
+                    vocab_size=300, tie_word_embeddings=False, head=True):
+    """Write a tiny random ``LlamaForCausalLM`` with a Llama tokenizer (BPE, byte fallback, ▁).
+
+    The tokenizer (transformers' ``LlamaTokenizer``) adds ``<s>`` in front of every sentence and
+    has no pad token; the model uses grouped-query attention (2 heads, 1 key/value head) and an
+    untied LM head. ``head=False`` saves only the ``LlamaModel`` body (a checkpoint without a
+    trained LM head, for the missing-weights tests).
+    """
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM, LlamaTokenizer
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    vocab, merges = _llama_vocab(vocab_size)
+    tok = LlamaTokenizer(vocab=vocab, merges=merges, model_max_length=64, add_bos_token=True)
+    tok.save_pretrained(str(path))
+    config = LlamaConfig(
+        vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+        num_hidden_layers=num_layers, num_attention_heads=2, num_key_value_heads=1,
+        max_position_embeddings=64, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+        initializer_range=initializer_range, tie_word_embeddings=tie_word_embeddings)
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config).eval()
+    if not head:
+        model = model.model
+        model.config.architectures = ["LlamaModel"]
+    return _save(path, model)
+
+
+def make_tiny_qwen2_chat(path, *, seed=0, hidden_size=32, num_layers=2, initializer_range=0.3,
+                         vocab_size=420):
+    """Write a tiny random ``Qwen2ForCausalLM`` whose tokenizer looks like an instruct model's.
+
+    Byte-level BPE (``Qwen2Tokenizer``), **no BOS token**, ``<|endoftext|>`` as EOS and pad,
+    ChatML special tokens and a chat template: a chat/instruction model to be used as a plain LM.
+    """
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM, Qwen2Tokenizer
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    vocab, merges = train_bpe("byte-level", vocab_size=vocab_size,
+                              special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
+    tok = Qwen2Tokenizer(vocab=vocab, merges=merges,
+                         model_max_length=64, chat_template=CHATML_TEMPLATE,
+                         additional_special_tokens=["<|im_start|>", "<|im_end|>"])
+    tok.save_pretrained(str(path))
+    config = Qwen2Config(
+        vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+        num_hidden_layers=num_layers, num_attention_heads=2, num_key_value_heads=2,
+        max_position_embeddings=64, eos_token_id=tok.eos_token_id,
+        initializer_range=initializer_range, tie_word_embeddings=True)
+    torch.manual_seed(seed)
+    return _save(path, Qwen2ForCausalLM(config).eval())
+
+
+def fill_hub_cache(model_dir, cache_dir, repo_id,
+                   commit="0123456789abcdef0123456789abcdef01234567"):
+    """Lay out ``model_dir``'s files in a Hugging Face hub cache as a download of ``repo_id`` would.
+
+    ``cache_dir/models--ORG--NAME/{blobs,refs/main,snapshots/COMMIT}``; each snapshot file links
+    to a blob named by its sha256 (as the hub names large files), so ``from_pretrained(repo_id,
+    cache_dir=cache_dir, local_files_only=True)`` (or ``HF_HUB_OFFLINE=1``) loads it.
+
+    Returns
+    -------
+    Path
+        The snapshot folder.
+    """
+    import hashlib
+    import os
+
+    repo = Path(cache_dir) / ("models--" + repo_id.replace("/", "--"))
+    snap = repo / "snapshots" / commit
+    (repo / "blobs").mkdir(parents=True, exist_ok=True)
+    (repo / "refs").mkdir(parents=True, exist_ok=True)
+    snap.mkdir(parents=True, exist_ok=True)
+    (repo / "refs" / "main").write_text(commit)
+    for f in sorted(Path(model_dir).iterdir()):
+        if f.is_file():
+            data = f.read_bytes()
+            blob = repo / "blobs" / hashlib.sha256(data).hexdigest()
+            blob.write_bytes(data)
+            link = snap / f.name
+            if link.exists() or link.is_symlink():
+                link.unlink()
+            os.symlink(os.path.relpath(blob, snap), link)
+    return snap

@@ -8,9 +8,9 @@ never also logged; the CLI prints each distinct warning once.
 
 from __future__ import annotations
 
-__all__ = ["BiasampError", "BiasampWarning", "MissingDependencyError", "UndefinedCellsWarning",
-           "UndefinedTrialsWarning", "UnavailableCIWarning", "UnknownNameError",
-           "ZeroRowWarning"]
+__all__ = ["BiasampError", "BiasampWarning", "HubUnreachableWarning", "MissingDependencyError",
+           "MissingWeightsWarning", "UnavailableCIWarning", "UndefinedCellsWarning",
+           "UndefinedTrialsWarning", "UnknownNameError", "ZeroRowWarning"]
 
 
 class BiasampError(ValueError):
@@ -49,3 +49,12 @@ class UnavailableCIWarning(BiasampWarning):
 
 class ZeroRowWarning(BiasampWarning):
     """Some requested tasks have an all-zero row in a base-rate table (P(A|T) undefined)."""
+
+
+class MissingWeightsWarning(BiasampWarning):
+    """A model was loaded with weights missing from its checkpoint (newly initialised at
+    random), because ``allow_missing_weights`` was set."""
+
+
+class HubUnreachableWarning(BiasampWarning):
+    """The Hugging Face hub did not answer; the model was loaded from the local cache."""

@@ -7,23 +7,24 @@ import sys
 from .._errors import BiasampError
 
 # CLI flag -> ProbeConfig field (values None = "not given": the config file or default wins)
-_FLAGS = ("templates", "attributes", "tasks", "base_rates", "scoring", "compat", "device",
-          "dtype", "batch_size", "revision", "seed", "n_resamples", "confidence", "resample",
-          "base_uncertainty", "min_base_count",
-          "max_templates", "cache_dir", "out", "formats", "tables", "note")
+_FLAGS = ("templates", "attributes", "tasks", "base_rates", "scoring", "model_type", "compat",
+          "device", "dtype", "batch_size", "revision", "seed", "n_resamples", "confidence",
+          "resample", "base_uncertainty", "min_base_count", "max_templates", "score_cache",
+          "hf_cache_dir", "out", "formats", "tables", "note")
 
 
 def register(subparsers) -> None:
     from ..base_rates import list_sources
-    from ..scoring import SCORING_MODES
+    from ..scoring import estimators_for
     from ..tasks import list_task_sets
     from ..templates import list_template_sets
 
     templates, tasks = ", ".join(list_template_sets()), ", ".join(list_task_sets())
     sources = ", ".join(list_sources())
     p = subparsers.add_parser(
-        "probe", help="measure BiasAmp-> of one or more masked language models",
-        description="Score fill-in-the-blank templates with a masked language model and report "
+        "probe", help="measure BiasAmp-> of one or more masked or causal language models",
+        description="Score fill-in-the-blank templates with a masked or causal (decoder-only) "
+                    "language model and report "
                     "BiasAmp-> per base-rate source and direction (mean, population std and "
                     "bootstrap CI over templates), the per-(task, attribute) disaggregation, the "
                     "tokenisation audit and plots. Options given here override --config.")
@@ -41,10 +42,15 @@ def register(subparsers) -> None:
     p.add_argument("--base-rates", dest="base_rates", metavar="LIST",
                    help=f"comma-separated base-rate sources or file:PATH.csv [{sources}] "
                         "(default uniform,labor-2016)")
+    masked, causal = estimators_for("masked"), estimators_for("causal")
     p.add_argument("--scoring", metavar="MODE",
-                   help=f"candidate scoring [{', '.join(SCORING_MODES)}] (default word)")
+                   help=f"candidate estimator; masked LMs: {', '.join(masked)} (default "
+                        f"{masked[0]}); causal LMs: {', '.join(causal)} (default {causal[0]})")
+    p.add_argument("--model-type", dest="model_type", metavar="TYPE",
+                   help="auto (from the model's config.json), masked or causal (default auto)")
     p.add_argument("--compat", metavar="MODE", help="wang2021: reproduce the paper's procedure "
-                   "(its templates, first-piece scoring, its base-rate constructions)")
+                   "(its templates, first-piece scoring, its base-rate constructions; masked "
+                   "LMs only)")
     p.add_argument("--device", help="auto, cpu, cuda, cuda:1, mps (default auto)")
     p.add_argument("--dtype", help="float32, float16 or bfloat16 (default float32)")
     p.add_argument("--batch-size", dest="batch_size", type=int, metavar="N",
@@ -52,6 +58,9 @@ def register(subparsers) -> None:
     p.add_argument("--revision", help="model revision (branch, tag or commit) on the hub")
     p.add_argument("--trust-remote-code", dest="trust_remote_code", action="store_true",
                    default=None, help="allow custom model code from the hub")
+    p.add_argument("--allow-missing-weights", dest="allow_missing_weights", action="store_true",
+                   default=None, help="probe a checkpoint with weights missing (e.g. no trained "
+                   "LM head; initialised at random): the report says so at its top")
     p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
     p.add_argument("--n-resamples", dest="n_resamples", type=int, metavar="N",
                    help="bootstrap resamples over templates (default 10000)")
@@ -66,8 +75,10 @@ def register(subparsers) -> None:
                         "source (reported)")
     p.add_argument("--max-templates", dest="max_templates", type=int, metavar="N",
                    help="use only the first N templates (quick runs)")
-    p.add_argument("--cache-dir", dest="cache_dir", metavar="DIR",
-                   help="Hugging Face cache folder for downloaded models")
+    p.add_argument("--score-cache", dest="score_cache", metavar="DIR",
+                   help="folder of the sqlite score cache (prompts already scored are reused)")
+    p.add_argument("--hf-cache-dir", dest="hf_cache_dir", metavar="DIR",
+                   help="Hugging Face download cache (from_pretrained cache_dir)")
     p.add_argument("--out", "-o", metavar="DIR", help="output directory (required; refused when "
                    "it exists and is not empty, unless --overwrite)")
     p.add_argument("--overwrite", action="store_true", default=None,
@@ -89,6 +100,8 @@ def build_config(args):
         overrides["trust_remote_code"] = True
     if args.overwrite:
         overrides["overwrite"] = True
+    if args.allow_missing_weights:
+        overrides["allow_missing_weights"] = True
     if args.models:
         overrides["models"] = args.models
     if args.config:

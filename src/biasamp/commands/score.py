@@ -1,4 +1,4 @@
-"""``biasamp score``: score candidate fillers of a blank with a masked LM and print a table."""
+"""``biasamp score``: score candidate fillers of a blank with a masked or causal LM; a table."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from .._errors import BiasampError
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "score", help="score candidate words for a blank with a masked language model",
+        "score", help="score candidate words for a blank with a masked or causal language model",
         description="Print, for each prompt and candidate, the log probability under the "
                     "estimator, the probability renormalised over the candidates, and the raw "
                     "probability mass the candidates cover. Example: biasamp score --model "
@@ -21,8 +21,11 @@ def register(subparsers) -> None:
                    metavar="TEXT", help=f"prompt containing {BLANK} once; repeat for several")
     p.add_argument("--candidates", "-c", required=True, metavar="LIST",
                    help="comma-separated candidates (may contain spaces: 'he is,she is')")
-    p.add_argument("--scoring", default="word",
-                   help="word (all pieces, chain rule; default), first-piece (FitBERT) or pll")
+    p.add_argument("--scoring", default=None,
+                   help="masked LMs: word (all pieces, chain rule; default), first-piece "
+                        "(FitBERT) or pll; causal LMs: continuation (default) or sentence")
+    p.add_argument("--model-type", dest="model_type", default="auto",
+                   help="auto (from config.json; default), masked or causal")
     p.add_argument("--blank", default=BLANK, help=f"blank marker (default {BLANK})")
     p.add_argument("--audit", action="store_true",
                    help="also print how the tokenizer splits each candidate")
@@ -31,7 +34,12 @@ def register(subparsers) -> None:
     p.add_argument("--batch-size", dest="batch_size", type=int, default=32, metavar="N")
     p.add_argument("--revision", help="model revision (branch, tag or commit) on the hub")
     p.add_argument("--trust-remote-code", dest="trust_remote_code", action="store_true")
-    p.add_argument("--cache-dir", dest="cache_dir", metavar="DIR", help="on-disk score cache")
+    p.add_argument("--allow-missing-weights", dest="allow_missing_weights", action="store_true",
+                   help="load a checkpoint with weights missing (initialised at random)")
+    p.add_argument("--score-cache", dest="score_cache", metavar="DIR",
+                   help="folder of the sqlite score cache")
+    p.add_argument("--hf-cache-dir", dest="hf_cache_dir", metavar="DIR",
+                   help="Hugging Face download cache (from_pretrained cache_dir)")
     p.set_defaults(func=run)
 
 
@@ -47,22 +55,29 @@ def _split_candidates(text):
 
 
 def run(args) -> int:
-    from ..scoring import MaskedLMScorer, check_score_inputs
+    from ..scoring import CausalLMScorer, MaskedLMScorer, check_score_inputs, resolve_model_type
 
     candidates = _split_candidates(args.candidates)
-    # validate before loading the model: input errors come back at once
-    check_score_inputs(args.prompts, candidates, scoring=args.scoring, blank=args.blank)
+    # validate before loading the model: input errors come back at once; the estimator once
+    # the model's type is known (from its config.json alone)
+    check_score_inputs(args.prompts, candidates, blank=args.blank)
+    kind, _ = resolve_model_type(args.model, args.model_type, revision=args.revision,
+                                 hf_cache_dir=args.hf_cache_dir,
+                                 trust_remote_code=args.trust_remote_code)
+    scoring = check_score_inputs(args.prompts, candidates, scoring=args.scoring, blank=args.blank,
+                                 model_type=kind, model=args.model)[3]
     quiet = bool(getattr(args, "quiet", False))
-    scorer = MaskedLMScorer(args.model, revision=args.revision, device=args.device,
-                            dtype=args.dtype, trust_remote_code=args.trust_remote_code,
-                            batch_size=args.batch_size, cache_dir=args.cache_dir,
-                            progress=not quiet)
-    result = scorer.score(args.prompts, candidates, scoring=args.scoring, blank=args.blank)
+    cls = CausalLMScorer if kind == "causal" else MaskedLMScorer
+    scorer = cls(args.model, revision=args.revision, device=args.device, dtype=args.dtype,
+                 trust_remote_code=args.trust_remote_code, batch_size=args.batch_size,
+                 score_cache=args.score_cache, hf_cache_dir=args.hf_cache_dir,
+                 allow_missing_weights=args.allow_missing_weights, progress=not quiet)
+    result = scorer.score(args.prompts, candidates, scoring=scoring, blank=args.blank)
     out = sys.stdout
     table = result.to_frame()
     width = max(len("candidate"), *(len(c) for c in candidates))
-    print(f"model {args.model}  scoring {result.scoring}  device {scorer.provenance['device']}  "
-          f"dtype {scorer.provenance['dtype']}", file=out)
+    print(f"model {args.model} ({kind} LM)  scoring {result.scoring}  device "
+          f"{scorer.provenance['device']}  dtype {scorer.provenance['dtype']}", file=out)
     for i, prompt in enumerate(args.prompts):
         print(f"\n{prompt}    (mass covered: {result.mass[i]:.6g})", file=out)
         print(f"  {'candidate':<{width}}  {'log_prob':>12}  {'prob':>9}", file=out)

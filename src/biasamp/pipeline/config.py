@@ -25,7 +25,7 @@ from .._validation import (Bool, Convert, Integer, Interval, Names, NonEmptyStr,
 from ..base_rates import COMPAT_SOURCES
 from ..report import FORMATS
 from ..results import TABLE_FORMATS
-from ..scoring import ESTIMATORS, canonical_dtype
+from ..scoring import ESTIMATORS, canonical_dtype, check_estimator
 from .resample import BASE_UNCERTAINTY, RESAMPLE_UNITS
 
 __all__ = ["COMPAT_MODES", "CompatMode", "ProbeConfig"]
@@ -56,13 +56,15 @@ _CONSTRAINTS = {
     "templates": NonEmptyStr,
     "attributes": Names(min_size=2, what="attribute"),
     "base_rates": Names(min_size=1, what="base-rate source"),
-    "scoring": OneOf(ESTIMATORS),
+    "scoring": Optional(OneOf(ESTIMATORS)),
+    "model_type": OneOf(("auto", "masked", "causal")),
     "compat": Optional(OneOf(COMPAT_MODES)),
     "device": NonEmptyStr,
     "dtype": Convert(canonical_dtype),
     "batch_size": PositiveInt,
     "revision": Optional(NonEmptyStr),
     "trust_remote_code": Bool,
+    "allow_missing_weights": Bool,
     "seed": Integer(0),
     "n_resamples": PositiveInt,
     "confidence": Interval(0.0, 1.0),
@@ -70,7 +72,8 @@ _CONSTRAINTS = {
     "base_uncertainty": OneOf(BASE_UNCERTAINTY),
     "min_base_count": Optional(PositiveInt),
     "max_templates": Optional(PositiveInt),
-    "cache_dir": Optional(NonEmptyStr),
+    "score_cache": Optional(NonEmptyStr),
+    "hf_cache_dir": Optional(NonEmptyStr),
     "out": Optional(NonEmptyStr),
     "overwrite": Bool,
     "formats": SubsetOf(FORMATS, min_size=0),
@@ -96,14 +99,24 @@ class ProbeConfig:
         Task vocabulary: a name (``winobias32``), a file, ``@file``, ``"a,b,c"`` or the words.
     base_rates : str or list of str
         Base-rate source names (``biasamp base-rates --list``) or ``file:path.csv``.
-    scoring : str
-        Candidate estimator: ``word`` (all word pieces), ``first-piece`` or ``pll``.
+    scoring : str or None
+        Candidate estimator. Masked LMs: ``word`` (all word pieces; their default),
+        ``first-piece`` or ``pll``; causal LMs: ``continuation`` (their default) or
+        ``sentence``. None: the default of each model's type.
+    model_type : str
+        ``auto`` (default: from each model's config.json), ``masked`` or ``causal``.
     compat : str or None
         ``"wang2021"`` reproduces the paper's procedure: template set ``wang2021``,
-        first-piece scoring and the paper's base-rate constructions.
-    device, dtype, batch_size, revision, cache_dir, trust_remote_code
-        Passed to :class:`biasamp.scoring.MaskedLMScorer` (``cache_dir``: the sqlite score
-        cache).
+        first-piece scoring and the paper's base-rate constructions (masked LMs only).
+    device, dtype, batch_size, revision, trust_remote_code
+        Passed to the scorer (:func:`biasamp.scoring.load_scorer`).
+    score_cache : str or None
+        Folder of the sqlite score cache (scores of prompts already scored are reused).
+    hf_cache_dir : str or None
+        Hugging Face download cache, passed to ``from_pretrained(cache_dir=...)``.
+    allow_missing_weights : bool
+        Probe a checkpoint whose weights are incomplete (e.g. no trained LM head; transformers
+        initialises the missing ones at random); the report says so in its first lines.
     seed, n_resamples, confidence
         The bootstrap behind every CI (seeded, percentile interval).
     resample : {"templates", "tasks", "both"}
@@ -149,13 +162,15 @@ class ProbeConfig:
     attributes: list[str] = field(default_factory=lambda: ["he", "she"])
     tasks: str | list[str] = "winobias32"
     base_rates: list[str] = field(default_factory=lambda: ["uniform", "labor-2016"])
-    scoring: str = "word"
+    scoring: str | None = None
+    model_type: str = "auto"
     compat: str | None = None
     device: str = "auto"
     dtype: str = "float32"
     batch_size: int = 32
     revision: str | None = None
     trust_remote_code: bool = False
+    allow_missing_weights: bool = False
     seed: int = 0
     n_resamples: int = 10_000
     confidence: float = 0.95
@@ -163,7 +178,8 @@ class ProbeConfig:
     base_uncertainty: str = "resample"
     min_base_count: int | None = None
     max_templates: int | None = None
-    cache_dir: str | None = None
+    score_cache: str | None = None
+    hf_cache_dir: str | None = None
     out: str | None = None
     overwrite: bool = False
     formats: list[str] = field(default_factory=lambda: ["md", "html", "json"])
@@ -177,6 +193,12 @@ class ProbeConfig:
         # a vocabulary name/file/"a,b,c" or the words; resolved by biasamp.tasks.load_tasks
         self.tasks = check(self.tasks, NonEmptyStr if isinstance(self.tasks, str) else
                            Names(what="task"), "tasks")
+        if self.model_type != "auto" and self.scoring is not None:
+            check_estimator(self.scoring, self.model_type)
+        if self.compat is not None and self.model_type == "causal":
+            raise BiasampError(f"compat {self.compat!r} reproduces the paper's masked-LM "
+                               "procedure (FitBERT first-piece scoring); it cannot be used with "
+                               "model_type 'causal'")
 
     def resolved(self) -> ProbeConfig:
         """Return a copy with the compat mode applied (template set, scoring, sources).
@@ -227,6 +249,10 @@ class ProbeConfig:
         for key, value in data.items():
             k = str(key).replace("-", "_")
             k = {"model": "models", "format": "formats"}.get(k, k)
+            if k == "cache_dir":
+                raise BiasampError(f"config option {key!r} was renamed: use 'score_cache' (the "
+                                   "sqlite score cache) or 'hf_cache_dir' (the Hugging Face "
+                                   "download cache)")
             if k not in names:
                 raise BiasampError(f"unknown config option {key!r}{did_you_mean(k, names)}; "
                                    f"allowed: {', '.join(names)}")

@@ -105,19 +105,41 @@ def _mass_summary(mass: np.ndarray) -> dict:
             "median": float(np.median(m)), "max": float(np.max(m))}
 
 
-def _load_scorer(cfg: ProbeConfig, model: str):
-    from ..scoring import MaskedLMScorer
+def _model_types(cfg: ProbeConfig) -> dict:
+    """``{model: (model_type, estimator)}`` from each model's config.json, before any weights
+    are loaded; a wrong estimator or a compat mode for a causal LM is an error here."""
+    from ..scoring import check_estimator, resolve_model_type
 
-    return MaskedLMScorer(model, revision=cfg.revision, device=cfg.device, dtype=cfg.dtype,
-                          trust_remote_code=cfg.trust_remote_code, batch_size=cfg.batch_size,
-                          cache_dir=cfg.cache_dir, progress=cfg.progress)
+    out = {}
+    for model in cfg.models:
+        kind, evidence = resolve_model_type(model, cfg.model_type, revision=cfg.revision,
+                                            hf_cache_dir=cfg.hf_cache_dir,
+                                            trust_remote_code=cfg.trust_remote_code)
+        if cfg.compat is not None and kind != "masked":
+            raise BiasampError(
+                f"compat {cfg.compat!r} reproduces the paper's masked-LM procedure (FitBERT "
+                f"first-piece scoring); model {model!r} is a {kind} language model ({evidence})")
+        out[model] = (kind, check_estimator(cfg.scoring, kind, model=model))
+    return out
 
 
-def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared) -> ProbeResult:
-    scorer = _load_scorer(cfg, model)
-    log.info("scoring %d A->T and %d T->A prompts with %s",
-             len(prep.prompts[ATTRIBUTE_TO_TASK]), len(prep.prompts[TASK_TO_ATTRIBUTE]), model)
-    scores = {d: _score_direction(scorer, prep.prompts[d], scoring=cfg.scoring)
+def _load_scorer(cfg: ProbeConfig, model: str, model_type: str):
+    from ..scoring import CausalLMScorer, MaskedLMScorer
+
+    cls = CausalLMScorer if model_type == "causal" else MaskedLMScorer
+    return cls(model, revision=cfg.revision, device=cfg.device, dtype=cfg.dtype,
+               trust_remote_code=cfg.trust_remote_code, batch_size=cfg.batch_size,
+               score_cache=cfg.score_cache, hf_cache_dir=cfg.hf_cache_dir,
+               allow_missing_weights=cfg.allow_missing_weights, progress=cfg.progress)
+
+
+def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, model_type: str,
+               estimator: str) -> ProbeResult:
+    scorer = _load_scorer(cfg, model, model_type)
+    log.info("scoring %d A->T and %d T->A prompts with %s (%s LM, %s)",
+             len(prep.prompts[ATTRIBUTE_TO_TASK]), len(prep.prompts[TASK_TO_ATTRIBUTE]), model,
+             model_type, estimator)
+    scores = {d: _score_direction(scorer, prep.prompts[d], scoring=estimator)
               for d in DIRECTIONS}
     tpl_ids, probs, long_tables = _build_tables(prep, scores)
     ev = evaluate_tables(probs[ATTRIBUTE_TO_TASK], probs[TASK_TO_ATTRIBUTE], prep.tasks,
@@ -129,11 +151,12 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared) -> ProbeResult:
     versions = {"numpy": np.__version__, "pandas": pd.__version__,
                 "python": platform.python_version(), **sprov.pop("versions", {})}
     conf = cfg.to_dict()
-    conf["models"] = [model]
+    conf.update(models=[model], model_type=model_type, scoring=estimator)
     provenance = {
         "model": model, "revision": sprov.get("revision", cfg.revision),
         "device": sprov.get("device", cfg.device), "dtype": sprov.get("dtype", cfg.dtype),
-        "seed": cfg.seed, "estimator": cfg.scoring, "compat": cfg.compat,
+        "seed": cfg.seed, "model_type": model_type, "estimator": estimator,
+        "compat": cfg.compat,
         "bootstrap": {"n_resamples": cfg.n_resamples, "confidence": cfg.confidence,
                       "method": "percentile bootstrap over templates"},
         "std": "population (ddof=0) over templates",
@@ -219,11 +242,12 @@ def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
     if output is not None:
         output.check()
     prep = prepare(cfg)  # everything that can fail on input, before a model is loaded
+    kinds = _model_types(cfg)
     staging = output.begin() if output is not None else None
     try:
         results = []
         for model in cfg.models:
-            res = _probe_one(cfg, model, prep)
+            res = _probe_one(cfg, model, prep, *kinds[model])
             results.append(res)
             if staging is not None:
                 d = staging if len(cfg.models) == 1 else staging / folders[model]
@@ -231,9 +255,11 @@ def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
         if staging is not None and len(cfg.models) > 1:
             from ..report import write_comparison
             from .compare import paired_differences
+            # one run: same templates, tasks and bases; a masked and a causal model differ in
+            # estimator by construction, which the comparison marks
             write_comparison([staging / folders[m] for m in cfg.models], staging,
                              formats=["md", "csv"] + (["html"] if "html" in cfg.formats else []),
-                             paired=paired_differences(results))
+                             paired=paired_differences(results), allow_mismatch=True)
     except BaseException:
         if output is not None:
             output.abort()
@@ -245,7 +271,7 @@ def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
 
 
 def probe(config=None, /, **kwargs) -> ProbeResult:
-    """Probe one masked language model for directional bias amplification.
+    """Probe one language model (masked or causal) for directional bias amplification.
 
     Parameters
     ----------

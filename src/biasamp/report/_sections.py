@@ -7,7 +7,9 @@ use inline Markdown (``**bold**``, ``*em*``, ```code```), which the HTML formatt
 Sections, in order (``key``: content)
 
 - ``title``: the report title; ``text`` is the one-sentence description of the measurement.
-- ``note``: the free-text note of the run (only when there is one).
+- ``note``: a warning when the model was loaded with missing weights
+  (``provenance["scorer"]["missing_weights"]``), then the free-text note of the run (each only
+  when there is one).
 - ``summary``: the headline table (one row per source and direction) and how to read it.
 - ``undefined``: one bullet per source and direction that leaves undefined cells out (only
   when some do).
@@ -246,9 +248,12 @@ def _audit_section(audit: pd.DataFrame) -> Section:
 def _provenance_lines(p: dict) -> tuple[str, ...]:
     v = p.get("versions", {})
     tpl = p.get("templates", {})
+    commit = (p.get("scorer") or {}).get("commit")
     lines = [
-        f"model: `{p.get('model')}` (revision: `{p.get('revision') or 'default'}`)",
-        (f"device / dtype: {p.get('device')} / {p.get('dtype')}; estimator (scoring): "
+        (f"model: `{p.get('model')}` (revision: `{p.get('revision') or 'default'}`"
+         + (f", commit `{commit}`)" if commit else ")")),
+        (f"device / dtype: {p.get('device')} / {p.get('dtype')}; model type: "
+         f"{p.get('model_type') or 'masked'} LM; estimator (scoring): "
          f"`{p.get('estimator')}`; compat: `{p.get('compat')}`; seed: {p.get('seed')}"),
         (f"templates: `{tpl.get('name')}` ({tpl.get('n_templates')} templates, prompts sha256 "
          f"`{str(tpl.get('prompts_sha256', ''))[:16]}…`)"),
@@ -295,6 +300,13 @@ def build_sections(result: ProbeResult) -> list[Section]:
     prov, mass = doc["provenance"], doc["mass"]
     sections = [Section("title", f"BiasAmp→ report: `{prov.get('model')}`",
                         text=_measured_with(prov))]
+    missing = (prov.get("scorer") or {}).get("missing_weights")
+    if missing:
+        sections.append(Section("note", text=(
+            f"WARNING: {len(missing)} weight(s) of this model were missing from its checkpoint "
+            f"and initialised at random (--allow-missing-weights): {', '.join(missing[:6])}"
+            f"{', ...' if len(missing) > 6 else ''}. These numbers do not describe a trained "
+            "model.")))
     if prov.get("note", ""):
         sections.append(Section("note", text=prov["note"]))
     sections.append(Section("summary", "Summary", table=_headline(result.summary, prov),

@@ -1,10 +1,14 @@
-"""Masked-LM scoring: probabilities of candidate fillers for a blank in a prompt.
+"""Language-model scoring: probabilities of candidate fillers for a blank in a prompt.
 
 This subpackage is the only part of biasamp that imports torch and transformers, and it does so
-lazily: ``import biasamp.scoring`` is light; torch is imported when a :class:`MaskedLMScorer` is
-built (or :func:`audit_candidates` loads a tokenizer).
+lazily: ``import biasamp.scoring`` is light; torch is imported when a scorer is built (or
+:func:`audit_candidates` loads a tokenizer).
 
-Estimators (``scoring=``, see :data:`SCORING_MODES`):
+Two kinds of model (:data:`MODEL_TYPES`), each with its own estimators (``scoring=``, see
+:data:`ESTIMATORS` and :func:`estimators_for`); ``scoring=None`` means the type's default
+(:data:`DEFAULT_ESTIMATORS`).
+
+Masked LMs (:class:`MaskedLMScorer`)
 
 ``"word"`` (default)
     All word pieces of a candidate. A candidate of ``m`` pieces replaces the blank by ``m`` mask
@@ -17,6 +21,26 @@ Estimators (``scoring=``, see :data:`SCORING_MODES`):
     Pseudo-log-likelihood of the whole filled sentence (Salazar et al. 2020): every token masked
     in turn, log probabilities summed.
 
+Causal (decoder-only) LMs (:class:`CausalLMScorer`)
+
+``"continuation"`` (default)
+    ``log P(candidate, suffix | BOS, prefix)``: the tokens from the blank to the end of the
+    sentence, conditioned on the text before the blank. For a blank at the end this is the usual
+    next-word probability; for a blank at the start (the pronoun of a task->attribute template)
+    it is the probability of the whole sentence, which is how the rest of the sentence reaches
+    the candidate in a left-to-right model.
+``"sentence"``
+    ``log P(BOS, prefix, candidate, suffix)``: the sum of the log probabilities of every token of
+    the filled sentence after the model's BOS (the tokenizer's own, or ``bos_token`` /
+    ``eos_token`` prepended when the tokenizer adds none, as GPT-2's does not).
+
+The two differ by ``log P(prefix)``, which is the same for every candidate of a prompt, so their
+renormalised probabilities (:attr:`ScoreResult.prob`) are equal; they differ in ``log_prob``
+and in the raw ``mass`` (for ``continuation`` a probability of at most 1 given the prefix,
+comparable between prompts; for ``sentence`` it also carries the prefix's probability). Renormalised
+over the candidates, either gives ``P(candidate | prefix, suffix)`` under the causal model's
+joint distribution: the causal analogue of a masked LM's fill-in probability.
+
 References
 ----------
 Wang & Russakovsky (2021), "Directional Bias Amplification", ICML (FitBERT probing, section 5).
@@ -24,9 +48,17 @@ Salazar, Liang, Nguyen & Kirchhoff (2020), "Masked Language Model Scoring", ACL.
 
 Examples
 --------
->>> from biasamp.scoring import SCORING_MODES
+>>> from biasamp.scoring import SCORING_MODES, check_estimator, estimators_for
 >>> SCORING_MODES
-('word', 'first-piece', 'pll')
+('word', 'first-piece', 'pll', 'continuation', 'sentence')
+>>> estimators_for("causal")
+('continuation', 'sentence')
+>>> check_estimator(None, "causal")
+'continuation'
+>>> check_estimator("word", "causal", model="gpt2")
+Traceback (most recent call last):
+...
+biasamp._errors.BiasampError: scoring 'word' is an estimator for masked language models, but model 'gpt2' is a causal language model; valid: 'continuation', 'sentence'
 """
 
 from __future__ import annotations
@@ -35,15 +67,59 @@ import importlib
 
 from .._registry import Registry
 
-#: The estimators accepted by ``MaskedLMScorer.score(..., scoring=...)``.
+#: Kinds of language model a scorer exists for (``model_type="auto"`` detects it).
+MODEL_TYPES = ("masked", "causal")
+#: Every estimator (``scoring=``), mapped to the model type it is for.
 ESTIMATORS = Registry("scoring mode")
 ESTIMATORS.register("word", "masked", description="all word pieces, chain rule left to right")
 ESTIMATORS.register("first-piece", "masked",
                     description="FitBERT: the first piece at a single mask (compat)")
 ESTIMATORS.register("pll", "masked",
                     description="pseudo-log-likelihood of the filled sentence")
-#: Names of the estimators, in order.
+ESTIMATORS.register("continuation", "causal",
+                    description="log P(candidate and the rest of the sentence | text before it)")
+ESTIMATORS.register("sentence", "causal",
+                    description="log P(the whole filled sentence), after the model's BOS")
+#: Names of the estimators, in order (masked first, then causal).
 SCORING_MODES = tuple(ESTIMATORS.names())
+#: The estimator used when ``scoring`` is not given, per model type.
+DEFAULT_ESTIMATORS = {"masked": "word", "causal": "continuation"}
+
+
+def estimators_for(model_type: str) -> tuple:
+    """The estimators valid for ``model_type`` (``"masked"`` or ``"causal"``), default first.
+
+    >>> estimators_for("masked")
+    ('word', 'first-piece', 'pll')
+    """
+    from .._validation import OneOf, check
+
+    model_type = check(model_type, OneOf(MODEL_TYPES), "model_type")
+    return tuple(n for n in SCORING_MODES if ESTIMATORS.get(n) == model_type)
+
+
+def check_estimator(scoring, model_type: str, *, model=None) -> str:
+    """``scoring`` checked against ``model_type``; ``None`` gives the type's default.
+
+    The error names the estimator, the model (when given), its type and the valid estimators.
+    """
+    from .._errors import BiasampError, UnknownNameError
+    from .._validation import OneOf, check
+
+    valid = estimators_for(model_type)
+    if scoring is None:
+        return DEFAULT_ESTIMATORS[model_type]
+    if isinstance(scoring, str) and scoring in ESTIMATORS and scoring not in valid:
+        what = (f"model {str(model)!r} is a {model_type} language model" if model is not None
+                else f"model_type is {model_type!r}")
+        raise BiasampError(
+            f"scoring {scoring!r} is an estimator for {ESTIMATORS.get(scoring)} language models, "
+            f"but {what}; valid: {', '.join(repr(v) for v in valid)}")
+    try:
+        scoring = check(scoring, OneOf(valid), "scoring")
+    except BiasampError as exc:  # an unknown name, as for every registry
+        raise UnknownNameError(str(exc)) from None
+    return scoring
 #: Weight dtypes a scorer accepts, and accepted short spellings.
 DTYPES = ("float32", "bfloat16", "float16")
 DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
@@ -64,7 +140,11 @@ def canonical_dtype(dtype, param: str = "dtype") -> str:
 
 
 _LAZY = {
+    "CausalLMScorer": "biasamp.scoring._causal",
     "MaskedLMScorer": "biasamp.scoring._scorer",
+    "detect_model_type": "biasamp.scoring._hub",
+    "load_scorer": "biasamp.scoring._factory",
+    "resolve_model_type": "biasamp.scoring._factory",
     "ScoreResult": "biasamp.scoring._result",
     "audit_candidates": "biasamp.scoring._audit",
     "check_model": "biasamp.scoring._load",
@@ -72,16 +152,24 @@ _LAZY = {
 }
 
 __all__ = [
+    "CausalLMScorer",
+    "DEFAULT_ESTIMATORS",
     "DTYPES",
     "DTYPE_ALIASES",
     "ESTIMATORS",
+    "MODEL_TYPES",
     "MaskedLMScorer",
     "SCORING_MODES",
     "ScoreResult",
     "audit_candidates",
     "canonical_dtype",
+    "check_estimator",
     "check_model",
     "check_score_inputs",
+    "detect_model_type",
+    "estimators_for",
+    "load_scorer",
+    "resolve_model_type",
 ]
 
 

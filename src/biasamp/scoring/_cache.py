@@ -30,12 +30,12 @@ def item_key(prefix, suffix, candidates):
 class ScoreCache:
     """A sqlite file of cached scores for one configuration dict."""
 
-    def __init__(self, cache_dir, config):
+    def __init__(self, folder, config):
         try:
-            root = Path(cache_dir).expanduser()
+            root = Path(folder).expanduser()
             root.mkdir(parents=True, exist_ok=True)
         except (OSError, TypeError) as exc:
-            raise BiasampError(f"cache_dir {cache_dir!r} cannot be created: {exc}") from exc
+            raise BiasampError(f"score_cache {str(folder)!r} cannot be created: {exc}") from exc
         blob = json.dumps(config, sort_keys=True)
         self.config_hash = hashlib.sha256(blob.encode()).hexdigest()
         self.path = root / f"scores-{self.config_hash[:16]}.sqlite"

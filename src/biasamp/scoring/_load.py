@@ -1,4 +1,4 @@
-"""Loading masked LMs and tokenizers; device/dtype choice; the LM head applied at chosen rows."""
+"""Loading language models and tokenizers; device/dtype choice; the LM head at chosen rows."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import os
 from pathlib import Path
 
 from .._errors import BiasampError, MissingDependencyError
+from .._files import sha256_file
 
 log = logging.getLogger(__name__)
 
-__all__ = ["check_model", "load_model", "load_tokenizer", "resolve_device", "resolve_dtype",
-           "lm_head_fn", "model_fingerprint", "tokenizer_fingerprint"]
+__all__ = ["TOKENIZER_FILES", "check_model", "load_model", "load_tokenizer", "resolve_device",
+           "resolve_dtype", "lm_head_fn", "model_fingerprint", "tokenizer_fingerprint"]
 
 
 def _torch():
@@ -48,17 +49,59 @@ def check_model(model) -> str:
     return model
 
 
+#: Files of which at least one is in a folder that holds a tokenizer.
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json",
+                   "merges.txt", "spiece.model", "tokenizer.model", "sentencepiece.bpe.model",
+                   "spm.model", "vocab.model", "special_tokens_map.json")
+
+
+def _source(model, revision=None):
+    """A :class:`~biasamp.scoring._hub.ModelSource` from a source or a model name/folder."""
+    if hasattr(model, "kwargs") and hasattr(model, "local"):
+        return model
+    from ._hub import resolve_source
+
+    return resolve_source(model, revision=revision)
+
+
+def _quiet_transformers():
+    """Context: transformers' own warnings off (its load report; we report what matters)."""
+    import contextlib
+
+    from transformers.utils import logging as hf_logging
+
+    @contextlib.contextmanager
+    def quiet():
+        before = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()
+        try:
+            yield
+        finally:
+            hf_logging.set_verbosity(before)
+    return quiet()
+
+
 def load_tokenizer(model, *, revision=None, trust_remote_code=False):
-    """Load the tokenizer of ``model`` (hub name or folder); errors name the model."""
-    name = check_model(model)
+    """Load the tokenizer of ``model`` (hub name, folder or ModelSource); errors name the model.
+
+    A local folder without any tokenizer file is refused at once ("no tokenizer files in DIR"),
+    instead of transformers building an empty tokenizer that maps every word to ``[UNK]``.
+    """
+    src = _source(model, revision)
+    if src.local and not any((Path(src.name) / f).is_file() for f in TOKENIZER_FILES):
+        raise BiasampError(
+            f"no tokenizer files in {src.name} (looked for {', '.join(TOKENIZER_FILES[:4])}, "
+            "*.model, ...); save the model's tokenizer into the folder "
+            "(tokenizer.save_pretrained(DIR))")
     from transformers import AutoTokenizer
 
     try:
-        return AutoTokenizer.from_pretrained(name, revision=revision,
-                                             trust_remote_code=trust_remote_code)
+        with _quiet_transformers():
+            return AutoTokenizer.from_pretrained(src.name, trust_remote_code=trust_remote_code,
+                                                 **src.kwargs())
     except Exception as exc:  # OSError, HFValidationError, ValueError, ...
-        raise BiasampError(f"could not load the tokenizer of model {model!r}: "
-                           f"{type(exc).__name__}: {exc}") from exc
+        raise BiasampError(f"could not load the tokenizer of model {src.name!r}: "
+                           f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
 
 
 def resolve_device(device):
@@ -93,29 +136,57 @@ def resolve_dtype(dtype, device):
     return getattr(torch, name)
 
 
-def load_model(model, *, revision=None, trust_remote_code=False, dtype=None, progress=False):
-    """Load ``AutoModelForMaskedLM`` (eval mode); errors name the model.
+_AUTO_CLASSES = {"masked": ("AutoModelForMaskedLM", "masked LM", "masked-LM head"),
+                 "causal": ("AutoModelForCausalLM", "causal LM", "language-model head")}
 
-    ``progress=False`` silences transformers' weight-loading bar for this call only.
+
+def load_model(model, *, kind="masked", revision=None, trust_remote_code=False, dtype=None,
+               progress=False, allow_missing_weights=False):
+    """Load ``AutoModelForMaskedLM`` or ``AutoModelForCausalLM`` (eval mode); errors name the model.
+
+    Weights that the checkpoint lacks (transformers initialises them at random, e.g. the
+    masked-LM head of a sentence-transformers ``BertModel`` folder) are an error naming them,
+    unless ``allow_missing_weights``; unexpected weights (a pooler, a next-sentence head) are
+    only logged. ``progress=False`` silences transformers' weight-loading bar for this call.
+
+    Returns
+    -------
+    (model, missing) : the model, and the sorted names of the newly initialised weights
     """
-    name = check_model(model)
-    from transformers import AutoModelForMaskedLM
+    import transformers
     from transformers.utils import logging as hf_logging
 
+    src = _source(model, revision)
+    auto_name, what, head = _AUTO_CLASSES[kind]
     was_on = hf_logging.is_progress_bar_enabled()
     if was_on and not progress:
         hf_logging.disable_progress_bar()
     try:
-        mdl = AutoModelForMaskedLM.from_pretrained(name, revision=revision,
-                                                   trust_remote_code=trust_remote_code,
-                                                   dtype=dtype)
+        with _quiet_transformers():
+            mdl, info = getattr(transformers, auto_name).from_pretrained(
+                src.name, trust_remote_code=trust_remote_code, dtype=dtype,
+                output_loading_info=True, **src.kwargs())
     except Exception as exc:
-        raise BiasampError(
-            f"could not load masked LM {model!r}: {type(exc).__name__}: {exc}") from exc
+        raise BiasampError(f"could not load {what} {src.name!r}: {type(exc).__name__}: "
+                           f"{' '.join(str(exc).split())[:300]}") from exc
     finally:
         if was_on and not progress:
             hf_logging.enable_progress_bar()
-    return mdl.eval()
+    missing = sorted(set(info.get("missing_keys") or ())
+                     | {k[0] if isinstance(k, (tuple, list)) else str(k)
+                        for k in info.get("mismatched_keys") or ()})
+    if info.get("unexpected_keys"):
+        log.info("model %s: unused weights in the checkpoint: %s", src.name,
+                 ", ".join(sorted(info["unexpected_keys"])))
+    if missing and not allow_missing_weights:
+        shown = ", ".join(missing[:6]) + (f", ... ({len(missing)} in all)"
+                                          if len(missing) > 6 else "")
+        raise BiasampError(
+            f"model {src.name!r}: the checkpoint has no weights for {shown} of "
+            f"{type(mdl).__name__}; transformers would initialise them at random and the scores "
+            f"would mean nothing (a checkpoint without a trained {head}?); use a checkpoint "
+            "with one, or allow_missing_weights (--allow-missing-weights) to probe it anyway")
+    return mdl.eval(), missing
 
 
 def lm_head_fn(model):
@@ -147,17 +218,9 @@ def lm_head_fn(model):
     return None
 
 
-def _sha256_file(path, limit=None):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        h.update(f.read() if limit is None else f.read(limit))
-    return h.hexdigest()
-
-
-def model_fingerprint(model_name, revision, hf_model):
-    """Identify the weights: hub name + revision (+ resolved commit), or a folder's files."""
-    info = {"model": str(model_name), "revision": revision,
-            "commit": getattr(hf_model.config, "_commit_hash", None)}
+def model_fingerprint(model_name, revision, commit=None):
+    """Identify the weights: hub name + revision + resolved commit, or a folder's files."""
+    info = {"model": str(model_name), "revision": revision, "commit": commit}
     path = Path(os.path.expanduser(str(model_name)))
     if path.is_dir():
         info["model"] = str(path.resolve())
@@ -165,7 +228,7 @@ def model_fingerprint(model_name, revision, hf_model):
         for f in sorted(path.iterdir()):
             if f.is_file():
                 st = f.stat()
-                files[f.name] = (_sha256_file(f) if st.st_size < 1 << 20
+                files[f.name] = (sha256_file(f) if st.st_size < 1 << 20
                                  else f"{st.st_size}:{st.st_mtime_ns}")
         info["files"] = files
     return hashlib.sha256(json.dumps(info, sort_keys=True).encode()).hexdigest()

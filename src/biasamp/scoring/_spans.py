@@ -135,16 +135,21 @@ def check_candidates(candidates, n_prompts):
     return [shared] * n_prompts, shared
 
 
-def check_score_inputs(prompts, candidates, *, scoring="word", blank=BLANK):
-    """Check what :meth:`MaskedLMScorer.score` would be given, without a model.
+def check_score_inputs(prompts, candidates, *, scoring=None, blank=BLANK, model_type=None,
+                       model=None):
+    """Check what a scorer's ``score`` would be given, without a model.
 
-    Returns ``(pairs, per_prompt_candidates, given_candidates, scoring)``; raises
-    :class:`BiasampError` naming the parameter on bad input (the CLI calls this before
-    loading a model).
+    ``scoring`` is checked against ``model_type`` when given (None -> the type's default), or
+    else against every estimator (None stays None). Returns ``(pairs, per_prompt_candidates,
+    given_candidates, scoring)``; raises :class:`BiasampError` naming the parameter on bad
+    input (the CLI calls this before loading a model).
     """
-    from . import ESTIMATORS
+    from . import ESTIMATORS, check_estimator
 
-    mode = check(scoring, OneOf(ESTIMATORS), "scoring")
+    if model_type is not None:
+        mode = check_estimator(scoring, model_type, model=model)
+    else:
+        mode = None if scoring is None else check(scoring, OneOf(ESTIMATORS), "scoring")
     pairs = check_prompts(prompts, blank)
     per, given = check_candidates(candidates, len(pairs))
     return pairs, per, given, mode
@@ -185,7 +190,14 @@ def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):
         for t, ((a, b), sp) in enumerate(zip(offsets, special)):
             if sp:
                 continue
-            if a == b:  # whitespace-only piece (trimmed offsets): belongs to the word at a
+            # a byte-level BPE piece (GPT-2's "Ġnurse") or a "▁" piece may cover the space
+            # before its word: that space is not part of the overlap with the candidate
+            lead = len(text[a:b]) - len(text[a:b].lstrip())
+            if a + lead < b:
+                a += lead
+            elif a < b:  # whitespace only ("Ġ" or "▁" alone): it starts the word after it
+                a = b
+            if a == b:  # whitespace-only piece: belongs to the word at a
                 if s <= a < e:
                     inside.append(t)
                 continue

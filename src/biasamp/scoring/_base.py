@@ -1,0 +1,187 @@
+"""What every scorer shares: loading, device/dtype, the score cache, provenance, the score loop.
+
+A scorer subclass sets ``model_type`` (``"masked"`` or ``"causal"``) and implements
+``_score_rows(mode, pairs, per, idx, prompts, on_batch, bar)``, which returns the (len(idx), k) log
+probabilities of the prompts ``idx``; the loop here checks the input, answers what the sqlite
+score cache holds, runs the rest chunk by chunk (bounded memory) and fills the cache.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import numpy as np
+
+from .._errors import MissingWeightsWarning
+from .._validation import Bool, PositiveInt, check
+from ._audit import audit_candidates
+from ._cache import ScoreCache, item_key
+from ._hub import check_model_type, resolve_source, weight_files_sha256
+from ._load import (load_model, load_tokenizer, model_fingerprint, resolve_device, resolve_dtype,
+                    tokenizer_fingerprint)
+from ._result import ScoreResult
+from ._spans import BLANK, check_score_inputs
+
+log = logging.getLogger(__name__)
+
+__all__ = ["BaseScorer"]
+
+
+class BaseScorer:
+    """Common part of :class:`MaskedLMScorer` and :class:`CausalLMScorer` (see those)."""
+
+    #: ``"masked"`` or ``"causal"``: the estimators this scorer accepts and the class it loads.
+    model_type = ""
+    #: Bumped when a scorer's numbers change for the same inputs (invalidates score caches).
+    cache_format = 1
+
+    def __init__(self, model, *, revision=None, device="auto", dtype="float32",
+                 trust_remote_code=False, batch_size=32, score_cache=None, hf_cache_dir=None,
+                 allow_missing_weights=False, progress=False, chunk_size=2048):
+        self.batch_size = check(batch_size, PositiveInt, "batch_size")
+        self.chunk_size = check(chunk_size, PositiveInt, "chunk_size")
+        self.allow_missing_weights = check(allow_missing_weights, Bool, "allow_missing_weights")
+        trust_remote_code = check(trust_remote_code, Bool, "trust_remote_code")
+        self.progress = bool(progress)
+        self.model_name = str(model)
+        self.revision = revision
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.source = resolve_source(model, revision=revision, hf_cache_dir=hf_cache_dir)
+        _, self.model_type_evidence = check_model_type(
+            self.model_type, model, source=self.source, trust_remote_code=trust_remote_code)
+        self.tokenizer = load_tokenizer(self.source, trust_remote_code=trust_remote_code)
+        self.model, self.missing_weights = load_model(
+            self.source, kind=self.model_type, trust_remote_code=trust_remote_code,
+            dtype=self.dtype, progress=self.progress,
+            allow_missing_weights=self.allow_missing_weights)
+        self.model.to(self.device)
+        if self.missing_weights:
+            names = ", ".join(self.missing_weights[:4]) + (
+                ", ..." if len(self.missing_weights) > 4 else "")
+            warnings.warn(MissingWeightsWarning(
+                f"model {self.model_name!r} was loaded with {len(self.missing_weights)} weight(s) "
+                f"missing from its checkpoint and initialised at random ({names}); its scores "
+                "are not those of a trained model"), stacklevel=2)
+        self.score_cache = score_cache
+        self.n_forward_calls = 0
+        self._caches = {}
+        self._fingerprint = None
+        self._weights = None
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def provenance(self):
+        """Model, type, revision and commit, weight files' sha256, classes, device, dtype,
+        missing weights (when allowed) and library versions (JSON-ready dict)."""
+        import torch
+        import transformers
+
+        from .. import __version__
+
+        if self._weights is None:
+            self._weights = weight_files_sha256(self.source)
+        out = {"model": self.model_name, "model_type": self.model_type,
+               "model_type_from": self.model_type_evidence, "revision": self.revision,
+               "commit": self.source.commit, "weights_sha256": dict(self._weights),
+               "model_class": type(self.model).__name__,
+               "tokenizer_class": type(self.tokenizer).__name__,
+               "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""),
+               "versions": {"biasamp": __version__, "torch": torch.__version__,
+                            "transformers": transformers.__version__}}
+        if self.missing_weights:
+            out["missing_weights"] = list(self.missing_weights)
+        out.update(self._extra_provenance())
+        return out
+
+    def _extra_provenance(self):
+        return {}
+
+    def audit(self, candidates, *, prompt=None, blank=BLANK):
+        """Tokenisation audit of ``candidates`` (see :func:`biasamp.scoring.audit_candidates`)."""
+        return audit_candidates(self.tokenizer, candidates, prompt=prompt, blank=blank)
+
+    def score(self, prompts, candidates, *, scoring=None, blank=BLANK):
+        """Score each candidate in each prompt.
+
+        Parameters
+        ----------
+        prompts : sequence of str, length n
+            Each contains ``blank`` exactly once.
+        candidates : sequence of str (length k), or n sequences of k str
+            One candidate list shared by all prompts, or one per prompt (equal lengths). A
+            candidate may be several words (``"they are"``).
+        scoring : str or None
+            An estimator of this scorer's model type (:func:`biasamp.scoring.estimators_for`);
+            None: the type's default.
+        blank : str
+
+        Returns
+        -------
+        ScoreResult
+            ``log_prob`` (n, k), ``prob`` (n, k) rows summing to 1, ``mass`` (n,), in the
+            caller's order.
+        """
+        pairs, per, given, mode = check_score_inputs(prompts, candidates, scoring=scoring,
+                                                     blank=blank, model_type=self.model_type,
+                                                     model=self.model_name)
+        prompts = tuple(pre + blank + post for pre, post in pairs)  # (any iterable given)
+        n, k = len(pairs), len(per[0])
+        out = np.full((n, k), np.nan)
+        todo = np.arange(n)
+        cache = self._cache(mode)
+        keys = None
+        if cache is not None:
+            keys = [item_key(pre, post, c) for (pre, post), c in zip(pairs, per)]
+            found = cache.get_many(keys)
+            hit = np.array([kk in found for kk in keys], dtype=bool)
+            for i in np.flatnonzero(hit):
+                out[i] = found[keys[i]]
+            todo = np.flatnonzero(~hit)
+            log.info("score cache %s: %d of %d prompts cached", cache.path, hit.sum(), n)
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=0, unit=self._unit, desc=f"scoring ({mode})", disable=not self.progress)
+
+        def on_batch(n_items):
+            self.n_forward_calls += 1
+            bar.update(n_items)
+
+        try:
+            for c0 in range(0, len(todo), self.chunk_size):
+                idx = todo[c0:c0 + self.chunk_size]
+                out[idx] = self._score_rows(mode, pairs, per, idx, prompts, on_batch, bar)
+                if cache is not None:
+                    cache.put_many((keys[i], out[i]) for i in idx)
+        finally:
+            bar.close()
+        self._after_score(mode)
+        return ScoreResult.from_log_prob(out, candidates=given, scoring=mode, prompts=prompts)
+
+    _unit = "ctx"
+
+    def _score_rows(self, mode, pairs, per, idx, prompts, on_batch, bar):  # pragma: no cover
+        raise NotImplementedError
+
+    def _after_score(self, mode):
+        pass
+
+    # ------------------------------------------------------------------ cache
+    def _cache(self, mode):
+        if self.score_cache is None:
+            return None
+        if mode not in self._caches:
+            if self._fingerprint is None:
+                self._fingerprint = (model_fingerprint(self.source.name, self.revision,
+                                                       self.source.commit),
+                                     tokenizer_fingerprint(self.tokenizer))
+            config = {"model": self.model_name, "revision": self.revision,
+                      "weights": self._fingerprint[0], "tokenizer": self._fingerprint[1],
+                      "scoring": mode, "dtype": str(self.dtype), "format": self.cache_format}
+            self._caches[mode] = ScoreCache(self.score_cache, config)
+        return self._caches[mode]
+
+    def __repr__(self):
+        return (f"{type(self).__name__}({self.model_name!r}, device='{self.device}', "
+                f"dtype='{str(self.dtype).replace('torch.', '')}', batch_size={self.batch_size})")

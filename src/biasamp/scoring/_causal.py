@@ -1,0 +1,160 @@
+"""CausalLMScorer: candidate scoring with a decoder-only (causal) Hugging Face language model."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from .._errors import BiasampError
+from .._validation import Bool, check
+from ._base import BaseScorer
+from ._causal_engine import CausalRunner, plan_splits
+from ._spans import locate_spans
+
+log = logging.getLogger(__name__)
+
+__all__ = ["CausalLMScorer"]
+
+
+class CausalLMScorer(BaseScorer):
+    """Score candidate fillers of a blank with a causal (decoder-only) language model.
+
+    Each candidate is put into the blank and the filled sentence is scored left to right; see
+    :mod:`biasamp.scoring` for the estimators ``continuation`` (default) and ``sentence``.
+    Renormalised over a prompt's candidates, either gives ``P(candidate | text before and after
+    the blank)`` under the model.
+
+    Parameters
+    ----------
+    model : str or path-like
+        Hugging Face hub name (``"gpt2"``, ``"Qwen/Qwen2.5-0.5B-Instruct"``) or local folder,
+        loaded with ``AutoModelForCausalLM`` / ``AutoTokenizer`` (fast tokenizer needed). Its
+        config must not say it is a masked LM. Chat/instruction models are scored as plain
+        LMs: the text is the sentence alone, no chat template.
+    revision, device, dtype, trust_remote_code, batch_size, score_cache, hf_cache_dir,
+    allow_missing_weights, progress, chunk_size
+        As for :class:`MaskedLMScorer`. ``batch_size`` counts sequences per forward call:
+        distinct prefixes, or candidate continuations (as many as hold the tokens of
+        ``batch_size`` whole sentences). On GPU use ``dtype="bfloat16"`` (or ``float16``);
+        the log-softmax is always taken in float32.
+    share_prefix : bool
+        Run each shared prefix once and reuse its key/value cache for every continuation
+        (default). Off: every filled sentence runs whole (same numbers, slower); also off when a
+        self-check at load time finds the model's cache cannot be reused.
+
+    Notes
+    -----
+    BOS handling: a tokenizer that adds a BOS itself (Llama's ``<s>``) is used as it is; one
+    that adds none (GPT-2, Qwen) gets the model's ``bos_token`` (else ``eos_token``) in front,
+    so that the first word has a context and a probability. Special tokens the tokenizer appends
+    are dropped. A tokenizer without a pad token needs none: batches are padded by the scorer.
+
+    Examples
+    --------
+    Doctests cannot download a model; see ``tests/test_scoring_causal.py`` and the README::
+
+        scorer = CausalLMScorer("gpt2")
+        r = scorer.score(["[BLANK] is a nurse."], ["He", "She"])     # scoring="continuation"
+        r.prob      # (1, 2), rows sum to 1
+
+    >>> CausalLMScorer("./no/such/folder")
+    Traceback (most recent call last):
+    ...
+    biasamp._errors.BiasampError: model './no/such/folder': no such folder ...
+    """
+
+    model_type = "causal"
+    _unit = "seq"
+
+    def __init__(self, model, *, share_prefix=True, **kwargs):
+        share_prefix = check(share_prefix, Bool, "share_prefix")
+        super().__init__(model, **kwargs)
+        tok = self.tokenizer
+        self.context_id = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        if self.context_id is None:
+            raise BiasampError(
+                f"model {self.model_name!r}: its tokenizer has neither a BOS nor an EOS token, so "
+                "the first word of a sentence has no context to be scored in")
+        self._special_ids = frozenset(tok.all_special_ids)
+        self.max_length = self._max_length()
+        self._runner = CausalRunner(self.model, device=self.device, batch_size=self.batch_size)
+        import torch
+
+        atol = 1e-3 if self.dtype == torch.float32 else 0.25  # half precision: looser
+        vocab = int(self.model.get_input_embeddings().weight.shape[0])
+        probe_ids = [self.context_id] + [(17 * j + 3) % vocab for j in range(8)]
+        self.head_split, ok = self._runner.check(probe_ids, atol=atol)
+        self.share_prefix = bool(share_prefix and ok)
+        if share_prefix and not ok:
+            log.info("model %s: key/value cache reuse is off (self-check failed); every filled "
+                     "sentence runs whole", self.model_name)
+
+    def _max_length(self):
+        tok_max = getattr(self.tokenizer, "model_max_length", None) or 10 ** 9
+        cfg = self.model.config
+        pos = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
+        return int(min(tok_max, pos or tok_max))
+
+    def _extra_provenance(self):
+        return {"context_token": self.tokenizer.convert_ids_to_tokens(self.context_id),
+                "share_prefix": self.share_prefix, "head_split": self.head_split}
+
+    def sequences(self, rows, mode):
+        """Token sequences of filled sentences and the first scored position of each.
+
+        Parameters
+        ----------
+        rows : list of (text, start_char, end_char, prompt, candidate)
+            As for :func:`~biasamp.scoring._spans.locate_spans`.
+        mode : {"continuation", "sentence"}
+
+        Returns
+        -------
+        list of (tuple of int, int)
+            The sequence (context token first) and the first position whose log probability
+            counts: the candidate's first piece (``continuation``) or the first token after
+            the context (``sentence``).
+        """
+        out = []
+        for (text, _, _, prompt, cand), sp in zip(rows, locate_spans(self.tokenizer, rows)):
+            ids, start = list(sp.ids), sp.start
+            while ids and ids[-1] in self._special_ids and len(ids) > sp.end:
+                ids.pop()  # an EOS the tokenizer appends is not part of the sentence
+            lead = 0
+            while lead < start and ids[lead] in self._special_ids:
+                lead += 1
+            if lead == 0:
+                ids.insert(0, self.context_id)
+                lead, start = 1, start + 1
+            if len(ids) > self.max_length:
+                raise BiasampError(
+                    f"prompt {prompt!r} filled with {cand!r} is {len(ids)} tokens long (with the "
+                    f"context token); the model accepts at most {self.max_length}")
+            out.append((tuple(ids), lead if mode == "sentence" else start))
+        return out
+
+    def _score_rows(self, mode, pairs, per, idx, prompts, on_batch, bar):
+        k = len(per[0])
+        rows = []
+        for i in idx:
+            pre, post = pairs[i]
+            for c in per[i]:
+                rows.append((pre + c + post, len(pre), len(pre) + len(c), prompts[i], c))
+        cells = self.sequences(rows, mode)
+        index: dict[tuple, int] = {}
+        seqs, first = [], []
+        for ids, f in cells:
+            s = index.setdefault(ids, len(seqs))
+            if s == len(seqs):
+                seqs.append(ids)
+                first.append(f)
+            first[s] = min(first[s], f)
+        bar.total += len(seqs)
+        bar.refresh()
+        calls = self._runner.n_forward_calls
+        lp = self._runner.run(seqs, first, plan_splits(seqs, share=self.share_prefix),
+                              on_batch=lambda n: bar.update(n))
+        self.n_forward_calls += self._runner.n_forward_calls - calls
+        vals = np.array([lp[index[ids]][f:].sum() for ids, f in cells])
+        return vals.reshape(len(idx), k)

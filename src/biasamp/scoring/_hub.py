@@ -1,0 +1,280 @@
+"""Where a model comes from (a local folder or the Hugging Face hub), and what kind it is.
+
+:func:`resolve_source` asks the hub **once** (a HEAD request for ``config.json``, no retries)
+before transformers is given a hub name, so that an unreachable hub costs one line and a
+fraction of a second instead of transformers' minute of retries, and "not found" (the hub
+answered) is told apart from "unreachable" (it did not). With ``HF_HUB_OFFLINE=1``, or when the
+hub is unreachable but the model is in the local cache, everything loads from the cache.
+
+:func:`detect_model_type` reads only ``config.json`` and says whether the model is a masked or
+a causal LM, so the estimator can be checked before any weights are loaded.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._errors import BiasampError, HubUnreachableWarning
+from .._files import sha256_file
+from ._load import check_model
+
+__all__ = ["ModelSource", "detect_model_type", "resolve_source", "weight_files_sha256"]
+
+#: File names (suffixes) that hold weights; their sha256 goes into the provenance.
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".gguf")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """What ``from_pretrained`` is given, and where it came from.
+
+    Attributes
+    ----------
+    name : str
+        The folder (expanded) or hub name.
+    local : bool
+        A local folder.
+    revision, hf_cache_dir : str or None
+        Hub revision and download cache (``from_pretrained(cache_dir=...)``).
+    local_files_only : bool
+        Load from the cache only (``HF_HUB_OFFLINE=1``, or the hub is unreachable).
+    commit : str or None
+        The resolved hub commit (None for a local folder).
+    """
+
+    name: str
+    local: bool
+    revision: str | None = None
+    hf_cache_dir: str | None = None
+    local_files_only: bool = False
+    commit: str | None = None
+
+    def kwargs(self) -> dict:
+        """Keyword arguments for ``from_pretrained``."""
+        if self.local:
+            return {}
+        return {"revision": self.revision, "cache_dir": self.hf_cache_dir,
+                "local_files_only": self.local_files_only}
+
+    def folder(self) -> Path | None:
+        """The folder holding the files: the local folder, or the cached hub snapshot."""
+        if self.local:
+            return Path(self.name)
+        cached = _cached_file(self.name, self.commit or self.revision, self.hf_cache_dir)
+        return Path(cached).parent if cached else None
+
+
+def _cached_file(name, revision, hf_cache_dir, filename="config.json"):
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        path = try_to_load_from_cache(name, filename, cache_dir=hf_cache_dir,
+                                      revision=revision or "main")
+    except Exception:  # noqa: BLE001 - a malformed name or cache: treat as not cached
+        return None
+    return path if isinstance(path, str) else None
+
+
+def _offline() -> bool:
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def _endpoint() -> str:
+    from huggingface_hub import constants
+
+    return str(constants.ENDPOINT)
+
+
+def _classify(exc) -> tuple[str, str]:
+    """``(kind, detail)`` of a failed hub request; kind: unreachable, not-found, gated, revision,
+    no-config, http."""
+    from huggingface_hub import errors
+
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    detail = " ".join(str(exc).split())[:200]
+    if isinstance(exc, errors.GatedRepoError):
+        return "gated", f"HTTP {status}"
+    if isinstance(exc, errors.RepositoryNotFoundError):
+        return "not-found", f"HTTP {status}"
+    if isinstance(exc, errors.RevisionNotFoundError):
+        return "revision", f"HTTP {status}"
+    if isinstance(exc, errors.EntryNotFoundError):
+        return "no-config", f"HTTP {status}"
+    if isinstance(exc, errors.HfHubHTTPError) and status is not None:
+        if status == 404:
+            return "not-found", "HTTP 404"
+        if status in (401, 403):
+            return "gated", f"HTTP {status}"
+        if status >= 500 or status in (408, 429):
+            return "unreachable", f"HTTP {status}"
+        return "http", f"HTTP {status}: {detail}"
+    return "unreachable", f"{type(exc).__name__}: {detail}"
+
+
+def _not_cached_hint(hf_cache_dir) -> str:
+    where = f" ({hf_cache_dir})" if hf_cache_dir else ""
+    return (f"give a local model folder, or download the model once where the hub is reachable "
+            f"(into the same cache{where}) and run with HF_HUB_OFFLINE=1")
+
+
+@functools.lru_cache(maxsize=64)
+def _resolve_hub(name, revision, hf_cache_dir, offline, endpoint):
+    if offline:
+        cached = _cached_file(name, revision, hf_cache_dir)
+        if cached is None:
+            raise BiasampError(
+                f"model {name!r} is not in the Hugging Face cache and HF_HUB_OFFLINE=1 forbids "
+                f"downloading it; {_not_cached_hint(hf_cache_dir)}")
+        return ModelSource(name, False, revision, hf_cache_dir, True, Path(cached).parent.name)
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
+    try:
+        meta = get_hf_file_metadata(hf_hub_url(name, "config.json", revision=revision))
+    except Exception as exc:  # noqa: BLE001 - classified below, re-raised as one line
+        kind, detail = _classify(exc)
+        if kind == "unreachable":
+            cached = _cached_file(name, revision, hf_cache_dir)
+            if cached is None:
+                raise BiasampError(
+                    f"the Hugging Face hub is unreachable ({endpoint}: {detail}) and model "
+                    f"{name!r} is not in the local cache; {_not_cached_hint(hf_cache_dir)}"
+                ) from None
+            warnings.warn(HubUnreachableWarning(
+                f"the Hugging Face hub is unreachable ({endpoint}: {detail}); using the cached "
+                f"copy of model {name!r} (commit {Path(cached).parent.name[:12]}); set "
+                "HF_HUB_OFFLINE=1 to skip the check"), stacklevel=2)
+            return ModelSource(name, False, revision, hf_cache_dir, True, Path(cached).parent.name)
+        at = f"revision {revision!r} of " if kind == "revision" else ""
+        reason = {
+            "not-found": "was not found on the Hugging Face hub",
+            "gated": "is private or gated on the Hugging Face hub (log in with `hf auth login` "
+                     "and accept its terms on its page)",
+            "revision": "was not found on the Hugging Face hub",
+            "no-config": "has no config.json on the Hugging Face hub (not a transformers model)",
+            "http": "could not be fetched from the Hugging Face hub",
+        }[kind]
+        raise BiasampError(f"{at}model {name!r} {reason} ({detail} at {endpoint}); check the name "
+                           "(hub names look like 'name' or 'org/name') or give a local "
+                           "folder") from None
+    return ModelSource(name, False, revision, hf_cache_dir, False, meta.commit_hash)
+
+
+def resolve_source(model, *, revision=None, hf_cache_dir=None) -> ModelSource:
+    """Check ``model`` and, for a hub name, ask the hub once; return its :class:`ModelSource`.
+
+    Raises
+    ------
+    BiasampError
+        One line: no such folder; not found / gated / no such revision on the hub; the hub is
+        unreachable and the model is not cached; ``HF_HUB_OFFLINE=1`` and not cached.
+    """
+    name = check_model(model)
+    if Path(name).is_dir():
+        return ModelSource(name, True)
+    cache = None if hf_cache_dir is None else os.fspath(Path(hf_cache_dir).expanduser())
+    return _resolve_hub(name, revision, cache, _offline(), _endpoint())
+
+
+def weight_files_sha256(source: ModelSource) -> dict:
+    """``{file name: sha256}`` of the weight files of the model's folder (or cached snapshot).
+
+    A cached hub file is a link to a blob named by its sha256 (large files are stored by their
+    sha256 on the hub), which is used as is; other files are hashed.
+    """
+    folder = source.folder()
+    if folder is None or not folder.is_dir():
+        return {}
+    out = {}
+    for f in sorted(folder.iterdir()):
+        if not f.is_file() or not (f.name.endswith(WEIGHT_SUFFIXES)
+                                   or f.name.endswith(".index.json")):
+            continue
+        blob = Path(os.path.realpath(f)).name
+        out[f.name] = blob if (not source.local and _SHA256.match(blob)) else sha256_file(f)
+    return out
+
+
+def _class_names(mapping) -> set:
+    out = set()
+    for v in mapping.values():
+        out.update(v if isinstance(v, (tuple, list)) else (v,))
+    return out
+
+
+def detect_model_type(model, *, revision=None, hf_cache_dir=None, trust_remote_code=False,
+                      source=None) -> tuple[str, str]:
+    """``("masked" | "causal", evidence)`` from the model's ``config.json`` (no weights loaded).
+
+    The ``architectures`` entry decides (``BertForMaskedLM`` -> masked, ``GPT2LMHeadModel`` /
+    ``*ForCausalLM`` -> causal); without a telling one, the ``model_type``: one that has only a
+    masked-LM or only a causal-LM class in transformers decides, and one with both (``bert``,
+    ``roberta``) is masked unless the config says ``is_decoder``.
+
+    Raises
+    ------
+    BiasampError
+        The config cannot be read, or it names neither kind (then ``model_type`` must be given).
+    """
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+                                                        MODEL_FOR_MASKED_LM_MAPPING_NAMES)
+
+    src = source or resolve_source(model, revision=revision, hf_cache_dir=hf_cache_dir)
+    if src.local and not (Path(src.name) / "config.json").is_file():
+        raise BiasampError(f"model {str(model)!r}: no config.json in {src.name} (not a "
+                           "transformers model folder)")
+    try:
+        config = AutoConfig.from_pretrained(src.name, trust_remote_code=trust_remote_code,
+                                            **src.kwargs())
+    except Exception as exc:  # noqa: BLE001 - OSError, ValueError (unknown model_type), ...
+        raise BiasampError(f"could not read the config of model {str(model)!r}: "
+                           f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
+    masked = _class_names(MODEL_FOR_MASKED_LM_MAPPING_NAMES)
+    causal = _class_names(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)
+    archs = list(getattr(config, "architectures", None) or [])
+    for arch in archs:
+        if arch.endswith("ForMaskedLM") or (arch in masked and arch not in causal):
+            return "masked", f"config.json architectures {archs}"
+        if arch.endswith(("ForCausalLM", "LMHeadModel")) or (arch in causal
+                                                              and arch not in masked):
+            return "causal", f"config.json architectures {archs}"
+    mtype = getattr(config, "model_type", None)
+    in_masked = mtype in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    in_causal = mtype in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    if in_masked and (not in_causal or not getattr(config, "is_decoder", False)):
+        return "masked", f"config.json model_type {mtype!r}"
+    if in_causal:
+        return "causal", f"config.json model_type {mtype!r}"
+    raise BiasampError(
+        f"model {str(model)!r}: cannot tell from its config.json (model_type {mtype!r}, "
+        f"architectures {archs}) whether it is a masked or a causal language model; give "
+        "model_type 'masked' or 'causal' (--model-type)")
+
+
+def check_model_type(model_type, model, *, source, trust_remote_code=False) -> tuple[str, str]:
+    """Resolve ``"auto"``; refuse a forced type that the config contradicts.
+
+    Returns ``(model_type, evidence)``.
+    """
+    if model_type == "auto":
+        return detect_model_type(model, source=source, trust_remote_code=trust_remote_code)
+    try:
+        found, evidence = detect_model_type(model, source=source,
+                                            trust_remote_code=trust_remote_code)
+    except BiasampError as exc:
+        if "cannot tell" in str(exc):  # an unknown kind: the caller's word decides
+            return model_type, "given"
+        raise
+    if found != model_type:
+        raise BiasampError(
+            f"model_type {model_type!r} does not fit model {str(model)!r}: it is a {found} "
+            f"language model ({evidence}); use model_type {found!r} or 'auto'")
+    return model_type, evidence
