@@ -676,3 +676,28 @@ def test_albert_context_is_the_filled_sentence_not_the_masked_string(albert, alb
                                                         "first-piece"), rtol=0, atol=2e-5)
     assert not np.allclose(r.log_prob, naive_first_piece(albert_dir, [prompt], ["nurse", "cook"]),
                            rtol=0, atol=1e-3)
+
+
+def test_log_softmax_is_float64_exact(bert_dir, bert):
+    """The engine's log probabilities equal a float64 log-softmax of the model's own logits
+    to ~1e-15 (a float32 log-softmax is off by ~1e-7 for these logits)."""
+    import torch
+    from transformers import AutoTokenizer
+
+    from biasamp.scoring._engine import QuerySet, run_queries
+    tok = AutoTokenizer.from_pretrained(bert_dir)
+    ids = tuple(tok(f"he is a good {tok.mask_token}.")["input_ids"])
+    pos = ids.index(tok.mask_token_id)
+    targets = [tok.convert_tokens_to_ids(w) for w in ("nurse", "cook", "he", "the")]
+    qs = QuerySet()
+    for k, t in enumerate(targets):
+        qs.add(ids, pos, t, k)
+    got = run_queries(qs, model=bert.model, head=None, device=torch.device("cpu"),
+                      batch_size=4, pad_id=tok.pad_token_id)
+    with torch.no_grad():
+        logits = bert.model(input_ids=torch.tensor([ids]),
+                            attention_mask=torch.ones(1, len(ids), dtype=torch.long)).logits[0, pos]
+    exact = torch.log_softmax(logits.double(), -1)[targets].numpy()
+    f32 = torch.log_softmax(logits.float(), -1).double()[targets].numpy()
+    assert np.max(np.abs(got - exact)) < 1e-13
+    assert np.max(np.abs(f32 - exact)) > 1e-9  # the float32 path would not pass the check above

@@ -6,7 +6,7 @@ identical contexts are stored once, so the encoder runs once per distinct masked
 ``word``, all single-piece candidates of a prompt share one context; candidates with the same
 number of pieces share their first step). The runner sorts distinct contexts by length, runs the
 encoder batch by batch, gathers the hidden states only at the queried positions and applies the
-LM head there, then takes the log-softmax in float32.
+LM head there, then takes the log-softmax in float64.
 """
 
 from __future__ import annotations
@@ -131,7 +131,11 @@ def run_queries(qs, *, model, head, device, batch_size, pad_id, on_batch=None):
                 logits = head_fn(hidden[rows, cols])
             else:
                 logits = model(input_ids=input_ids, attention_mask=attention).logits[rows, cols]
-            logp = torch.log_softmax(logits.float(), dim=-1)
+            if logits.device.type == "mps":  # no float64 on MPS: the few scored rows go to CPU
+                logits = logits.cpu()
+            # float64: the candidates' probabilities are an exact softmax of these logits to
+            # ~1e-15 (float32 would be off by ~4e-7)
+            logp = torch.log_softmax(logits.double(), dim=-1)
             qsel = q_order[q_bounds[b]:q_bounds[b + 1]]
             li = torch.from_numpy(site_local[q_site[qsel]]).to(device)
             ti = torch.from_numpy(q_tgt[qsel]).to(device)

@@ -32,7 +32,7 @@ class MaskedLMScorer(BaseScorer):
         ``"auto"``: CUDA if available, else CPU.
     dtype : {"float32", "bfloat16", "float16"}
         Weight dtype. ``float16`` needs CUDA; ``bfloat16`` also runs on CPU (slowly on most
-        CPUs). The log-softmax is always taken in float32.
+        CPUs). The log-softmax at the scored positions is always taken in float64.
     trust_remote_code : bool
         Passed to ``from_pretrained``; off by default.
     batch_size : int
