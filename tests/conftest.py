@@ -129,3 +129,19 @@ def wikitext_dir(tmp_path_factory):
         assert hashlib.sha256(data).hexdigest() == digest, split
         (out / f"wiki.{split}.tokens").write_bytes(data)
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny_bench_bert_dir(tmp_path_factory):
+    """A tiny random BERT whose WordPiece vocabulary also holds every word of the benchmark
+    sentences (tests/data winogender/winobias, pairs/ CrowS-Pairs), so that their sentences
+    stay within its 64 positions."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    files = [root / "tests" / "data" / "winogender" / "templates.tsv",
+             root / "pairs" / "crows_pairs_anonymized.csv",
+             *sorted((root / "tests" / "data" / "winobias").glob("*_stereotyped_*"))]
+    words = sorted({w for f in files for w in re.findall(r"[a-z]+", f.read_text().lower())})
+    return _model_dir(tmp_path_factory, "tiny-bench-bert", "make_tiny_bert", extra_words=words)

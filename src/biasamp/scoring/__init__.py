@@ -69,6 +69,7 @@ _LAZY = {
     "audit_candidates": "biasamp.scoring._audit",
     "check_model": "biasamp.scoring._load",
     "check_score_inputs": "biasamp.scoring._spans",
+    "score_sentence_pairs": "biasamp.scoring._pairs",
 }
 
 __all__ = [
@@ -82,6 +83,7 @@ __all__ = [
     "canonical_dtype",
     "check_model",
     "check_score_inputs",
+    "score_sentence_pairs",
 ]
 
 
