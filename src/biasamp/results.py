@@ -8,10 +8,17 @@ and the reports read with ``load``, so there is one definition of the format.
 Files of a result folder:
 
 ``results.json``
-    ``schema_version``, ``summary``, ``by_pair``, ``per_template``, ``audit``, ``mass``,
-    ``provenance``, ``config`` (NaN is written as ``null``).
-``by_pair.csv``, ``per_template.csv``
-    The same tables as CSV.
+    ``schema_version``, ``summary``, ``by_pair``, ``per_template``, ``by_group``,
+    ``audit``, ``mass``, ``provenance``, ``config`` (NaN is written as ``null``).
+``by_pair.csv``, ``per_template.csv``, ``by_group.csv``
+    The same tables as CSV (``by_group.csv`` only when the templates have groups).
+
+Schema versions: 2 added ``summary[].aggregation`` (``"templates"``: the mean over
+templates; ``"pooled"``: BiasAmp-> of the tables pooled per task, for templates bound to
+their own tasks) and ``by_group``. Version 1 files are still read (``aggregation`` is then
+``"templates"``, the only kind they hold, and ``by_group`` is empty); a version 1 reader
+refuses version 2 files, which could hold pooled values it would take for means over
+templates.
 ``tables.csv`` or ``tables.parquet``
     Long probability tables: ``template_id, direction, task, attribute, prob, log_prob``.
 """
@@ -32,15 +39,23 @@ from ._conventions import DIRECTIONS
 from ._errors import BiasampError, MissingDependencyError
 from ._validation import OneOf, check
 
-__all__ = ["BY_PAIR_COLUMNS", "PER_TEMPLATE_COLUMNS", "ProbeResult", "SCHEMA_VERSION",
-           "SUMMARY_KEYS", "TABLE_COLUMNS", "TABLE_FORMATS", "jsonable"]
+__all__ = ["BY_GROUP_COLUMNS", "BY_PAIR_COLUMNS", "PER_TEMPLATE_COLUMNS", "ProbeResult",
+           "READABLE_VERSIONS", "SCHEMA_VERSION", "SUMMARY_KEYS", "TABLE_COLUMNS",
+           "TABLE_FORMATS", "jsonable"]
 
-#: Version of the results.json layout; bumped when a reader would misread an older file.
-SCHEMA_VERSION = 1
+#: Version of the results.json layout written; bumped when a reader would misread a file.
+SCHEMA_VERSION = 2
+#: Versions this biasamp reads.
+READABLE_VERSIONS = (1, 2)
+#: Values of ``summary[].aggregation``.
+AGGREGATIONS = ("templates", "pooled")
 
 #: Keys of each record of ``summary``.
 SUMMARY_KEYS = ("base_rates", "direction", "mean", "std", "ci_low", "ci_high", "n_templates",
-                "per_template")
+                "per_template", "aggregation")
+#: Columns of ``by_group`` (one row per source, direction and group of templates).
+BY_GROUP_COLUMNS = ("base_rates", "direction", "group", "mean", "ci_low", "ci_high",
+                    "n_templates", "n_tasks")
 #: Columns of ``by_pair`` (one row per source, direction, task, attribute).
 BY_PAIR_COLUMNS = ("base_rates", "direction", "task", "attribute", "association", "p_base",
                    "p_model", "p_model_std", "delta", "delta_ci_low", "delta_ci_high",
@@ -54,7 +69,10 @@ TABLE_FORMATS = ("csv", "parquet")
 
 _STR, _NUM, _INT, _LIST = "a string", "a number", "an integer", "a list"
 _SUMMARY_TYPES = {"base_rates": _STR, "direction": _STR, "mean": _NUM, "std": _NUM,
-                  "ci_low": _NUM, "ci_high": _NUM, "n_templates": _INT, "per_template": _LIST}
+                  "ci_low": _NUM, "ci_high": _NUM, "n_templates": _INT, "per_template": _LIST,
+                  "aggregation": _STR}
+_BY_GROUP_TYPES = {"base_rates": _STR, "direction": _STR, "group": _STR, "mean": _NUM,
+                   "ci_low": _NUM, "ci_high": _NUM, "n_templates": _INT, "n_tasks": _INT}
 _BY_PAIR_TYPES = {c: _NUM for c in BY_PAIR_COLUMNS}
 _BY_PAIR_TYPES.update(base_rates=_STR, direction=_STR, task=_STR, attribute=_STR,
                       n_templates=_INT)
@@ -122,17 +140,25 @@ def check_schema(data, path: str) -> dict:
     if version is None:
         raise BiasampError(f"{path}: no schema_version (written by biasamp 0.1 or not a biasamp "
                            f"result); re-run `biasamp probe`")
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
         raise BiasampError(f"{path}: schema_version {version!r} is not supported (this biasamp "
-                           f"reads {SCHEMA_VERSION}); use the biasamp version that wrote it")
-    missing = [k for k in _TOP_KEYS if k not in data]
+                           f"reads {', '.join(map(str, READABLE_VERSIONS))}); use the biasamp "
+                           "version that wrote it")
+    missing = [k for k in _TOP_KEYS + (("by_group",) if version >= 2 else ()) if k not in data]
     if missing:
         raise BiasampError(f"{path}: results.json lacks the keys {missing}")
-    _check_records(data["summary"], _SUMMARY_TYPES, "summary", path)
+    types = _SUMMARY_TYPES if version >= 2 else {k: v for k, v in _SUMMARY_TYPES.items()
+                                                 if k != "aggregation"}
+    _check_records(data["summary"], types, "summary", path)
     if not data["summary"]:
         raise BiasampError(f"{path}: summary is empty")
+    for i, rec in enumerate(data["summary"]):
+        if rec.get("aggregation", "templates") not in AGGREGATIONS:
+            raise BiasampError(f"{path}: summary[{i}].aggregation must be one of "
+                               f"{list(AGGREGATIONS)}; got {rec['aggregation']!r}")
     _check_records(data["by_pair"], _BY_PAIR_TYPES, "by_pair", path)
     _check_records(data["per_template"], _PER_TEMPLATE_TYPES, "per_template", path)
+    _check_records(data.get("by_group", []), _BY_GROUP_TYPES, "by_group", path)
     if not isinstance(data["audit"], list):
         raise BiasampError(f"{path}: audit must be a list of records")
     for key in ("mass", "provenance", "config"):
@@ -161,6 +187,7 @@ class ProbeResult:
         columns :data:`BY_PAIR_COLUMNS`.
     per_template : DataFrame
         BiasAmp-> per (base_rates, direction, template); :data:`PER_TEMPLATE_COLUMNS`.
+        Pooled T->A rows (templates bound to their own tasks) have no value (NaN).
     tables : DataFrame or None
         Long probability tables (:data:`TABLE_COLUMNS`); None when loaded without them.
     audit : DataFrame
@@ -171,6 +198,9 @@ class ProbeResult:
         Versions, model, device, dtype, seed, estimator, hashes, timestamp.
     config : dict
         The resolved configuration.
+    by_group : DataFrame
+        BiasAmp-> per (base_rates, direction, group of templates), e.g. WinoBias' pro and
+        anti sentences; :data:`BY_GROUP_COLUMNS`; empty when the templates have no groups.
     """
 
     summary: pd.DataFrame
@@ -181,6 +211,13 @@ class ProbeResult:
     mass: dict
     provenance: dict
     config: dict
+    by_group: pd.DataFrame | None = None
+
+    def __post_init__(self):
+        if self.by_group is None:
+            self.by_group = pd.DataFrame(columns=list(BY_GROUP_COLUMNS))
+        if "aggregation" not in self.summary.columns:
+            self.summary = self.summary.assign(aggregation="templates")
 
     @property
     def model(self) -> str:
@@ -196,6 +233,7 @@ class ProbeResult:
             "summary": summary,
             "by_pair": jsonable(self.by_pair.to_dict(orient="records")),
             "per_template": jsonable(self.per_template.to_dict(orient="records")),
+            "by_group": jsonable(self.by_group.to_dict(orient="records")),
             "audit": jsonable(self.audit.to_dict(orient="records")),
             "mass": jsonable(self.mass),
             "provenance": jsonable(self.provenance),
@@ -207,13 +245,16 @@ class ProbeResult:
                        tables: pd.DataFrame | None = None) -> ProbeResult:
         """Build a result from the content of ``results.json`` (checked against the schema)."""
         check_schema(data, path)
-        return cls(summary=_frame(data["summary"], SUMMARY_KEYS),
+        summary = [{"aggregation": "templates", **rec} for rec in data["summary"]]
+        return cls(summary=_frame(summary, SUMMARY_KEYS),
                    by_pair=_frame(data["by_pair"], BY_PAIR_COLUMNS).astype(
                        {c: float for c, k in _BY_PAIR_TYPES.items() if k == _NUM}),
                    per_template=_frame(data["per_template"], PER_TEMPLATE_COLUMNS).astype(
                        {"value": float}),
                    tables=tables, audit=pd.DataFrame(data["audit"]), mass=data["mass"],
-                   provenance=data["provenance"], config=data["config"])
+                   provenance=data["provenance"], config=data["config"],
+                   by_group=_frame(data.get("by_group", []), BY_GROUP_COLUMNS).astype(
+                       {c: float for c in ("mean", "ci_low", "ci_high")}))
 
     def save(self, out: str | os.PathLike, *, tables: str = "csv") -> Path:
         """Write the data files of a result folder (no reports; see :mod:`biasamp.report`).
@@ -246,6 +287,8 @@ class ProbeResult:
                 self.tables.to_csv(d / "tables.csv", index=False)
         self.by_pair.to_csv(d / "by_pair.csv", index=False)
         self.per_template.to_csv(d / "per_template.csv", index=False)
+        if not self.by_group.empty:
+            self.by_group.to_csv(d / "by_group.csv", index=False)
         (d / "results.json").write_text(json.dumps(self.to_json_dict(), indent=2,
                                                    allow_nan=False) + "\n", encoding="utf-8")
         return d

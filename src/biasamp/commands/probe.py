@@ -36,7 +36,8 @@ def register(subparsers) -> None:
     p.add_argument("--attributes", metavar="LIST", help="comma-separated attributes "
                    "(default he,she)")
     p.add_argument("--tasks", metavar="VOCAB", help=f"task vocabulary or file [{tasks}] "
-                   "(default winobias32)")
+                   "(default: the set's own tasks for winogender/winobias and other sets of "
+                   "bound templates, else winobias32)")
     p.add_argument("--base-rates", dest="base_rates", metavar="LIST",
                    help=f"comma-separated base-rate sources or file:PATH.csv [{sources}] "
                         "(default uniform,wikipedia,labor-2016)")
@@ -101,5 +102,8 @@ def run(args) -> int:
             for rec in res.summary.to_dict(orient="records"):
                 print(f"  {rec['base_rates']:<24} {rec['direction']:<18} "
                       f"{format_value(rec['mean'], rec['std'], (rec['ci_low'], rec['ci_high']))}")
+            for rec in res.by_group.to_dict(orient="records"):
+                print(f"  {rec['base_rates']:<24} {rec['direction']:<18} group {rec['group']}: "
+                      f"{format_value(rec['mean'], ci=(rec['ci_low'], rec['ci_high']))}")
         print(f"results written to {cfg.out}", file=sys.stderr)
     return 0

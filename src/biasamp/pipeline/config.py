@@ -27,7 +27,10 @@ from ..report import FORMATS
 from ..results import TABLE_FORMATS
 from ..scoring import ESTIMATORS, canonical_dtype
 
-__all__ = ["COMPAT_MODES", "CompatMode", "ProbeConfig"]
+__all__ = ["COMPAT_MODES", "CompatMode", "DEFAULT_TASKS", "ProbeConfig"]
+
+#: The task vocabulary when ``tasks`` is not given and the template set has no own tasks.
+DEFAULT_TASKS = "winobias32"
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +90,10 @@ class ProbeConfig:
         Template set name (``biasamp templates --list``) or path to a template file.
     attributes : str or list of str
         Attribute identities, e.g. ``"he,she"`` or ``["he", "she", "they"]``.
-    tasks : str or list of str
+    tasks : str or list of str or None
         Task vocabulary: a name (``winobias32``), a file, ``@file``, ``"a,b,c"`` or the words.
+        ``None`` (default): the template set's own tasks when its templates are bound to
+        them (``winogender``, ``winobias``), else ``winobias32``.
     base_rates : str or list of str
         Base-rate source names (``biasamp base-rates --list``) or ``file:path.csv``.
     scoring : str
@@ -126,7 +131,7 @@ class ProbeConfig:
     models: list[str] = field(default_factory=list)
     templates: str = "adjectives"
     attributes: list[str] = field(default_factory=lambda: ["he", "she"])
-    tasks: str | list[str] = "winobias32"
+    tasks: str | list[str] | None = None
     base_rates: list[str] = field(default_factory=lambda: ["uniform", "wikipedia", "labor-2016"])
     scoring: str = "word"
     compat: str | None = None
@@ -150,8 +155,9 @@ class ProbeConfig:
         for name, constraint in _CONSTRAINTS.items():
             setattr(self, name, check(getattr(self, name), constraint, name))
         # a vocabulary name/file/"a,b,c" or the words; resolved by biasamp.tasks.load_tasks
-        self.tasks = check(self.tasks, NonEmptyStr if isinstance(self.tasks, str) else
-                           Names(what="task"), "tasks")
+        if self.tasks is not None:
+            self.tasks = check(self.tasks, NonEmptyStr if isinstance(self.tasks, str) else
+                               Names(what="task"), "tasks")
 
     def resolved(self) -> ProbeConfig:
         """Return a copy with the compat mode applied (template set, scoring, sources).
