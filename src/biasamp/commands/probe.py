@@ -100,8 +100,9 @@ def run(args) -> int:
         for model, res in zip(cfg.models, results):
             print(f"{model}:")
             for rec in res.summary.to_dict(orient="records"):
+                std = rec["std"] if rec["std"] == rec["std"] else None  # none when pooled
                 print(f"  {rec['base_rates']:<24} {rec['direction']:<18} "
-                      f"{format_value(rec['mean'], rec['std'], (rec['ci_low'], rec['ci_high']))}")
+                      f"{format_value(rec['mean'], std, (rec['ci_low'], rec['ci_high']))}")
             for rec in res.by_group.to_dict(orient="records"):
                 print(f"  {rec['base_rates']:<24} {rec['direction']:<18} group {rec['group']}: "
                       f"{format_value(rec['mean'], ci=(rec['ci_low'], rec['ci_high']))}")
