@@ -57,7 +57,8 @@ def register(subparsers) -> None:
                    help="bootstrap resamples over templates (default 10000)")
     p.add_argument("--confidence", type=float, help="bootstrap CI level (default 0.95)")
     p.add_argument("--max-templates", dest="max_templates", type=int, metavar="N",
-                   help="use only the first N templates (quick runs)")
+                   help="use only the first N templates (quick runs; of each task for a set "
+                        "of bound templates such as winobias)")
     p.add_argument("--cache-dir", dest="cache_dir", metavar="DIR",
                    help="Hugging Face cache folder for downloaded models")
     p.add_argument("--out", "-o", metavar="DIR", help="output directory (required)")

@@ -107,7 +107,8 @@ class ProbeConfig:
     seed, n_resamples, confidence
         Bootstrap over templates (seeded, percentile interval).
     max_templates : int or None
-        Use only the first ``max_templates`` templates of the set (quick runs).
+        Use only the first ``max_templates`` templates of the set (quick runs); for a set of
+        templates bound to their own tasks, the first ``max_templates`` of each task.
     out : str or None
         Output directory.
     formats : list of str
