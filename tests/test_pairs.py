@@ -294,3 +294,20 @@ def test_pairs_command_errors_before_the_model(tmp_path, capsys, args, message):
 def test_pairs_command_unknown_model(tmp_path, capsys):
     assert main(["pairs", "--model", str(tmp_path / "no-model"), "--max-pairs", "2"]) == 2
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_every_data_folder_ships_in_the_wheel_and_sdist():
+    """pairs/ is a data folder like templates/ and base_rates/: data_dir finds it in a
+    checkout, and pyproject force-includes it into the wheel as biasamp/_data/pairs."""
+    import sys
+
+    from biasamp import _data
+
+    tomllib = pytest.importorskip("tomllib" if sys.version_info >= (3, 11) else "tomli")
+    root = data_dir("pairs").parent
+    doc = tomllib.loads((root / "pyproject.toml").read_text())
+    wheel = doc["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
+    sdist = doc["tool"]["hatch"]["build"]["targets"]["sdist"]["include"]
+    for name in _data._NAMES:
+        assert wheel[name] == f"biasamp/_data/{name}" and name in sdist
+        assert data_dir(name).is_dir()
