@@ -62,13 +62,15 @@ def register(subparsers) -> None:
 
 
 def run_list(args) -> int:
-    rows = [(name, len(ts), ts.description) for name, ts in
-            ((n, T.load_template_set(n)) for n in T.list_template_sets())]
+    sets = [(n, T.load_template_set(n)) for n in T.list_template_sets()]
     print("Template sets:")
-    width = max(len(r[0]) for r in rows)
-    for name, n, desc in rows:
-        print(f"  {name:<{width}}  {n:>5} templates  {desc}")
-    print("  (winogender, winobias: bound templates, each with its own occupation)")
+    width = max(len(n) for n, _ in sets)
+    for name, ts in sets:
+        print(f"  {name:<{width}}  {len(ts):>5} templates  {ts.description}")
+    bound = [n for n, ts in sets if ts.bound]
+    if bound:
+        print(f"  ({', '.join(bound)}: templates bound to their own task, not crossed with the "
+              "vocabulary)")
     vocabs = [(name, load_tasks(name)) for name in list_task_sets()]
     print("Task vocabularies:")
     width = max(len(n) for n, _ in vocabs)
