@@ -214,3 +214,15 @@ def test_convert_command_errors(tmp_path, capsys, args, message):
     assert main(["templates", "convert", *args, "-o", str(tmp_path / "x.toml")]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_list_and_show_the_bound_sets(capsys):
+    assert main(["templates", "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "winobias           1606 templates" in out and "winogender          120 templates" in out
+    assert "(winobias, winogender: templates bound to their own task" in out
+    # show uses the set's own tasks when --tasks is not given
+    assert main(["templates", "show", "winogender", "--limit", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "# winogender: 120 templates x 2 attributes x 60 tasks" in out
+    assert "technician.customer.1\tThe technician told the customer that he could pay with cash." in out
