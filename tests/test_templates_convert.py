@@ -122,6 +122,7 @@ def test_winobias_counts(winobias):
     assert c["her_resolved_by_twin"] + c["her_resolved_by_next_word"] == 891
     assert c["agreeing_verbs"]["was|were"] == 332 and c["agreeing_verbs"]["knows|know"] == 24
     assert c["two_pronoun_templates"] == 46 and c["a_an_referents"] == 2
+    assert c["sentences_with_literal_gendered_words"] == 5 and c["spaces_normalised"] == 1
     assert c["groups"] == {"type1": 799, "type2": 807, "pro": 1584, "anti": 1584, "dev": 804,
                            "test": 802}
 
