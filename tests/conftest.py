@@ -147,3 +147,19 @@ def tiny_llama_dir(tmp_path_factory):
 def tiny_qwen2_chat_dir(tmp_path_factory):
     """A tiny random Qwen2ForCausalLM with a chat template and no BOS token (an "instruct" model)."""
     return _model_dir(tmp_path_factory, "tiny-qwen2-chat", "make_tiny_qwen2_chat")
+
+
+@pytest.fixture(scope="session")
+def tiny_bench_bert_dir(tmp_path_factory):
+    """A tiny random BERT whose WordPiece vocabulary also holds every word of the benchmark
+    sentences (tests/data winogender/winobias, pairs/ CrowS-Pairs), so that their sentences
+    stay within its 64 positions."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    files = [root / "tests" / "data" / "winogender" / "templates.tsv",
+             root / "pairs" / "crows_pairs_anonymized.csv",
+             *sorted((root / "tests" / "data" / "winobias").glob("*_stereotyped_*"))]
+    words = sorted({w for f in files for w in re.findall(r"[a-z]+", f.read_text().lower())})
+    return _model_dir(tmp_path_factory, "tiny-bench-bert", "make_tiny_bert", extra_words=words)

@@ -21,7 +21,9 @@ ALLOWED = {
     "metrics": {"_conventions", "_errors", "_validation", "_registry"},
     "report": {"_conventions", "_errors", "_validation", "_registry", "_files", "_output",
                "results"},
-    "results": {"_conventions", "_errors", "_validation", "_registry", "_files", "_output"},
+    "results": {"_conventions", "_errors", "_validation", "_registry", "_files", "_output",
+                "_schema"},
+    "_schema": {"_conventions", "_errors", "_files"},
     "tasks": {"_conventions", "_errors", "_validation", "_registry", "_files", "_data"},
 }
 MAX_LINES = 350

@@ -44,7 +44,8 @@ def test_probe_writes_every_file(probed):
         ("labor-2016", "attribute_to_task"), ("labor-2016", "task_to_attribute")]
     for rec in data["summary"]:
         assert set(rec) == {"base_rates", "direction", "mean", "std", "ci_low", "ci_high",
-                            "n_templates", "per_template"}
+                            "n_templates", "per_template", "aggregation"}
+        assert rec["aggregation"] == "templates"
         assert rec["n_templates"] == 2 and len(rec["per_template"]) == 2
         assert rec["mean"] == pytest.approx(np.mean(rec["per_template"]), abs=1e-15)
         assert rec["std"] == pytest.approx(np.std(rec["per_template"]), abs=1e-15)

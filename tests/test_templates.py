@@ -198,9 +198,10 @@ def test_adjectives_large_generated_from_the_word_list():
 
 def test_every_shipped_set_loads_with_provenance():
     names = list_template_sets()
-    assert names == ["adjectives", "adjectives-large", "lu2019", "lu2019-extended", "wang2021"]
+    assert names == ["adjectives", "adjectives-large", "lu2019", "lu2019-extended", "wang2021",
+                     "winobias", "winogender"]
     counts = {"adjectives": 20, "adjectives-large": 1339, "lu2019": 40, "lu2019-extended": 102,
-              "wang2021": 20}
+              "wang2021": 20, "winobias": 1606, "winogender": 120}
     for name in names:
         s = load_template_set(name)
         assert s.name == name and len(s) == counts[name]

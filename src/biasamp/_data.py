@@ -1,4 +1,5 @@
-"""Locate the data folders (``templates/``, ``base_rates/``) in a wheel or a checkout."""
+"""Locate the data folders (``templates/``, ``base_rates/``, ``pairs/``) in a wheel or a
+checkout."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ from pathlib import Path
 
 __all__ = ["data_dir"]
 
-_NAMES = ("templates", "base_rates")
+_NAMES = ("templates", "base_rates", "pairs")
 
 
 @lru_cache(maxsize=None)
 def data_dir(name: str) -> Path:
-    """Return the folder holding biasamp's ``templates`` or ``base_rates`` data.
+    """Return the folder holding biasamp's ``templates``, ``base_rates`` or ``pairs`` data.
 
     An installed wheel carries them as ``biasamp/_data/<name>``; a source checkout
     (or an editable install) has them at the repository root.

@@ -28,7 +28,7 @@ __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 SUBCOMMANDS = Registry("subcommand")
 for _name, _module in (("probe", "probe"), ("report", "report"), ("compare", "compare"),
                        ("templates", "templates"), ("base-rates", "base_rates"),
-                       ("count", "count"), ("score", "score")):
+                       ("count", "count"), ("score", "score"), ("pairs", "pairs")):
     SUBCOMMANDS.register(_name, f"biasamp.commands.{_module}")
 
 

@@ -8,11 +8,19 @@ and the reports read with ``load``, so there is one definition of the format.
 Files of a result folder:
 
 ``results.json``
-    ``schema_version``, ``summary``, ``by_pair``, ``per_template``, ``audit``, ``mass``,
-    ``provenance``, ``config`` (NaN is written as ``null``), and, written last, ``files``
-    (every other file of the folder with its sha256 and size) and ``complete: true``.
-``by_pair.csv``, ``per_template.csv``
-    The same tables as CSV.
+    ``schema_version``, ``summary``, ``by_pair``, ``per_template``, ``by_group``,
+    ``audit``, ``mass``, ``provenance``, ``config`` (NaN is written as ``null``), and,
+    written last, ``files`` (every other file of the folder with its sha256 and size) and
+    ``complete: true``.
+``by_pair.csv``, ``per_template.csv``, ``by_group.csv``
+    The same tables as CSV (``by_group.csv`` only when the templates have groups).
+
+Schema versions: 2 added ``summary[].aggregation`` (``"templates"``: the mean over
+templates; ``"pooled"``: BiasAmp-> of the tables pooled per task, for templates bound to
+their own tasks) and ``by_group``. Version 1 files are still read (``aggregation`` is then
+``"templates"``, the only kind they hold, and ``by_group`` is empty); a version 1 reader
+refuses version 2 files, which could hold pooled values it would take for means over
+templates.
 ``tables.csv`` or ``tables.parquet``
     Long probability tables: ``template_id, direction, task, attribute, prob, log_prob``.
 """
@@ -20,151 +28,25 @@ Files of a result folder:
 from __future__ import annotations
 
 import json
-import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from ._conventions import DIRECTIONS
 from ._errors import BiasampError, MissingDependencyError
 from ._files import sha256_file
 from ._output import OutputFolder
 from ._validation import OneOf, check
 
-__all__ = ["BY_PAIR_COLUMNS", "DATA_FILES", "PER_TEMPLATE_COLUMNS", "ProbeResult", "SCHEMA_VERSION",
-           "SUMMARY_KEYS", "TABLE_COLUMNS", "TABLE_FORMATS", "jsonable"]
-
-#: Version of the results.json layout; bumped when a reader would misread an older file.
-SCHEMA_VERSION = 1
-
-#: Keys of each record of ``summary``.
-SUMMARY_KEYS = ("base_rates", "direction", "mean", "std", "ci_low", "ci_high", "n_templates",
-                "per_template")
-#: Columns of ``by_pair`` (one row per source, direction, task, attribute).
-BY_PAIR_COLUMNS = ("base_rates", "direction", "task", "attribute", "association", "p_base",
-                   "p_model", "p_model_std", "delta", "delta_ci_low", "delta_ci_high",
-                   "contribution", "contribution_ci_low", "contribution_ci_high", "n_templates")
-#: Columns of ``per_template``.
-PER_TEMPLATE_COLUMNS = ("base_rates", "direction", "template_id", "value", "n_ties", "n_nan")
-#: Columns of the long probability tables.
-TABLE_COLUMNS = ("template_id", "direction", "task", "attribute", "prob", "log_prob")
-#: File formats of the probability tables.
-TABLE_FORMATS = ("csv", "parquet")
-#: Data files of a result folder (results.json lists them with their sha256).
-DATA_FILES = ("by_pair.csv", "per_template.csv", "tables.csv", "tables.parquet")
-
-_STR, _NUM, _INT, _LIST = "a string", "a number", "an integer", "a list"
-_SUMMARY_TYPES = {"base_rates": _STR, "direction": _STR, "mean": _NUM, "std": _NUM,
-                  "ci_low": _NUM, "ci_high": _NUM, "n_templates": _INT, "per_template": _LIST}
-_BY_PAIR_TYPES = {c: _NUM for c in BY_PAIR_COLUMNS}
-_BY_PAIR_TYPES.update(base_rates=_STR, direction=_STR, task=_STR, attribute=_STR,
-                      n_templates=_INT)
-_PER_TEMPLATE_TYPES = {"base_rates": _STR, "direction": _STR, "template_id": _STR,
-                       "value": _NUM, "n_ties": _INT, "n_nan": _INT}
-_TOP_KEYS = ("schema_version", "summary", "by_pair", "per_template", "audit", "mass",
-             "provenance", "config")
-
-
-def jsonable(obj):
-    """A JSON-serialisable copy: numpy scalars to Python, NaN/inf to None, paths to str."""
-    if isinstance(obj, Mapping):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, np.ndarray)):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        f = float(obj)
-        return f if math.isfinite(f) else None
-    if isinstance(obj, (str, int)) or obj is None:
-        return obj
-    return str(obj)
-
-
-def _type_ok(value, kind: str) -> bool:
-    if kind == _STR:
-        return isinstance(value, str)
-    if kind == _INT:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == _NUM:
-        return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
-    if kind == _LIST:
-        return isinstance(value, list)
-    return True  # pragma: no cover
-
-
-def _check_records(records, types: dict, where: str, path: str) -> None:
-    if not isinstance(records, list):
-        raise BiasampError(f"{path}: {where} must be a list of records; got "
-                           f"{type(records).__name__}")
-    for i, rec in enumerate(records):
-        if not isinstance(rec, dict):
-            raise BiasampError(f"{path}: {where}[{i}] must be an object; got "
-                               f"{type(rec).__name__}")
-        missing = [k for k in types if k not in rec]
-        if missing:
-            raise BiasampError(f"{path}: {where}[{i}] lacks the keys {missing}")
-        for k, kind in types.items():
-            if not _type_ok(rec[k], kind):
-                raise BiasampError(f"{path}: {where}[{i}].{k} must be {kind}; got {rec[k]!r}")
-        if "direction" in types and rec["direction"] not in DIRECTIONS:
-            raise BiasampError(f"{path}: {where}[{i}].direction must be one of "
-                               f"{list(DIRECTIONS)}; got {rec['direction']!r}")
-
-
-def check_schema(data, path: str) -> dict:
-    """Check a parsed ``results.json`` against the schema; return it. One-line errors."""
-    if not isinstance(data, dict):
-        raise BiasampError(f"{path}: results.json must hold a JSON object; got "
-                           f"{type(data).__name__}")
-    version = data.get("schema_version")
-    if version is None:
-        raise BiasampError(f"{path}: no schema_version (written by biasamp 0.1 or not a biasamp "
-                           f"result); re-run `biasamp probe`")
-    if version != SCHEMA_VERSION:
-        raise BiasampError(f"{path}: schema_version {version!r} is not supported (this biasamp "
-                           f"reads {SCHEMA_VERSION}); use the biasamp version that wrote it")
-    missing = [k for k in _TOP_KEYS if k not in data]
-    if missing:
-        raise BiasampError(f"{path}: results.json lacks the keys {missing}")
-    _check_records(data["summary"], _SUMMARY_TYPES, "summary", path)
-    if not data["summary"]:
-        raise BiasampError(f"{path}: summary is empty")
-    _check_records(data["by_pair"], _BY_PAIR_TYPES, "by_pair", path)
-    _check_records(data["per_template"], _PER_TEMPLATE_TYPES, "per_template", path)
-    if not isinstance(data["audit"], list):
-        raise BiasampError(f"{path}: audit must be a list of records")
-    for key in ("mass", "provenance", "config"):
-        if not isinstance(data[key], dict):
-            raise BiasampError(f"{path}: {key} must be an object; got "
-                               f"{type(data[key]).__name__}")
-    return data
-
-
-def check_complete(data: dict, folder: Path) -> None:
-    """A result is complete: ``results.json`` carries the completion mark, and every data file
-    it lists that is in the folder has the recorded sha256 (a file of another run is refused;
-    a data file left out on purpose, e.g. the tables, is not needed by reports; reports and
-    plots may be redrawn)."""
-    if data.get("complete") is not True or not isinstance(data.get("files"), dict):
-        raise BiasampError(f"{str(folder)!r} holds no complete result (results.json has no "
-                           "completion mark: the run that wrote it did not finish); run "
-                           "`biasamp probe` again")
-    for name, entry in data["files"].items():
-        if not name.startswith(DATA_FILES):
-            continue
-        path = folder / name
-        if not path.is_file():
-            continue
-        if not isinstance(entry, dict) or sha256_file(path) != entry.get("sha256"):
-            raise BiasampError(f"{str(folder)!r} is not a complete result: {name} was changed "
-                               "after the run (its sha256 differs from results.json)")
+__all__ = ["BY_GROUP_COLUMNS", "BY_PAIR_COLUMNS", "DATA_FILES", "PER_TEMPLATE_COLUMNS",
+           "ProbeResult", "READABLE_VERSIONS", "SCHEMA_VERSION", "SUMMARY_KEYS", "TABLE_COLUMNS",
+           "TABLE_FORMATS", "jsonable"]
+from ._schema import (AGGREGATIONS, BY_GROUP_COLUMNS, BY_PAIR_COLUMNS, DATA_FILES,  # noqa: F401
+                      PER_TEMPLATE_COLUMNS, READABLE_VERSIONS, SCHEMA_VERSION, SUMMARY_KEYS,
+                      TABLE_COLUMNS, TABLE_FORMATS, _BY_PAIR_TYPES, _NUM, check_complete,
+                      check_schema, jsonable)
 
 
 def _frame(records, columns: Sequence[str]) -> pd.DataFrame:
@@ -186,6 +68,7 @@ class ProbeResult:
         columns :data:`BY_PAIR_COLUMNS`.
     per_template : DataFrame
         BiasAmp-> per (base_rates, direction, template); :data:`PER_TEMPLATE_COLUMNS`.
+        Pooled T->A rows (templates bound to their own tasks) have no value (NaN).
     tables : DataFrame or None
         Long probability tables (:data:`TABLE_COLUMNS`); None when loaded without them.
     audit : DataFrame
@@ -196,6 +79,9 @@ class ProbeResult:
         Versions, model, device, dtype, seed, estimator, hashes, timestamp.
     config : dict
         The resolved configuration.
+    by_group : DataFrame
+        BiasAmp-> per (base_rates, direction, group of templates), e.g. WinoBias' pro and
+        anti sentences; :data:`BY_GROUP_COLUMNS`; empty when the templates have no groups.
     """
 
     summary: pd.DataFrame
@@ -206,6 +92,13 @@ class ProbeResult:
     mass: dict
     provenance: dict
     config: dict
+    by_group: pd.DataFrame | None = None
+
+    def __post_init__(self):
+        if self.by_group is None:
+            self.by_group = pd.DataFrame(columns=list(BY_GROUP_COLUMNS))
+        if "aggregation" not in self.summary.columns:
+            self.summary = self.summary.assign(aggregation="templates")
 
     @property
     def model(self) -> str:
@@ -221,6 +114,7 @@ class ProbeResult:
             "summary": summary,
             "by_pair": jsonable(self.by_pair.to_dict(orient="records")),
             "per_template": jsonable(self.per_template.to_dict(orient="records")),
+            "by_group": jsonable(self.by_group.to_dict(orient="records")),
             "audit": jsonable(self.audit.to_dict(orient="records")),
             "mass": jsonable(self.mass),
             "provenance": jsonable(self.provenance),
@@ -232,13 +126,16 @@ class ProbeResult:
                        tables: pd.DataFrame | None = None) -> ProbeResult:
         """Build a result from the content of ``results.json`` (checked against the schema)."""
         check_schema(data, path)
-        return cls(summary=_frame(data["summary"], SUMMARY_KEYS),
+        summary = [{"aggregation": "templates", **rec} for rec in data["summary"]]
+        return cls(summary=_frame(summary, SUMMARY_KEYS),
                    by_pair=_frame(data["by_pair"], BY_PAIR_COLUMNS).astype(
                        {c: float for c, k in _BY_PAIR_TYPES.items() if k == _NUM}),
                    per_template=_frame(data["per_template"], PER_TEMPLATE_COLUMNS).astype(
                        {"value": float}),
                    tables=tables, audit=pd.DataFrame(data["audit"]), mass=data["mass"],
-                   provenance=data["provenance"], config=data["config"])
+                   provenance=data["provenance"], config=data["config"],
+                   by_group=_frame(data.get("by_group", []), BY_GROUP_COLUMNS).astype(
+                       {c: float for c in ("mean", "ci_low", "ci_high")}))
 
     def write_files(self, folder: Path, *, tables: str = "csv") -> None:
         """Write the data files (not ``results.json``) into an existing folder."""
@@ -258,6 +155,8 @@ class ProbeResult:
                 self.tables.to_csv(d / "tables.csv", index=False)
         self.by_pair.to_csv(d / "by_pair.csv", index=False)
         self.per_template.to_csv(d / "per_template.csv", index=False)
+        if not self.by_group.empty:
+            self.by_group.to_csv(d / "by_group.csv", index=False)
 
     def finish(self, folder: Path, *, data: dict | None = None) -> Path:
         """Write ``results.json`` last: the content (``data``, default this result's), every

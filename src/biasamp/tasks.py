@@ -18,6 +18,17 @@ Anything else is an error with "did you mean" (a misspelt name is never taken as
 (32, ['janitor', 'cook', 'mover'], 'female_biased')
 >>> load_tasks("nurse, cook").words
 ['nurse', 'cook']
+
+Task spellings
+    One occupation may be spelled differently by different sources (the WinoBias sentences
+    say "mechanic", the paper's 40-word list and the base-rate tables "mechanician").
+    :func:`task_aliases` reads the one table of such spellings,
+    ``base_rates/task_aliases.csv``; base-rate sources consult it when a task is missing
+    under its own spelling (and record what they substituted), and bound template sets
+    match their tasks to a vocabulary through it.
+
+>>> task_aliases().canonical("tailor"), task_aliases().spellings("sewer")
+('sewer', ('sewer', 'tailor'))
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ import io
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from ._conventions import BLANK
@@ -36,7 +48,8 @@ from ._files import (check_keys, check_metadata, looks_like_path, read_toml,
                      resolve_name_or_path, sha256_bytes, str_field)
 from ._registry import Registry, did_you_mean
 
-__all__ = ["GROUPS", "TASK_SETS", "TaskVocabulary", "list_task_sets", "load_tasks"]
+__all__ = ["GROUPS", "TASK_ALIASES_FILE", "TASK_SETS", "TaskAliases", "TaskVocabulary",
+           "list_task_sets", "load_tasks", "task_aliases"]
 
 #: Groups a vocabulary may declare per word.
 GROUPS = ("male_biased", "female_biased")
@@ -255,3 +268,76 @@ def load_tasks(spec) -> TaskVocabulary:
     raise BiasampError(f"tasks must be a vocabulary name, a file path, comma-separated words or "
                        f"a list of words; got {spec!r}")
 
+
+
+# ---------------------------------------------------------------------------------------
+# task spellings: the one alias table
+# ---------------------------------------------------------------------------------------
+
+#: The alias table, in the ``base_rates`` data folder.
+TASK_ALIASES_FILE = "task_aliases.csv"
+
+
+@dataclass(frozen=True)
+class TaskAliases:
+    """Spellings of one occupation that different sources use (``mechanic``/``mechanician``).
+
+    Attributes
+    ----------
+    pairs : dict
+        alias -> canonical spelling (the spelling of the shipped base-rate tables).
+    sources : dict
+        alias -> where the rename comes from.
+    file, sha256 : str
+        The table's file name and the hash of its bytes.
+    """
+
+    pairs: dict
+    sources: dict
+    file: str
+    sha256: str
+
+    def canonical(self, word: str) -> str:
+        """The canonical spelling of ``word`` (``word`` itself when it has no alias)."""
+        return self.pairs.get(word, word)
+
+    def spellings(self, word: str) -> tuple:
+        """``word`` and the other spellings of its occupation (canonical one first)."""
+        key = self.canonical(word)
+        others = [key] + [a for a, c in self.pairs.items() if c == key]
+        return (word,) + tuple(w for w in others if w != word)
+
+    def same(self, a: str, b: str) -> bool:
+        """Whether ``a`` and ``b`` spell the same occupation."""
+        return self.canonical(a) == self.canonical(b)
+
+    @property
+    def provenance(self) -> dict:
+        """File, hash and the alias -> canonical pairs."""
+        return {"file": self.file, "sha256": self.sha256, "pairs": dict(self.pairs)}
+
+
+@lru_cache(maxsize=1)
+def task_aliases() -> TaskAliases:
+    """The one task alias table (``base_rates/task_aliases.csv``; columns ``task`` =
+    canonical spelling, ``alias``, ``source``), checked: no alias twice, no chains."""
+    path = data_dir("base_rates") / TASK_ALIASES_FILE
+    data = path.read_bytes()
+    where = f"task alias table {str(path)!r}"
+    rows = list(csv.reader(io.StringIO(_decode(data, where))))
+    if not rows or [h.strip() for h in rows[0]] != ["task", "alias", "source"]:
+        raise BiasampError(f"{where}: the header must be task,alias,source")
+    pairs, sources = {}, {}
+    for line_no, row in enumerate(rows[1:], 2):
+        if len(row) != 3 or not all(c.strip() for c in row):
+            raise BiasampError(f"{where}: row {line_no} must have three non-empty fields; "
+                               f"got {row!r}")
+        task, alias, source = (c.strip() for c in row)
+        if alias in pairs or alias == task:
+            raise BiasampError(f"{where}: row {line_no}: alias {alias!r} is listed twice or "
+                               "equals its task")
+        pairs[alias], sources[alias] = task, source
+    chained = sorted(set(pairs) & set(pairs.values()))
+    if chained:
+        raise BiasampError(f"{where}: {chained} are both an alias and a canonical spelling")
+    return TaskAliases(pairs, sources, path.name, sha256_bytes(data))

@@ -8,7 +8,7 @@ from functools import lru_cache
 import pandas as pd
 
 from ._table import BaseRateSource, BaseRateTable, data_file, file_entry, select_entries
-from ._winobias import winobias_aliases, winobias_file_entry, winobias_table
+from ._winobias import winobias_file_entry, winobias_table
 
 __all__ = ["LABOR2016_PROVENANCE", "Labor2016SharesSource", "Labor2016Source",
            "Labor2022Source", "labor2016_files", "labor_counts", "labor_shares"]
@@ -43,12 +43,11 @@ def labor_counts(tasks, attributes, source: str) -> pd.DataFrame:
     have = t.drop(index=no_emp)
     df = pd.DataFrame({"he": have["employed_thousands"] * (1. - (have["pct_female"] / 100.)),
                        "she": have["employed_thousands"] * (have["pct_female"] / 100.)})
-    aliases = winobias_aliases()
     note = ""
-    if any(aliases.get(x, x) in no_emp for x in tasks):
+    if any(x in no_emp for x in tasks):
         note = (f"no employment count for {no_emp} (only pct_female is known: use "
                 f"'labor-2016-shares')")
-    return select_entries(df, tasks, attributes, source, aliases=aliases, note=note)
+    return select_entries(df, tasks, attributes, source, note=note)
 
 
 def labor_shares(tasks, attributes, source: str) -> pd.DataFrame:
@@ -56,7 +55,7 @@ def labor_shares(tasks, attributes, source: str) -> pd.DataFrame:
     t = _labor2016()
     she = t["pct_female"] / 100.
     df = pd.DataFrame({"he": 1. - she, "she": she})
-    return select_entries(df, tasks, attributes, source, aliases=winobias_aliases())
+    return select_entries(df, tasks, attributes, source)
 
 
 class Labor2016Source(BaseRateSource):
@@ -136,12 +135,11 @@ class Labor2022Source(BaseRateSource):
 
     def _table(self, tasks, attributes, direction):
         df, none = _labor2022()
-        aliases = winobias_aliases()
-        hit = [t for t in tasks if aliases.get(t, t) in none]
+        hit = [t for t in tasks if t in none]
         joint = select_entries(
-            df[["he", "she"]].astype(float), tasks, attributes, self.name, aliases=aliases,
+            df[["he", "she"]].astype(float), tasks, attributes, self.name,
             note=(f"no single BLS 2022 row for {none} (mapping 'none')" if hit else ""))
-        keys = [t if t in df.index else aliases.get(t, t) for t in tasks]
+        keys = list(tasks)
         prov = {"name": self.name, "year": 2022,
                 "citation": "U.S. Bureau of Labor Statistics, Current Population Survey, "
                             "Table 11 (2022 annual averages)",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -36,6 +36,7 @@ class MissingEntriesError(BiasampError):
                  attributes=(), note: str = ""):
         self.missing_tasks = list(missing_tasks)
         self.missing_attributes = list(missing_attributes)
+        self.available_tasks = list(tasks)
         parts = []
         if self.missing_tasks:
             parts.append(f"tasks {self.missing_tasks} not in base-rate source {source!r} "
@@ -136,6 +137,12 @@ class BaseRateSource:
     :meth:`table` validates its arguments once (inside another validated biasamp call it
     trusts them) and hands ``_table(tasks, attributes, direction)`` lists of names and a
     canonical direction (or ``None``); it then checks the joint and warns about zero rows.
+
+    Task spellings: when the source lacks a task under the requested spelling, :meth:`table`
+    asks again with the spellings of the one task alias table
+    (:func:`biasamp.tasks.task_aliases`: ``mechanic`` -> ``mechanician``, ...), first the
+    canonical ones, then those the source has; the rows keep the requested names and the
+    table's provenance records ``task_aliases`` (requested -> used) and the alias file.
     """
 
     name: str = ""
@@ -165,10 +172,44 @@ class BaseRateSource:
                 f"direction is required for base-rate source {self.name!r} (a compat source "
                 f"builds one table per direction); use one of {{'attribute_to_task', "
                 f"'task_to_attribute'}}; got None")
-        table = self._table(tasks, attributes, direction)
+        table = self._with_aliases(list(tasks), list(attributes), direction)
         check_joint(table.joint, self.name)
         warn_zero_rows(table, self.name)
         return table
+
+    def _with_aliases(self, tasks, attributes, direction) -> BaseRateTable:
+        """``_table`` under the requested spellings, else under the alias table's."""
+        from ..tasks import task_aliases
+
+        try:
+            return self._table(tasks, attributes, direction)
+        except MissingEntriesError as exc:
+            if not exc.missing_tasks:
+                raise
+            errors = [exc]
+        aliases = task_aliases()
+        have = set(errors[0].available_tasks)
+        tries = [[aliases.canonical(t) for t in tasks],
+                 [next((w for w in aliases.spellings(t) if w in have), t) for t in tasks]]
+        for alt in dict.fromkeys(tuple(a) for a in tries if a != tasks):
+            if len(set(alt)) != len(alt):
+                same = sorted({t for t, a in zip(tasks, alt) if alt.count(a) > 1})
+                raise BiasampError(f"tasks {same} are spellings of the same occupation (task "
+                                   f"alias table {aliases.file!r}); request one of them")
+            try:
+                table = self._table(list(alt), attributes, direction)
+            except MissingEntriesError as exc:
+                errors.append(exc)
+                continue
+            index = pd.Index(tasks, name="task")
+            used = {t: a for t, a in zip(tasks, alt) if t != a}
+            prov = {**table.provenance, "task_aliases": used,
+                    "task_aliases_file": {"name": aliases.file, "sha256": aliases.sha256}}
+            assoc = table.association
+            return replace(table, joint=table.joint.set_axis(index, axis=0),
+                           association=None if assoc is None else assoc.set_axis(index, axis=0),
+                           provenance=prov)
+        raise min(errors, key=lambda e: len(e.missing_tasks))
 
     def _table(self, tasks, attributes, direction) -> BaseRateTable:  # pragma: no cover
         raise NotImplementedError
@@ -177,15 +218,15 @@ class BaseRateSource:
         return f"<{type(self).__name__} {self.name!r}>"
 
 
-def select_entries(df: pd.DataFrame, tasks, attributes, source: str, *, aliases=None,
+def select_entries(df: pd.DataFrame, tasks, attributes, source: str, *,
                    note: str = "") -> pd.DataFrame:
-    """Rows/columns of df in the requested order, resolving task aliases.
+    """Rows/columns of df in the requested order (other spellings of a task are resolved by
+    :meth:`BaseRateSource.table` through the task alias table).
 
     Raises :class:`MissingEntriesError` (with ``note`` appended) for tasks or attributes
     that ``df`` lacks.
     """
-    aliases = aliases or {}
-    keys = [t if t in df.index else aliases.get(t, t) for t in tasks]
+    keys = list(tasks)
     miss_t = [t for t, k in zip(tasks, keys) if k not in df.index]
     miss_a = [a for a in attributes if a not in df.columns]
     if miss_t or miss_a:

@@ -8,8 +8,8 @@ import pandas as pd
 
 from ._table import MissingEntriesError, data_file, file_entry
 
-__all__ = ["WINOBIAS_FILE", "WINOBIAS_PROVENANCE", "groups_for", "winobias_aliases",
-           "winobias_file_entry", "winobias_groups", "winobias_table"]
+__all__ = ["WINOBIAS_FILE", "WINOBIAS_PROVENANCE", "groups_for", "winobias_file_entry",
+           "winobias_groups", "winobias_table"]
 
 #: The shipped WinoBias table (40 occupations: group, pct_female, employment, list name).
 WINOBIAS_FILE = "winobias40_pct_female.csv"
@@ -33,18 +33,17 @@ def winobias_file_entry() -> dict:
     return file_entry(data_file(WINOBIAS_FILE))
 
 
-@lru_cache(maxsize=1)
-def winobias_aliases() -> dict[str, str]:
-    """WinoBias list names that differ from the paper's words (mechanic -> mechanician)."""
+def _groups() -> dict[str, str]:
     t = winobias_table()
-    return {str(a): str(o) for a, o in zip(t["winobias_list_name"], t["occupation"]) if a != o}
+    return dict(zip(t["occupation"].astype(str), t["winobias_group"].astype(str)))
 
 
 def winobias_groups() -> dict[str, str]:
     """Occupation -> ``"male_biased"`` / ``"female_biased"`` for the 40 WinoBias occupations.
 
-    Includes the WinoBias list spellings (``construction worker``, ``mechanic``,
-    ``tailor``) besides the paper's words (``constructor``, ``mechanician``, ``sewer``).
+    Includes the other spellings of the task alias table (:func:`biasamp.tasks.task_aliases`:
+    ``construction worker``, ``mechanic``, ``tailor``) besides the paper's words
+    (``constructor``, ``mechanician``, ``sewer``).
 
     Examples
     --------
@@ -52,16 +51,20 @@ def winobias_groups() -> dict[str, str]:
     >>> g["nurse"], g["janitor"], g["tailor"], len(g)
     ('female_biased', 'male_biased', 'female_biased', 43)
     """
-    t = winobias_table()
-    out = dict(zip(t["occupation"].astype(str), t["winobias_group"].astype(str)))
-    for alias, occ in winobias_aliases().items():
-        out[alias] = out[occ]
+    from ..tasks import task_aliases
+
+    out = _groups()
+    for alias, occ in task_aliases().pairs.items():
+        if occ in out:
+            out[alias] = out[occ]
     return out
 
 
 def groups_for(tasks, source: str) -> list[str]:
-    """The WinoBias group of each task; :class:`MissingEntriesError` for tasks without one."""
-    g = winobias_groups()
+    """The WinoBias group of each task (the paper's spellings; other spellings are resolved
+    by :meth:`BaseRateSource.table` through the alias table); :class:`MissingEntriesError`
+    for tasks without one."""
+    g = _groups()
     missing = [t for t in tasks if t not in g]
     if missing:
         raise MissingEntriesError(

@@ -38,7 +38,8 @@ def register(subparsers) -> None:
     p.add_argument("--attributes", metavar="LIST", help="comma-separated attributes "
                    "(default he,she)")
     p.add_argument("--tasks", metavar="VOCAB", help=f"task vocabulary or file [{tasks}] "
-                   "(default winobias32)")
+                   "(default: the set's own tasks for winogender/winobias and other sets of "
+                   "bound templates, else winobias32)")
     p.add_argument("--base-rates", dest="base_rates", metavar="LIST",
                    help=f"comma-separated base-rate sources or file:PATH.csv [{sources}] "
                         "(default uniform,labor-2016)")
@@ -74,7 +75,8 @@ def register(subparsers) -> None:
                    help="leave out tasks with fewer than N co-occurrences in a count-based "
                         "source (reported)")
     p.add_argument("--max-templates", dest="max_templates", type=int, metavar="N",
-                   help="use only the first N templates (quick runs)")
+                   help="use only the first N templates (quick runs; of each task for a set "
+                        "of bound templates such as winobias)")
     p.add_argument("--score-cache", dest="score_cache", metavar="DIR",
                    help="folder of the sqlite score cache (prompts already scored are reused)")
     p.add_argument("--hf-cache-dir", dest="hf_cache_dir", metavar="DIR",
@@ -126,7 +128,11 @@ def run(args) -> int:
         for model, res in zip(cfg.models, results):
             print(f"{model}:")
             for rec in res.summary.to_dict(orient="records"):
+                std = rec["std"] if rec["std"] == rec["std"] else None  # none when pooled
                 print(f"  {rec['base_rates']:<24} {rec['direction']:<18} "
-                      f"{format_value(rec['mean'], rec['std'], (rec['ci_low'], rec['ci_high']))}")
+                      f"{format_value(rec['mean'], std, (rec['ci_low'], rec['ci_high']))}")
+            for rec in res.by_group.to_dict(orient="records"):
+                print(f"  {rec['base_rates']:<24} {rec['direction']:<18} group {rec['group']}: "
+                      f"{format_value(rec['mean'], ci=(rec['ci_low'], rec['ci_high']))}")
         print(f"results written to {cfg.out}", file=sys.stderr)
     return 0

@@ -1,4 +1,5 @@
-"""``biasamp templates``: list template sets / task vocabularies, show generated sentences."""
+"""``biasamp templates``: list template sets / task vocabularies, show generated sentences,
+convert a benchmark's files into a template set."""
 
 from __future__ import annotations
 
@@ -28,10 +29,10 @@ def register(subparsers) -> None:
                    help=f"template set name [{', '.join(T.list_template_sets())}] or TOML path")
     s.add_argument("--attributes", default="he,she", metavar="LIST",
                    help="comma-separated attributes out of he,she,they (default he,she)")
-    s.add_argument("--tasks", default="winobias32", metavar="VOCAB",
+    s.add_argument("--tasks", default=None, metavar="VOCAB",
                    help=f"task vocabulary [{', '.join(list_task_sets())}], a "
-                        "CSV/TSV/TXT/TOML path, @FILE or comma-separated words "
-                        "(default winobias32)")
+                        "CSV/TSV/TXT/TOML path, @FILE or comma-separated words (default: "
+                        "the set's own tasks for a set of bound templates, else winobias32)")
     s.add_argument("--direction", default="both", metavar="DIR",
                    help="which prompts to show: both (default), attribute_to_task, "
                         "task_to_attribute (aliases AT, TA, 'A->T', 'T->A', any case: quote "
@@ -40,17 +41,36 @@ def register(subparsers) -> None:
                    help="print at most N lines per section (default: all)")
     s.add_argument("--family", default=None, help="only templates of this family")
     s.add_argument("--tense", default=None, help="only templates of this tense")
+    s.add_argument("--group", default=None, help="only templates of this group (e.g. pro)")
     s.set_defaults(func=run_show)
+    c = sub.add_parser("convert", help="convert a benchmark's published files into a template "
+                                       "set file",
+                       description="Convert the published files of a benchmark into a template "
+                                   "set (the shipped winogender and winobias sets are this "
+                                   "command's output) and print what was converted. winogender: "
+                                   "PATH is templates.tsv or its folder; winobias: the folder of "
+                                   "the eight {pro,anti}_stereotyped_type{1,2}.txt.{dev,test} "
+                                   "files.")
+    c.add_argument("benchmark", metavar="BENCHMARK",
+                   help=f"which converter [{', '.join(T.CONVERTERS)}]")
+    c.add_argument("path", metavar="PATH", help="the benchmark's file or folder")
+    c.add_argument("--out", "-o", required=True, metavar="FILE",
+                   help="template set file to write (TOML)")
+    c.add_argument("--name", default=None, help="the set's name (default: the benchmark's)")
+    c.set_defaults(func=run_convert)
     p.set_defaults(func=run_list)
 
 
 def run_list(args) -> int:
-    rows = [(name, len(ts), ts.description) for name, ts in
-            ((n, T.load_template_set(n)) for n in T.list_template_sets())]
+    sets = [(n, T.load_template_set(n)) for n in T.list_template_sets()]
     print("Template sets:")
-    width = max(len(r[0]) for r in rows)
-    for name, n, desc in rows:
-        print(f"  {name:<{width}}  {n:>5} templates  {desc}")
+    width = max(len(n) for n, _ in sets)
+    for name, ts in sets:
+        print(f"  {name:<{width}}  {len(ts):>5} templates  {ts.description}")
+    bound = [n for n, ts in sets if ts.bound]
+    if bound:
+        print(f"  ({', '.join(bound)}: templates bound to their own task, not crossed with the "
+              "vocabulary)")
     vocabs = [(name, load_tasks(name)) for name in list_task_sets()]
     print("Task vocabularies:")
     width = max(len(n) for n, _ in vocabs)
@@ -76,10 +96,14 @@ def run_show(args) -> int:
     else:
         directions = [canonical_direction(args.direction, "--direction")]
     tset = T.load_template_set(args.set)
-    if args.family is not None or args.tense is not None:
-        tset = tset.select(family=args.family, tense=args.tense)
+    if args.family is not None or args.tense is not None or args.group is not None:
+        tset = tset.select(family=args.family, tense=args.tense, group=args.group)
     attributes = T.resolve_attributes(args.attributes)
-    vocab = load_tasks(args.tasks)
+    if args.tasks is None:
+        own = [t for t in tset.tasks if any(t in x.tasks for x in tset.templates)]
+        vocab = load_tasks(own if tset.bound and own else "winobias32")
+    else:
+        vocab = load_tasks(args.tasks)
     print(f"# {tset.name}: {len(tset)} templates x {len(attributes)} attributes x "
           f"{len(vocab)} tasks (agreement={'yes' if tset.agreement else 'no'}, "
           f"a/an rule={tset.article}, sha256 {tset.sha256[:12]})")
@@ -91,4 +115,19 @@ def run_show(args) -> int:
         print(f"## {direction} prompts ({len(df)})")
         _limited([f"{r.template_id}\t{r.prompt}\t{' | '.join(r.candidates)}"
                   for r in df.itertuples()], limit)
+    return 0
+
+
+def run_convert(args) -> int:
+    from .._registry import unknown_name
+
+    if args.benchmark not in T.CONVERTERS:
+        raise unknown_name("benchmark", args.benchmark, list(T.CONVERTERS))
+    kwargs = {"name": args.name} if args.name else {}
+    conversion = T.CONVERTERS[args.benchmark](args.path, **kwargs)
+    path = conversion.write(args.out)
+    T.load_template_set(path)  # what was written loads (every template checked)
+    print(f"# {conversion.name}: wrote {path}")
+    for line in conversion.summary_lines():
+        print(line)
     return 0

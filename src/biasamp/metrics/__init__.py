@@ -23,7 +23,7 @@ Conventions
 """
 
 from ._attackers import BayesOptimalAttacker, MLPAttacker
-from ._ci import bootstrap_ci
+from ._ci import bootstrap_ci, resample_indices
 from .._conventions import DIRECTIONS, canonical_direction
 from ._directional import DirectionalResult, directional_bias_amplification
 from ._directional import table_core as directional_table_core
@@ -51,4 +51,5 @@ __all__ = [
     "mals_bias_amplification",
     "mals_bias_amplification_labels",
     "multi_attribute_bias_amplification",
+    "resample_indices",
 ]

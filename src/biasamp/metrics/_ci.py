@@ -12,16 +12,19 @@ from .._validation import Interval, PositiveInt, check
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["bootstrap_ci"]
+__all__ = ["bootstrap_ci", "resample_indices"]
 
 # resamples are drawn in blocks so that a block holds at most this many values
 _BLOCK_VALUES = 1 << 24
+# stratified resamples are drawn this many at a time, whatever the width of the values, so
+# that the same seed gives the same resamples for 1-D and 2-D values alike
+_STRATA_BLOCK = 256
 _LOCATION_STATS = (np.nanmean, np.mean, np.nanmedian, np.median)
 
 
 def bootstrap_ci(values_or_callable, *, n=None, confidence=0.95, n_resamples=10_000, seed=0,
-                 statistic=np.nanmean):
-    """Seeded percentile bootstrap confidence interval.
+                 statistic=np.nanmean, strata=None):
+    """Seeded percentile bootstrap confidence interval, optionally stratified.
 
     Parameters
     ----------
@@ -41,6 +44,13 @@ def bootstrap_ci(values_or_callable, *, n=None, confidence=0.95, n_resamples=10_
     statistic : callable, default numpy.nanmean
         For arrays: called as ``statistic(samples, axis=1)`` on samples of shape
         (n_resamples, n[, k]). NaN values are ignored by the default.
+    strata : array-like of shape (n,), optional
+        A label per unit (e.g. the task of each template). Each resample then draws, within
+        every stratum, as many units as it holds, with replacement, from that stratum only
+        (strata in order of first appearance; a resample lists them one after another), so
+        the composition by stratum is fixed. ``None`` (default): units are drawn from all
+        ``n``, with exactly the seeded draws of earlier versions. To bootstrap an
+        equal-weight mean of per-stratum means, give values scaled by ``n / n_stratum``.
 
     Returns
     -------
@@ -58,6 +68,8 @@ def bootstrap_ci(values_or_callable, *, n=None, confidence=0.95, n_resamples=10_
     True
     >>> bootstrap_ci([0.5, 0.5])
     (0.5, 0.5)
+    >>> bootstrap_ci([1.0, 1.0, 3.0, 3.0], strata=["a", "a", "b", "b"])  # strata constant
+    (2.0, 2.0)
     """
     conf = check(confidence, Interval(0.0, 1.0), "confidence")
     check(n_resamples, PositiveInt, "n_resamples")
@@ -74,8 +86,12 @@ def bootstrap_ci(values_or_callable, *, n=None, confidence=0.95, n_resamples=10_
             _warn_unavailable(1)
             return float("nan"), float("nan")
         fn = values_or_callable
-        stats = np.asarray([np.asarray(fn(rng.integers(0, n, size=n)), dtype=np.float64)
-                            for _ in range(int(n_resamples))])
+        if strata is None:
+            draws = (rng.integers(0, n, size=n) for _ in range(int(n_resamples)))
+        else:
+            draws = (row for block in _stratified(rng, _strata(strata, n), int(n_resamples))
+                     for row in block)
+        stats = np.asarray([np.asarray(fn(idx), dtype=np.float64) for idx in draws])
         return _percentiles(stats, q)
 
     values = np.asarray(values_or_callable, dtype=np.float64)
@@ -91,10 +107,11 @@ def bootstrap_ci(values_or_callable, *, n=None, confidence=0.95, n_resamples=10_
             nan = np.full(values.shape[1:], np.nan)
             return (float("nan"), float("nan")) if values.ndim == 1 else (nan, nan.copy())
         lo, hi = bootstrap_ci(values[:, units >= 2], confidence=conf, n_resamples=n_resamples,
-                              seed=seed, statistic=statistic)
+                              seed=seed, statistic=statistic, strata=strata)
         low, high = np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
         low[units >= 2], high[units >= 2] = lo, hi
         return low, high
+    members = None if strata is None else _strata(strata, m)
     if statistic in _LOCATION_STATS:
         finite = np.where(np.isnan(values), np.inf, values)
         lo, hi = finite.min(axis=0), np.where(np.isnan(values), -np.inf, values).max(axis=0)
@@ -105,9 +122,15 @@ def bootstrap_ci(values_or_callable, *, n=None, confidence=0.95, n_resamples=10_
     chunks = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN resamples -> NaN, ignored below
-        for s in range(0, int(n_resamples), block):
-            idx = rng.integers(0, m, size=(min(block, int(n_resamples) - s), m))
-            chunks.append(np.asarray(statistic(values[idx], axis=1), dtype=np.float64))
+        if members is None:
+            for s in range(0, int(n_resamples), block):
+                idx = rng.integers(0, m, size=(min(block, int(n_resamples) - s), m))
+                chunks.append(np.asarray(statistic(values[idx], axis=1), dtype=np.float64))
+        else:
+            for draws in _stratified(rng, members, int(n_resamples)):
+                for s in range(0, len(draws), block):
+                    idx = draws[s:s + block]
+                    chunks.append(np.asarray(statistic(values[idx], axis=1), dtype=np.float64))
     return _percentiles(np.concatenate(chunks, axis=0), q)
 
 
@@ -115,6 +138,48 @@ def _warn_unavailable(n_columns: int) -> None:
     warnings.warn(f"bootstrap_ci: {n_columns} confidence interval(s) need at least two units "
                   "(non-NaN values) and are unavailable (NaN)", UnavailableCIWarning,
                   stacklevel=3)
+
+
+def resample_indices(n: int, *, n_resamples: int = 10_000, seed: int = 0, strata=None):
+    """The resamples :func:`bootstrap_ci` draws for ``n`` units, as index blocks.
+
+    Yields arrays of shape (b, n) (b <= n_resamples, blocks in order) holding exactly the
+    unit indexes ``bootstrap_ci(values, n_resamples=..., seed=..., strata=...)`` draws for
+    any ``values`` with ``n`` rows; callers that compute their statistic faster than by a
+    gather (e.g. a mean as ``counts @ values``) use them to get the same resamples.
+
+    >>> [b.shape for b in resample_indices(3, n_resamples=5, seed=0)]
+    [(5, 3)]
+    """
+    check(n, PositiveInt, "n")
+    check(n_resamples, PositiveInt, "n_resamples")
+    rng = np.random.default_rng(seed)
+    if strata is None:
+        block = max(1, _BLOCK_VALUES // n)
+        for s in range(0, int(n_resamples), block):
+            yield rng.integers(0, n, size=(min(block, int(n_resamples) - s), n))
+    else:
+        yield from _stratified(rng, _strata(strata, n), int(n_resamples))
+
+
+def _strata(strata, n: int) -> list[np.ndarray]:
+    """Member indexes of each stratum, in order of first appearance."""
+    labels = np.asarray(strata, dtype=object)
+    if labels.ndim != 1 or labels.shape[0] != n:
+        raise BiasampError(f"strata must have one label per unit, shape ({n},); got shape "
+                           f"{labels.shape}")
+    order: dict = {}
+    for i, lab in enumerate(labels.tolist()):
+        order.setdefault(lab, []).append(i)
+    return [np.asarray(ix, dtype=np.int64) for ix in order.values()]
+
+
+def _stratified(rng, members, n_resamples: int):
+    """Blocks of stratified resamples, shape (b, n): within each stratum, in stratum order."""
+    for s in range(0, n_resamples, _STRATA_BLOCK):
+        b = min(_STRATA_BLOCK, n_resamples - s)
+        yield np.concatenate([ix[rng.integers(0, len(ix), size=(b, len(ix)))]
+                              for ix in members], axis=1)
 
 
 def _percentiles(stats: np.ndarray, q):

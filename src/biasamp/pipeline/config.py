@@ -28,7 +28,10 @@ from ..results import TABLE_FORMATS
 from ..scoring import ESTIMATORS, canonical_dtype, check_estimator
 from .resample import BASE_UNCERTAINTY, RESAMPLE_UNITS
 
-__all__ = ["COMPAT_MODES", "CompatMode", "ProbeConfig"]
+__all__ = ["COMPAT_MODES", "CompatMode", "DEFAULT_TASKS", "ProbeConfig"]
+
+#: The task vocabulary when ``tasks`` is not given and the template set has no own tasks.
+DEFAULT_TASKS = "winobias32"
 
 log = logging.getLogger(__name__)
 
@@ -95,8 +98,10 @@ class ProbeConfig:
         Template set name (``biasamp templates --list``) or path to a template file.
     attributes : str or list of str
         Attribute identities, e.g. ``"he,she"`` or ``["he", "she", "they"]``.
-    tasks : str or list of str
+    tasks : str or list of str or None
         Task vocabulary: a name (``winobias32``), a file, ``@file``, ``"a,b,c"`` or the words.
+        ``None`` (default): the template set's own tasks when its templates are bound to
+        them (``winogender``, ``winobias``), else ``winobias32``.
     base_rates : str or list of str
         Base-rate source names (``biasamp base-rates --list``) or ``file:path.csv``.
     scoring : str or None
@@ -132,7 +137,8 @@ class ProbeConfig:
         Leave out the tasks with fewer co-occurrences than this in a count-based source
         (reported).
     max_templates : int or None
-        Use only the first ``max_templates`` templates of the set (quick runs).
+        Use only the first ``max_templates`` templates of the set (quick runs); for a set of
+        templates bound to their own tasks, the first ``max_templates`` of each task.
     out : str or None
         Output directory, written as one transaction: refused when it exists and is not
         empty, unless ``overwrite``; a second writer is refused; an error or Ctrl-C leaves
@@ -160,7 +166,7 @@ class ProbeConfig:
     models: list[str] = field(default_factory=list)
     templates: str = "adjectives"
     attributes: list[str] = field(default_factory=lambda: ["he", "she"])
-    tasks: str | list[str] = "winobias32"
+    tasks: str | list[str] | None = None
     base_rates: list[str] = field(default_factory=lambda: ["uniform", "labor-2016"])
     scoring: str | None = None
     model_type: str = "auto"
@@ -191,8 +197,9 @@ class ProbeConfig:
         for name, constraint in _CONSTRAINTS.items():
             setattr(self, name, check(getattr(self, name), constraint, name))
         # a vocabulary name/file/"a,b,c" or the words; resolved by biasamp.tasks.load_tasks
-        self.tasks = check(self.tasks, NonEmptyStr if isinstance(self.tasks, str) else
-                           Names(what="task"), "tasks")
+        if self.tasks is not None:
+            self.tasks = check(self.tasks, NonEmptyStr if isinstance(self.tasks, str) else
+                               Names(what="task"), "tasks")
         if self.model_type != "auto" and self.scoring is not None:
             check_estimator(self.scoring, self.model_type)
         if self.compat is not None and self.model_type == "causal":

@@ -4,8 +4,10 @@
 n_attributes)`` per direction (A->T: ``P(task | attribute)``, columns sum to 1; T->A:
 ``P(attribute | task)``, rows sum to 1) and base-rate sources, and returns the summary
 (mean, population std, seeded bootstrap CI over templates), the per-(task, attribute)
-disaggregation with CIs and the per-template values. Each base table carries its own
-conventions (``tie_tol``, ``undefined``), which are passed to the metric unchanged.
+disaggregation with CIs, the per-template values and the values per group of templates.
+Each base table carries its own conventions (``tie_tol``, ``undefined``), which are passed
+to the metric unchanged. Sets with templates bound to their own tasks are pooled per task
+instead (:mod:`._pooled`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from .._conventions import DIRECTIONS
 from .._errors import BiasampError, UnavailableCIWarning, UndefinedCellsWarning
 from .._validation import Interval, Names, PositiveInt, Integer, validate_params
 from ..metrics import bootstrap_ci, directional_bias_amplification
-from ..results import BY_PAIR_COLUMNS, PER_TEMPLATE_COLUMNS, SUMMARY_KEYS, jsonable
+from ..results import (BY_GROUP_COLUMNS, BY_PAIR_COLUMNS, PER_TEMPLATE_COLUMNS, SUMMARY_KEYS,
+                       jsonable)
+from ._pooled import coverage, crossed_group, group_value, pooled_table, template_masks
 
 __all__ = ["Evaluation", "evaluate_tables"]
 
@@ -37,7 +41,10 @@ class Evaluation:
     ----------
     summary : DataFrame
         One row per (base_rates, direction): ``mean``, ``std`` (population, ddof=0),
-        ``ci_low``, ``ci_high``, ``n_templates``, ``per_template`` (list of floats).
+        ``ci_low``, ``ci_high``, ``n_templates``, ``per_template`` (list of floats),
+        ``aggregation`` (``"templates"``: mean over templates, bootstrap over templates;
+        ``"pooled"``: BiasAmp-> of the tables pooled per task, bootstrap stratified by
+        task, ``std`` NaN and ``per_template`` empty for T->A).
     by_pair : DataFrame
         One row per (base_rates, direction, task, attribute): ``association``,
         ``p_base``, ``p_model`` (mean over templates), ``p_model_std``, ``delta`` and
@@ -46,12 +53,20 @@ class Evaluation:
         Long table: base_rates, direction, template_id, value, n_ties, n_nan.
     base_provenance : dict
         Provenance of each base-rate table, keyed by ``"<source>|<direction>"``.
+    by_group : DataFrame
+        One row per (base_rates, direction, group) for the groups of ``template_groups``
+        (:data:`~biasamp.results.BY_GROUP_COLUMNS`); empty without groups.
     """
 
     summary: pd.DataFrame
     by_pair: pd.DataFrame
     per_template: pd.DataFrame
     base_provenance: dict
+    by_group: pd.DataFrame = None
+
+    def __post_init__(self):
+        if self.by_group is None:
+            self.by_group = pd.DataFrame(columns=list(BY_GROUP_COLUMNS))
 
 
 def _source(source):
@@ -62,13 +77,15 @@ def _source(source):
     return str(getattr(source, "name", None) or type(source).__name__), source
 
 
-def _check_tables(tables, name, n_tasks, n_attr, axis) -> np.ndarray:
+def _check_tables(tables, name, n_tasks, n_attr, axis, cover=None) -> np.ndarray:
     arr = np.asarray(tables, dtype=np.float64)
     if arr.ndim != 3 or arr.shape[1:] != (n_tasks, n_attr):
         raise BiasampError(f"{name} must have shape (n_templates, {n_tasks}, {n_attr}); got "
                            f"{arr.shape}")
     if arr.shape[0] == 0:
         raise BiasampError(f"{name} holds no templates (shape {arr.shape})")
+    if cover is not None:  # rows of tasks a bound template does not cover are not read
+        arr = np.where(cover[:, :, None], arr, 1.0 / n_attr)
     if not np.all(np.isfinite(arr)) or np.any(arr < 0):
         raise BiasampError(f"{name} must hold finite non-negative probabilities")
     sums = arr.sum(axis=axis)
@@ -147,6 +164,9 @@ def _metric_kwargs(table, name, tasks, attributes, direction) -> dict:
                   "confidence": Interval(0.0, 1.0)})
 def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequence[str],
                     sources: Sequence, *, template_ids: Sequence[str] | None = None,
+                    template_tasks: Sequence | None = None,
+                    template_groups: Sequence | None = None,
+                    group_labels: Sequence[str] | None = None,
                     n_resamples: int = 10_000, seed: int = 0,
                     confidence: float = 0.95) -> Evaluation:
     """BiasAmp-> per template and its aggregates, from fixed probability tables.
@@ -156,7 +176,8 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
     tables_at : array-like of shape (n_templates, n_tasks, n_attributes)
         ``P(task | attribute)`` per template; every column sums to 1.
     tables_ta : array-like of shape (n_templates, n_tasks, n_attributes)
-        ``P(attribute | task)`` per template; every row sums to 1.
+        ``P(attribute | task)`` per template; every row sums to 1 (rows of tasks a bound
+        template does not cover are not read: NaN is fine there).
     tasks, attributes : sequence of str
         Row and column labels.
     sources : sequence of str or BaseRateSource
@@ -167,6 +188,18 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
         passed to the metric.
     template_ids : sequence of str, optional
         Labels of the templates (default ``t0, t1, ...``).
+    template_tasks : sequence of sequences of str, optional
+        Per template, the tasks it is bound to (empty: every task, a crossed template).
+        When some template covers only some tasks the tables are pooled per task (see
+        :mod:`biasamp.pipeline._pooled`): T->A from each task's own templates, A->T over
+        all templates, one value per table, bootstrap stratified by task (for A->T by the
+        template's own tasks).
+    template_groups : sequence of sequences of str, optional
+        Per template, the groups it belongs to; ``by_group`` then holds the value of each
+        group's templates, computed as the summary is (mean over the group's templates,
+        or pooled over the tasks its templates cover).
+    group_labels : sequence of str, optional
+        The order of the groups in ``by_group`` (default: order of first appearance).
     n_resamples, seed, confidence
         Percentile bootstrap over templates (:func:`biasamp.metrics.bootstrap_ci`).
 
@@ -181,8 +214,9 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
     per (source, direction).
     """
     n_t, n_a = len(tasks), len(attributes)
+    cover, strata = coverage(template_tasks, tasks, np.shape(tables_ta)[0])
     at = _check_tables(tables_at, "tables_at", n_t, n_a, axis=1)
-    ta = _check_tables(tables_ta, "tables_ta", n_t, n_a, axis=2)
+    ta = _check_tables(tables_ta, "tables_ta", n_t, n_a, axis=2, cover=cover)
     if at.shape[0] != ta.shape[0]:
         raise BiasampError(f"tables_at and tables_ta must hold the same number of templates; got "
                            f"{at.shape[0]} and {ta.shape[0]}")
@@ -197,8 +231,10 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
         warnings.warn("1 template: confidence intervals over templates need at least 2 and are "
                       "unavailable (NaN); the std is 0 by construction", UnavailableCIWarning,
                       stacklevel=3)
+    groups = template_masks(template_groups, n_tpl, group_labels)
+    opts = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
 
-    summary_rows, pair_frames, tpl_frames, base_prov = [], [], [], {}
+    summary_rows, pair_frames, tpl_frames, group_rows, base_prov = [], [], [], [], {}
     for source in sources:
         name, src = _source(source)
         for direction, tables in zip(DIRECTIONS, (at, ta)):
@@ -209,16 +245,26 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
             prov.update(_base_facts(table, joint, attributes, tasks))
             base_prov[f"{name}|{direction}"] = jsonable(prov)
             kwargs = _metric_kwargs(table, name, tasks, attributes, direction)
-            s, p, t = _one_table(tables, joint, kwargs, name, direction, tasks, attributes,
-                                 template_ids, n_resamples=n_resamples, seed=seed,
-                                 confidence=confidence)
+            where = {"name": name, "direction": direction, "tasks": tasks,
+                     "attributes": attributes, "template_ids": template_ids}
+            if cover is None:
+                s, p, t = _one_table(tables, joint, kwargs, name, direction, tasks, attributes,
+                                     template_ids, **opts)
+                g = [crossed_group(t["value"].to_numpy(), members, n_t, **opts)
+                     for members in groups.values()]
+            else:
+                s, p, t, units = pooled_table(tables, cover, strata, joint, kwargs, **where,
+                                              **opts)
+                g = [group_value(units, members, **opts) for members in groups.values()]
             summary_rows.append(s)
             pair_frames.append(p)
             tpl_frames.append(t)
+            group_rows += [(name, direction, label, *vals) for label, vals in zip(groups, g)]
     return Evaluation(summary=pd.DataFrame(summary_rows, columns=list(SUMMARY_KEYS)),
                       by_pair=pd.concat(pair_frames, ignore_index=True),
                       per_template=pd.concat(tpl_frames, ignore_index=True),
-                      base_provenance=base_prov)
+                      base_provenance=base_prov,
+                      by_group=pd.DataFrame(group_rows, columns=list(BY_GROUP_COLUMNS)))
 
 
 def _one_table(tables, joint, kwargs, name, direction, tasks, attributes, template_ids, *,
@@ -259,7 +305,8 @@ def _one_table(tables, joint, kwargs, name, direction, tasks, attributes, templa
         lo, hi = bootstrap_ci(finite, n_resamples=n_resamples, seed=seed, confidence=confidence)
     summary = {"base_rates": name, "direction": direction, "mean": float(np.mean(finite)),
                "std": float(np.std(finite, ddof=0)), "ci_low": float(lo), "ci_high": float(hi),
-               "n_templates": int(finite.size), "per_template": [float(v) for v in values]}
+               "n_templates": int(finite.size), "per_template": [float(v) for v in values],
+               "aggregation": "templates"}
     ci = {c: cell_bootstrap_ci(cols[c], n_resamples=n_resamples, seed=seed,
                                confidence=confidence) for c in ("delta", "contribution")}
     with warnings.catch_warnings():  # all-NaN (undefined) cells stay NaN, counted above

@@ -14,7 +14,7 @@ import pandas as pd
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
 from ..results import jsonable
-from .config import ProbeConfig
+from .config import DEFAULT_TASKS, ProbeConfig
 
 __all__ = ["NamedSource", "Prepared", "prepare"]
 
@@ -46,28 +46,63 @@ class Prepared:
     prompts_sha256: str
     template_provenance: dict = field(default_factory=dict)
     tasks_provenance: dict = field(default_factory=dict)
+    #: template id -> the vocabulary words a bound template covers (() = crossed)
+    template_tasks: dict = field(default_factory=dict)
+    #: template id -> its group labels
+    template_groups: dict = field(default_factory=dict)
+    #: group labels in the set's order
+    group_labels: list = field(default_factory=list)
+
+    @property
+    def bound(self) -> bool:
+        """Whether some template is bound to its own task(s): the tables are pooled."""
+        return any(self.template_tasks.values())
+
+
+def _vocabulary(cfg: ProbeConfig, tset):
+    """The task vocabulary: ``cfg.tasks``, else the set's own tasks (bound set), else the
+    default ``winobias32``."""
+    from ..tasks import TaskVocabulary, load_tasks
+
+    if cfg.tasks is not None:
+        return load_tasks(cfg.tasks)
+    if not tset.bound:
+        return load_tasks(DEFAULT_TASKS)
+    words = list(tset.tasks)
+    return TaskVocabulary(f"{tset.name}:tasks", f"the own tasks of template set {tset.name!r}",
+                          words, {}, {"name": f"{tset.name}:tasks", "source": tset.name,
+                                      "set_sha256": tset.sha256, "n_words": len(words)},
+                          None, None)
+
+
+def _keep(t2a: pd.DataFrame, bound: bool, n: int) -> list[str]:
+    """Template ids of a quick run: the first ``n`` templates (of each task when bound)."""
+    if not bound:
+        return list(dict.fromkeys(t2a["template_id"].astype(str)))[:n]
+    keep: list[str] = []
+    for _, ids in t2a.groupby("task", sort=False)["template_id"]:
+        keep += list(dict.fromkeys(ids.astype(str)))[:n]
+    return list(dict.fromkeys(keep))
 
 
 def prepare(cfg: ProbeConfig) -> Prepared:
     """Load templates and tasks, build the prompts and every base-rate table of ``cfg``."""
     from ..base_rates import get_source
-    from ..tasks import load_tasks
     from ..templates import build_prompts, load_template_set, resolve_attributes
 
     tset = load_template_set(cfg.templates)
-    vocab = load_tasks(cfg.tasks)
+    vocab = _vocabulary(cfg, tset)
     tasks = list(vocab.words)
     attributes = resolve_attributes(cfg.attributes)
-    prompts = {}
-    for direction in DIRECTIONS:
-        df = build_prompts(tset, attributes, vocab, direction=direction)
-        if cfg.max_templates is not None:
-            keep = list(dict.fromkeys(df["template_id"].astype(str)))[: cfg.max_templates]
-            df = df[df["template_id"].astype(str).isin(keep)].reset_index(drop=True)
+    prompts = {d: build_prompts(tset, attributes, vocab, direction=d) for d in DIRECTIONS}
+    if cfg.max_templates is not None:
+        keep = set(_keep(prompts[TASK_TO_ATTRIBUTE], tset.bound, cfg.max_templates))
+        prompts = {d: df[df["template_id"].astype(str).isin(keep)].reset_index(drop=True)
+                   for d, df in prompts.items()}
+    for direction, df in prompts.items():
         if len(df) == 0:
             raise BiasampError(f"template set {cfg.templates!r} gives no prompts for direction "
                                f"{direction!r}")
-        prompts[direction] = df
     sources = []
     for name in cfg.base_rates:
         src = NamedSource(name, get_source(name))
@@ -79,8 +114,19 @@ def prepare(cfg: ProbeConfig) -> Prepared:
     both = both.assign(candidates=both["candidates"].map(lambda c: "|".join(map(str, c))))
     digest = hashlib.sha256(both.to_csv(index=False).encode("utf-8")).hexdigest()
     tprov = {f"set_{k}": jsonable(getattr(tset, k)) for k in ("sha256", "path", "provenance")}
+    t2a = prompts[TASK_TO_ATTRIBUTE]
+    by_template = t2a.groupby("template_id", sort=False)["task"].agg(
+        lambda x: tuple(dict.fromkeys(x)))
+    own = {str(k): (v if tset.template(str(k)).bound else ()) for k, v in by_template.items()}
+    groups = {t.id: tuple(t.groups) for t in tset.templates if t.id in own}
+    if tset.bound or any(groups.values()):
+        tprov["aggregation"] = "pooled" if tset.bound else "templates"
+        tprov["groups"] = {g: d for g, d in tset.groups.items()
+                           if any(g in x for x in groups.values())}
     return Prepared(tasks=tasks, attributes=list(attributes), prompts=prompts, sources=sources,
                     prompts_sha256=digest, template_provenance=tprov,
                     tasks_provenance={"name": cfg.tasks if isinstance(cfg.tasks, str)
                                       else vocab.name, "words": tasks,
-                                      "sha256": vocab.sha256})
+                                      "sha256": vocab.sha256},
+                    template_tasks=own, template_groups=groups,
+                    group_labels=list(tset.groups))

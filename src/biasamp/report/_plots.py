@@ -193,8 +193,9 @@ def plot_base_rate_panel(result: ProbeResult, path) -> Path:
     for ax, direction in zip(axes[:2], DIRECTIONS):
         s = summ[summ["direction"] == direction].set_index("base_rates").reindex(sources)
         m = s["mean"].to_numpy(dtype=float)
-        lo = m - s["ci_low"].to_numpy(dtype=float)
-        hi = s["ci_high"].to_numpy(dtype=float) - m
+        # a pooled value (bound templates) may sit a rounding error outside its interval
+        lo = np.clip(m - s["ci_low"].to_numpy(dtype=float), 0.0, None)
+        hi = np.clip(s["ci_high"].to_numpy(dtype=float) - m, 0.0, None)
         x = np.arange(len(sources))
         ax.bar(x, m, color="tab:blue", alpha=0.7)
         ax.errorbar(x, m, yerr=np.vstack([lo, hi]), fmt="none", ecolor="k", capsize=4)

@@ -11,6 +11,8 @@ Sections, in order (``key``: content)
   (``provenance["scorer"]["missing_weights"]``), then the free-text note of the run (each only
   when there is one).
 - ``summary``: the headline table (one row per source and direction) and how to read it.
+- ``groups``: the value per group of templates (e.g. WinoBias pro/anti, type 1/2; only when
+  the templates have groups).
 - ``undefined``: one bullet per source and direction that leaves undefined cells out (only
   when some do).
 - ``unavailable``: one bullet per source and direction whose CI over templates could not be
@@ -45,8 +47,9 @@ from ._plots import PLOT_KINDS, PLOT_TITLES
 __all__ = ["CAVEATS", "SECTION_KEYS", "Section", "build_sections"]
 
 #: Keys of the sections, in report order.
-SECTION_KEYS = ("title", "note", "summary", "undefined", "unavailable", "base_rates", "plots",
-                "contributions", "sign_agreement", "mass", "audit", "caveats", "provenance")
+SECTION_KEYS = ("title", "note", "summary", "groups", "undefined", "unavailable", "base_rates",
+                "plots", "contributions", "sign_agreement", "mass", "audit", "caveats",
+                "provenance")
 
 #: How to read the numbers (the model card shows the first three).
 CAVEATS = (
@@ -79,6 +82,28 @@ _MASS_TEXT = ("Share of the model's probability that the candidates cover before
               "than a one-position share, so these masses are small by construction and only "
               "comparable within one estimator; for `pll` they are sums of pseudo-likelihoods, "
               "not probabilities.")
+_POOLED_TEXT = (" Templates bound to their own task (benchmark sentences such as Winogender or "
+                "WinoBias) are pooled: T→A is measured on P(attribute | task) averaged over each "
+                "task's own sentences (no std over templates), A→T on P(task | attribute) "
+                "averaged over all sentences; the CI comes from a bootstrap that resamples "
+                "templates within each task.")
+
+
+def _groups_section(by_group: pd.DataFrame, prov: dict) -> Section:
+    conf = prov.get("bootstrap", {}).get("confidence", 0.95)
+    descriptions = prov.get("templates", {}).get("groups") or {}
+    table = pd.DataFrame({
+        "base rates": by_group["base_rates"], "direction": by_group["direction"].map(_label),
+        "group": by_group["group"],
+        f"BiasAmp→ [{conf:.0%} CI]": [format_value(m, ci=(lo, hi)) for m, lo, hi in
+                                      zip(by_group["mean"], by_group["ci_low"],
+                                          by_group["ci_high"])],
+        "templates": by_group["n_templates"], "tasks": by_group["n_tasks"]})
+    bullets = tuple(f"`{g}`: {d}" for g, d in descriptions.items() if d)
+    return Section("groups", "Groups of templates", table=table, bullets=bullets,
+                   text="Each group is measured like the summary, on its own templates only "
+                        "(a task none of them covers is left out).",
+                   data=jsonable(by_group.to_dict(orient="records")))
 
 
 @dataclass(frozen=True, eq=False)
@@ -309,8 +334,12 @@ def build_sections(result: ProbeResult) -> list[Section]:
             "model.")))
     if prov.get("note", ""):
         sections.append(Section("note", text=prov["note"]))
+    pooled = "pooled" in set(result.summary.get("aggregation", ()))
     sections.append(Section("summary", "Summary", table=_headline(result.summary, prov),
-                            text=_SUMMARY_TEXT, data=doc["summary"]))
+                            text=_SUMMARY_TEXT + (_POOLED_TEXT if pooled else ""),
+                            data=doc["summary"]))
+    if not result.by_group.empty:
+        sections.append(_groups_section(result.by_group, prov))
     undefined = _undefined_lines(result)
     if undefined:
         sections.append(Section("undefined", "Undefined cells.", bullets=undefined))

@@ -149,6 +149,7 @@ _LAZY = {
     "audit_candidates": "biasamp.scoring._audit",
     "check_model": "biasamp.scoring._load",
     "check_score_inputs": "biasamp.scoring._spans",
+    "score_sentence_pairs": "biasamp.scoring._pairs",
 }
 
 __all__ = [
@@ -170,6 +171,7 @@ __all__ = [
     "estimators_for",
     "load_scorer",
     "resolve_model_type",
+    "score_sentence_pairs",
 ]
 
 

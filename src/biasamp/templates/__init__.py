@@ -2,49 +2,73 @@
 
 A *template set* is one TOML file in ``templates/`` (format: ``templates/README.md``):
 set metadata (name, description, source, year, license, agreement, article rule, the
-slots masked per direction) and ``[[template]]`` entries (id, text, family, tense,
-source). Template texts use named slots:
+slots masked per direction, its own tasks and groups) and ``[[template]]`` entries (id,
+text, family, tense, source, and optionally the task it is bound to and its groups).
+Template texts use named slots:
 
-==========================  =======================================================
-slot                        renders as
-==========================  =======================================================
-``{attribute}``             the pronoun: he / she / they
-``{attribute_possessive}``  his / her / their
-``{attribute_noun}``        man / woman / person
-``{be}``, ``{was}``         is / are, was / were, agreeing with the attribute when the
-                            set has ``agreement = true`` (compat sets render "they is")
-``{task}``                  the task word (occupation)
-``{a}``                     "a" or "an" for the FOLLOWING word
-==========================  =======================================================
+==================================  ===============================================
+slot                                renders as (he / she / they)
+==================================  ===============================================
+``{attribute}``                     nominative: he / she / they
+``{attribute_accusative}``          him / her / them
+``{attribute_possessive}``          possessive determiner: his / her / their
+``{attribute_possessive_pronoun}``  his / hers / theirs
+``{attribute_reflexive}``           himself / herself / themselves
+``{attribute_noun}``                man / woman / person
+``{be}``, ``{was}``                 is / are, was / were, agreeing with the attribute when
+                                    the set has ``agreement = true`` (compat: "they is")
+``{verb:has|have}``                 any verb: singular | plural form ("they have")
+``{task}``                          the task word (occupation)
+``{a}``                             "a" or "an" for the FOLLOWING word
+==================================  ===============================================
 
 A slot written with a capital first letter (``{Attribute}``, ``{A}``) renders
-capitalised. For a direction, the *blank* (:data:`BLANK`) replaces the masked span:
-for task->attribute it covers every slot that depends on the attribute (the pronoun and,
-with agreement, its verb, so "[BLANK] a nurse." cannot leak the answer through "are");
-for attribute->task it covers the task. The candidates are the surface strings of that
-span, one per attribute (T->A) or per task (A->T).
+capitalised; a slot may occur several times (its copies render the same attribute; a mask
+names one copy as ``attribute#2``). For a direction, the *blank* (:data:`BLANK`) replaces
+the masked span: for task->attribute it covers every slot that depends on the attribute
+(the pronoun and, with agreement, its verb, so "[BLANK] a nurse." cannot leak the answer
+through "are") unless the template says ``context = "per-attribute"`` (each attribute is
+then scored in its own rendering, the other copies visible); for attribute->task it covers
+the task. The candidates are the surface strings of that span, one per attribute (T->A) or
+per task (A->T).
+
+A template bound to its own task (``task = "developer"``, the benchmark's own sentence) is
+rendered with that task only, never crossed with the vocabulary; the shipped ``winogender``
+and ``winobias`` sets are made of such templates by the converters
+(:func:`convert_winogender`, :func:`convert_winobias`; ``biasamp templates convert``).
 
 The task words come from :func:`biasamp.tasks.load_tasks` (a shipped vocabulary, a file,
 ``"a,b,c"`` or a list): every function here that takes ``tasks`` accepts what it accepts.
 
 Modules: ``_morphology`` (a/an, attribute forms, verb agreement), ``_model`` (slots,
 :class:`Template`, :class:`TemplateSet`, rendering), ``_checks`` (the rules of one
-template), ``_loading`` (the TOML files), ``_prompts`` (sentences and prompts).
+template), ``_binding`` (bound tasks, groups), ``_loading`` (the TOML files), ``_prompts``
+(sentences and prompts), ``_convert``, ``_winogender``, ``_winobias`` (the converters).
 
 References
 ----------
 .. [1] Wang, A. and Russakovsky, O. "Directional Bias Amplification." ICML 2021, Sec. 5.3.
 .. [2] Lu, K. et al. "Gender Bias in Neural Natural Language Processing." 2019,
        arXiv:1807.11714 (supplement: the "ate because ... was hungry" sentences).
+.. [3] Rudinger, R. et al. "Gender Bias in Coreference Resolution." NAACL 2018 (Winogender).
+.. [4] Zhao, J. et al. "Gender Bias in Coreference Resolution: Evaluation and Debiasing
+       Methods." NAACL 2018 (WinoBias).
 """
 
 from __future__ import annotations
 
 from .._conventions import ATTRIBUTES, BLANK
+from ._convert import Conversion
 from ._loading import TEMPLATE_SETS, list_template_sets, load_template_set
-from ._model import SLOTS, Template, TemplateSet
-from ._morphology import A_WORDS, AN_INITIALISMS, AN_WORDS, ATTRIBUTE_FORMS, indefinite_article
-from ._prompts import build_prompts, render_sentences, resolve_attributes
+from ._model import CONTEXTS, SLOTS, Template, TemplateSet
+from ._morphology import (A_WORDS, AN_INITIALISMS, AN_WORDS, ATTRIBUTE_FORMS, PRONOUN_CASES,
+                          VERB_FORMS, indefinite_article)
+from ._prompts import build_prompts, render_sentences, resolve_attributes, template_tasks
+from ._winobias import convert_winobias
+from ._winogender import convert_winogender
+
+#: The benchmark converters (``biasamp templates convert NAME PATH``): name -> function.
+CONVERTERS = {"winogender": convert_winogender, "winobias": convert_winobias}
 
 __all__ = [
     "AN_INITIALISMS",
@@ -53,16 +77,24 @@ __all__ = [
     "ATTRIBUTE_FORMS",
     "A_WORDS",
     "BLANK",
+    "CONTEXTS",
+    "CONVERTERS",
+    "Conversion",
+    "PRONOUN_CASES",
     "SLOTS",
     "TEMPLATE_SETS",
     "Template",
     "TemplateSet",
+    "VERB_FORMS",
     "build_prompts",
+    "convert_winobias",
+    "convert_winogender",
     "indefinite_article",
     "list_template_sets",
     "load_template_set",
     "render_sentences",
     "resolve_attributes",
+    "template_tasks",
 ]
 
 # Transitional, to be deleted: the task-vocabulary names moved to biasamp.tasks; this keeps

@@ -10,17 +10,24 @@ from __future__ import annotations
 from .._conventions import ATTRIBUTE_TO_TASK, ATTRIBUTES, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
 from .._registry import did_you_mean
-from ._model import SLOTS, Slot, Template, attribute_slots, render_parts, slot_positions
-from ._morphology import ATTRIBUTE_FORMS, VERB_FORMS
+from ._model import (CONTEXTS, SLOTS, Slot, Template, dependent_indexes, masked_indexes,
+                     render_parts, resolve_ref)
+from ._morphology import ATTRIBUTE_FORMS
 
 __all__ = ["check_template", "default_mask"]
+
+
+def _ref(parts: tuple, i: int) -> str:
+    """How a mask names the slot at ``parts[i]``: its name, or ``name#k`` when repeated."""
+    s = parts[i]
+    n = sum(1 for p in parts if isinstance(p, Slot) and p.name == s.name)
+    return s.name if n == 1 else s.ref
 
 
 def default_mask(parts: tuple, agreement: bool) -> dict:
     """The blank without ``mask`` declarations: every attribute-dependent slot (T->A), the
     task (A->T)."""
-    dep = attribute_slots(agreement)
-    t2a = tuple(dict.fromkeys(p.name for p in parts if isinstance(p, Slot) and p.name in dep))
+    t2a = tuple(dict.fromkeys(_ref(parts, i) for i in dependent_indexes(parts, agreement)))
     return {TASK_TO_ATTRIBUTE: t2a, ATTRIBUTE_TO_TASK: ("task",)}
 
 
@@ -33,45 +40,64 @@ def _check_slots(t: Template, where: str) -> None:
         *rest, last = ("{" + s + "}" for s in ATTRIBUTE_FORMS)
         raise BiasampError(f"{where}: text must contain an attribute slot ({', '.join(rest)} "
                            f"or {last}); got {t.text!r}")
-    if any(n in VERB_FORMS for n in names) and "attribute" not in names:
-        verbs = "/".join("{" + s + "}" for s in VERB_FORMS)
-        raise BiasampError(f"{where}: the verb slots {verbs} agree with the pronoun and "
-                           f"need an {{attribute}} slot; got {t.text!r}")
+    kinds = [p.kind for p in t.parts if isinstance(p, Slot)]
+    if "verb" in kinds and "attribute" not in names:
+        raise BiasampError(f"{where}: the verb slots {{be}}/{{was}} agree with the pronoun and "
+                           "need an {attribute} slot (so does {verb:SINGULAR|PLURAL}); got "
+                           f"{t.text!r}")
+    if t.context not in CONTEXTS:
+        raise BiasampError(f"{where}: context must be one of {{{', '.join(map(repr, CONTEXTS))}}}"
+                           f"; got {t.context!r}")
 
 
 def _check_mask_names(t: Template, direction: str, where: str) -> None:
-    names = t.slot_names()
     masked = t.mask[direction]
     if not masked:
         raise BiasampError(f"{where}: mask.{direction} must name at least one slot")
-    for n in masked:
-        if n not in SLOTS:
-            raise BiasampError(f"{where}: mask.{direction} names unknown slot {n!r}"
-                               f"{did_you_mean(n, SLOTS)}; known slots: {', '.join(SLOTS)}")
-        if names.count(n) != 1:
-            raise BiasampError(f"{where}: mask.{direction} slot {n!r} must occur exactly once "
-                               f"in the text; it occurs {names.count(n)} times in {t.text!r}")
-    if len(set(masked)) != len(masked):
+    names = t.slot_names()
+    for ref in masked:
+        name, _, copy = ref.partition("#")
+        if name not in SLOTS:
+            raise BiasampError(f"{where}: mask.{direction} names unknown slot {name!r}"
+                               f"{did_you_mean(name, SLOTS)}; known slots: {', '.join(SLOTS)}")
+        n = names.count(name)
+        if copy:
+            if not resolve_ref(t.parts, ref):
+                raise BiasampError(f"{where}: mask.{direction} names copy {ref!r}, but the text "
+                                   f"has {n} {{{name}}} slot(s): {t.text!r}")
+        elif n != 1:
+            hint = ("" if n == 0 else "; name one copy: "
+                    + " or ".join(repr(f"{name}#{k}") for k in range(1, n + 1)))
+            raise BiasampError(f"{where}: mask.{direction} slot {name!r} must occur exactly once "
+                               f"in the text; it occurs {n} times in {t.text!r}{hint}")
+    idx = [i for ref in masked for i in resolve_ref(t.parts, ref)]
+    if len(set(idx)) != len(idx):
         raise BiasampError(f"{where}: mask.{direction} repeats a slot: {list(masked)}")
 
 
 def _check_coverage(t: Template, direction: str, agreement: bool, where: str) -> None:
-    """T->A covers every attribute-dependent slot and not the task; A->T the reverse."""
-    masked = t.mask[direction]
-    present_dep = {n for n in t.slot_names() if n in attribute_slots(agreement)}
+    """T->A covers the attribute-dependent slots (all of them with a shared context) and not
+    the task; A->T the reverse."""
+    masked = set(masked_indexes(t, direction))
+    dep = dependent_indexes(t.parts, agreement)
+    task_masked = any(t.parts[i].name == "task" for i in masked)
     if direction == TASK_TO_ATTRIBUTE:
-        if "task" in masked:
+        if task_masked:
             raise BiasampError(f"{where}: mask.task_to_attribute must not contain 'task'")
-        missing = sorted(present_dep - set(masked))
-        if missing:
+        missing = [_ref(t.parts, i) for i in dep if i not in masked]
+        if missing and t.context == "shared":
             raise BiasampError(
                 f"{where}: mask.task_to_attribute must cover every slot that depends on the "
                 f"attribute, else the prompt leaks the answer; missing {missing} "
-                f"(agreement={agreement}) in {t.text!r}")
+                f"(agreement={agreement}) in {t.text!r}; to score each attribute in its own "
+                "rendering (the other copies visible), set context = \"per-attribute\"")
+        if not masked & set(dep):
+            raise BiasampError(f"{where}: mask.task_to_attribute must cover at least one slot "
+                               f"that depends on the attribute; got {list(t.mask[direction])}")
     else:
-        if "task" not in masked:
+        if not task_masked:
             raise BiasampError(f"{where}: mask.attribute_to_task must contain 'task'")
-        leaking = sorted(set(masked) & present_dep)
+        leaking = sorted(_ref(t.parts, i) for i in masked if i in dep)
         if leaking:
             raise BiasampError(f"{where}: mask.attribute_to_task must not cover attribute "
                                f"slots {leaking}")
@@ -79,17 +105,21 @@ def _check_coverage(t: Template, direction: str, agreement: bool, where: str) ->
 
 def _check_span(t: Template, direction: str, where: str) -> None:
     """No unmasked slot inside the span; no unmasked article right before a masked slot."""
-    masked = t.mask[direction]
-    idx = slot_positions(t.parts, masked)
-    for p in t.parts[idx[0]:idx[-1] + 1]:
-        if isinstance(p, Slot) and p.name not in masked:
-            raise BiasampError(f"{where}: mask.{direction} {list(masked)} is not contiguous: "
-                               f"slot {p.raw} lies inside the masked span of {t.text!r}")
+    idx = masked_indexes(t, direction)
+    inside = set(idx)
+    for i in range(idx[0], idx[-1] + 1):
+        p = t.parts[i]
+        if isinstance(p, Slot) and i not in inside:
+            raise BiasampError(f"{where}: mask.{direction} {list(t.mask[direction])} is not "
+                               f"contiguous: slot {p.raw} lies inside the masked span of "
+                               f"{t.text!r}")
     # an unmasked article right before the blank would leak the masked word's sound
     for i, p in enumerate(t.parts):
-        if isinstance(p, Slot) and p.kind == "article" and p.name not in masked:
-            nxt = next((q for q in t.parts[i + 1:] if isinstance(q, Slot) or q.strip()), None)
-            if isinstance(nxt, Slot) and nxt.name in masked:
+        if isinstance(p, Slot) and p.kind == "article" and i not in inside:
+            j = next((j for j in range(i + 1, len(t.parts))
+                      if isinstance(t.parts[j], Slot) or t.parts[j].strip()), None)
+            nxt = t.parts[j] if j is not None else None
+            if isinstance(nxt, Slot) and j in inside:
                 raise BiasampError(
                     f"{where}: the article {p.raw} directly precedes the masked slot "
                     f"{nxt.raw} for {direction}, so a/an would leak the answer; put a word "
@@ -105,4 +135,4 @@ def check_template(t: Template, agreement: bool, article: str, where: str) -> No
         _check_span(t, direction, where)
     # a trial rendering catches the rest (e.g. an article with no following word)
     for attribute in ATTRIBUTES:
-        render_parts(t, attribute, "nurse", agreement, article)
+        render_parts(t, attribute, t.tasks[0] if t.tasks else "nurse", agreement, article)

@@ -18,18 +18,21 @@ from .._files import (check_keys, check_metadata, read_toml, resolve_name_or_pat
 from .._registry import Registry
 from .._validation import OneOf, check
 from ._checks import check_template, default_mask
-from ._model import Template, TemplateSet, parse_text
+from ._model import CONTEXTS, Template, TemplateSet, parse_text
 from ._morphology import ARTICLE_RULES
+from ._binding import check_bindings, read_groups, read_label_list, read_task_binding
 
 __all__ = ["TEMPLATE_SETS", "list_template_sets", "load_template_set"]
 
 log = logging.getLogger("biasamp.templates")
 
 _SET_REQUIRED = ("name", "description", "source", "year", "license", "agreement")
-_SET_OPTIONAL = ("article", "mask", "url", "citation", "notes", "transcribed")
-_TEMPLATE_KEYS = ("id", "text", "family", "tense", "source", "mask")
+_SET_OPTIONAL = ("article", "mask", "url", "citation", "notes", "transcribed", "tasks",
+                 "groups", "context", "converted")
+_BINDING_KEYS = ("task", "tasks", "groups", "context")
+_TEMPLATE_KEYS = ("id", "text", "family", "tense", "source", "mask") + _BINDING_KEYS
 _GENERATE_KEYS = ("id_prefix", "text", "words", "words_file", "duplicates", "family", "tense",
-                  "source", "mask")
+                  "source", "mask") + _BINDING_KEYS
 _DUPLICATE_POLICIES = ("error", "drop")
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
@@ -50,7 +53,7 @@ def list_template_sets() -> list[str]:
     Examples
     --------
     >>> list_template_sets()
-    ['adjectives', 'adjectives-large', 'lu2019', 'lu2019-extended', 'wang2021']
+    ['adjectives', 'adjectives-large', 'lu2019', 'lu2019-extended', 'wang2021', 'winobias', 'winogender']
     """
     return sorted(TEMPLATE_SETS.names())
 
@@ -130,7 +133,7 @@ def _expand_generator(gen: dict, k: int, base: Path, provenance: dict) -> list[d
         seen[word] = line_no
         entry = {"id": f"{gen['id_prefix']}{line_no:04d}-{word}",
                  "text": text.replace("{word}", word)}
-        for key in ("family", "tense", "source", "mask"):
+        for key in ("family", "tense", "source", "mask") + _BINDING_KEYS:
             if key in gen:
                 entry[key] = gen[key]
         out.append(entry)
@@ -162,6 +165,10 @@ def _read_set_meta(doc: dict, where_file: str) -> tuple[dict, str]:
         raise BiasampError(f"{where}: agreement must be true or false; "
                            f"got {meta['agreement']!r}")
     article = check(meta.get("article", "sound"), OneOf(ARTICLE_RULES), f"{where}: article")
+    check(meta.get("context", "shared"), OneOf(CONTEXTS), f"{where}: context")
+    if "converted" in meta and not isinstance(meta["converted"], dict):
+        raise BiasampError(f"{where}: converted must be a table ([set.converted]); got "
+                           f"{meta['converted']!r}")
     return meta, article
 
 
@@ -188,7 +195,11 @@ def _template(entry: Any, k: int, meta: dict, article: str, set_mask: dict | Non
                  family=str_field(entry, "family", where, "default"),
                  tense=str_field(entry, "tense", where, "unspecified"),
                  source=str_field(entry, "source", where, meta["source"]),
-                 mask=MappingProxyType(mask), parts=parts)
+                 mask=MappingProxyType(mask), parts=parts,
+                 tasks=read_task_binding(entry, where),
+                 groups=read_label_list(entry.get("groups", []), f"{where}: groups"),
+                 context=check(entry.get("context", meta.get("context", "shared")),
+                               OneOf(CONTEXTS), f"{where}: context"))
     check_template(t, meta["agreement"], article, where)
     return t
 
@@ -231,9 +242,13 @@ def load_template_set(name_or_path: str | os.PathLike) -> TemplateSet:
     seen: set[str] = set()
     templates = [_template(entry, k, meta, article, set_mask, seen, where_file)
                  for k, entry in enumerate(entries)]
+    where = f"{where_file} [set]"
+    own_tasks = check_bindings(templates, meta.get("tasks"), where)
+    groups = read_groups(meta.get("groups"), templates, where)
     digest = sha256_bytes(raw)
     provenance.update(file=path.name, sha256=digest, n_templates=len(templates))
     log.debug("loaded template set %r (%d templates) from %s", meta["name"], len(templates), path)
     return TemplateSet(name=meta["name"], description=str(meta["description"]),
                        templates=tuple(templates), agreement=meta["agreement"], article=article,
-                       provenance=provenance, sha256=digest, path=path)
+                       provenance=provenance, sha256=digest, path=path, tasks=own_tasks,
+                       groups=MappingProxyType(groups))

@@ -1,9 +1,5 @@
-"""The template model: slots, parsed texts, :class:`Template`, :class:`TemplateSet`, rendering.
-
-Every slot is one entry of :data:`_SLOT_KINDS`, built from the tables of ``_morphology``;
-rendering asks a slot's kind, not its name, so a new slot of an existing kind (a pronoun
-case, an agreeing verb) is one table entry there and needs no code here.
-"""
+"""The template model: :class:`Template`, :class:`TemplateSet`, rendering (the slots of a
+text and their parsing are in ``_slots``)."""
 
 from __future__ import annotations
 
@@ -18,22 +14,13 @@ from .._errors import BiasampError
 from .._registry import did_you_mean, unknown_name
 from .._validation import Constraint, check
 from ._morphology import ATTRIBUTE_FORMS, VERB_FORMS, article_for, verb_form
+from ._slots import (CONTEXTS, SLOTS, Slot, attribute_slots, dependent_indexes, parse_text,
+                     resolve_ref)
 
-__all__ = ["ATTRIBUTE", "SLOTS", "Slot", "Template", "TemplateSet", "attribute_hint",
-           "attribute_slots", "check_attribute", "parse_text", "render_parts", "slot_positions"]
+__all__ = ["ATTRIBUTE", "CONTEXTS", "SLOTS", "Slot", "Template", "TemplateSet",
+           "attribute_hint", "attribute_slots", "check_attribute", "dependent_indexes",
+           "masked_indexes", "parse_text", "render_parts", "resolve_ref"]
 
-#: What each slot renders: an attribute form, an agreeing verb, the task, or the article.
-_SLOT_KINDS = MappingProxyType({
-    **dict.fromkeys(ATTRIBUTE_FORMS, "attribute"),
-    **dict.fromkeys(VERB_FORMS, "verb"),
-    "task": "task",
-    "a": "article",
-})
-
-#: Every slot name a template may use (lower-case; a capitalised first letter is allowed).
-SLOTS = tuple(sorted(_SLOT_KINDS))
-
-_SLOT_RE = re.compile(r"\{([^{}]*)\}")
 _WORD_RE = re.compile(r"\S+")
 
 
@@ -64,65 +51,9 @@ def check_attribute(value: Any, param: str = "attribute") -> str:
     return check(value, ATTRIBUTE, param)
 
 
-def attribute_slots(agreement: bool) -> set[str]:
-    """The slots whose rendering depends on the attribute (verbs only with agreement)."""
-    kinds = ("attribute", "verb") if agreement else ("attribute",)
-    return {name for name, kind in _SLOT_KINDS.items() if kind in kinds}
-
-
-# ---------------------------------------------------------------------------------------
-# slots and texts
-# ---------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Slot:
-    """A slot of a parsed template text (the literal text around it stays a ``str``)."""
-
-    name: str          # canonical lower-case name
-    capital: bool      # written with a capital first letter
-    kind: str          # its entry in _SLOT_KINDS
-
-    @property
-    def raw(self) -> str:
-        return "{" + (self.name[0].upper() + self.name[1:] if self.capital else self.name) + "}"
-
-
-def _no_brace(literal: str, text: str, where: str) -> None:
-    if "{" in literal or "}" in literal:
-        raise BiasampError(f"{where}: unbalanced brace in text {text!r}")
-
-
-def parse_text(text: str, where: str) -> tuple[Any, ...]:
-    """Split a template text into literal strings and slots."""
-    parts: list[Any] = []
-    pos = 0
-    for m in _SLOT_RE.finditer(text):
-        literal = text[pos:m.start()]
-        _no_brace(literal, text, where)
-        if literal:
-            parts.append(literal)
-        raw = m.group(1)
-        low = raw[:1].lower() + raw[1:]
-        if low not in _SLOT_KINDS and raw.lower() in _SLOT_KINDS:
-            raise BiasampError(f"{where}: slot {{{raw}}} may only capitalise its first letter "
-                               f"(write {{{raw.lower()}}} or {{{raw.lower().capitalize()}}})")
-        if low not in _SLOT_KINDS:
-            raise BiasampError(
-                f"{where}: unknown slot {{{raw}}}{did_you_mean(low, SLOTS)} in text {text!r}; "
-                f"known slots: {', '.join('{' + s + '}' for s in SLOTS)} "
-                "(capitalise the first letter for a capitalised rendering)")
-        parts.append(Slot(low, raw != low, _SLOT_KINDS[low]))
-        pos = m.end()
-    tail = text[pos:]
-    _no_brace(tail, text, where)
-    if tail:
-        parts.append(tail)
-    return tuple(parts)
-
-
-def slot_positions(parts: tuple, names) -> list[int]:
-    """Indexes in ``parts`` of the slots named in ``names``."""
-    return [i for i, p in enumerate(parts) if isinstance(p, Slot) and p.name in names]
+def masked_indexes(t: Template, direction: str) -> list[int]:
+    """Sorted indexes in ``t.parts`` of the slots the blank of ``direction`` covers."""
+    return sorted({i for ref in t.mask[direction] for i in resolve_ref(t.parts, ref)})
 
 
 # ---------------------------------------------------------------------------------------
@@ -142,7 +73,15 @@ class Template:
     family, tense, source : str
         Metadata (family of sentences, "present"/"past", where the sentence comes from).
     mask : mapping
-        Direction -> tuple of the slot names the blank covers.
+        Direction -> tuple of the slots the blank covers (``name`` or ``name#k``).
+    tasks : tuple of str
+        The tasks the template is bound to (its own occupation); empty = crossed with every
+        task of the vocabulary.
+    groups : tuple of str
+        Labels of the subsets the template belongs to (e.g. ``"pro"``, ``"type1"``);
+        results are also reported per group.
+    context : {"shared", "per-attribute"}
+        See :data:`CONTEXTS`.
     """
 
     id: str
@@ -152,10 +91,18 @@ class Template:
     source: str
     mask: MappingProxyType
     parts: tuple = field(repr=False, compare=False, default=())
+    tasks: tuple = ()
+    groups: tuple = ()
+    context: str = "shared"
 
     def slot_names(self) -> list[str]:
         """Names of the slots in order of appearance (lower-case)."""
         return [p.name for p in self.parts if isinstance(p, Slot)]
+
+    @property
+    def bound(self) -> bool:
+        """Whether the template is bound to its own task(s) (not crossed)."""
+        return bool(self.tasks)
 
 
 @dataclass(frozen=True)
@@ -167,7 +114,7 @@ class TemplateSet:
     name, description : str
     templates : tuple of Template
     agreement : bool
-        Whether ``{be}``/``{was}`` agree with the attribute ("they are") or not
+        Whether verb slots agree with the attribute ("they are", "they have") or not
         ("they is", the paper's compat sentences).
     article : {"sound", "wang2021"}
         The a/an rule (see :func:`~biasamp.templates.indefinite_article`).
@@ -178,6 +125,12 @@ class TemplateSet:
     sha256 : str
         Hash of the TOML file's bytes.
     path : pathlib.Path
+    tasks : tuple of str
+        The set's own tasks (``[set] tasks``, else the tasks its templates are bound to, in
+        order of first appearance); empty for a set without bound templates.
+    groups : mapping
+        Group label -> description (``[set.groups]``; labels used only by templates have
+        an empty description).
     """
 
     name: str
@@ -188,6 +141,8 @@ class TemplateSet:
     provenance: dict
     sha256: str
     path: Path
+    tasks: tuple = ()
+    groups: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
     def __len__(self) -> int:
         return len(self.templates)
@@ -197,6 +152,11 @@ class TemplateSet:
         """Template ids in file order."""
         return [t.id for t in self.templates]
 
+    @property
+    def bound(self) -> bool:
+        """Whether any template is bound to its own task(s)."""
+        return any(t.bound for t in self.templates)
+
     def template(self, template_id: str) -> Template:
         """Return the template with that id."""
         for t in self.templates:
@@ -204,8 +164,10 @@ class TemplateSet:
                 return t
         raise unknown_name(f"template id in set {self.name!r}", template_id, self.ids)
 
-    def render(self, template: Template | str, attribute: str, task: str) -> str:
+    def render(self, template: Template | str, attribute: str, task: str | None = None) -> str:
         """Render a full sentence (no blank) for one attribute and one task.
+
+        ``task`` may be left out for a template bound to exactly one task (its own).
 
         Examples
         --------
@@ -215,23 +177,36 @@ class TemplateSet:
         'they is an old nurse.'
         >>> load_template_set("adjectives").render("past-08-old", "they", "nurse")
         'They were an old nurse.'
+        >>> load_template_set("winogender").render("technician.customer.1", "they")
+        'The technician told the customer that they could pay with cash.'
         """
         t = self.template(template) if isinstance(template, str) else template
         check_attribute(attribute)
+        if task is None:
+            if len(t.tasks) != 1:
+                raise BiasampError(f"task is required for template {t.id!r} (it is bound to "
+                                   f"{len(t.tasks)} tasks); got None")
+            task = t.tasks[0]
         return "".join(render_parts(t, attribute, str(task), self.agreement, self.article))
 
-    def select(self, *, family: str | None = None, tense: str | None = None) -> TemplateSet:
-        """Return the subset of templates with that family and/or tense (same provenance)."""
+    def select(self, *, family: str | None = None, tense: str | None = None,
+               group: str | None = None) -> TemplateSet:
+        """Return the subset of templates with that family, tense and/or group (same
+        provenance)."""
         keep = tuple(t for t in self.templates
-                     if family in (None, t.family) and tense in (None, t.tense))
+                     if family in (None, t.family) and tense in (None, t.tense)
+                     and (group is None or group in t.groups))
         if not keep:
             fams = sorted({t.family for t in self.templates})
             tenses = sorted({t.tense for t in self.templates})
-            raise BiasampError(f"no template of set {self.name!r} has family={family!r} and "
-                               f"tense={tense!r}; families: {fams}, tenses: {tenses}")
+            groups = sorted({g for t in self.templates for g in t.groups})
+            raise BiasampError(f"no template of set {self.name!r} has family={family!r}, "
+                               f"tense={tense!r} and group={group!r}; families: {fams}, "
+                               f"tenses: {tenses}, groups: {groups}")
+        selected = {"family": family, "tense": tense, "group": group}
         return TemplateSet(self.name, self.description, keep, self.agreement, self.article,
-                           {**self.provenance, "selected": {"family": family, "tense": tense}},
-                           self.sha256, self.path)
+                           {**self.provenance, "selected": selected}, self.sha256, self.path,
+                           self.tasks, self.groups)
 
 
 # ---------------------------------------------------------------------------------------
@@ -243,7 +218,7 @@ def _surface(slot: Slot, attribute: str, task: str, agreement: bool) -> str:
     if kind == "attribute":
         text = ATTRIBUTE_FORMS[slot.name][attribute]
     elif kind == "verb":
-        text = verb_form(slot.name, attribute, agreement)
+        text = verb_form(slot.forms or VERB_FORMS[slot.name], attribute, agreement)
     elif kind == "task":
         text = task
     else:  # pragma: no cover - articles are resolved by the caller

@@ -2,8 +2,9 @@
 
 Each table here is the one place where a form is defined; the slots of the template model
 (:data:`biasamp.templates.SLOTS`) are built from :data:`ATTRIBUTE_FORMS` and
-:data:`VERB_FORMS`, so a new attribute slot (a pronoun case) or a new agreeing verb is one
-entry in one table.
+:data:`VERB_FORMS`, so a new attribute slot (a pronoun case) or a new named agreeing verb is
+one entry in one table. Any other verb agrees through the generic slot
+``{verb:SINGULAR|PLURAL}`` (``{verb:has|have}``), rendered by :func:`verb_form` too.
 """
 
 from __future__ import annotations
@@ -14,17 +15,33 @@ from .._errors import BiasampError
 from .._validation import OneOf, check
 
 __all__ = ["AN_INITIALISMS", "AN_WORDS", "ARTICLE_RULES", "ATTRIBUTE_FORMS", "A_WORDS",
-           "VERB_FORMS", "article_for", "indefinite_article", "verb_form"]
+           "PRONOUN_CASES", "VERB_FORMS", "article_for", "indefinite_article", "verb_form"]
 
-#: Surface form of each attribute for each attribute slot.
+#: Surface form of each attribute for each attribute slot: the five pronoun cases and the
+#: noun. "they" is the singular they (reflexive "themselves", the form Winogender and most
+#: style guides use).
 ATTRIBUTE_FORMS = MappingProxyType({
     "attribute": MappingProxyType({"he": "he", "she": "she", "they": "they"}),
+    "attribute_accusative": MappingProxyType({"he": "him", "she": "her", "they": "them"}),
     "attribute_possessive": MappingProxyType({"he": "his", "she": "her", "they": "their"}),
+    "attribute_possessive_pronoun": MappingProxyType({"he": "his", "she": "hers",
+                                                      "they": "theirs"}),
+    "attribute_reflexive": MappingProxyType({"he": "himself", "she": "herself",
+                                             "they": "themselves"}),
     "attribute_noun": MappingProxyType({"he": "man", "she": "woman", "they": "person"}),
 })
 
-#: Verb slots agreeing with the pronoun: slot -> (form without agreement and for he/she,
-#: plural form used for "they" when the set has agreement).
+#: The pronoun case of each pronoun slot (nominative: "he did it", accusative: "I saw him",
+#: possessive determiner: "his car", possessive pronoun: "the car is his", reflexive).
+PRONOUN_CASES = MappingProxyType({
+    "attribute": "nominative", "attribute_accusative": "accusative",
+    "attribute_possessive": "possessive determiner",
+    "attribute_possessive_pronoun": "possessive pronoun", "attribute_reflexive": "reflexive",
+})
+
+#: Named verb slots agreeing with the pronoun: slot -> (form without agreement and for
+#: he/she, plural form used for "they" when the set has agreement). Every other verb is
+#: written ``{verb:SINGULAR|PLURAL}`` in the template.
 VERB_FORMS = MappingProxyType({"be": ("is", "are"), "was": ("was", "were")})
 
 #: The a/an rules a template set may declare (see :func:`indefinite_article`).
@@ -53,9 +70,16 @@ _A_PREFIX_EXCEPTIONS = ("unim", "unin", "unid")
 _PUNCTUATION = ".,;:!?\"'()[]"
 
 
-def verb_form(slot: str, attribute: str, agreement: bool) -> str:
-    """The form of verb slot ``slot`` next to ``attribute`` ("they is" without agreement)."""
-    singular, plural = VERB_FORMS[slot]
+def verb_form(forms: tuple[str, str], attribute: str, agreement: bool) -> str:
+    """The form of a verb, ``(singular, plural)``, next to ``attribute``.
+
+    "they" takes the plural form when the set has agreement ("they have"), the singular one
+    otherwise (the compat sets' "they is"); he and she always take the singular form.
+
+    >>> verb_form(VERB_FORMS["be"], "they", True), verb_form(("wants", "want"), "she", True)
+    ('are', 'wants')
+    """
+    singular, plural = forms
     return plural if (agreement and attribute == "they") else singular
 
 

@@ -9,11 +9,11 @@ import pandas as pd
 
 from .._conventions import ATTRIBUTES, BLANK, TASK_TO_ATTRIBUTE, canonical_direction
 from .._errors import BiasampError
-from ..tasks import TaskVocabulary, load_tasks
+from ..tasks import TaskVocabulary, load_tasks, task_aliases
 from ._loading import load_template_set
-from ._model import Template, TemplateSet, attribute_hint, render_parts, slot_positions
+from ._model import Template, TemplateSet, attribute_hint, masked_indexes, render_parts
 
-__all__ = ["build_prompts", "render_sentences", "resolve_attributes"]
+__all__ = ["build_prompts", "render_sentences", "resolve_attributes", "template_tasks"]
 
 _PROMPT_COLUMNS = ["template_id", "direction", "attribute", "task", "prompt", "candidates"]
 _SENTENCE_COLUMNS = ["template_id", "attribute", "task", "sentence"]
@@ -72,11 +72,58 @@ def _task_words(tasks) -> list[str]:
     return list(load_tasks(tasks).words)
 
 
+def template_tasks(template_set: TemplateSet | str | os.PathLike,
+                   tasks: TaskVocabulary | str | os.PathLike | Sequence[str]) -> dict:
+    """Which tasks of the vocabulary each template is rendered with, and how it spells them.
+
+    Parameters
+    ----------
+    template_set, tasks
+        As for :func:`build_prompts`.
+
+    Returns
+    -------
+    dict
+        template id -> list of ``(vocabulary word, spelling in the sentence)``, in
+        vocabulary order. A crossed template gets every word (spelled as in the
+        vocabulary); a bound template only its own tasks that the vocabulary holds, matched
+        exactly or through the task alias table (:func:`biasamp.tasks.task_aliases`: the
+        vocabulary's ``constructor`` renders a WinoBias sentence's own ``construction
+        worker``); a bound template none of whose tasks is in the vocabulary gets ``[]``.
+
+    Examples
+    --------
+    >>> m = template_tasks("winobias", ["constructor", "nurse"])
+    >>> m["t1-dev-001"], m["t1-dev-079"], m["t1-dev-024"]
+    ([], [('constructor', 'construction worker')], [('nurse', 'nurse')])
+    """
+    tset = _as_set(template_set)
+    words = _task_words(tasks)
+    aliases = task_aliases()
+    index = {}
+    for w in words:
+        index.setdefault(w, w)
+    for w in words:
+        index.setdefault(aliases.canonical(w), w)
+    out = {}
+    for t in tset.templates:
+        if not t.tasks:
+            out[t.id] = [(w, w) for w in words]
+            continue
+        own = {}
+        for task in t.tasks:
+            w = index.get(task, index.get(aliases.canonical(task)))
+            if w is not None:
+                own.setdefault(w, task)
+        out[t.id] = [(w, own[w]) for w in words if w in own]
+    return out
+
+
 def _masked(t: Template, direction: str, attribute: str, task: str,
             tset: TemplateSet) -> tuple[str, str]:
     """Return (prompt with BLANK, text of the masked span) for one rendering."""
     rendered = render_parts(t, attribute, task, tset.agreement, tset.article)
-    idx = slot_positions(t.parts, t.mask[direction])
+    idx = masked_indexes(t, direction)
     lo, hi = idx[0], idx[-1] + 1
     prompt = "".join(rendered[:lo]) + BLANK + "".join(rendered[hi:])
     return prompt, "".join(rendered[lo:hi])
@@ -135,9 +182,22 @@ def build_prompts(template_set: TemplateSet | str | os.PathLike,
         Columns ``template_id, direction, attribute, task, prompt, candidates``.
         ``task_to_attribute``: one row per (template, task) in that order,
         ``attribute`` is None and ``candidates`` is a tuple of length
-        ``n_attributes`` (in ``attributes`` order). ``attribute_to_task``: one row per
-        (template, attribute), ``task`` is None and ``candidates`` has length
-        ``n_tasks`` (in ``tasks`` order). ``prompt`` contains :data:`BLANK` once.
+        ``n_attributes`` (in ``attributes`` order); a template with ``context =
+        "per-attribute"`` gives one row per (template, task, attribute) instead, each
+        rendered for its attribute, with that attribute's candidate alone (the scores
+        are renormalised over the attributes downstream). ``attribute_to_task``: one
+        row per (template, attribute), ``task`` is None and ``candidates`` has length
+        ``n_tasks`` (in ``tasks`` order). ``prompt`` contains :data:`BLANK` once. A
+        template bound to its own tasks (``task = ...``) gives task->attribute rows for
+        those tasks only, its sentence spelling the task as the template does (see
+        :func:`template_tasks`); a bound template none of whose tasks is in the
+        vocabulary gives no rows.
+
+    Raises
+    ------
+    BiasampError
+        A task of the vocabulary that no template covers (a bound set probed with tasks
+        its templates do not have).
 
     Examples
     --------
@@ -154,19 +214,41 @@ def build_prompts(template_set: TemplateSet | str | os.PathLike,
     tset = _as_set(template_set)
     attrs = resolve_attributes(attributes)
     words = _task_words(tasks)
+    covered = template_tasks(tset, words)
+    _check_covered(tset, words, covered)
     rows: list[tuple] = []
     for t in tset.templates:
-        if direction == TASK_TO_ATTRIBUTE:
-            for task in words:
-                prompt, spans = _shared_prompt(t, direction, [(a, task) for a in attrs], tset,
-                                               varying="attribute")
-                rows.append((t.id, direction, None, task, prompt, spans))
-        else:
+        own = covered[t.id]
+        if not own:
+            continue
+        if direction != TASK_TO_ATTRIBUTE:
             for a in attrs:
-                prompt, spans = _shared_prompt(t, direction, [(a, task) for task in words], tset,
-                                               varying="task")
+                prompt, spans = _shared_prompt(t, direction, [(a, task) for task in words],
+                                               tset, varying="task")
                 rows.append((t.id, direction, a, None, prompt, spans))
+        elif t.context == "per-attribute":
+            for word, spelled in own:
+                for a in attrs:
+                    prompt, span = _masked(t, direction, a, spelled, tset)
+                    rows.append((t.id, direction, a, word, prompt, (span,)))
+        else:
+            for word, spelled in own:
+                prompt, spans = _shared_prompt(t, direction, [(a, spelled) for a in attrs],
+                                               tset, varying="attribute")
+                rows.append((t.id, direction, None, word, prompt, spans))
     return _frame(rows, _PROMPT_COLUMNS, object_cols=("attribute", "task", "candidates"))
+
+
+def _check_covered(tset: TemplateSet, words: list[str], covered: dict) -> None:
+    have = {w for own in covered.values() for w, _ in own}
+    missing = [w for w in words if w not in have]
+    if missing:
+        shown = ", ".join(map(repr, missing[:10])) + (" ..." if len(missing) > 10 else "")
+        raise BiasampError(
+            f"tasks: {len(missing)} task(s) have no template in set {tset.name!r} ({shown}); "
+            "its templates are bound to their own tasks "
+            f"({', '.join(map(repr, tset.tasks[:6]))}{' ...' if len(tset.tasks) > 6 else ''})"
+            ": probe the set's own tasks (leave tasks unset) or a subset of them")
 
 
 def render_sentences(template_set: TemplateSet | str | os.PathLike,
@@ -183,7 +265,8 @@ def render_sentences(template_set: TemplateSet | str | os.PathLike,
     -------
     pandas.DataFrame
         Columns ``template_id, attribute, task, sentence``; one row per (template,
-        attribute, task), in that nesting order.
+        attribute, task), in that nesting order (a bound template: its own tasks only,
+        spelled in the sentence as the template does).
 
     Examples
     --------
@@ -194,6 +277,7 @@ def render_sentences(template_set: TemplateSet | str | os.PathLike,
     tset = _as_set(template_set)
     attrs = resolve_attributes(attributes)
     words = _task_words(tasks)
-    rows = [(t.id, a, task, "".join(render_parts(t, a, task, tset.agreement, tset.article)))
-            for t in tset.templates for a in attrs for task in words]
+    covered = template_tasks(tset, words)
+    rows = [(t.id, a, word, "".join(render_parts(t, a, spelled, tset.agreement, tset.article)))
+            for t in tset.templates for a in attrs for word, spelled in covered[t.id]]
     return _frame(rows, _SENTENCE_COLUMNS, object_cols=())

@@ -1,0 +1,78 @@
+"""``biasamp pairs``: CrowS-Pairs-style sentence pairs scored with a masked LM."""
+
+from __future__ import annotations
+
+import sys
+
+from .._errors import BiasampError
+
+
+def register(subparsers) -> None:
+    from ..pairs import list_pair_sets
+
+    p = subparsers.add_parser(
+        "pairs", help="score sentence pairs (CrowS-Pairs) with a masked language model",
+        description="Score each pair of sentences by the pseudo-log-likelihood of the tokens "
+                    "they share, masked one at a time (Nangia et al. 2020), and report the "
+                    "share of pairs where the model prefers the more stereotypical sentence "
+                    "(50%% = no preference), overall, per direction and per bias type, with "
+                    "bootstrap CIs over pairs. Sentences come from a file (CSV, TSV, JSON or "
+                    "JSONL), never from the command line.")
+    p.add_argument("--model", "-m", required=True, help="Hugging Face model id or local folder")
+    p.add_argument("--pairs", default="crows-pairs", metavar="SET",
+                   help=f"pair set [{', '.join(list_pair_sets())}] or a CSV/TSV/JSON/JSONL file "
+                        "(default crows-pairs)")
+    for key, default in (("more", "sent_more"), ("less", "sent_less"),
+                         ("direction", "stereo_antistereo"), ("type", "bias_type")):
+        p.add_argument(f"--{key}-column", dest=f"{key}_column", metavar="NAME",
+                       help=f"column of the file holding the {key} field (default {default})")
+    p.add_argument("--bias-type", dest="bias_types", action="append", metavar="TYPE",
+                   help="only pairs of this bias type; repeat for several")
+    p.add_argument("--max-pairs", dest="max_pairs", type=int, metavar="N",
+                   help="only the first N pairs (quick runs)")
+    p.add_argument("--out", "-o", metavar="DIR",
+                   help="write pairs.json, pair_scores.csv and pair_summary.csv here")
+    p.add_argument("--n-resamples", dest="n_resamples", type=int, default=10_000, metavar="N",
+                   help="bootstrap resamples over pairs (default 10000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="bootstrap CI level (default 0.95)")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N (default auto)")
+    p.add_argument("--dtype", default="float32", help="float32, bfloat16 or float16 (GPU)")
+    p.add_argument("--batch-size", dest="batch_size", type=int, default=32, metavar="N",
+                   help="masked contexts per forward pass (default 32)")
+    p.add_argument("--revision", help="model revision (branch, tag or commit) on the hub")
+    p.add_argument("--trust-remote-code", dest="trust_remote_code", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..pairs import load_pairs, score_pairs
+    from ..report import format_value
+    from ..scoring import check_model
+
+    # everything that can fail on input fails before the model is loaded
+    pset = load_pairs(args.pairs, more=args.more_column, less=args.less_column,
+                      direction=args.direction_column, bias_type=args.type_column)
+    pset = pset.select(bias_types=args.bias_types, max_pairs=args.max_pairs)
+    if len(pset) == 0:
+        raise BiasampError(f"--pairs {args.pairs!r} with the selection given holds no pairs")
+    check_model(args.model)
+    res = score_pairs(pset, args.model, revision=args.revision, device=args.device,
+                      dtype=args.dtype, batch_size=args.batch_size,
+                      trust_remote_code=args.trust_remote_code, progress=not args.quiet,
+                      n_resamples=args.n_resamples, seed=args.seed, confidence=args.confidence)
+    if not args.quiet:
+        print(f"{args.model}: {len(pset)} pairs of {pset.name} "
+              f"({res.provenance['n_contexts']} masked contexts); share of pairs where the more "
+              f"stereotypical sentence is preferred [{args.confidence:.0%} CI]:")
+        for r in res.summary.itertuples(index=False):
+            excl = "" if r.kind == "bias_type" else (
+                f"; excluding {r.n_neutral} neutral: {format_value(r.share_more_excluding_neutral)}")
+            print(f"  {r.group:<20} {r.n_pairs:>5} pairs  "
+                  f"{format_value(r.share_more, ci=(r.ci_low, r.ci_high))}{excl}")
+    if args.out:
+        d = res.save(args.out)
+        if not args.quiet:
+            print(f"results written to {d}", file=sys.stderr)
+    return 0

@@ -1,0 +1,49 @@
+"""Sentence-pair benchmarks (CrowS-Pairs): which of two minimally different sentences a
+masked language model prefers.
+
+CrowS-Pairs (Nangia et al. 2020) pairs a sentence about a historically disadvantaged group
+with a minimal edit about a contrasting group; one of the two is the more stereotypical
+(``sent_more``). A model is scored on a pair by the pseudo-log-likelihood of the tokens
+the two sentences share (each masked in turn, the differing group words never masked), and
+counts as preferring the stereotype when ``sent_more`` scores higher. The *metric score* is
+the share of pairs where it does (50% for a model without that preference), overall, per
+direction (``stereo``: ``sent_more`` demonstrates a stereotype; ``antistereo``:
+``sent_less`` violates one) and per bias type, each with a bootstrap CI over pairs.
+
+This is a different measurement from BiasAmp->: no base rate, no amplification; the
+sentences come as written in the file (CSV/TSV/JSON/JSONL; never split on commas).
+
+>>> from biasamp.pairs import list_pair_sets, load_pairs
+>>> list_pair_sets()
+['crows-pairs']
+>>> sorted(load_pairs("crows-pairs").pairs["bias_type"].value_counts().items())[:2]
+[('age', 87), ('disability', 60)]
+
+Modules: ``_io`` (files, the shipped set), ``_metric`` (the metric, :class:`PairResult`),
+``_run`` (:func:`score_pairs`); the scoring itself is
+:func:`biasamp.scoring.score_sentence_pairs`.
+
+References
+----------
+Nangia, Vania, Bhalerao & Bowman (2020), CrowS-Pairs: A Challenge Dataset for Measuring
+Social Biases in Masked Language Models, EMNLP.
+"""
+
+from ._io import DIRECTIONS, PAIR_COLUMNS, PAIR_SETS, PairSet, list_pair_sets, load_pairs
+from ._metric import SCORE_COLUMNS, SUMMARY_COLUMNS, PairResult, pair_summary, preferences
+from ._run import score_pairs
+
+__all__ = [
+    "DIRECTIONS",
+    "PAIR_COLUMNS",
+    "PAIR_SETS",
+    "PairResult",
+    "PairSet",
+    "SCORE_COLUMNS",
+    "SUMMARY_COLUMNS",
+    "list_pair_sets",
+    "load_pairs",
+    "pair_summary",
+    "preferences",
+    "score_pairs",
+]

@@ -1,0 +1,207 @@
+"""Reading sentence-pair files: the shipped CrowS-Pairs by name, or a user's CSV/TSV/JSON/JSONL.
+
+Sentences are fields of a file (never split on commas). Columns: the more stereotypical
+sentence (``sent_more``), the less stereotypical one (``sent_less``), optionally the
+direction (``stereo_antistereo``: ``stereo`` or ``antistereo``), the bias type
+(``bias_type``) and an id (CrowS-Pairs' unnamed first column); other columns are ignored.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from .._data import data_dir
+from .._errors import BiasampError
+from .._files import sha256_bytes
+from .._registry import Registry
+from .._validation import Optional, PositiveInt, check
+
+__all__ = ["DIRECTIONS", "PAIR_COLUMNS", "PAIR_SETS", "PairSet", "list_pair_sets", "load_pairs"]
+
+#: Values of the direction column (Nangia et al. 2020).
+DIRECTIONS = ("stereo", "antistereo")
+#: Columns of :attr:`PairSet.pairs`.
+PAIR_COLUMNS = ("pair_id", "sent_more", "sent_less", "direction", "bias_type")
+_DEFAULTS = {"more": "sent_more", "less": "sent_less", "direction": "stereo_antistereo",
+             "bias_type": "bias_type"}
+
+
+def _scan(registry: Registry) -> None:
+    registry.register("crows-pairs", data_dir("pairs") / "crows_pairs_anonymized.csv",
+                      description="CrowS-Pairs (Nangia et al. 2020): 1,508 pairs, 9 bias types "
+                                  "(CC BY-SA 4.0)")
+
+
+#: Shipped pair sets: name -> file.
+PAIR_SETS = Registry("pair set", extra_names=("PATH.csv", "PATH.json"), loader=_scan)
+
+
+@dataclass(frozen=True)
+class PairSet:
+    """Sentence pairs: the more and the less stereotypical sentence of each.
+
+    Attributes
+    ----------
+    name : str
+    pairs : DataFrame
+        Columns :data:`PAIR_COLUMNS`; ``direction`` is ``""`` and ``bias_type`` ``""`` when
+        the file has no such column.
+    provenance : dict
+        ``file``, ``sha256``, ``n_pairs``, the columns read, the selection applied.
+    """
+
+    name: str
+    pairs: pd.DataFrame = field(repr=False)
+    provenance: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def select(self, *, bias_types=None, max_pairs: int | None = None) -> PairSet:
+        """The pairs of some bias types (in file order), at most ``max_pairs`` of them."""
+        check(max_pairs, Optional(PositiveInt), "max_pairs")
+        df = self.pairs
+        if bias_types:
+            known = sorted(set(df["bias_type"]))
+            bad = [b for b in bias_types if b not in known]
+            if bad:
+                raise BiasampError(f"bias_types must be some of {known}; got {bad}")
+            df = df[df["bias_type"].isin(list(bias_types))]
+        if max_pairs is not None:
+            df = df.iloc[:max_pairs]
+        prov = {**self.provenance, "selected": {"bias_types": list(bias_types or []),
+                                                "max_pairs": max_pairs}, "n_pairs": len(df)}
+        return PairSet(self.name, df.reset_index(drop=True), prov)
+
+
+def list_pair_sets() -> list[str]:
+    """Names of the shipped pair sets.
+
+    >>> list_pair_sets()
+    ['crows-pairs']
+    """
+    return sorted(PAIR_SETS.names())
+
+
+def _records(path: Path, data: bytes) -> list[dict]:
+    where = f"pairs file {str(path)!r}"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BiasampError(f"{where} is not UTF-8: {exc}") from None
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        rows = list(csv.DictReader(io.StringIO(text), delimiter="\t" if suffix == ".tsv"
+                                   else ","))
+        long = [n for n, r in enumerate(rows, 2) if None in r]
+        if long:
+            raise BiasampError(f"{where}: row {long[0]} has more fields than the header")
+        return rows
+    try:
+        if suffix == ".jsonl":
+            recs = [json.loads(line) for line in text.splitlines() if line.strip()]
+        elif suffix == ".json":
+            recs = json.loads(text)
+            recs = recs.get("pairs") if isinstance(recs, dict) else recs
+        else:
+            raise BiasampError(f"{where} must end in .csv, .tsv, .json or .jsonl")
+    except json.JSONDecodeError as exc:
+        raise BiasampError(f"{where} is not valid JSON: {exc}") from None
+    if not isinstance(recs, list) or not all(isinstance(r, dict) for r in recs):
+        raise BiasampError(f"{where} must hold a list of objects (or {{\"pairs\": [...]}})")
+    return recs
+
+
+def _column(given, key: str, header: list, where: str, required: bool):
+    name = given if given is not None else _DEFAULTS.get(key)
+    if name is None or name in header:
+        return name
+    if given is None and not required:
+        return None
+    raise BiasampError(f"{where} lacks the column {name!r} (it has: {header}); name the "
+                       f"{key} column with --{key.replace('_', '-')}-column (Python: {key}=)")
+
+
+def load_pairs(spec, *, more: str | None = None, less: str | None = None,
+               direction: str | None = None, bias_type: str | None = None,
+               pair_id: str | None = None) -> PairSet:
+    """Load sentence pairs from a shipped name (``"crows-pairs"``) or a file.
+
+    Parameters
+    ----------
+    spec : str, path-like or PairSet
+    more, less, direction, bias_type, pair_id : str, optional
+        Column names (defaults ``sent_more``, ``sent_less``, ``stereo_antistereo``,
+        ``bias_type``; the id: CrowS-Pairs' unnamed first column, else the row number).
+        ``direction`` and ``bias_type`` are optional unless named.
+
+    Returns
+    -------
+    PairSet
+
+    Raises
+    ------
+    BiasampError
+        Unknown name, missing file, a missing column (naming what the file has), an empty
+        sentence, a direction other than stereo/antistereo, duplicate ids.
+
+    Examples
+    --------
+    >>> p = load_pairs("crows-pairs")
+    >>> len(p), p.pairs.loc[1, "bias_type"], p.pairs.loc[1, "direction"]
+    (1508, 'socioeconomic', 'stereo')
+    """
+    if isinstance(spec, PairSet):
+        return spec
+    if isinstance(spec, str) and spec in PAIR_SETS:
+        path, name = Path(PAIR_SETS.get(spec)), spec
+    else:
+        path = Path(os.fspath(spec)).expanduser()
+        if not path.is_file():
+            if isinstance(spec, str) and path.suffix == "":
+                PAIR_SETS.get(spec)  # unknown name: "did you mean"
+            raise BiasampError(f"pairs: file not found: {str(path)!r}")
+        name = path.stem
+    data = path.read_bytes()
+    recs = _records(path, data)
+    where = f"pairs file {str(path)!r}"
+    if not recs:
+        raise BiasampError(f"{where} holds no pairs")
+    header = list(recs[0])
+    cols = {"more": _column(more, "more", header, where, True),
+            "less": _column(less, "less", header, where, True),
+            "direction": _column(direction, "direction", header, where, False),
+            "bias_type": _column(bias_type, "bias_type", header, where, False)}
+    id_col = pair_id if pair_id is not None else ("" if "" in header else None)
+    if id_col is not None:
+        _column(id_col, "pair_id", header, where, True)
+    rows = []
+    for n, rec in enumerate(recs, 1):
+        out = {"pair_id": str(rec.get(id_col, "")).strip() if id_col is not None else str(n)}
+        for key in ("more", "less"):
+            value = rec.get(cols[key])
+            if not isinstance(value, str) or not value.strip():
+                raise BiasampError(f"{where}: pair {n}: {cols[key]} must be a non-empty "
+                                   f"sentence; got {value!r}")
+            out[f"sent_{key}"] = value
+        d = str(rec.get(cols["direction"], "")).strip() if cols["direction"] else ""
+        if cols["direction"] and d not in DIRECTIONS:
+            raise BiasampError(f"{where}: pair {n}: {cols['direction']} must be one of "
+                               f"{list(DIRECTIONS)}; got {d!r}")
+        out["direction"] = d
+        out["bias_type"] = str(rec.get(cols["bias_type"], "")).strip() if cols["bias_type"] else ""
+        rows.append(out)
+    df = pd.DataFrame(rows, columns=list(PAIR_COLUMNS))
+    dup = df["pair_id"][df["pair_id"].duplicated()].tolist()
+    if dup:
+        raise BiasampError(f"{where}: pair ids {dup[:5]} occur more than once")
+    prov = {"name": name, "file": path.name, "sha256": sha256_bytes(data), "n_pairs": len(df),
+            "columns": {k: v for k, v in cols.items()} | {"pair_id": id_col}}
+    return PairSet(name, df, prov)

@@ -1,0 +1,84 @@
+"""Scoring sentence pairs with a masked language model: :func:`score_pairs`."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+
+import numpy as np
+import pandas as pd
+
+from .._validation import Interval, Optional, PositiveInt, Integer, validate_params
+from ._io import load_pairs
+from ._metric import SCORE_COLUMNS, PairResult, pair_summary, preferences
+
+__all__ = ["score_pairs"]
+
+
+@validate_params({"n_resamples": PositiveInt, "seed": Integer(0),
+                  "confidence": Interval(0.0, 1.0), "max_pairs": Optional(PositiveInt),
+                  "batch_size": PositiveInt})
+def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
+                revision: str | None = None, device: str = "auto", dtype: str = "float32",
+                batch_size: int = 32, trust_remote_code: bool = False, progress: bool = False,
+                n_resamples: int = 10_000, seed: int = 0,
+                confidence: float = 0.95) -> PairResult:
+    """Score sentence pairs as CrowS-Pairs does (Nangia et al. 2020) and summarise them.
+
+    Each sentence is scored by the pseudo-log-likelihood of the tokens the two sentences of
+    its pair share, masked one at a time (:func:`biasamp.scoring.score_sentence_pairs`);
+    the model prefers the more stereotypical sentence when its score is higher (both
+    rounded to 3 decimals).
+
+    Parameters
+    ----------
+    pairs : str, path-like or PairSet
+        ``"crows-pairs"``, a CSV/TSV/JSON/JSONL file (see :func:`load_pairs`) or pairs.
+    model : str, path-like or MaskedLMScorer
+        A masked LM (hub id or folder) or a scorer already loaded.
+    bias_types : list of str, optional
+        Only these bias types.
+    max_pairs : int, optional
+        Only the first pairs (quick runs).
+    revision, device, dtype, batch_size, trust_remote_code, progress
+        Passed to :class:`biasamp.scoring.MaskedLMScorer` (ignored for a scorer).
+    n_resamples, seed, confidence
+        Percentile bootstrap over pairs for every share.
+
+    Returns
+    -------
+    PairResult
+    """
+    pset = load_pairs(pairs).select(bias_types=bias_types, max_pairs=max_pairs)
+    from ..scoring import MaskedLMScorer, score_sentence_pairs
+
+    scorer = model if isinstance(model, MaskedLMScorer) else MaskedLMScorer(
+        model, revision=revision, device=device, dtype=dtype, batch_size=batch_size,
+        trust_remote_code=trust_remote_code, progress=progress)
+    df = pset.pairs
+    anti = (df["direction"] == "antistereo").to_numpy()
+    more, less = df["sent_more"].tolist(), df["sent_less"].tolist()
+    # Nangia et al. align from the stereotypical sentence: sent_more of a stereo pair,
+    # sent_less of an antistereo pair
+    first = [b if a else m for m, b, a in zip(more, less, anti)]
+    second = [m if a else b for m, b, a in zip(more, less, anti)]
+    s, n_shared = score_sentence_pairs(scorer, first, second)
+    s_more = np.where(anti, s[:, 1], s[:, 0])
+    s_less = np.where(anti, s[:, 0], s[:, 1])
+    pref, neutral = preferences(s_more, s_less)
+    scores = pd.DataFrame({"pair_id": df["pair_id"], "bias_type": df["bias_type"],
+                           "direction": df["direction"], "sent_more": more, "sent_less": less,
+                           "score_more": s_more, "score_less": s_less, "n_shared": n_shared,
+                           "more_preferred": pref, "neutral": neutral},
+                          columns=list(SCORE_COLUMNS))
+    summary = pair_summary(scores, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    sprov = dict(scorer.provenance)
+    prov = {"model": sprov.get("model"), "scorer": sprov, "pairs": pset.provenance,
+            "estimator": "pseudo-log-likelihood of the shared tokens, one mask at a time "
+                         "(Nangia et al. 2020); scores rounded to 3 decimals to compare",
+            "bootstrap": {"n_resamples": n_resamples, "seed": seed, "confidence": confidence,
+                          "method": "percentile bootstrap over the pairs of each group"},
+            "n_contexts": int(2 * n_shared.sum()), "forward_calls": scorer.n_forward_calls,
+            "platform": platform.platform(),
+            "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    return PairResult(scores, summary, prov)
