@@ -44,8 +44,12 @@ def test_probe_writes_every_file(probed):
         ("labor-2016", "attribute_to_task"), ("labor-2016", "task_to_attribute")]
     for rec in data["summary"]:
         assert set(rec) == {"base_rates", "direction", "mean", "std", "ci_low", "ci_high",
-                            "n_templates", "per_template", "aggregation"}
-        assert rec["aggregation"] == "templates"
+                            "n_templates", "per_template", "aggregation", "resample",
+                            "base_resampled", "n_tasks_unsupported", "n_tasks_excluded"}
+        assert rec["aggregation"] == "templates" and rec["resample"] == "templates"
+        # neither source is counts: nothing to resample, no sign support to measure
+        assert rec["base_resampled"] is False and rec["n_tasks_unsupported"] is None
+        assert rec["n_tasks_excluded"] == 0
         assert rec["n_templates"] == 2 and len(rec["per_template"]) == 2
         assert rec["mean"] == pytest.approx(np.mean(rec["per_template"]), abs=1e-15)
         assert rec["std"] == pytest.approx(np.std(rec["per_template"]), abs=1e-15)
@@ -57,6 +61,11 @@ def test_probe_writes_every_file(probed):
     assert prov["seed"] == 3 and prov["estimator"] == "word"
     assert len(prov["templates"]["prompts_sha256"]) == 64
     assert data["config"]["seed"] == 3
+    assert prov["bootstrap"] == {
+        "n_resamples": data["config"]["n_resamples"], "confidence": 0.95, "seed": 3,
+        "resample": "templates", "base_uncertainty": "resample", "min_base_count": None,
+        "method": "percentile bootstrap over templates; count-based base rates resampled "
+                  "jointly (multinomial over their counted sentences)"}
     assert set(data["mass"]) == {"attribute_to_task", "task_to_attribute"}
     # 2 templates x 2 prompts (he, she) for A->T and 2 x 32 occupations for T->A
     assert data["mass"]["attribute_to_task"]["n_prompts"] == 4

@@ -165,7 +165,7 @@ def test_evaluate_errors(kw, pattern):
 # results.json schema 2
 # ---------------------------------------------------------------------------------------
 
-def test_schema_2_round_trip_and_version_1_files(golden_result, tmp_path):
+def test_schema_2_round_trip_and_version_1_refused(golden_result, tmp_path):
     ev = _evaluate(template_groups=[["g1"], ["g1"], ["g2"], []])
     res = ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
                       tables=None, audit=pd.DataFrame(), mass={}, provenance={"model": "m"},
@@ -177,18 +177,16 @@ def test_schema_2_round_trip_and_version_1_files(golden_result, tmp_path):
     back = ProbeResult.load(d, tables=False)
     pd.testing.assert_frame_equal(back.by_group, ev.by_group, check_dtype=False)
     assert list(back.summary["aggregation"]) == ["pooled", "pooled"]
-    # a version 1 file (no aggregation, no by_group) is still read
+    # a version 1 file (biasamp before pooled values) is refused, not misread
     v1 = golden_result.to_json_dict()
     v1.update(schema_version=1, complete=True, files={})
-    del v1["by_group"]
-    for rec in v1["summary"]:
-        del rec["aggregation"]
     (tmp_path / "v1").mkdir()
     (tmp_path / "v1" / "results.json").write_text(json.dumps(v1))
-    old = ProbeResult.load(tmp_path / "v1", tables=False)
-    assert set(old.summary["aggregation"]) == {"templates"} and old.by_group.empty
+    with pytest.raises(BiasampError, match=r"schema_version 1 is not supported \(this biasamp "
+                                           r"reads 2\)"):
+        ProbeResult.load(tmp_path / "v1", tables=False)
     for bad, pattern in ((dict(v1, schema_version=3), r"schema_version 3 is not supported "
-                                                      r"\(this biasamp reads 1, 2\)"),
+                                                      r"\(this biasamp reads 2\)"),
                          ({**data, "by_group": "x"}, r"by_group must be a list of records"),
                          ({k: v for k, v in data.items() if k != "by_group"},
                           r"lacks the keys \['by_group'\]")):

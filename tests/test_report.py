@@ -28,7 +28,7 @@ from biasamp.report import (
     render_markdown,
     render_model_card,
 )
-from biasamp.report._agreement import sign_agreement
+from biasamp.pipeline._intervals import Resampling, agreement_table
 from biasamp.results import ProbeResult
 
 PNGS = {"fig5": "fig5_p_attribute_given_task.png", "forest": "forest_delta.png",
@@ -106,13 +106,27 @@ def test_report_rebuilds_from_results_json_alone_without_torch(result_dir, tmp_p
 
 
 def test_sign_agreement_exact():
-    # source u: he +1 on x, y, z; w: +1, -1, +1 -> 2 of 3 cells agree
-    recs = [{"base_rates": s, "direction": "attribute_to_task", "task": t, "attribute": "he",
-             "association": v}
-            for s, vals in (("u", (1, 1, 1)), ("w", (1, -1, 1))) for t, v in zip("xyz", vals)]
-    ag = sign_agreement(pd.DataFrame(recs))
+    # 4 tasks x 1 attribute. u: +1 on every task; w: +1, -1, +1 and undefined on the 4th,
+    # which is left out -> 2 of 3 cells agree. w's four base replicates agree on 2, 3, 1, 2
+    # of the 3 cells.
+    u = np.ones((4, 1))
+    w = np.array([[1.0], [-1.0], [1.0], [1.0]])
+    defined_w = np.array([[True], [True], [True], [False]])
+    w_rep = np.array([[1, -1, 1, 1], [1, 1, 1, 1], [-1, -1, 1, 1], [1, -1, 1, 1]],
+                     dtype=float)[:, :, None]
+    signs = {("u", "attribute_to_task"): (u, np.ones((4, 1), bool), np.repeat(u[None], 4, 0),
+                                          np.ones((4, 4, 1), bool)),
+             ("w", "attribute_to_task"): (w, defined_w, w_rep, np.repeat(defined_w[None], 4, 0))}
+    ag = agreement_table(signs, ["u", "w"], Resampling(n_resamples=4, confidence=0.9))
+    lo, hi = np.percentile([2 / 3, 1, 1 / 3, 2 / 3], [5, 95])
     assert ag.to_dict("records") == [{"direction": "attribute_to_task", "source_a": "u",
-                                      "source_b": "w", "agreement": 2 / 3, "n_cells": 3}]
+                                      "source_b": "w", "agreement": 2 / 3, "ci_low": lo,
+                                      "ci_high": hi, "n_cells": 3}]
+    # exact sources: the interval is the point itself
+    fixed = {k: (y, d, np.repeat(y[None], 4, 0), np.repeat(d[None], 4, 0))
+             for k, (y, d, _, _) in signs.items()}
+    rec = agreement_table(fixed, ["u", "w"], Resampling(n_resamples=4)).iloc[0]
+    assert rec["ci_low"] == rec["ci_high"] == rec["agreement"] == 2 / 3
 
 
 def test_compare_two_dirs(tmp_path, golden_result):
@@ -152,13 +166,15 @@ def test_reports_read_through_probe_result_load(tmp_path):
         (tmp_path / "results.json").write_text('{"summary": []}')
         with pytest.raises(BiasampError, match="no schema_version"):
             read(tmp_path)
-        (tmp_path / "results.json").write_text('{"schema_version": 1, "summary": []}')
+        (tmp_path / "results.json").write_text('{"schema_version": 2, "summary": []}')
         with pytest.raises(BiasampError, match=r"lacks the keys \['by_pair', 'per_template', "
-                                               r"'audit', 'mass', 'provenance', 'config'\]"):
+                                               r"'by_group', 'sign_agreement', 'audit', 'mass', "
+                                               r"'provenance', 'config'\]"):
             read(tmp_path)
         (tmp_path / "results.json").write_text(json.dumps(
-            {"schema_version": 1, "summary": [{"mean": 1}], "by_pair": [], "per_template": [],
-             "audit": [], "mass": {}, "provenance": {}, "config": {}}))
+            {"schema_version": 2, "summary": [{"mean": 1}], "by_pair": [], "per_template": [],
+             "by_group": [], "sign_agreement": [], "audit": [], "mass": {}, "provenance": {},
+             "config": {}}))
         with pytest.raises(BiasampError, match=r"summary\[0\] lacks the keys \['base_rates'"):
             read(tmp_path)
 

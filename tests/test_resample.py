@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 from biasamp.metrics import bootstrap_ci, directional_bias_amplification
-from biasamp.pipeline.evaluate import cell_bootstrap_ci
-from biasamp.pipeline.resample import (draw_units, percentile_ci, replicates, resample_counts,
-                                       sign_support)
+from biasamp.pipeline.resample import (Units, interval, mean_tables, replicates,
+                                       resample_counts, sign_support, task_draws, unit_draws)
 
 
 def _tables(rng, m, t, a, direction):
@@ -22,20 +23,22 @@ def test_templates_only_reproduces_the_per_template_bootstrap(direction):
     tables = _tables(rng, 12, 6, 2, direction)
     base = rng.integers(1, 40, size=(6, 2)).astype(float)
     base[2] = 0  # a task without data: undefined in T->A
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         per = [directional_bias_amplification(t, base, direction=direction) for t in tables]
     values = np.array([r.value for r in per])
     deltas = np.stack([r.by_pair["delta"].to_numpy() for r in per])
-    draws = draw_units(12, 6, units="templates", n_resamples=3000, seed=9)
-    rep = replicates(tables, base, direction=direction, draws=draws, metric={})
+    units = Units.crossed(tables)
+    mbar = mean_tables(units, unit_draws(units, n_resamples=3000, seed=9))
+    rep = replicates(mbar, base, direction=direction, metric={})
     # each replicate is the mean of the drawn templates' values (linearity), same draws
-    lo, hi = percentile_ci(rep["value"], 0.9)
+    lo, hi = interval(rep["value"], 0.9, values.mean())
     ref = bootstrap_ci(values, n_resamples=3000, seed=9, confidence=0.9)
     assert (lo, hi) == pytest.approx(ref, abs=1e-12)
-    clo, chi = percentile_ci(rep["delta"].reshape(3000, -1), 0.9)
-    rlo, rhi = cell_bootstrap_ci(deltas, n_resamples=3000, seed=9, confidence=0.9)
+    clo, chi = interval(rep["delta"].reshape(3000, -1), 0.9, deltas.mean(axis=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rlo, rhi = bootstrap_ci(deltas, n_resamples=3000, seed=9, confidence=0.9)
     np.testing.assert_allclose(clo, rlo, atol=1e-12)
     np.testing.assert_allclose(chi, rhi, atol=1e-12)
 
@@ -48,10 +51,9 @@ def test_hand_made_counts_sign_support():
     assert (draws[:, 0, 1] == 0).all()  # a cell never seen stays unseen
     # P(task 0 keeps its sentence) = 1 - (1 - 1/2021)^2021 ~ 1 - e^-1
     assert np.mean(draws[:, 0, 0] > 0) == pytest.approx(1 - np.exp(-1), abs=0.03)
-    tables = np.full((1, 3, 2), 0.5)
-    rep = replicates(tables, counts, direction="task_to_attribute",
-                     draws=draw_units(1, 3, units="tasks", n_resamples=4000, seed=3),
-                     metric={}, base_draws=draws, to_joint=lambda c: c)
+    mbar = np.full((4000, 3, 2), 0.5)
+    rep = replicates(mbar, counts, direction="task_to_attribute", metric={},
+                     base_draws=draws, to_joint=lambda c: c)
     y0 = np.sign(counts / counts.sum(0) - counts.sum(1, keepdims=True) / counts.sum())
     support = sign_support(rep["y"], y0, ~np.isnan(rep["contribution"]))
     assert support[0].max() < 0.95        # 1 vs 0: the sign is not supported
@@ -62,13 +64,14 @@ def test_base_resampling_widens_the_template_ci():
     rng = np.random.default_rng(7)
     tables = _tables(rng, 20, 8, 2, "task_to_attribute")
     counts = rng.integers(0, 6, size=(8, 2)).astype(float) + np.array([[3, 0]] * 4 + [[0, 3]] * 4)
-    draws = draw_units(20, 8, units="templates", n_resamples=5000, seed=0)
-    tpl = replicates(tables, counts, direction="task_to_attribute", draws=draws, metric={})
-    both = replicates(tables, counts, direction="task_to_attribute", draws=draws, metric={},
+    units = Units.crossed(tables)
+    mbar = mean_tables(units, unit_draws(units, n_resamples=5000, seed=0))
+    tpl = replicates(mbar, counts, direction="task_to_attribute", metric={})
+    both = replicates(mbar, counts, direction="task_to_attribute", metric={},
                       base_draws=resample_counts(counts, n_resamples=5000, seed=0, stream=0),
                       to_joint=lambda c: c)
-    lo_t, hi_t = percentile_ci(tpl["value"], 0.95)
-    lo_b, hi_b = percentile_ci(both["value"], 0.95)
+    lo_t, hi_t = interval(tpl["value"], 0.95, 0.0)
+    lo_b, hi_b = interval(both["value"], 0.95, 0.0)
     assert lo_b <= lo_t and hi_t <= hi_b and (hi_b - lo_b) > 1.5 * (hi_t - lo_t)
 
 
@@ -76,11 +79,28 @@ def test_task_units_weight_cells_by_draw_counts():
     rng = np.random.default_rng(1)
     tables = _tables(rng, 3, 4, 2, "task_to_attribute")
     base = rng.integers(1, 9, size=(4, 2)).astype(float)
-    draws = draw_units(3, 4, units="tasks", n_resamples=50, seed=5)
-    rep = replicates(tables, base, direction="task_to_attribute", draws=draws, metric={})
+    w = task_draws(4, n_resamples=50, seed=5)
+    mbar = np.broadcast_to(tables.mean(axis=0), (50, 4, 2))
+    rep = replicates(mbar, base, direction="task_to_attribute", metric={}, task_weights=w)
     r = directional_bias_amplification(tables.mean(axis=0), base, direction="T->A")
     c = r.by_pair["contribution"].to_numpy().reshape(4, 2)
     for b in range(50):  # naive: repeat each task's cells as often as it was drawn
-        w = draws.tasks[b]
-        naive = sum(w[t] * c[t].sum() for t in range(4)) / (2 * w.sum())
+        naive = sum(w[b, t] * c[t].sum() for t in range(4)) / (2 * w[b].sum())
         assert rep["value"][b] == pytest.approx(naive, abs=1e-14)
+
+
+def test_stratified_units_pool_rows_per_task():
+    # T->A of a bound set: units are (template, task) rows, drawn within their task
+    X = np.zeros((4, 2, 2))
+    X[0, 0], X[1, 0], X[2, 1], X[3, 1] = (.7, .3), (.6, .4), (.2, .8), (.4, .6)
+    rows = np.array([[1, 0], [1, 0], [0, 1], [0, 1]], dtype=bool)
+    units = Units(X, rows, [0, 0, 1, 1], np.arange(4))
+    point = mean_tables(units, None)[0]
+    np.testing.assert_allclose(point, [[.65, .35], [.3, .7]], atol=1e-15)
+    w = unit_draws(units, n_resamples=200, seed=1)
+    assert (w[:, :2].sum(axis=1) == 2).all() and (w[:, 2:].sum(axis=1) == 2).all()
+    mbar = mean_tables(units, w)
+    for b in range(5):
+        for t, (i, j) in enumerate(((0, 1), (2, 3))):
+            naive = (w[b, i] * X[i, t] + w[b, j] * X[j, t]) / (w[b, i] + w[b, j])
+            np.testing.assert_allclose(mbar[b, t], naive, atol=1e-15)

@@ -11,32 +11,38 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
+from pandas import NA as _NA
 
 from ._conventions import DIRECTIONS
 from ._errors import BiasampError
 from ._files import sha256_file
 
-__all__ = ["AGGREGATIONS", "BY_GROUP_COLUMNS", "BY_PAIR_COLUMNS", "DATA_FILES",
+__all__ = ["AGGREGATIONS", "AGREEMENT_COLUMNS", "BY_GROUP_COLUMNS", "BY_PAIR_COLUMNS", "DATA_FILES",
            "PER_TEMPLATE_COLUMNS", "READABLE_VERSIONS", "SCHEMA_VERSION", "SUMMARY_KEYS",
            "TABLE_COLUMNS", "TABLE_FORMATS", "check_complete", "check_schema", "jsonable"]
 
 #: Version of the results.json layout written; bumped when a reader would misread a file.
 SCHEMA_VERSION = 2
 #: Versions this biasamp reads.
-READABLE_VERSIONS = (1, 2)
+READABLE_VERSIONS = (2,)
 #: Values of ``summary[].aggregation``.
 AGGREGATIONS = ("templates", "pooled")
 
 #: Keys of each record of ``summary``.
 SUMMARY_KEYS = ("base_rates", "direction", "mean", "std", "ci_low", "ci_high", "n_templates",
-                "per_template", "aggregation")
+                "per_template", "aggregation", "resample", "base_resampled",
+                "n_tasks_unsupported", "n_tasks_excluded")
 #: Columns of ``by_group`` (one row per source, direction and group of templates).
 BY_GROUP_COLUMNS = ("base_rates", "direction", "group", "mean", "ci_low", "ci_high",
                     "n_templates", "n_tasks")
 #: Columns of ``by_pair`` (one row per source, direction, task, attribute).
 BY_PAIR_COLUMNS = ("base_rates", "direction", "task", "attribute", "association", "p_base",
                    "p_model", "p_model_std", "delta", "delta_ci_low", "delta_ci_high",
-                   "contribution", "contribution_ci_low", "contribution_ci_high", "n_templates")
+                   "contribution", "contribution_ci_low", "contribution_ci_high", "n_templates",
+                   "sign_support", "sign_supported")
+#: Columns of ``sign_agreement`` (one row per direction and pair of sources).
+AGREEMENT_COLUMNS = ("direction", "source_a", "source_b", "agreement", "ci_low", "ci_high",
+                     "n_cells")
 #: Columns of ``per_template``.
 PER_TEMPLATE_COLUMNS = ("base_rates", "direction", "template_id", "value", "n_ties", "n_nan")
 #: Columns of the long probability tables.
@@ -47,18 +53,22 @@ TABLE_FORMATS = ("csv", "parquet")
 DATA_FILES = ("by_pair.csv", "per_template.csv", "by_group.csv", "tables.csv", "tables.parquet")
 
 _STR, _NUM, _INT, _LIST = "a string", "a number", "an integer", "a list"
+_BOOL, _OPT_BOOL, _OPT_INT = "true or false", "true, false or null", "an integer or null"
 _SUMMARY_TYPES = {"base_rates": _STR, "direction": _STR, "mean": _NUM, "std": _NUM,
                   "ci_low": _NUM, "ci_high": _NUM, "n_templates": _INT, "per_template": _LIST,
-                  "aggregation": _STR}
+                  "aggregation": _STR, "resample": _STR, "base_resampled": _BOOL,
+                  "n_tasks_unsupported": _OPT_INT, "n_tasks_excluded": _INT}
 _BY_GROUP_TYPES = {"base_rates": _STR, "direction": _STR, "group": _STR, "mean": _NUM,
                    "ci_low": _NUM, "ci_high": _NUM, "n_templates": _INT, "n_tasks": _INT}
 _BY_PAIR_TYPES = {c: _NUM for c in BY_PAIR_COLUMNS}
 _BY_PAIR_TYPES.update(base_rates=_STR, direction=_STR, task=_STR, attribute=_STR,
-                      n_templates=_INT)
+                      n_templates=_INT, sign_supported=_OPT_BOOL)
+_AGREEMENT_TYPES = {"direction": _STR, "source_a": _STR, "source_b": _STR, "agreement": _NUM,
+                    "ci_low": _NUM, "ci_high": _NUM, "n_cells": _INT}
 _PER_TEMPLATE_TYPES = {"base_rates": _STR, "direction": _STR, "template_id": _STR,
                        "value": _NUM, "n_ties": _INT, "n_nan": _INT}
-_TOP_KEYS = ("schema_version", "summary", "by_pair", "per_template", "audit", "mass",
-             "provenance", "config")
+_TOP_KEYS = ("schema_version", "summary", "by_pair", "per_template", "by_group",
+             "sign_agreement", "audit", "mass", "provenance", "config")
 
 
 def jsonable(obj):
@@ -76,6 +86,8 @@ def jsonable(obj):
         return f if math.isfinite(f) else None
     if isinstance(obj, (str, int)) or obj is None:
         return obj
+    if obj is _NA:  # a missing value of a nullable pandas column (e.g. Int64)
+        return None
     return str(obj)
 
 
@@ -88,6 +100,10 @@ def _type_ok(value, kind: str) -> bool:
         return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
     if kind == _LIST:
         return isinstance(value, list)
+    if kind in (_BOOL, _OPT_BOOL):
+        return isinstance(value, bool) or (kind == _OPT_BOOL and value is None)
+    if kind == _OPT_INT:
+        return value is None or (isinstance(value, int) and not isinstance(value, bool))
     return True  # pragma: no cover
 
 
@@ -123,12 +139,10 @@ def check_schema(data, path: str) -> dict:
         raise BiasampError(f"{path}: schema_version {version!r} is not supported (this biasamp "
                            f"reads {', '.join(map(str, READABLE_VERSIONS))}); use the biasamp "
                            "version that wrote it")
-    missing = [k for k in _TOP_KEYS + (("by_group",) if version >= 2 else ()) if k not in data]
+    missing = [k for k in _TOP_KEYS if k not in data]
     if missing:
         raise BiasampError(f"{path}: results.json lacks the keys {missing}")
-    types = _SUMMARY_TYPES if version >= 2 else {k: v for k, v in _SUMMARY_TYPES.items()
-                                                 if k != "aggregation"}
-    _check_records(data["summary"], types, "summary", path)
+    _check_records(data["summary"], _SUMMARY_TYPES, "summary", path)
     if not data["summary"]:
         raise BiasampError(f"{path}: summary is empty")
     for i, rec in enumerate(data["summary"]):
@@ -137,7 +151,8 @@ def check_schema(data, path: str) -> dict:
                                f"{list(AGGREGATIONS)}; got {rec['aggregation']!r}")
     _check_records(data["by_pair"], _BY_PAIR_TYPES, "by_pair", path)
     _check_records(data["per_template"], _PER_TEMPLATE_TYPES, "per_template", path)
-    _check_records(data.get("by_group", []), _BY_GROUP_TYPES, "by_group", path)
+    _check_records(data["by_group"], _BY_GROUP_TYPES, "by_group", path)
+    _check_records(data["sign_agreement"], _AGREEMENT_TYPES, "sign_agreement", path)
     if not isinstance(data["audit"], list):
         raise BiasampError(f"{path}: audit must be a list of records")
     for key in ("mass", "provenance", "config"):

@@ -9,18 +9,11 @@ Files of a result folder:
 
 ``results.json``
     ``schema_version``, ``summary``, ``by_pair``, ``per_template``, ``by_group``,
-    ``audit``, ``mass``, ``provenance``, ``config`` (NaN is written as ``null``), and,
-    written last, ``files`` (every other file of the folder with its sha256 and size) and
-    ``complete: true``.
+    ``sign_agreement``, ``audit``, ``mass``, ``provenance``, ``config`` (NaN is written as
+    ``null``), and, written last, ``files`` (every other file of the folder with its
+    sha256 and size) and ``complete: true``. The layout is defined in :mod:`biasamp._schema`.
 ``by_pair.csv``, ``per_template.csv``, ``by_group.csv``
     The same tables as CSV (``by_group.csv`` only when the templates have groups).
-
-Schema versions: 2 added ``summary[].aggregation`` (``"templates"``: the mean over
-templates; ``"pooled"``: BiasAmp-> of the tables pooled per task, for templates bound to
-their own tasks) and ``by_group``. Version 1 files are still read (``aggregation`` is then
-``"templates"``, the only kind they hold, and ``by_group`` is empty); a version 1 reader
-refuses version 2 files, which could hold pooled values it would take for means over
-templates.
 ``tables.csv`` or ``tables.parquet``
     Long probability tables: ``template_id, direction, task, attribute, prob, log_prob``.
 """
@@ -33,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ._errors import BiasampError, MissingDependencyError
@@ -40,13 +34,14 @@ from ._files import sha256_file
 from ._output import OutputFolder
 from ._validation import OneOf, check
 
-__all__ = ["BY_GROUP_COLUMNS", "BY_PAIR_COLUMNS", "DATA_FILES", "PER_TEMPLATE_COLUMNS",
-           "ProbeResult", "READABLE_VERSIONS", "SCHEMA_VERSION", "SUMMARY_KEYS", "TABLE_COLUMNS",
-           "TABLE_FORMATS", "jsonable"]
-from ._schema import (AGGREGATIONS, BY_GROUP_COLUMNS, BY_PAIR_COLUMNS, DATA_FILES,  # noqa: F401
-                      PER_TEMPLATE_COLUMNS, READABLE_VERSIONS, SCHEMA_VERSION, SUMMARY_KEYS,
-                      TABLE_COLUMNS, TABLE_FORMATS, _BY_PAIR_TYPES, _NUM, check_complete,
-                      check_schema, jsonable)
+from ._schema import (AGGREGATIONS, AGREEMENT_COLUMNS, BY_GROUP_COLUMNS,  # noqa: F401
+                      BY_PAIR_COLUMNS, DATA_FILES, PER_TEMPLATE_COLUMNS, READABLE_VERSIONS,
+                      SCHEMA_VERSION, SUMMARY_KEYS, TABLE_COLUMNS, TABLE_FORMATS, _BY_PAIR_TYPES,
+                      _NUM, check_complete, check_schema, jsonable)
+
+__all__ = ["AGREEMENT_COLUMNS", "BY_GROUP_COLUMNS", "BY_PAIR_COLUMNS", "DATA_FILES",
+           "PER_TEMPLATE_COLUMNS", "ProbeResult", "READABLE_VERSIONS", "SCHEMA_VERSION",
+           "SUMMARY_KEYS", "TABLE_COLUMNS", "TABLE_FORMATS", "jsonable"]
 
 
 def _frame(records, columns: Sequence[str]) -> pd.DataFrame:
@@ -93,12 +88,27 @@ class ProbeResult:
     provenance: dict
     config: dict
     by_group: pd.DataFrame | None = None
+    sign_agreement: pd.DataFrame | None = None
 
     def __post_init__(self):
         if self.by_group is None:
             self.by_group = pd.DataFrame(columns=list(BY_GROUP_COLUMNS))
-        if "aggregation" not in self.summary.columns:
-            self.summary = self.summary.assign(aggregation="templates")
+        if self.sign_agreement is None:
+            self.sign_agreement = pd.DataFrame(columns=list(AGREEMENT_COLUMNS))
+        defaults = {"aggregation": "templates", "resample": "templates",
+                    "base_resampled": False, "n_tasks_unsupported": None,
+                    "n_tasks_excluded": 0}
+        missing = {k: v for k, v in defaults.items() if k not in self.summary.columns}
+        if missing:  # a summary built by hand (the reports only need the first keys)
+            self.summary = self.summary.assign(**missing)
+        # a count or "not measured" (None): nullable integers, written as int or null
+        self.summary = self.summary.assign(
+            n_tasks_unsupported=self.summary["n_tasks_unsupported"].astype("Int64"))
+        if "sign_support" not in self.by_pair.columns:
+            self.by_pair = self.by_pair.assign(sign_support=np.nan, sign_supported=None)
+        # true, false or "not measured" (null): a nullable boolean, in memory and on reading
+        self.by_pair = self.by_pair.assign(
+            sign_supported=self.by_pair["sign_supported"].astype("boolean"))
 
     @property
     def model(self) -> str:
@@ -115,6 +125,7 @@ class ProbeResult:
             "by_pair": jsonable(self.by_pair.to_dict(orient="records")),
             "per_template": jsonable(self.per_template.to_dict(orient="records")),
             "by_group": jsonable(self.by_group.to_dict(orient="records")),
+            "sign_agreement": jsonable(self.sign_agreement.to_dict(orient="records")),
             "audit": jsonable(self.audit.to_dict(orient="records")),
             "mass": jsonable(self.mass),
             "provenance": jsonable(self.provenance),
@@ -126,16 +137,17 @@ class ProbeResult:
                        tables: pd.DataFrame | None = None) -> ProbeResult:
         """Build a result from the content of ``results.json`` (checked against the schema)."""
         check_schema(data, path)
-        summary = [{"aggregation": "templates", **rec} for rec in data["summary"]]
-        return cls(summary=_frame(summary, SUMMARY_KEYS),
+        return cls(summary=_frame(data["summary"], SUMMARY_KEYS),
                    by_pair=_frame(data["by_pair"], BY_PAIR_COLUMNS).astype(
                        {c: float for c, k in _BY_PAIR_TYPES.items() if k == _NUM}),
                    per_template=_frame(data["per_template"], PER_TEMPLATE_COLUMNS).astype(
                        {"value": float}),
                    tables=tables, audit=pd.DataFrame(data["audit"]), mass=data["mass"],
                    provenance=data["provenance"], config=data["config"],
-                   by_group=_frame(data.get("by_group", []), BY_GROUP_COLUMNS).astype(
-                       {c: float for c in ("mean", "ci_low", "ci_high")}))
+                   by_group=_frame(data["by_group"], BY_GROUP_COLUMNS).astype(
+                       {c: float for c in ("mean", "ci_low", "ci_high")}),
+                   sign_agreement=_frame(data["sign_agreement"], AGREEMENT_COLUMNS).astype(
+                       {c: float for c in ("agreement", "ci_low", "ci_high")}))
 
     def write_files(self, folder: Path, *, tables: str = "csv") -> None:
         """Write the data files (not ``results.json``) into an existing folder."""

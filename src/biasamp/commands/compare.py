@@ -16,7 +16,8 @@ def register(subparsers) -> None:
                    help="comma-separated: md, csv, html (default md,csv)")
     p.add_argument("--allow-mismatch", action="store_true",
                    help="compare results whose setups differ (templates, attributes, tasks, "
-                        "estimator, compat, base rates, CI level); the differences are marked")
+                        "estimator, compat, base rates, CI level and bootstrap); the "
+                        "differences are marked")
     p.add_argument("--overwrite", action="store_true",
                    help="replace a non-empty --out folder as a whole")
     p.set_defaults(func=run)

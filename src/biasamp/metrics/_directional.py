@@ -73,7 +73,7 @@ class DirectionalResult:
 
 
 def table_core(M, B, *, direction, y=None, Btr=None, tie_tol=DEFAULT_TIE_TOL, undefined="skip",
-               ties="zero") -> dict:
+               ties="zero", cells=None) -> dict:
     """The arithmetic of BiasAmp-> on probability tables, vectorised over leading axes.
 
     Arrays of shape (..., n_tasks, n_attributes); inputs are trusted (validated by the
@@ -124,6 +124,8 @@ def table_core(M, B, *, direction, y=None, Btr=None, tie_tol=DEFAULT_TIE_TOL, un
             if sign_undefined is not None:
                 undefined_cells |= np.isnan(delta) & sign_undefined
         contribution = np.where(undefined_cells, np.nan, contribution)
+        if cells is not None:  # cells left out on purpose (e.g. tasks with too little data)
+            contribution = np.where(cells, contribution, np.nan)
         defined = ~np.isnan(contribution)
         if contribution.ndim == 2:
             value = np.nanmean(contribution) if defined.any() else np.nan
@@ -150,7 +152,7 @@ def _finish(tasks, attrs, core: dict, direction) -> DirectionalResult:
 
 def directional_bias_amplification(model, base, *, direction="attribute_to_task", base_train=None,
                                    association=None, tie_tol=DEFAULT_TIE_TOL,
-                                   undefined="skip", ties="zero") -> DirectionalResult:
+                                   undefined="skip", ties="zero", cells=None) -> DirectionalResult:
     """BiasAmp-> on probability tables (fill-in-the-blank form).
 
     Parameters
@@ -182,6 +184,9 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
         ``-delta``, as in the paper's text (Eq. 2 writes ``y_at * delta + (1 - y_at) *
         (-delta)`` with the indicator ``y_at = 1[P(A_a, T_t) > P(A_a) P(T_t)]``, so a tie is
         counted as "not associated").
+    cells : array-like of bool of shape (n_tasks, n_attributes), optional
+        Only these cells count in the value; the others are left out (NaN in ``by_pair``,
+        counted in ``n_nan``), e.g. the tasks a base table has too little data for.
 
     Returns
     -------
@@ -235,6 +240,8 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
     elif base_train is not None:
         Btr = align_to(b, as_table(base_train, "base_train"), "base_train")
         check_nonneg(Btr, "base_train")
+    if cells is not None:
+        cells = align_to(b, as_table(cells, "cells"), "cells") != 0
     core = table_core(M, B, direction=direction, y=y, Btr=Btr, tie_tol=tie_tol,
-                      undefined=undefined, ties=ties)
+                      undefined=undefined, ties=ties, cells=cells)
     return _finish(b[1], b[2], core, direction)

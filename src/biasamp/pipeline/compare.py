@@ -19,8 +19,9 @@ import pandas as pd
 from .._conventions import DIRECTIONS
 from .._errors import BiasampError, ZeroRowWarning
 from ..results import ProbeResult
+from ._intervals import Resampling, draws_of
 from .evaluate import c_table, metric_settings
-from .resample import draw_units, percentile_ci, replicates, resample_counts, source_stream
+from .resample import Units, interval, replicates
 
 __all__ = ["PAIRED_COLUMNS", "model_tables", "paired_differences"]
 
@@ -74,11 +75,11 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
         return pd.DataFrame(columns=list(PAIRED_COLUMNS))
     ref = results[0]
     cfg = ref.config
-    n_res = int(n_resamples or cfg.get("n_resamples", 10_000))
-    seed = int(cfg.get("seed", 0) if seed is None else seed)
-    conf = float(confidence or cfg.get("confidence", 0.95))
-    units = cfg.get("resample", "templates")
-    resample_base = cfg.get("base_uncertainty", "resample") == "resample"
+    boot = Resampling(units=cfg.get("resample", "templates"),
+                      base=cfg.get("base_uncertainty", "resample"),
+                      n_resamples=int(n_resamples or cfg.get("n_resamples", 10_000)),
+                      seed=int(cfg.get("seed", 0) if seed is None else seed),
+                      confidence=float(confidence or cfg.get("confidence", 0.95)))
     tasks = list(ref.provenance.get("tasks", {}).get("words") or [])
     attributes = list(ref.provenance.get("attributes") or [])
     rows = []
@@ -87,9 +88,11 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
                   if t in set(other.per_template["template_id"])]
         if not shared:
             raise BiasampError(f"{ref.model!r} and {other.model!r} share no template")
-        draws = draw_units(len(shared), len(tasks), units=units, n_resamples=n_res, seed=seed)
-        tables = {d: (model_tables(ref, d, shared, tasks, attributes),
-                      model_tables(other, d, shared, tasks, attributes)) for d in DIRECTIONS}
+        task_w = boot.task_weights(len(tasks))
+        # the same seed and the same number of templates: the same draws for both models
+        mbars = {d: tuple(boot.model_tables(Units.crossed(model_tables(r, d, shared, tasks,
+                                                                       attributes)))
+                          for r in (ref, other)) for d in DIRECTIONS}
         for rec in ref.summary.itertuples():
             source, direction = rec.base_rates, rec.direction
             key = f"{source}|{direction}"
@@ -97,17 +100,15 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
                         .get("joint_sha256") for r in (ref, other)}
             table, joint = _base_table(source, tasks, attributes, direction, recorded)
             metric = metric_settings(table, source, tasks, attributes)
-            base = None
-            if resample_base and getattr(table, "counts", None) is not None:
-                counts = c_table(table.counts, tasks, attributes, "counts")
-                base = resample_counts(counts, n_resamples=n_res, seed=seed,
-                                       stream=source_stream(source))
-            reps = [replicates(m, joint, direction=direction, draws=draws, metric=metric,
-                               base_draws=base, to_joint=table.joint_from_counts)["value"]
-                    for m in tables[direction]]
+            counts = (None if getattr(table, "counts", None) is None
+                      else c_table(table.counts, tasks, attributes, "counts"))
+            base = draws_of(boot, table, counts, source)
+            reps = [replicates(m, joint, direction=direction, metric=metric, base_draws=base,
+                               to_joint=table.joint_from_counts, task_weights=task_w)["value"]
+                    for m in mbars[direction]]
             diff = reps[0] - reps[1]
             pt = _point(ref, other, source, direction, shared)
-            lo, hi = percentile_ci(diff, conf)
+            lo, hi = interval(diff, boot.confidence, pt)
             p_sign = (float(np.mean(np.sign(diff) == np.sign(pt))) if pt != 0
                       else float("nan"))
             rows.append({"model_a": ref.model, "model_b": other.model, "base_rates": source,

@@ -20,17 +20,19 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._conventions import DIRECTIONS
+from .._conventions import DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError, UnavailableCIWarning, UndefinedCellsWarning
-from .._validation import Interval, Names, PositiveInt, Integer, validate_params
-from ..metrics import bootstrap_ci, directional_bias_amplification
-from ..results import (BY_GROUP_COLUMNS, BY_PAIR_COLUMNS, PER_TEMPLATE_COLUMNS, SUMMARY_KEYS,
-                       jsonable)
-from ._pooled import coverage, crossed_group, group_value, pooled_table, template_masks
+from .._validation import (Integer, Interval, Names, OneOf, Optional, PositiveInt,
+                           validate_params)
+from ..results import (AGREEMENT_COLUMNS, BY_GROUP_COLUMNS, BY_PAIR_COLUMNS,
+                       PER_TEMPLATE_COLUMNS, SUMMARY_KEYS, jsonable)
+from ._intervals import Resampling, agreement_table, draws_of, table_intervals
+from ._tables import base_facts, c_table, check_tables, metric_kwargs, metric_settings  # noqa: F401
+from ._points import point_estimate
+from ._pooled import coverage, pooled_units, template_masks
+from .resample import BASE_UNCERTAINTY, RESAMPLE_UNITS, interval, mean_tables, replicates
 
 __all__ = ["Evaluation", "evaluate_tables"]
-
-_CELL_BLOCK = 1 << 22  # resample-count entries per chunk (memory bound of the fast bootstrap)
 
 
 @dataclass
@@ -56,6 +58,11 @@ class Evaluation:
     by_group : DataFrame
         One row per (base_rates, direction, group) for the groups of ``template_groups``
         (:data:`~biasamp.results.BY_GROUP_COLUMNS`); empty without groups.
+    sign_agreement : DataFrame
+        How often two sources agree on the sign of an association, with a bootstrap CI
+        (:data:`~biasamp.results.AGREEMENT_COLUMNS`).
+    bootstrap : dict
+        The bootstrap settings and a one-line description of it (``method``).
     """
 
     summary: pd.DataFrame
@@ -63,10 +70,14 @@ class Evaluation:
     per_template: pd.DataFrame
     base_provenance: dict
     by_group: pd.DataFrame = None
+    sign_agreement: pd.DataFrame = None
+    bootstrap: dict = None
 
     def __post_init__(self):
         if self.by_group is None:
             self.by_group = pd.DataFrame(columns=list(BY_GROUP_COLUMNS))
+        if self.sign_agreement is None:
+            self.sign_agreement = pd.DataFrame(columns=list(AGREEMENT_COLUMNS))
 
 
 def _source(source):
@@ -77,98 +88,19 @@ def _source(source):
     return str(getattr(source, "name", None) or type(source).__name__), source
 
 
-def _check_tables(tables, name, n_tasks, n_attr, axis, cover=None) -> np.ndarray:
-    arr = np.asarray(tables, dtype=np.float64)
-    if arr.ndim != 3 or arr.shape[1:] != (n_tasks, n_attr):
-        raise BiasampError(f"{name} must have shape (n_templates, {n_tasks}, {n_attr}); got "
-                           f"{arr.shape}")
-    if arr.shape[0] == 0:
-        raise BiasampError(f"{name} holds no templates (shape {arr.shape})")
-    if cover is not None:  # rows of tasks a bound template does not cover are not read
-        arr = np.where(cover[:, :, None], arr, 1.0 / n_attr)
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-        raise BiasampError(f"{name} must hold finite non-negative probabilities")
-    sums = arr.sum(axis=axis)
-    if not np.allclose(sums, 1.0, atol=1e-6):
-        what = "column" if axis == 1 else "row"
-        worst = float(np.max(np.abs(sums - 1.0)))
-        raise BiasampError(f"{name}: every {what} must sum to 1 (max deviation {worst:.3g})")
-    return arr
-
-
-def c_table(x, tasks, attributes, what) -> np.ndarray:
-    """A (tasks x attributes) C-contiguous float64 array from a labelled table or an array.
-
-    C order matters: ``DataFrame.to_numpy()`` is Fortran-ordered and numpy's pairwise row
-    sums then round differently, which flips the paper's exact-tie signs (uniform base, three
-    pronouns) in compat mode.
-    """
-    if isinstance(x, pd.DataFrame):
-        missing = [t for t in tasks if t not in set(map(str, x.index))]
-        if missing:
-            raise BiasampError(f"{what} lacks the tasks {missing}")
-        x = x.rename(index=str, columns=str).reindex(index=tasks, columns=attributes)
-        if x.isna().any().any():
-            raise BiasampError(f"{what} lacks values for some (task, attribute) cells")
-    arr = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
-    if arr.shape != (len(tasks), len(attributes)):
-        raise BiasampError(f"{what} must have shape ({len(tasks)}, {len(attributes)}); got "
-                           f"{arr.shape}")
-    return arr
-
-
-def _pairs_in_order(by_pair: pd.DataFrame, n_t: int, n_a: int) -> dict:
-    """The metric's by_pair columns (positional labels) as arrays in row-major cell order."""
-    pos = (by_pair["task"].to_numpy(dtype=np.int64) * n_a
-           + by_pair["attribute"].to_numpy(dtype=np.int64))
-    order = np.empty(n_t * n_a, dtype=np.int64)
-    order[pos] = np.arange(n_t * n_a)
-    return {c: by_pair[c].to_numpy(dtype=np.float64)[order]
-            for c in ("association", "p_base", "p_model", "delta", "contribution")}
-
-
-def _base_facts(table, joint: np.ndarray, attributes, tasks) -> dict:
-    """What the reports say about a base table: the attribute marginal P(A) (the line that
-    decides the association of a derived sign), whether the signs were given explicitly,
-    and, for counts, the co-occurrences behind each task."""
-    total = joint.sum()
-    facts = {"marginal": {a: float(v) for a, v in zip(attributes, joint.sum(axis=0) / total)},
-             "association_given": getattr(table, "association", None) is not None}
-    counts = getattr(table, "counts", None)
-    if counts is not None:
-        rows = c_table(counts, tasks, attributes, "counts").sum(axis=1)
-        facts["row_totals"] = {t: float(v) for t, v in zip(tasks, rows)}
-    return facts
-
-
-def metric_settings(table, name, tasks, attributes) -> dict:
-    """What a base table asks of the metric: explicit signs, ``tie_tol``, ``undefined``."""
-    return {k: v for k, v in _metric_kwargs(table, name, tasks, attributes, None).items()
-            if k != "direction"}
-
-
-def _metric_kwargs(table, name, tasks, attributes, direction) -> dict:
-    kwargs = {"direction": direction}
-    if getattr(table, "association", None) is not None:
-        kwargs["association"] = c_table(table.association, tasks, attributes,
-                                        f"base source {name!r} association")
-    if getattr(table, "tie_tol", None) is not None:
-        kwargs["tie_tol"] = table.tie_tol
-    if getattr(table, "undefined", None) is not None:
-        kwargs["undefined"] = table.undefined
-    return kwargs
-
-
 @validate_params({"tasks": Names(what="task"), "attributes": Names(min_size=2, what="attribute"),
                   "n_resamples": PositiveInt, "seed": Integer(0),
-                  "confidence": Interval(0.0, 1.0)})
+                  "confidence": Interval(0.0, 1.0), "resample": OneOf(RESAMPLE_UNITS),
+                  "base_uncertainty": OneOf(BASE_UNCERTAINTY),
+                  "min_base_count": Optional(PositiveInt)})
 def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequence[str],
                     sources: Sequence, *, template_ids: Sequence[str] | None = None,
                     template_tasks: Sequence | None = None,
                     template_groups: Sequence | None = None,
                     group_labels: Sequence[str] | None = None,
-                    n_resamples: int = 10_000, seed: int = 0,
-                    confidence: float = 0.95) -> Evaluation:
+                    n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
+                    resample: str = "templates", base_uncertainty: str = "resample",
+                    min_base_count: int | None = None) -> Evaluation:
     """BiasAmp-> per template and its aggregates, from fixed probability tables.
 
     Parameters
@@ -182,26 +114,28 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
         Row and column labels.
     sources : sequence of str or BaseRateSource
         Base-rate sources (names are looked up with :func:`biasamp.base_rates.get_source`).
-        Each source's table is built per direction (``source.table(tasks, attributes,
-        direction=...)``); its ``association``, ``tie_tol`` and ``undefined`` (how
-        undefined cells count: the paper-compatible ``*-wang2021`` tables say "tie") are
-        passed to the metric.
+        Each source's table is built per direction; its ``association``, ``tie_tol`` and
+        ``undefined`` are passed to the metric, and its ``counts`` (count-based sources) are
+        resampled with ``base_uncertainty="resample"``.
     template_ids : sequence of str, optional
         Labels of the templates (default ``t0, t1, ...``).
     template_tasks : sequence of sequences of str, optional
         Per template, the tasks it is bound to (empty: every task, a crossed template).
         When some template covers only some tasks the tables are pooled per task (see
-        :mod:`biasamp.pipeline._pooled`): T->A from each task's own templates, A->T over
-        all templates, one value per table, bootstrap stratified by task (for A->T by the
-        template's own tasks).
+        :mod:`biasamp.pipeline._pooled`).
     template_groups : sequence of sequences of str, optional
-        Per template, the groups it belongs to; ``by_group`` then holds the value of each
-        group's templates, computed as the summary is (mean over the group's templates,
-        or pooled over the tasks its templates cover).
+        Per template, the groups it belongs to; ``by_group`` then holds each group's value.
     group_labels : sequence of str, optional
         The order of the groups in ``by_group`` (default: order of first appearance).
     n_resamples, seed, confidence
-        Percentile bootstrap over templates (:func:`biasamp.metrics.bootstrap_ci`).
+        The bootstrap behind every CI (:mod:`biasamp.pipeline.resample`).
+    resample : {"templates", "tasks", "both"}
+        What a replicate draws: templates (default; within tasks for bound sets), tasks, or
+        both (two-way).
+    base_uncertainty : {"resample", "none"}
+        Resample count-based base tables jointly (default), or treat every base as exact.
+    min_base_count : int, optional
+        Leave out the tasks with fewer co-occurrences than this in a count-based source.
 
     Returns
     -------
@@ -215,8 +149,8 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
     """
     n_t, n_a = len(tasks), len(attributes)
     cover, strata = coverage(template_tasks, tasks, np.shape(tables_ta)[0])
-    at = _check_tables(tables_at, "tables_at", n_t, n_a, axis=1)
-    ta = _check_tables(tables_ta, "tables_ta", n_t, n_a, axis=2, cover=cover)
+    at = check_tables(tables_at, "tables_at", n_t, n_a, axis=1)
+    ta = check_tables(tables_ta, "tables_ta", n_t, n_a, axis=2, cover=cover)
     if at.shape[0] != ta.shape[0]:
         raise BiasampError(f"tables_at and tables_ta must hold the same number of templates; got "
                            f"{at.shape[0]} and {ta.shape[0]}")
@@ -227,151 +161,144 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
         raise BiasampError(f"template_ids must have {n_tpl} entries; got {len(template_ids)}")
     if not sources:
         raise BiasampError("sources must name at least one base-rate source; got none")
-    if n_tpl < 2:
+    groups = template_masks(template_groups, n_tpl, group_labels)
+    cfg = Resampling(resample, base_uncertainty, n_resamples, seed, confidence)
+    one_template = n_tpl < 2 and cover is None and resample == "templates"
+    if one_template:
         warnings.warn("1 template: confidence intervals over templates need at least 2 and are "
                       "unavailable (NaN); the std is 0 by construction", UnavailableCIWarning,
                       stacklevel=3)
-    groups = template_masks(template_groups, n_tpl, group_labels)
-    opts = {"n_resamples": n_resamples, "seed": seed, "confidence": confidence}
-
-    summary_rows, pair_frames, tpl_frames, group_rows, base_prov = [], [], [], [], {}
+    task_w = cfg.task_weights(n_t)
+    per_dir = {}
+    for direction, tables in zip(DIRECTIONS, (at, ta)):
+        units = pooled_units(tables, cover, strata, direction)
+        per_dir[direction] = (tables, units, cfg.model_tables(units))
+    out = _Collector()
     for source in sources:
         name, src = _source(source)
-        for direction, tables in zip(DIRECTIONS, (at, ta)):
-            table = src.table(tasks, attributes, direction=direction)
-            joint = c_table(table.joint, tasks, attributes, f"base source {name!r} joint")
-            prov = dict(getattr(table, "provenance", None) or {})
-            prov.setdefault("joint_sha256", hashlib.sha256(joint.tobytes()).hexdigest())
-            prov.update(_base_facts(table, joint, attributes, tasks))
-            base_prov[f"{name}|{direction}"] = jsonable(prov)
-            kwargs = _metric_kwargs(table, name, tasks, attributes, direction)
-            where = {"name": name, "direction": direction, "tasks": tasks,
-                     "attributes": attributes, "template_ids": template_ids}
-            if cover is None:
-                s, p, t = _one_table(tables, joint, kwargs, name, direction, tasks, attributes,
-                                     template_ids, **opts)
-                g = [crossed_group(t["value"].to_numpy(), members, n_t, **opts)
-                     for members in groups.values()]
-            else:
-                s, p, t, units = pooled_table(tables, cover, strata, joint, kwargs, **where,
-                                              **opts)
-                g = [group_value(units, members, **opts) for members in groups.values()]
-            summary_rows.append(s)
-            pair_frames.append(p)
-            tpl_frames.append(t)
-            group_rows += [(name, direction, label, *vals) for label, vals in zip(groups, g)]
-    return Evaluation(summary=pd.DataFrame(summary_rows, columns=list(SUMMARY_KEYS)),
-                      by_pair=pd.concat(pair_frames, ignore_index=True),
-                      per_template=pd.concat(tpl_frames, ignore_index=True),
-                      base_provenance=base_prov,
-                      by_group=pd.DataFrame(group_rows, columns=list(BY_GROUP_COLUMNS)))
+        for direction in DIRECTIONS:
+            tables, units, mbar = per_dir[direction]
+            _evaluate_one(out, name, src, direction, tables, units, mbar, cover is not None,
+                          tasks, attributes, template_ids, groups, cfg, task_w,
+                          min_base_count, one_template)
+    names = list(dict.fromkeys(out.names))
+    return Evaluation(summary=pd.DataFrame(out.summary, columns=list(SUMMARY_KEYS)),
+                      by_pair=pd.concat(out.pairs, ignore_index=True),
+                      per_template=pd.concat(out.templates, ignore_index=True),
+                      base_provenance=out.base_prov,
+                      by_group=pd.DataFrame(out.groups, columns=list(BY_GROUP_COLUMNS)),
+                      sign_agreement=agreement_table(out.signs, names, cfg),
+                      bootstrap=cfg.provenance(bound=cover is not None,
+                                               min_base_count=min_base_count))
 
 
-def _one_table(tables, joint, kwargs, name, direction, tasks, attributes, template_ids, *,
-               n_resamples, seed, confidence):
-    """Summary record, by_pair frame and per-template frame of one (source, direction)."""
-    n_tpl, n_t, n_a = tables.shape
-    values = np.empty(n_tpl)
-    n_ties = np.empty(n_tpl, dtype=np.int64)
-    n_nan = np.empty(n_tpl, dtype=np.int64)
-    cols = {c: np.empty((n_tpl, n_t * n_a)) for c in ("delta", "contribution", "p_model")}
-    first = None
-    with warnings.catch_warnings():  # one warning per (source, direction), below
-        warnings.simplefilter("ignore", UndefinedCellsWarning)
-        for i in range(n_tpl):
-            res = directional_bias_amplification(np.ascontiguousarray(tables[i]), joint,
-                                                 **kwargs)
-            bp = _pairs_in_order(res.by_pair, n_t, n_a)
-            values[i], n_ties[i], n_nan[i] = res.value, res.n_ties, res.n_nan
-            for c in cols:
-                cols[c][i] = bp[c]
-            first = bp if first is None else first
+class _Collector:
+    def __init__(self):
+        self.summary, self.pairs, self.templates, self.groups = [], [], [], []
+        self.base_prov, self.signs, self.names = {}, {}, []
+
+
+def _evaluate_one(out, name, src, direction, tables, units, mbar, pooled, tasks, attributes,
+                  template_ids, groups, cfg, task_w, min_base_count, one_template):
+    """Point estimate and intervals of one (source, direction), added to ``out``."""
+    n_t, n_a = len(tasks), len(attributes)
+    table = src.table(tasks, attributes, direction=direction)
+    joint = c_table(table.joint, tasks, attributes, f"base source {name!r} joint")
+    counts = (None if getattr(table, "counts", None) is None
+              else c_table(table.counts, tasks, attributes, f"base source {name!r} counts"))
+    prov = dict(getattr(table, "provenance", None) or {})
+    prov.setdefault("joint_sha256", hashlib.sha256(joint.tobytes()).hexdigest())
+    prov.update(base_facts(table, joint, attributes, tasks))
+    out.base_prov[f"{name}|{direction}"] = jsonable(prov)
+    kwargs = metric_kwargs(table, name, tasks, attributes, direction)
+    excluded = np.zeros(n_t, dtype=bool)
+    if min_base_count is not None and counts is not None:
+        excluded = counts.sum(axis=1) < min_base_count
+    cells = None if not excluded.any() else np.repeat(~excluded[:, None], n_a, axis=1)
+    point = point_estimate(tables, units, joint, kwargs, direction, pooled=pooled, cells=cells)
     label = f"base source {name!r}, {direction}"
-    if n_nan.max():
-        warnings.warn(f"{label}: {int(n_nan.max())} of {n_t * n_a} (task, attribute) cells are "
+    n_undefined = int(np.isnan(point.contribution).sum()) - int(excluded.sum()) * n_a
+    if n_undefined > 0:
+        warnings.warn(f"{label}: {n_undefined} of {n_t * n_a} (task, attribute) cells are "
                       "undefined (all-zero base row/column) and left out of the value",
-                      UndefinedCellsWarning, stacklevel=4)
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
+                      UndefinedCellsWarning, stacklevel=5)
+    if not np.isfinite(point.value):
         raise BiasampError(f"BiasAmp-> is undefined (NaN) for every template with {label}")
-    if finite.size < n_tpl:
-        warnings.warn(f"{label}: {n_tpl - finite.size} of {n_tpl} templates give NaN and are "
-                      "left out of the mean", UndefinedCellsWarning, stacklevel=4)
-    if 1 == finite.size < n_tpl:
-        warnings.warn(f"{label}: only 1 template gives a value; its confidence interval is "
-                      "unavailable (NaN)", UnavailableCIWarning, stacklevel=4)
-    with warnings.catch_warnings():  # announced once above
-        warnings.simplefilter("ignore", UnavailableCIWarning)
-        lo, hi = bootstrap_ci(finite, n_resamples=n_resamples, seed=seed, confidence=confidence)
-    summary = {"base_rates": name, "direction": direction, "mean": float(np.mean(finite)),
-               "std": float(np.std(finite, ddof=0)), "ci_low": float(lo), "ci_high": float(hi),
-               "n_templates": int(finite.size), "per_template": [float(v) for v in values],
-               "aggregation": "templates"}
-    ci = {c: cell_bootstrap_ci(cols[c], n_resamples=n_resamples, seed=seed,
-                               confidence=confidence) for c in ("delta", "contribution")}
-    with warnings.catch_warnings():  # all-NaN (undefined) cells stay NaN, counted above
-        warnings.simplefilter("ignore", RuntimeWarning)
-        means = {c: np.nanmean(cols[c], axis=0) for c in cols}
-        p_std = np.nanstd(cols["p_model"], axis=0, ddof=0)
-    pair = pd.DataFrame({
+    base = draws_of(cfg, table, counts, name)
+    metric = {k: v for k, v in kwargs.items() if k != "direction"}
+    iv = table_intervals(point, mbar, joint, table, metric, cfg, direction=direction,
+                         base_draws=base, cells=cells, task_weights=task_w,
+                         unavailable=one_template)
+    out.names.append(name)
+    out.signs[(name, direction)] = (point.y, ~np.isnan(point.contribution), iv["y_rep"],
+                                    iv["defined_rep"])
+    unsupported = None
+    if iv["supported"] is not None:
+        has_data = counts.sum(axis=1) > 0
+        bad = np.nan_to_num(iv["supported"], nan=1.0) == 0
+        unsupported = int((bad.any(axis=1) & has_data & ~excluded).sum())
+    out.summary.append({
+        "base_rates": name, "direction": direction, "mean": point.value, "std": point.std,
+        "ci_low": float(iv["value_ci"][0]), "ci_high": float(iv["value_ci"][1]),
+        "n_templates": point.n_templates,
+        "per_template": [] if pooled and direction == TASK_TO_ATTRIBUTE
+        else [float(v) for v in point.per_template],
+        "aggregation": point.aggregation, "resample": cfg.units,
+        "base_resampled": base is not None, "n_tasks_unsupported": unsupported,
+        "n_tasks_excluded": int(excluded.sum())})
+    out.pairs.append(_pair_frame(name, direction, tasks, attributes, point, iv))
+    out.templates.append(pd.DataFrame({"base_rates": name, "direction": direction,
+                                       "template_id": template_ids,
+                                       "value": point.per_template, "n_ties": point.n_ties,
+                                       "n_nan": point.n_nan},
+                                      columns=list(PER_TEMPLATE_COLUMNS)))
+    for label_g, members in groups.items():
+        out.groups.append((name, direction, label_g,
+                           *_group_value(units, members, joint, table, metric, cfg, direction,
+                                         base, cells, task_w, pooled)))
+
+
+def _pair_frame(name, direction, tasks, attributes, point, iv) -> pd.DataFrame:
+    n_t, n_a = len(tasks), len(attributes)
+    nan = np.full(n_t * n_a, np.nan)
+    return pd.DataFrame({
         "base_rates": name, "direction": direction,
         "task": np.repeat(np.asarray(tasks, dtype=object), n_a),
         "attribute": np.tile(np.asarray(attributes, dtype=object), n_t),
-        "association": first["association"], "p_base": first["p_base"],
-        "p_model": means["p_model"], "p_model_std": p_std,
-        "delta": means["delta"], "delta_ci_low": ci["delta"][0],
-        "delta_ci_high": ci["delta"][1],
-        "contribution": means["contribution"], "contribution_ci_low": ci["contribution"][0],
-        "contribution_ci_high": ci["contribution"][1],
-        "n_templates": np.sum(np.isfinite(cols["contribution"]), axis=0).astype(np.int64),
+        "association": point.y.ravel(), "p_base": point.p_base.ravel(),
+        "p_model": point.p_model.ravel(), "p_model_std": point.p_model_std.ravel(),
+        "delta": point.delta.ravel(), "delta_ci_low": iv["delta_ci"][0].ravel(),
+        "delta_ci_high": iv["delta_ci"][1].ravel(),
+        "contribution": point.contribution.ravel(),
+        "contribution_ci_low": iv["contribution_ci"][0].ravel(),
+        "contribution_ci_high": iv["contribution_ci"][1].ravel(),
+        "n_templates": point.n_templates_cell.ravel().astype(np.int64),
+        "sign_support": nan if iv["support"] is None else iv["support"].ravel(),
+        "sign_supported": (pd.array([None] * (n_t * n_a), dtype="boolean")
+                           if iv["supported"] is None
+                           else pd.array([None if np.isnan(v) else bool(v)
+                                          for v in iv["supported"].ravel()], dtype="boolean")),
     }, columns=list(BY_PAIR_COLUMNS))
-    per_template = pd.DataFrame({"base_rates": name, "direction": direction,
-                                 "template_id": template_ids, "value": values,
-                                 "n_ties": n_ties, "n_nan": n_nan},
-                                columns=list(PER_TEMPLATE_COLUMNS))
-    return summary, pair, per_template
 
 
-def cell_bootstrap_ci(values: np.ndarray, *, n_resamples: int, seed: int,
-                      confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per-column percentile bootstrap of the mean over rows (templates), shape (m, k) -> (k,).
-
-    Same resamples as ``biasamp.metrics.bootstrap_ci(values, ...)`` (identical seeded row
-    draws), but each resample's column means are ``counts @ values / m`` (one matrix
-    product) instead of a gather of shape (n_resamples, m, k): with 1,339 templates x 64
-    cells and 10,000 resamples that is seconds instead of minutes. Columns holding NaN
-    (undefined cells) go through ``bootstrap_ci`` itself; constant columns give exactly
-    their value, as there.
-    """
-    v = np.asarray(values, dtype=np.float64)
-    m, k = v.shape
-    low = np.full(k, np.nan)
-    high = np.full(k, np.nan)
-    if m < 2:  # one template: no interval (the caller warns once)
-        return low, high
-    has_nan = np.isnan(v).any(axis=0)
-    const = ~has_nan & (v.min(axis=0) == v.max(axis=0))
-    low[const] = high[const] = v[0, const]
-    if has_nan.any() and not np.isnan(v[:, has_nan]).all():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            warnings.simplefilter("ignore", UnavailableCIWarning)
-            lo, hi = bootstrap_ci(v[:, has_nan], n_resamples=n_resamples, seed=seed,
-                                  confidence=confidence)
-        low[has_nan], high[has_nan] = lo, hi
-    free = ~has_nan & ~const
-    if free.any():
-        sub = np.ascontiguousarray(v[:, free])
-        rng = np.random.default_rng(seed)
-        block = max(1, _CELL_BLOCK // m)
-        stats = []
-        for start in range(0, int(n_resamples), block):
-            b = min(block, int(n_resamples) - start)
-            idx = rng.integers(0, m, size=(b, m))
-            counts = np.bincount((idx + (np.arange(b) * m)[:, None]).ravel(),
-                                 minlength=b * m).reshape(b, m).astype(np.float64)
-            stats.append(counts @ sub / m)
-        q = [100.0 * (1.0 - confidence) / 2.0, 100.0 * (1.0 + confidence) / 2.0]
-        lo, hi = np.percentile(np.concatenate(stats, axis=0), q, axis=0)
-        low[free], high[free] = lo, hi
-    return low, high
+def _group_value(units, members, joint, table, metric, cfg, direction, base, cells, task_w,
+                 pooled):
+    """(value, ci_low, ci_high, n_templates, n_tasks) of the templates ``members``: the
+    group's own pool (a task none of them covers is left out), its own bootstrap draws and
+    the run's base resamples."""
+    sub = units.subset(members[units.template])
+    n_tpl = int(len(np.unique(sub.template)))
+    if n_tpl == 0:
+        return (float("nan"),) * 3 + (0, 0)
+    covered = sub.rows.any(axis=0)
+    mask = np.repeat(covered[:, None], joint.shape[1], axis=1)
+    mask = mask if cells is None else mask & cells
+    with np.errstate(invalid="ignore"):
+        point = replicates(mean_tables(sub, None), joint, direction=direction, metric=metric,
+                           cells=mask)["value"][0]
+    rep = replicates(cfg.model_tables(sub), joint, direction=direction, metric=metric,
+                     base_draws=base, to_joint=getattr(table, "joint_from_counts", None),
+                     cells=mask,
+                     task_weights=task_w)
+    lo, hi = interval(rep["value"], cfg.confidence, point)
+    return float(point), float(lo), float(hi), n_tpl, int(covered.sum())

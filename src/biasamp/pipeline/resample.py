@@ -1,83 +1,115 @@
 """The bootstrap behind every CI of a probe: templates, tasks and base-rate counts, jointly.
 
-One replicate ``b`` draws
+A *unit* is what the template bootstrap draws: a template (crossed sets, and A->T of bound
+sets) or a (template, task) row (T->A of bound sets, drawn within each task). One replicate
 
-* templates with replacement (``units`` "templates" or "both"): the model's table becomes
-  the mean of the drawn templates' tables, ``M_b = counts_b @ M / m``;
-* tasks with replacement (``units`` "tasks" or "both"): each task's cells are weighted by how
-  often it was drawn (a two-way bootstrap over templates and occupations with "both");
-* for a count-based base-rate source (``base="resample"``): a multinomial resample of its
-  ``N`` counted sentences, ``counts_b ~ Multinomial(N, counts / N)``, turned into the base
-  table the same way as the source's own (``BaseRateTable.joint_from_counts``).
+* draws units with replacement (within strata for bound sets; exactly the draws of
+  :func:`biasamp.metrics.bootstrap_ci` / ``resample_indices`` with the same seed), and the
+  model's table becomes the mean of the drawn units' rows, task by task;
+* draws tasks with replacement (``units`` "tasks" or "both"): each task's cells are weighted
+  by how often it was drawn (a two-way bootstrap over templates and occupations with "both");
+* for a count-based base-rate source (``base="resample"``): draws a multinomial resample of
+  its ``N`` counted sentences, ``counts_b ~ Multinomial(N, counts / N)``, turned into the base
+  table the way the source's own is (``BaseRateTable.joint_from_counts``);
 
-and evaluates BiasAmp-> on ``(M_b, B_b)`` with the metric's own arithmetic
-(:func:`biasamp.metrics._directional.table_core`, vectorised over replicates). BiasAmp-> is
-linear in the model's table once the base is fixed, so the mean over drawn templates of the
-per-template values is the value of the mean table: with templates only, the replicates are
-exactly those of :func:`biasamp.metrics.bootstrap_ci` over the per-template values (same
-seeded draws).
+and evaluates BiasAmp-> on the replicate with the metric's own arithmetic
+(:func:`biasamp.metrics.directional_table_core`, vectorised over replicates). With the base
+fixed, BiasAmp-> is linear in the model's table, so a templates-only replicate is exactly the
+mean of the drawn templates' values: the intervals equal those of ``bootstrap_ci`` over
+per-template values.
 
 Why a multinomial bootstrap of the counts: the counts are ``N`` sentences, each falling in one
 (task, attribute) cell; resampling the sentences is the nonparametric bootstrap of the
 counting process. It needs no prior, keeps structural zeros (a cell never seen stays unseen,
 so a task with no data stays undefined, as in the point estimate) and a task resting on one
-sentence loses it in ``e^-1`` of the replicates (its sign is then not supported) while a
-task with 1,000 sentences keeps its sign.
+sentence loses it in about ``e^-1`` of the replicates (its sign is then not supported), while
+a task with 1,000 sentences keeps its sign.
 """
 
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..metrics import directional_table_core as table_core
+from ..metrics import resample_indices
 
-__all__ = ["BASE_UNCERTAINTY", "Draws", "RESAMPLE_UNITS", "draw_units", "percentile_ci",
-           "replicates", "resample_counts", "sign_support", "source_stream"]
+__all__ = ["BASE_UNCERTAINTY", "RESAMPLE_UNITS", "Units", "interval", "mean_tables",
+           "replicates", "resample_counts", "sign_support", "source_stream", "task_draws",
+           "unit_draws"]
 
 #: What a bootstrap replicate resamples besides the base counts.
 RESAMPLE_UNITS = ("templates", "tasks", "both")
 #: Whether count-based base rates are resampled (their sampling error enters the CIs).
 BASE_UNCERTAINTY = ("resample", "none")
 
-_BLOCK = 1 << 22  # entries of a (replicates x templates) block
-
 
 @dataclass
-class Draws:
-    """The units drawn for each replicate (shared by every source and direction)."""
+class Units:
+    """What the template bootstrap draws, for one direction.
 
-    templates: np.ndarray | None  # (R, m) how often each template is drawn, or None
-    tasks: np.ndarray | None      # (R, T) how often each task is drawn, or None
-    n: int                        # number of replicates R
+    Attributes
+    ----------
+    X : ndarray (U, T, A)
+        Each unit's rows of the model's table (zeros on the rows it does not cover).
+    rows : ndarray of bool (U, T)
+        The task rows each unit covers.
+    strata : list or None
+        The stratum of each unit (draws stay within strata), or None.
+    template : ndarray (U,)
+        The template index of each unit.
+    """
+
+    X: np.ndarray
+    rows: np.ndarray
+    strata: list | None
+    template: np.ndarray
+
+    @classmethod
+    def crossed(cls, tables: np.ndarray) -> Units:
+        """Every template a unit covering every task."""
+        m, t, _ = tables.shape
+        return cls(tables, np.ones((m, t), dtype=bool), None, np.arange(m))
+
+    def subset(self, keep: np.ndarray) -> Units:
+        """The units whose mask is True (e.g. the templates of one group)."""
+        strata = None if self.strata is None else [s for s, k in zip(self.strata, keep) if k]
+        return Units(self.X[keep], self.rows[keep], strata, self.template[keep])
 
 
-def _counts_of(idx: np.ndarray, m: int) -> np.ndarray:
-    b = idx.shape[0]
-    return np.bincount((idx + (np.arange(b) * m)[:, None]).ravel(),
-                       minlength=b * m).reshape(b, m).astype(np.float64)
+def unit_draws(units: Units, *, n_resamples: int, seed: int) -> np.ndarray:
+    """How often each unit is drawn in each replicate, shape (R, U): the draws of
+    ``resample_indices(U, strata=units.strata)`` (those of ``bootstrap_ci``)."""
+    u = units.X.shape[0]
+    parts = []
+    for idx in resample_indices(u, n_resamples=n_resamples, seed=seed, strata=units.strata):
+        b = idx.shape[0]
+        parts.append(np.bincount((idx + (np.arange(b) * u)[:, None]).ravel(),
+                                 minlength=b * u).reshape(b, u).astype(np.float64))
+    return np.concatenate(parts)
 
 
-def draw_units(n_templates: int, n_tasks: int, *, units: str, n_resamples: int,
-               seed: int) -> Draws:
-    """Seeded draws. Templates use ``default_rng(seed)`` in blocks exactly as
-    :func:`biasamp.metrics.bootstrap_ci` does, so a templates-only bootstrap reproduces it."""
-    tpl = tasks = None
-    if units in ("templates", "both"):
-        rng = np.random.default_rng(seed)
-        block = max(1, _BLOCK // n_templates)
-        parts = []
-        for start in range(0, n_resamples, block):
-            b = min(block, n_resamples - start)
-            parts.append(_counts_of(rng.integers(0, n_templates, size=(b, n_templates)),
-                                    n_templates))
-        tpl = np.concatenate(parts)
-    if units in ("tasks", "both"):
-        rng = np.random.default_rng([seed, 1])
-        tasks = _counts_of(rng.integers(0, n_tasks, size=(n_resamples, n_tasks)), n_tasks)
-    return Draws(tpl, tasks, n_resamples)
+def task_draws(n_tasks: int, *, n_resamples: int, seed: int) -> np.ndarray:
+    """How often each task is drawn in each replicate, shape (R, T); stream ``(seed, 1)``."""
+    idx = np.random.default_rng([seed, 1]).integers(0, n_tasks, size=(n_resamples, n_tasks))
+    return np.bincount((idx + (np.arange(n_resamples) * n_tasks)[:, None]).ravel(),
+                       minlength=n_resamples * n_tasks).reshape(n_resamples, n_tasks).astype(
+        np.float64)
+
+
+def mean_tables(units: Units, weights: np.ndarray | None) -> np.ndarray:
+    """The model's table of each replicate, shape (R, T, A): per task row, the weighted mean
+    of the units covering it (``weights`` (R, U); None: every unit once, shape (1, T, A)).
+    A row no drawn unit covers is NaN."""
+    u, t, a = units.X.shape
+    w = np.ones((1, u)) if weights is None else weights
+    num = (w @ units.X.reshape(u, -1)).reshape(-1, t, a)
+    den = w @ units.rows.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return num / den[:, :, None]
 
 
 def source_stream(name: str) -> int:
@@ -99,69 +131,63 @@ def resample_counts(counts: np.ndarray, *, n_resamples: int, seed: int, stream: 
     return draws.reshape(n_resamples, *c.shape).astype(np.float64)
 
 
-def replicates(tables: np.ndarray, joint: np.ndarray, *, direction: str, draws: Draws,
-               metric: dict, base_draws: np.ndarray | None = None, to_joint=None,
-               cells: np.ndarray | None = None) -> dict:
+def replicates(mbar: np.ndarray, joint: np.ndarray, *, direction: str, metric: dict,
+               base_draws: np.ndarray | None = None, to_joint=None,
+               cells: np.ndarray | None = None, task_weights: np.ndarray | None = None
+               ) -> dict:
     """BiasAmp-> of every replicate: ``value`` (R,), ``delta``, ``contribution`` and ``y``
     (R, T, A).
 
     Parameters
     ----------
-    tables : ndarray of shape (m, T, A)
-        The model's table per template.
-    joint : ndarray of shape (T, A)
+    mbar : ndarray (R, T, A)
+        The model's table of each replicate (:func:`mean_tables`).
+    joint : ndarray (T, A)
         The base table (used when ``base_draws`` is None).
     metric : dict
-        ``association`` (or None), ``tie_tol``, ``undefined``, ``ties`` as the metric takes.
-    base_draws : ndarray of shape (R, T, A), optional
+        ``association`` (or absent), ``tie_tol``, ``undefined``, ``ties`` as the metric takes.
+    base_draws : ndarray (R, T, A), optional
         Resampled base counts; ``to_joint`` maps them to base tables.
     cells : ndarray of bool (T, A), optional
-        Only these cells count (the others are left out, as for ``min_base_count``).
+        Only these cells count.
+    task_weights : ndarray (R, T), optional
+        Draw counts of the tasks (:func:`task_draws`): each task's cells weigh that much.
     """
-    m = tables.shape[0]
-    flat = tables.reshape(m, -1)
-    if draws.templates is not None:
-        mbar = (draws.templates @ flat / m).reshape(draws.n, *tables.shape[1:])
-    else:
-        mbar = np.broadcast_to(flat.mean(axis=0).reshape(tables.shape[1:]),
-                               (draws.n, *tables.shape[1:]))
     base = joint if base_draws is None else to_joint(base_draws)
-    y = metric.get("association")
-    core = table_core(mbar, base, direction=direction, y=y,
-                      tie_tol=metric.get("tie_tol", 1e-12),
-                      undefined=metric.get("undefined") or "skip",
-                      ties=metric.get("ties") or "zero")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        core = table_core(mbar, base, direction=direction, y=metric.get("association"),
+                          tie_tol=metric.get("tie_tol", 1e-12),
+                          undefined=metric.get("undefined") or "skip",
+                          ties=metric.get("ties") or "zero", cells=cells)
     contribution = core["contribution"]
-    if cells is not None:
-        contribution = np.where(cells, contribution, np.nan)
     defined = ~np.isnan(contribution)
     c0 = np.where(defined, contribution, 0.0)
-    if draws.tasks is not None:  # weight each task's cells by its draw count
-        w = draws.tasks[:, :, None]
-        num, den = (c0 * w).sum(axis=(1, 2)), (defined * w).sum(axis=(1, 2))
-    else:
-        num, den = c0.sum(axis=(1, 2)), defined.sum(axis=(1, 2))
+    w = np.ones(contribution.shape[:2]) if task_weights is None else task_weights
+    num, den = (c0 * w[:, :, None]).sum(axis=(1, 2)), (defined * w[:, :, None]).sum(axis=(1, 2))
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.where(den > 0, num / np.maximum(den, 1e-300), np.nan)
-    y_rep = np.broadcast_to(core["y"], contribution.shape)
-    return {"value": value, "delta": np.broadcast_to(core["delta"], contribution.shape),
-            "contribution": contribution, "y": y_rep}
+    shape = contribution.shape
+    return {"value": value, "delta": np.broadcast_to(core["delta"], shape),
+            "contribution": contribution, "y": np.broadcast_to(core["y"], shape)}
 
 
-def percentile_ci(values: np.ndarray, confidence: float, axis: int = 0):
-    """Percentile interval of replicates, NaN replicates ignored (all NaN -> NaN)."""
-    import warnings
-
+def interval(replicates_: np.ndarray, confidence: float, point):
+    """Percentile interval over the first axis (NaN replicates ignored; all NaN -> NaN).
+    Where every replicate equals the point up to rounding, the interval is the point itself
+    (so rounding never puts a value outside its own interval)."""
     q = [100.0 * (1.0 - confidence) / 2.0, 100.0 * (1.0 + confidence) / 2.0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        lo, hi = np.nanpercentile(values, q, axis=axis)
-    return lo, hi
+        lo, hi = np.nanpercentile(replicates_, q, axis=0)
+        spread = np.nanmax(replicates_, axis=0) - np.nanmin(replicates_, axis=0)
+    point = np.asarray(point, dtype=np.float64)
+    tight = np.isfinite(point) & (spread <= 1e-12 * np.maximum(1.0, np.abs(point)))
+    lo, hi = np.where(tight, point, lo), np.where(tight, point, hi)
+    return (float(lo), float(hi)) if np.ndim(lo) == 0 else (lo, hi)
 
 
 def sign_support(y_rep: np.ndarray, y_point: np.ndarray, defined_rep: np.ndarray) -> np.ndarray:
     """Per cell: the share of replicates whose association sign equals the point estimate's
     (a replicate in which the cell is undefined does not support it)."""
-    same = (y_rep == y_point[None]) & defined_rep
-    return same.mean(axis=0)
-
+    return ((y_rep == y_point[None]) & defined_rep).mean(axis=0)

@@ -185,7 +185,9 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, model_type: str,
                          template_groups=([prep.template_groups.get(t, ()) for t in tpl_ids]
                                           if grouped else None),
                          group_labels=prep.group_labels,
-                         n_resamples=cfg.n_resamples, seed=cfg.seed, confidence=cfg.confidence)
+                         n_resamples=cfg.n_resamples, seed=cfg.seed, confidence=cfg.confidence,
+                         resample=cfg.resample, base_uncertainty=cfg.base_uncertainty,
+                         min_base_count=cfg.min_base_count)
     candidates = list(dict.fromkeys(c for d in DIRECTIONS
                                     for cands in prep.prompts[d]["candidates"] for c in cands))
     sprov = dict(scorer.provenance)
@@ -198,10 +200,7 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, model_type: str,
         "device": sprov.get("device", cfg.device), "dtype": sprov.get("dtype", cfg.dtype),
         "seed": cfg.seed, "model_type": model_type, "estimator": estimator,
         "compat": cfg.compat,
-        "bootstrap": {"n_resamples": cfg.n_resamples, "confidence": cfg.confidence,
-                      "method": ("percentile bootstrap over templates, stratified by task "
-                                 "(templates bound to their own tasks)" if prep.bound else
-                                 "percentile bootstrap over templates")},
+        "bootstrap": ev.bootstrap,
         "std": ("population (ddof=0) over templates; none for task_to_attribute (pooled per "
                 "task)" if prep.bound else "population (ddof=0) over templates"),
         "templates": {"name": cfg.templates, "n_templates": len(tpl_ids),
@@ -219,7 +218,8 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, model_type: str,
     mass = {d: _mass_summary(scores[d][2]) for d in DIRECTIONS}
     return ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
                        tables=long_tables, audit=scorer.audit(candidates), mass=mass,
-                       provenance=provenance, config=conf, by_group=ev.by_group)
+                       provenance=provenance, config=conf, by_group=ev.by_group,
+                       sign_agreement=ev.sign_agreement)
 
 
 def write_result(result: ProbeResult, folder, *, tables: str = "csv",

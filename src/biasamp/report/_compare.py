@@ -2,7 +2,7 @@
 
 A comparison starts with a *setup table*: what makes the numbers comparable (template set and
 the hash of its prompts, attributes, tasks, estimator, compat mode, base-rate sources and the
-hashes of their tables, CI level). Results that differ in any of it are refused unless
+hashes of their tables, CI level and bootstrap). Results that differ in any of it are refused unless
 ``allow_mismatch``, which marks the differing rows and columns instead.
 """
 
@@ -14,12 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._conventions import DIRECTION_LABELS
 from .._errors import BiasampError
 from .._output import OutputFolder
 from .._validation import SubsetOf, validate_params
 from ..results import ProbeResult
-from ._format import CSS, format_value, html_table, markdown_table
+from ._format import CSS, direction_label, format_value, html_table, markdown_table
 
 __all__ = ["COMPARE_FORMATS", "compare_dirs", "compare_table", "paired_markdown",
            "setup_differences", "setup_table", "write_comparison"]
@@ -30,7 +29,7 @@ COMPARE_FORMATS = ("md", "csv", "html")
 _INTRO = "mean ± std [bootstrap CI] over templates; compare each direction only with itself."
 #: setup rows that must agree for the numbers to be comparable (the model may differ)
 _MUST_AGREE = ("templates", "prompts sha256", "attributes", "tasks", "estimator", "compat",
-               "base rates", "CI level")
+               "base rates", "CI")
 
 
 def _setup(res: ProbeResult) -> dict:
@@ -50,8 +49,15 @@ def _setup(res: ProbeResult) -> dict:
         "estimator": str(p.get("estimator")),
         "compat": str(p.get("compat")),
         "base rates": base_hashes,
-        "CI level": str((p.get("bootstrap") or {}).get("confidence")),
+        "CI": _ci_setup(p.get("bootstrap") or {}),
     }
+
+
+def _ci_setup(boot: dict) -> str:
+    """The CI level, what the bootstrap resamples, and the base-rate uncertainty."""
+    return (f"{boot.get('confidence')}, over {boot.get('resample', 'templates')}, base "
+            f"{boot.get('base_uncertainty', 'none')}, min base count "
+            f"{boot.get('min_base_count')}")
 
 
 def setup_table(results: Sequence[ProbeResult], labels: Sequence[str]) -> pd.DataFrame:
@@ -74,7 +80,7 @@ def setup_differences(results: Sequence[ProbeResult]) -> list[str]:
 def _paired_table(paired: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "base rates": paired["base_rates"],
-        "direction": paired["direction"].map(lambda d: DIRECTION_LABELS.get(d, d)),
+        "direction": paired["direction"].map(direction_label),
         "models": paired["model_b"] + " − " + paired["model_a"],
         "difference [CI]": [format_value(-d, ci=(-hi, -lo)) for d, lo, hi in
                             zip(paired["difference"], paired["ci_low"], paired["ci_high"])],
@@ -124,7 +130,7 @@ def _wide(long: pd.DataFrame) -> pd.DataFrame:
     wide = cells.pivot_table(index=["base_rates", "direction"], columns="label", values="cell",
                              aggfunc="first", sort=False)
     wide = wide.reindex(columns=order).fillna("—").reset_index()
-    wide["direction"] = wide["direction"].map(lambda d: DIRECTION_LABELS.get(d, d))
+    wide["direction"] = wide["direction"].map(direction_label)
     wide.columns.name = None
     return wide
 

@@ -15,7 +15,15 @@ import re
 import numpy as np
 import pandas as pd
 
-__all__ = ["CSS", "format_value", "html_table", "inline_html", "markdown_table", "plain_text"]
+from .._conventions import DIRECTION_LABELS
+
+__all__ = ["CSS", "direction_label", "format_value", "html_table", "inline_html",
+           "markdown_table", "plain_text"]
+
+def direction_label(direction) -> str:
+    """A direction's label in reports (``A→T``, ``T→A``); anything else unchanged."""
+    return DIRECTION_LABELS.get(direction, str(direction))
+
 
 #: The style sheet every HTML page embeds (reports and comparisons are self-contained).
 CSS = """

@@ -19,7 +19,6 @@ from .._conventions import (
     TASK_TO_ATTRIBUTE,
 )
 from ..results import ProbeResult
-from ._agreement import sign_agreement
 
 __all__ = ["PLOT_FILES", "PLOT_KINDS", "PLOT_TITLES", "plot_all", "plot_base_rate_panel",
            "plot_fig5", "plot_forest"]
@@ -188,7 +187,7 @@ def plot_base_rate_panel(result: ProbeResult, path) -> Path:
     plt = _plt()
     summ = result.summary
     sources = list(dict.fromkeys(summ["base_rates"].astype(str)))
-    agree = sign_agreement(result.by_pair)
+    agree = result.sign_agreement
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), gridspec_kw={"width_ratios": [1, 1, 1.1]})
     for ax, direction in zip(axes[:2], DIRECTIONS):
         s = summ[summ["direction"] == direction].set_index("base_rates").reindex(sources)

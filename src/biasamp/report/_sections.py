@@ -17,6 +17,9 @@ Sections, in order (``key``: content)
   when some do).
 - ``unavailable``: one bullet per source and direction whose CI over templates could not be
   computed (fewer than two templates give a value; only when some do).
+- ``support``: one bullet per source and direction whose counts do not support the
+  association of some tasks (its sign flips in the base resamples), or whose tasks with too
+  few counts were left out (``--min-base-count``; only when some are).
 - ``base_rates``: what every source is (kind, description, data per task, how its
   uncertainty is treated), with a loud note for demonstration-size sources.
 - ``plots``: the plot kinds and their titles (none when there are no (task, attribute) rows).
@@ -38,16 +41,17 @@ from typing import Any
 
 import pandas as pd
 
-from .._conventions import DIRECTION_LABELS
 from ..results import ProbeResult, jsonable
-from ._agreement import sign_agreement
-from ._format import format_value
+from ._format import direction_label, format_value
+from ._notes import (base_rates_section_parts, support_lines, unavailable_lines,
+                     undefined_lines)
 from ._plots import PLOT_KINDS, PLOT_TITLES
 
 __all__ = ["CAVEATS", "SECTION_KEYS", "Section", "build_sections"]
 
 #: Keys of the sections, in report order.
-SECTION_KEYS = ("title", "note", "summary", "groups", "undefined", "unavailable", "base_rates",
+SECTION_KEYS = ("title", "note", "summary", "groups", "undefined", "unavailable", "support",
+                "base_rates",
                 "plots", "contributions", "sign_agreement", "mass", "audit", "caveats",
                 "provenance")
 
@@ -73,8 +77,6 @@ CAVEATS = (
 _SUMMARY_TEXT = ("Mean and population std (ddof=0) over templates; percentile bootstrap CI over "
                  "templates. A positive value means the model amplifies the base correlation.")
 _N_TOP_PAIRS = 5
-#: counts behind a task below which its base data is called "little"
-LITTLE_DATA = 10
 _MASS_TEXT = ("Share of the model's probability that the candidates cover before "
               "renormalisation: for a one-piece candidate, its probability at the mask; for a "
               "candidate of several pieces (T->A spans such as \"They are\", split "
@@ -93,7 +95,8 @@ def _groups_section(by_group: pd.DataFrame, prov: dict) -> Section:
     conf = prov.get("bootstrap", {}).get("confidence", 0.95)
     descriptions = prov.get("templates", {}).get("groups") or {}
     table = pd.DataFrame({
-        "base rates": by_group["base_rates"], "direction": by_group["direction"].map(_label),
+        "base rates": by_group["base_rates"],
+        "direction": by_group["direction"].map(direction_label),
         "group": by_group["group"],
         f"BiasAmp→ [{conf:.0%} CI]": [format_value(m, ci=(lo, hi)) for m, lo, hi in
                                       zip(by_group["mean"], by_group["ci_low"],
@@ -146,15 +149,12 @@ class Section:
     data: Any = None
 
 
-def _label(direction) -> str:
-    return DIRECTION_LABELS.get(direction, direction)
-
 
 def _headline(summary: pd.DataFrame, prov: dict) -> pd.DataFrame:
     conf = prov.get("bootstrap", {}).get("confidence", 0.95)
     return pd.DataFrame({
         "base rates": summary["base_rates"],
-        "direction": summary["direction"].map(_label),
+        "direction": summary["direction"].map(direction_label),
         "BiasAmp→ mean ± std": [format_value(m, sd)
                                 for m, sd in zip(summary["mean"], summary["std"])],
         f"{conf:.0%} CI": [format_value(lo) + " – " + format_value(hi)
@@ -176,7 +176,7 @@ def _top_pairs(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
     bp = bp.assign(_g=[order[k] for k in zip(bp["base_rates"], bp["direction"])])
     bp = bp.sort_values(["_g", "_abs"], ascending=[True, False], kind="stable")
     return pd.DataFrame({
-        "base rates": bp["base_rates"], "direction": bp["direction"].map(_label),
+        "base rates": bp["base_rates"], "direction": bp["direction"].map(direction_label),
         "task": bp["task"], "attribute": bp["attribute"],
         "association": bp["association"].map(lambda v: f"{v:+.0f}"),
         "p_base": bp["p_base"].map(lambda v: format_value(v)),
@@ -187,67 +187,24 @@ def _top_pairs(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
     })
 
 
-def _undefined_lines(result: ProbeResult) -> tuple[str, ...]:
-    """One line per (source, direction) whose value leaves undefined cells out."""
-    per = result.per_template
-    if per.empty or "n_nan" not in per:
-        return ()
-    n_cells = len(set(zip(result.by_pair["task"], result.by_pair["attribute"])))
-    worst = per.groupby(["base_rates", "direction"], sort=False)["n_nan"].max()
-    return tuple(f"{src}, {_label(d)}: {int(n)} of {n_cells} (task, attribute) cells are "
-                 "undefined (all-zero base row or column) and left out of the value."
-                 for (src, d), n in worst.items() if n > 0)
-
-
-def _unavailable_lines(summary: pd.DataFrame) -> tuple[str, ...]:
-    """One line per (source, direction) whose CI over templates could not be computed."""
-    bad = summary[summary["ci_low"].isna() | summary["ci_high"].isna()]
-    return tuple(f"{r.base_rates}, {_label(r.direction)}: {int(r.n_templates)} template(s) give "
-                 "a value; a bootstrap CI over templates needs at least 2, so it is shown as "
-                 "n/a (and the std is 0 by construction)." for r in bad.itertuples())
-
-
-def _base_rates_section(prov: dict) -> Section:
-    """What every source is, how much data stands behind it, and loud notes."""
-    rows, notes, seen = [], [], set()
-    for key, bp in (prov.get("base_rates") or {}).items():
-        source = key.partition("|")[0]
-        if source in seen:
-            continue
-        seen.add(source)
-        totals = bp.get("row_totals")
-        if totals:
-            n = len(totals)
-            none = sum(v == 0 for v in totals.values())
-            little = sum(0 < v < LITTLE_DATA for v in totals.values())
-            data = f"{none} of {n} tasks with no co-occurrence, {little} with 1-{LITTLE_DATA - 1}"
-        else:
-            data = "n/a (not counts)"
-        kind = bp.get("kind", "")
-        rows.append({"source": source, "kind": kind or "n/a",
-                     "what it is": bp.get("about") or bp.get("citation") or bp.get("name", ""),
-                     "data per task": data,
-                     "uncertainty": ("resampled (counts)" if kind == "counts" and totals
-                                     else "treated as fixed")})
-        if bp.get("demonstration"):
-            notes.append(f"**`{source}` is a demonstration-size source** "
-                         f"({bp.get('n_kept', '?')} counted sentences): its numbers show how the "
-                         "tool works and carry no weight as a base rate.")
-    return Section("base_rates", "Base rates", table=pd.DataFrame(rows) if rows else None,
-                   bullets=tuple(notes), data=rows)
-
-
-def _agreement_section(result: ProbeResult) -> Section:
-    agree = sign_agreement(result.by_pair)
-    table = None if agree.empty else agree.assign(
-        direction=agree["direction"].map(_label),
-        agreement=agree["agreement"].map(lambda v: f"{v:.2f}"))
+def _agreement_section(result: ProbeResult, conf: float) -> Section:
+    agree = result.sign_agreement
+    table = None if agree.empty else pd.DataFrame({
+        "direction": agree["direction"].map(direction_label), "source a": agree["source_a"],
+        "source b": agree["source_b"],
+        f"agreement [{conf:.0%} CI]": [
+            f"{v:.2f} [{lo:.2f}, {hi:.2f}]" if pd.notna(lo) else f"{v:.2f}"
+            for v, lo, hi in zip(agree["agreement"], agree["ci_low"], agree["ci_high"])],
+        "cells": agree["n_cells"]})
     return Section("sign_agreement", "Sign agreement of the association between sources",
+                   intro=("Share of (task, attribute) cells on which two sources give the "
+                          "association the same sign; the CI reflects the resampled base "
+                          "counts (it is the point itself when both sources are exact)."),
                    table=table, data=jsonable(agree.to_dict(orient="records")))
 
 
 def _mass_section(mass: dict) -> Section:
-    rows = [{"direction": _label(d), **{k: (f"{v:.3g}" if k != "n_prompts" else v)
+    rows = [{"direction": direction_label(d), **{k: (f"{v:.3g}" if k != "n_prompts" else v)
                                         for k, v in m.items()}}
             for d, m in mass.items()]
     return Section("mass", "Raw candidate probability mass", intro=_MASS_TEXT,
@@ -290,7 +247,7 @@ def _provenance_lines(p: dict) -> tuple[str, ...]:
         sha = str(bp.get("sha256") or bp.get("joint_sha256") or "")
         source, _, direction = key.partition("|")
         cite = bp.get("citation") or bp.get("name") or ""
-        seen.setdefault((source, cite, sha), []).append(_label(direction))
+        seen.setdefault((source, cite, sha), []).append(direction_label(direction))
     for (source, cite, sha), dirs in seen.items():
         lines.append(f"base rates `{source}` ({', '.join(dirs)}): {cite} "
                      f"(sha256 `{sha[:16]}…`)")
@@ -340,13 +297,21 @@ def build_sections(result: ProbeResult) -> list[Section]:
                             data=doc["summary"]))
     if not result.by_group.empty:
         sections.append(_groups_section(result.by_group, prov))
-    undefined = _undefined_lines(result)
+    undefined = undefined_lines(result)
     if undefined:
         sections.append(Section("undefined", "Undefined cells.", bullets=undefined))
-    unavailable = _unavailable_lines(result.summary)
+    unavailable = unavailable_lines(result.summary)
     if unavailable:
         sections.append(Section("unavailable", "Unavailable intervals.", bullets=unavailable))
-    sections.append(_base_rates_section(prov))
+    boot = prov.get("bootstrap") or {}
+    conf = boot.get("confidence", 0.95)
+    support = support_lines(result, conf, boot.get("min_base_count"))
+    if support:
+        sections.append(Section("support", "Evidence behind the base associations.",
+                                bullets=support))
+    rows, notes = base_rates_section_parts(prov, result.summary)
+    sections.append(Section("base_rates", "Base rates", bullets=notes, data=rows,
+                            table=pd.DataFrame(rows) if rows else None))
     kinds = PLOT_KINDS if not result.by_pair.empty else ()
     sections += [
         Section("plots", "Plots", plots=tuple((k, PLOT_TITLES[k]) for k in kinds)),
@@ -354,7 +319,7 @@ def build_sections(result: ProbeResult) -> list[Section]:
                 intro=(f"The {_N_TOP_PAIRS} largest |contributions| of each source and direction "
                        "(the directions are on different scales)."),
                 table=_top_pairs(result.by_pair), footer="Full disaggregation: `by_pair.csv`."),
-        _agreement_section(result),
+        _agreement_section(result, conf),
         _mass_section(mass),
         _audit_section(result.audit),
         Section("caveats", "Caveats", bullets=CAVEATS),

@@ -1,0 +1,83 @@
+"""Checks and facts of the tables :func:`~.evaluate.evaluate_tables` works on: the model's
+probability tables, C-ordered base tables, what a base table asks of the metric."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._errors import BiasampError
+
+__all__ = ["base_facts", "c_table", "check_tables", "metric_kwargs", "metric_settings"]
+
+
+def check_tables(tables, name, n_tasks, n_attr, axis, cover=None) -> np.ndarray:
+    arr = np.asarray(tables, dtype=np.float64)
+    if arr.ndim != 3 or arr.shape[1:] != (n_tasks, n_attr):
+        raise BiasampError(f"{name} must have shape (n_templates, {n_tasks}, {n_attr}); got "
+                           f"{arr.shape}")
+    if arr.shape[0] == 0:
+        raise BiasampError(f"{name} holds no templates (shape {arr.shape})")
+    if cover is not None:  # rows of tasks a bound template does not cover are not read
+        arr = np.where(cover[:, :, None], arr, 1.0 / n_attr)
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise BiasampError(f"{name} must hold finite non-negative probabilities")
+    sums = arr.sum(axis=axis)
+    if not np.allclose(sums, 1.0, atol=1e-6):
+        what = "column" if axis == 1 else "row"
+        worst = float(np.max(np.abs(sums - 1.0)))
+        raise BiasampError(f"{name}: every {what} must sum to 1 (max deviation {worst:.3g})")
+    return arr
+
+
+def c_table(x, tasks, attributes, what) -> np.ndarray:
+    """A (tasks x attributes) C-contiguous float64 array from a labelled table or an array.
+
+    C order matters: ``DataFrame.to_numpy()`` is Fortran-ordered and numpy's pairwise row
+    sums then round differently, which flips the paper's exact-tie signs (uniform base, three
+    pronouns) in compat mode.
+    """
+    if isinstance(x, pd.DataFrame):
+        missing = [t for t in tasks if t not in set(map(str, x.index))]
+        if missing:
+            raise BiasampError(f"{what} lacks the tasks {missing}")
+        x = x.rename(index=str, columns=str).reindex(index=tasks, columns=attributes)
+        if x.isna().any().any():
+            raise BiasampError(f"{what} lacks values for some (task, attribute) cells")
+    arr = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
+    if arr.shape != (len(tasks), len(attributes)):
+        raise BiasampError(f"{what} must have shape ({len(tasks)}, {len(attributes)}); got "
+                           f"{arr.shape}")
+    return arr
+
+
+def base_facts(table, joint: np.ndarray, attributes, tasks) -> dict:
+    """What the reports say about a base table: the attribute marginal P(A) (the line that
+    decides the association of a derived sign), whether the signs were given explicitly,
+    and, for counts, the co-occurrences behind each task."""
+    total = joint.sum()
+    facts = {"marginal": {a: float(v) for a, v in zip(attributes, joint.sum(axis=0) / total)},
+             "association_given": getattr(table, "association", None) is not None}
+    counts = getattr(table, "counts", None)
+    if counts is not None:
+        rows = c_table(counts, tasks, attributes, "counts").sum(axis=1)
+        facts["row_totals"] = {t: float(v) for t, v in zip(tasks, rows)}
+    return facts
+
+
+def metric_settings(table, name, tasks, attributes) -> dict:
+    """What a base table asks of the metric: explicit signs, ``tie_tol``, ``undefined``."""
+    return {k: v for k, v in metric_kwargs(table, name, tasks, attributes, None).items()
+            if k != "direction"}
+
+
+def metric_kwargs(table, name, tasks, attributes, direction) -> dict:
+    kwargs = {"direction": direction}
+    if getattr(table, "association", None) is not None:
+        kwargs["association"] = c_table(table.association, tasks, attributes,
+                                        f"base source {name!r} association")
+    if getattr(table, "tie_tol", None) is not None:
+        kwargs["tie_tol"] = table.tie_tol
+    if getattr(table, "undefined", None) is not None:
+        kwargs["undefined"] = table.undefined
+    return kwargs
