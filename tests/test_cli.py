@@ -45,7 +45,8 @@ def test_probe_writes_every_file(probed):
     for rec in data["summary"]:
         assert set(rec) == {"base_rates", "direction", "mean", "std", "ci_low", "ci_high",
                             "n_templates", "per_template", "aggregation", "resample",
-                            "base_resampled", "n_tasks_unsupported", "n_tasks_excluded"}
+                            "base_resampled", "base_bias", "n_tasks_unsupported",
+                            "n_tasks_excluded"}
         assert rec["aggregation"] == "templates" and rec["resample"] == "templates"
         # neither source is counts: nothing to resample, no sign support to measure
         assert rec["base_resampled"] is False and rec["n_tasks_unsupported"] is None

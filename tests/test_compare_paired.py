@@ -59,3 +59,68 @@ def test_compare_shows_the_paired_section(runs, tmp_path, capsys):
     assert "## Paired differences" in text and "## Setup" in text
     paired = pd.read_csv(tmp_path / "c" / "paired_differences.csv")
     assert len(paired) == 6 and np.isfinite(paired["difference"]).all()
+
+
+BOUND = """[set]
+name = "bound-mini"
+description = "two templates bound to their task, one crossed"
+source = "test"
+year = 2024
+license = "MIT"
+agreement = true
+
+[[template]]
+id = "nurse-1"
+text = "The {task} said that {attribute} {was} tired."
+task = "nurse"
+
+[[template]]
+id = "cook-1"
+text = "The {task} said that {attribute} {was} here."
+task = "cook"
+
+[[template]]
+id = "all"
+text = "{Attribute} {be} a good {task}."
+
+[[template]]
+id = "all-2"
+text = "{Attribute} {was} the {task}."
+"""
+
+
+@pytest.fixture(scope="module")
+def bound_runs(tiny_bert_dir, tiny_bert2_dir, tmp_path_factory):
+    root = tmp_path_factory.mktemp("paired-bound")
+    (root / "set.toml").write_text(BOUND)
+    # nurse rests on 3 sentences, cook and driver on 300: with --min-base-count 10 nurse is
+    # left out of the counts' value in both results
+    counts = root / "counts-long.csv"
+    counts.write_text("task,attribute,count\nnurse,he,1\nnurse,she,2\ncook,he,200\n"
+                      "cook,she,100\ndriver,he,120\ndriver,she,180\n")
+    for name, model in (("a", tiny_bert_dir), ("a2", tiny_bert_dir), ("b", tiny_bert2_dir)):
+        assert main(["-q", "probe", "--model", str(model), "--templates", str(root / "set.toml"),
+                     "--tasks", "nurse,cook,driver", "--base-rates", f"uniform,file:{counts}",
+                     "--min-base-count", "10", "--n-resamples", "300", "--seed", "3",
+                     "--format", "md", "--out", str(root / name)]) == 0
+    return root
+
+
+def test_bound_sets_are_compared_on_their_shared_units(bound_runs):
+    a, a2, b = (ProbeResult.load(bound_runs / n) for n in ("a", "a2", "b"))
+    assert set(a.summary["aggregation"]) == {"pooled"}
+    same = paired_differences([a, a2])
+    assert (same["difference"] == 0).all() and (same["ci_low"] == 0).all()
+    d = paired_differences([a, b]).set_index(["base_rates", "direction"])
+    assert len(d) == 4
+    other = b.summary.set_index(["base_rates", "direction"])
+    for rec in a.summary.itertuples():
+        row = d.loc[(rec.base_rates, rec.direction)]
+        # the point of the paired difference is the difference of the two results' values
+        # (pooled over each task's own templates, nurse left out of the counts' value)
+        assert row["difference"] == pytest.approx(
+            rec.mean - other.loc[(rec.base_rates, rec.direction), "mean"], abs=1e-12)
+        assert row["ci_low"] <= row["difference"] <= row["ci_high"]
+        assert 0 <= row["p_sign"] <= 1
+    counts_rows = a.summary[a.summary["base_rates"].str.startswith("file:")]
+    assert (counts_rows["n_tasks_excluded"] == 1).all() and counts_rows["base_resampled"].all()

@@ -9,7 +9,8 @@ import pytest
 
 from biasamp.metrics import bootstrap_ci, directional_bias_amplification
 from biasamp.pipeline.resample import (Units, interval, mean_tables, replicates,
-                                       resample_counts, sign_support, task_draws, unit_draws)
+                                       resample_counts, sign_support, source_stream,
+                                       task_draws, unit_draws)
 
 
 def _tables(rng, m, t, a, direction):
@@ -41,6 +42,17 @@ def test_templates_only_reproduces_the_per_template_bootstrap(direction):
         rlo, rhi = bootstrap_ci(deltas, n_resamples=3000, seed=9, confidence=0.9)
     np.testing.assert_allclose(clo, rlo, atol=1e-12)
     np.testing.assert_allclose(chi, rhi, atol=1e-12)
+
+
+def test_the_stream_of_a_count_table_depends_on_its_counts_only():
+    counts = np.array([[1, 0], [1000, 10], [10, 1000]], dtype=float)
+    s = source_stream(counts)
+    # the same counts, however held (ints, a copy, Fortran order), give the same stream
+    assert source_stream(counts.astype(int)) == source_stream(np.asfortranarray(counts)) == s
+    assert source_stream(counts + np.eye(3, 2)) != s
+    assert source_stream(counts.reshape(2, 3)) != s  # same bytes, another shape
+    a = resample_counts(counts, n_resamples=50, seed=1, stream=s)
+    assert (a == resample_counts(counts.copy(), n_resamples=50, seed=1, stream=s)).all()
 
 
 def test_hand_made_counts_sign_support():

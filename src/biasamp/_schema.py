@@ -30,7 +30,7 @@ AGGREGATIONS = ("templates", "pooled")
 
 #: Keys of each record of ``summary``.
 SUMMARY_KEYS = ("base_rates", "direction", "mean", "std", "ci_low", "ci_high", "n_templates",
-                "per_template", "aggregation", "resample", "base_resampled",
+                "per_template", "aggregation", "resample", "base_resampled", "base_bias",
                 "n_tasks_unsupported", "n_tasks_excluded")
 #: Columns of ``by_group`` (one row per source, direction and group of templates).
 BY_GROUP_COLUMNS = ("base_rates", "direction", "group", "mean", "ci_low", "ci_high",
@@ -57,6 +57,7 @@ _BOOL, _OPT_BOOL, _OPT_INT = "true or false", "true, false or null", "an integer
 _SUMMARY_TYPES = {"base_rates": _STR, "direction": _STR, "mean": _NUM, "std": _NUM,
                   "ci_low": _NUM, "ci_high": _NUM, "n_templates": _INT, "per_template": _LIST,
                   "aggregation": _STR, "resample": _STR, "base_resampled": _BOOL,
+                  "base_bias": _NUM,
                   "n_tasks_unsupported": _OPT_INT, "n_tasks_excluded": _INT}
 _BY_GROUP_TYPES = {"base_rates": _STR, "direction": _STR, "group": _STR, "mean": _NUM,
                    "ci_low": _NUM, "ci_high": _NUM, "n_templates": _INT, "n_tasks": _INT}

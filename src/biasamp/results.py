@@ -96,7 +96,7 @@ class ProbeResult:
         if self.sign_agreement is None:
             self.sign_agreement = pd.DataFrame(columns=list(AGREEMENT_COLUMNS))
         defaults = {"aggregation": "templates", "resample": "templates",
-                    "base_resampled": False, "n_tasks_unsupported": None,
+                    "base_resampled": False, "base_bias": np.nan, "n_tasks_unsupported": None,
                     "n_tasks_excluded": 0}
         missing = {k: v for k, v in defaults.items() if k not in self.summary.columns}
         if missing:  # a summary built by hand (the reports only need the first keys)
@@ -137,7 +137,7 @@ class ProbeResult:
                        tables: pd.DataFrame | None = None) -> ProbeResult:
         """Build a result from the content of ``results.json`` (checked against the schema)."""
         check_schema(data, path)
-        return cls(summary=_frame(data["summary"], SUMMARY_KEYS),
+        return cls(summary=_frame(data["summary"], SUMMARY_KEYS).astype({"base_bias": float}),
                    by_pair=_frame(data["by_pair"], BY_PAIR_COLUMNS).astype(
                        {c: float for c, k in _BY_PAIR_TYPES.items() if k == _NUM}),
                    per_template=_frame(data["per_template"], PER_TEMPLATE_COLUMNS).astype(

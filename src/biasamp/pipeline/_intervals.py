@@ -55,18 +55,20 @@ class Resampling:
         return np.broadcast_to(point, (self.n_resamples, *point.shape[1:]))
 
 
-def draws_of(cfg: Resampling, table, counts: np.ndarray | None, name: str):
+def draws_of(cfg: Resampling, counts: np.ndarray | None):
     """The resampled base counts of a source (None when its table is fixed)."""
     if cfg.base != "resample" or counts is None:
         return None
     return resample_counts(counts, n_resamples=cfg.n_resamples, seed=cfg.seed,
-                           stream=source_stream(name))
+                           stream=source_stream(counts))
 
 
 def table_intervals(point, mbar, joint, table, metric: dict, cfg: Resampling, *, direction,
                     base_draws, cells, task_weights, unavailable: bool) -> dict:
     """CIs of the value and of every cell's delta and contribution, and (for a resampled
-    base) the sign support of every cell; also the replicate signs for the agreement."""
+    base) the sign support of every cell and the bias the base's sampling error puts into
+    the value (``base_bias``: mean of the replicates minus the point); also the replicate
+    signs for the agreement."""
     n_t, n_a = joint.shape
     rep = replicates(mbar, joint, direction=direction, metric=metric, base_draws=base_draws,
                      to_joint=getattr(table, "joint_from_counts", None), cells=cells,
@@ -89,7 +91,10 @@ def table_intervals(point, mbar, joint, table, metric: dict, cfg: Resampling, *,
         support = np.where(defined, sign_support(rep["y"], point.y,
                                                  ~np.isnan(rep["contribution"])), np.nan)
         supported = np.where(defined, support >= conf, np.nan)
-    return {"value_ci": value_ci, "delta_ci": d_ci, "contribution_ci": c_ci,
+    bias = float("nan")
+    if base_draws is not None and np.isfinite(rep["value"]).any():
+        bias = float(np.nanmean(rep["value"]) - point.value)
+    return {"value_ci": value_ci, "delta_ci": d_ci, "contribution_ci": c_ci, "base_bias": bias,
             "support": support, "supported": supported,
             "y_rep": rep["y"], "defined_rep": ~np.isnan(rep["contribution"])}
 

@@ -8,7 +8,8 @@ import pandas as pd
 
 from .._errors import BiasampError
 
-__all__ = ["base_facts", "c_table", "check_tables", "metric_kwargs", "metric_settings"]
+__all__ = ["base_facts", "c_table", "check_tables", "excluded_tasks", "metric_kwargs",
+           "metric_settings"]
 
 
 def check_tables(tables, name, n_tasks, n_attr, axis, cover=None) -> np.ndarray:
@@ -81,3 +82,17 @@ def metric_kwargs(table, name, tasks, attributes, direction) -> dict:
     if getattr(table, "undefined", None) is not None:
         kwargs["undefined"] = table.undefined
     return kwargs
+
+
+def excluded_tasks(counts: np.ndarray | None, n_tasks: int, min_base_count: int | None
+                   ) -> tuple[np.ndarray, np.ndarray | None]:
+    """(excluded, cells): the tasks with fewer than ``min_base_count`` counted sentences in a
+    count-based table (none for other tables or without a minimum), and the (T, A) mask of
+    the cells that count (None: every cell)."""
+    excluded = np.zeros(n_tasks, dtype=bool)
+    if min_base_count is not None and counts is not None:
+        excluded = counts.sum(axis=1) < min_base_count
+    if not excluded.any():
+        return excluded, None
+    n_a = 1 if counts is None else counts.shape[1]
+    return excluded, np.repeat(~excluded[:, None], n_a, axis=1)

@@ -5,6 +5,8 @@ difference of BiasAmp-> per (source, direction) is bootstrapped *paired*: every 
 draws the same templates (and tasks) for both models and the same resample of a count-based
 base table, so what the two results share cancels and only the models' difference varies.
 The base tables are rebuilt from their sources and must hash to what the runs recorded.
+Templates bound to their own tasks (WinoBias, Winogender) are pooled per task as in the runs
+(:mod:`._pooled`), their bootstrap drawn within each task.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._conventions import DIRECTIONS
+from .._conventions import DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError, ZeroRowWarning
 from ..results import ProbeResult
 from ._intervals import Resampling, draws_of
-from .evaluate import c_table, metric_settings
-from .resample import Units, interval, replicates
+from ._pooled import pooled_units
+from ._tables import c_table, excluded_tasks, metric_settings
+from .resample import interval, mean_tables, replicates
 
 __all__ = ["PAIRED_COLUMNS", "model_tables", "paired_differences"]
 
@@ -32,17 +35,24 @@ PAIRED_COLUMNS = ("model_a", "model_b", "base_rates", "direction", "difference",
 
 def model_tables(result: ProbeResult, direction: str, template_ids, tasks, attributes
                  ) -> np.ndarray:
-    """The model's probability tables of a result, shape (n_templates, n_tasks, n_attributes)."""
+    """The model's probability tables of a result, shape (n_templates, n_tasks,
+    n_attributes); NaN on the rows a bound template does not cover."""
     if result.tables is None:
         raise BiasampError(f"result of {result.model!r} was loaded without its tables")
     t = result.tables[result.tables["direction"] == direction]
     p = t.set_index(["template_id", "task", "attribute"])["prob"]
     idx = pd.MultiIndex.from_product([list(template_ids), list(tasks), list(attributes)])
     arr = p.reindex(idx).to_numpy(dtype=np.float64)
-    if np.isnan(arr).any():
-        raise BiasampError(f"the tables of {result.model!r} lack cells for {direction} (a bound "
-                           "template set? paired differences need crossed templates)")
     return arr.reshape(len(template_ids), len(tasks), len(attributes))
+
+
+def _coverage(tables_ta: np.ndarray, tasks) -> tuple:
+    """(cover, strata) of the templates from their T->A tables (a bound template has no
+    rows for the tasks it does not cover), as :func:`._pooled.coverage` gives them."""
+    cover = ~np.isnan(tables_ta).any(axis=2)
+    if cover.all():
+        return None, None
+    return cover, ["|".join(t for t, c in zip(tasks, row) if c) for row in cover]
 
 
 def _base_table(source: str, tasks, attributes, direction, recorded: dict):
@@ -89,37 +99,50 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
         if not shared:
             raise BiasampError(f"{ref.model!r} and {other.model!r} share no template")
         task_w = boot.task_weights(len(tasks))
-        # the same seed and the same number of templates: the same draws for both models
-        mbars = {d: tuple(boot.model_tables(Units.crossed(model_tables(r, d, shared, tasks,
-                                                                       attributes)))
-                          for r in (ref, other)) for d in DIRECTIONS}
+        # the same seed and the same units: the same draws for both models
+        units, covers = {}, []
+        for i, r in enumerate((ref, other)):
+            tabs = {d: model_tables(r, d, shared, tasks, attributes) for d in DIRECTIONS}
+            cover, strata = _coverage(tabs[TASK_TO_ATTRIBUTE], tasks)
+            covers.append(cover)
+            for d in DIRECTIONS:
+                units[(i, d)] = pooled_units(np.nan_to_num(tabs[d]), cover, strata, d)
+        if not (covers[0] is None and covers[1] is None) and not np.array_equal(*covers):
+            raise BiasampError(f"{ref.model!r} and {other.model!r}: the templates cover "
+                               "different tasks in the two results; they cannot be paired")
+        min_count = cfg.get("min_base_count")
         for rec in ref.summary.itertuples():
-            source, direction = rec.base_rates, rec.direction
-            key = f"{source}|{direction}"
-            recorded = {r.model: ((r.provenance.get("base_rates") or {}).get(key) or {})
-                        .get("joint_sha256") for r in (ref, other)}
-            table, joint = _base_table(source, tasks, attributes, direction, recorded)
-            metric = metric_settings(table, source, tasks, attributes)
-            counts = (None if getattr(table, "counts", None) is None
-                      else c_table(table.counts, tasks, attributes, "counts"))
-            base = draws_of(boot, table, counts, source)
-            reps = [replicates(m, joint, direction=direction, metric=metric, base_draws=base,
-                               to_joint=table.joint_from_counts, task_weights=task_w)["value"]
-                    for m in mbars[direction]]
-            diff = reps[0] - reps[1]
-            pt = _point(ref, other, source, direction, shared)
-            lo, hi = interval(diff, boot.confidence, pt)
-            p_sign = (float(np.mean(np.sign(diff) == np.sign(pt))) if pt != 0
-                      else float("nan"))
-            rows.append({"model_a": ref.model, "model_b": other.model, "base_rates": source,
-                         "direction": direction, "difference": pt, "ci_low": float(lo),
-                         "ci_high": float(hi), "p_sign": p_sign, "n_templates": len(shared)})
+            rows.append(_paired_row(ref, other, rec.base_rates, rec.direction, units, boot,
+                                    task_w, tasks, attributes, min_count, len(shared)))
     return pd.DataFrame(rows, columns=list(PAIRED_COLUMNS))
 
 
-def _point(a: ProbeResult, b: ProbeResult, source: str, direction: str, shared) -> float:
-    def mean(r):
-        p = r.per_template
-        sel = p[(p["base_rates"] == source) & (p["direction"] == direction)]
-        return sel.set_index("template_id").loc[list(shared), "value"].astype(float).mean()
-    return float(mean(a) - mean(b))
+def _paired_row(ref, other, source, direction, units, boot, task_w, tasks, attributes,
+                min_count, n_shared) -> dict:
+    """The paired difference ``ref - other`` of one (source, direction)."""
+    key = f"{source}|{direction}"
+    recorded = {r.model: ((r.provenance.get("base_rates") or {}).get(key) or {})
+                .get("joint_sha256") for r in (ref, other)}
+    table, joint = _base_table(source, tasks, attributes, direction, recorded)
+    metric = metric_settings(table, source, tasks, attributes)
+    counts = (None if getattr(table, "counts", None) is None
+              else c_table(table.counts, tasks, attributes, "counts"))
+    _, cells = excluded_tasks(counts, len(tasks), min_count)
+    base = draws_of(boot, counts)
+    points, reps = [], []
+    for i in (0, 1):
+        u = units[(i, direction)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            points.append(replicates(mean_tables(u, None), joint, direction=direction,
+                                     metric=metric, cells=cells)["value"][0])
+        reps.append(replicates(boot.model_tables(u), joint, direction=direction, metric=metric,
+                               base_draws=base, to_joint=table.joint_from_counts, cells=cells,
+                               task_weights=task_w)["value"])
+    pt = float(points[0] - points[1])
+    diff = reps[0] - reps[1]
+    lo, hi = interval(diff, boot.confidence, pt)
+    p_sign = float(np.mean(np.sign(diff) == np.sign(pt))) if pt != 0 else float("nan")
+    return {"model_a": ref.model, "model_b": other.model, "base_rates": source,
+            "direction": direction, "difference": pt, "ci_low": float(lo), "ci_high": float(hi),
+            "p_sign": p_sign, "n_templates": n_shared}

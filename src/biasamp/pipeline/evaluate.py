@@ -27,7 +27,7 @@ from .._validation import (Integer, Interval, Names, OneOf, Optional, PositiveIn
 from ..results import (AGREEMENT_COLUMNS, BY_GROUP_COLUMNS, BY_PAIR_COLUMNS,
                        PER_TEMPLATE_COLUMNS, SUMMARY_KEYS, jsonable)
 from ._intervals import Resampling, agreement_table, draws_of, table_intervals
-from ._tables import base_facts, c_table, check_tables, metric_kwargs, metric_settings  # noqa: F401
+from ._tables import base_facts, c_table, check_tables, excluded_tasks, metric_kwargs
 from ._points import point_estimate
 from ._pooled import coverage, pooled_units, template_masks
 from .resample import BASE_UNCERTAINTY, RESAMPLE_UNITS, interval, mean_tables, replicates
@@ -211,10 +211,7 @@ def _evaluate_one(out, name, src, direction, tables, units, mbar, pooled, tasks,
     prov.update(base_facts(table, joint, attributes, tasks))
     out.base_prov[f"{name}|{direction}"] = jsonable(prov)
     kwargs = metric_kwargs(table, name, tasks, attributes, direction)
-    excluded = np.zeros(n_t, dtype=bool)
-    if min_base_count is not None and counts is not None:
-        excluded = counts.sum(axis=1) < min_base_count
-    cells = None if not excluded.any() else np.repeat(~excluded[:, None], n_a, axis=1)
+    excluded, cells = excluded_tasks(counts, n_t, min_base_count)
     point = point_estimate(tables, units, joint, kwargs, direction, pooled=pooled, cells=cells)
     label = f"base source {name!r}, {direction}"
     n_undefined = int(np.isnan(point.contribution).sum()) - int(excluded.sum()) * n_a
@@ -224,7 +221,7 @@ def _evaluate_one(out, name, src, direction, tables, units, mbar, pooled, tasks,
                       UndefinedCellsWarning, stacklevel=5)
     if not np.isfinite(point.value):
         raise BiasampError(f"BiasAmp-> is undefined (NaN) for every template with {label}")
-    base = draws_of(cfg, table, counts, name)
+    base = draws_of(cfg, counts)
     metric = {k: v for k, v in kwargs.items() if k != "direction"}
     iv = table_intervals(point, mbar, joint, table, metric, cfg, direction=direction,
                          base_draws=base, cells=cells, task_weights=task_w,
@@ -244,7 +241,8 @@ def _evaluate_one(out, name, src, direction, tables, units, mbar, pooled, tasks,
         "per_template": [] if pooled and direction == TASK_TO_ATTRIBUTE
         else [float(v) for v in point.per_template],
         "aggregation": point.aggregation, "resample": cfg.units,
-        "base_resampled": base is not None, "n_tasks_unsupported": unsupported,
+        "base_resampled": base is not None, "base_bias": iv["base_bias"],
+        "n_tasks_unsupported": unsupported,
         "n_tasks_excluded": int(excluded.sum())})
     out.pairs.append(_pair_frame(name, direction, tasks, attributes, point, iv))
     out.templates.append(pd.DataFrame({"base_rates": name, "direction": direction,

@@ -112,10 +112,13 @@ def mean_tables(units: Units, weights: np.ndarray | None) -> np.ndarray:
         return num / den[:, :, None]
 
 
-def source_stream(name: str) -> int:
-    """The random stream of a base-rate source's count resamples (from its name, so that
-    every run and every comparison draws the same resamples for it)."""
-    return int(hashlib.sha256(name.encode("utf-8")).hexdigest()[:8], 16)
+def source_stream(counts: np.ndarray) -> int:
+    """The random stream of a count table's resamples, from the counts themselves (their
+    shape and float64 bytes): every run, every machine and every comparison draws the same
+    resamples for the same table, whatever the source is called or where its file lies."""
+    c = np.ascontiguousarray(counts, dtype=np.float64)
+    digest = hashlib.sha256(repr(c.shape).encode("ascii") + c.tobytes()).hexdigest()
+    return int(digest[:8], 16)
 
 
 def resample_counts(counts: np.ndarray, *, n_resamples: int, seed: int, stream: int

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..results import ProbeResult
 from ._format import CSS, html_table, inline_html, plain_text
-from ._sections import Section, build_sections
+from ._sections import NOTE_KEYS, Section, build_sections
 
 __all__ = ["html_report", "render_html"]
 
@@ -51,7 +51,7 @@ def html_report(sections: Sequence[Section], images: Mapping[str, str | os.PathL
                     f"<h1>{title}</h1>"]
         elif s.key == "note":
             out.append(f"<p class='note'>{html.escape(s.text)}</p>")
-        elif s.key in ("undefined", "unavailable"):
+        elif s.key in NOTE_KEYS:
             out.append(f"<p class='note'><strong>{html.escape(s.title)}</strong> "
                        + " ".join(html.escape(b) for b in s.bullets) + "</p>")
         elif s.key == "plots":

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 
 from ..results import ProbeResult
 from ._format import markdown_table
-from ._sections import Section, build_sections
+from ._sections import NOTE_KEYS, Section, build_sections
 
 __all__ = ["markdown_report", "render_markdown"]
 
@@ -39,7 +39,7 @@ def markdown_report(sections: Sequence[Section], links: Mapping[str, str]) -> st
             parts += [f"# {s.title}", ""]
         elif s.key == "note":
             parts += [f"> {s.text}", ""]
-        elif s.key in ("undefined", "unavailable"):
+        elif s.key in NOTE_KEYS:
             parts += [f"**{s.title}**", ""] + [f"- {b}" for b in s.bullets] + [""]
         elif s.key == "plots":
             shown = [(kind, title) for kind, title in s.plots if kind in links]

@@ -1,7 +1,8 @@
 """The model-card section (``model_card.md``): a layout of the report's sections.
 
 A Markdown block for "Bias, Risks, and Limitations" of a Hugging Face model card: the
-measurement, the headline table, undefined cells, the Fig. 5 plot, the first three caveats
+measurement, the headline table, undefined cells, unavailable intervals, unsupported
+associations, the base-rate sources, the Fig. 5 plot, the first three caveats
 and the provenance (folded).
 """
 
@@ -12,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from ..results import ProbeResult
 from ._format import markdown_table
-from ._sections import Section, build_sections
+from ._sections import NOTE_KEYS, Section, build_sections
 
 __all__ = ["CARD_PLOTS", "model_card", "render_model_card"]
 
@@ -35,9 +36,9 @@ def model_card(sections: Sequence[Section], links: Mapping[str, str]) -> str:
             parts += [markdown_table(s.table), ""]
         elif s.key == "base_rates" and s.table is not None:
             parts += ["**Base rates.**", ""] + [f"- {b}" for b in s.bullets]
-            parts += [f"- `{r['source']}`: {r['what it is']} ({r['uncertainty']})"
-                      for r in s.data] + [""]
-        elif s.key in ("undefined", "unavailable"):
+            parts += [f"- `{r['source']}`: {r['what it is']} (data per task: "
+                      f"{r['data per task']}; {r['uncertainty']})" for r in s.data] + [""]
+        elif s.key in NOTE_KEYS:
             parts += [f"- {b}" for b in s.bullets] + [""]
         elif s.key == "plots" and "fig5" in links and any(k == "fig5" for k, _ in s.plots):
             parts += [f"<!-- upload {links['fig5']} next to the model card's README.md -->",

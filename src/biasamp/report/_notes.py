@@ -9,11 +9,13 @@ import pandas as pd
 from ..results import ProbeResult
 from ._format import direction_label
 
-__all__ = ["LITTLE_DATA", "base_rates_section_parts", "support_lines", "unavailable_lines",
-           "undefined_lines"]
+__all__ = ["LITTLE_DATA", "NOTABLE_BIAS", "base_rates_section_parts", "support_lines",
+           "unavailable_lines", "undefined_lines"]
 
 #: counts behind a task below which its base data is called "little"
 LITTLE_DATA = 10
+#: a base bias at least this share of the CI's width is told in the report
+NOTABLE_BIAS = 0.1
 
 
 
@@ -45,8 +47,8 @@ def unavailable_lines(summary: pd.DataFrame) -> tuple[str, ...]:
 
 
 def support_lines(result: ProbeResult, confidence: float, min_base_count) -> tuple[str, ...]:
-    """Per (source, direction): tasks whose association the counts do not support, and
-    tasks left out for too few counts."""
+    """Per (source, direction): tasks whose association the counts do not support, a notable
+    bias from the counts' sampling error, and tasks left out for too few counts."""
     lines = []
     n_tasks = len(set(result.by_pair["task"]))
     for r in result.summary.itertuples():
@@ -58,6 +60,13 @@ def support_lines(result: ProbeResult, confidence: float, min_base_count) -> tup
                 f"supported by the counts (its sign holds in fewer than {confidence:.0%} of the "
                 "base resamples); these cells are marked `sign_supported = false` in "
                 "`by_pair.csv` and carry little evidence.")
+        bias, width = r.base_bias, r.ci_high - r.ci_low
+        if r.base_resampled and pd.notna(bias) and abs(bias) >= NOTABLE_BIAS * width:
+            lines.append(
+                f"{where}: the sampling error of the counts shifts this value by {bias:+.4f} "
+                "on average over the base resamples: the counts are too sparse for it to be "
+                "read at face value (a value measured against a noisy base is biased by about "
+                "as much, and its CI is then not reliable).")
         if int(r.n_tasks_excluded or 0) > 0:
             lines.append(
                 f"{where}: {int(r.n_tasks_excluded)} of {n_tasks} tasks have fewer than "

@@ -47,13 +47,16 @@ from ._notes import (base_rates_section_parts, support_lines, unavailable_lines,
                      undefined_lines)
 from ._plots import PLOT_KINDS, PLOT_TITLES
 
-__all__ = ["CAVEATS", "SECTION_KEYS", "Section", "build_sections"]
+__all__ = ["CAVEATS", "NOTE_KEYS", "SECTION_KEYS", "Section", "build_sections"]
 
 #: Keys of the sections, in report order.
 SECTION_KEYS = ("title", "note", "summary", "groups", "undefined", "unavailable", "support",
                 "base_rates",
                 "plots", "contributions", "sign_agreement", "mass", "audit", "caveats",
                 "provenance")
+
+#: Sections that are short notes (a bold title and bullets, shown only when they say something).
+NOTE_KEYS = ("undefined", "unavailable", "support")
 
 #: How to read the numbers (the model card shows the first three).
 CAVEATS = (
