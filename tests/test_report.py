@@ -269,13 +269,14 @@ def _html_first_table(text: str) -> list[list[str]]:
 
 def test_markdown_html_and_model_card_share_the_sections(result_dir):
     build_report(result_dir, formats="md,html,json,model-card")
-    header = "| base rates | direction | BiasAmp→ mean ± std | 95% CI | templates |"
+    header = ("| base rates | direction | BiasAmp→ mean ± std | 95% CI | CI covers | templates "
+              "|")
     md = _md_rows((result_dir / "report.md").read_text(), header)
     card = _md_rows((result_dir / "model_card.md").read_text(), header)
     page = _html_first_table((result_dir / "report.html").read_text())
     assert md == card == page
-    assert md == [["golden", "A→T", "-0.0087 ± 0.0087", "-0.0173 – 0.0000", "2"],
-                  ["golden", "T→A", "0.0063 ± 0.0063", "0.0000 – 0.0125", "2"]]
+    assert md == [["golden", "A→T", "-0.0087 ± 0.0087", "-0.0173 – 0.0000", "templates", "2"],
+                  ["golden", "T→A", "0.0063 ± 0.0063", "0.0000 – 0.0125", "templates", "2"]]
     # the same caveats and provenance lines in every format
     text = {n: (result_dir / n).read_text() for n in ("report.md", "model_card.md")}
     assert "- model: `golden-model` (revision: `default`)" in text["report.md"]

@@ -216,6 +216,9 @@ def test_unsupported_associations_are_told_in_the_report(counts_source):
     md = render_markdown(res)
     assert (f"{counts_source.name}, T→A: the association of 1 of 3 tasks is not supported by "
             "the counts (its sign holds in fewer than 95% of the base resamples)") in md
+    # the largest contributions mark the cells of x, and only those
+    marked = [line for line in md.splitlines() if "(unsupported) |" in line]
+    assert marked and all("| x |" in line for line in marked)
 
 
 @pytest.mark.usefixtures("one_torch_thread")

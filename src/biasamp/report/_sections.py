@@ -78,7 +78,11 @@ CAVEATS = (
 )
 
 _SUMMARY_TEXT = ("Mean and population std (ddof=0) over templates; percentile bootstrap CI over "
-                 "templates. A positive value means the model amplifies the base correlation.")
+                 "what its row's \"CI covers\" names (\"counts\": the sentences of a "
+                 "count-based base-rate source, resampled jointly with the rest). A positive "
+                 "value means the model amplifies the base correlation.")
+#: what a summary row's CI resamples, by ``resample`` (the base counts are added per row)
+_CI_COVERS = {"templates": "templates", "tasks": "tasks", "both": "templates, tasks"}
 _N_TOP_PAIRS = 5
 _MASS_TEXT = ("Share of the model's probability that the candidates cover before "
               "renormalisation: for a one-piece candidate, its probability at the mask; for a "
@@ -162,8 +166,16 @@ def _headline(summary: pd.DataFrame, prov: dict) -> pd.DataFrame:
                                 for m, sd in zip(summary["mean"], summary["std"])],
         f"{conf:.0%} CI": [format_value(lo) + " – " + format_value(hi)
                            for lo, hi in zip(summary["ci_low"], summary["ci_high"])],
+        "CI covers": [_CI_COVERS.get(r, r) + (", counts" if pd.notna(b) and bool(b) else "")
+                      for r, b in zip(summary["resample"], summary["base_resampled"])],
         "templates": summary["n_templates"],
     })
+
+
+def _supported(by_pair: pd.DataFrame) -> list:
+    """Per row: True / False where the counts were resampled, else None."""
+    col = by_pair.get("sign_supported", pd.Series(pd.NA, index=by_pair.index))
+    return [None if pd.isna(v) else bool(v) for v in col]
 
 
 def _top_pairs(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
@@ -181,7 +193,8 @@ def _top_pairs(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
     return pd.DataFrame({
         "base rates": bp["base_rates"], "direction": bp["direction"].map(direction_label),
         "task": bp["task"], "attribute": bp["attribute"],
-        "association": bp["association"].map(lambda v: f"{v:+.0f}"),
+        "association": [f"{v:+.0f}" + (" (unsupported)" if s is False else "")
+                        for v, s in zip(bp["association"], _supported(bp))],
         "p_base": bp["p_base"].map(lambda v: format_value(v)),
         "p_model": bp["p_model"].map(lambda v: format_value(v)),
         "contribution [CI]": [format_value(c, ci=(lo, hi)) for c, lo, hi in
@@ -321,7 +334,9 @@ def build_sections(result: ProbeResult) -> list[Section]:
         Section("contributions", "Largest contributions",
                 intro=(f"The {_N_TOP_PAIRS} largest |contributions| of each source and direction "
                        "(the directions are on different scales)."),
-                table=_top_pairs(result.by_pair), footer="Full disaggregation: `by_pair.csv`."),
+                table=_top_pairs(result.by_pair),
+                footer=("\"(unsupported)\": the counts do not support the sign of this "
+                        "association (see above). Full disaggregation: `by_pair.csv`.")),
         _agreement_section(result, conf),
         _mass_section(mass),
         _audit_section(result.audit),
