@@ -59,7 +59,8 @@ def support_lines(result: ProbeResult, confidence: float, min_base_count) -> tup
                 f"{where}: the association of {unsupported} of {n_tasks} tasks is not "
                 f"supported by the counts (its sign holds in fewer than {confidence:.0%} of the "
                 "base resamples); these cells are marked `sign_supported = false` in "
-                "`by_pair.csv` and carry little evidence.")
+                "`by_pair.csv` and carry little evidence; with unsupported associations the "
+                "CI of this value is indicative only.")
         bias, width = r.base_bias, r.ci_high - r.ci_low
         if r.base_resampled and pd.notna(bias) and abs(bias) >= NOTABLE_BIAS * width:
             lines.append(
