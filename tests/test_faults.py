@@ -99,6 +99,10 @@ PROBE_CASES = [
     (["--seed", "-3"], r"seed must be a non-negative integer; got -3"),
     (["--dtype", "fp64"], r"dtype must be one of 'float32', 'bfloat16', 'float16'"),
     (["--max-templates", "0"], r"max_templates must be a positive integer; got 0"),
+    (["--resample", "rows"], r"resample must be one of 'templates', 'tasks', 'both'; got 'rows'"),
+    (["--base-uncertainty", "maybe"],
+     r"base_uncertainty must be one of 'resample', 'none'; got 'maybe'"),
+    (["--min-base-count", "0"], r"min_base_count must be a positive integer; got 0"),
     (["--config", "{typo.toml}"], r"unknown config option 'modles' \(did you mean 'models'"),
     (["--config", "{nofile.toml}"], r"config file '.*nofile.toml' does not exist"),
 ]
