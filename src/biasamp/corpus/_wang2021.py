@@ -50,14 +50,7 @@ class Wang2021Rule(CountingRule):
         if index_i is None:
             return None
         words = set(sentence.split(" "))
-        index_j = None
-        for j, gset in enumerate(self.group_sets):
-            if gset & words:
-                if index_j is not None:
-                    if j != 2:
-                        index_j = None
-                    continue
-                index_j = j
+        index_j = self._group_index(words)
         if index_j is None:
             return None
         return index_i, index_j
@@ -126,6 +119,16 @@ class Wang2021Rule(CountingRule):
             return None
         index_i = max(found)
         words = set(piece.split(" "))
+        index_j = self._group_index(words)
+        if index_j is None:
+            return None
+        return index_i, index_j
+
+    def _group_index(self, words: set) -> int | None:
+        """The §4 choice of the gender group of a piece's words, as the published loop makes
+        it: going through the groups in order, a group present is chosen when none is held,
+        and clears a held choice unless it is the third group; None when nothing is held at
+        the end."""
         index_j = None
         for j, gset in enumerate(self.group_sets):
             if gset & words:
@@ -134,9 +137,7 @@ class Wang2021Rule(CountingRule):
                         index_j = None
                     continue
                 index_j = j
-        if index_j is None:
-            return None
-        return index_i, index_j
+        return index_j
 
     @staticmethod
     def _dots_in(buf: Buffer, lines: np.ndarray) -> int:
