@@ -1,9 +1,10 @@
 """What every scorer shares: loading, device/dtype, the score cache, provenance, the score loop.
 
 A scorer subclass sets ``model_type`` (``"masked"`` or ``"causal"``) and implements
-``_score_rows(mode, pairs, per, idx, prompts, on_batch, bar)``, which returns the (len(idx), k) log
-probabilities of the prompts ``idx``; the loop here checks the input, answers what the sqlite
-score cache holds, runs the rest chunk by chunk (bounded memory) and fills the cache.
+``_score_rows(mode, rows, on_batch, bar)``, which returns the log probability of every row
+``(filled text, start, end of the candidate in it, prompt, candidate)``; the loop here checks
+the input, answers what the sqlite score cache holds, builds the rows of the rest chunk by chunk
+(bounded memory), runs them and fills the cache.
 """
 
 from __future__ import annotations
@@ -151,7 +152,12 @@ class BaseScorer:
         try:
             for c0 in range(0, len(todo), self.chunk_size):
                 idx = todo[c0:c0 + self.chunk_size]
-                out[idx] = self._score_rows(mode, pairs, per, idx, prompts, on_batch, bar)
+                rows = []  # (filled text, candidate start, end, prompt, candidate)
+                for i in idx:
+                    pre, post = pairs[i]
+                    rows += [(pre + c + post, len(pre), len(pre) + len(c), prompts[i], c)
+                             for c in per[i]]
+                out[idx] = self._score_rows(mode, rows, on_batch, bar).reshape(len(idx), k)
                 if cache is not None:
                     cache.put_many((keys[i], out[i]) for i in idx)
         finally:
@@ -161,7 +167,7 @@ class BaseScorer:
 
     _unit = "ctx"
 
-    def _score_rows(self, mode, pairs, per, idx, prompts, on_batch, bar):  # pragma: no cover
+    def _score_rows(self, mode, rows, on_batch, bar):  # pragma: no cover
         raise NotImplementedError
 
     def _after_score(self, mode):

@@ -134,13 +134,7 @@ class CausalLMScorer(BaseScorer):
             out.append((tuple(ids), lead if mode == "sentence" else start))
         return out
 
-    def _score_rows(self, mode, pairs, per, idx, prompts, on_batch, bar):
-        k = len(per[0])
-        rows = []
-        for i in idx:
-            pre, post = pairs[i]
-            for c in per[i]:
-                rows.append((pre + c + post, len(pre), len(pre) + len(c), prompts[i], c))
+    def _score_rows(self, mode, rows, on_batch, bar):
         cells = self.sequences(rows, mode)
         index: dict[tuple, int] = {}
         seqs, first = [], []
@@ -156,5 +150,4 @@ class CausalLMScorer(BaseScorer):
         lp = self._runner.run(seqs, first, plan_splits(seqs, share=self.share_prefix),
                               on_batch=lambda n: bar.update(n))
         self.n_forward_calls += self._runner.n_forward_calls - calls
-        vals = np.array([lp[index[ids]][f:].sum() for ids, f in cells])
-        return vals.reshape(len(idx), k)
+        return np.array([lp[index[ids]][f:].sum() for ids, f in cells])

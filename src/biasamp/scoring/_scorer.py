@@ -92,13 +92,7 @@ class MaskedLMScorer(BaseScorer):
             pos = pos - (cfg.pad_token_id or 0) - 1  # positions start after the padding index
         return int(min(tok_max, pos or tok_max))
 
-    def _score_rows(self, mode, pairs, per, idx, prompts, on_batch, bar):
-        k = len(per[0])
-        rows = []
-        for i in idx:
-            pre, post = pairs[i]
-            for c in per[i]:
-                rows.append((pre + c + post, len(pre), len(pre) + len(c), prompts[i], c))
+    def _score_rows(self, mode, rows, on_batch, bar):
         spans = locate_spans(self.tokenizer, rows, max_length=self.max_length)
         if mode == "first-piece":
             for (_, _, _, _, c), sp in zip(rows, spans):
@@ -110,9 +104,9 @@ class MaskedLMScorer(BaseScorer):
         vals = run_queries(qs, model=self.model, head=self._head, device=self.device,
                            batch_size=self.batch_size, pad_id=self.tokenizer.pad_token_id,
                            on_batch=lambda n_ctx, n_tok: on_batch(n_ctx))
-        flat = np.zeros(len(idx) * k)
+        flat = np.zeros(len(rows))
         np.add.at(flat, np.asarray(qs.q_out, dtype=np.int64), vals)
-        return flat.reshape(len(idx), k)
+        return flat
 
     def _after_score(self, mode):
         if self._split:
