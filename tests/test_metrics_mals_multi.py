@@ -237,3 +237,24 @@ def test_multi_errors():
         multi_attribute_bias_amplification(A, T, direction="sideways", task_preds=T)
     with pytest.raises(BiasampError, match="got only tasks_train"):
         multi_attribute_bias_amplification(A, T, direction="A->T", task_preds=T, tasks_train=T)
+
+
+@pytest.mark.parametrize("direction, given, missing", [
+    ("A->T", {"attribute_preds": np.eye(2, dtype=int)}, "task_preds"),
+    ("T->A", {"task_preds": np.eye(2, dtype=int)}, "attribute_preds"),
+])
+def test_multi_and_dpa_name_the_missing_predictions(direction, given, missing):
+    from biasamp.metrics import directional_predictability_amplification
+
+    A = T = np.eye(2, dtype=int)
+    canonical = {"A->T": "attribute_to_task", "T->A": "task_to_attribute"}[direction]
+    pattern = f"^{missing} is required for direction '{canonical}'; got None$"
+    with pytest.raises(BiasampError, match=pattern):
+        multi_attribute_bias_amplification(A, T, direction=direction, **given)
+    with pytest.raises(BiasampError, match=pattern):
+        directional_predictability_amplification(A, T, direction=direction, **given)
+    # the predictions of the other direction are checked against what they predict
+    other = {"task_preds": "tasks", "attribute_preds": "attributes"}[missing]
+    with pytest.raises(BiasampError, match=f"{missing} must have the shape of {other}"):
+        multi_attribute_bias_amplification(A, T, direction=direction,
+                                           **{missing: np.ones((3, 2), dtype=int)})

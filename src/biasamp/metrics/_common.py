@@ -169,6 +169,27 @@ def check_same(ref_labels, labels, ref_shape, shape, name: str, ref_name: str) -
         raise BiasampError(f"{name} columns do not match {ref_name}: {list(labels)} vs {list(ref_labels)}")
 
 
+def required_preds(direction: str, task_preds, attribute_preds):
+    """The predictions a (canonical) direction scores and their name: ``task_preds`` for
+    A->T, ``attribute_preds`` for T->A; an error naming them when they are missing."""
+    name, preds = (("task_preds", task_preds) if direction == ATTRIBUTE_TO_TASK
+                   else ("attribute_preds", attribute_preds))
+    if preds is None:
+        raise BiasampError(f"{name} is required for direction {direction!r}; got None")
+    return preds, name
+
+
+def checked_preds(direction: str, task_preds, attribute_preds, T, t_lab, A, a_lab) -> np.ndarray:
+    """The label matrix of :func:`required_preds`, checked against the labels it predicts
+    (``T``/``t_lab`` for A->T, ``A``/``a_lab`` for T->A): same shape, same columns."""
+    preds, name = required_preds(direction, task_preds, attribute_preds)
+    ref, ref_lab, ref_name = ((T, t_lab, "tasks") if direction == ATTRIBUTE_TO_TASK
+                              else (A, a_lab, "attributes"))
+    P, p_lab = as_label_matrix(preds, name, soft=True)
+    check_same(ref_lab, p_lab, ref.shape, P.shape, name, ref_name)
+    return P
+
+
 def as_label_data(attributes, tasks, attributes_train=None, tasks_train=None):
     """Validate the ground-truth label matrices of the labels form (and the optional train pair).
 

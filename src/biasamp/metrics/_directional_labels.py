@@ -11,8 +11,7 @@ from ._common import (
     DEFAULT_TIE_TOL,
     any_rows,
     as_label_data,
-    as_label_matrix,
-    check_same,
+    checked_preds,
     check_tie_tol,
     col_sums,
     gram,
@@ -93,16 +92,7 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
     check(ties, OneOf(TIE_POLICIES), "ties")
     check(empty_rows, OneOf(EMPTY_ROW_POLICIES), "empty_rows")
     A, a_lab, T, t_lab, Atr, Ttr = as_label_data(attributes, tasks, attributes_train, tasks_train)
-    if direction == ATTRIBUTE_TO_TASK:
-        if task_preds is None:
-            raise BiasampError("task_preds is required for direction 'attribute_to_task'; got None")
-        P, p_lab = as_label_matrix(task_preds, "task_preds", soft=True)
-        check_same(t_lab, p_lab, T.shape, P.shape, "task_preds", "tasks")
-    else:
-        if attribute_preds is None:
-            raise BiasampError("attribute_preds is required for direction 'task_to_attribute'; got None")
-        P, p_lab = as_label_matrix(attribute_preds, "attribute_preds", soft=True)
-        check_same(a_lab, p_lab, A.shape, P.shape, "attribute_preds", "attributes")
+    P = checked_preds(direction, task_preds, attribute_preds, T, t_lab, A, a_lab)
 
     # counts on the evaluation labels: joint[t, a] = #(T_t = 1 and A_a = 1)
     joint = gram(T, A)

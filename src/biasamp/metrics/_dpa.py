@@ -9,7 +9,7 @@ import numpy as np
 from .._errors import BiasampError
 from ._attackers import BayesOptimalAttacker  # noqa: F401  (used in the docstring example)
 from .._conventions import canonical_direction
-from ._common import ATTRIBUTE_TO_TASK
+from ._common import ATTRIBUTE_TO_TASK, required_preds
 from ._leakage import (
     Encoded,
     TrialsResult,
@@ -80,16 +80,13 @@ def directional_predictability_amplification(attributes, tasks, *, direction, at
     check_attacker(attacker)
     qfn, qname = resolve_quality(quality)
     n_trials, test_fraction = check_trials(n_trials, test_fraction)
+    preds, name = required_preds(direction, task_preds, attribute_preds)
     if direction == ATTRIBUTE_TO_TASK:
-        if task_preds is None:
-            raise BiasampError("task_preds is required for direction 'attribute_to_task'; got None")
         x = Encoded(attributes, None, "attributes", "")
-        y = Encoded(tasks, task_preds, "tasks", "task_preds")
+        y = Encoded(tasks, preds, "tasks", name)
     else:
-        if attribute_preds is None:
-            raise BiasampError("attribute_preds is required for direction 'task_to_attribute'; got None")
         x = Encoded(tasks, None, "tasks", "")
-        y = Encoded(attributes, attribute_preds, "attributes", "attribute_preds")
+        y = Encoded(attributes, preds, "attributes", name)
     if x.codes.shape[0] != y.codes.shape[0]:
         raise BiasampError(f"attributes and tasks must have the same number of rows; "
                            f"got {x.codes.shape[0]} and {y.codes.shape[0]}")

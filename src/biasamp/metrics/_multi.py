@@ -15,8 +15,7 @@ from ._common import (
     as_label_data,
     ATTRIBUTE_TO_TASK,
     DEFAULT_TIE_TOL,
-    as_label_matrix,
-    check_same,
+    checked_preds,
     check_tie_tol,
     col_sums,
     gram,
@@ -142,20 +141,13 @@ def multi_attribute_bias_amplification(attributes, tasks, *, direction, attribut
     assoc = sign_with_tol(gram(Ttr[rows], Gtr) / ntr
                           - np.outer(col_sums(Ttr[rows]) / ntr, Gtr.sum(axis=0) / ntr), tie_tol)
 
+    P = checked_preds(direction, task_preds, attribute_preds, T, t_lab, A, a_lab)
     with np.errstate(divide="ignore", invalid="ignore"):
         if direction == ATTRIBUTE_TO_TASK:
-            if task_preds is None:
-                raise BiasampError("task_preds is required for direction 'attribute_to_task'; got None")
-            P, p_lab = as_label_matrix(task_preds, "task_preds", soft=True)
-            check_same(t_lab, p_lab, T.shape, P.shape, "task_preds", "tasks")
             cnt = G.sum(axis=0)
             p_base = gram(T, G) / cnt[None, :]
             p_model = gram(P, G) / cnt[None, :]
         else:
-            if attribute_preds is None:
-                raise BiasampError("attribute_preds is required for direction 'task_to_attribute'; got None")
-            P, p_lab = as_label_matrix(attribute_preds, "attribute_preds", soft=True)
-            check_same(a_lab, p_lab, A.shape, P.shape, "attribute_preds", "attributes")
             Gp = _membership(P, combos)
             cnt = col_sums(T)
             p_base = gram(T, G) / cnt[:, None]
