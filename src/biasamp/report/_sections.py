@@ -166,16 +166,10 @@ def _headline(summary: pd.DataFrame, prov: dict) -> pd.DataFrame:
                                 for m, sd in zip(summary["mean"], summary["std"])],
         f"{conf:.0%} CI": [format_value(lo) + " – " + format_value(hi)
                            for lo, hi in zip(summary["ci_low"], summary["ci_high"])],
-        "CI covers": [_CI_COVERS.get(r, r) + (", counts" if pd.notna(b) and bool(b) else "")
+        "CI covers": [_CI_COVERS.get(r, r) + (", counts" if b else "")
                       for r, b in zip(summary["resample"], summary["base_resampled"])],
         "templates": summary["n_templates"],
     })
-
-
-def _supported(by_pair: pd.DataFrame) -> list:
-    """Per row: True / False where the counts were resampled, else None."""
-    col = by_pair.get("sign_supported", pd.Series(pd.NA, index=by_pair.index))
-    return [None if pd.isna(v) else bool(v) for v in col]
 
 
 def _top_pairs(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
@@ -193,8 +187,9 @@ def _top_pairs(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
     return pd.DataFrame({
         "base rates": bp["base_rates"], "direction": bp["direction"].map(direction_label),
         "task": bp["task"], "attribute": bp["attribute"],
-        "association": [f"{v:+.0f}" + (" (unsupported)" if s is False else "")
-                        for v, s in zip(bp["association"], _supported(bp))],
+        # sign_supported: true / false where the counts were resampled, null elsewhere
+        "association": [f"{v:+.0f}" + (" (unsupported)" if pd.notna(s) and not s else "")
+                        for v, s in zip(bp["association"], bp["sign_supported"])],
         "p_base": bp["p_base"].map(lambda v: format_value(v)),
         "p_model": bp["p_model"].map(lambda v: format_value(v)),
         "contribution [CI]": [format_value(c, ci=(lo, hi)) for c, lo, hi in
