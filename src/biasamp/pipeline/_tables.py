@@ -52,17 +52,15 @@ def c_table(x, tasks, attributes, what) -> np.ndarray:
     return arr
 
 
-def base_facts(table, joint: np.ndarray, attributes, tasks) -> dict:
+def base_facts(table, joint: np.ndarray, counts: np.ndarray | None, attributes, tasks) -> dict:
     """What the reports say about a base table: the attribute marginal P(A) (the line that
     decides the association of a derived sign), whether the signs were given explicitly,
-    and, for counts, the co-occurrences behind each task."""
+    and, for counts (its :func:`c_table`), the co-occurrences behind each task."""
     total = joint.sum()
     facts = {"marginal": {a: float(v) for a, v in zip(attributes, joint.sum(axis=0) / total)},
              "association_given": getattr(table, "association", None) is not None}
-    counts = getattr(table, "counts", None)
     if counts is not None:
-        rows = c_table(counts, tasks, attributes, "counts").sum(axis=1)
-        facts["row_totals"] = {t: float(v) for t, v in zip(tasks, rows)}
+        facts["row_totals"] = {t: float(v) for t, v in zip(tasks, counts.sum(axis=1))}
     return facts
 
 
@@ -94,5 +92,4 @@ def excluded_tasks(counts: np.ndarray | None, n_tasks: int, min_base_count: int 
         excluded = counts.sum(axis=1) < min_base_count
     if not excluded.any():
         return excluded, None
-    n_a = 1 if counts is None else counts.shape[1]
-    return excluded, np.repeat(~excluded[:, None], n_a, axis=1)
+    return excluded, np.repeat(~excluded[:, None], counts.shape[1], axis=1)

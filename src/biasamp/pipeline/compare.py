@@ -92,13 +92,14 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
                       confidence=float(confidence or cfg.get("confidence", 0.95)))
     tasks = list(ref.provenance.get("tasks", {}).get("words") or [])
     attributes = list(ref.provenance.get("attributes") or [])
+    task_w = boot.task_weights(len(tasks))  # the same seed: the same task draws for all
+    min_count = cfg.get("min_base_count")
     rows = []
     for other in results[1:]:
         shared = [t for t in dict.fromkeys(ref.per_template["template_id"])
                   if t in set(other.per_template["template_id"])]
         if not shared:
             raise BiasampError(f"{ref.model!r} and {other.model!r} share no template")
-        task_w = boot.task_weights(len(tasks))
         # the same seed and the same units: the same draws for both models
         units, covers = {}, []
         for i, r in enumerate((ref, other)):
@@ -110,7 +111,6 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
         if not (covers[0] is None and covers[1] is None) and not np.array_equal(*covers):
             raise BiasampError(f"{ref.model!r} and {other.model!r}: the templates cover "
                                "different tasks in the two results; they cannot be paired")
-        min_count = cfg.get("min_base_count")
         for rec in ref.summary.itertuples():
             rows.append(_paired_row(ref, other, rec.base_rates, rec.direction, units, boot,
                                     task_w, tasks, attributes, min_count, len(shared)))

@@ -208,7 +208,7 @@ def _evaluate_one(out, name, src, direction, tables, units, mbar, pooled, tasks,
               else c_table(table.counts, tasks, attributes, f"base source {name!r} counts"))
     prov = dict(getattr(table, "provenance", None) or {})
     prov.setdefault("joint_sha256", hashlib.sha256(joint.tobytes()).hexdigest())
-    prov.update(base_facts(table, joint, attributes, tasks))
+    prov.update(base_facts(table, joint, counts, attributes, tasks))
     out.base_prov[f"{name}|{direction}"] = jsonable(prov)
     kwargs = metric_kwargs(table, name, tasks, attributes, direction)
     excluded, cells = excluded_tasks(counts, n_t, min_base_count)
