@@ -1,9 +1,116 @@
 """Shared pytest fixtures: one builder per tiny model (session-scoped folders), the golden
-result, and the one-torch-thread switch."""
+result, and the one-torch-thread switch; the deprecation policy and the dependency mode.
+
+Deprecation policy: a DeprecationWarning, PendingDeprecationWarning or FutureWarning raised by
+a call that biasamp's own code (or a test or benchmark) made into a library is an error; one
+that a library raises inside its own code stays a visible warning and does not fail. Which
+call made it is read from the stack: the frame the warning is attributed to, then outwards past
+frames that only pass a call on (a library's decorators, torch's module call). (Where our code
+catches every exception, as the causal runner's self-check does, the tests assert the fast path
+it guards was kept, so a deprecation turned error there fails them too.)
+
+Dependency mode (``--deps``): ``locked`` (the default; the README's test command installs
+``constraints.txt``) also checks that every pinned package is installed at its pinned version;
+``newest`` (the forward-compatibility run, README "Set-up") skips that check. Both print the
+versions in the header.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+from pathlib import Path
+
 import pytest
+
+_REPO = Path(__file__).resolve().parents[1]
+_OUR_DIRS = tuple(str(_REPO / d) + os.sep for d in ("tests", "benchmarks"))
+# modules that only pass a call on to the function that warns
+_PLUMBING = ("warnings", "functools", "contextlib", "transformers.utils.",
+             "torch.nn.modules.module", "torch.utils._contextlib", "accelerate.hooks")
+_DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+_REPORTED_VERSIONS = ("torch", "transformers", "tokenizers", "numpy", "pandas", "accelerate",
+                      "gguf", "huggingface_hub", "datasets", "matplotlib")
+
+
+def _module(frame):
+    return frame.f_globals.get("__name__") or ""
+
+
+def _is_plumbing(frame):
+    name = _module(frame)
+    return any(name == p or (p.endswith(".") and name.startswith(p)) for p in _PLUMBING)
+
+
+def _is_ours(frame):
+    name = _module(frame)
+    return (name == "biasamp" or name.startswith("biasamp.")
+            or frame.f_code.co_filename.startswith(_OUR_DIRS))
+
+
+class _FromOurCall:
+    """The ``module`` matcher of a warnings filter: true for a warning that a call made by our
+    own code raised (see the module docstring). Asked before the filter's category is."""
+
+    def match(self, module):
+        frame = sys._getframe(1)
+        while frame is not None and _module(frame) != module:
+            frame = frame.f_back  # up to the frame the warning is attributed to
+        while frame is not None and _is_plumbing(frame):
+            frame = frame.f_back
+        return frame is not None and _is_ours(frame)
+
+
+@pytest.fixture(autouse=True)
+def _our_deprecations_are_errors():
+    """Deprecations from our own calls raise (see the module docstring)."""
+    matcher = _FromOurCall()
+    for category in _DEPRECATIONS:
+        warnings.filters.insert(0, ("error", None, category, matcher, 0))
+    warnings._filters_mutated()
+    yield
+    for entry in [f for f in warnings.filters if f[3] is matcher]:
+        warnings.filters.remove(entry)
+    warnings._filters_mutated()
+
+
+def pytest_addoption(parser):
+    parser.addoption("--deps", choices=("locked", "newest"), default="locked",
+                     help="locked: check installed versions against constraints.txt (default); "
+                          "newest: the forward-compatibility run, no version check")
+
+
+def _installed_version(name):
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def pytest_report_header(config):
+    found = [f"{n} {_installed_version(n)}" for n in _REPORTED_VERSIONS]
+    return [f"biasamp deps ({config.getoption('--deps')}): " + ", ".join(found)]
+
+
+@pytest.fixture(scope="session")
+def locked_versions():
+    """{normalised name: version} of ``constraints.txt`` (the README's test command's lock)."""
+    out = {}
+    for line in (_REPO / "constraints.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, ver = line.partition("==")
+            out[name.strip().lower().replace("_", "-")] = ver.strip()
+    return out
+
+
+@pytest.fixture(scope="session")
+def deps_mode(request):
+    """``locked`` or ``newest`` (the ``--deps`` option)."""
+    return request.config.getoption("--deps")
 
 
 def _model_dir(tmp_path_factory, name, build, **kwargs):

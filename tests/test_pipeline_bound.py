@@ -17,6 +17,7 @@ from biasamp.metrics import directional_bias_amplification, resample_indices
 TASKS, ATTRS = ["a", "b", "c"], ["he", "she"]
 JOINT = [[30.0, 10.0], [10.0, 30.0], [20.0, 20.0]]
 N = np.nan
+EPS = np.finfo(float).eps  # one ulp at 1.0
 # T->A: templates 0, 1 bound to a, 2 to b, 3 crossed (NaN where a template does not cover)
 TA = np.array([[[.8, .2], [N, N], [N, N]],
                [[.6, .4], [N, N], [N, N]],
@@ -56,7 +57,9 @@ def test_pooled_values_by_hand():
     assert s.loc["task_to_attribute", "mean"] == pytest.approx(-0.4333333333333 / 6, abs=1e-12)
     pooled = np.array([[1.9 / 3, 1.1 / 3], [.35, .65], [.9, .1]])
     ref = directional_bias_amplification(pooled, JOINT, direction="T->A")
-    assert s.loc["task_to_attribute", "mean"] == ref.value
+    # the pipeline pools the table and sums the contributions in its own order, the reference
+    # in the metric's: the same formula, rounded differently by a few ulps (1 ulp was seen)
+    assert s.loc["task_to_attribute", "mean"] == pytest.approx(ref.value, rel=4 * EPS, abs=0)
     assert np.isnan(s.loc["task_to_attribute", "std"])
     assert s.loc["task_to_attribute", "per_template"] == []
     assert s.loc["task_to_attribute", "n_templates"] == 4
@@ -64,7 +67,7 @@ def test_pooled_values_by_hand():
     at = _at()
     ref = directional_bias_amplification(at.mean(axis=0), JOINT, direction="A->T")
     per = [directional_bias_amplification(t, JOINT, direction="A->T").value for t in at]
-    assert s.loc["attribute_to_task", "mean"] == ref.value
+    assert s.loc["attribute_to_task", "mean"] == pytest.approx(ref.value, rel=4 * EPS, abs=0)
     assert s.loc["attribute_to_task", "mean"] == pytest.approx(np.mean(per), abs=1e-14)
     np.testing.assert_allclose(s.loc["attribute_to_task", "per_template"], per, atol=1e-14)
     assert s.loc["attribute_to_task", "std"] == pytest.approx(np.std(per), abs=1e-14)

@@ -5,7 +5,7 @@
 sets ``func``, a callable ``func(args) -> int``). Every subcommand also accepts ``-v``/``-q``
 after its name. Input errors (:class:`biasamp.BiasampError`) print one line to stderr and
 return 2; ``-v`` adds the traceback. Warnings are printed once each, as one line
-(``warning: ...``); ``-q`` silences them.
+(``warning: ...``; ``warning (package): ...`` for another package's); ``-q`` silences them.
 """
 
 from __future__ import annotations
@@ -80,15 +80,32 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _warning_origin(filename: str) -> str | None:
+    """None for a warning of biasamp's own code, else the package (or file) it comes from."""
+    path = os.path.abspath(filename or "")
+    if path.startswith(_PACKAGE_DIR):
+        return None
+    parts = path.split(os.sep)
+    for i, part in enumerate(parts[:-1]):
+        if part in ("site-packages", "dist-packages"):
+            return parts[i + 1].removesuffix(".py")
+    return os.path.basename(path).removesuffix(".py") or "python"
+
+
 def _warning_printer():
-    """``warnings.showwarning`` replacement: each distinct warning once, as one line."""
+    """``warnings.showwarning`` replacement: each distinct warning once, as one line;
+    ``warning: ...`` for biasamp's own, ``warning (package): ...`` for another package's."""
     seen: set[str] = set()
 
     def show(message, category, filename, lineno, file=None, line=None):
-        text = _one_line(message)
+        origin = _warning_origin(filename)
+        text = ("warning: " if origin is None else f"warning ({origin}): ") + _one_line(message)
         if text not in seen:
             seen.add(text)
-            print(f"warning: {text}", file=sys.stderr)
+            print(text, file=sys.stderr)
     return show
 
 

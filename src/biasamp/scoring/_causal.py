@@ -147,7 +147,9 @@ class CausalLMScorer(BaseScorer):
         bar.total += len(seqs)
         bar.refresh()
         calls = self._runner.n_forward_calls
-        lp = self._runner.run(seqs, first, plan_splits(seqs, share=self.share_prefix),
+        window = self._runner.window  # a sliding-window cache keeps only the last tokens
+        share = self.share_prefix and (window is None or max(map(len, seqs), default=0) < window)
+        lp = self._runner.run(seqs, first, plan_splits(seqs, share=share),
                               on_batch=lambda n: bar.update(n))
         self.n_forward_calls += self._runner.n_forward_calls - calls
         return np.array([lp[index[ids]][f:].sum() for ids, f in cells])

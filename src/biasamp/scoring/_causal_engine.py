@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 __all__ = ["CausalRunner", "plan_splits"]
 
 _SITE_BLOCK = 512  # head + log-softmax over at most this many positions at once (memory)
+_LAYERS = ("DynamicLayer", "DynamicSlidingWindowLayer")  # cache layers select_cache copies
 
 
 def _lcp(a, b):
@@ -65,22 +66,57 @@ def plan_splits(seqs, *, share=True, min_shared=2):
 def select_cache(cache, index):
     """A new cache holding rows ``index`` of ``cache`` (the original is left as it is).
 
-    Returns None for a cache this function does not know (sliding-window, hybrid or
-    quantised layers): the caller then does not reuse caches.
+    A transformers ``DynamicCache`` (full or sliding-window layers; the caller keeps sequences
+    shorter than any window) is copied layer by layer and its copy narrowed with the cache's
+    own ``batch_select_indices``; a legacy tuple of (key, value) pairs is indexed directly.
+    Returns None for a cache this function does not know (hybrid, quantised, offloaded): the
+    caller then does not reuse caches.
     """
-    from transformers import DynamicCache
+    import copy
 
     if type(cache).__name__ == "DynamicCache" and hasattr(cache, "layers"):  # transformers 5
-        if not all(type(layer).__name__ == "DynamicLayer" for layer in cache.layers):
+        if not all(type(layer).__name__ in _LAYERS for layer in cache.layers):
             return None
-        return DynamicCache([(layer.keys[index], layer.values[index])
-                             for layer in cache.layers])
+        new = copy.copy(cache)
+        new.layers = [copy.copy(layer) for layer in cache.layers]
+        new.batch_select_indices(index)
+        return new
     if type(cache).__name__ == "DynamicCache" and hasattr(cache, "key_cache"):  # 4.x
-        return DynamicCache.from_legacy_cache(tuple(
-            (k[index], v[index]) for k, v in zip(cache.key_cache, cache.value_cache)))
+        new = copy.copy(cache)
+        new.key_cache = [k[index] for k in cache.key_cache]
+        new.value_cache = [v[index] for v in cache.value_cache]
+        return new
     if isinstance(cache, tuple) and all(isinstance(kv, tuple) and len(kv) == 2 for kv in cache):
         return tuple((k[index], v[index]) for k, v in cache)
     return None
+
+
+def cache_keyword(module):
+    """The keyword under which ``module.forward`` takes a key/value cache.
+
+    transformers renamed ``past_key_values`` to ``cache`` (5.2x; the old name is deprecated,
+    removed in 5.40); the name is read from the signature, so either version works.
+    """
+    import inspect
+
+    params = inspect.signature(module.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def sliding_window(model):
+    """The smallest attention window of ``model`` (None when every layer sees everything)."""
+    cfg = model.config
+    cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
+    window = getattr(cfg, "sliding_window", None)
+    types = getattr(cfg, "layer_types", None)
+    if window is None or (types is not None and not any("sliding" in t for t in types)):
+        return None
+    return int(window)
+
+
+def _cache_of(out):
+    """The key/value cache of a model output (``cache`` in transformers 5.2x, else the old name)."""
+    return out["cache"] if "cache" in out else out.past_key_values
 
 
 class CausalRunner:
@@ -108,20 +144,24 @@ class CausalRunner:
         self._body_head = (body, head) if (split_head and body is not None and body is not model
                                            and head is not None) else None
         self.n_forward_calls = 0
+        self._cache_kw = {}  # id(module) -> the keyword its forward takes a cache under
+        self.window = sliding_window(model)
 
     # ------------------------------------------------------------------ model calls
     def _forward(self, ids, att, pos, past=None, use_cache=False):
         """(states, cache): hidden states (head split) or logits, and the key/value cache."""
         kwargs = {"input_ids": ids, "attention_mask": att, "position_ids": pos,
                   "use_cache": use_cache}
+        module = self._body_head[0] if self._body_head is not None else self.model
         if past is not None:
-            kwargs["past_key_values"] = past
+            key = self._cache_kw.get(id(module))
+            if key is None:
+                key = self._cache_kw[id(module)] = cache_keyword(module)
+            kwargs[key] = past
         self.n_forward_calls += 1
-        if self._body_head is not None:
-            out = self._body_head[0](**kwargs)
-            return out[0], (out.past_key_values if use_cache else None)
-        out = self.model(**kwargs)
-        return out.logits, (out.past_key_values if use_cache else None)
+        out = module(**kwargs)
+        states = out[0] if self._body_head is not None else out.logits
+        return states, (_cache_of(out) if use_cache else None)
 
     def _site_logp(self, states, rows, cols, targets):
         """float64 log P(targets) at (rows, cols) of ``states``.
