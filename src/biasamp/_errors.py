@@ -8,7 +8,7 @@ never also logged; the CLI prints each distinct warning once.
 
 from __future__ import annotations
 
-__all__ = ["BiasampError", "BiasampWarning", "HubUnreachableWarning", "MissingDependencyError",
+__all__ = ["BiasampError", "BiasampWarning", "ChatModelWarning", "HubUnreachableWarning", "MissingDependencyError",
            "MissingWeightsWarning", "UnavailableCIWarning", "UndefinedCellsWarning",
            "UndefinedTrialsWarning", "UnknownNameError", "ZeroRowWarning"]
 
@@ -54,6 +54,11 @@ class ZeroRowWarning(BiasampWarning):
 class MissingWeightsWarning(BiasampWarning):
     """A model was loaded with weights missing from its checkpoint (newly initialised at
     random), because ``allow_missing_weights`` was set."""
+
+
+class ChatModelWarning(BiasampWarning):
+    """A chat (instruction-tuned) model is probed as a plain language model: its sentences are
+    scored as text after a document start, not inside a chat turn."""
 
 
 class HubUnreachableWarning(BiasampWarning):

@@ -38,7 +38,8 @@ def register(subparsers) -> None:
     p.add_argument("--confidence", type=float, default=0.95,
                    help="bootstrap CI level (default 0.95)")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N (default auto)")
-    p.add_argument("--dtype", default="float32", help="float32, bfloat16 or float16 (GPU)")
+    p.add_argument("--dtype", default="float32",
+                   help="float32, bfloat16, float16 (GPU) or float64 (exact reference)")
     p.add_argument("--batch-size", dest="batch_size", type=int, default=32, metavar="N",
                    help="masked contexts per forward pass (default 32)")
     p.add_argument("--revision", help="model revision (branch, tag or commit) on the hub")

@@ -8,7 +8,7 @@ from .._errors import BiasampError
 
 # CLI flag -> ProbeConfig field (values None = "not given": the config file or default wins)
 _FLAGS = ("templates", "attributes", "tasks", "base_rates", "scoring", "model_type", "compat",
-          "device", "dtype", "batch_size", "revision", "seed", "n_resamples", "confidence",
+          "device", "dtype", "batch_size", "revision", "context_token", "seed", "n_resamples", "confidence",
           "resample", "base_uncertainty", "min_base_count", "max_templates", "score_cache",
           "hf_cache_dir", "out", "formats", "tables", "note")
 
@@ -53,7 +53,8 @@ def register(subparsers) -> None:
                    "(its templates, first-piece scoring, its base-rate constructions; masked "
                    "LMs only)")
     p.add_argument("--device", help="auto, cpu, cuda, cuda:1, mps (default auto)")
-    p.add_argument("--dtype", help="float32, float16 or bfloat16 (default float32)")
+    p.add_argument("--dtype", help="float32 (default), bfloat16, float16 (GPU) or float64 (an "
+                   "exact reference run, slower)")
     p.add_argument("--batch-size", dest="batch_size", type=int, metavar="N",
                    help="prompts per forward pass (default 32)")
     p.add_argument("--revision", help="model revision (branch, tag or commit) on the hub")
@@ -62,6 +63,9 @@ def register(subparsers) -> None:
     p.add_argument("--allow-missing-weights", dest="allow_missing_weights", action="store_true",
                    default=None, help="probe a checkpoint with weights missing (e.g. no trained "
                    "LM head; initialised at random): the report says so at its top")
+    p.add_argument("--context-token", dest="context_token", metavar="TOKEN",
+                   help="causal LMs: the token before every sentence (default: a document "
+                        "start, never a chat marker; e.g. '<|endoftext|>')")
     p.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
     p.add_argument("--n-resamples", dest="n_resamples", type=int, metavar="N",
                    help="bootstrap resamples over templates (default 10000)")

@@ -30,12 +30,16 @@ def register(subparsers) -> None:
     p.add_argument("--audit", action="store_true",
                    help="also print how the tokenizer splits each candidate")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N (default auto)")
-    p.add_argument("--dtype", default="float32", help="float32, bfloat16 or float16 (GPU)")
+    p.add_argument("--dtype", default="float32",
+                   help="float32, bfloat16, float16 (GPU) or float64 (exact reference)")
     p.add_argument("--batch-size", dest="batch_size", type=int, default=32, metavar="N")
     p.add_argument("--revision", help="model revision (branch, tag or commit) on the hub")
     p.add_argument("--trust-remote-code", dest="trust_remote_code", action="store_true")
     p.add_argument("--allow-missing-weights", dest="allow_missing_weights", action="store_true",
                    help="load a checkpoint with weights missing (initialised at random)")
+    p.add_argument("--context-token", dest="context_token", metavar="TOKEN",
+                   help="causal LMs: the token before every sentence (default: a document "
+                        "start, never a chat marker)")
     p.add_argument("--score-cache", dest="score_cache", metavar="DIR",
                    help="folder of the sqlite score cache")
     p.add_argument("--hf-cache-dir", dest="hf_cache_dir", metavar="DIR",
@@ -67,11 +71,16 @@ def run(args) -> int:
     scoring = check_score_inputs(args.prompts, candidates, scoring=args.scoring, blank=args.blank,
                                  model_type=kind, model=args.model)[3]
     quiet = bool(getattr(args, "quiet", False))
-    cls = CausalLMScorer if kind == "causal" else MaskedLMScorer
+    cls, extra = MaskedLMScorer, {}
+    if kind == "causal":
+        cls, extra = CausalLMScorer, {"context_token": args.context_token}
+    elif args.context_token is not None:
+        raise BiasampError(f"--context-token is for causal language models; model "
+                           f"{args.model!r} is a {kind} language model")
     scorer = cls(args.model, revision=args.revision, device=args.device, dtype=args.dtype,
                  trust_remote_code=args.trust_remote_code, batch_size=args.batch_size,
                  score_cache=args.score_cache, hf_cache_dir=args.hf_cache_dir,
-                 allow_missing_weights=args.allow_missing_weights, progress=not quiet)
+                 allow_missing_weights=args.allow_missing_weights, progress=not quiet, **extra)
     result = scorer.score(args.prompts, candidates, scoring=scoring, blank=args.blank)
     out = sys.stdout
     table = result.to_frame()

@@ -68,6 +68,7 @@ _CONSTRAINTS = {
     "revision": Optional(NonEmptyStr),
     "trust_remote_code": Bool,
     "allow_missing_weights": Bool,
+    "context_token": Optional(NonEmptyStr),
     "seed": Integer(0),
     "n_resamples": PositiveInt,
     "confidence": Interval(0.0, 1.0),
@@ -122,6 +123,11 @@ class ProbeConfig:
     allow_missing_weights : bool
         Probe a checkpoint whose weights are incomplete (e.g. no trained LM head; transformers
         initialises the missing ones at random); the report says so in its first lines.
+    context_token : str or None
+        Causal LMs: the token put before every sentence. None (default): a document start, the
+        BOS the tokenizer adds itself, else a BOS, EOS or document separator that is not a
+        chat-turn marker (``<|endoftext|>`` for SmolLM2-Instruct and Qwen-Instruct); the
+        choice and its rule are in the provenance and the report.
     seed, n_resamples, confidence
         The bootstrap behind every CI (seeded, percentile interval).
     resample : {"templates", "tasks", "both"}
@@ -177,6 +183,7 @@ class ProbeConfig:
     revision: str | None = None
     trust_remote_code: bool = False
     allow_missing_weights: bool = False
+    context_token: str | None = None
     seed: int = 0
     n_resamples: int = 10_000
     confidence: float = 0.95

@@ -154,6 +154,8 @@ def _model_types(cfg: ProbeConfig) -> dict:
             raise BiasampError(
                 f"compat {cfg.compat!r} reproduces the paper's masked-LM procedure (FitBERT "
                 f"first-piece scoring); model {model!r} is a {kind} language model ({evidence})")
+        if cfg.context_token is not None and kind != "causal":
+            raise BiasampError(f"context_token is for causal LMs; model {model!r} is {kind}")
         out[model] = (kind, check_estimator(cfg.scoring, kind, model=model))
     return out
 
@@ -161,11 +163,12 @@ def _model_types(cfg: ProbeConfig) -> dict:
 def _load_scorer(cfg: ProbeConfig, model: str, model_type: str):
     from ..scoring import CausalLMScorer, MaskedLMScorer
 
-    cls = CausalLMScorer if model_type == "causal" else MaskedLMScorer
+    cls, extra = ((CausalLMScorer, {"context_token": cfg.context_token})
+                  if model_type == "causal" else (MaskedLMScorer, {}))
     return cls(model, revision=cfg.revision, device=cfg.device, dtype=cfg.dtype,
                trust_remote_code=cfg.trust_remote_code, batch_size=cfg.batch_size,
                score_cache=cfg.score_cache, hf_cache_dir=cfg.hf_cache_dir,
-               allow_missing_weights=cfg.allow_missing_weights, progress=cfg.progress)
+               allow_missing_weights=cfg.allow_missing_weights, progress=cfg.progress, **extra)
 
 
 def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, model_type: str,

@@ -46,6 +46,7 @@ from ._format import direction_label, format_value
 from ._notes import (base_rates_section_parts, support_lines, unavailable_lines,
                      undefined_lines)
 from ._plots import PLOT_KINDS, PLOT_TITLES
+from ._provenance import measured_with, provenance_lines
 
 __all__ = ["CAVEATS", "NOTE_KEYS", "SECTION_KEYS", "Section", "build_sections"]
 
@@ -238,44 +239,6 @@ def _audit_section(audit: pd.DataFrame) -> Section:
                    table=table)
 
 
-def _provenance_lines(p: dict) -> tuple[str, ...]:
-    v = p.get("versions", {})
-    tpl = p.get("templates", {})
-    commit = (p.get("scorer") or {}).get("commit")
-    lines = [
-        (f"model: `{p.get('model')}` (revision: `{p.get('revision') or 'default'}`"
-         + (f", commit `{commit}`)" if commit else ")")),
-        (f"device / dtype: {p.get('device')} / {p.get('dtype')}; model type: "
-         f"{p.get('model_type') or 'masked'} LM; estimator (scoring): "
-         f"`{p.get('estimator')}`; compat: `{p.get('compat')}`; seed: {p.get('seed')}"),
-        (f"templates: `{tpl.get('name')}` ({tpl.get('n_templates')} templates, prompts sha256 "
-         f"`{str(tpl.get('prompts_sha256', ''))[:16]}…`)"),
-        (f"tasks: `{p.get('tasks', {}).get('name')}`; attributes: "
-         f"{', '.join(map(str, p.get('attributes', [])))}"),
-    ]
-    seen: dict[tuple, list[str]] = {}
-    for key, bp in (p.get("base_rates") or {}).items():
-        sha = str(bp.get("sha256") or bp.get("joint_sha256") or "")
-        source, _, direction = key.partition("|")
-        cite = bp.get("citation") or bp.get("name") or ""
-        seen.setdefault((source, cite, sha), []).append(direction_label(direction))
-    for (source, cite, sha), dirs in seen.items():
-        lines.append(f"base rates `{source}` ({', '.join(dirs)}): {cite} "
-                     f"(sha256 `{sha[:16]}…`)")
-    lines.append("versions: " + ", ".join(f"{k} {val}" for k, val in sorted(v.items())))
-    lines.append(f"created: {p.get('timestamp')}")
-    return tuple(lines)
-
-
-def _measured_with(p: dict) -> str:
-    tpl = p.get("templates", {})
-    return (f"Measured with biasamp {p.get('versions', {}).get('biasamp', '')} on "
-            f"`{p.get('model')}` using fill-in-the-blank templates `{tpl.get('name')}` "
-            f"({tpl.get('n_templates')} templates), tasks `{p.get('tasks', {}).get('name')}` "
-            f"and attributes {', '.join(map(str, p.get('attributes', [])))} "
-            "(Wang & Russakovsky, *Directional Bias Amplification*, ICML 2021).")
-
-
 def build_sections(result: ProbeResult) -> list[Section]:
     """The sections of the report of ``result``, in order (see the module docstring).
 
@@ -292,7 +255,7 @@ def build_sections(result: ProbeResult) -> list[Section]:
     doc = result.to_json_dict()
     prov, mass = doc["provenance"], doc["mass"]
     sections = [Section("title", f"BiasAmp→ report: `{prov.get('model')}`",
-                        text=_measured_with(prov))]
+                        text=measured_with(prov))]
     missing = (prov.get("scorer") or {}).get("missing_weights")
     if missing:
         sections.append(Section("note", text=(
@@ -336,6 +299,6 @@ def build_sections(result: ProbeResult) -> list[Section]:
         _mass_section(mass),
         _audit_section(result.audit),
         Section("caveats", "Caveats", bullets=CAVEATS),
-        Section("provenance", "Provenance", bullets=_provenance_lines(prov), data=prov),
+        Section("provenance", "Provenance", bullets=provenance_lines(prov), data=prov),
     ]
     return sections

@@ -121,8 +121,9 @@ def check_estimator(scoring, model_type: str, *, model=None) -> str:
         raise UnknownNameError(str(exc)) from None
     return scoring
 #: Weight dtypes a scorer accepts, and accepted short spellings.
-DTYPES = ("float32", "bfloat16", "float16")
-DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
+DTYPES = ("float32", "bfloat16", "float16", "float64")
+DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
+                 "fp64": "float64", "double": "float64"}
 
 
 def canonical_dtype(dtype, param: str = "dtype") -> str:

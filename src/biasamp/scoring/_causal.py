@@ -6,10 +6,13 @@ import logging
 
 import numpy as np
 
-from .._errors import BiasampError
-from .._validation import Bool, check
+import warnings
+
+from .._errors import BiasampError, ChatModelWarning
+from .._validation import Bool, NonEmptyStr, Optional, check
 from ._base import BaseScorer
 from ._causal_engine import CausalRunner, plan_splits
+from ._context import choose_context
 from ._spans import locate_spans
 
 log = logging.getLogger(__name__)
@@ -42,13 +45,20 @@ class CausalLMScorer(BaseScorer):
         Run each shared prefix once and reuse its key/value cache for every continuation
         (default). Off: every filled sentence runs whole (same numbers, slower); also off when a
         self-check at load time finds the model's cache cannot be reused.
+    context_token : str or None
+        The token put before every sentence, so that its first word has a context; None
+        (default): a document start chosen by :func:`~biasamp.scoring._context.choose_context`.
 
     Notes
     -----
-    BOS handling: a tokenizer that adds a BOS itself (Llama's ``<s>``) is used as it is; one
-    that adds none (GPT-2, Qwen) gets the model's ``bos_token`` (else ``eos_token``) in front,
-    so that the first word has a context and a probability. Special tokens the tokenizer appends
-    are dropped. A tokenizer without a pad token needs none: batches are padded by the scorer.
+    Context: every sentence is scored after one document-start token, never a chat marker: the
+    token the tokenizer adds itself (Llama's ``<s>``, Gemma's ``<bos>``), else its
+    ``bos_token`` or ``eos_token`` when that is not a chat-turn marker, else a document
+    separator of the vocabulary (``<|endoftext|>`` for GPT-2, Qwen, SmolLM2-Instruct, whose
+    ``bos_token`` is the chat marker ``<|im_start|>``). The token and the rule that chose it are
+    in :attr:`provenance`; a model with a chat template gets a :class:`ChatModelWarning`.
+    Special tokens the tokenizer appends are dropped. A tokenizer without a pad token needs
+    none: batches are padded by the scorer.
 
     Examples
     --------
@@ -67,15 +77,20 @@ class CausalLMScorer(BaseScorer):
     model_type = "causal"
     _unit = "seq"
 
-    def __init__(self, model, *, share_prefix=True, **kwargs):
+    def __init__(self, model, *, share_prefix=True, context_token=None, **kwargs):
         share_prefix = check(share_prefix, Bool, "share_prefix")
+        context_token = check(context_token, Optional(NonEmptyStr), "context_token")
         super().__init__(model, **kwargs)
         tok = self.tokenizer
-        self.context_id = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-        if self.context_id is None:
-            raise BiasampError(
-                f"model {self.model_name!r}: its tokenizer has neither a BOS nor an EOS token, so "
-                "the first word of a sentence has no context to be scored in")
+        self.context = choose_context(tok, context_token, model=self.model_name)
+        self.context_id = self.context.id
+        if self.context.chat_template:
+            warnings.warn(ChatModelWarning(
+                f"model {self.model_name!r} has a chat template: it is probed as a plain "
+                f"language model, each sentence scored as text after the context token "
+                f"{self.context.token!r} ({self.context.rule}), not inside a chat turn; the "
+                "numbers describe how it continues text, not what it answers in a conversation"),
+                stacklevel=2)
         self._special_ids = frozenset(tok.all_special_ids)
         self.max_length = self._max_length()
         self._runner = CausalRunner(self.model, device=self.device, batch_size=self.batch_size)
@@ -97,8 +112,8 @@ class CausalLMScorer(BaseScorer):
         return int(min(tok_max, pos or tok_max))
 
     def _extra_provenance(self):
-        return {"context_token": self.tokenizer.convert_ids_to_tokens(self.context_id),
-                "share_prefix": self.share_prefix, "head_split": self.head_split}
+        return {**self.context.to_dict(), "share_prefix": self.share_prefix,
+                "head_split": self.head_split}
 
     def sequences(self, rows, mode):
         """Token sequences of filled sentences and the first scored position of each.
@@ -123,10 +138,9 @@ class CausalLMScorer(BaseScorer):
                 ids.pop()  # an EOS the tokenizer appends is not part of the sentence
             lead = 0
             while lead < start and ids[lead] in self._special_ids:
-                lead += 1
-            if lead == 0:
-                ids.insert(0, self.context_id)
-                lead, start = 1, start + 1
+                lead += 1  # what the tokenizer put in front: replaced by the context token
+            ids = [self.context_id] + ids[lead:]
+            start, lead = start - lead + 1, 1
             if len(ids) > self.max_length:
                 raise BiasampError(
                     f"prompt {prompt!r} filled with {cand!r} is {len(ids)} tokens long (with the "

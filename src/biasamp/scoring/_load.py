@@ -125,7 +125,8 @@ def resolve_device(device):
 
 
 def resolve_dtype(dtype, device):
-    """Map a dtype name to a torch dtype; float16 needs CUDA (bfloat16 is allowed on CPU)."""
+    """Map a dtype name to a torch dtype; float16 needs CUDA (bfloat16 is allowed on CPU);
+    float64 (a slow reference run, exact to ~1e-12) is not available on MPS."""
     from . import canonical_dtype
 
     torch = _torch()
@@ -133,6 +134,8 @@ def resolve_dtype(dtype, device):
     if name == "float16" and device.type != "cuda":
         raise BiasampError(f"dtype 'float16' needs a CUDA device; got device '{device}' "
                            "(use float32, or bfloat16 on CPU)")
+    if name == "float64" and device.type == "mps":
+        raise BiasampError("dtype 'float64' is not available on device 'mps' (use float32)")
     return getattr(torch, name)
 
 
