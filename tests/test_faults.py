@@ -97,7 +97,7 @@ PROBE_CASES = [
     (["--n-resamples", "0"], r"n_resamples must be a positive integer; got 0"),
     (["--confidence", "1.5"], r"confidence must be a number in \(0, 1\); got 1.5"),
     (["--seed", "-3"], r"seed must be a non-negative integer; got -3"),
-    (["--dtype", "fp64"], r"dtype must be one of 'float32', 'bfloat16', 'float16'"),
+    (["--dtype", "fp128"], r"dtype must be one of 'float32', 'bfloat16', 'float16', 'float64'"),
     (["--max-templates", "0"], r"max_templates must be a positive integer; got 0"),
     (["--resample", "rows"], r"resample must be one of 'templates', 'tasks', 'both'; got 'rows'"),
     (["--base-uncertainty", "maybe"],

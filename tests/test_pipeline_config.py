@@ -65,7 +65,8 @@ def test_config_missing_file(tmp_path):
     ({"attributes": []}, r"attributes must name at least 2 attributes; got \[\]"),
     ({"attributes": "he,he"}, r"attributes must not repeat an attribute; got 'he,he'"),
     ({"models": [1]}, r"models must be a list of strings or a comma-separated string; got \[1\]"),
-    ({"dtype": "fp64"}, r"dtype must be one of 'float32', 'bfloat16', 'float16'; got 'fp64'"),
+    ({"dtype": "fp128"},
+     r"dtype must be one of 'float32', 'bfloat16', 'float16', 'float64'; got 'fp128'"),
     ({"trust_remote_code": "yes"}, r"trust_remote_code must be True or False; got 'yes'"),
 ])
 def test_config_validation(kwargs, match):

@@ -506,7 +506,7 @@ def test_folder_that_is_not_a_model(tmp_path):
     ({"batch_size": 0}, "batch_size must be a positive integer; got 0"),
     ({"batch_size": 2.5}, "batch_size must be a positive integer; got 2.5"),
     ({"chunk_size": -1}, "chunk_size must be a positive integer; got -1"),
-    ({"dtype": "float64"}, r"dtype must be one of .*; got 'float64'"),
+    ({"dtype": "float128"}, r"dtype must be one of .*; got 'float128'"),
     ({"dtype": "bfloat"}, r"did you mean 'bfloat16'"),
     ({"device": "tpu9"}, r"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got 'tpu9'"),
 ])
