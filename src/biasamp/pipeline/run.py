@@ -191,8 +191,8 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, model_type: str,
                          n_resamples=cfg.n_resamples, seed=cfg.seed, confidence=cfg.confidence,
                          resample=cfg.resample, base_uncertainty=cfg.base_uncertainty,
                          min_base_count=cfg.min_base_count)
-    candidates = list(dict.fromkeys(c for d in DIRECTIONS
-                                    for cands in prep.prompts[d]["candidates"] for c in cands))
+    audit = scorer.audit_prompts(*(sum((list(prep.prompts[d][k]) for d in DIRECTIONS), [])
+                                   for k in ("prompt", "candidates")))
     sprov = dict(scorer.provenance)
     versions = {"numpy": np.__version__, "pandas": pd.__version__,
                 "python": platform.python_version(), **sprov.pop("versions", {})}
@@ -220,7 +220,7 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, model_type: str,
     }
     mass = {d: _mass_summary(scores[d][2]) for d in DIRECTIONS}
     return ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
-                       tables=long_tables, audit=scorer.audit(candidates), mass=mass,
+                       tables=long_tables, audit=audit, mass=mass,
                        provenance=provenance, config=conf, by_group=ev.by_group,
                        sign_agreement=ev.sign_agreement)
 
