@@ -24,15 +24,16 @@ Masked LMs (:class:`MaskedLMScorer`)
 Causal (decoder-only) LMs (:class:`CausalLMScorer`)
 
 ``"continuation"`` (default)
-    ``log P(candidate, suffix | BOS, prefix)``: the tokens from the blank to the end of the
+    ``log P(candidate, suffix | context, prefix)``: the tokens from the blank to the end of the
     sentence, conditioned on the text before the blank. For a blank at the end this is the usual
     next-word probability; for a blank at the start (the pronoun of a task->attribute template)
     it is the probability of the whole sentence, which is how the rest of the sentence reaches
     the candidate in a left-to-right model.
 ``"sentence"``
-    ``log P(BOS, prefix, candidate, suffix)``: the sum of the log probabilities of every token of
-    the filled sentence after the model's BOS (the tokenizer's own, or ``bos_token`` /
-    ``eos_token`` prepended when the tokenizer adds none, as GPT-2's does not).
+    ``log P(prefix, candidate, suffix | context)``: the sum of the log probabilities of every
+    token of the filled sentence after the context token, a document start (the tokenizer's own
+    BOS, else a ``bos_token``, ``eos_token`` or document separator that is not a chat marker:
+    :mod:`biasamp.scoring._context`).
 
 The two differ by ``log P(prefix)``, which is the same for every candidate of a prompt, so their
 renormalised probabilities (:attr:`ScoreResult.prob`) are equal; they differ in ``log_prob``
@@ -79,7 +80,7 @@ ESTIMATORS.register("pll", "masked",
 ESTIMATORS.register("continuation", "causal",
                     description="log P(candidate and the rest of the sentence | text before it)")
 ESTIMATORS.register("sentence", "causal",
-                    description="log P(the whole filled sentence), after the model's BOS")
+                    description="log P(the whole filled sentence), after the document start")
 #: Names of the estimators, in order (masked first, then causal).
 SCORING_MODES = tuple(ESTIMATORS.names())
 #: The estimator used when ``scoring`` is not given, per model type.

@@ -1,6 +1,6 @@
 """The causal runner: ``log P(token_t | tokens < t)`` at chosen positions of many sequences.
 
-Every filled sentence is a token sequence starting with the model's BOS. The log probability
+Every filled sentence is a token sequence starting with its context token. The log probability
 of token ``t`` depends only on tokens ``0..t``, so sequences that share a prefix share its
 computation. :func:`plan_splits` chooses, per sequence, a split point ``p``: tokens ``[0, p)``
 run in a *prefix pass* (each distinct prefix once, its key/value cache kept), tokens
