@@ -102,7 +102,7 @@ def test_context_rule_for_each_tokenizer_family(tiny_gpt2_dir, tiny_llama_dir,
                                             ("<|im_end|>",))
     smol = AutoTokenizer.from_pretrained(smollm2_dir)
     assert choose_context(smol).token == ENDOFTEXT
-    assert choose_context(smol, "<|im_start|>").rule == "given (--context-token)"
+    assert choose_context(smol, "<|im_start|>").rule == "given with --context-token"
     with pytest.raises(Exception, match="context_token 'nurse ' is not a token"):
         choose_context(smol, "nurse ")
 
@@ -170,7 +170,7 @@ def test_the_chat_marker_would_have_hidden_the_model(smol, smollm2_dir):
                for v, a in (("is", "new"), ("was", "good"), ("is", "known"), ("was", "small"))]
     default = smol.score(prompts, ["he", "she"]).prob[:, 1].reshape(2, -1).mean(axis=1)
     marker = CausalLMScorer(smollm2_dir, device="cpu", context_token="<|im_start|>")
-    assert marker.provenance["context_rule"] == "given (--context-token)"
+    assert marker.provenance["context_rule"] == "given with --context-token"
     chat = marker.score(prompts, ["he", "she"]).prob[:, 1].reshape(2, -1).mean(axis=1)
     assert chat.min() > 0.85 and abs(chat[0] - chat[1]) < 0.05  # she, whatever the job
     assert default[0] - default[1] > 0.3  # nurse vs carpenter: the model's own association

@@ -103,13 +103,13 @@ def choose_context(tokenizer, requested=None, *, model="model") -> Context:
             raise BiasampError(f"context_token {requested!r} is not a token of the vocabulary of "
                                f"model {model!r} (its special tokens: "
                                f"{', '.join(tokenizer.all_special_tokens)})")
-        return Context(requested, tid, "given (--context-token)", has_template)
+        return Context(requested, tid, "given with --context-token", has_template)
     markers = chat_markers(tokenizer)
     skipped = []
     added = _added_in_front(tokenizer)
     candidates = [(added, "added by the tokenizer in front of every text")] if added else []
     candidates += [(tokenizer.bos_token, "the tokenizer's bos_token"),
-                   (tokenizer.eos_token, "the tokenizer's eos_token (a document separator)")]
+                   (tokenizer.eos_token, "the tokenizer's eos_token, a document separator")]
     candidates += [(t, "a document separator of the vocabulary") for t in DOCUMENT_SEPARATORS]
     for token, rule in candidates:
         if token is None:
