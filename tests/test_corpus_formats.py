@@ -383,3 +383,30 @@ def test_progress_bar_reaches_the_corpus_size(same_text, capsys, jobs):
     err = capsys.readouterr().err
     total = (same_text / "a.txt").stat().st_size + (same_text / "a.txt.bz2").stat().st_size
     assert f"{total / 1e6:.2f}M/{total / 1e6:.2f}M" in err
+
+
+def test_out_that_is_a_device_fifo_or_link_is_refused_before_counting(tmp_path, capsys,
+                                                                      wikitext_dir):
+    import os
+
+    src = str(wikitext_dir / "wiki.valid.tokens")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    target = tmp_path / "real.csv"
+    target.write_text("keep\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    cases = [("/dev/null", "is a character device, not a regular file"),
+             (str(fifo), "is a FIFO, not a regular file"),
+             (str(link), "is a symbolic link; give the path it points to")]
+    for out, message in cases:
+        assert main(["-q", "count", src, "--tasks", "cook,", "-o", out]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: --out {out!r} ") and message in err, err
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+    assert fifo.is_fifo() and link.is_symlink() and target.read_text() == "keep\n"
+    # the library refuses too (CorpusCounts.to_csv)
+    r = quiet_count(wikitext_dir / "wiki.valid.tokens", ["cook"], n_jobs=1)
+    with pytest.raises(BiasampError, match="path .* is a symbolic link"):
+        r.to_csv(link)
+    assert link.is_symlink() and target.read_text() == "keep\n"

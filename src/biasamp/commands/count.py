@@ -8,6 +8,7 @@ import sys
 import warnings
 
 from .._errors import BiasampError, ZeroRowWarning
+from .._files import check_file_target
 
 HELP = "count (occupation, gender-word) co-occurrences per sentence in a corpus"
 
@@ -111,8 +112,9 @@ def run(args: argparse.Namespace) -> int:
 def _check_out(out: str) -> None:
     """The output can be written (checked before counting, which may take hours)."""
     folder = os.path.dirname(os.path.abspath(out))
-    if os.path.isdir(out):
+    if os.path.isdir(out) and not os.path.islink(out):
         raise BiasampError(f"--out must be a file, not a folder; got {out!r}")
+    check_file_target(out, "--out")  # a device, FIFO or link would be replaced by the CSV
     probe = folder
     while not os.path.exists(probe):
         probe = os.path.dirname(probe)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import BiasampError, ZeroRowWarning
+from .._files import check_file_target
 from .._validation import Bool, Integer, NonEmptyStr, OneOf, Optional, PositiveInt, validate_params
 from ._buffer import encode_text
 from ._engines import ENGINES
@@ -142,6 +143,7 @@ def write_counts_csv(result: CorpusCounts, path: str | os.PathLike) -> Path:
     pathlib.Path
     """
     path = Path(path)
+    check_file_target(path, "path")  # never renamed over a device, FIFO, socket or link
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
