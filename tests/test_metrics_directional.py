@@ -474,6 +474,8 @@ def test_dataframe_and_fortran_input_keep_the_published_arithmetic():
     for base in (pd.DataFrame(B, index=names, columns=["he", "she", "they"]), np.asfortranarray(B)):
         model = pd.DataFrame(M, index=names, columns=["he", "she", "they"]) if isinstance(base, pd.DataFrame) else M
         r = directional_bias_amplification(model, base, tie_tol=0.0)
+        # exact: every input is made a C-contiguous float64 array first (metrics/_common.py),
+        # so the arithmetic is the same operation for operation
         assert r.value == ref.value
         assert r.by_pair["association"].tolist() == ref.by_pair["association"].tolist()
 
