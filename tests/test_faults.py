@@ -277,6 +277,22 @@ def test_report_in_place_keeps_the_result_complete(done, tmp_path):
     assert back.summary.equals(ProbeResult.load(done).summary)
 
 
+def test_report_in_place_keeps_what_it_does_not_own(done, tmp_path):
+    # a user's notes and sub-folders in a result folder survive an in-place report
+    d = _copy(done, tmp_path / "r")
+    (d / "notes").mkdir()
+    (d / "notes" / "draft.tex").write_text("\\section{x}")
+    (d / "notes" / "deep").mkdir()
+    (d / "notes" / "deep" / "a.txt").write_text("a")
+    (d / "mine.txt").write_text("keep")
+    (d / "alias").symlink_to(d / "mine.txt")
+    assert main(["-q", "report", str(d), "--format", "md"]) == 0
+    assert (d / "notes" / "draft.tex").read_text() == "\\section{x}"
+    assert (d / "notes" / "deep" / "a.txt").read_text() == "a"
+    assert (d / "mine.txt").read_text() == "keep" and (d / "alias").is_symlink()
+    ProbeResult.load(d)
+
+
 def test_compare_refuses_different_setups_unless_allowed(done, tiny_bert_dir, tmp_path, capsys):
     other = tmp_path / "three"
     assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--attributes", "he,she,they",

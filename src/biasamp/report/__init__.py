@@ -183,9 +183,13 @@ def build_report(result_dir: str | os.PathLike, *,
         return {k: output.target / p.name for k, p in written.items()}
     output = OutputFolder(src, overwrite=True, param="result_dir")
     with output as staging:
-        for f in src.iterdir():
-            if f.is_file() and f.name != "results.json":
-                shutil.copy2(f, staging / f.name)
+        for f in src.iterdir():  # everything the folder holds survives the swap, folders too
+            if f.name == "results.json":
+                continue
+            if f.is_dir() and not f.is_symlink():
+                shutil.copytree(f, staging / f.name, symlinks=True)
+            else:
+                shutil.copy2(f, staging / f.name, follow_symlinks=False)
         written = render(result, staging, formats, plots=plots)
         result.finish(staging, data=json.loads((src / "results.json").read_text("utf-8")))
     return {k: src / p.name for k, p in written.items()}
