@@ -460,3 +460,20 @@ def test_a_dead_runs_swapped_out_folder_is_put_back(done, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [".res.lock", "res"]
     folder.release()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]
+
+
+def test_out_that_is_or_holds_the_model_folder_is_refused(tiny_bert_dir, tmp_path, capsys):
+    # with --overwrite this used to delete the model folder just probed
+    models = tmp_path / "models"
+    model = models / "tiny"
+    model.mkdir(parents=True)
+    for f in Path(tiny_bert_dir).iterdir():
+        (model / f.name).write_bytes(f.read_bytes())
+    before = sorted(f.name for f in model.iterdir())
+    for out in (model, models):
+        assert main(["-q", "probe", "--model", str(model), "--out", str(out), "--overwrite",
+                     *QUICK]) == 2
+        err = capsys.readouterr().err
+        assert f"out {str(out)!r} is or holds the model folder {str(model)!r}" in err, err
+    assert sorted(f.name for f in model.iterdir()) == before
+

@@ -213,6 +213,13 @@ class ProbeConfig:
             raise BiasampError(f"compat {self.compat!r} reproduces the paper's masked-LM "
                                "procedure (FitBERT first-piece scoring); it cannot be used with "
                                "model_type 'causal'")
+        if self.out is not None:  # a result folder never replaces a model it probes
+            out = os.path.realpath(os.path.expanduser(self.out))
+            for model in self.models:
+                where = os.path.realpath(os.path.expanduser(model))
+                if os.path.exists(where) and (where == out or where.startswith(out + os.sep)):
+                    raise BiasampError(f"out {self.out!r} is or holds the model folder "
+                                       f"{model!r}; write the result elsewhere")
 
     def resolved(self) -> ProbeConfig:
         """Return a copy with the compat mode applied (template set, scoring, sources).
