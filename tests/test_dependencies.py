@@ -31,7 +31,8 @@ def _requirements():
     out = []
     for req, extra in reqs:
         spec = req.split(";", 1)[0]
-        if ";" in req and "python_version<'3.11'" in req.replace(" ", "") and sys.version_info >= (3, 11):
+        older = "python_version<'3.11'" in req.replace(" ", "")
+        if ";" in req and older and sys.version_info >= (3, 11):
             continue
         name = re.match(r"[A-Za-z0-9_.-]+", spec).group(0)
         low = re.search(r">=\s*([0-9][0-9A-Za-z.]*)", spec)

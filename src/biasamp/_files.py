@@ -23,8 +23,8 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     except ModuleNotFoundError:
         _toml = None
 
-__all__ = ["check_file_target", "check_keys", "check_metadata", "read_toml", "resolve_name_or_path", "sha256_bytes",
-           "sha256_file", "str_field", "toml_loads"]
+__all__ = ["check_file_target", "check_keys", "check_metadata", "read_toml",
+           "resolve_name_or_path", "sha256_bytes", "sha256_file", "str_field", "toml_loads"]
 
 
 def check_file_target(path: str | os.PathLike, param: str) -> None:

@@ -8,9 +8,9 @@ from .._errors import BiasampError
 
 # CLI flag -> ProbeConfig field (values None = "not given": the config file or default wins)
 _FLAGS = ("templates", "attributes", "tasks", "base_rates", "scoring", "model_type", "compat",
-          "device", "dtype", "batch_size", "revision", "context_token", "seed", "n_resamples", "confidence",
-          "resample", "base_uncertainty", "min_base_count", "max_templates", "score_cache",
-          "hf_cache_dir", "out", "formats", "tables", "note")
+          "device", "dtype", "batch_size", "revision", "context_token", "seed", "n_resamples",
+          "confidence", "resample", "base_uncertainty", "min_base_count", "max_templates",
+          "score_cache", "hf_cache_dir", "out", "formats", "tables", "note")
 
 
 def register(subparsers) -> None:

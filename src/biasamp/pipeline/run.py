@@ -191,8 +191,8 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, model_type: str,
                          n_resamples=cfg.n_resamples, seed=cfg.seed, confidence=cfg.confidence,
                          resample=cfg.resample, base_uncertainty=cfg.base_uncertainty,
                          min_base_count=cfg.min_base_count)
-    audit = scorer.audit_prompts(*(sum((list(prep.prompts[d][k]) for d in DIRECTIONS), [])
-                                   for k in ("prompt", "candidates")))
+    audit = scorer.audit_prompts([pc for d in DIRECTIONS for pc in
+                                  zip(prep.prompts[d]["prompt"], prep.prompts[d]["candidates"])])
     sprov = dict(scorer.provenance)
     versions = {"numpy": np.__version__, "pandas": pd.__version__,
                 "python": platform.python_version(), **sprov.pop("versions", {})}

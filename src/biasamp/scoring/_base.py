@@ -103,14 +103,15 @@ class BaseScorer:
         """Tokenisation audit of ``candidates`` (see :func:`biasamp.scoring.audit_candidates`)."""
         return audit_candidates(self.tokenizer, candidates, prompt=prompt, blank=blank)
 
-    def audit_prompts(self, prompts, candidates, *, blank=BLANK):
-        """The audit of every candidate, tokenised where it stands in the first prompt that
-        offers its candidate list (a pronoun that starts a sentence has no leading-space piece);
-        one row per candidate, first-piece collisions among a prompt's candidates."""
+    def audit_prompts(self, prompt_candidates, *, blank=BLANK):
+        """The audit of every candidate of ``prompt_candidates`` ((prompt, candidates) pairs),
+        tokenised where it stands in the first prompt that offers its candidate list (a pronoun
+        that starts a sentence has no leading-space piece); one row per candidate, first-piece
+        collisions among a prompt's candidates."""
         import pandas as pd
 
         first: dict[tuple, str] = {}
-        for prompt, cands in zip(prompts, candidates):
+        for prompt, cands in prompt_candidates:
             first.setdefault(tuple(cands), prompt)
         parts = [self.audit(list(c), prompt=p, blank=blank) for c, p in first.items()]
         return pd.concat(parts, ignore_index=True).drop_duplicates("candidate", ignore_index=True)

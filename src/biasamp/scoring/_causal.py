@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import logging
+import warnings
 
 import numpy as np
-
-import warnings
 
 from .._errors import BiasampError, ChatModelWarning
 from .._validation import Bool, NonEmptyStr, Optional, check

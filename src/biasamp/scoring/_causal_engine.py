@@ -108,7 +108,6 @@ class CausalRunner:
         self._body_head = (body, head) if (split_head and body is not None and body is not model
                                            and head is not None) else None
         self.n_forward_calls = 0
-        self._cache_kw = {}  # id(module) -> the keyword its forward takes a cache under
         self.window = sliding_window(model)
 
     # ------------------------------------------------------------------ model calls
@@ -118,10 +117,7 @@ class CausalRunner:
                   "use_cache": use_cache}
         module = self._body_head[0] if self._body_head is not None else self.model
         if past is not None:
-            key = self._cache_kw.get(id(module))
-            if key is None:
-                key = self._cache_kw[id(module)] = cache_keyword(module)
-            kwargs[key] = past
+            kwargs[cache_keyword(module)] = past
         self.n_forward_calls += 1
         out = module(**kwargs)
         states = out[0] if self._body_head is not None else out.logits

@@ -14,23 +14,19 @@ def select_cache(cache, index):
 
     A transformers ``DynamicCache`` (full or sliding-window layers; the caller keeps sequences
     shorter than any window) is copied layer by layer and its copy narrowed with the cache's
-    own ``batch_select_indices``; a legacy tuple of (key, value) pairs is indexed directly.
+    own ``batch_select_indices``; a legacy tuple of (key, value) pairs (remote code) is indexed
+    directly.
     Returns None for a cache this function does not know (hybrid, quantised, offloaded): the
     caller then does not reuse caches.
     """
     import copy
 
-    if type(cache).__name__ == "DynamicCache" and hasattr(cache, "layers"):  # transformers 5
+    if type(cache).__name__ == "DynamicCache" and hasattr(cache, "layers"):
         if not all(type(layer).__name__ in _LAYERS for layer in cache.layers):
             return None
         new = copy.copy(cache)
         new.layers = [copy.copy(layer) for layer in cache.layers]
         new.batch_select_indices(index)
-        return new
-    if type(cache).__name__ == "DynamicCache" and hasattr(cache, "key_cache"):  # 4.x
-        new = copy.copy(cache)
-        new.key_cache = [k[index] for k in cache.key_cache]
-        new.value_cache = [v[index] for v in cache.value_cache]
         return new
     if isinstance(cache, tuple) and all(isinstance(kv, tuple) and len(kv) == 2 for kv in cache):
         return tuple((k[index], v[index]) for k, v in cache)
