@@ -229,7 +229,10 @@ def test_cli_count(wt_valid, tmp_path, capsys):
     assert main(["count", wt_valid, "--tasks", "nurse", "--groups", "he", "-o", str(out)]) == 2
     assert "--groups must look like" in capsys.readouterr().err
     assert main(["-q", "count", wt_valid, "--tasks", "nurse,", "--jobs", "1", "--groups",
-                 "m=he,him;f=she,her", "-o", str(out)]) == 0
+                 "m=he,him;f=she,her", "-o", str(out)]) == 2  # a counts CSV is not replaced
+    assert "exists; choose a new file or pass --overwrite" in capsys.readouterr().err
+    assert main(["-q", "count", wt_valid, "--tasks", "nurse,", "--jobs", "1", "--groups",
+                 "m=he,him;f=she,her", "-o", str(out), "--overwrite"]) == 0
     assert out.read_text().splitlines()[1] == "task,m,f"
 
 
@@ -244,10 +247,12 @@ def test_cli_count_tasks_go_through_load_tasks(wt_valid, tmp_path, capsys):
     words = tmp_path / "jobs.txt"
     words.write_text("writer\nnurse\n", encoding="utf-8")
     for spec in (f"@{words}", str(words), "writer,nurse"):
-        assert main(["-q", "count", wt_valid, "--tasks", spec, "--jobs", "1", "-o", str(out)]) == 0
+        assert main(["-q", "count", wt_valid, "--tasks", spec, "--jobs", "1", "-o", str(out),
+                     "--overwrite"]) == 0
         assert [line.split(",")[0] for line in out.read_text().splitlines()[2:]] == [
             "writer", "nurse"]
-    assert main(["-q", "count", wt_valid, "--tasks", "winobias32", "--jobs", "1", "-o", str(out)]) == 0
+    assert main(["-q", "count", wt_valid, "--tasks", "winobias32", "--jobs", "1", "-o", str(out),
+                 "--overwrite"]) == 0
     assert len(out.read_text().splitlines()) == 2 + 32
     capsys.readouterr()
 

@@ -2,6 +2,7 @@
 
 import bz2
 import gzip
+import errno
 import json
 import lzma
 import re
@@ -318,11 +319,11 @@ def test_dataset_offline_is_a_one_line_error(tmp_path, capsys, monkeypatch):
 def test_out_is_checked_before_counting(tmp_path, capsys, wikitext_dir):
     src = str(wikitext_dir / "wiki.valid.tokens")
     assert main(["-q", "count", src, "--tasks", "cook,", "-o", str(tmp_path)]) == 2
-    assert "--out must be a file, not a folder" in capsys.readouterr().err
+    assert "is a folder, not a regular file" in capsys.readouterr().err
     blocker = tmp_path / "file"
     blocker.write_text("x")
     assert main(["-q", "count", src, "--tasks", "cook,", "-o", str(blocker / "c.csv")]) == 2
-    assert "cannot be written" in capsys.readouterr().err
+    assert f"{str(blocker)!r} is not a folder" in capsys.readouterr().err
     assert main(["-q", "count", src, "--tasks", "cook,", "--shard-mb", "0", "-o",
                  str(tmp_path / "c.csv")]) == 2
     assert "--shard-mb must be a positive number; got 0.0" in capsys.readouterr().err
@@ -333,17 +334,19 @@ def test_csv_is_written_whole_or_not_at_all(tmp_path, monkeypatch, wikitext_dir)
 
     r = quiet_count(wikitext_dir / "wiki.valid.tokens", ["writer", "cook"], n_jobs=1)
     out = tmp_path / "c.csv"
-    out.write_text("previous\n")
+    r.to_csv(out)
+    previous = out.read_bytes()
 
     def broken(self, *args, **kwargs):
-        raise OSError("disk full")
+        raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(pd.DataFrame, "to_csv", broken)
-    with pytest.raises(OSError, match="disk full"):
-        r.to_csv(out)
-    assert out.read_text() == "previous\n" and [p.name for p in tmp_path.iterdir()] == ["c.csv"]
+    with pytest.raises(BiasampError, match=r"^path '.*c.csv': could not write: No space left on "
+                                           "device; nothing was changed there$"):
+        r.to_csv(out, overwrite=True)
+    assert out.read_bytes() == previous and [p.name for p in tmp_path.iterdir()] == ["c.csv"]
     monkeypatch.undo()
-    r.to_csv(out)
+    r.to_csv(out, overwrite=True)
     assert out.read_text().splitlines()[1:] == ["task,he,she",
                                                 *[f"{t},{h},{s}" for t, (h, s) in
                                                   zip(r.counts.index, r.counts.to_numpy())]]
@@ -371,7 +374,7 @@ def test_provenance_of_a_count(tmp_path, capsys, same_text):
     assert prov["n_kept"] <= prov["n_sentences"] and prov["seconds"] >= 0
     assert prov["started"].endswith("+00:00")
     assert main(["-q", "count", str(same_text / "a.txt"), "--tasks", "writer,", "--no-hash",
-                 "--jobs", "1", "-o", str(out)]) == 0
+                 "--jobs", "1", "-o", str(out), "--overwrite"]) == 0
     first = json.loads(out.read_text().splitlines()[0][len("# provenance: "):])
     assert "sha256" not in first["corpus"]["files"][0]
 
@@ -398,15 +401,24 @@ def test_out_that_is_a_device_fifo_or_link_is_refused_before_counting(tmp_path, 
     link.symlink_to(target)
     cases = [("/dev/null", "is a character device, not a regular file"),
              (str(fifo), "is a FIFO, not a regular file"),
-             (str(link), "is a symbolic link; give the path it points to")]
+             (str(link), f"(a link to {str(target)!r}) is not a counts CSV biasamp wrote")]
     for out, message in cases:
-        assert main(["-q", "count", src, "--tasks", "cook,", "-o", out]) == 2
+        assert main(["-q", "count", src, "--tasks", "cook,", "-o", out, "--overwrite"]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"error: --out {out!r} ") and message in err, err
     assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
     assert fifo.is_fifo() and link.is_symlink() and target.read_text() == "keep\n"
     # the library refuses too (CorpusCounts.to_csv)
     r = quiet_count(wikitext_dir / "wiki.valid.tokens", ["cook"], n_jobs=1)
-    with pytest.raises(BiasampError, match="path .* is a symbolic link"):
+    with pytest.raises(BiasampError, match="path .* exists; choose a new file"):
         r.to_csv(link)
     assert link.is_symlink() and target.read_text() == "keep\n"
+    # a link is followed on purpose: the file it names is written, the link stays
+    target.unlink()
+    r.to_csv(link)
+    assert link.is_symlink() and target.read_text().startswith("# provenance: ")
+    r.to_csv(link, overwrite=True)  # a counts CSV biasamp wrote, through the link
+    dangling = tmp_path / "nowhere.csv"
+    dangling.symlink_to(tmp_path / "no" / "such" / "c.csv")
+    assert main(["-q", "count", src, "--tasks", "cook,", "-o", str(dangling)]) == 2
+    assert "whose folder does not exist" in capsys.readouterr().err

@@ -152,7 +152,7 @@ def test_out_is_a_file(tiny_bert_dir, tmp_path, capsys):
     f = tmp_path / "taken.txt"
     f.write_text("mine")
     _fails(["probe", "--model", str(tiny_bert_dir), "--out", str(f), *QUICK], capsys,
-           r"out '.*taken.txt' is a file; give a folder", folder=tmp_path)
+           r"--out '.*taken.txt' is a file, not a folder", folder=tmp_path)
     assert f.read_text() == "mine"
 
 
@@ -172,20 +172,23 @@ def test_out_not_empty_is_refused_before_the_model_is_loaded(tmp_path, capsys, m
            r"out '.*o' exists and is not empty; .*--overwrite", folder=tmp_path)
 
 
-def test_overwrite_replaces_the_whole_folder(tiny_bert_dir, tmp_path):
-    out = tmp_path / "o"
-    out.mkdir()
-    (out / "report.html").write_text("a report of another model")
-    (out / "tables.parquet").write_text("stale")
+def test_overwrite_replaces_the_whole_folder(tiny_bert_dir, done, tmp_path):
+    out = _copy(done, tmp_path / "o")
+    assert main(["-q", "report", str(out), "--format", "html"]) == 0
+    assert (out / "report.html").is_file()
     assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--out", str(out), "--overwrite",
                  "--base-rates", "uniform", *QUICK]) == 0
     names = _files(out)
-    assert "report.html" not in names and "tables.parquet" not in names  # no stale file
-    assert names == sorted(["by_pair.csv", "per_template.csv", "results.json", "tables.csv",
-                            "report.md", "report.json", "fig5_p_attribute_given_task.png",
-                            "forest_delta.png", "base_rate_panel.png"])
+    assert "report.html" not in names  # no stale file of the result replaced
+    assert names == sorted([".biasamp.json", "by_pair.csv", "per_template.csv", "results.json",
+                            "tables.csv", "report.md", "report.json",
+                            "fig5_p_attribute_given_task.png", "forest_delta.png",
+                            "base_rate_panel.png"])
     data = json.loads((out / "results.json").read_text())
-    assert data["complete"] is True and set(data["files"]) == set(names) - {"results.json"}
+    assert data["complete"] is True and set(data["files"]) == set(names) - {
+        "results.json", ".biasamp.json"}
+    mark = json.loads((out / ".biasamp.json").read_text())
+    assert mark["kind"] == "probe" and mark["files"] == [n for n in names if n != ".biasamp.json"]
     assert [p.name for p in tmp_path.iterdir()] == ["o"]  # no lock, staging or old folder left
 
 
@@ -259,7 +262,7 @@ def test_report_out_elsewhere_and_its_refusals(done, tmp_path, capsys):
     before = {p: p.read_bytes() for p in done.iterdir()}
     assert main(["-q", "report", str(done), "--format", "md", "--out", str(tmp_path / "r2")]) == 0
     assert sorted(p.name for p in (tmp_path / "r2").iterdir()) == [
-        "base_rate_panel.png", "fig5_p_attribute_given_task.png", "forest_delta.png",
+        ".biasamp.json", "base_rate_panel.png", "fig5_p_attribute_given_task.png", "forest_delta.png",
         "report.md"]
     assert {p: p.read_bytes() for p in done.iterdir()} == before  # the result is untouched
     _fails(["report", str(done), "--out", str(tmp_path / "r2")], capsys,
@@ -454,7 +457,7 @@ def test_a_dead_runs_swapped_out_folder_is_put_back(done, tmp_path):
                           capture_output=True, text=True).stdout.strip()
     (tmp_path / ".res.lock").write_text(json.dumps({"pid": int(dead),
                                                     "host": socket.gethostname()}))
-    folder = OutputFolder(tmp_path / "res", overwrite=True)
+    folder = OutputFolder(tmp_path / "res", kind="probe", overwrite=True)
     folder.acquire()
     assert not old.exists() and ProbeResult.load(tmp_path / "res").model
     assert sorted(p.name for p in tmp_path.iterdir()) == [".res.lock", "res"]

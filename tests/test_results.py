@@ -14,8 +14,9 @@ from biasamp.results import SCHEMA_VERSION, SUMMARY_KEYS, ProbeResult
 
 def test_save_writes_results_json_and_nothing_else(golden_result, tmp_path):
     d = golden_result.save(tmp_path / "out")
-    assert sorted(p.name for p in d.iterdir()) == ["by_pair.csv", "per_template.csv",
-                                                    "results.json", "tables.csv"]
+    assert sorted(p.name for p in d.iterdir()) == [".biasamp.json", "by_pair.csv",
+                                                    "per_template.csv", "results.json",
+                                                    "tables.csv"]
     data = json.loads((d / "results.json").read_text())
     assert data["schema_version"] == SCHEMA_VERSION
     assert set(data) >= {"summary", "by_pair", "audit", "mass", "provenance", "config"}

@@ -202,7 +202,10 @@ def test_convert_command(tmp_path, capsys):
     assert "pronoun_cases: nominative 89, accusative 4, possessive_determiner 27" in text
     assert out.read_bytes() == (data_dir("templates") / "winogender.toml").read_bytes()
     assert main(["templates", "convert", "winogender", str(WG), "-o", str(out), "--name",
-                 "wg2"]) == 0
+                 "wg2"]) == 2  # an existing file is not replaced silently
+    assert "exists; choose a new file or pass --overwrite" in capsys.readouterr().err
+    assert main(["templates", "convert", "winogender", str(WG), "-o", str(out), "--name",
+                 "wg2", "--overwrite"]) == 0
     assert load_template_set(out).name == "wg2"
 
 

@@ -23,38 +23,8 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     except ModuleNotFoundError:
         _toml = None
 
-__all__ = ["check_file_target", "check_keys", "check_metadata", "read_toml",
+__all__ = ["check_keys", "check_metadata", "read_toml",
            "resolve_name_or_path", "sha256_bytes", "sha256_file", "str_field", "toml_loads"]
-
-
-def check_file_target(path: str | os.PathLike, param: str) -> None:
-    """Refuse an output file target that exists and is not a regular file.
-
-    Writing a file means writing beside it and renaming over it, which would replace a device
-    (``/dev/null`` for the whole machine, when run as root), a FIFO or a socket, and turn a
-    symbolic link into a file: such a target is an error naming ``param`` (a link is refused
-    rather than followed, so that nothing outside the named path changes unseen).
-
-    >>> check_file_target("/dev/null", "--out")
-    Traceback (most recent call last):
-    ...
-    biasamp._errors.BiasampError: --out '/dev/null' is a character device, not a regular file...
-    """
-    import stat
-
-    try:
-        mode = os.lstat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return  # nothing there to replace (a missing parent is the caller's check)
-    if stat.S_ISLNK(mode):
-        raise BiasampError(f"{param} {str(path)!r} is a symbolic link; give the path it points "
-                           f"to ({os.path.realpath(path)!r}) if that is the file to replace")
-    if not stat.S_ISREG(mode):
-        kind = ("a folder" if stat.S_ISDIR(mode) else "a character device" if stat.S_ISCHR(mode)
-                else "a block device" if stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-                else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
-        raise BiasampError(f"{param} {str(path)!r} is {kind}, not a regular file: biasamp "
-                           "writes a new file and renames it into place, which would replace it")
 
 
 def sha256_bytes(data: bytes) -> str:

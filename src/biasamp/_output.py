@@ -1,62 +1,61 @@
-"""Output folders written as one transaction: checked, locked, staged, renamed into place.
+"""The one output layer: every file and folder biasamp writes goes through here.
 
-A run never writes into its target folder directly. :class:`OutputFolder` checks the target
-before any long work (not a file, writable, empty unless ``overwrite``), takes a lock beside it
-(a second writer is refused), stages everything in a hidden folder beside it, and on success
-renames the staged folder into place (the previous folder, with ``overwrite``, is replaced as a
-whole: no stale file survives). On an error or Ctrl-C the staged folder is removed: the target
-holds either the previous complete result or nothing.
+Rules (for folders, :class:`OutputFolder`; for single files, :class:`biasamp._output_file.
+OutputFile`):
 
-Files beside a target ``out`` (same parent): ``.out.lock`` (pid, host, start time),
-``.out.staging-<pid>-<n>`` (while writing), ``.out.replaced-<pid>-<n>`` (for an instant while an
-old folder is swapped out; put back if a run died there).
+- **Checked before long work.** A target that is a device, FIFO or socket is refused (writing
+  means renaming over it, which would replace ``/dev/null`` for the whole machine when run as
+  root); so is a name too long to stage beside it.
+- **Symbolic links are followed on purpose**: a link given as the target stands for the path it
+  names, which is written (and replaced) there; the link itself stays. A link into a folder
+  that does not exist, or a loop of links, is refused before any work.
+- **Nothing biasamp did not write is deleted.** Every folder it writes holds a mark,
+  ``.biasamp.json``, with its kind (a probe result, a report, a comparison, a pairs result) and
+  the files it wrote. ``overwrite`` replaces a folder only when it holds a complete biasamp
+  result of the same kind and nothing else (results of biasamp 0.2, written before the mark,
+  are recognised by their own files); a folder with a file biasamp did not write (a model, an
+  input, a note) is refused, naming the file. :meth:`OutputFolder.carry_over` (``biasamp
+  report DIR`` in place) keeps every file of the folder, its own or not.
+- **One transaction.** Everything is staged in a hidden folder beside the target, and renamed
+  into place when complete; the stop signals are held during the renames
+  (:func:`biasamp._signals.signals_deferred`). An error, Ctrl-C, SIGTERM or SIGHUP leaves the
+  previous result or nothing; a failed write (disk full, read-only folder) is one line naming
+  the path, with the staging removed.
+- **A lock** beside the target (pid, host, start time; refreshed while held:
+  :class:`~biasamp._output_lock.FolderLock`) refuses a second writer. A lock left by a dead process of this host is
+  taken over; one of another host, whose pid cannot be checked from here, is taken over when it
+  has not been refreshed for :data:`~biasamp._output_lock.STALE_AFTER_S` seconds.
+
+Files beside a target ``out`` (same parent): ``.out.lock``, ``.out.staging-<pid>-<n>`` (while
+writing), ``.out.replaced-<pid>-<n>`` (for an instant during the swap; put back if a run died
+there).
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
-import errno
 import itertools
 import json
+import logging
 import os
 import shutil
-import signal
-import socket
-import threading
 from pathlib import Path
 
 from ._errors import BiasampError
+from ._output_checks import (MARK, check_name_fits, entries, fail_write, follow_link, found_kind,
+                             kind_of, writable_ancestor)
+from ._output_lock import FolderLock
+from ._signals import signals_deferred
 
-__all__ = ["OutputFolder"]
+__all__ = ["KINDS", "MARK", "OutputFolder"]
+
+log = logging.getLogger(__name__)
+
+#: The kinds of folder biasamp writes, as messages name them.
+KINDS = {"probe": "a probe result", "report": "a report folder", "compare": "a comparison",
+         "pairs": "a pairs result"}
 
 _COUNTER = itertools.count()
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - a process of another user
-        return True
-    return True
-
-
-@contextlib.contextmanager
-def _signals_held():
-    """Block SIGINT/SIGTERM in the main thread for the duration (POSIX); they are delivered
-    when the block is lifted."""
-    can = (hasattr(signal, "pthread_sigmask")
-           and threading.current_thread() is threading.main_thread())
-    if not can:  # pragma: no cover - Windows or a worker thread
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 class OutputFolder:
@@ -65,91 +64,96 @@ class OutputFolder:
     Parameters
     ----------
     target : path
-        The folder the run produces.
+        The folder the run produces (a link is followed to the folder it names).
+    kind : str
+        What the folder holds, a key of :data:`KINDS`.
     overwrite : bool
-        Replace an existing non-empty folder (as a whole). Without it such a folder is refused.
+        Replace a folder that holds a complete result of the same ``kind`` (and nothing else).
     param : str
         The option name for messages (``--out``).
+    update : bool
+        The target is an existing result of ``kind`` to which files are added
+        (:meth:`carry_over`); ``overwrite`` is then implied.
+    failure_note : str
+        Said after the one line of a failed write (what was kept, what to do).
 
     Examples
     --------
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "run"
-    >>> with OutputFolder(out) as staging:
+    >>> with OutputFolder(out, kind="report") as staging:
     ...     _ = (staging / "a.txt").write_text("done")
     >>> sorted(p.name for p in out.iterdir())
-    ['a.txt']
+    ['.biasamp.json', 'a.txt']
     """
 
-    def __init__(self, target, *, overwrite: bool = False, param: str = "out"):
-        self.target = Path(os.path.expanduser(str(target)))
-        self.overwrite = overwrite
-        self.param = param
-        self.lock_path = self.target.parent / f".{self.target.name}.lock"
+    def __init__(self, target, *, kind: str, overwrite: bool = False, param: str = "--out",
+                 update: bool = False, failure_note: str = ""):
+        if kind not in KINDS:  # pragma: no cover - programming error
+            raise ValueError(f"kind must be one of {sorted(KINDS)}; got {kind!r}")
+        self.named = Path(os.path.expanduser(str(target)))
+        self.param, self.kind, self.update = param, kind, update
+        self.overwrite = overwrite or update
+        self.failure_note = failure_note
+        self.target = follow_link(self.named, param)
+        self.lock = FolderLock(self.target.parent / f".{self.target.name}.lock",
+                               f"{param} {self._where()}")
         self.staging: Path | None = None
-        self._locked = False
+        self._foreign: set[str] = set()
+
+    def _where(self) -> str:
+        t = repr(str(self.named))
+        return t if self.named == self.target else f"{t} (a link to {str(self.target)!r})"
 
     # ------------------------------------------------------------------ checks
     def check(self) -> None:
-        """Refuse a target that cannot be written (call before any long work)."""
-        t, p = self.target, self.param
+        """Refuse a target that cannot or must not be written (call before any long work)."""
+        t, p, where = self.target, self.param, self._where()
         if not t.name or t.name in (".", ".."):
-            raise BiasampError(f"{p} must name a folder; got {str(t)!r}")
-        if t.exists() and not t.is_dir():
-            raise BiasampError(f"{p} {str(t)!r} is a file; give a folder")
-        if t.is_dir() and any(t.iterdir()) and not self.overwrite:
-            raise BiasampError(f"{p} {str(t)!r} exists and is not empty; choose a new folder or "
-                               "pass --overwrite (overwrite=True) to replace it as a whole")
-        parent = t.parent
-        existing = next((a for a in (parent, *parent.parents) if a.exists()), None)
-        if existing is None or not existing.is_dir():
-            raise BiasampError(f"{p} {str(t)!r}: {str(existing)!r} is not a folder")
-        if not os.access(existing, os.W_OK | os.X_OK):
-            raise BiasampError(f"{p} {str(t)!r}: no permission to write in {str(existing)!r}")
+            raise BiasampError(f"{p} must name a folder; got {str(self.named)!r}")
+        kind = kind_of(t)
+        if kind not in (None, "a folder"):
+            raise BiasampError(f"{p} {where} is {kind}, not a folder")
+        existing = writable_ancestor(t, p)
+        check_name_fits(t, existing, p)
+        if kind is None:
+            if self.update:
+                raise BiasampError(f"{p} {where} does not exist")
+            return
+        present = entries(t)
+        if not present and not self.update:
+            return
+        if not self.overwrite:
+            raise BiasampError(f"{p} {where} exists and is not empty; choose a new folder or "
+                               "pass --overwrite (overwrite=True) to replace the result it holds")
+        found, owned = found_kind(t)
+        if found != self.kind:
+            held = "no biasamp result" if found is None else KINDS[found]
+            raise BiasampError(f"{p} {where} holds {held}, not {KINDS[self.kind]}: biasamp "
+                               f"replaces only {KINDS[self.kind]} it wrote; choose another folder")
+        foreign = sorted(set(present) - owned - {MARK})
+        special = [f for f in foreign if present[f] not in ("a file", "a folder",
+                                                            "a symbolic link")]
+        if special:
+            raise BiasampError(f"{p} {where} holds {present[special[0]]}, {special[0]!r}; "
+                               "move it away first")
+        if foreign and not self.update:
+            more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+            raise BiasampError(
+                f"{p} {where} holds {len(foreign)} file(s) biasamp did not write "
+                f"({foreign[0]!r}{more}); --overwrite replaces the folder as a whole, so move "
+                "them away or choose another folder")
+        self._foreign = set(foreign)
 
     # ------------------------------------------------------------------ lock
-    def _read_lock(self) -> dict:
-        try:
-            return json.loads(self.lock_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {}
-
     def acquire(self) -> None:
-        """Take the lock beside the target (stale locks of dead processes are taken over)."""
-        if self._locked:
-            return
-        self.target.parent.mkdir(parents=True, exist_ok=True)
-        info = {"pid": os.getpid(), "host": socket.gethostname(),
-                "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-        for _ in range(2):
-            try:
-                fd = os.open(self.lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                held = self._read_lock()
-                same_host = held.get("host") == info["host"]
-                if same_host and isinstance(held.get("pid"), int) and not _pid_alive(held["pid"]):
-                    self.lock_path.unlink(missing_ok=True)  # its writer died: take over
-                    continue
-                raise BiasampError(
-                    f"{self.param} {str(self.target)!r} is being written by another biasamp run "
-                    f"(pid {held.get('pid', '?')} on {held.get('host', '?')} since "
-                    f"{held.get('since', '?')}); wait for it, or delete "
-                    f"{str(self.lock_path)!r} if no such run is active") from None
-            except OSError as exc:
-                raise BiasampError(f"{self.param} {str(self.target)!r}: cannot create the lock "
-                                   f"file beside it: {exc.strerror}") from None
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(info, f)
-            self._locked = True
+        """Take the lock beside the target, then clean up after a run that died here."""
+        if not self.lock.held:
+            self.lock.acquire()
             self._recover()
-            return
-        raise BiasampError(f"{self.param} {str(self.target)!r}: could not take the lock "
-                           f"{str(self.lock_path)!r}")  # pragma: no cover
 
     def release(self) -> None:
-        if self._locked:
-            self.lock_path.unlink(missing_ok=True)
-            self._locked = False
+        self.lock.release()
 
     def _recover(self) -> None:
         """Under the lock: put back a folder a dead run had swapped out; drop its leftovers."""
@@ -175,31 +179,50 @@ class OutputFolder:
             raise
         return self.staging
 
-    def commit(self) -> Path:
-        """Move the staged folder into place (replacing the old one as a whole).
+    def carry_over(self) -> None:
+        """Copy everything the target holds into the staging folder (links as links), so
+        that it survives the swap; files biasamp did not write stay out of the mark. Copies,
+        not hard links: a file rewritten in the staging folder must not change the old one."""
+        for f in self.target.iterdir():
+            if f.name == MARK:
+                continue
+            if f.is_dir() and not f.is_symlink():
+                shutil.copytree(f, self.staging / f.name, symlinks=True)
+            else:
+                shutil.copy2(f, self.staging / f.name, follow_symlinks=False)
 
-        Ctrl-C (SIGINT/SIGTERM) is held back during the swap and delivered after it, so the
-        target is never left half swapped by an interrupt.
-        """
+    def foreign(self) -> set[str]:
+        """Paths (relative, POSIX) in the target that biasamp did not write."""
+        return set(self._foreign)
+
+    def commit(self) -> Path:
+        """Write the mark, then move the staged folder into place (replacing the old one as a
+        whole); the stop signals are held meanwhile. A failed move removes the staging."""
         if self.staging is None:  # pragma: no cover - programming error
             raise RuntimeError("commit() without begin()")
-        with _signals_held():
-            return self._swap()
+        try:
+            written = sorted(set(entries(self.staging)) - self._foreign - {MARK})
+            mark = {"kind": self.kind, "files": written,
+                    "written": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+            (self.staging / MARK).write_text(json.dumps(mark, indent=1) + "\n", encoding="utf-8")
+            with signals_deferred():
+                return self._swap()
+        except BaseException as exc:
+            self.abort()
+            self.raise_write_error(exc)
+            raise
 
     def _swap(self) -> Path:
         old = None
-        if self.target.exists():
+        if os.path.lexists(self.target):
             n = next(_COUNTER)
             old = self.target.parent / f".{self.target.name}.replaced-{os.getpid()}-{n}"
             os.replace(self.target, old)
         try:
             os.replace(self.staging, self.target)
-        except OSError as exc:
+        except OSError:
             if old is not None:
                 os.replace(old, self.target)
-            if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):  # pragma: no cover
-                raise BiasampError(f"{self.param} {str(self.target)!r} appeared during the "
-                                   "run; nothing was written") from None
             raise
         self.staging = None
         if old is not None:
@@ -214,6 +237,11 @@ class OutputFolder:
             self.staging = None
         self.release()
 
+    def raise_write_error(self, exc: BaseException) -> None:
+        """Raise an OS error met while writing as one line naming the path (else return)."""
+        fail_write(exc, f"{self.param} {self._where()}", self.target.parent,
+                   self.failure_note)
+
     def __enter__(self) -> Path:
         return self.begin()
 
@@ -222,4 +250,5 @@ class OutputFolder:
             self.commit()
         else:
             self.abort()
+            self.raise_write_error(exc)
         return False

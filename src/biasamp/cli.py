@@ -21,6 +21,7 @@ import warnings
 from . import __version__
 from ._errors import BiasampError
 from ._registry import Registry
+from ._signals import Stopped, stop_signals_raise
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
@@ -133,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("always")
             warnings.showwarning = _warning_printer()
         try:
-            return int(args.func(args) or 0)
+            with stop_signals_raise():  # SIGTERM and SIGHUP clean up as Ctrl-C does
+                return int(args.func(args) or 0)
         except (BiasampError, FileNotFoundError) as exc:
             if args.verbose:
                 traceback.print_exc()
@@ -145,9 +147,18 @@ def main(argv: list[str] | None = None) -> int:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             return 0
+        except Stopped as exc:
+            print(f"stopped ({exc.name})", file=sys.stderr)
+            return exc.exit_code
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)
             return 130
+        except OSError as exc:  # not the input's fault (a full disk): one line, exit 1
+            if args.verbose:
+                traceback.print_exc()
+            where = f"{exc.filename}: " if exc.filename else ""
+            print(f"error: {where}{_one_line(exc.strerror or exc)}", file=sys.stderr)
+            return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

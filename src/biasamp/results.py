@@ -31,7 +31,7 @@ import pandas as pd
 
 from ._errors import BiasampError, MissingDependencyError
 from ._files import sha256_file
-from ._output import OutputFolder
+from ._output import MARK, OutputFolder
 from ._validation import OneOf, check
 
 from ._schema import (AGGREGATIONS, AGREEMENT_COLUMNS, BY_GROUP_COLUMNS,  # noqa: F401
@@ -170,13 +170,18 @@ class ProbeResult:
         if not self.by_group.empty:
             self.by_group.to_csv(d / "by_group.csv", index=False)
 
-    def finish(self, folder: Path, *, data: dict | None = None) -> Path:
+    def finish(self, folder: Path, *, data: dict | None = None, skip=()) -> Path:
         """Write ``results.json`` last: the content (``data``, default this result's), every
-        file of the folder with its sha256 and size, and the completion mark. A folder
+        file of the folder with its sha256 and size (but the output mark and the relative
+        paths in ``skip``: files biasamp did not write), and the completion mark. A folder
         without the mark is not a result."""
         d = Path(folder)
-        files = {p.relative_to(d).as_posix(): {"sha256": sha256_file(p), "bytes": p.stat().st_size}
-                 for p in sorted(d.rglob("*")) if p.is_file() and p.name != "results.json"}
+        leave = {"results.json", MARK, *skip}
+        files = {r: {"sha256": sha256_file(p), "bytes": p.stat().st_size}
+                 for p in sorted(d.rglob("*"))
+                 if p.is_file() and not p.is_symlink()
+                 and (r := p.relative_to(d).as_posix()) not in leave
+                 and not any(r.startswith(s.rstrip("/") + "/") for s in skip)}
         data = {**(self.to_json_dict() if data is None else data), "files": files,
                 "complete": True}
         path = d / "results.json"
@@ -188,8 +193,9 @@ class ProbeResult:
         """Write the data files of a result folder (no reports; see :mod:`biasamp.report`).
 
         The folder is written as one transaction (:class:`biasamp._output.OutputFolder`): a
-        non-empty ``out`` is refused unless ``overwrite`` (which replaces it as a whole), a
-        second writer is refused, and an error or Ctrl-C leaves the previous folder or nothing.
+        non-empty ``out`` is refused unless ``overwrite`` and it holds a probe result biasamp
+        wrote and nothing else (it is then replaced as a whole), a second writer is refused,
+        and an error or Ctrl-C leaves the previous folder or nothing.
 
         Parameters
         ----------
@@ -198,14 +204,14 @@ class ProbeResult:
         tables : {"csv", "parquet"}
             Format of the probability tables (parquet needs pyarrow).
         overwrite : bool
-            Replace an existing non-empty folder.
+            Replace an existing probe result (one biasamp wrote, with no other file).
 
         Returns
         -------
         pathlib.Path of the directory.
         """
         check(tables, OneOf(TABLE_FORMATS), "tables")
-        with OutputFolder(out, overwrite=overwrite) as staging:
+        with OutputFolder(out, kind="probe", overwrite=overwrite) as staging:
             self.write_files(staging, tables=tables)
             self.finish(staging)
         return Path(out)

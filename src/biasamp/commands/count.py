@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import warnings
 
 from .._errors import BiasampError, ZeroRowWarning
-from .._files import check_file_target
 
 HELP = "count (occupation, gender-word) co-occurrences per sentence in a corpus"
 
@@ -72,12 +70,14 @@ def register(subparsers) -> None:
     p.add_argument("--no-hash", action="store_true",
                    help="do not record the sha256 of local files (saves reading them twice)")
     p.add_argument("--name", help="corpus name for the provenance")
-    p.add_argument("-o", "--out", required=True, help="output CSV")
+    p.add_argument("-o", "--out", required=True, help="output CSV (a new file)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the counts CSV --out names (one biasamp wrote)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..corpus import count_cooccurrences
+    from ..corpus import count_cooccurrences, counts_output, write_counts_csv
     from ..tasks import load_tasks
 
     if bool(args.files) == bool(args.dataset):
@@ -86,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     corpus = f"hf:{args.dataset}" if args.dataset else args.files
     word_groups = parse_groups(args.groups) if args.groups else None
     tasks = load_tasks(args.tasks).words
-    _check_out(args.out)
+    out = counts_output(args.out, overwrite=args.overwrite, param="--out")
+    out.check()  # before counting, which may take hours
     shard = None
     if args.shard_mb is not None:
         if not args.shard_mb > 0:
@@ -101,23 +102,9 @@ def run(args: argparse.Namespace) -> int:
             chunk_chars=shard, engine=args.engine, scheduler=args.scheduler,
             retries=args.retries, matcher=args.matcher, hash_inputs=not args.no_hash,
             progress=not args.quiet, corpus_name=args.name)
-    out = result.to_csv(args.out)
+    out = write_counts_csv(result, out)
     print(f"{out}: {result.n_kept} sentences counted of {result.n_sentences} scanned "
           f"({result.n_lines} lines) in {result.provenance['seconds']:.1f} s; "
           f"{len(result.zero_rows)} task(s) with no count"
           + (f": {', '.join(result.zero_rows)}" if result.zero_rows else ""), file=sys.stdout)
     return 0
-
-
-def _check_out(out: str) -> None:
-    """The output can be written (checked before counting, which may take hours)."""
-    folder = os.path.dirname(os.path.abspath(out))
-    if os.path.isdir(out) and not os.path.islink(out):
-        raise BiasampError(f"--out must be a file, not a folder; got {out!r}")
-    check_file_target(out, "--out")  # a device, FIFO or link would be replaced by the CSV
-    probe = folder
-    while not os.path.exists(probe):
-        probe = os.path.dirname(probe)
-    if not os.path.isdir(probe) or not os.access(probe, os.W_OK):
-        raise BiasampError(f"--out {out!r} cannot be written ({probe!r} is not a writable "
-                           "folder)")

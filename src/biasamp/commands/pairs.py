@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from .._errors import BiasampError
+from .._output import OutputFolder
 
 
 def register(subparsers) -> None:
@@ -31,7 +32,10 @@ def register(subparsers) -> None:
     p.add_argument("--max-pairs", dest="max_pairs", type=int, metavar="N",
                    help="only the first N pairs (quick runs)")
     p.add_argument("--out", "-o", metavar="DIR",
-                   help="write pairs.json, pair_scores.csv and pair_summary.csv here")
+                   help="write pairs.json, pair_scores.csv and pair_summary.csv into this new "
+                        "folder")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the pairs result --out holds (one biasamp wrote)")
     p.add_argument("--n-resamples", dest="n_resamples", type=int, default=10_000, metavar="N",
                    help="bootstrap resamples over pairs (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
@@ -59,6 +63,10 @@ def run(args) -> int:
     if len(pset) == 0:
         raise BiasampError(f"--pairs {args.pairs!r} with the selection given holds no pairs")
     check_model(args.model)
+    output = None
+    if args.out:
+        output = OutputFolder(args.out, kind="pairs", overwrite=args.overwrite)
+        output.check()
     res = score_pairs(pset, args.model, revision=args.revision, device=args.device,
                       dtype=args.dtype, batch_size=args.batch_size,
                       trust_remote_code=args.trust_remote_code, progress=not args.quiet,
@@ -72,8 +80,8 @@ def run(args) -> int:
                 f"; excluding {r.n_neutral} neutral: {format_value(r.share_more_excluding_neutral)}")
             print(f"  {r.group:<20} {r.n_pairs:>5} pairs  "
                   f"{format_value(r.share_more, ci=(r.ci_low, r.ci_high))}{excl}")
-    if args.out:
-        d = res.save(args.out)
+    if output is not None:
+        d = res.save(output)
         if not args.quiet:
             print(f"results written to {d}", file=sys.stderr)
     return 0

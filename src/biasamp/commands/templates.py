@@ -55,7 +55,9 @@ def register(subparsers) -> None:
                    help=f"which converter [{', '.join(T.CONVERTERS)}]")
     c.add_argument("path", metavar="PATH", help="the benchmark's file or folder")
     c.add_argument("--out", "-o", required=True, metavar="FILE",
-                   help="template set file to write (TOML)")
+                   help="template set file to write (TOML; a new file)")
+    c.add_argument("--overwrite", action="store_true",
+                   help="replace the template set --out names (one a converter wrote)")
     c.add_argument("--name", default=None, help="the set's name (default: the benchmark's)")
     c.set_defaults(func=run_convert)
     p.set_defaults(func=run_list)
@@ -124,8 +126,10 @@ def run_convert(args) -> int:
     if args.benchmark not in T.CONVERTERS:
         raise unknown_name("benchmark", args.benchmark, list(T.CONVERTERS))
     kwargs = {"name": args.name} if args.name else {}
+    out = T.conversion_output(args.out, overwrite=args.overwrite, param="--out")
+    out.check()
     conversion = T.CONVERTERS[args.benchmark](args.path, **kwargs)
-    path = conversion.write(args.out)
+    path = conversion.write(out)
     T.load_template_set(path)  # what was written loads (every template checked)
     print(f"# {conversion.name}: wrote {path}")
     for line in conversion.summary_lines():

@@ -41,7 +41,8 @@ regexes, the numpy prefilter), ``_words`` (word groups and their checks), ``_rul
 and ``_dask`` (who counts), ``_driver`` (the entry points, provenance, the CSV writer).
 """
 
-from ._driver import CorpusCounts, count_cooccurrences, count_text, write_counts_csv
+from ._driver import (CorpusCounts, count_cooccurrences, count_text, counts_output,
+                      write_counts_csv)
 from ._engines import ENGINES
 from ._inputs import FORMATS
 from ._matching import occupation_forms
@@ -65,5 +66,6 @@ __all__ = [
     "occupation_forms",
     "split_sentences",
     "strip_wikitext",
+    "counts_output",
     "write_counts_csv",
 ]

@@ -6,7 +6,6 @@ import datetime
 import json
 import os
 import time
-import uuid
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import BiasampError, ZeroRowWarning
-from .._files import check_file_target
+from .._output_file import OutputFile
 from .._validation import Bool, Integer, NonEmptyStr, OneOf, Optional, PositiveInt, validate_params
 from ._buffer import encode_text
 from ._engines import ENGINES
@@ -28,7 +27,8 @@ from ._shards import ReadOptions
 from ._sources import DASK_SHARD_BYTES, plan_corpus
 from ._words import TaskList, WordGroups
 
-__all__ = ["CorpusCounts", "count_cooccurrences", "count_text", "write_counts_csv"]
+__all__ = ["CorpusCounts", "count_cooccurrences", "count_text", "counts_output",
+           "write_counts_csv"]
 
 _VOCAB_PARAMS = {"rule": OneOf(RULES), "tasks": TaskList, "word_groups": Optional(WordGroups),
                  "matcher": Optional(OneOf(MATCHERS))}
@@ -121,43 +121,60 @@ class CorpusCounts:
         """Tasks with no counted sentence at all."""
         return [t for t, s in zip(self.counts.index, self.counts.sum(axis=1)) if s == 0]
 
-    def to_csv(self, path: str | os.PathLike) -> Path:
+    def to_csv(self, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
         """Write a base-rate CSV readable by ``get_source("file:PATH")``."""
-        return write_counts_csv(self, path)
+        return write_counts_csv(self, path, overwrite=overwrite)
 
 
-def write_counts_csv(result: CorpusCounts, path: str | os.PathLike) -> Path:
+def is_counts_csv(path: Path) -> bool:
+    """Whether ``path`` is a counts CSV biasamp wrote (its first line is the provenance of a
+    count: ``# provenance: {"rule": ...}``)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            first = f.readline(1 << 20)
+        head, _, blob = first.partition("# provenance: ")
+        prov = json.loads(blob) if not head else None
+    except (OSError, ValueError):
+        return False
+    return isinstance(prov, dict) and "rule" in prov
+
+
+def counts_output(path: str | os.PathLike, *, overwrite: bool = False,
+                  param: str = "path") -> OutputFile:
+    """The output file of a counts CSV (checked with :meth:`OutputFile.check` before a long
+    count; ``overwrite`` replaces only a counts CSV biasamp wrote)."""
+    return OutputFile(path, overwrite=overwrite, param=param, owned=is_counts_csv,
+                      what="a counts CSV")
+
+
+def write_counts_csv(result: CorpusCounts, path: str | os.PathLike | OutputFile, *,
+                     overwrite: bool = False) -> Path:
     """Write counts as a wide base-rate CSV (``task,he,she,...``).
 
     The first line is ``# provenance: {json}``; :func:`biasamp.base_rates.read_table_csv`
     reads it back into the table's provenance. The file is written beside the target and
-    renamed when complete, so an interrupted write leaves no partial CSV.
+    renamed when complete (:class:`biasamp._output_file.OutputFile`), so an interrupted write
+    leaves no partial CSV; an existing file is replaced only with ``overwrite``, and only
+    when it is a counts CSV biasamp wrote.
 
     Parameters
     ----------
     result : CorpusCounts
-    path : path-like
+    path : path-like, or an OutputFile already checked
+    overwrite : bool
 
     Returns
     -------
     pathlib.Path
     """
-    path = Path(path)
-    check_file_target(path, "path")  # never renamed over a device, FIFO, socket or link
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "x", encoding="utf-8", newline="") as f:
-            f.write("# provenance: " + json.dumps(result.provenance, sort_keys=True) + "\n")
-            df = result.counts.copy()
-            df.index.name = "task"
-            df.columns.name = None
-            df.to_csv(f, lineterminator="\n")
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+    out = path if isinstance(path, OutputFile) else counts_output(path, overwrite=overwrite)
+    with out.open() as f:
+        f.write("# provenance: " + json.dumps(result.provenance, sort_keys=True) + "\n")
+        df = result.counts.copy()
+        df.index.name = "task"
+        df.columns.name = None
+        df.to_csv(f, lineterminator="\n")
+    return out.named
 
 
 _COUNT_PARAMS = {**_VOCAB_PARAMS, "chunk_chars": Optional(PositiveInt),

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import BiasampError
+from .._output import OutputFolder
 from ..metrics import bootstrap_ci
 from ..results import jsonable
 
@@ -102,18 +103,25 @@ class PairResult:
     summary: pd.DataFrame
     provenance: dict = field(default_factory=dict)
 
-    def save(self, out: str | os.PathLike) -> Path:
+    def save(self, out: str | os.PathLike | OutputFolder, *, overwrite: bool = False) -> Path:
         """Write ``pairs.json`` (summary, provenance), ``pair_scores.csv`` and
-        ``pair_summary.csv`` into ``out``; return the folder."""
-        d = Path(out)
-        d.mkdir(parents=True, exist_ok=True)
-        self.scores.to_csv(d / "pair_scores.csv", index=False)
-        self.summary.to_csv(d / "pair_summary.csv", index=False)
-        doc = {"format": _FORMAT, "summary": jsonable(self.summary.to_dict(orient="records")),
-               "provenance": jsonable(self.provenance)}
-        (d / "pairs.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n",
-                                      encoding="utf-8")
-        return d
+        ``pair_summary.csv`` into the folder ``out``; return the folder.
+
+        The folder is written as one transaction (:class:`biasamp._output.OutputFolder`): a
+        non-empty ``out`` is refused unless ``overwrite`` and it holds a pairs result biasamp
+        wrote and nothing else; an error or Ctrl-C leaves the previous folder or nothing.
+        ``out`` may be an :class:`~biasamp._output.OutputFolder` already checked."""
+        output = out if isinstance(out, OutputFolder) else OutputFolder(
+            out, kind="pairs", overwrite=overwrite)
+        with output as d:
+            self.scores.to_csv(d / "pair_scores.csv", index=False)
+            self.summary.to_csv(d / "pair_summary.csv", index=False)
+            doc = {"format": _FORMAT,
+                   "summary": jsonable(self.summary.to_dict(orient="records")),
+                   "provenance": jsonable(self.provenance)}
+            (d / "pairs.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n",
+                                          encoding="utf-8")
+        return output.named
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> PairResult:

@@ -8,9 +8,7 @@ that can fail on bad input is checked before it is loaded (:func:`~.prepare.prep
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import logging
-import os
 import platform
 from pathlib import Path
 
@@ -20,8 +18,8 @@ import pandas as pd
 from .. import __version__
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
-from .._output import OutputFolder
 from ..results import TABLE_COLUMNS, ProbeResult
+from ._folders import model_folders, model_slug, result_output
 from .config import ProbeConfig, as_config
 from .evaluate import evaluate_tables
 from .prepare import Prepared, prepare
@@ -29,21 +27,6 @@ from .prepare import Prepared, prepare
 __all__ = ["model_folders", "model_slug", "probe", "probe_many", "write_result"]
 
 log = logging.getLogger(__name__)
-
-
-def model_slug(model: str) -> str:
-    """A folder-safe name for a model id or path.
-
-    >>> model_slug("google/bert_uncased_L-2_H-128_A-2")
-    'google--bert_uncased_L-2_H-128_A-2'
-    >>> model_slug("/tmp/models/tiny-bert/")
-    'tiny-bert'
-    """
-    text = str(model).rstrip("/\\")
-    if os.path.isabs(text) or text.startswith((".", "~")):
-        text = Path(text).name
-    slug = "".join(c if (c.isalnum() or c in "-_.") else "-" for c in text.replace("/", "--"))
-    return slug.strip(".") or "model"
 
 
 def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str):
@@ -241,34 +224,6 @@ def write_result(result: ProbeResult, folder, *, tables: str = "csv",
     return d
 
 
-def model_folders(models) -> dict[str, str]:
-    """A distinct sub-folder name per model (the same model twice is an error).
-
-    >>> model_folders(["a/tiny-bert", "b/tiny-bert", "bert-base-uncased"])
-    {'a/tiny-bert': 'a--tiny-bert', 'b/tiny-bert': 'b--tiny-bert', 'bert-base-uncased': 'bert-base-uncased'}
-    """
-    seen: dict[str, str] = {}
-    for m in models:
-        key = os.path.realpath(os.path.expanduser(m)) if os.path.exists(
-            os.path.expanduser(m)) else m
-        if key in seen:
-            raise BiasampError(f"models names the same model twice: {seen[key]!r} and {m!r}")
-        seen[key] = m
-    slugs = {m: model_slug(m) for m in models}
-    out = {}
-    for m in models:
-        slug = slugs[m]
-        if list(slugs.values()).count(slug) > 1:  # e.g. two local folders named tiny-bert
-            parts = Path(os.path.expanduser(m).rstrip("/\\")).parts
-            slug = model_slug("/".join(parts[-2:]) if len(parts) > 1 else m)
-            if list(out.values()).count(slug) or slug in slugs.values():
-                slug = f"{slug}-{hashlib.sha256(m.encode()).hexdigest()[:8]}"
-        out[m] = slug
-    if len(set(out.values())) != len(out):
-        out = {m: f"{s}-{hashlib.sha256(m.encode()).hexdigest()[:8]}" for m, s in out.items()}
-    return out
-
-
 def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
     """Probe every model of the config; return one :class:`~biasamp.ProbeResult` per model.
 
@@ -285,9 +240,7 @@ def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
     for m in cfg.models:
         check_model(m)
     folders = model_folders(cfg.models)
-    output = OutputFolder(cfg.out, overwrite=cfg.overwrite) if cfg.out else None
-    if output is not None:
-        output.check()
+    output = result_output(cfg.out, overwrite=cfg.overwrite, score_cache=cfg.score_cache)
     prep = prepare(cfg)  # everything that can fail on input, before a model is loaded
     kinds = _model_types(cfg)
     staging = output.begin() if output is not None else None
@@ -307,9 +260,10 @@ def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
             write_comparison([staging / folders[m] for m in cfg.models], staging,
                              formats=["md", "csv"] + (["html"] if "html" in cfg.formats else []),
                              paired=paired_differences(results), allow_mismatch=True)
-    except BaseException:
+    except BaseException as exc:
         if output is not None:
             output.abort()
+            output.raise_write_error(exc)  # a full disk: one line, saying where the scores are
         raise
     if output is not None:
         output.commit()

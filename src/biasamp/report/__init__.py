@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,19 +176,15 @@ def build_report(result_dir: str | os.PathLike, *,
     result = ProbeResult.load(result_dir, tables=False)
     src = Path(result_dir)
     if out is not None:
-        output = OutputFolder(out, overwrite=overwrite, param="--out")
+        output = OutputFolder(out, kind="report", overwrite=overwrite, param="--out")
         with output as staging:
             written = render(result, staging, formats, plots=plots)
         return {k: output.target / p.name for k, p in written.items()}
-    output = OutputFolder(src, overwrite=True, param="result_dir")
+    output = OutputFolder(src, kind="probe", update=True, param="RESULT_DIR")
     with output as staging:
-        for f in src.iterdir():  # everything the folder holds survives the swap, folders too
-            if f.name == "results.json":
-                continue
-            if f.is_dir() and not f.is_symlink():
-                shutil.copytree(f, staging / f.name, symlinks=True)
-            else:
-                shutil.copy2(f, staging / f.name, follow_symlinks=False)
+        output.carry_over()  # everything the folder holds survives the swap, folders too
+        (staging / "results.json").unlink()
         written = render(result, staging, formats, plots=plots)
-        result.finish(staging, data=json.loads((src / "results.json").read_text("utf-8")))
-    return {k: src / p.name for k, p in written.items()}
+        result.finish(staging, data=json.loads((output.target / "results.json").read_text(
+            "utf-8")), skip=output.foreign())
+    return {k: output.named / p.name for k, p in written.items()}

@@ -219,7 +219,7 @@ def compare_dirs(result_dirs: Sequence, *, out=None,
     if out is None:
         long, _, _ = _comparison(result_dirs, allow_mismatch)
         return _wide(long)
-    output = OutputFolder(out, overwrite=overwrite)
+    output = OutputFolder(out, kind="compare", overwrite=overwrite)
     output.check()
     _comparison(result_dirs, allow_mismatch)  # refuse before anything is written
     with output as staging:

@@ -58,7 +58,7 @@ References
 from __future__ import annotations
 
 from .._conventions import ATTRIBUTES, BLANK
-from ._convert import Conversion
+from ._convert import Conversion, conversion_output
 from ._loading import TEMPLATE_SETS, list_template_sets, load_template_set
 from ._model import CONTEXTS, SLOTS, Template, TemplateSet
 from ._morphology import (A_WORDS, AN_INITIALISMS, AN_WORDS, ATTRIBUTE_FORMS, PRONOUN_CASES,
@@ -87,6 +87,7 @@ __all__ = [
     "TemplateSet",
     "VERB_FORMS",
     "build_prompts",
+    "conversion_output",
     "convert_winobias",
     "convert_winogender",
     "indefinite_article",
