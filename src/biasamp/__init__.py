@@ -17,7 +17,7 @@ import importlib
 
 from ._errors import (BiasampError, BiasampWarning, ChatModelWarning, MissingDependencyError,
                       UnavailableCIWarning, UndefinedCellsWarning, UndefinedTrialsWarning,
-                      UnknownNameError, ZeroRowWarning)
+                      StaleLockWarning, UnknownNameError, ZeroRowWarning)
 
 __version__ = "0.1.0"
 
@@ -37,6 +37,7 @@ __all__ = [
     "MissingDependencyError",
     "ProbeConfig",
     "ProbeResult",
+    "StaleLockWarning",
     "UnavailableCIWarning",
     "UndefinedCellsWarning",
     "UndefinedTrialsWarning",

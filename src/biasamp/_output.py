@@ -111,11 +111,10 @@ class OutputFolder:
         t, p, where = self.target, self.param, self._where()
         if not t.name or t.name in (".", ".."):
             raise BiasampError(f"{p} must name a folder; got {str(self.named)!r}")
+        check_name_fits(t, writable_ancestor(t, p), p)
         kind = kind_of(t)
         if kind not in (None, "a folder"):
             raise BiasampError(f"{p} {where} is {kind}, not a folder")
-        existing = writable_ancestor(t, p)
-        check_name_fits(t, existing, p)
         if kind is None:
             if self.update:
                 raise BiasampError(f"{p} {where} does not exist")

@@ -62,11 +62,11 @@ class OutputFile:
         t, p, where = self.target, self.param, self._where()
         if not t.name or t.name in (".", ".."):
             raise BiasampError(f"{p} must name a file; got {str(self.named)!r}")
+        check_name_fits(t, writable_ancestor(t, p), p)
         kind = kind_of(t)
         if kind not in (None, "a file"):
             raise BiasampError(f"{p} {where} is {kind}, not a regular file: biasamp writes a "
                                "new file and renames it into place, which would replace it")
-        check_name_fits(t, writable_ancestor(t, p), p)
         if kind is None:
             return
         if not self.overwrite:

@@ -5,8 +5,8 @@ The lock file holds the writer's pid, host and start time, and its modification 
 refreshed every :data:`HEARTBEAT_S` seconds while it is held. A lock of this host whose
 process is dead is taken over. A lock of another host (a cluster's shared file system: the
 rerun comes from another node) cannot have its pid checked from here; it is taken over once it
-has not been refreshed for :data:`STALE_AFTER_S` seconds, with a warning naming its host and
-pid. Taking over moves the stale file aside first and checks it is the one that was read, so
+has not been refreshed for :data:`STALE_AFTER_S` seconds, with a
+:class:`~biasamp.StaleLockWarning` naming its host and pid. Taking over moves the stale file aside first and checks it is the one that was read, so
 two runs that find the same stale lock do not both win.
 """
 
@@ -14,18 +14,16 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import logging
 import os
 import socket
 import threading
 import time
+import warnings
 from pathlib import Path
 
-from ._errors import BiasampError
+from ._errors import BiasampError, StaleLockWarning
 
 __all__ = ["FolderLock", "HEARTBEAT_S", "STALE_AFTER_S"]
-
-log = logging.getLogger(__name__)
 
 #: Seconds between two refreshes of a held lock (its modification time).
 HEARTBEAT_S = 30.0
@@ -101,8 +99,9 @@ class FolderLock:
             return False
         aside.unlink(missing_ok=True)
         if held.get("host") != socket.gethostname():
-            log.warning("%s: took over the lock of pid %s on %s, not refreshed for %.0f s",
-                        self.where, held.get("pid"), held.get("host"), held.get("age", 0.0))
+            warnings.warn(f"{self.where}: took over the lock of pid {held.get('pid')} on "
+                          f"{held.get('host')}, not refreshed for {held.get('age', 0.0):.0f} s",
+                          StaleLockWarning, stacklevel=2)
         return True
 
     def acquire(self) -> None:
