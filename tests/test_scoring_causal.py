@@ -258,6 +258,21 @@ def test_score_cache_second_run_does_not_call_the_model(dirs, tmp_path):
     assert s2.n_forward_calls > 0 and not np.allclose(c.log_prob, a.log_prob)
 
 
+def test_score_cache_keeps_apart_what_another_context_token_gives(dirs, tmp_path):
+    # the same prompts after another context token are other numbers: a cache hit across
+    # contexts returned the first context's scores
+    s = CausalLMScorer(dirs["gpt2"], device="cpu", score_cache=tmp_path / "c")
+    a = s.score(PROMPTS, CANDS)
+    other = s.tokenizer.convert_ids_to_tokens(7)
+    s2 = CausalLMScorer(dirs["gpt2"], device="cpu", score_cache=tmp_path / "c",
+                        context_token=other)
+    b = s2.score(PROMPTS, CANDS)
+    assert s2.n_forward_calls > 0 and s2.context_id == 7 != s.context_id
+    plain = CausalLMScorer(dirs["gpt2"], device="cpu", context_token=other).score(PROMPTS, CANDS)
+    np.testing.assert_allclose(b.log_prob, plain.log_prob, rtol=0, atol=1e-12)
+    assert not np.allclose(a.log_prob, b.log_prob)
+
+
 # ----------------------------------------------------------------------------- errors
 def test_wrong_estimator_for_a_causal_model(gpt2):
     with pytest.raises(BiasampError, match=r"scoring 'word' is an estimator for masked language "

@@ -186,6 +186,11 @@ class BaseScorer:
     def _after_score(self, mode):
         pass
 
+    def _cache_key(self) -> dict:
+        """What else, beyond weights, tokenizer, estimator and dtype, changes the scores of
+        the same prompts (a causal LM's context token)."""
+        return {}
+
     # ------------------------------------------------------------------ cache
     def _cache(self, mode):
         if self.score_cache is None:
@@ -197,7 +202,8 @@ class BaseScorer:
                                      tokenizer_fingerprint(self.tokenizer))
             config = {"model": self.model_name, "revision": self.revision,
                       "weights": self._fingerprint[0], "tokenizer": self._fingerprint[1],
-                      "scoring": mode, "dtype": str(self.dtype), "format": self.cache_format}
+                      "scoring": mode, "dtype": str(self.dtype), "format": self.cache_format,
+                      **self._cache_key()}
             self._caches[mode] = ScoreCache(self.score_cache, config)
         return self._caches[mode]
 

@@ -110,6 +110,9 @@ class CausalLMScorer(BaseScorer):
         pos = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
         return int(min(tok_max, pos or tok_max))
 
+    def _cache_key(self):
+        return {"context_token_id": self.context_id}
+
     def _extra_provenance(self):
         return {**self.context.to_dict(), "share_prefix": self.share_prefix,
                 "head_split": self.head_split}
