@@ -19,7 +19,7 @@ def register(subparsers) -> None:
                         "estimator, compat, base rates, CI level and bootstrap); the "
                         "differences are marked")
     p.add_argument("--overwrite", action="store_true",
-                   help="replace a non-empty --out folder as a whole")
+                   help="replace the comparison --out holds (one biasamp wrote) as a whole")
     p.set_defaults(func=run)
 
 

@@ -88,7 +88,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", "-o", metavar="DIR", help="output directory (required; refused when "
                    "it exists and is not empty, unless --overwrite)")
     p.add_argument("--overwrite", action="store_true", default=None,
-                   help="replace an existing non-empty --out folder as a whole")
+                   help="replace the probe result --out holds (one biasamp wrote) as a whole")
     p.add_argument("--format", dest="formats", metavar="LIST",
                    help="reports to write: md,html,json,model-card (default md,html,json)")
     p.add_argument("--tables", metavar="FMT", help="probability tables as csv or parquet "

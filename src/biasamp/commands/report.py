@@ -17,7 +17,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", "-o", metavar="DIR2", help="write the reports into this new folder "
                    "instead of DIR")
     p.add_argument("--overwrite", action="store_true",
-                   help="replace a non-empty --out folder as a whole")
+                   help="replace the report folder --out holds (one biasamp wrote) as a whole")
     p.set_defaults(func=run)
 
 

@@ -146,11 +146,12 @@ class ProbeConfig:
         Use only the first ``max_templates`` templates of the set (quick runs); for a set of
         templates bound to their own tasks, the first ``max_templates`` of each task.
     out : str or None
-        Output directory, written as one transaction: refused when it exists and is not
-        empty, unless ``overwrite``; a second writer is refused; an error or Ctrl-C leaves
-        the previous result or nothing.
+        Output directory, written as one transaction (:mod:`biasamp._output`): refused when
+        it exists and is not empty, unless ``overwrite``; a second writer is refused; an
+        error, Ctrl-C, SIGTERM or SIGHUP leaves the previous result or nothing.
     overwrite : bool
-        Replace an existing non-empty ``out`` as a whole (no stale files survive).
+        Replace the probe result ``out`` holds as a whole (no stale files survive); a folder
+        with files biasamp did not write, or a result of another kind, is refused.
     formats : list of str
         Reports to write next to the results: any of ``md``, ``html``, ``json``, ``model-card``.
     tables : str
