@@ -22,9 +22,10 @@ OutputFile`):
   previous result or nothing; a failed write (disk full, read-only folder) is one line naming
   the path, with the staging removed.
 - **A lock** beside the target (pid, host, start time; refreshed while held:
-  :class:`~biasamp._output_lock.FolderLock`) refuses a second writer. A lock left by a dead process of this host is
-  taken over; one of another host, whose pid cannot be checked from here, is taken over when it
-  has not been refreshed for :data:`~biasamp._output_lock.STALE_AFTER_S` seconds.
+  :class:`~biasamp._output_lock.FolderLock`) refuses a second writer. A lock left by a dead
+  process of this host is taken over; one of another host, whose pid cannot be checked from
+  here, is taken over when it has not been refreshed for
+  :data:`~biasamp._output_lock.STALE_AFTER_S` seconds.
 
 Files beside a target ``out`` (same parent): ``.out.lock``, ``.out.staging-<pid>-<n>`` (while
 writing), ``.out.replaced-<pid>-<n>`` (for an instant during the swap; put back if a run died
@@ -42,8 +43,7 @@ import shutil
 from pathlib import Path
 
 from ._errors import BiasampError
-from ._output_checks import (MARK, check_name_fits, entries, fail_write, follow_link, found_kind,
-                             kind_of, writable_ancestor)
+from ._output_checks import MARK, Target, entries, fail_write, found_kind
 from ._output_lock import FolderLock
 from ._signals import signals_deferred
 
@@ -91,55 +91,45 @@ class OutputFolder:
                  update: bool = False, failure_note: str = ""):
         if kind not in KINDS:  # pragma: no cover - programming error
             raise ValueError(f"kind must be one of {sorted(KINDS)}; got {kind!r}")
-        self.named = Path(os.path.expanduser(str(target)))
+        self.out = Target(target, param)
+        self.named, self.target = self.out.named, self.out.path
         self.param, self.kind, self.update = param, kind, update
         self.overwrite = overwrite or update
         self.failure_note = failure_note
-        self.target = follow_link(self.named, param)
-        self.lock = FolderLock(self.target.parent / f".{self.target.name}.lock",
-                               f"{param} {self._where()}")
+        self.lock = FolderLock(self.target.parent / f".{self.target.name}.lock", self.out.where)
         self.staging: Path | None = None
         self._foreign: set[str] = set()
-
-    def _where(self) -> str:
-        t = repr(str(self.named))
-        return t if self.named == self.target else f"{t} (a link to {str(self.target)!r})"
 
     # ------------------------------------------------------------------ checks
     def check(self) -> None:
         """Refuse a target that cannot or must not be written (call before any long work)."""
-        t, p, where = self.target, self.param, self._where()
-        if not t.name or t.name in (".", ".."):
-            raise BiasampError(f"{p} must name a folder; got {str(self.named)!r}")
-        check_name_fits(t, writable_ancestor(t, p), p)
-        kind = kind_of(t)
-        if kind not in (None, "a folder"):
-            raise BiasampError(f"{p} {where} is {kind}, not a folder")
+        t, where = self.target, self.out.where
+        kind = self.out.check("a folder")
         if kind is None:
             if self.update:
-                raise BiasampError(f"{p} {where} does not exist")
+                raise BiasampError(f"{where} does not exist")
             return
         present = entries(t)
         if not present and not self.update:
             return
         if not self.overwrite:
-            raise BiasampError(f"{p} {where} exists and is not empty; choose a new folder or "
+            raise BiasampError(f"{where} exists and is not empty; choose a new folder or "
                                "pass --overwrite (overwrite=True) to replace the result it holds")
         found, owned = found_kind(t)
         if found != self.kind:
             held = "no biasamp result" if found is None else KINDS[found]
-            raise BiasampError(f"{p} {where} holds {held}, not {KINDS[self.kind]}: biasamp "
+            raise BiasampError(f"{where} holds {held}, not {KINDS[self.kind]}: biasamp "
                                f"replaces only {KINDS[self.kind]} it wrote; choose another folder")
         foreign = sorted(set(present) - owned - {MARK})
         special = [f for f in foreign if present[f] not in ("a file", "a folder",
                                                             "a symbolic link")]
         if special:
-            raise BiasampError(f"{p} {where} holds {present[special[0]]}, {special[0]!r}; "
+            raise BiasampError(f"{where} holds {present[special[0]]}, {special[0]!r}; "
                                "move it away first")
         if foreign and not self.update:
             more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
             raise BiasampError(
-                f"{p} {where} holds {len(foreign)} file(s) biasamp did not write "
+                f"{where} holds {len(foreign)} file(s) biasamp did not write "
                 f"({foreign[0]!r}{more}); --overwrite replaces the folder as a whole, so move "
                 "them away or choose another folder")
         self._foreign = set(foreign)
@@ -238,8 +228,7 @@ class OutputFolder:
 
     def raise_write_error(self, exc: BaseException) -> None:
         """Raise an OS error met while writing as one line naming the path (else return)."""
-        fail_write(exc, f"{self.param} {self._where()}", self.target.parent,
-                   self.failure_note)
+        fail_write(exc, self.out.where, self.target.parent, self.failure_note)
 
     def __enter__(self) -> Path:
         return self.begin()

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from ._errors import BiasampError
 
-__all__ = ["MARK", "check_name_fits", "entries", "fail_write", "follow_link", "found_kind",
-           "kind_of", "writable_ancestor"]
+__all__ = ["MARK", "Target", "check_name_fits", "entries", "fail_write", "follow_link",
+           "found_kind", "kind_of", "writable_ancestor"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,37 @@ def follow_link(path: Path, param: str) -> Path:
                            f"followed: {exc.strerror}") from None
     log.info("%s %s is a symbolic link: writing %s", param, path, real)
     return real
+
+
+class Target:
+    """A path given as an output: ``named`` as given, ``path`` with a link followed
+    (:func:`follow_link`), ``param`` the option that names it in messages."""
+
+    def __init__(self, path, param: str):
+        self.named = Path(os.path.expanduser(str(path)))
+        self.param = param
+        self.path = follow_link(self.named, param)
+
+    @property
+    def where(self) -> str:
+        """``--out 'x'``, or ``--out 'x' (a link to 'y')``."""
+        t = repr(str(self.named))
+        return f"{self.param} " + (t if self.named == self.path
+                                   else f"{t} (a link to {str(self.path)!r})")
+
+    def check(self, want: str, why: str = "") -> str | None:
+        """Refuse a name that is none, too long to stage beside, or under something that is
+        not a writable folder, and a path that holds anything but ``want`` (``a folder`` or
+        ``a file``); return ``want`` when it is there, None when nothing is."""
+        t = self.path
+        if not t.name or t.name in (".", ".."):
+            raise BiasampError(f"{self.param} must name {want}; got {str(self.named)!r}")
+        check_name_fits(t, writable_ancestor(t, self.param), self.param)
+        kind = kind_of(t)
+        if kind not in (None, want):
+            expected = "a regular file" if want == "a file" else want
+            raise BiasampError(f"{self.where} is {kind}, not {expected}{why}")
+        return kind
 
 
 def writable_ancestor(target: Path, param: str) -> Path:

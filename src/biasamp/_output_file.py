@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ._errors import BiasampError
-from ._output_checks import check_name_fits, fail_write, follow_link, kind_of, writable_ancestor
+from ._output_checks import Target, fail_write
 from ._signals import signals_deferred
 
 __all__ = ["OutputFile"]
@@ -49,31 +49,21 @@ class OutputFile:
 
     def __init__(self, target, *, overwrite: bool = False, param: str = "--out",
                  owned: Callable[[Path], bool] | None = None, what: str = "a file"):
-        self.named = Path(os.path.expanduser(str(target)))
-        self.param, self.overwrite, self.owned, self.what = param, overwrite, owned, what
-        self.target = follow_link(self.named, param)
-
-    def _where(self) -> str:
-        t = repr(str(self.named))
-        return t if self.named == self.target else f"{t} (a link to {str(self.target)!r})"
+        self.out = Target(target, param)
+        self.named, self.target = self.out.named, self.out.path
+        self.overwrite, self.owned, self.what = overwrite, owned, what
 
     def check(self) -> None:
         """Refuse a target that cannot or must not be written (before any long work)."""
-        t, p, where = self.target, self.param, self._where()
-        if not t.name or t.name in (".", ".."):
-            raise BiasampError(f"{p} must name a file; got {str(self.named)!r}")
-        check_name_fits(t, writable_ancestor(t, p), p)
-        kind = kind_of(t)
-        if kind not in (None, "a file"):
-            raise BiasampError(f"{p} {where} is {kind}, not a regular file: biasamp writes a "
-                               "new file and renames it into place, which would replace it")
-        if kind is None:
+        where = self.out.where
+        if self.out.check("a file", ": biasamp writes a new file and renames it into place, "
+                                    "which would replace it") is None:
             return
         if not self.overwrite:
-            raise BiasampError(f"{p} {where} exists; choose a new file or pass --overwrite to "
+            raise BiasampError(f"{where} exists; choose a new file or pass --overwrite to "
                                "replace it")
-        if self.owned is not None and not self.owned(t):
-            raise BiasampError(f"{p} {where} is not {self.what} biasamp wrote; --overwrite "
+        if self.owned is not None and not self.owned(self.target):
+            raise BiasampError(f"{where} is not {self.what} biasamp wrote; --overwrite "
                                "replaces only such a file: choose another name")
 
     @contextlib.contextmanager
@@ -92,5 +82,5 @@ class OutputFile:
                 os.replace(tmp, self.target)
         except BaseException as exc:
             tmp.unlink(missing_ok=True)
-            fail_write(exc, f"{self.param} {self._where()}", self.target.parent)
+            fail_write(exc, self.out.where, self.target.parent)
             raise

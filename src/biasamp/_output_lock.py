@@ -1,13 +1,13 @@
-"""The lock beside an output folder: one writer at a time, and a rule for the lock of a run
-that is gone.
+"""The lock beside an output folder: one writer at a time, and a rule for the lock of a run that
+is gone.
 
 The lock file holds the writer's pid, host and start time, and its modification time is
-refreshed every :data:`HEARTBEAT_S` seconds while it is held. A lock of this host whose
-process is dead is taken over. A lock of another host (a cluster's shared file system: the
-rerun comes from another node) cannot have its pid checked from here; it is taken over once it
-has not been refreshed for :data:`STALE_AFTER_S` seconds, with a
-:class:`~biasamp.StaleLockWarning` naming its host and pid. Taking over moves the stale file aside first and checks it is the one that was read, so
-two runs that find the same stale lock do not both win.
+refreshed every :data:`HEARTBEAT_S` seconds while it is held. A lock of this host whose process
+is dead is taken over. A lock of another host (a cluster's shared file system: the rerun comes
+from another node) cannot have its pid checked from here; it is taken over once it has not been
+refreshed for :data:`STALE_AFTER_S` seconds, with a :class:`~biasamp.StaleLockWarning` naming
+its host and pid. Taking over moves the stale file aside first and checks it is the one that
+was read, so two runs that find the same stale lock do not both win.
 """
 
 from __future__ import annotations
