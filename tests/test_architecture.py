@@ -83,6 +83,11 @@ def violations(src: Path = SRC) -> list[str]:
                 if private_mod or private_name:
                     out.append(f"{where}:{line}: a command imports a private name ({mod} "
                                f"{', '.join(names)})")
+        if name != "biasamp._registry":
+            out += [f"{where}:{line}: imports {mod} (a lazy import is a Registry entry "
+                    "'module:object', biasamp._registry)"
+                    for line, mod, names in _imports(path, src)
+                    if mod == "importlib" and not names or "import_module" in names]
         text = path.read_text(encoding="utf-8")
         n_lines = text.count("\n")
         if n_lines > MAX_LINES and "long on purpose:" not in text[:2000]:
@@ -128,6 +133,8 @@ def test_a_planted_torch_import_in_report_is_caught(tmp_path):
     ("commands/report.py", "from ..report._format import markdown_table\n", "private name"),
     ("commands/report.py", "from ..report import _sections\n", "private name"),
     ("tasks.py", "x = 1 + \\\n    2\n", "backslash line continuation"),
+    ("cli.py", "import importlib\n", "a lazy import is a Registry entry"),
+    ("scoring/__init__.py", "from importlib import import_module\n", "a lazy import is a Regi"),
 ])
 def test_each_rule_fails_when_broken(tmp_path, room, text, expected):
     pkg = tmp_path / "biasamp"

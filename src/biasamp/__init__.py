@@ -13,22 +13,20 @@ first access and listed by ``dir(biasamp)``:
 
 from __future__ import annotations
 
-import importlib
-
 from ._errors import (BiasampError, BiasampWarning, ChatModelWarning, MissingDependencyError,
                       UnavailableCIWarning, UndefinedCellsWarning, UndefinedTrialsWarning,
                       StaleLockWarning, UnknownNameError, ZeroRowWarning)
+from ._registry import Registry
 
 __version__ = "0.1.0"
 
-# public name -> module that defines it (imported on first access: pandas is not light)
-_LAZY = {
-    "ProbeConfig": "biasamp.pipeline.config",
-    "ProbeResult": "biasamp.results",
-    "evaluate_tables": "biasamp.pipeline.evaluate",
-    "probe": "biasamp.pipeline.run",
-    "probe_many": "biasamp.pipeline.run",
-}
+# public names imported on first access (pandas is not light)
+_PUBLIC = Registry("public name")
+for _name, _module in (("ProbeConfig", "pipeline.config"), ("ProbeResult", "results"),
+                       ("evaluate_tables", "pipeline.evaluate"), ("probe", "pipeline.run"),
+                       ("probe_many", "pipeline.run")):
+    _PUBLIC.register_lazy(_name, f"biasamp.{_module}:{_name}")
+__getattr__ = _PUBLIC.module_getattr("biasamp")
 
 __all__ = [
     "BiasampError",
@@ -48,14 +46,6 @@ __all__ = [
     "probe",
     "probe_many",
 ]
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'biasamp' has no attribute {name!r}")
 
 
 def __dir__():

@@ -15,6 +15,7 @@ biasamp._errors.UnknownNameError: unknown colour 'rde' (did you mean 'red'?); av
 from __future__ import annotations
 
 import difflib
+import importlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -45,8 +46,28 @@ def unknown_name(kind: str, name: str, choices: Iterable[str]) -> UnknownNameErr
     )
 
 
+class _Ref:
+    """A registered ``"module:object"`` not imported yet (see :meth:`Registry.register_lazy`)."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target: str):
+        module, sep, attr = target.partition(":")
+        if not module or not sep or not attr:  # pragma: no cover - programming error
+            raise ValueError(f"a lazy entry is 'module:object'; got {target!r}")
+        self.target = target
+
+    def resolve(self) -> Any:
+        module, _, attr = self.target.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+
 class Registry:
     """Names mapped to objects, with descriptions and "did you mean" errors.
+
+    An entry may also name ``"module:object"`` (:meth:`register_lazy`): the module is imported
+    on the first :meth:`get` of that name, the one idiom for what is heavy to import (the
+    subcommands, the package's public names).
 
     Parameters
     ----------
@@ -86,11 +107,24 @@ class Registry:
         self._descriptions[name] = description
         return obj
 
+    def register_lazy(self, name: str, target: str, *, description: str = "") -> None:
+        """Register ``"module:object"`` under ``name``, imported on its first :meth:`get`.
+
+        >>> r = Registry("thing")
+        >>> r.register_lazy("join", "os.path:join")
+        >>> r.get("join")("a", "b")
+        'a/b'
+        """
+        self.register(name, _Ref(target), description=description)
+
     def get(self, name: str) -> Any:
         """The object registered as ``name``; :class:`UnknownNameError` with "did you mean"."""
         self._load()
         if isinstance(name, str) and name in self._items:
-            return self._items[name]
+            obj = self._items[name]
+            if isinstance(obj, _Ref):
+                obj = self._items[name] = obj.resolve()
+            return obj
         raise unknown_name(self.kind, name, list(self._items) + list(self.extra_names))
 
     def names(self) -> list[str]:
@@ -104,8 +138,15 @@ class Registry:
         return self._descriptions[name]
 
     def items(self) -> list[tuple[str, Any]]:
-        self._load()
-        return list(self._items.items())
+        return [(name, self.get(name)) for name in self.names()]
+
+    def module_getattr(self, module: str) -> Callable[[str], Any]:
+        """A module's ``__getattr__`` serving this registry's names (PEP 562)."""
+        def getattr_(name: str) -> Any:
+            if name in self:
+                return self.get(name)
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        return getattr_
 
     def __contains__(self, name) -> bool:
         self._load()

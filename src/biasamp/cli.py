@@ -11,7 +11,6 @@ return 2; ``-v`` adds the traceback. Warnings are printed once each, as one line
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import os
 import sys
@@ -25,12 +24,13 @@ from ._signals import Stopped, stop_signals_raise
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
-#: Subcommand name -> module that registers it, in ``--help`` order.
+#: Subcommand name -> the ``register(subparsers)`` of its module (imported when the parser is
+#: built), in ``--help`` order.
 SUBCOMMANDS = Registry("subcommand")
 for _name, _module in (("probe", "probe"), ("report", "report"), ("compare", "compare"),
                        ("templates", "templates"), ("base-rates", "base_rates"),
                        ("count", "count"), ("score", "score"), ("pairs", "pairs")):
-    SUBCOMMANDS.register(_name, f"biasamp.commands.{_module}")
+    SUBCOMMANDS.register_lazy(_name, f"biasamp.commands.{_module}:register")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -61,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_verbosity(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in SUBCOMMANDS.names():
-        importlib.import_module(SUBCOMMANDS.get(name)).register(sub)
+        SUBCOMMANDS.get(name)(sub)
         _add_verbosity(sub.choices[name], dest_prefix="sub_")
     return parser
 

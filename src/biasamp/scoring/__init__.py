@@ -64,8 +64,6 @@ biasamp._errors.BiasampError: scoring 'word' is an estimator for masked language
 
 from __future__ import annotations
 
-import importlib
-
 from .._registry import Registry
 
 #: Kinds of language model a scorer exists for (``model_type="auto"`` detects it).
@@ -141,18 +139,15 @@ def canonical_dtype(dtype, param: str = "dtype") -> str:
     return check(DTYPE_ALIASES.get(text, text), OneOf(DTYPES), param)
 
 
-_LAZY = {
-    "CausalLMScorer": "biasamp.scoring._causal",
-    "MaskedLMScorer": "biasamp.scoring._scorer",
-    "detect_model_type": "biasamp.scoring._hub",
-    "load_scorer": "biasamp.scoring._factory",
-    "resolve_model_type": "biasamp.scoring._factory",
-    "ScoreResult": "biasamp.scoring._result",
-    "audit_candidates": "biasamp.scoring._audit",
-    "check_model": "biasamp.scoring._load",
-    "check_score_inputs": "biasamp.scoring._spans",
-    "score_sentence_pairs": "biasamp.scoring._pairs",
-}
+# public names imported on first access (torch and transformers are heavy)
+_PUBLIC = Registry("public name")
+for _name, _module in (("CausalLMScorer", "_causal"), ("MaskedLMScorer", "_scorer"),
+                       ("detect_model_type", "_hub"), ("load_scorer", "_factory"),
+                       ("resolve_model_type", "_factory"), ("ScoreResult", "_result"),
+                       ("audit_candidates", "_audit"), ("check_model", "_load"),
+                       ("check_score_inputs", "_spans"), ("score_sentence_pairs", "_pairs")):
+    _PUBLIC.register_lazy(_name, f"biasamp.scoring.{_module}:{_name}")
+__getattr__ = _PUBLIC.module_getattr("biasamp.scoring")
 
 __all__ = [
     "CausalLMScorer",
@@ -175,12 +170,6 @@ __all__ = [
     "resolve_model_type",
     "score_sentence_pairs",
 ]
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'biasamp.scoring' has no attribute {name!r}")
 
 
 def __dir__():
