@@ -124,3 +124,35 @@ def test_bound_sets_are_compared_on_their_shared_units(bound_runs):
         assert 0 <= row["p_sign"] <= 1
     counts_rows = a.summary[a.summary["base_rates"].str.startswith("file:")]
     assert (counts_rows["n_tasks_excluded"] == 1).all() and counts_rows["base_resampled"].all()
+
+
+def test_compare_reads_each_folder_once(runs, tmp_path, monkeypatch):
+    calls = []
+    real = ProbeResult.load.__func__
+
+    def counted(cls, path, **kwargs):
+        calls.append(str(path))
+        return real(cls, path, **kwargs)
+
+    monkeypatch.setattr(ProbeResult, "load", classmethod(counted))
+    dirs = [str(runs / "a"), str(runs / "b")]
+    assert main(["-q", "compare", *dirs, "--out", str(tmp_path / "cmp")]) == 0
+    assert calls == dirs  # it read each folder three times
+
+
+def test_a_run_of_two_models_compares_them_in_memory(tiny_bert_dir, tiny_bert2_dir, tmp_path,
+                                                     monkeypatch):
+    out = tmp_path / "two"
+    monkeypatch.setattr(ProbeResult, "load", None)  # nothing is read back from disk
+    assert main(["-q", "probe", "--model", f"{tiny_bert_dir},{tiny_bert2_dir}", "--out",
+                 str(out), *ARGS]) == 0
+    monkeypatch.undo()
+    long = pd.read_csv(out / "comparison.csv")
+    # the folders beside the comparison, not the staging folder the run wrote them in
+    assert sorted(set(long["result_dir"])) == ["tiny-bert", "tiny-bert-2"]
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["tiny-bert", "tiny-bert-2"]
+    back = {d: ProbeResult.load(out / d).summary for d in ("tiny-bert", "tiny-bert-2")}
+    for rec in long.itertuples():
+        s = back[rec.result_dir].set_index(["base_rates", "direction"]).loc[
+            (rec.base_rates, rec.direction)]
+        assert rec.mean == pytest.approx(s["mean"], rel=1e-15, abs=0)

@@ -29,13 +29,12 @@ def run(args) -> int:
     from ..results import ProbeResult
 
     paired = None
-    if len(args.result_dirs) > 1:
-        results = [ProbeResult.load(d) for d in args.result_dirs]
-        if not setup_differences(results):
-            paired = paired_differences(results)
+    results = [ProbeResult.load(d) for d in args.result_dirs] if args.result_dirs else None
+    if results is not None and len(results) > 1 and not setup_differences(results):
+        paired = paired_differences(results)
     wide = compare_dirs(args.result_dirs, out=args.out, formats=args.formats,
                         allow_mismatch=args.allow_mismatch, overwrite=args.overwrite,
-                        paired=paired)
+                        paired=paired, results=results)
     if not args.quiet:
         print(markdown_table(wide))
         if paired is not None and not paired.empty:

@@ -257,7 +257,7 @@ def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
             from .compare import paired_differences
             # one run: same templates, tasks and bases; a masked and a causal model differ in
             # estimator by construction, which the comparison marks
-            write_comparison([staging / folders[m] for m in cfg.models], staging,
+            write_comparison(results, [folders[m] for m in cfg.models], staging,
                              formats=["md", "csv"] + (["html"] if "html" in cfg.formats else []),
                              paired=paired_differences(results), allow_mismatch=True)
     except BaseException as exc:

@@ -94,19 +94,22 @@ _PAIRED_INTRO = ("Each model minus the first, per source and direction: a paired
                  "difference has the observed sign.")
 
 
-def _load_all(result_dirs) -> tuple[list[ProbeResult], list[str]]:
+def _load_all(result_dirs) -> list[ProbeResult]:
+    """Each folder read once (without the probability tables)."""
     if not result_dirs:
         raise BiasampError("result_dirs must name at least one result directory; got none")
-    results = [ProbeResult.load(rd, tables=False) for rd in result_dirs]
+    return [ProbeResult.load(rd, tables=False) for rd in result_dirs]
+
+
+def _labels(results: Sequence[ProbeResult], names: Sequence) -> list[str]:
+    """The model of each result, with its folder where two results share a model."""
     models = [r.model for r in results]
-    labels = [m if models.count(m) == 1 else f"{m} ({rd})" for m, rd in zip(models, result_dirs)]
-    return results, labels
+    return [m if models.count(m) == 1 else f"{m} ({n})" for m, n in zip(models, names)]
 
 
 def compare_table(result_dirs: Sequence) -> pd.DataFrame:
     """Long table of several results: model, result_dir, and the summary columns."""
-    results, _ = _load_all(result_dirs)
-    return _long(results, result_dirs)
+    return _long(_load_all(result_dirs), result_dirs)
 
 
 def _long(results, result_dirs) -> pd.DataFrame:
@@ -135,8 +138,8 @@ def _wide(long: pd.DataFrame) -> pd.DataFrame:
     return wide
 
 
-def _comparison(result_dirs, allow_mismatch: bool):
-    results, labels = _load_all(result_dirs)
+def _comparison(results: Sequence[ProbeResult], names: Sequence, allow_mismatch: bool):
+    labels = _labels(results, names)
     setup = setup_table(results, labels)
     differing = setup.loc[setup["differs"] == "yes", "setup"].tolist()
     if differing and not allow_mismatch:
@@ -146,18 +149,24 @@ def _comparison(result_dirs, allow_mismatch: bool):
         raise BiasampError(f"result_dirs are not comparable: they differ in {details} "
                            "(pass --allow-mismatch / allow_mismatch=True to compare anyway, "
                            "marked)")
-    return _long(results, result_dirs), setup, differing
+    return _long(results, names), setup, differing
 
 
-def write_comparison(result_dirs: Sequence, folder, *, formats=("md", "csv"),
-                     allow_mismatch: bool = False, paired: pd.DataFrame | None = None
-                     ) -> pd.DataFrame:
+def write_comparison(results: Sequence[ProbeResult], names: Sequence, folder, *,
+                     formats=("md", "csv"), allow_mismatch: bool = False,
+                     paired: pd.DataFrame | None = None) -> pd.DataFrame:
     """Write ``comparison.{md,csv,html}`` into an existing folder; return the wide table.
 
-    ``paired``: the differences of :func:`biasamp.pipeline.compare.paired_differences`
-    (computed by the caller, which has the models' tables), shown in their own section.
+    ``results`` are in memory; ``names`` say where each one is (its folder, relative to the
+    comparison when they are written together), shown as ``result_dir``. ``paired``: the
+    differences of :func:`biasamp.pipeline.compare.paired_differences` (computed by the
+    caller, which has the models' tables), shown in their own section.
     """
-    long, setup, differing = _comparison(result_dirs, allow_mismatch)
+    return _write(*_comparison(results, names, allow_mismatch), folder, formats=formats,
+                  paired=paired)
+
+
+def _write(long, setup, differing, folder, *, formats, paired) -> pd.DataFrame:
     wide = _wide(long)
     has_paired = paired is not None and not paired.empty
     ptable = _paired_table(paired) if has_paired else None
@@ -191,7 +200,8 @@ def write_comparison(result_dirs: Sequence, folder, *, formats=("md", "csv"),
 @validate_params({"formats": SubsetOf(COMPARE_FORMATS)})
 def compare_dirs(result_dirs: Sequence, *, out=None,
                  formats: Sequence[str] | str = ("md", "csv"), allow_mismatch: bool = False,
-                 overwrite: bool = False, paired: pd.DataFrame | None = None) -> pd.DataFrame:
+                 overwrite: bool = False, paired: pd.DataFrame | None = None,
+                 results: Sequence[ProbeResult] | None = None) -> pd.DataFrame:
     """Side-by-side comparison of several result directories.
 
     Parameters
@@ -209,6 +219,8 @@ def compare_dirs(result_dirs: Sequence, *, out=None,
         Replace a non-empty ``out`` as a whole.
     paired : DataFrame, optional
         Paired differences to show (:func:`biasamp.pipeline.compare.paired_differences`).
+    results : list of ProbeResult, optional
+        The results of ``result_dirs``, already read (each folder is read once).
 
     Returns
     -------
@@ -216,15 +228,18 @@ def compare_dirs(result_dirs: Sequence, *, out=None,
         The wide table: one row per (base_rates, direction), one column per model, cells
         ``mean ± std [ci_low, ci_high]``.
     """
-    if out is None:
-        long, _, _ = _comparison(result_dirs, allow_mismatch)
-        return _wide(long)
-    output = OutputFolder(out, kind="compare", overwrite=overwrite)
-    output.check()
-    _comparison(result_dirs, allow_mismatch)  # refuse before anything is written
+    output = None if out is None else OutputFolder(out, kind="compare", overwrite=overwrite)
+    if output is not None:
+        output.check()
+    if results is None:
+        results = _load_all(result_dirs)
+    elif len(results) != len(result_dirs):  # pragma: no cover - programming error
+        raise ValueError("results must be the results of result_dirs, one each")
+    parts = _comparison(results, result_dirs, allow_mismatch)  # refused before any write
+    if output is None:
+        return _wide(parts[0])
     with output as staging:
-        return write_comparison(result_dirs, staging, formats=formats,
-                                allow_mismatch=allow_mismatch, paired=paired)
+        return _write(*parts, staging, formats=formats, paired=paired)
 
 
 def paired_markdown(paired: pd.DataFrame) -> str:
