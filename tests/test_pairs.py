@@ -152,14 +152,13 @@ def naive_pair_scores(model, tok, first, second):
 
 
 def test_pair_scores_equal_the_naive_loop(scorer):
-    from biasamp.scoring import score_sentence_pairs
 
     p = load_pairs("crows-pairs").pairs.iloc[::40]  # 38 pairs, both directions
     anti = (p["direction"] == "antistereo").to_numpy()
     assert anti.any() and not anti.all()
     first = [b if a else m for m, b, a in zip(p["sent_more"], p["sent_less"], anti)]
     second = [m if a else b for m, b, a in zip(p["sent_more"], p["sent_less"], anti)]
-    got, n_shared = score_sentence_pairs(scorer, first, second)
+    got, n_shared = scorer.score_pairs(first, second)
     ref = naive_pair_scores(scorer.model, scorer.tokenizer, first, second)
     # sums of ~25 float32 log-probabilities of size ~10: equal up to float32 rounding
     np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-5)
@@ -168,7 +167,7 @@ def test_pair_scores_equal_the_naive_loop(scorer):
     from biasamp.scoring import MaskedLMScorer
 
     one = MaskedLMScorer(scorer.model_name, device="cpu", batch_size=1)
-    again, _ = score_sentence_pairs(one, first[::-1], second[::-1], chunk_size=5)
+    again, _ = one.score_pairs(first[::-1], second[::-1], chunk_size=5)
     np.testing.assert_allclose(again[::-1], got, rtol=1e-6, atol=1e-5)
 
 
@@ -187,14 +186,13 @@ def test_skipping_special_tokens_is_the_reference_skip_of_first_and_last(scorer)
 
 
 def test_too_long_a_sentence_is_an_error(scorer):
-    from biasamp.scoring import score_sentence_pairs
 
     long = " ".join(["the nurse"] * 40)
     with pytest.raises(BiasampError, match=r"first\[1\] is \d+ tokens long; the model accepts "
                                            r"at most 64"):
-        score_sentence_pairs(scorer, ["a nurse", long], ["a cook", "a cook"])
+        scorer.score_pairs(["a nurse", long], ["a cook", "a cook"])
     with pytest.raises(BiasampError, match=r"first and second must have the same length"):
-        score_sentence_pairs(scorer, ["a"], [])
+        scorer.score_pairs(["a"], [])
 
 
 # ---------------------------------------------------------------------------------------
@@ -233,9 +231,8 @@ def test_score_pairs_end_to_end_and_round_trip(scorer, tmp_path):
     assert len(sc) == 24 and list(sc["pair_id"]) == [str(i) for i in range(24)]
     assert res.summary.loc[0, "share_more"] == pytest.approx(sc["more_preferred"].mean())
     # the antistereo orientation: score_more is always the score of sent_more
-    from biasamp.scoring import score_sentence_pairs
 
-    s, _ = score_sentence_pairs(scorer, list(sc["sent_more"]), list(sc["sent_less"]))
+    s, _ = scorer.score_pairs(list(sc["sent_more"]), list(sc["sent_less"]))
     stereo = (sc["direction"] == "stereo").to_numpy()
     np.testing.assert_allclose(s[stereo, 0], sc["score_more"][stereo], atol=1e-5)
     assert res.provenance["pairs"]["sha256"] == CROWS_SHA
@@ -246,6 +243,14 @@ def test_score_pairs_end_to_end_and_round_trip(scorer, tmp_path):
     np.testing.assert_allclose(back.scores["score_more"], sc["score_more"])
     with pytest.raises(BiasampError, match="is not a pairs result folder"):
         PairResult.load(tmp_path)
+    doc = json.loads((tmp_path / "r" / "pairs.json").read_text())
+    assert doc["schema_version"] == 1 and doc["format"] == "biasamp-pairs/1"
+    del doc["schema_version"]  # as biasamp 0.2 wrote it: read as version 1
+    (tmp_path / "r" / "pairs.json").write_text(json.dumps(doc))
+    PairResult.load(tmp_path / "r")
+    (tmp_path / "r" / "pairs.json").write_text(json.dumps({**doc, "schema_version": 2}))
+    with pytest.raises(BiasampError, match=r"schema_version 2 is not 1 \(written by another"):
+        PairResult.load(tmp_path / "r")
 
 
 # ---------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ sentences come as written in the file (CSV/TSV/JSON/JSONL; never split on commas
 
 Modules: ``_io`` (files, the shipped set), ``_metric`` (the metric, :class:`PairResult`),
 ``_run`` (:func:`score_pairs`); the scoring itself is
-:func:`biasamp.scoring.score_sentence_pairs`.
+:meth:`biasamp.scoring.MaskedLMScorer.score_pairs`.
 
 References
 ----------

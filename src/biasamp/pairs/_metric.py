@@ -21,7 +21,7 @@ from .._output import OutputFolder
 from ..metrics import bootstrap_ci
 from ..results import jsonable
 
-__all__ = ["PairResult", "SCORE_COLUMNS", "SUMMARY_COLUMNS", "pair_summary"]
+__all__ = ["PAIRS_SCHEMA_VERSION", "PairResult", "SCORE_COLUMNS", "SUMMARY_COLUMNS", "pair_summary"]
 
 #: Columns of :attr:`PairResult.scores`.
 SCORE_COLUMNS = ("pair_id", "bias_type", "direction", "sent_more", "sent_less", "score_more",
@@ -30,6 +30,8 @@ SCORE_COLUMNS = ("pair_id", "bias_type", "direction", "sent_more", "sent_less", 
 SUMMARY_COLUMNS = ("group", "kind", "n_pairs", "n_neutral", "share_more", "ci_low", "ci_high",
                    "share_more_excluding_neutral")
 _FORMAT = "biasamp-pairs/1"
+#: The layout of ``pairs.json`` (bumped when it changes; 0.2 wrote none: read as 1).
+PAIRS_SCHEMA_VERSION = 1
 
 
 def preferences(score_more, score_less, digits: int = 3):
@@ -116,7 +118,7 @@ class PairResult:
         with output as d:
             self.scores.to_csv(d / "pair_scores.csv", index=False)
             self.summary.to_csv(d / "pair_summary.csv", index=False)
-            doc = {"format": _FORMAT,
+            doc = {"format": _FORMAT, "schema_version": PAIRS_SCHEMA_VERSION,
                    "summary": jsonable(self.summary.to_dict(orient="records")),
                    "provenance": jsonable(self.provenance)}
             (d / "pairs.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n",
@@ -134,6 +136,10 @@ class PairResult:
         doc = json.loads(f.read_text(encoding="utf-8"))
         if doc.get("format") != _FORMAT:
             raise BiasampError(f"{str(f)!r}: format {doc.get('format')!r} is not {_FORMAT!r}")
+        version = doc.get("schema_version", 1)  # 1: biasamp 0.2 wrote none
+        if version != PAIRS_SCHEMA_VERSION:
+            raise BiasampError(f"{str(f)!r}: schema_version {version!r} is not "
+                               f"{PAIRS_SCHEMA_VERSION} (written by another biasamp version)")
         scores = pd.read_csv(d / "pair_scores.csv", dtype={"pair_id": str, "bias_type": str,
                                                            "direction": str},
                              keep_default_na=False)

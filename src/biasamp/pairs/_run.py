@@ -26,7 +26,7 @@ def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
     """Score sentence pairs as CrowS-Pairs does (Nangia et al. 2020) and summarise them.
 
     Each sentence is scored by the pseudo-log-likelihood of the tokens the two sentences of
-    its pair share, masked one at a time (:func:`biasamp.scoring.score_sentence_pairs`);
+    its pair share, masked one at a time (:meth:`biasamp.scoring.MaskedLMScorer.score_pairs`);
     the model prefers the more stereotypical sentence when its score is higher (both
     rounded to 3 decimals).
 
@@ -50,7 +50,7 @@ def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
     PairResult
     """
     pset = load_pairs(pairs).select(bias_types=bias_types, max_pairs=max_pairs)
-    from ..scoring import MaskedLMScorer, score_sentence_pairs
+    from ..scoring import MaskedLMScorer
 
     scorer = model if isinstance(model, MaskedLMScorer) else MaskedLMScorer(
         model, revision=revision, device=device, dtype=dtype, batch_size=batch_size,
@@ -62,7 +62,7 @@ def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
     # sent_less of an antistereo pair
     first = [b if a else m for m, b, a in zip(more, less, anti)]
     second = [m if a else b for m, b, a in zip(more, less, anti)]
-    s, n_shared = score_sentence_pairs(scorer, first, second)
+    s, n_shared = scorer.score_pairs(first, second)
     s_more = np.where(anti, s[:, 1], s[:, 0])
     s_less = np.where(anti, s[:, 0], s[:, 1])
     pref, neutral = preferences(s_more, s_less)

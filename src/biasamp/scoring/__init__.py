@@ -145,7 +145,7 @@ for _name, _module in (("CausalLMScorer", "_causal"), ("MaskedLMScorer", "_score
                        ("detect_model_type", "_hub"), ("load_scorer", "_factory"),
                        ("resolve_model_type", "_factory"), ("ScoreResult", "_result"),
                        ("audit_candidates", "_audit"), ("check_model", "_load"),
-                       ("check_score_inputs", "_spans"), ("score_sentence_pairs", "_pairs")):
+                       ("check_score_inputs", "_spans")):
     _PUBLIC.register_lazy(_name, f"biasamp.scoring.{_module}:{_name}")
 __getattr__ = _PUBLIC.module_getattr("biasamp.scoring")
 
@@ -168,7 +168,6 @@ __all__ = [
     "estimators_for",
     "load_scorer",
     "resolve_model_type",
-    "score_sentence_pairs",
 ]
 
 

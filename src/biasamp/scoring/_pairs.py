@@ -58,7 +58,9 @@ def _encode(tokenizer, sentences, max_length, what):
 
 
 def score_sentence_pairs(scorer, first, second, *, chunk_size: int = PAIR_CHUNK):
-    """Pseudo-log-likelihood of the shared tokens of each pair of sentences.
+    """Pseudo-log-likelihood of the shared tokens of each pair of sentences: the body of
+    :meth:`MaskedLMScorer.score_pairs <biasamp.scoring.MaskedLMScorer.score_pairs>`, the one
+    entry point.
 
     Parameters
     ----------

@@ -10,6 +10,7 @@ from .._errors import BiasampError
 from ._base import BaseScorer
 from ._engine import build_queries, run_queries
 from ._load import lm_head_fn
+from ._pairs import PAIR_CHUNK, score_sentence_pairs
 from ._spans import locate_spans
 
 log = logging.getLogger(__name__)
@@ -114,3 +115,25 @@ class MaskedLMScorer(BaseScorer):
                         "piece: %s", len(self._split),
                         ", ".join(f"{c!r} -> {' '.join(p)}" for c, p in self._split.items()))
             self._split = {}
+
+    def score_pairs(self, first, second, *, chunk_size: int = PAIR_CHUNK):
+        """Pseudo-log-likelihood of the tokens each pair of sentences shares (CrowS-Pairs;
+        :mod:`biasamp.scoring._pairs`).
+
+        Parameters
+        ----------
+        first, second : sequence of str, length n
+            The two sentences of each pair; ``first`` is the one difflib aligns from (Nangia
+            et al.: the more stereotypical sentence of a ``stereo`` pair, the less
+            stereotypical one of an ``antistereo`` pair).
+        chunk_size : int
+            Pairs whose masked contexts are run together.
+
+        Returns
+        -------
+        scores : ndarray of shape (n, 2)
+            Summed log probabilities (natural log) of the shared tokens in each sentence.
+        n_shared : ndarray of shape (n,)
+            How many tokens each pair shares.
+        """
+        return score_sentence_pairs(self, first, second, chunk_size=chunk_size)
