@@ -206,7 +206,7 @@ class ProbeConfig:
         # a vocabulary name/file/"a,b,c" or the words; resolved by biasamp.tasks.load_tasks
         if self.tasks is not None:
             self.tasks = check(self.tasks, NonEmptyStr if isinstance(self.tasks, str) else
-                               Names(what="task"), "tasks")
+                               Names(min_size=2, what="task"), "tasks")
         if self.model_type != "auto" and self.scoring is not None:
             check_estimator(self.scoring, self.model_type)
         if self.compat is not None and self.model_type == "causal":

@@ -93,6 +93,10 @@ def prepare(cfg: ProbeConfig) -> Prepared:
     tset = load_template_set(cfg.templates)
     vocab = _vocabulary(cfg, tset)
     tasks = list(vocab.words)
+    if len(tasks) < 2:  # the vocabulary of a name or file is known only now
+        raise BiasampError(f"tasks must name at least 2 tasks; got {cfg.tasks!r} ({len(tasks)}: "
+                           f"{tasks!r}); with one, P(T=t|A=a) = P(T=t) = 1: every association "
+                           "is a tie and BiasAmp-> says nothing")
     attributes = resolve_attributes(cfg.attributes)
     prompts = {d: build_prompts(tset, attributes, vocab, direction=d) for d in DIRECTIONS}
     if cfg.max_templates is not None:
