@@ -7,6 +7,7 @@ will use, so that bad input fails before the (slow) model is loaded.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -14,7 +15,9 @@ import pandas as pd
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
 from ..results import jsonable
+from ._tables import check_base
 from .config import DEFAULT_TASKS, ProbeConfig
+from .resample import bootstrap_bytes
 
 __all__ = ["NamedSource", "Prepared", "prepare"]
 
@@ -85,6 +88,36 @@ def _keep(t2a: pd.DataFrame, bound: bool, n: int) -> list[str]:
     return list(dict.fromkeys(keep))
 
 
+def memory_limit() -> int | None:
+    """Bytes of memory this process may use: the machine's physical memory, or a smaller
+    cgroup (container) limit; None where neither can be read."""
+    try:
+        limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        limit = None
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path, encoding="ascii") as f:
+                text = f.read().strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if text.isdigit():
+            limit = int(text) if limit is None else min(limit, int(text))
+    return limit
+
+
+def _check_memory(cfg: ProbeConfig, **shape) -> None:
+    """Refuse ``n_resamples`` whose bootstrap cannot fit in memory, before the model loads
+    (the estimate: :func:`~.resample.bootstrap_bytes`)."""
+    need, limit = bootstrap_bytes(cfg.n_resamples, **shape), memory_limit()
+    if limit is not None and need > limit:
+        raise BiasampError(
+            f"n_resamples {cfg.n_resamples} needs about {need / 2**30:,.1f} GiB for the "
+            f"bootstrap ({shape['n_tasks']} tasks x {shape['n_attributes']} attributes per "
+            f"replicate), more than this machine's {limit / 2**30:,.1f} GiB of memory; use "
+            f"at most about {cfg.n_resamples * limit // need:,} (the default is 10,000)")
+
+
 def prepare(cfg: ProbeConfig) -> Prepared:
     """Load templates and tasks, build the prompts and every base-rate table of ``cfg``."""
     from ..base_rates import get_source
@@ -107,18 +140,23 @@ def prepare(cfg: ProbeConfig) -> Prepared:
         if len(df) == 0:
             raise BiasampError(f"template set {cfg.templates!r} gives no prompts for direction "
                                f"{direction!r}")
-    sources = []
+    sources, resampled = [], set()
     for name in cfg.base_rates:
         src = NamedSource(name, get_source(name))
         for direction in DIRECTIONS:  # a task missing from a source fails before scoring
-            src.table(tasks, attributes, direction=direction)
+            table = src.table(tasks, attributes, direction=direction)
+            check_base(table, name, tasks, attributes, cfg.min_base_count)
+            if cfg.base_uncertainty == "resample" and getattr(table, "counts", None) is not None:
+                resampled.add(name)
         sources.append(src)
+    t2a = prompts[TASK_TO_ATTRIBUTE]  # units: (template, task) rows when bound, else templates
+    _check_memory(cfg, n_units=len(t2a) if tset.bound else t2a["template_id"].nunique(),
+                  n_tasks=len(tasks), n_attributes=len(attributes), n_resampled=len(resampled))
     both = pd.concat([prompts[ATTRIBUTE_TO_TASK], prompts[TASK_TO_ATTRIBUTE]],
                      ignore_index=True)
     both = both.assign(candidates=both["candidates"].map(lambda c: "|".join(map(str, c))))
     digest = hashlib.sha256(both.to_csv(index=False).encode("utf-8")).hexdigest()
     tprov = {f"set_{k}": jsonable(getattr(tset, k)) for k in ("sha256", "path", "provenance")}
-    t2a = prompts[TASK_TO_ATTRIBUTE]
     by_template = t2a.groupby("template_id", sort=False)["task"].agg(
         lambda x: tuple(dict.fromkeys(x)))
     own = {str(k): (v if tset.template(str(k)).bound else ()) for k, v in by_template.items()}
