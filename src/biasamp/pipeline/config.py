@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import BiasampError
-from .._files import toml_loads
+from .._files import read_text, toml_loads
 from .._registry import Registry, did_you_mean
 from .._validation import (Bool, Convert, Integer, Interval, Names, NonEmptyStr, OneOf, Optional,
                            PositiveInt, SubsetOf, check)
@@ -292,7 +292,7 @@ class ProbeConfig:
         suffix = p.suffix.lower()
         if suffix not in (".toml", ".yaml", ".yml"):
             raise BiasampError(f"config file must end in .toml, .yaml or .yml; got {str(path)!r}")
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p, "config")
         try:
             if suffix == ".toml":
                 data = toml_loads(text)
