@@ -19,8 +19,8 @@ from .._validation import Bool, PositiveInt, check
 from ._audit import audit_candidates
 from ._cache import ScoreCache, item_key
 from ._hub import check_model_type, resolve_source, weight_files_sha256
-from ._load import (load_model, load_tokenizer, model_fingerprint, resolve_device, resolve_dtype,
-                    tokenizer_fingerprint)
+from ._load import (check_vocabulary, load_model, load_tokenizer, model_fingerprint,
+                    resolve_device, resolve_dtype, tokenizer_fingerprint)
 from ._result import ScoreResult
 from ._spans import BLANK, check_score_inputs
 
@@ -53,10 +53,12 @@ class BaseScorer:
         _, self.model_type_evidence = check_model_type(
             self.model_type, model, source=self.source, trust_remote_code=trust_remote_code)
         self.tokenizer = load_tokenizer(self.source, trust_remote_code=trust_remote_code)
+        self._check_tokenizer()  # before the weights are read
         self.model, self.missing_weights = load_model(
             self.source, kind=self.model_type, trust_remote_code=trust_remote_code,
             dtype=self.dtype, progress=self.progress,
             allow_missing_weights=self.allow_missing_weights)
+        check_vocabulary(self.tokenizer, self.model, self.model_name)
         self.model.to(self.device)
         if self.missing_weights:
             names = ", ".join(self.missing_weights[:4]) + (
@@ -70,6 +72,9 @@ class BaseScorer:
         self._caches = {}
         self._fingerprint = None
         self._weights = None
+
+    def _check_tokenizer(self):
+        """What this scorer needs of the tokenizer, checked before the model is loaded."""
 
     # ------------------------------------------------------------------ public API
     @property
