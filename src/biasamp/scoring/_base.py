@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from .._errors import MissingWeightsWarning
+from .._errors import BiasampError, MissingWeightsWarning
 from .._validation import Bool, PositiveInt, check
 from ._audit import audit_candidates
 from ._cache import ScoreCache, item_key
@@ -175,7 +175,18 @@ class BaseScorer:
                     pre, post = pairs[i]
                     rows += [(pre + c + post, len(pre), len(pre) + len(c), prompts[i], c)
                              for c in per[i]]
-                out[idx] = self._score_rows(mode, rows, on_batch, bar).reshape(len(idx), k)
+                try:
+                    vals = self._score_rows(mode, rows, on_batch, bar)
+                except (MemoryError, RuntimeError) as exc:
+                    if not _out_of_memory(exc):
+                        raise
+                    kept = (f"; the {c0} prompts scored before are in the score cache"
+                            if cache is not None and c0 else "")
+                    raise BiasampError(
+                        f"model {self.model_name!r} ran out of memory on {self.device} scoring "
+                        f"a batch of up to {self.batch_size} prompts ({type(exc).__name__}); "
+                        f"lower batch_size (--batch-size){kept}") from None
+                out[idx] = vals.reshape(len(idx), k)
                 if cache is not None:
                     cache.put_many((keys[i], out[i]) for i in idx)
         finally:
@@ -209,3 +220,11 @@ class BaseScorer:
     def __repr__(self):
         return (f"{type(self).__name__}({self.model_name!r}, device='{self.device}', "
                 f"dtype='{str(self.dtype).replace('torch.', '')}', batch_size={self.batch_size})")
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """Whether an error of a forward pass is the device (or host) running out of memory."""
+    import torch
+
+    return (isinstance(exc, (MemoryError, torch.OutOfMemoryError))
+            or "can't allocate memory" in str(exc))
