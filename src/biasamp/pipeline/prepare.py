@@ -7,13 +7,13 @@ will use, so that bad input fails before the (slow) model is loaded.
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
+from .._memory import check_memory
 from ..results import jsonable
 from ._tables import check_base
 from .config import DEFAULT_TASKS, ProbeConfig
@@ -88,34 +88,12 @@ def _keep(t2a: pd.DataFrame, bound: bool, n: int) -> list[str]:
     return list(dict.fromkeys(keep))
 
 
-def memory_limit() -> int | None:
-    """Bytes of memory this process may use: the machine's physical memory, or a smaller
-    cgroup (container) limit; None where neither can be read."""
-    try:
-        limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (AttributeError, ValueError, OSError):
-        limit = None
-    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            with open(path, encoding="ascii") as f:
-                text = f.read().strip()
-        except (OSError, UnicodeDecodeError):
-            continue
-        if text.isdigit():
-            limit = int(text) if limit is None else min(limit, int(text))
-    return limit
-
-
 def _check_memory(cfg: ProbeConfig, **shape) -> None:
     """Refuse ``n_resamples`` whose bootstrap cannot fit in memory, before the model loads
     (the estimate: :func:`~.resample.bootstrap_bytes`)."""
-    need, limit = bootstrap_bytes(cfg.n_resamples, **shape), memory_limit()
-    if limit is not None and need > limit:
-        raise BiasampError(
-            f"n_resamples {cfg.n_resamples} needs about {need / 2**30:,.1f} GiB for the "
-            f"bootstrap ({shape['n_tasks']} tasks x {shape['n_attributes']} attributes per "
-            f"replicate), more than this machine's {limit / 2**30:,.1f} GiB of memory; use "
-            f"at most about {cfg.n_resamples * limit // need:,} (the default is 10,000)")
+    check_memory(bootstrap_bytes(cfg.n_resamples, **shape), "n_resamples", cfg.n_resamples,
+                 f"for the bootstrap ({shape['n_tasks']} tasks x {shape['n_attributes']} "
+                 "attributes per replicate)")
 
 
 def prepare(cfg: ProbeConfig) -> Prepared:
