@@ -14,7 +14,8 @@ from .._files import sha256_file
 log = logging.getLogger(__name__)
 
 __all__ = ["TOKENIZER_FILES", "check_model", "check_vocabulary", "load_model", "load_tokenizer",
-           "resolve_device", "resolve_dtype", "lm_head_fn", "model_fingerprint", "tokenizer_fingerprint"]
+           "resolve_device", "resolve_dtype", "lm_head_fn", "model_fingerprint",
+           "tokenizer_fingerprint"]
 
 
 def _torch():
