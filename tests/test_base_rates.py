@@ -265,7 +265,7 @@ def test_wikipedia_compat_a_to_t_and_vocab_choice():
 # --------------------------------------------------------------------- user CSV
 def write(tmp_path, text, name="t.csv"):
     p = tmp_path / name
-    p.write_text(text)
+    p.write_bytes(text if isinstance(text, bytes) else text.encode())
     return p
 
 
@@ -294,7 +294,17 @@ def test_file_wide_and_long(tmp_path):
     ("task,attribute,count\nnurse,he,1\ncook,she,2\n", r"lacks \(task, attribute\) pairs"),
     ("task,attribute,count,probability\nnurse,he,1,1\n", "exactly the columns"),
     ("task,attribute\nnurse,he\n", "exactly the columns"),
-    ("# provenance: {bad\ntask,he\nnurse,1\n", "bad '# provenance:' JSON"),
+    ("# provenance: {bad\ntask,he\nnurse,1\n",
+     r"t.csv', line 1 \('# provenance:'\) is not valid JSON: Expecting property name"),
+    ("#\n\n# provenance: [1, 2]\ntask,he\nnurse,1\n",
+     r"t.csv', line 3 \('# provenance:'\) must hold a JSON object .*; got list \[1, 2\]$"),
+    ('# provenance: "x"\ntask,he\nnurse,1\n', r"must hold a JSON object .*; got str \"x\"$"),
+    ('# provenance: {"n_kept": Infinity}\ntask,he\nnurse,1\n',
+     r"line 1 \('# provenance:'\): n_kept is Infinity, not a finite number"),
+    ('# provenance: {"n_kept": -3, "rule": "r"}\ntask,he\nnurse,1\n',
+     r"n_kept must be a non-negative integer \(the sentences counted\); got -3$"),
+    (b"task,he\nna\xefve,1\n",
+     r"base-rate CSV file '.*t.csv' is not UTF-8 text: byte 0xef at position 10 \(line 2\)"),
 ])
 def test_file_malformed(tmp_path, text, match):
     p = write(tmp_path, text)

@@ -105,6 +105,44 @@ PROBE_CASES = [
     (["--min-base-count", "0"], r"min_base_count must be a positive integer; got 0"),
     (["--config", "{typo.toml}"], r"unknown config option 'modles' \(did you mean 'models'"),
     (["--config", "{nofile.toml}"], r"config file '.*nofile.toml' does not exist"),
+    # issue 19, items 7 and 8: degenerate values and unreadable files refused before the model
+    (["--tasks", "nurse,"], r"^error: tasks must name at least 2 tasks; got 'nurse,' "
+                            r"\(1: \['nurse'\]\); with one, P\(T=t\|A=a\) = P\(T=t\) = 1"),
+    (["--tasks", "{one.txt}"], r"tasks must name at least 2 tasks; got '.*one.txt' \(1: "),
+    (["--tasks", "nurse,,cook"], r"^error: tasks 'nurse,,cook': entry 2 is empty$"),
+    (["--tasks", ",nurse,cook"], r"^error: tasks ',nurse,cook': entry 1 is empty$"),
+    (["--attributes", "he,,she"], r"^error: attributes must not hold an empty attribute; got "
+                                  r"'he,,she' \(name 2 is empty\)$"),
+    (["--base-rates", "uniform,file:{noshe.csv}"],
+     r"source 'file:.*noshe.csv': attribute 'she' never occurs \(its column is all zero for "
+     r"the requested tasks\), so P\(A=she\) = 0"),
+    (["--base-rates", "file:{counts.csv}", "--min-base-count", "1000000000"],
+     r"^error: min_base_count 1000000000 leaves 0 of the 32 tasks of base-rate source "
+     r"'file:.*counts.csv' \(its largest task count is 13\); BiasAmp-> needs at least 2"),
+    (["--base-rates", "file:{counts.csv}", "--min-base-count", "13"],
+     r"min_base_count 13 leaves 1 of the 32 tasks of base-rate source 'file:.*counts.csv'"),
+    (["--base-rates", "file:{counts.csv}", "--min-base-count", "12"],
+     r"source 'file:.*counts.csv': attribute 'she' never occurs \(its column is all zero for "
+     r"the tasks min_base_count 12 keeps\)"),
+    (["--n-resamples", "1000000000"],
+     r"^error: n_resamples 1000000000 needs about [\d,]+\.\d GiB for the bootstrap \(32 tasks "
+     r"x 2 attributes per replicate\), more than this machine's [\d,.]+ GiB of memory"),
+    (["--config", "{latin1.toml}"], r"^error: config file '.*latin1.toml' is not UTF-8 text: "
+                                    r"byte 0xe9 at position 23 \(line 2\) cannot be decoded"),
+    (["--config", "{latin1.yaml}"], r"^error: config file '.*latin1.yaml' is not UTF-8 text: "
+                                    r"byte 0xe9 at position 18 \(line 2\)"),
+    (["--templates", "{latin1set.toml}"],
+     r"^error: template set file '.*latin1set.toml' is not UTF-8 text: byte 0xe9 at position 8"),
+    (["--base-rates", "file:{latin1.csv}"], r"^error: base-rate CSV file '.*latin1.csv' is not "
+                                            r"UTF-8 text: byte 0xe9 at position 25 \(line 3\)"),
+    (["--base-rates", "file:{provlist.csv}"],
+     r"^error: base-rate CSV '.*provlist.csv', line 2 \('# provenance:'\) must hold a JSON "
+     r"object .*; got list \[1, 2\]$"),
+    (["--base-rates", "file:{provnan.csv}"],
+     r"^error: base-rate CSV '.*provnan.csv', line 1 \('# provenance:'\): n_kept is NaN, not a "
+     r"finite number"),
+    (["--base-rates", "file:{provkept.csv}"],
+     r"line 1 \('# provenance:'\): n_kept must be a non-negative integer .*; got 'many'$"),
 ]
 FILES = {
     "bad.toml": "[set\nname = 'x'\n",
@@ -119,22 +157,45 @@ FILES = {
     "few.csv": "task,he,she\nnurse,1,2\n",
     "dupcol.csv": "task,he,he\nnurse,1,2\n",
     "typo.toml": "modles = ['x']\n",
+    "one.txt": "nurse\n",
+    "latin1.toml": "model = 'x'\nnote = 'caf\xe9'\n".encode("latin-1"),
+    "latin1.yaml": "model: x\nnote: caf\xe9\n".encode("latin-1"),
+    "latin1set.toml": "name = '\xe9'\n".encode("latin-1"),
+    "latin1.csv": "task,he,she\nnurse,1,2\ncaf\xe9,1,2\n".encode("latin-1"),
+    "provlist.csv": "# a table\n# provenance: [1, 2]\ntask,he,she\nnurse,1,2\n",
+    "provnan.csv": '# provenance: {"n_kept": NaN}\ntask,he,she\nnurse,1,2\n',
+    "provkept.csv": '# provenance: {"n_kept": "many", "rule": "x"}\ntask,he,she\nnurse,1,2\n',
 }
 
 
-def _table_csv(value: str) -> str:
+def _table_csv(value: str, she: str | None = None) -> str:
     from biasamp.tasks import load_tasks
-    return "task,he,she\n" + "".join(f"{t},{value},{value}\n"
+    return "task,he,she\n" + "".join(f"{t},{value},{value if she is None else she}\n"
                                      for t in load_tasks("winobias32").words)
+
+
+def _counts_csv() -> str:
+    """Counts of winobias32: 13 and 12 sentences for the first two tasks (all 'he'), 1 per
+    attribute for the others."""
+    from biasamp.tasks import load_tasks
+    words = load_tasks("winobias32").words
+    return ('# provenance: {"value": "count"}\ntask,he,she\n'
+            + f"{words[0]},13,0\n{words[1]},12,0\n" + "".join(f"{t},1,1\n" for t in words[2:]))
 
 
 @pytest.mark.parametrize("extra, pattern", PROBE_CASES,
                          ids=[" ".join(c[0])[:40] for c in PROBE_CASES])
 def test_probe_refuses_bad_input_before_the_model(tiny_bert_dir, tmp_path, capsys, extra,
-                                                  pattern):
+                                                  pattern, monkeypatch):
+    import biasamp.pipeline.run
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+    monkeypatch.setattr(biasamp.pipeline.run, "_load_scorer", no_load)
     inputs = tmp_path / "inputs"
     inputs.mkdir()
-    files = {**FILES, "huge.csv": _table_csv("1e308"), "zero.csv": _table_csv("0")}
+    files = {**FILES, "huge.csv": _table_csv("1e308"), "zero.csv": _table_csv("0"),
+             "counts.csv": _counts_csv(), "noshe.csv": _table_csv("3", "0")}
 
     def fill(arg):
         return re.sub(r"\{([\w.]+)\}", lambda m: (_write(inputs, m.group(1), files[m.group(1)])
@@ -233,6 +294,17 @@ def test_same_model_twice_and_same_folder_names(tiny_bert_dir, tmp_path, capsys)
     ("version", r"schema_version 7 is not supported"),
     ("incomplete", r"holds no complete result \(results.json has no completion mark"),
     ("changed", r"by_pair.csv was changed after the run"),
+    # issue 19, item 7: numbers JSON does not have, or no BiasAmp-> value can be
+    ("NaN", r"^error: .*results.json: summary\[0\].mean is NaN, not a finite number"),
+    ("Infinity", r"^error: .*results.json: summary\[0\].mean is Infinity, not a finite number"),
+    ("-Infinity", r"results.json: summary\[0\].mean is -Infinity, not a finite number"),
+    ("1e999", r"results.json: summary\[0\].mean is 1e999, not a finite number"),
+    ("1.7e308", r"^error: .*results.json: summary\[0\].mean must be null or a number in "
+                r"\[-2, 2\]; got 1.7e\+308$"),
+    ("1.7e308 by_pair", r"results.json: by_pair\[5\].delta_ci_high must be null or a number "
+                        r"in \[-2, 2\]; got 1.7e\+308$"),
+    ("1.7e308 per_template", r"results.json: summary\[1\].per_template must hold null or a "
+                             r"number in \[-2, 2\]; got -1.7e\+308$"),
 ])
 def test_report_refuses_a_broken_result_and_writes_nothing(done, tmp_path, capsys, breakage,
                                                            pattern):
@@ -250,6 +322,15 @@ def test_report_refuses_a_broken_result_and_writes_nothing(done, tmp_path, capsy
         rj.write_text(json.dumps({**data, "schema_version": 7}))
     elif breakage == "incomplete":
         rj.write_text(json.dumps({k: v for k, v in data.items() if k != "complete"}))
+    elif breakage == "1.7e308 by_pair":
+        data["by_pair"][5]["delta_ci_high"] = 1.7e308
+        rj.write_text(json.dumps(data))
+    elif breakage == "1.7e308 per_template":
+        data["summary"][1]["per_template"][1] = -1.7e308
+        rj.write_text(json.dumps(data))
+    elif breakage[0] in "NI-1":  # a hand edit: the token as typed
+        data["summary"][0]["mean"] = 0.125
+        rj.write_text(json.dumps(data).replace('"mean": 0.125', f'"mean": {breakage}', 1))
     else:
         (d / "by_pair.csv").write_text((d / "by_pair.csv").read_text() + "x,y\n")
     for f in d.glob("*.png"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -294,6 +295,16 @@ def test_pairs_command_errors_before_the_model(tmp_path, capsys, args, message):
     assert main(["pairs", "--model", str(tmp_path / "no-model"), *args]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_pairs_n_resamples_beyond_memory_is_refused_before_the_model(tmp_path, capsys):
+    model = tmp_path / "not-a-model"  # a folder: loading it would fail, the estimate is first
+    model.mkdir()
+    assert main(["pairs", "--model", str(model), "--n-resamples", "1000000000"]) == 2
+    err = capsys.readouterr().err
+    assert re.fullmatch(r"error: n_resamples 1000000000 needs about 22,471\.0 GiB for the "
+                        r"bootstrap over 1508 pairs, more than this machine's [\d,]+\.\d GiB "
+                        r"of memory; use at most about [\d,]+\n", err), err
 
 
 def test_pairs_command_unknown_model(tmp_path, capsys):

@@ -64,6 +64,13 @@ def test_config_missing_file(tmp_path):
     ({"base_rates": ""}, r"base_rates must name at least one base-rate source; got ''"),
     ({"attributes": []}, r"attributes must name at least 2 attributes; got \[\]"),
     ({"attributes": "he,he"}, r"attributes must not repeat an attribute; got 'he,he'"),
+    ({"attributes": "he,,she"},
+     r"^attributes must not hold an empty attribute; got 'he,,she' \(name 2 is empty\)$"),
+    ({"attributes": ["he", " ", "she"]},
+     r"^attributes must not hold an empty attribute; got \['he', ' ', 'she'\] \(name 2 is "
+     r"empty\)$"),
+    ({"base_rates": ",uniform"}, r"base_rates must not hold an empty base-rate source; got"),
+    ({"tasks": ["nurse"]}, r"^tasks must name at least 2 tasks; got \['nurse'\]$"),
     ({"models": [1]}, r"models must be a list of strings or a comma-separated string; got \[1\]"),
     ({"dtype": "fp128"},
      r"dtype must be one of 'float32', 'bfloat16', 'float16', 'float64'; got 'fp128'"),
@@ -72,6 +79,11 @@ def test_config_missing_file(tmp_path):
 def test_config_validation(kwargs, match):
     with pytest.raises(BiasampError, match=match):
         ProbeConfig(models=["m"], **kwargs) if "models" not in kwargs else ProbeConfig(**kwargs)
+
+
+def test_one_trailing_comma_is_allowed_and_an_empty_string_is_no_names():
+    cfg = ProbeConfig(models="m,", attributes="he,she,", formats="")
+    assert (cfg.models, cfg.attributes, cfg.formats) == (["m"], ["he", "she"], [])
 
 
 def test_compat_resolution():

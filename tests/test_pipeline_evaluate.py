@@ -162,6 +162,8 @@ def test_evaluate_tables_zero_when_model_equals_base():
     ({"template_ids": ["x"]}, r"template_ids must have 2 entries; got 1"),
     ({"sources": []}, r"sources must name at least one"),
     ({"attributes": ["he"]}, r"attributes must name at least 2 attributes"),
+    ({"tasks": ["nurse"], "tables_at": np.ones((2, 1, 2)), "tables_ta": np.ones((2, 1, 2)) / 2},
+     r"^tasks must name at least 2 tasks; got \['nurse'\]$"),
 ])
 def test_evaluate_tables_errors(kwargs, match):
     at, ta = _golden_tables()

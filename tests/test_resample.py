@@ -116,3 +116,42 @@ def test_stratified_units_pool_rows_per_task():
         for t, (i, j) in enumerate(((0, 1), (2, 3))):
             naive = (w[b, i] * X[i, t] + w[b, j] * X[j, t]) / (w[b, i] + w[b, j])
             np.testing.assert_allclose(mbar[b, t], naive, atol=1e-15)
+
+
+@pytest.mark.parametrize("sources, units", [
+    (["uniform", "labor-2016"], "templates"),
+    (["wikitext103-valtest", "file:{c1}", "file:{c2}"], "both"),
+])
+def test_bootstrap_bytes_bounds_the_measured_peak(tmp_path, sources, units):
+    """The estimate the probe checks ``n_resamples`` against before loading a model is above
+    what evaluate_tables really allocates (tracemalloc sees numpy's buffers)."""
+    import tracemalloc
+
+    from biasamp.base_rates import get_source
+    from biasamp.pipeline import evaluate_tables
+    from biasamp.pipeline.resample import bootstrap_bytes
+    from biasamp.tasks import load_tasks
+
+    tasks, attrs = load_tasks("winobias32").words, ["he", "she"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        counts = get_source("wikitext103-valtest").table(tasks, attrs).counts
+    for i in (1, 2):  # two more count tables: each keeps its signs for the agreement
+        with open(tmp_path / f"c{i}.csv", "w") as f:
+            f.write('# provenance: {"value": "count"}\n')
+            (counts + i).to_csv(f)
+    names = [s.format(c1=tmp_path / "c1.csv", c2=tmp_path / "c2.csv") for s in sources]
+    n_counted = sum(s.startswith(("wikitext", "file:")) for s in sources)
+    rng = np.random.default_rng(0)
+    at, ta = _tables(rng, 20, 32, 2, "attribute_to_task"), _tables(rng, 20, 32, 2, "x")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tracemalloc.start()
+        try:
+            evaluate_tables(at, ta, tasks, attrs, names, n_resamples=4000, resample=units)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    estimate = bootstrap_bytes(4000, n_units=20, n_tasks=32, n_attributes=2,
+                               n_resampled=n_counted)
+    assert peak <= estimate < 1.5 * peak, (peak, estimate)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -69,7 +70,10 @@ def test_save_errors(golden_result, tmp_path):
     (lambda d: d.update(schema_version=99), r"schema_version 99 is not supported"),
     (lambda d: d.pop("by_pair"), r"lacks the keys \['by_pair'\]"),
     (lambda d: d["summary"][0].pop("mean"), r"summary\[0\] lacks the keys \['mean'\]"),
-    (lambda d: d["summary"][0].update(mean="x"), r"summary\[0\].mean must be a number; got 'x'"),
+    (lambda d: d["summary"][0].update(mean="x"),
+     r"summary\[0\].mean must be null or a number in \[-2, 2\]; got 'x'"),
+    (lambda d: d["summary"][0].update(ci_high=2.5),
+     r"summary\[0\].ci_high must be null or a number in \[-2, 2\]; got 2.5"),
     (lambda d: d["summary"][0].update(direction="up"), r"summary\[0\].direction must be one of"),
     (lambda d: d.update(summary=[]), r"summary is empty"),
     (lambda d: d.update(mass=[1]), r"mass must be an object"),
@@ -98,8 +102,32 @@ def test_load_errors(tmp_path):
 
 def test_nan_is_written_as_null(golden_result, tmp_path):
     res = ProbeResult(**{**golden_result.__dict__,
-                         "by_pair": golden_result.by_pair.assign(p_base=np.nan)})
+                         "by_pair": golden_result.by_pair.assign(p_base=np.nan),
+                         "summary": golden_result.summary.assign(base_bias=np.inf),
+                         "provenance": {**golden_result.provenance, "x": [-np.inf, np.nan]}})
     d = res.save(tmp_path / "nan")
-    data = json.loads((d / "results.json").read_text())
+    text = (d / "results.json").read_text()
+    assert not re.search(r"\bNaN\b|Infinity", text)  # JSON has neither token
+    data = json.loads(text)
     assert all(r["p_base"] is None for r in data["by_pair"])
+    assert [r["base_bias"] for r in data["summary"]] == [None] * len(data["summary"])
+    assert data["provenance"]["x"] == [None, None]
     assert ProbeResult.load(d).by_pair["p_base"].isna().all()
+
+
+@pytest.mark.parametrize("token, key", [("NaN", "summary[0].mean"), ("-Infinity", "mass"),
+                                        ("1e400", "provenance.seed")])
+def test_load_refuses_numbers_json_does_not_have(golden_result, tmp_path, token, key):
+    d = golden_result.save(tmp_path / "out")
+    data = json.loads((d / "results.json").read_text())
+    if key == "mass":
+        data["mass"] = {"a": [0.5, 0.125]}
+        key = "mass.a[1]"
+    else:
+        data["summary"][0]["mean"] = data["provenance"]["seed"] = 0.125
+    text = json.dumps(data)
+    at = text.index("0.125", text.index(key.split(".")[-1].split("[")[0]))
+    (d / "results.json").write_text(text[:at] + token + text[at + len("0.125"):])
+    with pytest.raises(BiasampError, match=rf"^{re.escape(str(d / 'results.json'))}: "
+                                           rf"{re.escape(key)} is {token}, not a finite number"):
+        ProbeResult.load(d)

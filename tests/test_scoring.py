@@ -283,6 +283,41 @@ def test_batch_size_and_chunking_do_not_change_results(bert_dir, bert, mode):
     np.testing.assert_allclose(r.prob, ref.prob, rtol=0, atol=5e-5)  # |dp| <= p |dlog p|
 
 
+def test_a_huge_batch_size_is_one_forward_pass_per_chunk(bert_dir, bert):
+    """batch_size has no cap: a batch never holds more than the contexts of one chunk of
+    prompts (chunk_size, 2,048 by default), so 10**9 costs what one chunk costs."""
+    ref = bert.score(PROMPTS, CANDS, scoring="word")  # batch_size 7
+    big = MaskedLMScorer(bert_dir, device="cpu", batch_size=10**9, chunk_size=3)
+    r = big.score(PROMPTS, CANDS, scoring="word")
+    assert big.n_forward_calls == -(-len(PROMPTS) // 3)
+    np.testing.assert_allclose(r.log_prob, ref.log_prob, rtol=0, atol=5e-5)
+
+
+def test_running_out_of_memory_is_one_line_naming_the_batch_size(bert_dir, tmp_path,
+                                                                monkeypatch):
+    s = MaskedLMScorer(bert_dir, device="cpu", batch_size=10**9, chunk_size=2,
+                       score_cache=str(tmp_path / "cache"))
+    calls = []
+
+    def forward(mode, rows, on_batch, bar):
+        calls.append(len(rows))
+        if len(calls) == 2:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 80.00 GiB")
+        return np.zeros(len(rows))
+    monkeypatch.setattr(s, "_score_rows", forward)
+    with pytest.raises(BiasampError, match=r"^model '.*' ran out of memory on cpu scoring a "
+                                           r"batch of up to 1000000000 prompts "
+                                           r"\(OutOfMemoryError\); lower batch_size "
+                                           r"\(--batch-size\); the 2 prompts scored before are "
+                                           r"in the score cache$"):
+        s.score(PROMPTS, CANDS, scoring="word")
+    def other(mode, rows, on_batch, bar):
+        raise RuntimeError("x")
+    monkeypatch.setattr(s, "_score_rows", other)
+    with pytest.raises(RuntimeError, match="^x$"):  # other errors pass through unchanged
+        s.score(["[BLANK] is here."], CANDS, scoring="word")
+
+
 @pytest.mark.parametrize("mode", MASKED_MODES)
 def test_order_of_prompts_and_candidates_is_preserved(bert, mode):
     ref = bert.score(PROMPTS, CANDS, scoring=mode)

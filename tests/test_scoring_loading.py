@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import http.server
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -95,6 +96,69 @@ def test_folder_with_weights_but_no_tokenizer(tmp_path, tiny_bert_dir):
         (d / name).write_bytes((tiny_bert_dir / name).read_bytes())
     with pytest.raises(BiasampError, match=rf"no tokenizer files in {d}"):
         MaskedLMScorer(d, device="cpu")
+
+
+# ------------------------------------------------------- tokenizer and model do not match
+def _copy_model(src: Path, dst: Path) -> Path:
+    dst.mkdir()
+    for f in src.iterdir():
+        (dst / f.name).write_bytes(f.read_bytes())
+    return dst
+
+
+def test_tokenizer_without_a_mask_token_is_refused_before_the_weights_load(
+        tmp_path, tiny_bert_dir, monkeypatch, capsys):
+    import json
+
+    import biasamp.scoring._base as base
+    from biasamp.cli import main
+
+    d = _copy_model(tiny_bert_dir, tmp_path / "no-mask")
+    conf = json.loads((d / "tokenizer_config.json").read_text())
+    (d / "tokenizer_config.json").write_text(json.dumps({**conf, "mask_token": None}))
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("the weights were loaded")
+    monkeypatch.setattr(base, "load_model", no_load)
+    with pytest.raises(BiasampError, match=r"^model '.*no-mask': its tokenizer has no mask "
+                                           r"token; a masked language model is needed$"):
+        MaskedLMScorer(d, device="cpu")
+    assert main(["probe", "--model", str(d), "--out", str(tmp_path / "o"),
+                 "--max-templates", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [f"error: model {str(d)!r}: its tokenizer has no mask token; a "
+                                "masked language model is needed"]
+
+
+def test_tokenizer_with_ids_beyond_the_embeddings_is_refused_at_load(tmp_path, tiny_bert_dir,
+                                                                     capsys):
+    import json
+
+    from safetensors.torch import load_file, save_file
+
+    from biasamp.cli import main
+
+    d = _copy_model(tiny_bert_dir, tmp_path / "small-vocab")
+    weights = load_file(d / "model.safetensors")
+    rows = weights["bert.embeddings.word_embeddings.weight"].shape[0]
+    keep = rows - 40  # the tokenizer's last 40 ids have no embedding row
+    save_file({k: (v[:keep].clone() if v.shape and v.shape[0] == rows else v)
+               for k, v in weights.items()}, d / "model.safetensors", metadata={"format": "pt"})
+    conf = json.loads((d / "config.json").read_text())
+    (d / "config.json").write_text(json.dumps({**conf, "vocab_size": keep}))
+    vocab = (d / "vocab.txt").read_text().splitlines()
+    message = (f"model {str(d)!r}: its tokenizer has ids up to {rows - 1} ({vocab[-1]!r}; 40 of "
+               f"its {rows} tokens are beyond the model's {keep} embedding rows): the tokenizer "
+               "does not belong to this model, or tokens were added without resizing its "
+               "embeddings")
+    with pytest.raises(BiasampError, match=rf"^{re.escape(message)}$"):
+        MaskedLMScorer(d, device="cpu")
+    assert main(["probe", "--model", str(d), "--out", str(tmp_path / "o"),
+                 "--max-templates", "2"]) == 2
+    err = capsys.readouterr().err  # after the weight-loading bar
+    assert [x for x in err.splitlines() if x.startswith("error")] == [f"error: {message}"]
+    assert "Traceback" not in err
+    assert not (tmp_path / "o").exists()
 
 
 # ----------------------------------------------------------------------------- model type

@@ -453,6 +453,15 @@ def test_task_file_errors(tmp_path, name, text, pattern):
         load_tasks(p)
 
 
+def test_inline_tasks_allow_one_trailing_comma_and_refuse_other_empty_words():
+    assert load_tasks("nurse,").words == ["nurse"]  # the documented single-word form
+    assert load_tasks(" nurse , cook ,").words == ["nurse", "cook"]
+    for spec, entry in (("nurse,,cook", 2), (",nurse", 1), ("nurse,cook,,", 3)):
+        with pytest.raises(BiasampError, match=rf"^tasks {re.escape(repr(spec))}: entry "
+                                               rf"{entry} is empty$"):
+            load_tasks(spec)
+
+
 def test_task_name_and_path_errors(tmp_path):
     # biasamp.tasks.load_tasks: a BiasampError that also says how to give words inline
     with pytest.raises(BiasampError, match=r"tasks: unknown task vocabulary 'winobias23' \(did "

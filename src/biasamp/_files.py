@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,8 +25,9 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     except ModuleNotFoundError:
         _toml = None
 
-__all__ = ["check_keys", "check_metadata", "read_toml",
-           "resolve_name_or_path", "sha256_bytes", "sha256_file", "str_field", "toml_loads"]
+__all__ = ["check_keys", "check_metadata", "decode_text", "json_loads", "read_text",
+           "read_toml", "resolve_name_or_path", "sha256_bytes", "sha256_file", "str_field",
+           "toml_loads"]
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -49,13 +52,35 @@ def toml_loads(text: str) -> dict:
     return _toml.loads(text)
 
 
+def decode_text(data: bytes, path, kind: str, encoding: str = "utf-8") -> str:
+    """``data`` (the bytes of the ``kind`` file ``path``) as text; bytes that are not UTF-8
+    (a Latin-1 file) are one line naming the file, the line and the byte position.
+
+    >>> decode_text("caf\u00e9".encode("latin-1"), "a.toml", "config")
+    Traceback (most recent call last):
+    ...
+    biasamp._errors.BiasampError: config file 'a.toml' is not UTF-8 text: byte 0xe9 at position 3 ...
+    """
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise BiasampError(f"{kind} file {str(path)!r} is not UTF-8 text: byte "
+                           f"0x{data[exc.start]:02x} at position {exc.start} (line {line}) cannot "
+                           f"be decoded ({exc.reason}); save the file as UTF-8") from None
+
+
+def read_text(path: str | os.PathLike, kind: str, encoding: str = "utf-8") -> str:
+    """The text of a UTF-8 file (``encoding`` "utf-8-sig" also drops a byte-order mark);
+    see :func:`decode_text`."""
+    return decode_text(Path(path).read_bytes(), path, kind, encoding)
+
+
 def read_toml(path: Path, kind: str) -> tuple[dict, bytes]:
     """Parse a TOML file; return (document, raw bytes). Errors name the file and the kind."""
     data = path.read_bytes()
     try:
-        doc = toml_loads(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise BiasampError(f"malformed {kind} file {str(path)!r}: {exc}") from None
+        doc = toml_loads(decode_text(data, path, kind))
     except Exception as exc:  # tomllib.TOMLDecodeError
         if isinstance(exc, BiasampError):
             raise
@@ -120,3 +145,49 @@ def resolve_name_or_path(name_or_path: str | os.PathLike, registry: Registry,
     if not path.is_file():
         raise BiasampError(f"{param}: {registry.kind} file not found: {str(path)!r}")
     return path
+
+
+class _NotFinite(str):
+    """A ``NaN``, ``Infinity`` or overflowing number met by :func:`json_loads` (its text)."""
+
+
+def _finite(text: str):
+    value = float(text)
+    return value if math.isfinite(value) else _NotFinite(text)
+
+
+def _first_not_finite(obj, key: str):
+    if isinstance(obj, _NotFinite):
+        return key, str(obj)
+    items = (obj.items() if isinstance(obj, dict) else enumerate(obj)
+             if isinstance(obj, list) else ())
+    for k, v in items:
+        found = _first_not_finite(v, f"{key}[{k}]" if isinstance(k, int)
+                                  else f"{key}.{k}" if key else k)
+        if found:
+            return found
+    return None
+
+
+def json_loads(text: str, where: str):
+    """Parse JSON as the standard defines it: ``NaN``, ``Infinity`` and numbers beyond the
+    float range (``1e999``) are refused with one line naming ``where``, the key and the value
+    (Python's reader accepts them, and they reach arithmetic, plots and writers later).
+
+    >>> json_loads('{"a": [1, 2.5]}', "x.json")
+    {'a': [1, 2.5]}
+    >>> json_loads('{"s": [{"mean": NaN}]}', "x.json")
+    Traceback (most recent call last):
+    ...
+    biasamp._errors.BiasampError: x.json: s[0].mean is NaN, not a finite number (JSON has no ...
+    """
+    try:
+        data = json.loads(text, parse_constant=_NotFinite, parse_float=_finite)
+    except json.JSONDecodeError as exc:
+        raise BiasampError(f"{where} is not valid JSON: {exc}") from None
+    found = _first_not_finite(data, "")
+    if found:
+        key, value = found
+        raise BiasampError(f"{where}: {key or 'the value'} is {value}, not a finite number "
+                           "(JSON has no NaN or Infinity)")
+    return data

@@ -52,7 +52,11 @@ TABLE_FORMATS = ("csv", "parquet")
 #: Data files of a result folder (results.json lists them with their sha256).
 DATA_FILES = ("by_pair.csv", "per_template.csv", "by_group.csv", "tables.csv", "tables.parquet")
 
-_STR, _NUM, _INT, _LIST = "a string", "a number", "an integer", "a list"
+# every number of the records is a probability, a difference of two, a sign or a BiasAmp->
+# value (|BiasAmp->| <= 1): a hand-edited 1.7e308 is refused, not plotted into an overflow
+_NUM_BOUND = 2.0
+_STR, _INT, _LIST = "a string", "an integer", "a list"
+_NUM = f"null or a number in [-{_NUM_BOUND:g}, {_NUM_BOUND:g}]"
 _BOOL, _OPT_BOOL, _OPT_INT = "true or false", "true, false or null", "an integer or null"
 _SUMMARY_TYPES = {"base_rates": _STR, "direction": _STR, "mean": _NUM, "std": _NUM,
                   "ci_low": _NUM, "ci_high": _NUM, "n_templates": _INT, "per_template": _LIST,
@@ -98,7 +102,8 @@ def _type_ok(value, kind: str) -> bool:
     if kind == _INT:
         return isinstance(value, int) and not isinstance(value, bool)
     if kind == _NUM:
-        return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+        return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                 and abs(value) <= _NUM_BOUND)
     if kind == _LIST:
         return isinstance(value, list)
     if kind in (_BOOL, _OPT_BOOL):
@@ -147,6 +152,10 @@ def check_schema(data, path: str) -> dict:
     if not data["summary"]:
         raise BiasampError(f"{path}: summary is empty")
     for i, rec in enumerate(data["summary"]):
+        bad = [v for v in rec["per_template"] if not _type_ok(v, _NUM)]
+        if bad:
+            raise BiasampError(f"{path}: summary[{i}].per_template must hold {_NUM}; got "
+                               f"{bad[0]!r}")
         if rec.get("aggregation", "templates") not in AGGREGATIONS:
             raise BiasampError(f"{path}: summary[{i}].aggregation must be one of "
                                f"{list(AGGREGATIONS)}; got {rec['aggregation']!r}")

@@ -153,13 +153,13 @@ class Names(Constraint):
 
     def __call__(self, value, name):
         if isinstance(value, str):
-            items = [v.strip() for v in value.split(",") if v.strip()]
+            items = self._split(value, value, name, 0) if value.strip() else []
         elif isinstance(value, Iterable) and not isinstance(value, (bytes, dict)):
             items = []
             for v in value:
                 if not isinstance(v, str):
                     self.fail(value, name, "a list of strings or a comma-separated string")
-                items.extend(s.strip() for s in v.split(",") if s.strip())
+                items.extend(self._split(v, value, name, len(items)))
         else:
             self.fail(value, name, "a list of strings or a comma-separated string")
         dup = sorted({v for v in items if items.count(v) > 1})
@@ -171,6 +171,18 @@ class Names(Constraint):
             n = "one" if self.min_size == 1 else str(self.min_size)
             raise BiasampError(f"{name} must name at least {n} {self.what}"
                                f"{'' if self.min_size == 1 else 's'}; got {value!r}")
+        return items
+
+
+    def _split(self, text: str, value, name, before: int) -> list[str]:
+        """The names of one string (``before`` names precede it): one trailing comma is
+        allowed (``"a,"``), any other empty name is an error (never dropped unseen)."""
+        items = [v.strip() for v in text.split(",")]
+        if len(items) > 1 and not items[-1]:
+            items.pop()
+        if "" in items:
+            raise BiasampError(f"{name} must not hold an empty {self.what}; got {value!r} "
+                               f"(name {before + items.index('') + 1} is empty)")
         return items
 
 

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from ._errors import BiasampError, MissingDependencyError
-from ._files import sha256_file
+from ._files import json_loads, read_text, sha256_file
 from ._output import MARK, OutputFolder
 from ._validation import OneOf, check
 
@@ -233,10 +233,7 @@ class ProbeResult:
         if not f.is_file():
             raise BiasampError(f"result directory {str(path)!r} has no results.json (run "
                                "`biasamp probe --out DIR` first)")
-        try:
-            data = json.loads(f.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise BiasampError(f"{str(f)!r} is not valid JSON: {exc}") from None
+        data = json_loads(read_text(f, "result file"), str(f))
         check_schema(data, str(f))  # before anything else is read
         check_complete(data, f.parent)
         tab = None

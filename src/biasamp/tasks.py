@@ -9,7 +9,8 @@ A vocabulary is given as
   word per line (blank lines and ``#`` comments ignored), or a ``.toml`` description; a
   leading ``@`` is accepted (``@my_jobs.txt``);
 * the words themselves: a list, or a comma-separated string (``"nurse,cook"``; a single
-  word needs a trailing comma: ``"nurse,"``).
+  word needs a trailing comma: ``"nurse,"``; one trailing comma is allowed, any other empty
+  word is an error).
 
 Anything else is an error with "did you mean" (a misspelt name is never taken as a word).
 
@@ -217,8 +218,8 @@ def _from_file(path: Path) -> TaskVocabulary:
                           provenance, digest, path)
 
 
-def _inline(words) -> TaskVocabulary:
-    words = check_words(list(words), "tasks")
+def _inline(words, where: str = "tasks") -> TaskVocabulary:
+    words = check_words(list(words), where)
     return TaskVocabulary("custom", "task words given inline", words, {},
                           {"name": "custom", "source": "given inline", "n_words": len(words)},
                           None, None)
@@ -254,7 +255,8 @@ def load_tasks(spec) -> TaskVocabulary:
                 raise BiasampError(f"tasks: file not found: {text[1:]!r}")
             return _from_file(path)
         if "," in text and text not in TASK_SETS and not Path(text).expanduser().is_file():
-            return _inline([w for w in text.split(",") if w.strip()])
+            words = text.split(",")  # one trailing comma marks a list; other empties are refused
+            return _inline(words[:-1] if not words[-1].strip() else words, f"tasks {text!r}")
         if text and not looks_like_path(text) and text not in TASK_SETS:
             if Path(text).expanduser().is_file():
                 return _from_file(Path(text).expanduser())

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .._errors import BiasampError
-from .._files import sha256_file
+from .._files import json_loads, read_text, sha256_file
 from ._table import BaseRateSource, BaseRateTable, select_entries
 
 __all__ = ["FileSource", "read_table_csv"]
@@ -24,10 +23,15 @@ def _read_header_comments(lines: list[str], path: Path) -> tuple[int, dict]:
     while i < len(lines) and (lines[i].startswith("#") or not lines[i].strip()):
         line = lines[i].lstrip("#").strip()
         if line.startswith("provenance:"):
-            try:
-                prov = json.loads(line[len("provenance:"):])
-            except json.JSONDecodeError as exc:
-                raise BiasampError(f"{path}: bad '# provenance:' JSON line: {exc}") from None
+            where = f"base-rate CSV {str(path)!r}, line {i + 1} ('# provenance:')"
+            prov = json_loads(line[len("provenance:"):], where)
+            if not isinstance(prov, dict):
+                raise BiasampError(f"{where} must hold a JSON object ({{\"key\": value, ...}}); "
+                                   f"got {type(prov).__name__} {line[len('provenance:'):].strip()}")
+            n_kept = prov.get("n_kept", 0)
+            if isinstance(n_kept, bool) or not isinstance(n_kept, int) or n_kept < 0:
+                raise BiasampError(f"{where}: n_kept must be a non-negative integer (the "
+                                   f"sentences counted); got {n_kept!r}")
         i += 1
     return i, prov
 
@@ -111,7 +115,7 @@ def read_table_csv(path) -> tuple[pd.DataFrame, dict]:
     path = Path(path)
     if not path.is_file():
         raise BiasampError(f"base-rate CSV not found: {str(path)!r}")
-    lines = path.read_text(encoding="utf-8-sig").splitlines(keepends=True)
+    lines = read_text(path, "base-rate CSV", "utf-8-sig").splitlines(keepends=True)
     start, prov = _read_header_comments(lines, path)
     body = "".join(lines[start:])
     if not body.strip():

@@ -169,7 +169,8 @@ def write_counts_csv(result: CorpusCounts, path: str | os.PathLike | OutputFile,
     """
     out = path if isinstance(path, OutputFile) else counts_output(path, overwrite=overwrite)
     with out.open() as f:
-        f.write("# provenance: " + json.dumps(result.provenance, sort_keys=True) + "\n")
+        f.write("# provenance: " + json.dumps(result.provenance, sort_keys=True, allow_nan=False)
+                + "\n")
         df = result.counts.copy()
         df.index.name = "task"
         df.columns.name = None

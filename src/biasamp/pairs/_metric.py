@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import BiasampError
+from .._files import json_loads, read_text
 from .._output import OutputFolder
 from ..metrics import bootstrap_ci
 from ..results import jsonable
@@ -133,7 +134,7 @@ class PairResult:
         if not f.is_file() or not (d / "pair_scores.csv").is_file():
             raise BiasampError(f"{str(path)!r} is not a pairs result folder (no pairs.json or "
                                "pair_scores.csv)")
-        doc = json.loads(f.read_text(encoding="utf-8"))
+        doc = json_loads(read_text(f, "pairs result"), str(f))
         if doc.get("format") != _FORMAT:
             raise BiasampError(f"{str(f)!r}: format {doc.get('format')!r} is not {_FORMAT!r}")
         version = doc.get("schema_version", 1)  # 1: biasamp 0.2 wrote none

@@ -8,6 +8,7 @@ import platform
 import numpy as np
 import pandas as pd
 
+from .._memory import check_memory
 from .._validation import Interval, Optional, PositiveInt, Integer, validate_params
 from ._io import load_pairs
 from ._metric import SCORE_COLUMNS, PairResult, pair_summary, preferences
@@ -50,6 +51,10 @@ def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
     PairResult
     """
     pset = load_pairs(pairs).select(bias_types=bias_types, max_pairs=max_pairs)
+    # the bootstrap of the largest group (all pairs): drawn indices, values and the mean's
+    # temporaries, about 14.5 bytes per (replicate, pair) measured; checked before the model
+    check_memory(16 * n_resamples * len(pset.pairs), "n_resamples", n_resamples,
+                 f"for the bootstrap over {len(pset.pairs)} pairs")
     from ..scoring import MaskedLMScorer
 
     scorer = model if isinstance(model, MaskedLMScorer) else MaskedLMScorer(

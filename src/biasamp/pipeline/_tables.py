@@ -8,7 +8,7 @@ import pandas as pd
 
 from .._errors import BiasampError
 
-__all__ = ["base_facts", "c_table", "check_tables", "excluded_tasks", "metric_kwargs",
+__all__ = ["base_facts", "c_table", "check_base", "check_tables", "excluded_tasks", "metric_kwargs",
            "metric_settings"]
 
 
@@ -93,3 +93,35 @@ def excluded_tasks(counts: np.ndarray | None, n_tasks: int, min_base_count: int 
     if not excluded.any():
         return excluded, None
     return excluded, np.repeat(~excluded[:, None], counts.shape[1], axis=1)
+
+
+def check_base(table, name: str, tasks, attributes, min_base_count: int | None) -> None:
+    """Refuse, before any model is loaded, a base table BiasAmp-> is degenerate against:
+    ``min_base_count`` leaving fewer than 2 of its tasks, an attribute that never occurs in
+    the tasks kept (P(A=a) = 0: P(T|A=a) is 0/0, the value a silent 0), or fewer than 2 kept
+    tasks that occur (P(T=t) = 1 for the one: every association a tie)."""
+    joint = c_table(table.joint, tasks, attributes, f"base source {name!r} joint")
+    counts = getattr(table, "counts", None)
+    counts = None if counts is None else c_table(counts, tasks, attributes,
+                                                 f"base source {name!r} counts")
+    excluded, _ = excluded_tasks(counts, len(tasks), min_base_count)
+    kept = int((~excluded).sum())
+    if kept < 2:
+        raise BiasampError(
+            f"min_base_count {min_base_count} leaves {kept} of the {len(tasks)} tasks of "
+            f"base-rate source {name!r} (its largest task count is {counts.sum(axis=1).max():g}); "
+            "BiasAmp-> needs at least 2: lower it or leave the source out")
+    live = joint[~excluded]
+    scope = (f"the tasks min_base_count {min_base_count} keeps" if excluded.any()
+             else "the requested tasks")
+    empty = [a for a, s in zip(attributes, live.sum(axis=0)) if not s > 0]
+    if empty:
+        raise BiasampError(
+            f"base_rates: source {name!r}: attribute {empty[0]!r} never occurs (its column is "
+            f"all zero for {scope}), so P(A={empty[0]}) = 0 and BiasAmp-> is undefined "
+            "against it")
+    rows = int((live.sum(axis=1) > 0).sum())
+    if rows < 2:
+        raise BiasampError(
+            f"base_rates: source {name!r}: only {rows} of {scope} occurs (the others' rows are "
+            "all zero); BiasAmp-> needs P(T=t) > 0 for at least 2 tasks")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import BiasampError
-from .._files import toml_loads
+from .._files import read_text, toml_loads
 from .._registry import Registry, did_you_mean
 from .._validation import (Bool, Convert, Integer, Interval, Names, NonEmptyStr, OneOf, Optional,
                            PositiveInt, SubsetOf, check)
@@ -207,7 +207,7 @@ class ProbeConfig:
         # a vocabulary name/file/"a,b,c" or the words; resolved by biasamp.tasks.load_tasks
         if self.tasks is not None:
             self.tasks = check(self.tasks, NonEmptyStr if isinstance(self.tasks, str) else
-                               Names(what="task"), "tasks")
+                               Names(min_size=2, what="task"), "tasks")
         if self.model_type != "auto" and self.scoring is not None:
             check_estimator(self.scoring, self.model_type)
         if self.compat is not None and self.model_type == "causal":
@@ -293,7 +293,7 @@ class ProbeConfig:
         suffix = p.suffix.lower()
         if suffix not in (".toml", ".yaml", ".yml"):
             raise BiasampError(f"config file must end in .toml, .yaml or .yml; got {str(path)!r}")
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p, "config")
         try:
             if suffix == ".toml":
                 data = toml_loads(text)

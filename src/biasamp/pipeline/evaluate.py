@@ -88,7 +88,8 @@ def _source(source):
     return str(getattr(source, "name", None) or type(source).__name__), source
 
 
-@validate_params({"tasks": Names(what="task"), "attributes": Names(min_size=2, what="attribute"),
+@validate_params({"tasks": Names(min_size=2, what="task"),
+                  "attributes": Names(min_size=2, what="attribute"),
                   "n_resamples": PositiveInt, "seed": Integer(0),
                   "confidence": Interval(0.0, 1.0), "resample": OneOf(RESAMPLE_UNITS),
                   "base_uncertainty": OneOf(BASE_UNCERTAINTY),

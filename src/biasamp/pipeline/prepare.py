@@ -13,8 +13,11 @@ import pandas as pd
 
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
+from .._memory import check_memory
 from ..results import jsonable
+from ._tables import check_base
 from .config import DEFAULT_TASKS, ProbeConfig
+from .resample import bootstrap_bytes
 
 __all__ = ["NamedSource", "Prepared", "prepare"]
 
@@ -85,6 +88,14 @@ def _keep(t2a: pd.DataFrame, bound: bool, n: int) -> list[str]:
     return list(dict.fromkeys(keep))
 
 
+def _check_memory(cfg: ProbeConfig, **shape) -> None:
+    """Refuse ``n_resamples`` whose bootstrap cannot fit in memory, before the model loads
+    (the estimate: :func:`~.resample.bootstrap_bytes`)."""
+    check_memory(bootstrap_bytes(cfg.n_resamples, **shape), "n_resamples", cfg.n_resamples,
+                 f"for the bootstrap ({shape['n_tasks']} tasks x {shape['n_attributes']} "
+                 "attributes per replicate)")
+
+
 def prepare(cfg: ProbeConfig) -> Prepared:
     """Load templates and tasks, build the prompts and every base-rate table of ``cfg``."""
     from ..base_rates import get_source
@@ -93,6 +104,10 @@ def prepare(cfg: ProbeConfig) -> Prepared:
     tset = load_template_set(cfg.templates)
     vocab = _vocabulary(cfg, tset)
     tasks = list(vocab.words)
+    if len(tasks) < 2:  # the vocabulary of a name or file is known only now
+        raise BiasampError(f"tasks must name at least 2 tasks; got {cfg.tasks!r} ({len(tasks)}: "
+                           f"{tasks!r}); with one, P(T=t|A=a) = P(T=t) = 1: every association "
+                           "is a tie and BiasAmp-> says nothing")
     attributes = resolve_attributes(cfg.attributes)
     prompts = {d: build_prompts(tset, attributes, vocab, direction=d) for d in DIRECTIONS}
     if cfg.max_templates is not None:
@@ -103,18 +118,23 @@ def prepare(cfg: ProbeConfig) -> Prepared:
         if len(df) == 0:
             raise BiasampError(f"template set {cfg.templates!r} gives no prompts for direction "
                                f"{direction!r}")
-    sources = []
+    sources, resampled = [], set()
     for name in cfg.base_rates:
         src = NamedSource(name, get_source(name))
         for direction in DIRECTIONS:  # a task missing from a source fails before scoring
-            src.table(tasks, attributes, direction=direction)
+            table = src.table(tasks, attributes, direction=direction)
+            check_base(table, name, tasks, attributes, cfg.min_base_count)
+            if cfg.base_uncertainty == "resample" and getattr(table, "counts", None) is not None:
+                resampled.add(name)
         sources.append(src)
+    t2a = prompts[TASK_TO_ATTRIBUTE]  # units: (template, task) rows when bound, else templates
+    _check_memory(cfg, n_units=len(t2a) if tset.bound else t2a["template_id"].nunique(),
+                  n_tasks=len(tasks), n_attributes=len(attributes), n_resampled=len(resampled))
     both = pd.concat([prompts[ATTRIBUTE_TO_TASK], prompts[TASK_TO_ATTRIBUTE]],
                      ignore_index=True)
     both = both.assign(candidates=both["candidates"].map(lambda c: "|".join(map(str, c))))
     digest = hashlib.sha256(both.to_csv(index=False).encode("utf-8")).hexdigest()
     tprov = {f"set_{k}": jsonable(getattr(tset, k)) for k in ("sha256", "path", "provenance")}
-    t2a = prompts[TASK_TO_ATTRIBUTE]
     by_template = t2a.groupby("template_id", sort=False)["task"].agg(
         lambda x: tuple(dict.fromkeys(x)))
     own = {str(k): (v if tset.template(str(k)).bound else ()) for k, v in by_template.items()}

@@ -22,13 +22,13 @@ Examples
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._files import json_loads, read_text
 from .._output import OutputFolder
 from .._registry import Registry
 from .._validation import SubsetOf, validate_params
@@ -185,6 +185,7 @@ def build_report(result_dir: str | os.PathLike, *,
         output.carry_over()  # everything the folder holds survives the swap, folders too
         (staging / "results.json").unlink()
         written = render(result, staging, formats, plots=plots)
-        result.finish(staging, data=json.loads((output.target / "results.json").read_text(
-            "utf-8")), skip=output.foreign())
+        data = output.target / "results.json"  # checked by ProbeResult.load above
+        result.finish(staging, data=json_loads(read_text(data, "result"), str(data)),
+                      skip=output.foreign())
     return {k: output.named / p.name for k, p in written.items()}

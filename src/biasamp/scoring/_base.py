@@ -14,13 +14,13 @@ import warnings
 
 import numpy as np
 
-from .._errors import MissingWeightsWarning
+from .._errors import BiasampError, MissingWeightsWarning
 from .._validation import Bool, PositiveInt, check
 from ._audit import audit_candidates
 from ._cache import ScoreCache, item_key
 from ._hub import check_model_type, resolve_source, weight_files_sha256
-from ._load import (load_model, load_tokenizer, model_fingerprint, resolve_device, resolve_dtype,
-                    tokenizer_fingerprint)
+from ._load import (check_vocabulary, load_model, load_tokenizer, model_fingerprint,
+                    resolve_device, resolve_dtype, tokenizer_fingerprint)
 from ._result import ScoreResult
 from ._spans import BLANK, check_score_inputs
 
@@ -53,10 +53,12 @@ class BaseScorer:
         _, self.model_type_evidence = check_model_type(
             self.model_type, model, source=self.source, trust_remote_code=trust_remote_code)
         self.tokenizer = load_tokenizer(self.source, trust_remote_code=trust_remote_code)
+        self._check_tokenizer()  # before the weights are read
         self.model, self.missing_weights = load_model(
             self.source, kind=self.model_type, trust_remote_code=trust_remote_code,
             dtype=self.dtype, progress=self.progress,
             allow_missing_weights=self.allow_missing_weights)
+        check_vocabulary(self.tokenizer, self.model, self.model_name)
         self.model.to(self.device)
         if self.missing_weights:
             names = ", ".join(self.missing_weights[:4]) + (
@@ -70,6 +72,9 @@ class BaseScorer:
         self._caches = {}
         self._fingerprint = None
         self._weights = None
+
+    def _check_tokenizer(self):
+        """What this scorer needs of the tokenizer, checked before the model is loaded."""
 
     # ------------------------------------------------------------------ public API
     @property
@@ -170,7 +175,18 @@ class BaseScorer:
                     pre, post = pairs[i]
                     rows += [(pre + c + post, len(pre), len(pre) + len(c), prompts[i], c)
                              for c in per[i]]
-                out[idx] = self._score_rows(mode, rows, on_batch, bar).reshape(len(idx), k)
+                try:
+                    vals = self._score_rows(mode, rows, on_batch, bar)
+                except (MemoryError, RuntimeError) as exc:
+                    if not _out_of_memory(exc):
+                        raise
+                    kept = (f"; the {c0} prompts scored before are in the score cache"
+                            if cache is not None and c0 else "")
+                    raise BiasampError(
+                        f"model {self.model_name!r} ran out of memory on {self.device} scoring "
+                        f"a batch of up to {self.batch_size} prompts ({type(exc).__name__}); "
+                        f"lower batch_size (--batch-size){kept}") from None
+                out[idx] = vals.reshape(len(idx), k)
                 if cache is not None:
                     cache.put_many((keys[i], out[i]) for i in idx)
         finally:
@@ -210,3 +226,11 @@ class BaseScorer:
     def __repr__(self):
         return (f"{type(self).__name__}({self.model_name!r}, device='{self.device}', "
                 f"dtype='{str(self.dtype).replace('torch.', '')}', batch_size={self.batch_size})")
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    """Whether an error of a forward pass is the device (or host) running out of memory."""
+    import torch
+
+    return (isinstance(exc, (MemoryError, torch.OutOfMemoryError))
+            or "can't allocate memory" in str(exc))

@@ -13,8 +13,9 @@ from .._files import sha256_file
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TOKENIZER_FILES", "check_model", "load_model", "load_tokenizer", "resolve_device",
-           "resolve_dtype", "lm_head_fn", "model_fingerprint", "tokenizer_fingerprint"]
+__all__ = ["TOKENIZER_FILES", "check_model", "check_vocabulary", "load_model", "load_tokenizer",
+           "resolve_device", "resolve_dtype", "lm_head_fn", "model_fingerprint",
+           "tokenizer_fingerprint"]
 
 
 def _torch():
@@ -190,6 +191,26 @@ def load_model(model, *, kind="masked", revision=None, trust_remote_code=False, 
             f"would mean nothing (a checkpoint without a trained {head}?); use a checkpoint "
             "with one, or allow_missing_weights (--allow-missing-weights) to probe it anyway")
     return mdl.eval(), missing
+
+
+def check_vocabulary(tokenizer, model, name) -> None:
+    """Refuse a tokenizer that can emit ids the model has no embedding (or LM-head) row for:
+    a tokenizer of another model, or tokens added without resizing the embeddings. Without
+    this check the first such id ends the run in an ``IndexError`` deep inside torch."""
+    rows = [int(m.weight.shape[0]) for m in (model.get_input_embeddings(),
+                                             model.get_output_embeddings())
+            if m is not None and getattr(m, "weight", None) is not None]
+    vocab = tokenizer.get_vocab()
+    if not rows or not vocab:
+        return
+    token, top = max(vocab.items(), key=lambda kv: kv[1])
+    if top >= min(rows):
+        n_over = sum(i >= min(rows) for i in vocab.values())
+        raise BiasampError(
+            f"model {name!r}: its tokenizer has ids up to {top} ({token!r}; {n_over} of its "
+            f"{len(vocab)} tokens are beyond the model's {min(rows)} embedding rows): the "
+            "tokenizer does not belong to this model, or tokens were added without resizing "
+            "its embeddings")
 
 
 def lm_head_fn(model):

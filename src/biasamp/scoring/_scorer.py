@@ -73,9 +73,6 @@ class MaskedLMScorer(BaseScorer):
 
     def __init__(self, model, **kwargs):
         super().__init__(model, **kwargs)
-        if self.tokenizer.mask_token_id is None:
-            raise BiasampError(f"model {self.model_name!r}: its tokenizer has no mask token; "
-                               "a masked language model is needed")
         self._head = lm_head_fn(self.model)
         if self._head is None:
             log.info("no known LM head split for %s; scoring with full-model logits",
@@ -83,6 +80,11 @@ class MaskedLMScorer(BaseScorer):
         self.max_length = self._max_length()
         self._special_ids = frozenset(self.tokenizer.all_special_ids)
         self._split = {}
+
+    def _check_tokenizer(self):
+        if self.tokenizer.mask_token_id is None:
+            raise BiasampError(f"model {self.model_name!r}: its tokenizer has no mask token; "
+                               "a masked language model is needed")
 
     def _max_length(self):
         tok_max = getattr(self.tokenizer, "model_max_length", None) or 10 ** 9

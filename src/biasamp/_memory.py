@@ -1,0 +1,50 @@
+"""The memory a run may use, and the one refusal of a setting that would need more.
+
+A long computation whose size follows from an option (the bootstrap of ``n_resamples``) is
+estimated before the model loads; an estimate above the machine's memory is an error that
+says both numbers, instead of an out-of-memory crash after all the scoring.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ._errors import BiasampError
+
+__all__ = ["check_memory", "memory_limit"]
+
+_CGROUP_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
+def memory_limit() -> int | None:
+    """Bytes of memory this process may use: the machine's physical memory, or a smaller
+    cgroup (container) limit; None where neither can be read."""
+    try:
+        limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        limit = None
+    for path in _CGROUP_FILES:
+        try:
+            with open(path, encoding="ascii") as f:
+                text = f.read().strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if text.isdigit():
+            limit = int(text) if limit is None else min(limit, int(text))
+    return limit
+
+
+def check_memory(need: int, name: str, value: int, what: str) -> None:
+    """Refuse ``value`` of the option ``name`` when ``need`` bytes (an upper estimate of
+    ``what`` it costs) exceed :func:`memory_limit`.
+
+    >>> check_memory(2**70, "n_resamples", 10**9, "for the bootstrap")
+    Traceback (most recent call last):
+    ...
+    biasamp._errors.BiasampError: n_resamples 1000000000 needs about 1,099,511,627,776.0 GiB ...
+    """
+    limit = memory_limit()
+    if limit is not None and need > limit:
+        raise BiasampError(f"{name} {value} needs about {need / 2**30:,.1f} GiB {what}, more "
+                           f"than this machine's {limit / 2**30:,.1f} GiB of memory; use at "
+                           f"most about {value * limit // need:,}")
