@@ -10,17 +10,8 @@ import pandas as pd
 import pytest
 
 from biasamp import BiasampError
+from biasamp.base_rates import BaseRateTable
 from biasamp.pipeline import ProbeConfig, evaluate_tables
-
-class _Table:
-    """A base-rate table as biasamp.base_rates returns it (joint, association, tie_tol)."""
-
-    def __init__(self, joint, association=None, tie_tol=None, direction=None):
-        self.joint = joint
-        self.association = association
-        self.tie_tol = tie_tol
-        self.direction = direction
-        self.provenance = {"name": "test", "sha256": "0" * 64}
 
 
 class _Source:
@@ -31,8 +22,9 @@ class _Source:
         self._joint = joint
 
     def table(self, tasks, attributes, *, direction=None):
-        return _Table(pd.DataFrame(np.asarray(self._joint, dtype=float), index=tasks,
-                                   columns=attributes))
+        return BaseRateTable(pd.DataFrame(np.asarray(self._joint, dtype=float), index=tasks,
+                                          columns=attributes),
+                             provenance={"name": "test", "sha256": "0" * 64})
 
 
 TASKS = ["t1", "t2", "t3", "t4"]

@@ -10,10 +10,11 @@ import pandas as pd
 
 from .._conventions import DIRECTIONS
 from .._schema import AGREEMENT_COLUMNS
+from ._tables import BaseView
 from .resample import (Units, interval, mean_tables, replicates, resample_counts, sign_support,
                        source_stream, task_draws, unit_draws)
 
-__all__ = ["Resampling", "agreement_table", "draws_of", "table_intervals"]
+__all__ = ["Intervals", "Resampling", "agreement_table", "draws_of", "table_intervals"]
 
 _UNITS_TEXT = {"templates": "templates", "tasks": "tasks (occupations)",
                "both": "templates and tasks (two-way)"}
@@ -63,16 +64,36 @@ def draws_of(cfg: Resampling, counts: np.ndarray | None):
                            stream=source_stream(counts))
 
 
-def table_intervals(point, mbar, joint, table, metric: dict, cfg: Resampling, *, direction,
-                    base_draws, cells, task_weights, unavailable: bool) -> dict:
+@dataclass(frozen=True)
+class Intervals:
+    """The intervals of one (source, direction).
+
+    ``value_ci`` (low, high) of BiasAmp->; ``delta_ci`` and ``contribution_ci``: (low, high)
+    arrays (T, A) per cell; ``base_bias``: mean of the replicates minus the point (NaN for a
+    fixed base); ``support`` (T, A): the share of replicates whose association has the point's
+    sign, and ``supported``: ``support >= confidence`` (None for a fixed base); ``y_rep`` and
+    ``defined_rep`` (R, T, A): the replicates' signs and defined cells, for the agreement.
+    """
+
+    value_ci: tuple
+    delta_ci: tuple
+    contribution_ci: tuple
+    base_bias: float
+    support: np.ndarray | None
+    supported: np.ndarray | None
+    y_rep: np.ndarray
+    defined_rep: np.ndarray
+
+
+def table_intervals(point, mbar, base: BaseView, cfg: Resampling, *, base_draws, task_weights,
+                    unavailable: bool) -> Intervals:
     """CIs of the value and of every cell's delta and contribution, and (for a resampled
     base) the sign support of every cell and the bias the base's sampling error puts into
-    the value (``base_bias``: mean of the replicates minus the point); also the replicate
-    signs for the agreement."""
-    n_t, n_a = joint.shape
-    rep = replicates(mbar, joint, direction=direction, metric=metric, base_draws=base_draws,
-                     to_joint=getattr(table, "joint_from_counts", None), cells=cells,
-                     task_weights=task_weights)
+    the value; also the replicate signs for the agreement (:class:`Intervals`)."""
+    n_t, n_a = base.joint.shape
+    rep = replicates(mbar, base.joint, direction=base.direction, metric=base.metric,
+                     base_draws=base_draws, to_joint=base.table.joint_from_counts,
+                     cells=base.cells, task_weights=task_weights)
     conf = cfg.confidence
     nan_cells = np.full((n_t, n_a), np.nan)
     if unavailable:
@@ -94,9 +115,9 @@ def table_intervals(point, mbar, joint, table, metric: dict, cfg: Resampling, *,
     bias = float("nan")
     if base_draws is not None and np.isfinite(rep["value"]).any():
         bias = float(np.nanmean(rep["value"]) - point.value)
-    return {"value_ci": value_ci, "delta_ci": d_ci, "contribution_ci": c_ci, "base_bias": bias,
-            "support": support, "supported": supported,
-            "y_rep": rep["y"], "defined_rep": ~np.isnan(rep["contribution"])}
+    return Intervals(value_ci=value_ci, delta_ci=d_ci, contribution_ci=c_ci, base_bias=bias,
+                     support=support, supported=supported, y_rep=rep["y"],
+                     defined_rep=~np.isnan(rep["contribution"]))
 
 
 def agreement_table(signs: dict, sources: list, cfg: Resampling) -> pd.DataFrame:

@@ -1,15 +1,19 @@
 """Checks and facts of the tables :func:`~.evaluate.evaluate_tables` works on: the model's
-probability tables, C-ordered base tables, what a base table asks of the metric."""
+probability tables, C-ordered base tables, and :class:`BaseView`: a base table as the
+evaluation reads it."""
 
 from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from .._errors import BiasampError
+from ..base_rates import BaseRateTable
 
-__all__ = ["base_facts", "c_table", "check_base", "check_tables", "excluded_tasks", "metric_kwargs",
-           "metric_settings"]
+__all__ = ["BaseView", "c_table", "check_base", "check_tables", "excluded_tasks"]
 
 
 def check_tables(tables, name, n_tasks, n_attr, axis, cover=None) -> np.ndarray:
@@ -52,34 +56,76 @@ def c_table(x, tasks, attributes, what) -> np.ndarray:
     return arr
 
 
-def base_facts(table, joint: np.ndarray, counts: np.ndarray | None, attributes, tasks) -> dict:
-    """What the reports say about a base table: the attribute marginal P(A) (the line that
-    decides the association of a derived sign), whether the signs were given explicitly,
-    and, for counts (its :func:`c_table`), the co-occurrences behind each task."""
-    total = joint.sum()
-    facts = {"marginal": {a: float(v) for a, v in zip(attributes, joint.sum(axis=0) / total)},
-             "association_given": getattr(table, "association", None) is not None}
-    if counts is not None:
-        facts["row_totals"] = {t: float(v) for t, v in zip(tasks, counts.sum(axis=1))}
-    return facts
+@dataclass(frozen=True)
+class BaseView:
+    """One base-rate table as the evaluation reads it, for one (source, direction): built
+    once (:meth:`of`) and read by the point estimate, the intervals, the paired differences
+    and the early checks alike.
 
+    Attributes
+    ----------
+    name, direction : str
+        The source and the direction (None: a direction-free table).
+    table : BaseRateTable
+        As the source built it.
+    joint : ndarray (T, A)
+        Its joint table, C-ordered (:func:`c_table`).
+    counts : ndarray (T, A) or None
+        Its co-occurrence counts (count-based sources), C-ordered.
+    metric : dict
+        What it asks of the metric: explicit signs (``association``), ``tie_tol``,
+        ``undefined``.
+    excluded : ndarray (T,) of bool
+        The tasks ``min_base_count`` leaves out.
+    cells : ndarray (T, A) of bool or None
+        The cells that count (None: every cell).
+    """
 
-def metric_settings(table, name, tasks, attributes) -> dict:
-    """What a base table asks of the metric: explicit signs, ``tie_tol``, ``undefined``."""
-    return {k: v for k, v in metric_kwargs(table, name, tasks, attributes, None).items()
-            if k != "direction"}
+    name: str
+    direction: str | None
+    table: BaseRateTable
+    joint: np.ndarray
+    counts: np.ndarray | None
+    metric: dict
+    excluded: np.ndarray
+    cells: np.ndarray | None
 
+    @classmethod
+    def of(cls, table: BaseRateTable, name: str, tasks, attributes, *,
+           direction: str | None, min_base_count: int | None) -> BaseView:
+        what = f"base source {name!r}"
+        joint = c_table(table.joint, tasks, attributes, f"{what} joint")
+        counts = (None if table.counts is None
+                  else c_table(table.counts, tasks, attributes, f"{what} counts"))
+        metric = {}
+        if table.association is not None:
+            metric["association"] = c_table(table.association, tasks, attributes,
+                                            f"{what} association")
+        if table.tie_tol is not None:
+            metric["tie_tol"] = table.tie_tol
+        if table.undefined is not None:
+            metric["undefined"] = table.undefined
+        excluded, cells = excluded_tasks(counts, len(tasks), min_base_count)
+        return cls(name, direction, table, joint, counts, metric, excluded, cells)
 
-def metric_kwargs(table, name, tasks, attributes, direction) -> dict:
-    kwargs = {"direction": direction}
-    if getattr(table, "association", None) is not None:
-        kwargs["association"] = c_table(table.association, tasks, attributes,
-                                        f"base source {name!r} association")
-    if getattr(table, "tie_tol", None) is not None:
-        kwargs["tie_tol"] = table.tie_tol
-    if getattr(table, "undefined", None) is not None:
-        kwargs["undefined"] = table.undefined
-    return kwargs
+    @property
+    def label(self) -> str:
+        return f"base source {self.name!r}, {self.direction}"
+
+    def provenance(self, tasks, attributes) -> dict:
+        """The table's provenance, its joint's sha256, and what the reports say about it: the
+        attribute marginal P(A) (the line that decides the association of a derived sign),
+        whether the signs were given explicitly, and, for counts, the co-occurrences behind
+        each task."""
+        prov = dict(self.table.provenance or {})
+        prov.setdefault("joint_sha256", hashlib.sha256(self.joint.tobytes()).hexdigest())
+        total = self.joint.sum()
+        prov["marginal"] = {a: float(v) for a, v in zip(attributes,
+                                                        self.joint.sum(axis=0) / total)}
+        prov["association_given"] = self.table.association is not None
+        if self.counts is not None:
+            prov["row_totals"] = {t: float(v) for t, v in zip(tasks, self.counts.sum(axis=1))}
+        return prov
 
 
 def excluded_tasks(counts: np.ndarray | None, n_tasks: int, min_base_count: int | None
@@ -100,11 +146,9 @@ def check_base(table, name: str, tasks, attributes, min_base_count: int | None) 
     ``min_base_count`` leaving fewer than 2 of its tasks, an attribute that never occurs in
     the tasks kept (P(A=a) = 0: P(T|A=a) is 0/0, the value a silent 0), or fewer than 2 kept
     tasks that occur (P(T=t) = 1 for the one: every association a tie)."""
-    joint = c_table(table.joint, tasks, attributes, f"base source {name!r} joint")
-    counts = getattr(table, "counts", None)
-    counts = None if counts is None else c_table(counts, tasks, attributes,
-                                                 f"base source {name!r} counts")
-    excluded, _ = excluded_tasks(counts, len(tasks), min_base_count)
+    view = BaseView.of(table, name, tasks, attributes, direction=None,
+                       min_base_count=min_base_count)
+    joint, counts, excluded = view.joint, view.counts, view.excluded
     kept = int((~excluded).sum())
     if kept < 2:
         raise BiasampError(

@@ -23,7 +23,7 @@ from .._errors import BiasampError, ZeroRowWarning
 from ..results import ProbeResult
 from ._intervals import Resampling, draws_of
 from ._pooled import pooled_units
-from ._tables import c_table, excluded_tasks, metric_settings
+from ._tables import BaseView
 from .resample import interval, mean_tables, replicates
 
 __all__ = ["PAIRED_COLUMNS", "model_tables", "paired_differences"]
@@ -55,20 +55,22 @@ def _coverage(tables_ta: np.ndarray, tasks) -> tuple:
     return cover, ["|".join(t for t, c in zip(tasks, row) if c) for row in cover]
 
 
-def _base_table(source: str, tasks, attributes, direction, recorded: dict):
+def _base_view(source: str, tasks, attributes, direction, recorded: dict,
+               min_count: int | None) -> BaseView:
     from ..base_rates import get_source
 
     with warnings.catch_warnings():  # zero rows were announced by the runs themselves
         warnings.simplefilter("ignore", ZeroRowWarning)
         table = get_source(source).table(tasks, attributes, direction=direction)
-    joint = c_table(table.joint, tasks, attributes, f"base source {source!r} joint")
-    digest = hashlib.sha256(joint.tobytes()).hexdigest()
+    view = BaseView.of(table, source, tasks, attributes, direction=direction,
+                       min_base_count=min_count)
+    digest = hashlib.sha256(view.joint.tobytes()).hexdigest()
     for model, sha in recorded.items():
         if sha and sha != digest:
             raise BiasampError(f"base-rate source {source!r} ({direction}) is not the table the "
                                f"run of {model!r} used (its sha256 differs): the shipped or "
                                "user data changed since; re-run the probes")
-    return table, joint
+    return view
 
 
 def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | None = None,
@@ -112,32 +114,31 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
             raise BiasampError(f"{ref.model!r} and {other.model!r}: the templates cover "
                                "different tasks in the two results; they cannot be paired")
         for rec in ref.summary.itertuples():
-            rows.append(_paired_row(ref, other, rec.base_rates, rec.direction, units, boot,
-                                    task_w, tasks, attributes, min_count, len(shared)))
+            rows.append(_paired_row(ref, other, rec.base_rates, rec.direction, units=units,
+                                    boot=boot, task_w=task_w, tasks=tasks,
+                                    attributes=attributes, min_count=min_count,
+                                    n_shared=len(shared)))
     return pd.DataFrame(rows, columns=list(PAIRED_COLUMNS))
 
 
-def _paired_row(ref, other, source, direction, units, boot, task_w, tasks, attributes,
+def _paired_row(ref, other, source, direction, *, units, boot, task_w, tasks, attributes,
                 min_count, n_shared) -> dict:
     """The paired difference ``ref - other`` of one (source, direction)."""
     key = f"{source}|{direction}"
     recorded = {r.model: ((r.provenance.get("base_rates") or {}).get(key) or {})
                 .get("joint_sha256") for r in (ref, other)}
-    table, joint = _base_table(source, tasks, attributes, direction, recorded)
-    metric = metric_settings(table, source, tasks, attributes)
-    counts = (None if getattr(table, "counts", None) is None
-              else c_table(table.counts, tasks, attributes, "counts"))
-    _, cells = excluded_tasks(counts, len(tasks), min_count)
-    base = draws_of(boot, counts)
+    base = _base_view(source, tasks, attributes, direction, recorded, min_count)
+    draws = draws_of(boot, base.counts)
     points, reps = [], []
     for i in (0, 1):
         u = units[(i, direction)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            points.append(replicates(mean_tables(u, None), joint, direction=direction,
-                                     metric=metric, cells=cells)["value"][0])
-        reps.append(replicates(boot.model_tables(u), joint, direction=direction, metric=metric,
-                               base_draws=base, to_joint=table.joint_from_counts, cells=cells,
+            points.append(replicates(mean_tables(u, None), base.joint, direction=direction,
+                                     metric=base.metric, cells=base.cells)["value"][0])
+        reps.append(replicates(boot.model_tables(u), base.joint, direction=direction,
+                               metric=base.metric, base_draws=draws,
+                               to_joint=base.table.joint_from_counts, cells=base.cells,
                                task_weights=task_w)["value"])
     pt = float(points[0] - points[1])
     diff = reps[0] - reps[1]

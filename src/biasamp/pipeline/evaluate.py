@@ -12,7 +12,6 @@ instead (:mod:`._pooled`).
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,8 +25,8 @@ from .._validation import (Integer, Interval, Names, OneOf, Optional, PositiveIn
                            validate_params)
 from ..results import (AGREEMENT_COLUMNS, BY_GROUP_COLUMNS, BY_PAIR_COLUMNS,
                        PER_TEMPLATE_COLUMNS, SUMMARY_KEYS, jsonable)
-from ._intervals import Resampling, agreement_table, draws_of, table_intervals
-from ._tables import base_facts, c_table, check_tables, excluded_tasks, metric_kwargs
+from ._intervals import Intervals, Resampling, agreement_table, draws_of, table_intervals
+from ._tables import BaseView, check_tables
 from ._points import point_estimate
 from ._pooled import coverage, pooled_units, template_masks
 from .resample import BASE_UNCERTAINTY, RESAMPLE_UNITS, interval, mean_tables, replicates
@@ -179,9 +178,12 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
         name, src = _source(source)
         for direction in DIRECTIONS:
             tables, units, mbar = per_dir[direction]
-            _evaluate_one(out, name, src, direction, tables, units, mbar, cover is not None,
-                          tasks, attributes, template_ids, groups, cfg, task_w,
-                          min_base_count, one_template)
+            base = BaseView.of(src.table(tasks, attributes, direction=direction), name, tasks,
+                               attributes, direction=direction, min_base_count=min_base_count)
+            _evaluate_one(out, base, tables=tables, units=units, mbar=mbar,
+                          pooled=cover is not None, tasks=tasks, attributes=attributes,
+                          template_ids=template_ids, groups=groups, cfg=cfg, task_w=task_w,
+                          one_template=one_template)
     names = list(dict.fromkeys(out.names))
     return Evaluation(summary=pd.DataFrame(out.summary, columns=list(SUMMARY_KEYS)),
                       by_pair=pd.concat(out.pairs, ignore_index=True),
@@ -199,53 +201,44 @@ class _Collector:
         self.base_prov, self.signs, self.names = {}, {}, []
 
 
-def _evaluate_one(out, name, src, direction, tables, units, mbar, pooled, tasks, attributes,
-                  template_ids, groups, cfg, task_w, min_base_count, one_template):
+def _evaluate_one(out: _Collector, base: BaseView, *, tables, units, mbar, pooled: bool,
+                  tasks, attributes, template_ids, groups, cfg: Resampling, task_w,
+                  one_template: bool) -> None:
     """Point estimate and intervals of one (source, direction), added to ``out``."""
     n_t, n_a = len(tasks), len(attributes)
-    table = src.table(tasks, attributes, direction=direction)
-    joint = c_table(table.joint, tasks, attributes, f"base source {name!r} joint")
-    counts = (None if getattr(table, "counts", None) is None
-              else c_table(table.counts, tasks, attributes, f"base source {name!r} counts"))
-    prov = dict(getattr(table, "provenance", None) or {})
-    prov.setdefault("joint_sha256", hashlib.sha256(joint.tobytes()).hexdigest())
-    prov.update(base_facts(table, joint, counts, attributes, tasks))
-    out.base_prov[f"{name}|{direction}"] = jsonable(prov)
-    kwargs = metric_kwargs(table, name, tasks, attributes, direction)
-    excluded, cells = excluded_tasks(counts, n_t, min_base_count)
-    point = point_estimate(tables, units, joint, kwargs, direction, pooled=pooled, cells=cells)
-    label = f"base source {name!r}, {direction}"
-    n_undefined = int(np.isnan(point.contribution).sum()) - int(excluded.sum()) * n_a
+    name, direction = base.name, base.direction
+    out.base_prov[f"{name}|{direction}"] = jsonable(base.provenance(tasks, attributes))
+    point = point_estimate(tables, units, base.joint, {"direction": direction, **base.metric},
+                           direction, pooled=pooled, cells=base.cells)
+    n_undefined = int(np.isnan(point.contribution).sum()) - int(base.excluded.sum()) * n_a
     if n_undefined > 0:
-        warnings.warn(f"{label}: {n_undefined} of {n_t * n_a} (task, attribute) cells are "
+        warnings.warn(f"{base.label}: {n_undefined} of {n_t * n_a} (task, attribute) cells are "
                       "undefined (all-zero base row/column) and left out of the value",
                       UndefinedCellsWarning, stacklevel=5)
     if not np.isfinite(point.value):
-        raise BiasampError(f"BiasAmp-> is undefined (NaN) for every template with {label}")
-    base = draws_of(cfg, counts)
-    metric = {k: v for k, v in kwargs.items() if k != "direction"}
-    iv = table_intervals(point, mbar, joint, table, metric, cfg, direction=direction,
-                         base_draws=base, cells=cells, task_weights=task_w,
+        raise BiasampError(f"BiasAmp-> is undefined (NaN) for every template with {base.label}")
+    draws = draws_of(cfg, base.counts)
+    iv = table_intervals(point, mbar, base, cfg, base_draws=draws, task_weights=task_w,
                          unavailable=one_template)
     out.names.append(name)
-    out.signs[(name, direction)] = (point.y, ~np.isnan(point.contribution), iv["y_rep"],
-                                    iv["defined_rep"])
+    out.signs[(name, direction)] = (point.y, ~np.isnan(point.contribution), iv.y_rep,
+                                    iv.defined_rep)
     unsupported = None
-    if iv["supported"] is not None:
-        has_data = counts.sum(axis=1) > 0
-        bad = np.nan_to_num(iv["supported"], nan=1.0) == 0
-        unsupported = int((bad.any(axis=1) & has_data & ~excluded).sum())
+    if iv.supported is not None:
+        has_data = base.counts.sum(axis=1) > 0
+        bad = np.nan_to_num(iv.supported, nan=1.0) == 0
+        unsupported = int((bad.any(axis=1) & has_data & ~base.excluded).sum())
     out.summary.append({
         "base_rates": name, "direction": direction, "mean": point.value, "std": point.std,
-        "ci_low": float(iv["value_ci"][0]), "ci_high": float(iv["value_ci"][1]),
+        "ci_low": float(iv.value_ci[0]), "ci_high": float(iv.value_ci[1]),
         "n_templates": point.n_templates,
         "per_template": [] if pooled and direction == TASK_TO_ATTRIBUTE
         else [float(v) for v in point.per_template],
         "aggregation": point.aggregation, "resample": cfg.units,
-        "base_resampled": base is not None, "base_bias": iv["base_bias"],
+        "base_resampled": draws is not None, "base_bias": iv.base_bias,
         "n_tasks_unsupported": unsupported,
-        "n_tasks_excluded": int(excluded.sum())})
-    out.pairs.append(_pair_frame(name, direction, tasks, attributes, point, iv))
+        "n_tasks_excluded": int(base.excluded.sum())})
+    out.pairs.append(_pair_frame(base, tasks, attributes, point, iv))
     out.templates.append(pd.DataFrame({"base_rates": name, "direction": direction,
                                        "template_id": template_ids,
                                        "value": point.per_template, "n_ties": point.n_ties,
@@ -253,35 +246,34 @@ def _evaluate_one(out, name, src, direction, tables, units, mbar, pooled, tasks,
                                       columns=list(PER_TEMPLATE_COLUMNS)))
     for label_g, members in groups.items():
         out.groups.append((name, direction, label_g,
-                           *_group_value(units, members, joint, table, metric, cfg, direction,
-                                         base, cells, task_w, pooled)))
+                           *_group_value(units, members, base, cfg, draws=draws,
+                                         task_w=task_w)))
 
 
-def _pair_frame(name, direction, tasks, attributes, point, iv) -> pd.DataFrame:
+def _pair_frame(base: BaseView, tasks, attributes, point, iv: Intervals) -> pd.DataFrame:
     n_t, n_a = len(tasks), len(attributes)
     nan = np.full(n_t * n_a, np.nan)
     return pd.DataFrame({
-        "base_rates": name, "direction": direction,
+        "base_rates": base.name, "direction": base.direction,
         "task": np.repeat(np.asarray(tasks, dtype=object), n_a),
         "attribute": np.tile(np.asarray(attributes, dtype=object), n_t),
         "association": point.y.ravel(), "p_base": point.p_base.ravel(),
         "p_model": point.p_model.ravel(), "p_model_std": point.p_model_std.ravel(),
-        "delta": point.delta.ravel(), "delta_ci_low": iv["delta_ci"][0].ravel(),
-        "delta_ci_high": iv["delta_ci"][1].ravel(),
+        "delta": point.delta.ravel(), "delta_ci_low": iv.delta_ci[0].ravel(),
+        "delta_ci_high": iv.delta_ci[1].ravel(),
         "contribution": point.contribution.ravel(),
-        "contribution_ci_low": iv["contribution_ci"][0].ravel(),
-        "contribution_ci_high": iv["contribution_ci"][1].ravel(),
+        "contribution_ci_low": iv.contribution_ci[0].ravel(),
+        "contribution_ci_high": iv.contribution_ci[1].ravel(),
         "n_templates": point.n_templates_cell.ravel().astype(np.int64),
-        "sign_support": nan if iv["support"] is None else iv["support"].ravel(),
+        "sign_support": nan if iv.support is None else iv.support.ravel(),
         "sign_supported": (pd.array([None] * (n_t * n_a), dtype="boolean")
-                           if iv["supported"] is None
+                           if iv.supported is None
                            else pd.array([None if np.isnan(v) else bool(v)
-                                          for v in iv["supported"].ravel()], dtype="boolean")),
+                                          for v in iv.supported.ravel()], dtype="boolean")),
     }, columns=list(BY_PAIR_COLUMNS))
 
 
-def _group_value(units, members, joint, table, metric, cfg, direction, base, cells, task_w,
-                 pooled):
+def _group_value(units, members, base: BaseView, cfg: Resampling, *, draws, task_w):
     """(value, ci_low, ci_high, n_templates, n_tasks) of the templates ``members``: the
     group's own pool (a task none of them covers is left out), its own bootstrap draws and
     the run's base resamples."""
@@ -290,14 +282,13 @@ def _group_value(units, members, joint, table, metric, cfg, direction, base, cel
     if n_tpl == 0:
         return (float("nan"),) * 3 + (0, 0)
     covered = sub.rows.any(axis=0)
-    mask = np.repeat(covered[:, None], joint.shape[1], axis=1)
-    mask = mask if cells is None else mask & cells
+    mask = np.repeat(covered[:, None], base.joint.shape[1], axis=1)
+    mask = mask if base.cells is None else mask & base.cells
     with np.errstate(invalid="ignore"):
-        point = replicates(mean_tables(sub, None), joint, direction=direction, metric=metric,
-                           cells=mask)["value"][0]
-    rep = replicates(cfg.model_tables(sub), joint, direction=direction, metric=metric,
-                     base_draws=base, to_joint=getattr(table, "joint_from_counts", None),
-                     cells=mask,
-                     task_weights=task_w)
+        point = replicates(mean_tables(sub, None), base.joint, direction=base.direction,
+                           metric=base.metric, cells=mask)["value"][0]
+    rep = replicates(cfg.model_tables(sub), base.joint, direction=base.direction,
+                     metric=base.metric, base_draws=draws, to_joint=base.table.joint_from_counts,
+                     cells=mask, task_weights=task_w)
     lo, hi = interval(rep["value"], cfg.confidence, point)
     return float(point), float(lo), float(hi), n_tpl, int(covered.sum())
