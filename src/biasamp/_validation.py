@@ -1,10 +1,13 @@
 """Validate each value once, where it enters (scikit-learn's ``validate_params`` idea).
 
-A *constraint* checks one value and returns it normalised (``"A->T"`` becomes
-``"attribute_to_task"``, ``"a,b"`` becomes ``["a", "b"]``); its error names the parameter,
-what is allowed and what was given. :func:`validate_params` applies constraints to the
-arguments of a public function; while that function runs, nested validated calls skip
-their own checks (``skip_nested``), so a value is checked at the boundary and trusted inside.
+A *constraint* checks one value (its error names the parameter, what is allowed and what was
+given) and knows the value's normal form (:meth:`Constraint.normalise`: ``"A->T"`` is
+``"attribute_to_task"``, ``"a,b"`` is ``["a", "b"]``). :func:`check` does both, for a value
+where it enters (a config field). :func:`validate_params` checks the arguments of a public
+function and never rewrites them (scikit-learn's rule): the function takes the normal form it
+needs itself (:func:`normalised`), so a call from inside another validated function, whose
+checks are skipped (``skip_nested``: a value is checked at the boundary and trusted inside),
+gets the same values as a call from outside.
 
 >>> check(3, PositiveInt, "batch_size")
 3
@@ -33,17 +36,22 @@ from ._registry import Registry, did_you_mean
 
 __all__ = [
     "Bool", "Constraint", "Convert", "Direction", "Integer", "Interval", "Names", "NonEmptyStr", "OneOf",
-    "Optional", "PositiveInt", "SubsetOf", "check", "validate_params",
+    "Optional", "PositiveInt", "SubsetOf", "VALIDATED", "check", "normalised", "validate_params",
 ]
 
 _SKIP = contextvars.ContextVar("biasamp_skip_validation", default=False)
 
 
 class Constraint:
-    """Base class: ``__call__(value, name)`` returns the normalised value or raises."""
+    """Base class: ``__call__(value, name)`` returns the normalised value or raises;
+    :meth:`normalise` gives the normal form of a value the constraint accepts."""
 
     def __call__(self, value, name: str):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def normalise(self, value):
+        """The normal form of an accepted ``value`` (no checks; default: the value)."""
+        return value
 
     def fail(self, value, name: str, what: str, hint: str = ""):
         raise BiasampError(f"{name} must be {what}; got {value!r}{hint}")
@@ -74,6 +82,9 @@ class Integer(Constraint):
             self.fail(value, name, self.describe())
         return int(value)
 
+    def normalise(self, value):
+        return int(value)
+
 
 PositiveInt = Integer(1)
 
@@ -98,6 +109,9 @@ class Interval(Constraint):
         if math.isnan(v) or not (ok_low and ok_high):
             self.fail(value, name, self.describe())
         return v
+
+    def normalise(self, value):
+        return float(value)
 
 
 class OneOf(Constraint):
@@ -141,6 +155,9 @@ class SubsetOf(OneOf):
                     f"{did_you_mean(v, [str(c) for c in choices])}")
         return items
 
+    def normalise(self, value):
+        return Names(min_size=0).normalise(value)
+
 
 class Names(Constraint):
     """Distinct non-empty strings, from a list or a comma-separated string.
@@ -173,6 +190,13 @@ class Names(Constraint):
                                f"{'' if self.min_size == 1 else 's'}; got {value!r}")
         return items
 
+    def normalise(self, value):
+        texts = [value] if isinstance(value, str) else list(value)
+        items = []
+        for text in texts:
+            parts = [v.strip() for v in text.split(",")] if text.strip() else []
+            items.extend(parts[:-1] if len(parts) > 1 and not parts[-1] else parts)
+        return items
 
     def _split(self, text: str, value, name, before: int) -> list[str]:
         """The names of one string (``before`` names precede it): one trailing comma is
@@ -210,6 +234,9 @@ class _Direction(Constraint):
     def __call__(self, value, name):
         return canonical_direction(value, name)
 
+    def normalise(self, value):
+        return canonical_direction(value, "direction")
+
 
 Direction = _Direction()
 
@@ -223,6 +250,9 @@ class Convert(Constraint):
     def __call__(self, value, name):
         return self.fn(value, name)
 
+    def normalise(self, value):
+        return self.fn(value, "value")
+
 
 class Optional(Constraint):
     """``None`` or what ``inner`` accepts."""
@@ -233,19 +263,38 @@ class Optional(Constraint):
     def __call__(self, value, name):
         return None if value is None else self.inner(value, name)
 
+    def normalise(self, value):
+        return None if value is None else self.inner.normalise(value)
+
 
 def check(value, constraint: Constraint, name: str):
     """Check one value against a constraint; return it normalised."""
     return constraint(value, name)
 
 
+def normalised(constraints: dict[str, Constraint], **values):
+    """The normal form of each value (by the constraint of its name), in the order given;
+    one value alone is returned as itself.
+
+    >>> normalised({"tasks": Names(), "n": PositiveInt}, tasks="nurse, cook", n=3.0)
+    (['nurse', 'cook'], 3)
+    """
+    out = tuple(constraints[k].normalise(v) for k, v in values.items())
+    return out[0] if len(out) == 1 else out
+
+
+#: Every function decorated with :func:`validate_params` (for the common test of messages).
+VALIDATED: list[Callable] = []
+
+
 def validate_params(constraints: dict[str, Constraint], *, skip_nested: bool = True
                     ) -> Callable:
     """Decorate a public function so that its arguments are checked once, on entry.
 
-    Arguments named in ``constraints`` are checked and replaced by their normalised value.
-    With ``skip_nested`` (default), validated functions called while this one runs trust
-    their arguments and skip their checks: a value is validated where it enters.
+    Arguments named in ``constraints`` are checked, never rewritten: the function takes the
+    normal form it needs with :func:`normalised`. With ``skip_nested`` (default), validated
+    functions called while this one runs trust their arguments and skip their checks: a
+    value is validated where it enters. The constraints are kept as ``__constraints__``.
     """
     def deco(fn):
         sig = inspect.signature(fn)
@@ -260,11 +309,14 @@ def validate_params(constraints: dict[str, Constraint], *, skip_nested: bool = T
             bound = sig.bind(*args, **kwargs)
             for pname, constraint in constraints.items():
                 if pname in bound.arguments:
-                    bound.arguments[pname] = constraint(bound.arguments[pname], pname)
+                    constraint(bound.arguments[pname], pname)
             token = _SKIP.set(skip_nested)
             try:
-                return fn(*bound.args, **bound.kwargs)
+                return fn(*args, **kwargs)
             finally:
                 _SKIP.reset(token)
+
+        wrapper.__constraints__ = dict(constraints)
+        VALIDATED.append(wrapper)
         return wrapper
     return deco

@@ -13,7 +13,8 @@ import pandas as pd
 from .._data import data_dir
 from .._errors import BiasampError, ZeroRowWarning
 from .._files import sha256_file
-from .._validation import Constraint, Direction, OneOf, Optional, check, validate_params
+from .._validation import (Constraint, Direction, OneOf, Optional, check, normalised,
+                           validate_params)
 
 __all__ = ["COUNTS_TRANSFORMS", "KINDS", "BaseRateSource", "BaseRateTable",
            "MissingEntriesError", "check_joint",
@@ -130,6 +131,14 @@ class _Labels(Constraint):
             raise BiasampError(f"{name} must be unique; got duplicates {dup} in {value!r}")
         return value
 
+    def normalise(self, value):
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",")]
+        return [str(v) for v in value]
+
+
+_TABLE_PARAMS = {"tasks": _Labels(), "attributes": _Labels(), "direction": Optional(Direction)}
+
 
 class BaseRateSource:
     """Interface of a base-rate source (subclasses implement :meth:`_table`).
@@ -149,8 +158,7 @@ class BaseRateSource:
     description: str = ""
     requires_direction: bool = False
 
-    @validate_params({"tasks": _Labels(), "attributes": _Labels(),
-                      "direction": Optional(Direction)})
+    @validate_params(_TABLE_PARAMS)
     def table(self, tasks, attributes, *, direction=None) -> BaseRateTable:
         """Build the base table for these tasks and attributes.
 
@@ -167,6 +175,8 @@ class BaseRateSource:
         -------
         BaseRateTable
         """
+        tasks, attributes, direction = normalised(_TABLE_PARAMS, tasks=tasks,
+                                                  attributes=attributes, direction=direction)
         if direction is None and self.requires_direction:
             raise BiasampError(
                 f"direction is required for base-rate source {self.name!r} (a compat source "

@@ -16,7 +16,8 @@ import pandas as pd
 
 from .._errors import BiasampError, ZeroRowWarning
 from .._output_file import OutputFile
-from .._validation import Bool, Integer, NonEmptyStr, OneOf, Optional, PositiveInt, validate_params
+from .._validation import (Bool, Integer, NonEmptyStr, OneOf, Optional, PositiveInt, normalised,
+                           validate_params)
 from ._buffer import encode_text
 from ._engines import ENGINES
 from ._inputs import FORMATS
@@ -81,6 +82,7 @@ def count_text(text: str | Sequence[str], tasks: Sequence[str], *, rule: str = "
     >>> count_text(t, ["cook"], rule="wang2021").loc["cook"].tolist()
     [0, 1]
     """
+    tasks, word_groups = normalised(_VOCAB_PARAMS, tasks=tasks, word_groups=word_groups)
     counter = _build_rule(rule, tasks, word_groups, plurals, matcher)
     if isinstance(text, str):
         counts, *_ = counter.count_bytes(encode_text(text))
@@ -290,6 +292,7 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
     if scheduler is not None and engine != "dask":
         raise BiasampError(f"scheduler needs engine 'dask'; got engine={engine!r}, "
                            f"scheduler={scheduler!r}")
+    tasks, word_groups = normalised(_VOCAB_PARAMS, tasks=tasks, word_groups=word_groups)
     counter = _build_rule(rule, tasks, word_groups, plurals, matcher)
     opts = ReadOptions(text_column, 4 << 20, dict(storage_options or {}))
     if engine == "dask" and chunk_chars is None:

@@ -32,7 +32,11 @@ class _TaskList(Constraint):
         if isinstance(value, str):
             raise BiasampError(
                 f"{name} must be a list of occupation names, not a string; got {value!r}")
-        tasks = [str(t) for t in value]
+        try:
+            tasks = [str(t) for t in value]
+        except TypeError:
+            raise BiasampError(f"{name} must be a list of occupation names; got {value!r}"
+                               ) from None
         if not tasks:
             raise BiasampError(f"{name} must not be empty; got []")
         dup = sorted({t for t in tasks if tasks.count(t) > 1})
@@ -41,6 +45,9 @@ class _TaskList(Constraint):
         if any(not t.strip() for t in tasks):
             raise BiasampError(f"{name} must be non-empty words; got {tasks!r}")
         return tasks
+
+    def normalise(self, value):
+        return [str(t) for t in value]
 
 
 class _WordGroups(Constraint):
@@ -57,6 +64,9 @@ class _WordGroups(Constraint):
                     f"{name}[{attr!r}] must be a non-empty list of words; got {words!r}")
             groups[str(attr)] = tuple(str(w) for w in words)
         return groups
+
+    def normalise(self, value):
+        return {str(a): tuple(str(w) for w in words) for a, words in value.items()}
 
 
 TaskList = _TaskList()

@@ -21,7 +21,7 @@ import pandas as pd
 
 from .._conventions import DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError, UnavailableCIWarning, UndefinedCellsWarning
-from .._validation import (Integer, Interval, Names, OneOf, Optional, PositiveInt,
+from .._validation import (Integer, Interval, Names, OneOf, Optional, PositiveInt, normalised,
                            validate_params)
 from ..results import (AGREEMENT_COLUMNS, BY_GROUP_COLUMNS, BY_PAIR_COLUMNS,
                        PER_TEMPLATE_COLUMNS, SUMMARY_KEYS, jsonable)
@@ -87,12 +87,14 @@ def _source(source):
     return str(getattr(source, "name", None) or type(source).__name__), source
 
 
-@validate_params({"tasks": Names(min_size=2, what="task"),
-                  "attributes": Names(min_size=2, what="attribute"),
-                  "n_resamples": PositiveInt, "seed": Integer(0),
-                  "confidence": Interval(0.0, 1.0), "resample": OneOf(RESAMPLE_UNITS),
-                  "base_uncertainty": OneOf(BASE_UNCERTAINTY),
-                  "min_base_count": Optional(PositiveInt)})
+_PARAMS = {"tasks": Names(min_size=2, what="task"),
+           "attributes": Names(min_size=2, what="attribute"),
+           "n_resamples": PositiveInt, "seed": Integer(0), "confidence": Interval(0.0, 1.0),
+           "resample": OneOf(RESAMPLE_UNITS), "base_uncertainty": OneOf(BASE_UNCERTAINTY),
+           "min_base_count": Optional(PositiveInt)}
+
+
+@validate_params(_PARAMS)
 def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequence[str],
                     sources: Sequence, *, template_ids: Sequence[str] | None = None,
                     template_tasks: Sequence | None = None,
@@ -147,6 +149,9 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
     paper's Table 2. Undefined cells are announced by one :class:`UndefinedCellsWarning`
     per (source, direction).
     """
+    tasks, attributes, n_resamples, seed, confidence, min_base_count = normalised(
+        _PARAMS, tasks=tasks, attributes=attributes, n_resamples=n_resamples, seed=seed,
+        confidence=confidence, min_base_count=min_base_count)
     n_t, n_a = len(tasks), len(attributes)
     cover, strata = coverage(template_tasks, tasks, np.shape(tables_ta)[0])
     at = check_tables(tables_at, "tables_at", n_t, n_a, axis=1)

@@ -126,7 +126,7 @@ def render(result: ProbeResult, out_dir: str | os.PathLike, formats: Sequence[st
     """
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
-    specs = {name: FORMATS.get(name) for name in formats}
+    specs = {name: FORMATS.get(name) for name in SubsetOf(FORMATS).normalise(formats)}
     sections = build_sections(result)
     available = {kind for s in sections if s.key == "plots" for kind, _ in s.plots}
     wanted = {kind for spec in specs.values() for kind in spec.plots} & available

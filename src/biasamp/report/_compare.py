@@ -167,6 +167,7 @@ def write_comparison(results: Sequence[ProbeResult], names: Sequence, folder, *,
 
 
 def _write(long, setup, differing, folder, *, formats, paired) -> pd.DataFrame:
+    formats = SubsetOf(COMPARE_FORMATS).normalise(formats)
     wide = _wide(long)
     has_paired = paired is not None and not paired.empty
     ptable = _paired_table(paired) if has_paired else None
