@@ -141,6 +141,33 @@ def canonical_dtype(dtype, param: str = "dtype") -> str:
     return check(DTYPE_ALIASES.get(text, text), OneOf(DTYPES), param)
 
 
+#: Accepted values of ``device_map`` (accelerate's placement strategies).
+DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
+
+
+def parse_max_memory(text, param: str = "max_memory") -> dict:
+    """``"0=10GiB,cpu=30GiB"`` (or a mapping) -> ``{0: "10GiB", "cpu": "30GiB"}``: the most
+    each device may hold when ``device_map`` places a model (GPU indices as ints).
+
+    >>> parse_max_memory("0=10GiB, cpu=200MB")
+    {0: '10GiB', 'cpu': '200MB'}
+    """
+    from .._errors import BiasampError
+
+    items = (list(text.items()) if isinstance(text, dict)
+             else [part.partition("=")[::2] for part in str(text).split(",") if part.strip()])
+    out: dict = {}
+    for key, value in items:
+        key, value = str(key).strip(), str(value).strip()
+        if not key or not value or not (key.isdigit() or key in ("cpu", "mps", "disk")):
+            raise BiasampError(f"{param} must look like '0=10GiB,cpu=30GiB' (device=size: GPU "
+                               f"index, cpu or mps); got {text!r}")
+        out[int(key) if key.isdigit() else key] = value
+    if not out:
+        raise BiasampError(f"{param} must name at least one device=size; got {text!r}")
+    return out
+
+
 _LAZY = {
     "CausalLMScorer": "biasamp.scoring._causal",
     "MaskedLMScorer": "biasamp.scoring._scorer",
@@ -150,12 +177,14 @@ _LAZY = {
     "ScoreResult": "biasamp.scoring._result",
     "audit_candidates": "biasamp.scoring._audit",
     "check_model": "biasamp.scoring._load",
+    "model_context": "biasamp.scoring._context",
     "check_score_inputs": "biasamp.scoring._spans",
     "score_sentence_pairs": "biasamp.scoring._pairs",
 }
 
 __all__ = [
     "CausalLMScorer",
+    "DEVICE_MAPS",
     "DEFAULT_ESTIMATORS",
     "DTYPES",
     "DTYPE_ALIASES",
@@ -172,6 +201,8 @@ __all__ = [
     "detect_model_type",
     "estimators_for",
     "load_scorer",
+    "model_context",
+    "parse_max_memory",
     "resolve_model_type",
     "score_sentence_pairs",
 ]
