@@ -8,8 +8,9 @@ from .._errors import BiasampError
 
 # CLI flag -> ProbeConfig field (values None = "not given": the config file or default wins)
 _FLAGS = ("templates", "attributes", "tasks", "base_rates", "scoring", "model_type", "compat",
-          "device", "dtype", "batch_size", "revision", "context_token", "seed", "n_resamples",
-          "confidence", "resample", "base_uncertainty", "min_base_count", "max_templates",
+          "device", "device_map", "max_memory", "offload_folder", "dtype", "batch_size",
+          "revision", "context_token", "seed", "n_resamples", "confidence", "resample",
+          "base_uncertainty", "min_base_count", "max_templates",
           "score_cache", "hf_cache_dir", "out", "formats", "tables", "note")
 
 
@@ -53,6 +54,15 @@ def register(subparsers) -> None:
                    "(its templates, first-piece scoring, its base-rate constructions; masked "
                    "LMs only)")
     p.add_argument("--device", help="auto, cpu, cuda, cuda:1, mps (default auto)")
+    p.add_argument("--device-map", dest="device_map", metavar="MAP",
+                   help="auto (or balanced, sequential): accelerate places a model too large "
+                        "for one device over the GPUs, the CPU and disk (default: none, the "
+                        "whole model on --device)")
+    p.add_argument("--max-memory", dest="max_memory", metavar="LIST",
+                   help="with --device-map: the most each device may hold, e.g. "
+                        "'0=20GiB,1=20GiB,cpu=60GiB'")
+    p.add_argument("--offload-folder", dest="offload_folder", metavar="DIR",
+                   help="with --device-map: where the layers that fit nowhere else go (disk)")
     p.add_argument("--dtype", help="float32 (default), bfloat16, float16 (GPU) or float64 (an "
                    "exact reference run, slower)")
     p.add_argument("--batch-size", dest="batch_size", type=int, metavar="N",

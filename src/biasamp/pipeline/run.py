@@ -95,6 +95,8 @@ def _load_scorer(cfg: ProbeConfig, model: str, model_type: str):
     cls, extra = ((CausalLMScorer, {"context_token": cfg.context_token})
                   if model_type == "causal" else (MaskedLMScorer, {}))
     return cls(model, revision=cfg.revision, device=cfg.device, dtype=cfg.dtype,
+               device_map=cfg.device_map, max_memory=cfg.max_memory,
+               offload_folder=cfg.offload_folder,
                trust_remote_code=cfg.trust_remote_code, batch_size=cfg.batch_size,
                score_cache=cfg.score_cache, hf_cache_dir=cfg.hf_cache_dir,
                allow_missing_weights=cfg.allow_missing_weights, progress=cfg.progress, **extra)
