@@ -2,9 +2,9 @@
 
 The Hugging Face ``model-index`` metadata as YAML front matter (:mod:`._model_index`: BiasAmp->
 per base-rate source and direction, dataset = the template set), then a Markdown block for
-"Bias, Risks, and Limitations" of a Hugging Face model card: the measurement, the headline table, undefined cells, unavailable intervals, unsupported
-associations, the base-rate sources, the Fig. 5 plot, the first three caveats
-and the provenance (folded).
+"Bias, Risks, and Limitations" of a Hugging Face model card: the measurement, the headline
+table, undefined cells, unavailable intervals, unsupported associations, the base-rate
+sources, the Fig. 5 plot, the first three caveats and the provenance (folded).
 """
 
 from __future__ import annotations
