@@ -128,5 +128,16 @@ def test_tiny_gpt2_equals_the_probe(long_gpt2_dir):
 @pytest.mark.filterwarnings("ignore::biasamp.ChatModelWarning")
 def test_smollm2_equals_the_probe(smollm2_dir):
     diffs = _compare(smollm2_dir, ["biasamp_wang2021_uniform"], max_templates=2)
+    assert len(diffs) == 6
     for task, metric, got, want in diffs:
         assert abs(got - want) <= TOL, (task, metric, got, want)
+
+
+def test_a_limited_run_is_refused_at_the_aggregation():
+    from biasamp.harness._task import _setup, documents, evaluate_items, process_results
+
+    docs = documents(_setup("wang2021", "uniform", {"max_templates": 1}), "<|endoftext|>")
+    items = [process_results(d, [(-1.0, False)] * len(d["choices"]))["t2a"] for d in docs]
+    with pytest.raises(BiasampError,
+                       match=r"^limit: the biasamp tasks need every document \(31 of 32 task_"):
+        evaluate_items(items[:-1])
