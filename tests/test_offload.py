@@ -64,3 +64,16 @@ def test_the_cli_refuses_a_bad_max_memory(capsys):
     assert main(["probe", "--model", "x", "--device-map", "auto", "--max-memory", "a=b"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "max_memory must look like" in err[0]
+
+
+def test_biasamp_score_places_the_model_too(tiny_gpt2_dir, tmp_path, capsys):
+    from biasamp.cli import main
+
+    args = ["-q", "score", "--model", str(tiny_gpt2_dir), "--device", "cpu",
+            "--prompt", "[BLANK] is a nurse.", "--candidates", "He,She"]
+    assert main(args) == 0
+    whole = capsys.readouterr().out
+    assert main(args + ["--device-map", "auto", "--max-memory", "cpu=120KB",
+                        "--offload-folder", str(tmp_path / "off")]) == 0
+    placed = capsys.readouterr().out
+    assert placed == whole and "He" in placed  # the printed (rounded) scores agree
