@@ -8,7 +8,7 @@ import pytest
 
 import biasamp
 from biasamp._errors import BiasampError
-from biasamp.scoring import CausalLMScorer, parse_max_memory
+from biasamp.scoring import CausalLMScorer, MaskedLMScorer, parse_max_memory
 
 pytest.importorskip("accelerate")
 
@@ -32,6 +32,18 @@ def test_part_of_the_model_on_disk_scores_as_in_memory(tiny_gpt2_dir, tmp_path):
         b = placed.score(PROMPTS, cands)
         np.testing.assert_allclose(b.log_prob, a.log_prob, rtol=0, atol=1e-5)
     assert placed.n_forward_calls > 0
+
+
+def test_a_masked_lm_with_its_encoder_on_disk_scores_as_in_memory(tiny_bert_dir, tmp_path):
+    whole = MaskedLMScorer(tiny_bert_dir, device="cpu")
+    placed = MaskedLMScorer(tiny_bert_dir, device="cpu", device_map="auto",
+                            max_memory={"cpu": "80KB"}, offload_folder=tmp_path / "offload")
+    assert set(placed.model.hf_device_map.values()) == {"cpu", "disk"}
+    prompts = ["the nurse said that [BLANK] was tired.", "[BLANK] is a careful driver."]
+    for scoring in ("word", "first-piece", "pll"):
+        a = whole.score(prompts, ["he", "she", "nurse"], scoring=scoring)
+        b = placed.score(prompts, ["he", "she", "nurse"], scoring=scoring)
+        np.testing.assert_allclose(b.log_prob, a.log_prob, rtol=0, atol=1e-5)
 
 
 def test_an_offloaded_probe_equals_the_in_memory_one(tiny_gpt2_dir, tmp_path):
