@@ -19,6 +19,7 @@ def register(subparsers) -> None:
     from ..scoring import estimators_for
     from ..tasks import list_task_sets
     from ..templates import list_template_sets
+    from . import add_placement_options
 
     templates, tasks = ", ".join(list_template_sets()), ", ".join(list_task_sets())
     sources = ", ".join(list_sources())
@@ -54,15 +55,7 @@ def register(subparsers) -> None:
                    "(its templates, first-piece scoring, its base-rate constructions; masked "
                    "LMs only)")
     p.add_argument("--device", help="auto, cpu, cuda, cuda:1, mps (default auto)")
-    p.add_argument("--device-map", dest="device_map", metavar="MAP",
-                   help="auto (or balanced, sequential): accelerate places a model too large "
-                        "for one device over the GPUs, the CPU and disk (default: none, the "
-                        "whole model on --device)")
-    p.add_argument("--max-memory", dest="max_memory", metavar="LIST",
-                   help="with --device-map: the most each device may hold, e.g. "
-                        "'0=20GiB,1=20GiB,cpu=60GiB'")
-    p.add_argument("--offload-folder", dest="offload_folder", metavar="DIR",
-                   help="with --device-map: where the layers that fit nowhere else go (disk)")
+    add_placement_options(p)
     p.add_argument("--dtype", help="float32 (default), bfloat16, float16 (GPU) or float64 (an "
                    "exact reference run, slower)")
     p.add_argument("--batch-size", dest="batch_size", type=int, metavar="N",

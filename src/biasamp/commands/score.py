@@ -9,6 +9,8 @@ from .._errors import BiasampError
 
 
 def register(subparsers) -> None:
+    from . import add_placement_options
+
     p = subparsers.add_parser(
         "score", help="score candidate words for a blank with a masked or causal language model",
         description="Print, for each prompt and candidate, the log probability under the "
@@ -32,13 +34,7 @@ def register(subparsers) -> None:
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N (default auto)")
     p.add_argument("--dtype", default="float32",
                    help="float32, bfloat16, float16 (GPU) or float64 (exact reference)")
-    p.add_argument("--device-map", dest="device_map", metavar="MAP",
-                   help="auto: accelerate places a model larger than one device over the GPUs, "
-                        "the CPU and disk (as for biasamp probe)")
-    p.add_argument("--max-memory", dest="max_memory", metavar="LIST",
-                   help="with --device-map: the most each device may hold ('0=20GiB,cpu=60GiB')")
-    p.add_argument("--offload-folder", dest="offload_folder", metavar="DIR",
-                   help="with --device-map: where layers that fit nowhere else go (disk)")
+    add_placement_options(p)
     p.add_argument("--batch-size", dest="batch_size", type=int, default=32, metavar="N")
     p.add_argument("--revision", help="model revision (branch, tag or commit) on the hub")
     p.add_argument("--trust-remote-code", dest="trust_remote_code", action="store_true")
