@@ -59,8 +59,8 @@ def stages(model: Path, out: Path, formats: str) -> dict:
     import warnings
 
     from biasamp import ProbeConfig
-    from biasamp._conventions import DIRECTIONS, TASK_TO_ATTRIBUTE, ATTRIBUTE_TO_TASK
-    from biasamp.pipeline import evaluate_tables, prepare
+    from biasamp._conventions import DIRECTIONS
+    from biasamp.pipeline import evaluate_scores, prepare
     from biasamp.pipeline import run as R
     from biasamp.report import render
 
@@ -80,9 +80,7 @@ def stages(model: Path, out: Path, formats: str) -> dict:
                   for d in DIRECTIONS}
         t["score"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        ids, probs, _ = R._build_tables(prep, scores)
-        evaluate_tables(probs[ATTRIBUTE_TO_TASK], probs[TASK_TO_ATTRIBUTE], prep.tasks,
-                        prep.attributes, prep.sources, template_ids=ids)
+        evaluate_scores(cfg, prep, scores)  # tables, then evaluate_tables
         t["evaluate"] = time.perf_counter() - t0
         # the same result again, for save/report
         result = R._probe_one(cfg, str(model), prep, "masked", cfg.scoring)

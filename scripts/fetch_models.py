@@ -211,6 +211,17 @@ def _convert(model: RealModel, gguf: Path, out: Path) -> None:
     fresh.eval()
     fresh.save_pretrained(out)
     tok.save_pretrained(out)
+    plain_config(out)
+
+
+def plain_config(folder: Path) -> None:
+    """Drop the GGUF ``quantization_config`` that the config keeps from loading: the folder
+    holds plain fp32 weights, and a loader that honours the key (lm-evaluation-harness's ``hf``
+    backend) refuses it. Also repairs a folder converted before this step."""
+    path = Path(folder) / "config.json"
+    config = json.loads(path.read_text())
+    if config.pop("quantization_config", None) is not None:
+        path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
 def _tied(model) -> set[str]:
@@ -268,6 +279,7 @@ def fetch(name: str, *, cache: Path | None = None, accept_terms: bool = False) -
         raise FetchError(f"{target} exists and is not a folder; move it away", 2)
     if target.is_dir():
         if is_complete(model, target):
+            plain_config(target)
             return target
         if not (target / MARK).exists():
             raise FetchError(f"{target} exists and was not written by this script; move it "

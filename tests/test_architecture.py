@@ -27,6 +27,10 @@ ALLOWED = {
     "tasks": {"_conventions", "_errors", "_validation", "_registry", "_files", "_data"},
 }
 MAX_LINES = 350
+#: third-party packages only biasamp.harness may import (the lm-evaluation-harness extra)
+HARNESS_ONLY = ("lm_eval",)
+#: rooms that may import only public names of other modules (shared biasamp._* helpers excepted)
+PUBLIC_ONLY = ("commands", "harness")
 
 
 def _module_name(path: Path, src: Path) -> str:
@@ -67,21 +71,25 @@ def violations(src: Path = SRC) -> list[str]:
             top = mod.split(".")[0]
             if top in HEAVY and room != "scoring":
                 out.append(f"{where}:{line}: imports {mod} (only biasamp.scoring may)")
+            if top in HARNESS_ONLY and room != "harness":
+                out.append(f"{where}:{line}: imports {mod} (only biasamp.harness may)")
             if top != "biasamp" or room not in ALLOWED:
                 continue
             target = mod.split(".")[1] if "." in mod else ""
             targets = {target} if target else {n for n in names}
             for t in targets - {room} - ALLOWED[room]:
                 out.append(f"{where}:{line}: biasamp.{room} imports biasamp.{t}")
-        if room == "commands":
+        if room in PUBLIC_ONLY:
             for line, mod, names in _imports(path, src):
+                if mod == f"biasamp.{room}" or mod.startswith(f"biasamp.{room}."):
+                    continue  # its own modules
                 private_mod = any(p.startswith("_") and p != "__init__"
                                   for p in mod.split(".")[1:]) and not mod.startswith(
                     "biasamp._")  # shared helpers (_errors, _conventions, ...) are public to us
                 private_name = mod.startswith("biasamp") and any(
                     n.startswith("_") for n in names)
                 if private_mod or private_name:
-                    out.append(f"{where}:{line}: a command imports a private name ({mod} "
+                    out.append(f"{where}:{line}: biasamp.{room} imports a private name ({mod} "
                                f"{', '.join(names)})")
         if name != "biasamp._registry":
             out += [f"{where}:{line}: imports {mod} (a lazy import is a Registry entry "
@@ -135,6 +143,9 @@ def test_a_planted_torch_import_in_report_is_caught(tmp_path):
     ("tasks.py", "x = 1 + \\\n    2\n", "backslash line continuation"),
     ("cli.py", "import importlib\n", "a lazy import is a Registry entry"),
     ("scoring/__init__.py", "from importlib import import_module\n", "a lazy import is a Regi"),
+    ("pipeline/run.py", "import lm_eval\n", "imports lm_eval (only biasamp.harness may)"),
+    ("harness/_task.py", "from ..pipeline._intervals import Resampling\n", "private name"),
+    ("harness/_task.py", "from ..scoring import _context\n", "private name"),
 ])
 def test_each_rule_fails_when_broken(tmp_path, room, text, expected):
     pkg = tmp_path / "biasamp"
@@ -166,7 +177,8 @@ def test_importing_biasamp_and_the_light_rooms_does_not_import_torch():
 
     code = ("import sys, biasamp, biasamp.metrics, biasamp.report, biasamp.templates, "
             "biasamp.base_rates, biasamp.corpus, biasamp.tasks, biasamp.results, "
-            "biasamp.pipeline, biasamp.scoring, biasamp.cli; biasamp.cli.build_parser(); "
+            "biasamp.pipeline, biasamp.scoring, biasamp.harness, biasamp.cli; "
+            "biasamp.cli.build_parser(); "
             "print(sorted(m for m in ('torch', 'transformers', 'matplotlib') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

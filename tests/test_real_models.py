@@ -288,6 +288,23 @@ def test_fetched_folder_is_the_pinned_conversion(smollm2_dir):
 
     digest = hashlib.sha256((smollm2_dir / "model.safetensors").read_bytes()).hexdigest()
     assert mark["pinned"]["model.safetensors"] == digest
+    # fp32 weights: the config must not claim the GGUF quantisation it was loaded from
+    assert "quantization_config" not in json.loads((smollm2_dir / "config.json").read_text())
+
+
+def test_a_config_with_the_gguf_quantization_is_made_plain(tmp_path):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import fetch_models
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    (tmp_path / "config.json").write_text(json.dumps(
+        {"model_type": "llama", "quantization_config": {"quant_method": "gguf"}}))
+    fetch_models.plain_config(tmp_path)
+    assert json.loads((tmp_path / "config.json").read_text()) == {"model_type": "llama"}
+    before = (tmp_path / "config.json").read_bytes()
+    fetch_models.plain_config(tmp_path)  # a plain config is left alone
+    assert (tmp_path / "config.json").read_bytes() == before
 
 
 # ----------------------------------------------------------------------------- Gemma (opt-in)

@@ -80,7 +80,8 @@ def test_html_is_self_contained(result_dir):
 def test_model_card_section(result_dir):
     build_report(result_dir, formats=["model-card"])
     card = (result_dir / "model_card.md").read_text()
-    assert card.startswith("## Bias, Risks, and Limitations")
+    assert card.startswith("---\nmodel-index:\n")
+    assert "\n---\n\n## Bias, Risks, and Limitations" in card
     assert "(fig5_p_attribute_given_task.png)" in card
     assert "| golden | T→A | 0.0063 ± 0.0063 |" in card
     assert "depends on the base-rate source" in card

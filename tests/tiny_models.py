@@ -365,12 +365,13 @@ def _save(path, model):
 
 
 def make_tiny_gpt2(path, *, seed=0, hidden_size=32, num_layers=2, initializer_range=0.3,
-                   vocab_size=420):
+                   vocab_size=420, n_positions=64):
     """Write a tiny random ``GPT2LMHeadModel`` with an in-process trained byte-level BPE.
 
     The tokenizer is transformers' ``GPT2Tokenizer`` built from ``vocab.json``/``merges.txt``:
     ``<|endoftext|>`` is BOS, EOS and UNK, there is **no pad token** and no BOS is added when
-    encoding (as for the real ``gpt2``). Parameters and return value as :func:`make_tiny_roberta`.
+    encoding (as for the real ``gpt2``). Parameters and return value as :func:`make_tiny_roberta`;
+    ``n_positions``: the longest sequence (tokenizer and model).
     """
     import json
 
@@ -384,12 +385,14 @@ def make_tiny_gpt2(path, *, seed=0, hidden_size=32, num_layers=2, initializer_ra
     (path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     (path / "merges.txt").write_text(
         "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges), encoding="utf-8")
-    tok = GPT2Tokenizer(str(path / "vocab.json"), str(path / "merges.txt"), model_max_length=64)
+    tok = GPT2Tokenizer(str(path / "vocab.json"), str(path / "merges.txt"),
+                        model_max_length=n_positions)
     if len(tok) != len(vocab):  # pragma: no cover - guards against a silently ignored vocab
         raise RuntimeError(f"tokenizer has {len(tok)} tokens, vocab.json has {len(vocab)}")
     tok.save_pretrained(str(path))
     config = GPT2Config(
-        vocab_size=len(tok), n_embd=hidden_size, n_layer=num_layers, n_head=2, n_positions=64,
+        vocab_size=len(tok), n_embd=hidden_size, n_layer=num_layers, n_head=2,
+        n_positions=n_positions,
         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
         initializer_range=initializer_range)
     torch.manual_seed(seed)

@@ -8,8 +8,9 @@ from .._errors import BiasampError
 
 # CLI flag -> ProbeConfig field (values None = "not given": the config file or default wins)
 _FLAGS = ("templates", "attributes", "tasks", "base_rates", "scoring", "model_type", "compat",
-          "device", "dtype", "batch_size", "revision", "context_token", "seed", "n_resamples",
-          "confidence", "resample", "base_uncertainty", "min_base_count", "max_templates",
+          "device", "device_map", "max_memory", "offload_folder", "dtype", "batch_size",
+          "revision", "context_token", "seed", "n_resamples", "confidence", "resample",
+          "base_uncertainty", "min_base_count", "max_templates",
           "score_cache", "hf_cache_dir", "out", "formats", "tables", "note")
 
 
@@ -18,6 +19,7 @@ def register(subparsers) -> None:
     from ..scoring import estimators_for
     from ..tasks import list_task_sets
     from ..templates import list_template_sets
+    from . import add_placement_options
 
     templates, tasks = ", ".join(list_template_sets()), ", ".join(list_task_sets())
     sources = ", ".join(list_sources())
@@ -53,6 +55,7 @@ def register(subparsers) -> None:
                    "(its templates, first-piece scoring, its base-rate constructions; masked "
                    "LMs only)")
     p.add_argument("--device", help="auto, cpu, cuda, cuda:1, mps (default auto)")
+    add_placement_options(p)
     p.add_argument("--dtype", help="float32 (default), bfloat16, float16 (GPU) or float64 (an "
                    "exact reference run, slower)")
     p.add_argument("--batch-size", dest="batch_size", type=int, metavar="N",

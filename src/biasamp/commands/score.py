@@ -9,6 +9,8 @@ from .._errors import BiasampError
 
 
 def register(subparsers) -> None:
+    from . import add_placement_options
+
     p = subparsers.add_parser(
         "score", help="score candidate words for a blank with a masked or causal language model",
         description="Print, for each prompt and candidate, the log probability under the "
@@ -32,6 +34,7 @@ def register(subparsers) -> None:
     p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N (default auto)")
     p.add_argument("--dtype", default="float32",
                    help="float32, bfloat16, float16 (GPU) or float64 (exact reference)")
+    add_placement_options(p)
     p.add_argument("--batch-size", dest="batch_size", type=int, default=32, metavar="N")
     p.add_argument("--revision", help="model revision (branch, tag or commit) on the hub")
     p.add_argument("--trust-remote-code", dest="trust_remote_code", action="store_true")
@@ -78,7 +81,8 @@ def run(args) -> int:
         raise BiasampError(f"--context-token is for causal language models; model "
                            f"{args.model!r} is a {kind} language model")
     scorer = cls(args.model, revision=args.revision, device=args.device, dtype=args.dtype,
-                 trust_remote_code=args.trust_remote_code, batch_size=args.batch_size,
+                 device_map=args.device_map, max_memory=args.max_memory,
+                 offload_folder=args.offload_folder, trust_remote_code=args.trust_remote_code, batch_size=args.batch_size,
                  score_cache=args.score_cache, hf_cache_dir=args.hf_cache_dir,
                  allow_missing_weights=args.allow_missing_weights, progress=not quiet, **extra)
     result = scorer.score(args.prompts, candidates, scoring=scoring, blank=args.blank)

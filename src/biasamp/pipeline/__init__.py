@@ -3,6 +3,8 @@
 - :mod:`.config`: :class:`ProbeConfig` (validated once, when built) and the compat modes.
 - :mod:`.prepare`: templates, tasks, prompts and base-rate tables, before any model is loaded.
 - :mod:`.evaluate`: :func:`evaluate_tables`, the pure model-free stage (tables -> BiasAmp->).
+- :mod:`.scored`: :func:`evaluate_scores`, scored prompts -> tables -> BiasAmp-> (probe and
+  lm-evaluation-harness tasks alike).
 - :mod:`.run`: :func:`probe` / :func:`probe_many` (the only part that loads a model, through
   :mod:`biasamp.scoring`) and :func:`write_result` (data files, then the reports asked for).
 
@@ -14,6 +16,7 @@ from .compare import paired_differences
 from .config import COMPAT_MODES, CompatMode, ProbeConfig
 from .evaluate import Evaluation, evaluate_tables
 from .prepare import Prepared, prepare
+from .scored import Scored, evaluate_scores, row_scores
 from .run import model_folders, model_slug, probe, probe_many, write_result
 
 __all__ = [
@@ -22,11 +25,14 @@ __all__ = [
     "Evaluation",
     "Prepared",
     "ProbeConfig",
+    "Scored",
+    "evaluate_scores",
     "evaluate_tables",
     "model_folders",
     "model_slug",
     "paired_differences",
     "prepare",
+    "row_scores",
     "probe",
     "probe_many",
     "write_result",

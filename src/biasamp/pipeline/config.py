@@ -25,7 +25,8 @@ from .._validation import (Bool, Convert, Integer, Interval, Names, NonEmptyStr,
 from ..base_rates import COMPAT_SOURCES
 from ..report import FORMATS
 from ..results import TABLE_FORMATS
-from ..scoring import ESTIMATORS, canonical_dtype, check_estimator
+from ..scoring import (DEVICE_MAPS, ESTIMATORS, canonical_dtype, check_estimator,
+                       parse_max_memory)
 from .resample import BASE_UNCERTAINTY, RESAMPLE_UNITS
 
 __all__ = ["COMPAT_MODES", "CompatMode", "DEFAULT_TASKS", "ProbeConfig"]
@@ -63,6 +64,9 @@ _CONSTRAINTS = {
     "model_type": OneOf(("auto", "masked", "causal")),
     "compat": Optional(OneOf(COMPAT_MODES)),
     "device": NonEmptyStr,
+    "device_map": Optional(OneOf(DEVICE_MAPS)),
+    "max_memory": Optional(Convert(parse_max_memory)),
+    "offload_folder": Optional(NonEmptyStr),
     "dtype": Convert(canonical_dtype),
     "batch_size": PositiveInt,
     "revision": Optional(NonEmptyStr),
@@ -116,6 +120,10 @@ class ProbeConfig:
         first-piece scoring and the paper's base-rate constructions (masked LMs only).
     device, dtype, batch_size, revision, trust_remote_code
         Passed to the scorer (:func:`biasamp.scoring.load_scorer`).
+    device_map, max_memory, offload_folder
+        A model larger than one device: ``device_map="auto"`` lets accelerate place its layers
+        over the GPUs, the CPU and ``offload_folder`` (disk), each device holding at most its
+        ``max_memory`` (``"0=20GiB,cpu=60GiB"`` or a mapping).
     score_cache : str or None
         Folder of the sqlite score cache (scores of prompts already scored are reused).
     hf_cache_dir : str or None
@@ -179,6 +187,9 @@ class ProbeConfig:
     model_type: str = "auto"
     compat: str | None = None
     device: str = "auto"
+    device_map: str | None = None
+    max_memory: dict | None = None
+    offload_folder: str | None = None
     dtype: str = "float32"
     batch_size: int = 32
     revision: str | None = None
@@ -208,6 +219,11 @@ class ProbeConfig:
         if self.tasks is not None:
             self.tasks = check(self.tasks, NonEmptyStr if isinstance(self.tasks, str) else
                                Names(min_size=2, what="task"), "tasks")
+        for name in ("max_memory", "offload_folder"):
+            if getattr(self, name) is not None and self.device_map is None:
+                raise BiasampError(f"{name} places a model with device_map; give device_map "
+                                   f"'auto' (--device-map auto) too (got {name}="
+                                   f"{getattr(self, name)!r})")
         if self.model_type != "auto" and self.scoring is not None:
             check_estimator(self.scoring, self.model_type)
         if self.compat is not None and self.model_type == "causal":

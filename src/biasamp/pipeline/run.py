@@ -18,11 +18,11 @@ import pandas as pd
 from .. import __version__
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
-from ..results import TABLE_COLUMNS, ProbeResult
+from ..results import ProbeResult
 from ._folders import model_folders, model_slug, result_output
 from .config import ProbeConfig, as_config
-from .evaluate import evaluate_tables
 from .prepare import Prepared, prepare
+from .scored import evaluate_scores
 
 __all__ = ["model_folders", "model_slug", "probe", "probe_many", "write_result"]
 
@@ -44,77 +44,6 @@ def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str):
         for j, i in enumerate(rows):
             prob[i], logp[i], mass[i] = res.prob[j], res.log_prob[j], float(res.mass[j])
     return prob, logp, mass
-
-
-def _expected(prep: Prepared, tpl_ids: list[str]) -> np.ndarray:
-    """(n_templates, n_tasks): the T->A rows each template must fill."""
-    t_index = {t: i for i, t in enumerate(prep.tasks)}
-    cover = np.ones((len(tpl_ids), len(prep.tasks)), dtype=bool)
-    for k, tid in enumerate(tpl_ids):
-        own = prep.template_tasks.get(tid, ())
-        if own:
-            cover[k] = False
-            cover[k, [t_index[t] for t in own]] = True
-    return cover
-
-
-def _softmax_rows(lp: np.ndarray) -> np.ndarray:
-    top = np.max(lp, axis=-1, keepdims=True)
-    e = np.exp(lp - top)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def _build_tables(prep: Prepared, scores: dict):
-    """Scored rows -> (template ids, {direction: prob array}, long tables frame).
-
-    A T->A row with an attribute (a ``per-attribute`` template) holds that attribute's log
-    probability in its own rendering; the attributes of one (template, task) are then
-    renormalised together. Cells of tasks a bound template does not cover stay NaN and are
-    left out of the long tables.
-    """
-    tpl_ids = list(dict.fromkeys(
-        str(t) for d in DIRECTIONS for t in prep.prompts[d]["template_id"]))
-    t_index = {t: i for i, t in enumerate(prep.tasks)}
-    a_index = {a: i for i, a in enumerate(prep.attributes)}
-    k_index = {t: i for i, t in enumerate(tpl_ids)}
-    shape = (len(tpl_ids), len(prep.tasks), len(prep.attributes))
-    cover = _expected(prep, tpl_ids)
-    probs, long_rows = {}, []
-    for direction in DIRECTIONS:
-        prob, logp, _ = scores[direction]
-        p, lp = np.full(shape, np.nan), np.full(shape, np.nan)
-        own = np.zeros((shape[0], shape[1]), dtype=bool)
-        for row, pr, lpr in zip(prep.prompts[direction].itertuples(index=False), prob, logp):
-            k = k_index[str(row.template_id)]
-            if direction == ATTRIBUTE_TO_TASK:
-                a = a_index[str(row.attribute)]
-                p[k, :, a], lp[k, :, a] = pr, lpr
-            elif row.attribute is not None:  # scored in its own rendering
-                t = t_index[str(row.task)]
-                lp[k, t, a_index[str(row.attribute)]] = lpr[0]
-                own[k, t] = True
-            else:
-                t = t_index[str(row.task)]
-                p[k, t, :], lp[k, t, :] = pr, lpr
-        if own.any():
-            p[own] = _softmax_rows(lp[own])
-        must = (np.ones(shape, dtype=bool) if direction == ATTRIBUTE_TO_TASK
-                else np.broadcast_to(cover[:, :, None], shape))
-        if np.isnan(p[must]).any():
-            missing = sorted({tpl_ids[k] for k in np.argwhere(np.isnan(p) & must)[:, 0]})
-            what = "attribute" if direction == ATTRIBUTE_TO_TASK else "task"
-            raise BiasampError(f"templates {missing} do not give prompts for every {what} in "
-                               f"direction {direction!r}; each template must fill both directions")
-        probs[direction] = p
-        kk, tt, aa = np.meshgrid(*(np.arange(s) for s in shape), indexing="ij")
-        keep = must.ravel()
-        long_rows.append(pd.DataFrame({
-            "template_id": np.asarray(tpl_ids, dtype=object)[kk.ravel()[keep]],
-            "direction": direction,
-            "task": np.asarray(prep.tasks, dtype=object)[tt.ravel()[keep]],
-            "attribute": np.asarray(prep.attributes, dtype=object)[aa.ravel()[keep]],
-            "prob": p.ravel()[keep], "log_prob": lp.ravel()[keep]}, columns=list(TABLE_COLUMNS)))
-    return tpl_ids, probs, pd.concat(long_rows, ignore_index=True)
 
 
 def _mass_summary(mass: np.ndarray) -> dict:
@@ -149,6 +78,8 @@ def _load_scorer(cfg: ProbeConfig, model: str, model_type: str):
     cls, extra = ((CausalLMScorer, {"context_token": cfg.context_token})
                   if model_type == "causal" else (MaskedLMScorer, {}))
     return cls(model, revision=cfg.revision, device=cfg.device, dtype=cfg.dtype,
+               device_map=cfg.device_map, max_memory=cfg.max_memory,
+               offload_folder=cfg.offload_folder,
                trust_remote_code=cfg.trust_remote_code, batch_size=cfg.batch_size,
                score_cache=cfg.score_cache, hf_cache_dir=cfg.hf_cache_dir,
                allow_missing_weights=cfg.allow_missing_weights, progress=cfg.progress, **extra)
@@ -162,18 +93,8 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, model_type: str,
              model_type, estimator)
     scores = {d: _score_direction(scorer, prep.prompts[d], scoring=estimator)
               for d in DIRECTIONS}
-    tpl_ids, probs, long_tables = _build_tables(prep, scores)
-    grouped = any(prep.template_groups.get(t) for t in tpl_ids)
-    ev = evaluate_tables(probs[ATTRIBUTE_TO_TASK], probs[TASK_TO_ATTRIBUTE], prep.tasks,
-                         prep.attributes, prep.sources, template_ids=tpl_ids,
-                         template_tasks=([prep.template_tasks.get(t, ()) for t in tpl_ids]
-                                         if prep.bound else None),
-                         template_groups=([prep.template_groups.get(t, ()) for t in tpl_ids]
-                                          if grouped else None),
-                         group_labels=prep.group_labels,
-                         n_resamples=cfg.n_resamples, seed=cfg.seed, confidence=cfg.confidence,
-                         resample=cfg.resample, base_uncertainty=cfg.base_uncertainty,
-                         min_base_count=cfg.min_base_count)
+    scored = evaluate_scores(cfg, prep, scores)
+    tpl_ids, long_tables, ev = scored.template_ids, scored.tables, scored.evaluation
     audit = scorer.audit_prompts([pc for d in DIRECTIONS for pc in
                                   zip(prep.prompts[d]["prompt"], prep.prompts[d]["candidates"])])
     sprov = dict(scorer.provenance)

@@ -1,9 +1,10 @@
 """The model-card section (``model_card.md``): a layout of the report's sections.
 
-A Markdown block for "Bias, Risks, and Limitations" of a Hugging Face model card: the
-measurement, the headline table, undefined cells, unavailable intervals, unsupported
-associations, the base-rate sources, the Fig. 5 plot, the first three caveats
-and the provenance (folded).
+The Hugging Face ``model-index`` metadata as YAML front matter (:mod:`._model_index`: BiasAmp->
+per base-rate source and direction, dataset = the template set), then a Markdown block for
+"Bias, Risks, and Limitations" of a Hugging Face model card: the measurement, the headline
+table, undefined cells, unavailable intervals, unsupported associations, the base-rate
+sources, the Fig. 5 plot, the first three caveats and the provenance (folded).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from ..results import ProbeResult
 from ._format import markdown_table
+from ._model_index import front_matter
 from ._sections import NOTE_KEYS, Section, build_sections
 
 __all__ = ["CARD_PLOTS", "model_card", "render_model_card"]
@@ -24,8 +26,9 @@ _FIG5_ALT = "Model vs base P(attribute | task)"
 
 
 def model_card(sections: Sequence[Section], links: Mapping[str, str]) -> str:
-    """Lay out ``sections`` as a model-card block; ``links`` maps plot kind -> file name."""
-    parts: list[str] = []
+    """Lay out ``sections`` as a model card's metadata and block; ``links`` maps plot kind ->
+    file name."""
+    parts: list[str] = [front_matter(sections)]
     for s in sections:
         if s.key == "title":
             parts += ["## Bias, Risks, and Limitations", "",
@@ -53,7 +56,8 @@ def model_card(sections: Sequence[Section], links: Mapping[str, str]) -> str:
 
 
 def render_model_card(result: ProbeResult, *, plot: str | os.PathLike | None = None) -> str:
-    """A Markdown section for "Bias, Risks, and Limitations" of a Hugging Face model card.
+    """The ``model-index`` front matter and a Markdown section for "Bias, Risks, and
+    Limitations" of a Hugging Face model card.
 
     Parameters
     ----------

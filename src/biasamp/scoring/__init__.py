@@ -139,18 +139,46 @@ def canonical_dtype(dtype, param: str = "dtype") -> str:
     return check(DTYPE_ALIASES.get(text, text), OneOf(DTYPES), param)
 
 
+#: Accepted values of ``device_map`` (accelerate's placement strategies).
+DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
+
+
+def parse_max_memory(text, param: str = "max_memory") -> dict:
+    """``"0=10GiB,cpu=30GiB"`` (or a mapping) -> ``{0: "10GiB", "cpu": "30GiB"}``: the most
+    each device may hold when ``device_map`` places a model (GPU indices as ints).
+
+    >>> parse_max_memory("0=10GiB, cpu=200MB")
+    {0: '10GiB', 'cpu': '200MB'}
+    """
+    from .._errors import BiasampError
+
+    items = (list(text.items()) if isinstance(text, dict)
+             else [part.partition("=")[::2] for part in str(text).split(",") if part.strip()])
+    out: dict = {}
+    for key, value in items:
+        key, value = str(key).strip(), str(value).strip()
+        if not key or not value or not (key.isdigit() or key in ("cpu", "mps", "disk")):
+            raise BiasampError(f"{param} must look like '0=10GiB,cpu=30GiB' (device=size: GPU "
+                               f"index, cpu or mps); got {text!r}")
+        out[int(key) if key.isdigit() else key] = value
+    if not out:
+        raise BiasampError(f"{param} must name at least one device=size; got {text!r}")
+    return out
+
+
 # public names imported on first access (torch and transformers are heavy)
 _PUBLIC = Registry("public name")
 for _name, _module in (("CausalLMScorer", "_causal"), ("MaskedLMScorer", "_scorer"),
                        ("detect_model_type", "_hub"), ("load_scorer", "_factory"),
                        ("resolve_model_type", "_factory"), ("ScoreResult", "_result"),
                        ("audit_candidates", "_audit"), ("check_model", "_load"),
-                       ("check_score_inputs", "_spans")):
+                       ("check_score_inputs", "_spans"), ("model_context", "_context")):
     _PUBLIC.register_lazy(_name, f"biasamp.scoring.{_module}:{_name}")
 __getattr__ = _PUBLIC.module_getattr("biasamp.scoring")
 
 __all__ = [
     "CausalLMScorer",
+    "DEVICE_MAPS",
     "DEFAULT_ESTIMATORS",
     "DTYPES",
     "DTYPE_ALIASES",
@@ -167,6 +195,8 @@ __all__ = [
     "detect_model_type",
     "estimators_for",
     "load_scorer",
+    "model_context",
+    "parse_max_memory",
     "resolve_model_type",
 ]
 

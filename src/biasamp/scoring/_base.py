@@ -15,18 +15,31 @@ import warnings
 import numpy as np
 
 from .._errors import BiasampError, MissingWeightsWarning
-from .._validation import Bool, PositiveInt, check
+from .._validation import Bool, OneOf, Optional, PositiveInt, check
 from ._audit import audit_candidates
 from ._cache import ScoreCache, item_key
 from ._hub import check_model_type, resolve_source, weight_files_sha256
-from ._load import (check_vocabulary, load_model, load_tokenizer, model_fingerprint,
-                    resolve_device, resolve_dtype, tokenizer_fingerprint)
+from ._load import (check_vocabulary, input_device, load_model, load_tokenizer,
+                    model_fingerprint, resolve_device, resolve_dtype, tokenizer_fingerprint)
 from ._result import ScoreResult
 from ._spans import BLANK, check_score_inputs
 
 log = logging.getLogger(__name__)
 
 __all__ = ["BaseScorer"]
+
+
+def _check_placement(device_map, max_memory, offload_folder):
+    """``(device_map, max_memory as a dict)``, checked; ``max_memory`` and ``offload_folder``
+    need a device map."""
+    from . import DEVICE_MAPS, parse_max_memory
+
+    device_map = check(device_map, Optional(OneOf(DEVICE_MAPS)), "device_map")
+    for name, value in (("max_memory", max_memory), ("offload_folder", offload_folder)):
+        if value is not None and device_map is None:
+            raise BiasampError(f"{name} places a model with device_map; give device_map='auto' "
+                               f"(--device-map auto) too (got {name}={value!r})")
+    return device_map, (None if max_memory is None else parse_max_memory(max_memory))
 
 
 class BaseScorer:
@@ -39,7 +52,8 @@ class BaseScorer:
 
     def __init__(self, model, *, revision=None, device="auto", dtype="float32",
                  trust_remote_code=False, batch_size=32, score_cache=None, hf_cache_dir=None,
-                 allow_missing_weights=False, progress=False, chunk_size=2048):
+                 allow_missing_weights=False, progress=False, chunk_size=2048, device_map=None,
+                 max_memory=None, offload_folder=None):
         self.batch_size = check(batch_size, PositiveInt, "batch_size")
         self.chunk_size = check(chunk_size, PositiveInt, "chunk_size")
         self.allow_missing_weights = check(allow_missing_weights, Bool, "allow_missing_weights")
@@ -49,6 +63,7 @@ class BaseScorer:
         self.revision = revision
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
+        self.device_map, max_memory = _check_placement(device_map, max_memory, offload_folder)
         self.source = resolve_source(model, revision=revision, hf_cache_dir=hf_cache_dir)
         _, self.model_type_evidence = check_model_type(
             self.model_type, model, source=self.source, trust_remote_code=trust_remote_code)
@@ -57,9 +72,13 @@ class BaseScorer:
         self.model, self.missing_weights = load_model(
             self.source, kind=self.model_type, trust_remote_code=trust_remote_code,
             dtype=self.dtype, progress=self.progress,
-            allow_missing_weights=self.allow_missing_weights)
+            allow_missing_weights=self.allow_missing_weights, device_map=self.device_map,
+            max_memory=max_memory, offload_folder=offload_folder)
         check_vocabulary(self.tokenizer, self.model, self.model_name)
-        self.model.to(self.device)
+        if self.device_map is None:
+            self.model.to(self.device)
+        else:  # placed by accelerate (GPUs, CPU, disk); inputs go where its first module is
+            self.device = input_device(self.model, self.device)
         if self.missing_weights:
             names = ", ".join(self.missing_weights[:4]) + (
                 ", ..." if len(self.missing_weights) > 4 else "")
@@ -94,12 +113,23 @@ class BaseScorer:
                "model_class": type(self.model).__name__,
                "tokenizer_class": type(self.tokenizer).__name__,
                "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""),
+               "device_map": self._placement(),
                "versions": {"biasamp": __version__, "torch": torch.__version__,
                             "transformers": transformers.__version__}}
         if self.missing_weights:
             out["missing_weights"] = list(self.missing_weights)
         out.update(self._extra_provenance())
         return out
+
+    def _placement(self):
+        """None, or the device map and how many modules each device holds."""
+        placed = getattr(self.model, "hf_device_map", None)
+        if self.device_map is None or not placed:
+            return None
+        counts: dict = {}
+        for where in placed.values():
+            counts[str(where)] = counts.get(str(where), 0) + 1
+        return {"strategy": self.device_map, "modules": counts}
 
     def _extra_provenance(self):
         return {}

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 from .._errors import BiasampError
 
-__all__ = ["Context", "DOCUMENT_SEPARATORS", "chat_markers", "choose_context"]
+__all__ = ["Context", "DOCUMENT_SEPARATORS", "chat_markers", "choose_context",
+           "model_context"]
 
 #: Document separators looked for in the vocabulary (rule 4), in this order.
 DOCUMENT_SEPARATORS = ("<|endoftext|>", "<|end_of_text|>", "<|begin_of_text|>", "<bos>", "<s>",
@@ -128,3 +129,16 @@ def choose_context(tokenizer, requested=None, *, model="model") -> Context:
         f"model {model!r}: no document-start token found (no BOS or EOS that is not a chat "
         f"marker{', passed over ' + ', '.join(skipped) if skipped else ''}, and none of "
         f"{', '.join(DOCUMENT_SEPARATORS)}); give one with context_token (--context-token)")
+
+
+def model_context(model, requested=None, *, revision=None, trust_remote_code=False) -> Context:
+    """The context token of ``model`` (hub name or folder): its tokenizer, loaded alone (no
+    weights), then :func:`choose_context`; what :class:`CausalLMScorer` would put in front.
+
+    Used by the lm-evaluation-harness tasks (:mod:`biasamp.harness`), which put the same token
+    in front of every request.
+    """
+    from ._load import load_tokenizer
+
+    tok = load_tokenizer(model, revision=revision, trust_remote_code=trust_remote_code)
+    return choose_context(tok, requested, model=str(model))

@@ -13,7 +13,8 @@ from .._files import sha256_file
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TOKENIZER_FILES", "check_model", "check_vocabulary", "load_model", "load_tokenizer",
+__all__ = ["TOKENIZER_FILES", "check_model", "check_vocabulary", "input_device", "load_model",
+           "load_tokenizer",
            "resolve_device", "resolve_dtype", "lm_head_fn", "model_fingerprint",
            "tokenizer_fingerprint"]
 
@@ -144,14 +145,34 @@ _AUTO_CLASSES = {"masked": ("AutoModelForMaskedLM", "masked LM", "masked-LM head
                  "causal": ("AutoModelForCausalLM", "causal LM", "language-model head")}
 
 
+def _placement(device_map, max_memory, offload_folder) -> dict:
+    """``from_pretrained`` keywords that let accelerate place the model (none without a map)."""
+    if device_map is None:
+        return {}
+    try:
+        import accelerate  # noqa: F401 - transformers needs it for a device map
+    except ImportError as exc:
+        raise MissingDependencyError(f"device_map {device_map!r} needs accelerate: pip install "
+                                     "accelerate") from exc
+    out = {"device_map": device_map}
+    if max_memory is not None:
+        out["max_memory"] = dict(max_memory)
+    if offload_folder is not None:
+        out["offload_folder"] = os.fspath(offload_folder)
+    return out
+
+
 def load_model(model, *, kind="masked", revision=None, trust_remote_code=False, dtype=None,
-               progress=False, allow_missing_weights=False):
+               progress=False, allow_missing_weights=False, device_map=None, max_memory=None,
+               offload_folder=None):
     """Load ``AutoModelForMaskedLM`` or ``AutoModelForCausalLM`` (eval mode); errors name the model.
 
     Weights that the checkpoint lacks (transformers initialises them at random, e.g. the
     masked-LM head of a sentence-transformers ``BertModel`` folder) are an error naming them,
     unless ``allow_missing_weights``; unexpected weights (a pooler, a next-sentence head) are
     only logged. ``progress=False`` silences transformers' weight-loading bar for this call.
+    ``device_map`` (``"auto"``, ...) lets accelerate place the layers over the GPUs, the CPU and
+    ``offload_folder`` on disk, each device holding at most its ``max_memory``.
 
     Returns
     -------
@@ -169,7 +190,10 @@ def load_model(model, *, kind="masked", revision=None, trust_remote_code=False, 
         with _quiet_transformers():
             mdl, info = getattr(transformers, auto_name).from_pretrained(
                 src.name, trust_remote_code=trust_remote_code, dtype=dtype,
-                output_loading_info=True, **src.kwargs())
+                output_loading_info=True,
+                **_placement(device_map, max_memory, offload_folder), **src.kwargs())
+    except MissingDependencyError:
+        raise
     except Exception as exc:
         raise BiasampError(f"could not load {what} {src.name!r}: {type(exc).__name__}: "
                            f"{' '.join(str(exc).split())[:300]}") from exc
@@ -211,6 +235,19 @@ def check_vocabulary(tokenizer, model, name) -> None:
             f"{len(vocab)} tokens are beyond the model's {min(rows)} embedding rows): the "
             "tokenizer does not belong to this model, or tokens were added without resizing "
             "its embeddings")
+
+
+def input_device(model, fallback):
+    """Where a model placed by a device map reads its inputs: the device of its first placed
+    module (a GPU index, or the CPU when that module is on the CPU or on disk)."""
+    torch = _torch()
+    placed = getattr(model, "hf_device_map", None)
+    if not placed:
+        return fallback
+    first = next(iter(placed.values()))
+    if isinstance(first, int):
+        return torch.device("cuda", first)
+    return torch.device(first if first in ("cuda", "mps", "xpu") else "cpu")
 
 
 def lm_head_fn(model):
