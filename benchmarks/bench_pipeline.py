@@ -63,6 +63,7 @@ def stages(model: Path, out: Path, formats: str) -> dict:
     from biasamp.pipeline import evaluate_scores, prepare
     from biasamp.pipeline import run as R
     from biasamp.report import render
+    from biasamp.scoring import resolve_model
 
     t = {}
     cfg = ProbeConfig(models=[str(model)], compat="wang2021", formats=formats.split(","),
@@ -73,7 +74,8 @@ def stages(model: Path, out: Path, formats: str) -> dict:
         prep = prepare(cfg)
         t["prepare"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        scorer = R._load_scorer(cfg, str(model), "masked")
+        resolved = resolve_model(str(model), "masked")
+        scorer = R._load_scorer(cfg, resolved)
         t["load"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         scores = {d: R._score_direction(scorer, prep.prompts[d], scoring=cfg.scoring)
@@ -83,7 +85,7 @@ def stages(model: Path, out: Path, formats: str) -> dict:
         evaluate_scores(cfg, prep, scores)  # tables, then evaluate_tables
         t["evaluate"] = time.perf_counter() - t0
         # the same result again, for save/report
-        result = R._probe_one(cfg, str(model), prep, "masked", cfg.scoring)
+        result = R._probe_one(cfg, str(model), prep, resolved, cfg.scoring)
         out.mkdir(parents=True)
         t0 = time.perf_counter()
         result.write_files(out, tables=cfg.tables)

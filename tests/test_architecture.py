@@ -91,6 +91,12 @@ def violations(src: Path = SRC) -> list[str]:
                 if private_mod or private_name:
                     out.append(f"{where}:{line}: biasamp.{room} imports a private name ({mod} "
                                f"{', '.join(names)})")
+        if room != "scoring":
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            out += [f"{where}:{node.lineno}: builds a scorer (only biasamp.scoring does: "
+                    "load_scorer)" for node in ast.walk(tree) if isinstance(node, ast.Call)
+                    and getattr(node.func, "id", getattr(node.func, "attr", None))
+                    in ("MaskedLMScorer", "CausalLMScorer")]
         if name != "biasamp._registry":
             out += [f"{where}:{line}: imports {mod} (a lazy import is a Registry entry "
                     "'module:object', biasamp._registry)"
@@ -142,6 +148,8 @@ def test_a_planted_torch_import_in_report_is_caught(tmp_path):
     ("commands/report.py", "from ..report import _sections\n", "private name"),
     ("tasks.py", "x = 1 + \\\n    2\n", "backslash line continuation"),
     ("cli.py", "import importlib\n", "a lazy import is a Registry entry"),
+    ("pairs/_run.py", "def f(m):\n    from ..scoring import MaskedLMScorer\n"
+                      "    return MaskedLMScorer(m)\n", "builds a scorer"),
     ("scoring/__init__.py", "from importlib import import_module\n", "a lazy import is a Regi"),
     ("pipeline/run.py", "import lm_eval\n", "imports lm_eval (only biasamp.harness may)"),
     ("harness/_task.py", "from ..pipeline._intervals import Resampling\n", "private name"),

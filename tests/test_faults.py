@@ -191,7 +191,7 @@ def test_probe_refuses_bad_input_before_the_model(tiny_bert_dir, tmp_path, capsy
 
     def no_load(*args, **kwargs):
         raise AssertionError("the model was loaded")
-    monkeypatch.setattr(biasamp.pipeline.run, "_load_scorer", no_load)
+    monkeypatch.setattr(biasamp.pipeline.run, "_load_scorer", no_load)  # the one place
     inputs = tmp_path / "inputs"
     inputs.mkdir()
     files = {**FILES, "huge.csv": _table_csv("1e308"), "zero.csv": _table_csv("0"),

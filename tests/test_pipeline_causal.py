@@ -192,3 +192,32 @@ def test_score_cache_and_hf_cache_dir_reach_the_scorer(tiny_gpt2_dir, tmp_path, 
             "`0123456789abcdef0123456789abcdef01234567`)") in (out / "report.md").read_text()
     assert prov["model"] == "org/tiny-gpt2" and prov["model_type"] == "causal"
     assert Path(out / "results.json").is_file()
+
+
+def test_a_probe_resolves_each_model_once(tiny_gpt2_dir, tiny_bert_dir, tmp_path, monkeypatch):
+    """The model id checked, the hub (or folder) resolved and config.json read once per model
+    (they were 3, 2 and 2 times)."""
+    import biasamp.scoring._base as B
+    import biasamp.scoring._factory as F
+    import biasamp.scoring._hub as H
+    import biasamp.scoring._load as L
+
+    calls = {"check_model": 0, "resolve_source": 0, "detect_model_type": 0}
+
+    def counted(module, name):
+        real = getattr(module, name)
+
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+        monkeypatch.setattr(module, name, wrapper)
+
+    counted(H, "check_model")
+    counted(L, "check_model")
+    for module in (H, F, B):  # wherever it is looked up
+        counted(module, "resolve_source")
+    counted(H, "detect_model_type")
+    models = [str(tiny_gpt2_dir), str(tiny_bert_dir)]
+    probe_many(models=models, templates="wang2021", max_templates=2, n_resamples=20,
+               base_rates=["uniform"])
+    assert calls == {"check_model": 2, "resolve_source": 2, "detect_model_type": 2}

@@ -62,29 +62,32 @@ def _split_candidates(text):
 
 
 def run(args) -> int:
-    from ..scoring import CausalLMScorer, MaskedLMScorer, check_score_inputs, resolve_model_type
+    from ..scoring import check_score_inputs, load_scorer, resolve_model
 
     candidates = _split_candidates(args.candidates)
     # validate before loading the model: input errors come back at once; the estimator once
     # the model's type is known (from its config.json alone)
     check_score_inputs(args.prompts, candidates, blank=args.blank)
-    kind, _ = resolve_model_type(args.model, args.model_type, revision=args.revision,
-                                 hf_cache_dir=args.hf_cache_dir,
-                                 trust_remote_code=args.trust_remote_code)
+    resolved = resolve_model(args.model, args.model_type, revision=args.revision,
+                             hf_cache_dir=args.hf_cache_dir,
+                             trust_remote_code=args.trust_remote_code)
+    kind = resolved.model_type
     scoring = check_score_inputs(args.prompts, candidates, scoring=args.scoring, blank=args.blank,
                                  model_type=kind, model=args.model)[3]
     quiet = bool(getattr(args, "quiet", False))
-    cls, extra = MaskedLMScorer, {}
+    extra = {}
     if kind == "causal":
-        cls, extra = CausalLMScorer, {"context_token": args.context_token}
+        extra = {"context_token": args.context_token}
     elif args.context_token is not None:
         raise BiasampError(f"--context-token is for causal language models; model "
                            f"{args.model!r} is a {kind} language model")
-    scorer = cls(args.model, revision=args.revision, device=args.device, dtype=args.dtype,
-                 device_map=args.device_map, max_memory=args.max_memory,
-                 offload_folder=args.offload_folder, trust_remote_code=args.trust_remote_code, batch_size=args.batch_size,
-                 score_cache=args.score_cache, hf_cache_dir=args.hf_cache_dir,
-                 allow_missing_weights=args.allow_missing_weights, progress=not quiet, **extra)
+    scorer = load_scorer(resolved, revision=args.revision, device=args.device, dtype=args.dtype,
+                         device_map=args.device_map, max_memory=args.max_memory,
+                         offload_folder=args.offload_folder,
+                         trust_remote_code=args.trust_remote_code, batch_size=args.batch_size,
+                         score_cache=args.score_cache, hf_cache_dir=args.hf_cache_dir,
+                         allow_missing_weights=args.allow_missing_weights, progress=not quiet,
+                         **extra)
     result = scorer.score(args.prompts, candidates, scoring=scoring, blank=args.blank)
     out = sys.stdout
     table = result.to_frame()

@@ -55,11 +55,11 @@ def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
     # temporaries, about 14.5 bytes per (replicate, pair) measured; checked before the model
     check_memory(16 * n_resamples * len(pset.pairs), "n_resamples", n_resamples,
                  f"for the bootstrap over {len(pset.pairs)} pairs")
-    from ..scoring import MaskedLMScorer
+    from ..scoring import MaskedLMScorer, load_scorer
 
-    scorer = model if isinstance(model, MaskedLMScorer) else MaskedLMScorer(
-        model, revision=revision, device=device, dtype=dtype, batch_size=batch_size,
-        trust_remote_code=trust_remote_code, progress=progress)
+    scorer = model if isinstance(model, MaskedLMScorer) else load_scorer(
+        model, model_type="masked", revision=revision, device=device, dtype=dtype,
+        batch_size=batch_size, trust_remote_code=trust_remote_code, progress=progress)
     df = pset.pairs
     anti = (df["direction"] == "antistereo").to_numpy()
     more, less = df["sent_more"].tolist(), df["sent_less"].tolist()

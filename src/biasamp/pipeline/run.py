@@ -52,42 +52,47 @@ def _mass_summary(mass: np.ndarray) -> dict:
             "median": float(np.median(m)), "max": float(np.max(m))}
 
 
-def _model_types(cfg: ProbeConfig) -> dict:
-    """``{model: (model_type, estimator)}`` from each model's config.json, before any weights
-    are loaded; a wrong estimator or a compat mode for a causal LM is an error here."""
-    from ..scoring import check_estimator, resolve_model_type
+def _resolve_models(cfg: ProbeConfig) -> dict:
+    """``{model: (resolved, estimator)}``: each model resolved once (its id, the hub, its
+    config.json), before any weights are loaded; a wrong estimator or a compat mode for a
+    causal LM is an error here."""
+    from ..scoring import check_estimator, resolve_model
 
     out = {}
     for model in cfg.models:
-        kind, evidence = resolve_model_type(model, cfg.model_type, revision=cfg.revision,
-                                            hf_cache_dir=cfg.hf_cache_dir,
-                                            trust_remote_code=cfg.trust_remote_code)
+        resolved = resolve_model(model, cfg.model_type, revision=cfg.revision,
+                                 hf_cache_dir=cfg.hf_cache_dir,
+                                 trust_remote_code=cfg.trust_remote_code)
+        kind, evidence = resolved.model_type, resolved.evidence
         if cfg.compat is not None and kind != "masked":
             raise BiasampError(
                 f"compat {cfg.compat!r} reproduces the paper's masked-LM procedure (FitBERT "
                 f"first-piece scoring); model {model!r} is a {kind} language model ({evidence})")
         if cfg.context_token is not None and kind != "causal":
             raise BiasampError(f"context_token is for causal LMs; model {model!r} is {kind}")
-        out[model] = (kind, check_estimator(cfg.scoring, kind, model=model))
+        out[model] = (resolved, check_estimator(cfg.scoring, kind, model=model))
     return out
 
 
-def _load_scorer(cfg: ProbeConfig, model: str, model_type: str):
-    from ..scoring import CausalLMScorer, MaskedLMScorer
+def _load_scorer(cfg: ProbeConfig, resolved):
+    """The scorer of a resolved model (:func:`biasamp.scoring.load_scorer`) with the config's
+    loading options."""
+    from ..scoring import load_scorer
 
-    cls, extra = ((CausalLMScorer, {"context_token": cfg.context_token})
-                  if model_type == "causal" else (MaskedLMScorer, {}))
-    return cls(model, revision=cfg.revision, device=cfg.device, dtype=cfg.dtype,
-               device_map=cfg.device_map, max_memory=cfg.max_memory,
-               offload_folder=cfg.offload_folder,
-               trust_remote_code=cfg.trust_remote_code, batch_size=cfg.batch_size,
-               score_cache=cfg.score_cache, hf_cache_dir=cfg.hf_cache_dir,
-               allow_missing_weights=cfg.allow_missing_weights, progress=cfg.progress, **extra)
+    extra = {"context_token": cfg.context_token} if resolved.model_type == "causal" else {}
+    return load_scorer(resolved, revision=cfg.revision, device=cfg.device, dtype=cfg.dtype,
+                       device_map=cfg.device_map, max_memory=cfg.max_memory,
+                       offload_folder=cfg.offload_folder,
+                       trust_remote_code=cfg.trust_remote_code, batch_size=cfg.batch_size,
+                       score_cache=cfg.score_cache, hf_cache_dir=cfg.hf_cache_dir,
+                       allow_missing_weights=cfg.allow_missing_weights, progress=cfg.progress,
+                       **extra)
 
 
-def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, model_type: str,
+def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, resolved,
                estimator: str) -> ProbeResult:
-    scorer = _load_scorer(cfg, model, model_type)
+    model_type = resolved.model_type
+    scorer = _load_scorer(cfg, resolved)
     log.info("scoring %d A->T and %d T->A prompts with %s (%s LM, %s)",
              len(prep.prompts[ATTRIBUTE_TO_TASK]), len(prep.prompts[TASK_TO_ATTRIBUTE]), model,
              model_type, estimator)
@@ -153,17 +158,13 @@ def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
     ``formats``, and, for several models, a comparison (``comparison.md`` / ``.csv``) to
     ``out``.
     """
-    from ..scoring import check_model
-
     cfg = as_config(config, **kwargs).resolved()
     if not cfg.models:
         raise BiasampError("models must name at least one model id or folder; got []")
-    for m in cfg.models:
-        check_model(m)
     folders = model_folders(cfg.models)
     output = result_output(cfg.out, overwrite=cfg.overwrite, score_cache=cfg.score_cache)
     prep = prepare(cfg)  # everything that can fail on input, before a model is loaded
-    kinds = _model_types(cfg)
+    kinds = _resolve_models(cfg)  # each model resolved once: id, hub, config.json
     staging = output.begin() if output is not None else None
     try:
         results = []

@@ -170,7 +170,8 @@ def parse_max_memory(text, param: str = "max_memory") -> dict:
 _PUBLIC = Registry("public name")
 for _name, _module in (("CausalLMScorer", "_causal"), ("MaskedLMScorer", "_scorer"),
                        ("detect_model_type", "_hub"), ("load_scorer", "_factory"),
-                       ("resolve_model_type", "_factory"), ("ScoreResult", "_result"),
+                       ("resolve_model_type", "_factory"), ("resolve_model", "_factory"),
+                       ("ResolvedModel", "_factory"), ("ScoreResult", "_result"),
                        ("audit_candidates", "_audit"), ("check_model", "_load"),
                        ("check_score_inputs", "_spans"), ("model_context", "_context")):
     _PUBLIC.register_lazy(_name, f"biasamp.scoring.{_module}:{_name}")
@@ -185,6 +186,7 @@ __all__ = [
     "ESTIMATORS",
     "MODEL_TYPES",
     "MaskedLMScorer",
+    "ResolvedModel",
     "SCORING_MODES",
     "ScoreResult",
     "audit_candidates",
@@ -197,6 +199,7 @@ __all__ = [
     "load_scorer",
     "model_context",
     "parse_max_memory",
+    "resolve_model",
     "resolve_model_type",
 ]
 

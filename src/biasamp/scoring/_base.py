@@ -59,14 +59,22 @@ class BaseScorer:
         self.allow_missing_weights = check(allow_missing_weights, Bool, "allow_missing_weights")
         trust_remote_code = check(trust_remote_code, Bool, "trust_remote_code")
         self.progress = bool(progress)
-        self.model_name = str(model)
+        resolved = model if hasattr(model, "evidence") else None  # a ResolvedModel
+        self.model_name = str(model) if resolved is None else resolved.name
         self.revision = revision
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         self.device_map, max_memory = _check_placement(device_map, max_memory, offload_folder)
-        self.source = resolve_source(model, revision=revision, hf_cache_dir=hf_cache_dir)
-        _, self.model_type_evidence = check_model_type(
-            self.model_type, model, source=self.source, trust_remote_code=trust_remote_code)
+        if resolved is None:
+            self.source = resolve_source(model, revision=revision, hf_cache_dir=hf_cache_dir)
+            _, self.model_type_evidence = check_model_type(
+                self.model_type, model, source=self.source, trust_remote_code=trust_remote_code)
+        elif resolved.model_type != self.model_type or resolved.revision != revision:
+            raise BiasampError(f"model {resolved.name!r} was resolved as a {resolved.model_type} "
+                               f"language model at revision {resolved.revision!r}; this scorer "
+                               f"is for {self.model_type} ones at revision {revision!r}")
+        else:  # resolved once by load_scorer: no second hub request or config read
+            self.source, self.model_type_evidence = resolved.source, resolved.evidence
         self.tokenizer = load_tokenizer(self.source, trust_remote_code=trust_remote_code)
         self._check_tokenizer()  # before the weights are read
         self.model, self.missing_weights = load_model(
