@@ -253,3 +253,24 @@ def test_unknown_hub_model_is_one_line_exit_2(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
     assert "biasamp-test/no-such-model" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_model_options_are_declared_once():
+    """probe, score and pairs load a model with the same options, help and defaults (the
+    defaults are ProbeConfig's; probe's are None so that a --config file's value stands)."""
+    from biasamp.cli import build_parser
+    from biasamp.pipeline import ProbeConfig
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices
+    seen = {}
+    for name in ("probe", "score", "pairs"):
+        group = next(g for g in sub[name]._action_groups if g.title == "loading the model")
+        seen[name] = {a.option_strings[0]: (a.dest, a.help, a.default)
+                      for a in group._group_actions}
+    assert set(seen["score"]) == set(seen["probe"]) == set(seen["pairs"]) | {"--score-cache"}
+    fields = ProbeConfig.__dataclass_fields__
+    for flag, (dest, text, default) in seen["score"].items():
+        assert default == fields[dest].default, flag
+        assert seen["probe"][flag] == (dest, text, None), flag
+        if flag in seen["pairs"]:
+            assert seen["pairs"][flag] == (dest, text, default), flag

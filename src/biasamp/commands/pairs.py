@@ -10,6 +10,7 @@ from .._output import OutputFolder
 
 def register(subparsers) -> None:
     from ..pairs import list_pair_sets
+    from . import add_model_options
 
     p = subparsers.add_parser(
         "pairs", help="score sentence pairs (CrowS-Pairs) with a masked language model",
@@ -41,13 +42,7 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="bootstrap CI level (default 0.95)")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N (default auto)")
-    p.add_argument("--dtype", default="float32",
-                   help="float32, bfloat16, float16 (GPU) or float64 (exact reference)")
-    p.add_argument("--batch-size", dest="batch_size", type=int, default=32, metavar="N",
-                   help="masked contexts per forward pass (default 32)")
-    p.add_argument("--revision", help="model revision (branch, tag or commit) on the hub")
-    p.add_argument("--trust-remote-code", dest="trust_remote_code", action="store_true")
+    add_model_options(p, without=("--score-cache",))  # pairs are scored without the cache
     p.set_defaults(func=run)
 
 
@@ -70,6 +65,9 @@ def run(args) -> int:
     res = score_pairs(pset, args.model, revision=args.revision, device=args.device,
                       dtype=args.dtype, batch_size=args.batch_size,
                       trust_remote_code=args.trust_remote_code, progress=not args.quiet,
+                      device_map=args.device_map, max_memory=args.max_memory,
+                      offload_folder=args.offload_folder, hf_cache_dir=args.hf_cache_dir,
+                      allow_missing_weights=args.allow_missing_weights,
                       n_resamples=args.n_resamples, seed=args.seed, confidence=args.confidence)
     if not args.quiet:
         print(f"{args.model}: {len(pset)} pairs of {pset.name} "

@@ -19,7 +19,7 @@ def register(subparsers) -> None:
     from ..scoring import estimators_for
     from ..tasks import list_task_sets
     from ..templates import list_template_sets
-    from . import add_placement_options
+    from . import add_model_options
 
     templates, tasks = ", ".join(list_template_sets()), ", ".join(list_task_sets())
     sources = ", ".join(list_sources())
@@ -54,18 +54,7 @@ def register(subparsers) -> None:
     p.add_argument("--compat", metavar="MODE", help="wang2021: reproduce the paper's procedure "
                    "(its templates, first-piece scoring, its base-rate constructions; masked "
                    "LMs only)")
-    p.add_argument("--device", help="auto, cpu, cuda, cuda:1, mps (default auto)")
-    add_placement_options(p)
-    p.add_argument("--dtype", help="float32 (default), bfloat16, float16 (GPU) or float64 (an "
-                   "exact reference run, slower)")
-    p.add_argument("--batch-size", dest="batch_size", type=int, metavar="N",
-                   help="prompts per forward pass (default 32)")
-    p.add_argument("--revision", help="model revision (branch, tag or commit) on the hub")
-    p.add_argument("--trust-remote-code", dest="trust_remote_code", action="store_true",
-                   default=None, help="allow custom model code from the hub")
-    p.add_argument("--allow-missing-weights", dest="allow_missing_weights", action="store_true",
-                   default=None, help="probe a checkpoint with weights missing (e.g. no trained "
-                   "LM head; initialised at random): the report says so at its top")
+    add_model_options(p, from_config=True)
     p.add_argument("--context-token", dest="context_token", metavar="TOKEN",
                    help="causal LMs: the token before every sentence (default: a document "
                         "start, never a chat marker; e.g. '<|endoftext|>')")
@@ -84,10 +73,6 @@ def register(subparsers) -> None:
     p.add_argument("--max-templates", dest="max_templates", type=int, metavar="N",
                    help="use only the first N templates (quick runs; of each task for a set "
                         "of bound templates such as winobias)")
-    p.add_argument("--score-cache", dest="score_cache", metavar="DIR",
-                   help="folder of the sqlite score cache (prompts already scored are reused)")
-    p.add_argument("--hf-cache-dir", dest="hf_cache_dir", metavar="DIR",
-                   help="Hugging Face download cache (from_pretrained cache_dir)")
     p.add_argument("--out", "-o", metavar="DIR", help="output directory (required; refused when "
                    "it exists and is not empty, unless --overwrite)")
     p.add_argument("--overwrite", action="store_true", default=None,

@@ -9,7 +9,7 @@ from .._errors import BiasampError
 
 
 def register(subparsers) -> None:
-    from . import add_placement_options
+    from . import add_model_options
 
     p = subparsers.add_parser(
         "score", help="score candidate words for a blank with a masked or causal language model",
@@ -31,22 +31,10 @@ def register(subparsers) -> None:
     p.add_argument("--blank", default=BLANK, help=f"blank marker (default {BLANK})")
     p.add_argument("--audit", action="store_true",
                    help="also print how the tokenizer splits each candidate")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda, cuda:N (default auto)")
-    p.add_argument("--dtype", default="float32",
-                   help="float32, bfloat16, float16 (GPU) or float64 (exact reference)")
-    add_placement_options(p)
-    p.add_argument("--batch-size", dest="batch_size", type=int, default=32, metavar="N")
-    p.add_argument("--revision", help="model revision (branch, tag or commit) on the hub")
-    p.add_argument("--trust-remote-code", dest="trust_remote_code", action="store_true")
-    p.add_argument("--allow-missing-weights", dest="allow_missing_weights", action="store_true",
-                   help="load a checkpoint with weights missing (initialised at random)")
+    add_model_options(p)
     p.add_argument("--context-token", dest="context_token", metavar="TOKEN",
                    help="causal LMs: the token before every sentence (default: a document "
                         "start, never a chat marker)")
-    p.add_argument("--score-cache", dest="score_cache", metavar="DIR",
-                   help="folder of the sqlite score cache")
-    p.add_argument("--hf-cache-dir", dest="hf_cache_dir", metavar="DIR",
-                   help="Hugging Face download cache (from_pretrained cache_dir)")
     p.set_defaults(func=run)
 
 
