@@ -253,3 +253,36 @@ def test_probe_ci_with_base_resampling(tiny_bert_dir, tmp_path):
     md = (tmp_path / "both" / "report.md").read_text()
     assert "wikitext103-valtest, T→A: the sampling error of the counts shifts this value" in md
     assert f"{moderate}, T→A: the sampling error" not in md
+
+
+def test_resample_tasks_end_to_end(tiny_bert_dir, tmp_path, one_torch_thread):
+    """``biasamp probe --resample tasks``: the flag reaches the bootstrap and the provenance,
+    and the saved tables, evaluated again with the public evaluate_tables, give the same
+    values and CIs; the task bootstrap's CIs are not the template bootstrap's."""
+    from biasamp.cli import main
+    from biasamp.pipeline.compare import model_tables
+    from biasamp.results import ProbeResult
+
+    runs = {}
+    for units in ("tasks", "templates"):
+        out = tmp_path / units
+        assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--max-templates", "4",
+                     "--n-resamples", "300", "--seed", "3", "--resample", units,
+                     "--base-rates", "uniform,labor-2016", "--format", "json",
+                     "--out", str(out)]) == 0
+        runs[units] = ProbeResult.load(out)
+    res = runs["tasks"]
+    assert res.provenance["bootstrap"]["resample"] == "tasks"
+    assert "over tasks (occupations)" in res.provenance["bootstrap"]["method"]
+    assert set(res.summary["resample"]) == {"tasks"}
+    tpl = res.provenance["templates"]["template_ids"]
+    tasks, attrs = res.provenance["tasks"]["words"], res.provenance["attributes"]
+    tables = [model_tables(res, d, tpl, tasks, attrs)
+              for d in ("attribute_to_task", "task_to_attribute")]
+    again = evaluate_tables(*tables, tasks, attrs, ["uniform", "labor-2016"], template_ids=tpl,
+                            n_resamples=300, seed=3, resample="tasks").summary
+    for col in ("mean", "std", "ci_low", "ci_high"):
+        np.testing.assert_allclose(again[col], res.summary[col], rtol=0, atol=1e-12)
+    other = runs["templates"].summary
+    np.testing.assert_allclose(other["mean"], res.summary["mean"], rtol=0, atol=1e-12)
+    assert not np.allclose(other["ci_low"], res.summary["ci_low"])
