@@ -156,3 +156,24 @@ def test_a_run_of_two_models_compares_them_in_memory(tiny_bert_dir, tiny_bert2_d
         s = back[rec.result_dir].set_index(["base_rates", "direction"]).loc[
             (rec.base_rates, rec.direction)]
         assert rec.mean == pytest.approx(s["mean"], rel=1e-15, abs=0)
+
+
+def test_the_design_is_recorded_and_read_back_not_guessed(bound_runs):
+    """compare reads which template covers which task from the design a result recorded;
+    a result written before it did (no ``design``) is read from its tables: the same."""
+    import copy
+
+    from biasamp.pipeline._design import Design
+
+    a, b = ProbeResult.load(bound_runs / "a"), ProbeResult.load(bound_runs / "b")
+    design = Design.from_dict(a.provenance["design"])
+    assert design.bound and design.tasks == ("nurse", "cook", "driver")
+    assert design.template_ids == tuple(a.provenance["templates"]["template_ids"])
+    assert Design.from_dict(design.to_dict()) == design
+    cover, _ = design.coverage()
+    assert cover.sum(axis=1).tolist() == [len(t) or 3 for t in design.template_tasks]
+    old_a, old_b = copy.deepcopy(a), copy.deepcopy(b)
+    for r in (old_a, old_b):
+        del r.provenance["design"]
+    pd.testing.assert_frame_equal(paired_differences([a, b]), paired_differences([old_a, old_b]),
+                                  check_exact=True)

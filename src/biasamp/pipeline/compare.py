@@ -23,6 +23,7 @@ from .._errors import BiasampError, ZeroRowWarning
 from ..results import ProbeResult
 from ._intervals import Resampling, draws_of
 from ._pooled import pooled_units
+from ._design import Design
 from ._tables import BaseView
 from .resample import interval, mean_tables, replicates
 
@@ -46,7 +47,16 @@ def model_tables(result: ProbeResult, direction: str, template_ids, tasks, attri
     return arr.reshape(len(template_ids), len(tasks), len(attributes))
 
 
-def _coverage(tables_ta: np.ndarray, tasks) -> tuple:
+def _coverage(result: ProbeResult, shared, tables_ta: np.ndarray, tasks) -> tuple:
+    """(cover, strata) of the ``shared`` templates: from the design the result recorded
+    (:class:`~._design.Design`), or, for a result written before it did, from the tables."""
+    design = result.provenance.get("design")
+    if design is not None:
+        return Design.from_dict(design).select(shared).coverage()
+    return _coverage_from_tables(tables_ta, tasks)
+
+
+def _coverage_from_tables(tables_ta: np.ndarray, tasks) -> tuple:
     """(cover, strata) of the templates from their T->A tables (a bound template has no
     rows for the tasks it does not cover), as :func:`._pooled.coverage` gives them."""
     cover = ~np.isnan(tables_ta).any(axis=2)
@@ -106,7 +116,7 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
         units, covers = {}, []
         for i, r in enumerate((ref, other)):
             tabs = {d: model_tables(r, d, shared, tasks, attributes) for d in DIRECTIONS}
-            cover, strata = _coverage(tabs[TASK_TO_ATTRIBUTE], tasks)
+            cover, strata = _coverage(r, shared, tabs[TASK_TO_ATTRIBUTE], tasks)
             covers.append(cover)
             for d in DIRECTIONS:
                 units[(i, d)] = pooled_units(np.nan_to_num(tabs[d]), cover, strata, d)

@@ -15,6 +15,7 @@ from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
 from .._memory import check_memory
 from ..results import jsonable
+from ._design import Design
 from ._tables import check_base
 from .config import DEFAULT_TASKS, ProbeConfig
 from .resample import bootstrap_bytes
@@ -49,17 +50,13 @@ class Prepared:
     prompts_sha256: str
     template_provenance: dict = field(default_factory=dict)
     tasks_provenance: dict = field(default_factory=dict)
-    #: template id -> the vocabulary words a bound template covers (() = crossed)
-    template_tasks: dict = field(default_factory=dict)
-    #: template id -> its group labels
-    template_groups: dict = field(default_factory=dict)
-    #: group labels in the set's order
-    group_labels: list = field(default_factory=list)
+    #: templates, tasks, attributes and which template covers which task (built once)
+    design: Design = None
 
     @property
     def bound(self) -> bool:
         """Whether some template is bound to its own task(s): the tables are pooled."""
-        return any(self.template_tasks.values())
+        return self.design.bound
 
 
 def _vocabulary(cfg: ProbeConfig, tset):
@@ -139,6 +136,10 @@ def prepare(cfg: ProbeConfig) -> Prepared:
         lambda x: tuple(dict.fromkeys(x)))
     own = {str(k): (v if tset.template(str(k)).bound else ()) for k, v in by_template.items()}
     groups = {t.id: tuple(t.groups) for t in tset.templates if t.id in own}
+    tpl_ids = tuple(dict.fromkeys(str(t) for d in DIRECTIONS for t in prompts[d]["template_id"]))
+    design = Design(tpl_ids, tuple(tasks), tuple(attributes),
+                    tuple(tuple(own.get(t, ())) for t in tpl_ids),
+                    tuple(groups.get(t, ()) for t in tpl_ids), tuple(tset.groups))
     if tset.bound or any(groups.values()):
         tprov["aggregation"] = "pooled" if tset.bound else "templates"
         tprov["groups"] = {g: d for g, d in tset.groups.items()
@@ -148,5 +149,4 @@ def prepare(cfg: ProbeConfig) -> Prepared:
                     tasks_provenance={"name": cfg.tasks if isinstance(cfg.tasks, str)
                                       else vocab.name, "words": tasks,
                                       "sha256": vocab.sha256},
-                    template_tasks=own, template_groups=groups,
-                    group_labels=list(tset.groups))
+                    design=design)

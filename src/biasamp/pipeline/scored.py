@@ -22,18 +22,6 @@ from .prepare import Prepared
 __all__ = ["Scored", "evaluate_scores", "row_scores"]
 
 
-def _expected(prep: Prepared, tpl_ids: list[str]) -> np.ndarray:
-    """(n_templates, n_tasks): the T->A rows each template must fill."""
-    t_index = {t: i for i, t in enumerate(prep.tasks)}
-    cover = np.ones((len(tpl_ids), len(prep.tasks)), dtype=bool)
-    for k, tid in enumerate(tpl_ids):
-        own = prep.template_tasks.get(tid, ())
-        if own:
-            cover[k] = False
-            cover[k, [t_index[t] for t in own]] = True
-    return cover
-
-
 def _softmax_rows(lp: np.ndarray) -> np.ndarray:
     top = np.max(lp, axis=-1, keepdims=True)
     e = np.exp(lp - top)
@@ -48,13 +36,12 @@ def _build_tables(prep: Prepared, scores: dict):
     renormalised together. Cells of tasks a bound template does not cover stay NaN and are
     left out of the long tables.
     """
-    tpl_ids = list(dict.fromkeys(
-        str(t) for d in DIRECTIONS for t in prep.prompts[d]["template_id"]))
+    tpl_ids = list(prep.design.template_ids)
     t_index = {t: i for i, t in enumerate(prep.tasks)}
     a_index = {a: i for i, a in enumerate(prep.attributes)}
     k_index = {t: i for i, t in enumerate(tpl_ids)}
     shape = (len(tpl_ids), len(prep.tasks), len(prep.attributes))
-    cover = _expected(prep, tpl_ids)
+    cover = prep.design.expected()
     probs, long_rows = {}, []
     for direction in DIRECTIONS:
         prob, logp, _ = scores[direction]
@@ -133,14 +120,13 @@ def evaluate_scores(cfg: ProbeConfig, prep: Prepared, scores: dict) -> Scored:
         (see :func:`row_scores`).
     """
     tpl_ids, probs, long_tables = _build_tables(prep, scores)
-    grouped = any(prep.template_groups.get(t) for t in tpl_ids)
+    design = prep.design
     ev = evaluate_tables(probs[ATTRIBUTE_TO_TASK], probs[TASK_TO_ATTRIBUTE], prep.tasks,
                          prep.attributes, prep.sources, template_ids=tpl_ids,
-                         template_tasks=([prep.template_tasks.get(t, ()) for t in tpl_ids]
-                                         if prep.bound else None),
-                         template_groups=([prep.template_groups.get(t, ()) for t in tpl_ids]
-                                          if grouped else None),
-                         group_labels=prep.group_labels,
+                         template_tasks=list(design.template_tasks) if design.bound else None,
+                         template_groups=(list(design.template_groups) if design.grouped
+                                          else None),
+                         group_labels=list(design.group_labels),
                          n_resamples=cfg.n_resamples, seed=cfg.seed, confidence=cfg.confidence,
                          resample=cfg.resample, base_uncertainty=cfg.base_uncertainty,
                          min_base_count=cfg.min_base_count)
