@@ -736,3 +736,19 @@ def test_log_softmax_is_float64_exact(bert_dir, bert):
     f32 = torch.log_softmax(logits.float(), -1).double()[targets].numpy()
     assert np.max(np.abs(got - exact)) < 1e-13
     assert np.max(np.abs(f32 - exact)) > 1e-9  # the float32 path would not pass the check above
+
+
+def test_a_score_cache_that_cannot_be_written_is_one_line(tmp_path):
+    """A cache sqlite cannot write (a full disk, a read-only file: here sqlite's own
+    query-only mode) is one line naming it and saying that what it holds is kept, not
+    sqlite's traceback."""
+    from biasamp.scoring._cache import ScoreCache
+
+    cache = ScoreCache(tmp_path / "c", {"model": "m"})
+    cache.put_many([("a", [-1.0, -2.0])])
+    cache._con.execute("PRAGMA query_only = ON")
+    with pytest.raises(BiasampError, match=r"score_cache '.*scores-.*\.sqlite' cannot be "
+                                           r"written \(attempt to write a readonly database\); "
+                                           r"the 1 scores it holds are kept"):
+        cache.put_many([("b", [-3.0])])
+    assert cache.get_many(["a", "b"]) == {"a": [-1.0, -2.0]}

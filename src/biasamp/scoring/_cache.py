@@ -57,10 +57,17 @@ class ScoreCache:
         return found
 
     def put_many(self, items):
-        """Store ``(key, sequence of float)`` pairs."""
-        with self._con:
-            self._con.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?)",
-                                  [(k, json.dumps([float(x) for x in v])) for k, v in items])
+        """Store ``(key, sequence of float)`` pairs (one transaction: all or none). A cache
+        that cannot be written (a full disk, a read-only folder) is one line naming it."""
+        try:
+            with self._con:
+                self._con.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?)",
+                                      [(k, json.dumps([float(x) for x in v]))
+                                       for k, v in items])
+        except sqlite3.OperationalError as exc:  # "database or disk is full", "readonly"
+            raise BiasampError(f"score_cache {str(self.path)!r} cannot be written ({exc}); the "
+                               f"{len(self)} scores it holds are kept: free space and rerun "
+                               "to reuse them") from exc
 
     def __len__(self):
         return self._con.execute("SELECT COUNT(*) FROM scores").fetchone()[0]
