@@ -197,7 +197,6 @@ def test_score_cache_and_hf_cache_dir_reach_the_scorer(tiny_gpt2_dir, tmp_path, 
 def test_a_probe_resolves_each_model_once(tiny_gpt2_dir, tiny_bert_dir, tmp_path, monkeypatch):
     """The model id checked, the hub (or folder) resolved and config.json read once per model
     (they were 3, 2 and 2 times)."""
-    import biasamp.scoring._base as B
     import biasamp.scoring._factory as F
     import biasamp.scoring._hub as H
     import biasamp.scoring._load as L
@@ -214,7 +213,7 @@ def test_a_probe_resolves_each_model_once(tiny_gpt2_dir, tiny_bert_dir, tmp_path
 
     counted(H, "check_model")
     counted(L, "check_model")
-    for module in (H, F, B):  # wherever it is looked up
+    for module in (H, F):  # wherever it is looked up
         counted(module, "resolve_source")
     counted(H, "detect_model_type")
     models = [str(tiny_gpt2_dir), str(tiny_bert_dir)]

@@ -37,7 +37,6 @@ from __future__ import annotations
 import datetime as _dt
 import itertools
 import json
-import logging
 import os
 import shutil
 from pathlib import Path
@@ -48,8 +47,6 @@ from ._output_lock import FolderLock
 from ._signals import signals_deferred
 
 __all__ = ["KINDS", "MARK", "OutputFolder"]
-
-log = logging.getLogger(__name__)
 
 #: The kinds of folder biasamp writes, as messages name them.
 KINDS = {"probe": "a probe result", "report": "a report folder", "compare": "a comparison",
@@ -93,7 +90,7 @@ class OutputFolder:
             raise ValueError(f"kind must be one of {sorted(KINDS)}; got {kind!r}")
         self.out = Target(target, param)
         self.named, self.target = self.out.named, self.out.path
-        self.param, self.kind, self.update = param, kind, update
+        self.kind, self.update = kind, update
         self.overwrite = overwrite or update
         self.failure_note = failure_note
         self.lock = FolderLock(self.target.parent / f".{self.target.name}.lock", self.out.where)

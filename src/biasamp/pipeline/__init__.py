@@ -12,12 +12,13 @@ Orientation everywhere: rows are tasks (occupations), columns are attributes. A-
 ``P(task | attribute)`` (each column sums to 1), T->A tables ``P(attribute | task)`` (rows).
 """
 
+from ._folders import model_folders, model_slug
 from .compare import paired_differences
 from .config import COMPAT_MODES, CompatMode, ProbeConfig
 from .evaluate import Evaluation, evaluate_tables
 from .prepare import Prepared, prepare
 from .scored import Scored, evaluate_scores, row_scores
-from .run import model_folders, model_slug, probe, probe_many, write_result
+from .run import probe, probe_many, write_result
 
 __all__ = [
     "COMPAT_MODES",

@@ -43,15 +43,23 @@ class NamedSource:
 class Prepared:
     """Inputs of the scoring stage (no model needed to build them)."""
 
-    tasks: list[str]
-    attributes: list[str]
+    #: templates, tasks, attributes and which template covers which task (built once)
+    design: Design
     prompts: dict[str, pd.DataFrame]          # direction -> build_prompts frame
     sources: list[NamedSource]
     prompts_sha256: str
     template_provenance: dict = field(default_factory=dict)
     tasks_provenance: dict = field(default_factory=dict)
-    #: templates, tasks, attributes and which template covers which task (built once)
-    design: Design = None
+
+    @property
+    def tasks(self) -> list[str]:
+        """The rows of every table (the design's)."""
+        return list(self.design.tasks)
+
+    @property
+    def attributes(self) -> list[str]:
+        """The columns of every table (the design's)."""
+        return list(self.design.attributes)
 
     @property
     def bound(self) -> bool:
@@ -121,7 +129,7 @@ def prepare(cfg: ProbeConfig) -> Prepared:
         for direction in DIRECTIONS:  # a task missing from a source fails before scoring
             table = src.table(tasks, attributes, direction=direction)
             check_base(table, name, tasks, attributes, cfg.min_base_count)
-            if cfg.base_uncertainty == "resample" and getattr(table, "counts", None) is not None:
+            if cfg.base_uncertainty == "resample" and table.counts is not None:
                 resampled.add(name)
         sources.append(src)
     t2a = prompts[TASK_TO_ATTRIBUTE]  # units: (template, task) rows when bound, else templates
@@ -144,9 +152,8 @@ def prepare(cfg: ProbeConfig) -> Prepared:
         tprov["aggregation"] = "pooled" if tset.bound else "templates"
         tprov["groups"] = {g: d for g, d in tset.groups.items()
                            if any(g in x for x in groups.values())}
-    return Prepared(tasks=tasks, attributes=list(attributes), prompts=prompts, sources=sources,
+    return Prepared(design=design, prompts=prompts, sources=sources,
                     prompts_sha256=digest, template_provenance=tprov,
                     tasks_provenance={"name": cfg.tasks if isinstance(cfg.tasks, str)
                                       else vocab.name, "words": tasks,
-                                      "sha256": vocab.sha256},
-                    design=design)
+                                      "sha256": vocab.sha256})

@@ -19,12 +19,12 @@ from .. import __version__
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
 from ..results import ProbeResult
-from ._folders import model_folders, model_slug, result_output
+from ._folders import model_folders, result_output
 from .config import ProbeConfig, as_config
 from .prepare import Prepared, prepare
 from .scored import evaluate_scores
 
-__all__ = ["model_folders", "model_slug", "probe", "probe_many", "write_result"]
+__all__ = ["probe", "probe_many", "write_result"]
 
 log = logging.getLogger(__name__)
 

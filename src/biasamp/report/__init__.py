@@ -31,7 +31,7 @@ from pathlib import Path
 from .._files import json_loads, read_text
 from .._output import OutputFolder
 from .._registry import Registry
-from .._validation import SubsetOf, validate_params
+from .._validation import SubsetOf, normalised, validate_params
 from ..results import ProbeResult
 from ._compare import (compare_dirs, compare_table, paired_markdown, setup_differences,
                        setup_table, write_comparison)
@@ -103,7 +103,11 @@ FORMATS.register("model-card", ReportFormat("model_card.md",
                              "model card; links the Fig. 5 plot")
 
 
-@validate_params({"formats": SubsetOf(FORMATS)})
+#: The one check of a ``formats`` argument (render and build_report).
+_FORMATS_PARAM = {"formats": SubsetOf(FORMATS)}
+
+
+@validate_params(_FORMATS_PARAM)
 def render(result: ProbeResult, out_dir: str | os.PathLike, formats: Sequence[str] | str, *,
            plots: bool = True) -> dict[str, Path]:
     """Write the reports of ``result`` (and the PNG plots they show) into ``out_dir``.
@@ -126,7 +130,7 @@ def render(result: ProbeResult, out_dir: str | os.PathLike, formats: Sequence[st
     """
     d = Path(out_dir)
     d.mkdir(parents=True, exist_ok=True)
-    specs = {name: FORMATS.get(name) for name in SubsetOf(FORMATS).normalise(formats)}
+    specs = {name: FORMATS.get(name) for name in normalised(_FORMATS_PARAM, formats=formats)}
     sections = build_sections(result)
     available = {kind for s in sections if s.key == "plots" for kind, _ in s.plots}
     wanted = {kind for spec in specs.values() for kind in spec.plots} & available
@@ -144,7 +148,7 @@ def render(result: ProbeResult, out_dir: str | os.PathLike, formats: Sequence[st
     return written
 
 
-@validate_params({"formats": SubsetOf(FORMATS)})
+@validate_params(_FORMATS_PARAM)
 def build_report(result_dir: str | os.PathLike, *,
                  formats: Sequence[str] | str = ("md", "html", "json"),
                  plots: bool = True, out: str | os.PathLike | None = None,

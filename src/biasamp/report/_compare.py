@@ -16,7 +16,7 @@ import pandas as pd
 
 from .._errors import BiasampError
 from .._output import OutputFolder
-from .._validation import SubsetOf, validate_params
+from .._validation import SubsetOf, normalised, validate_params
 from ..results import ProbeResult
 from ._format import CSS, direction_label, format_value, html_table, markdown_table
 
@@ -166,8 +166,12 @@ def write_comparison(results: Sequence[ProbeResult], names: Sequence, folder, *,
                   paired=paired)
 
 
+#: The one check of a comparison's ``formats``.
+_FORMATS_PARAM = {"formats": SubsetOf(COMPARE_FORMATS)}
+
+
 def _write(long, setup, differing, folder, *, formats, paired) -> pd.DataFrame:
-    formats = SubsetOf(COMPARE_FORMATS).normalise(formats)
+    formats = normalised(_FORMATS_PARAM, formats=formats)
     wide = _wide(long)
     has_paired = paired is not None and not paired.empty
     ptable = _paired_table(paired) if has_paired else None
@@ -198,7 +202,7 @@ def _write(long, setup, differing, folder, *, formats, paired) -> pd.DataFrame:
     return wide
 
 
-@validate_params({"formats": SubsetOf(COMPARE_FORMATS)})
+@validate_params(_FORMATS_PARAM)
 def compare_dirs(result_dirs: Sequence, *, out=None,
                  formats: Sequence[str] | str = ("md", "csv"), allow_mismatch: bool = False,
                  overwrite: bool = False, paired: pd.DataFrame | None = None,

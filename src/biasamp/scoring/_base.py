@@ -18,7 +18,8 @@ from .._errors import BiasampError, MissingWeightsWarning
 from .._validation import Bool, OneOf, Optional, PositiveInt, check
 from ._audit import audit_candidates
 from ._cache import ScoreCache, item_key
-from ._hub import check_model_type, resolve_source, weight_files_sha256
+from ._factory import ResolvedModel, resolve_model
+from ._hub import weight_files_sha256
 from ._load import (check_vocabulary, input_device, load_model, load_tokenizer,
                     model_fingerprint, resolve_device, resolve_dtype, tokenizer_fingerprint)
 from ._result import ScoreResult
@@ -59,22 +60,19 @@ class BaseScorer:
         self.allow_missing_weights = check(allow_missing_weights, Bool, "allow_missing_weights")
         trust_remote_code = check(trust_remote_code, Bool, "trust_remote_code")
         self.progress = bool(progress)
-        resolved = model if hasattr(model, "evidence") else None  # a ResolvedModel
-        self.model_name = str(model) if resolved is None else resolved.name
+        self.model_name = model.name if isinstance(model, ResolvedModel) else str(model)
         self.revision = revision
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         self.device_map, max_memory = _check_placement(device_map, max_memory, offload_folder)
-        if resolved is None:
-            self.source = resolve_source(model, revision=revision, hf_cache_dir=hf_cache_dir)
-            _, self.model_type_evidence = check_model_type(
-                self.model_type, model, source=self.source, trust_remote_code=trust_remote_code)
-        elif resolved.model_type != self.model_type or resolved.revision != revision:
+        # a ResolvedModel (load_scorer) is taken as it is: no second hub request or config read
+        resolved = resolve_model(model, self.model_type, revision=revision,
+                                 hf_cache_dir=hf_cache_dir, trust_remote_code=trust_remote_code)
+        if resolved.model_type != self.model_type or resolved.revision != revision:
             raise BiasampError(f"model {resolved.name!r} was resolved as a {resolved.model_type} "
                                f"language model at revision {resolved.revision!r}; this scorer "
                                f"is for {self.model_type} ones at revision {revision!r}")
-        else:  # resolved once by load_scorer: no second hub request or config read
-            self.source, self.model_type_evidence = resolved.source, resolved.evidence
+        self.source, self.model_type_evidence = resolved.source, resolved.evidence
         self.tokenizer = load_tokenizer(self.source, trust_remote_code=trust_remote_code)
         self._check_tokenizer()  # before the weights are read
         self.model, self.missing_weights = load_model(
