@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,79 @@ def test_resolve_direction_and_slug():
         canonical_direction("T>A")
     assert model_slug("bert-base-uncased") == "bert-base-uncased"
     assert model_slug("./models/my bert") == "my-bert"
+
+
+# -- help next to the field: ProbeConfig's options generate the docstring and the CLI ----------
+
+def test_every_option_is_declared_once_with_help_and_check():
+    from biasamp.pipeline import ProbeConfig
+
+    options = ProbeConfig.options()
+    assert [o.name for o in options] == [f.name for f in dataclasses.fields(ProbeConfig)]
+    for opt in options:
+        assert opt.help.endswith(".") and len(opt.help) > 15, opt.name
+        # tasks is a name, a file or a list of words: checked in __post_init__ by its kind
+        assert (opt.constraint is None) == (opt.name == "tasks"), opt.name
+        # the docstring's Parameters section is generated from the same text
+        assert f"\n    {opt.name} : {opt.doc_type}\n" in ProbeConfig.__doc__, opt.name
+        assert " ".join(opt.help.split()[:6]) in " ".join(ProbeConfig.__doc__.split())
+
+
+def test_probe_options_are_generated_from_the_config():
+    from biasamp.cli import build_parser
+    from biasamp.pipeline import ProbeConfig, cli_help
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices
+    actions = {a.dest: a for a in sub["probe"]._actions
+               if a.dest not in ("help", "config", "sub_verbose", "sub_quiet")}
+    options = {o.name: o for o in ProbeConfig.options() if o.group is not None}
+    assert set(actions) == set(options)  # nothing declared by hand beside --config
+    assert "progress" not in actions  # the CLI's -q decides it
+    flags = {o.name: o.flags[0] for o in options.values()}
+    for name, action in actions.items():
+        opt = options[name]
+        assert tuple(action.option_strings) == opt.flags, name
+        assert action.help == cli_help(opt, flags), name
+        assert action.default is None, name  # so that a --config file's value stands
+    groups = [g.title for g in sub["probe"]._action_groups if g._group_actions]
+    assert groups[-6:] == ["model", "loading the model", "templates and tasks", "base rates",
+                           "bootstrap", "output"]
+
+
+def test_probe_flags_build_the_config(tmp_path):
+    from biasamp.cli import build_parser
+    from biasamp.commands.probe import build_config
+
+    args = build_parser().parse_args([
+        "probe", "-m", "a", "--model", "b,c", "--out", str(tmp_path / "o"), "--seed", "3",
+        "--confidence", "0.9", "--format", "md", "--overwrite", "--base-rates", "uniform",
+        "--max-templates", "2", "--trust-remote-code"])
+    cfg = build_config(args)
+    assert cfg.models == ["a", "b", "c"] and cfg.seed == 3 and cfg.confidence == 0.9
+    assert cfg.formats == ["md"] and cfg.overwrite is True and cfg.base_rates == ["uniform"]
+    assert cfg.max_templates == 2 and cfg.trust_remote_code is True
+    assert cfg.n_resamples == 10_000 and cfg.allow_missing_weights is False  # defaults
+
+
+def test_a_config_file_value_stands_unless_the_flag_is_given(tmp_path):
+    from biasamp.cli import build_parser
+    from biasamp.commands.probe import build_config
+
+    conf = tmp_path / "p.toml"
+    conf.write_text('models = ["m"]\nout = "o"\nseed = 7\nn_resamples = 50\n', encoding="utf-8")
+    args = build_parser().parse_args(["probe", "--config", str(conf), "--seed", "1"])
+    cfg = build_config(args)
+    assert (cfg.seed, cfg.n_resamples) == (1, 50)
+
+
+def test_cli_help_text():
+    from biasamp.pipeline import ProbeConfig, cli_help
+
+    opts = {o.name: o for o in ProbeConfig.options()}
+    flags = {o.name: o.flags[0] for o in opts.values()}
+    assert cli_help(opts["seed"]).endswith("(default: 0)")  # a default of 0 is shown
+    assert "(default" not in cli_help(opts["overwrite"])  # a switch off by default
+    assert cli_help(opts["formats"], flags).endswith("(default: md,html,json)")
+    assert "With --device-map:" in cli_help(opts["max_memory"], flags)
+    assert "'auto'" in cli_help(opts["device"], flags)
+    assert "wang2021, winobias" in cli_help(opts["templates"])  # the registered names

@@ -1,58 +1,44 @@
 """Subcommands of the ``biasamp`` CLI, one module each, each with ``register(subparsers)``.
 
-The options that load a model are declared once, here (:func:`add_model_options`), for
-``probe``, ``score`` and ``pairs``: one help text and one default each (the default from
-:class:`~biasamp.pipeline.ProbeConfig`, the one place it is set).
+The options of a probe are declared once, as the fields of
+:class:`~biasamp.pipeline.ProbeConfig` (default, check, help, flag); :func:`add_config_options`
+generates them in argument groups for ``probe``, and :func:`add_model_options` the group that
+loads a model for ``probe``, ``score`` and ``pairs``.
 """
 
 from __future__ import annotations
 
-#: Option -> (dest, argparse keywords, help). Defaults come from ProbeConfig.
-_MODEL_OPTIONS = {
-    "--device": ("device", {}, "auto, cpu, cuda, cuda:1, mps (default {default})"),
-    "--device-map": ("device_map", {"metavar": "MAP"},
-                     "auto (or balanced, sequential): accelerate places a model too large for "
-                     "one device over the GPUs, the CPU and disk (default: none, the whole "
-                     "model on --device)"),
-    "--max-memory": ("max_memory", {"metavar": "LIST"},
-                     "with --device-map: the most each device may hold, e.g. "
-                     "'0=20GiB,1=20GiB,cpu=60GiB'"),
-    "--offload-folder": ("offload_folder", {"metavar": "DIR"},
-                         "with --device-map: where the layers that fit nowhere else go (disk)"),
-    "--dtype": ("dtype", {}, "float32 (default), bfloat16, float16 (GPU) or float64 (an exact "
-                             "reference run, slower)"),
-    "--batch-size": ("batch_size", {"type": int, "metavar": "N"},
-                     "inputs per forward pass: prompts, or masked contexts of sentence pairs "
-                     "(default {default})"),
-    "--revision": ("revision", {}, "model revision (branch, tag or commit) on the hub"),
-    "--trust-remote-code": ("trust_remote_code", {"action": "store_true"},
-                            "allow custom model code from the hub"),
-    "--allow-missing-weights": ("allow_missing_weights", {"action": "store_true"},
-                                "load a checkpoint with weights missing (e.g. no trained LM "
-                                "head; initialised at random): the report says so at its top"),
-    "--score-cache": ("score_cache", {"metavar": "DIR"},
-                      "folder of the sqlite score cache (prompts already scored with the same "
-                      "weights, tokenizer, estimator and dtype are reused)"),
-    "--hf-cache-dir": ("hf_cache_dir", {"metavar": "DIR"},
-                       "Hugging Face download cache (from_pretrained cache_dir)"),
-}
+def add_config_options(parser, *, groups=None, from_config: bool = False, without=(),
+                       only=None) -> None:
+    """Options of :class:`~biasamp.pipeline.ProbeConfig` into ``parser``, one argument group
+    each, generated from the fields (their flags, help and defaults are declared there once).
+
+    ``groups``: the groups to add, in order (default: every group, in field order); ``only``: field names to take (default all of
+    those groups); ``without``: flags a command does not take. ``from_config``: every default
+    is None, so that a ``--config`` file's value stands unless the flag is given
+    (``biasamp probe``); otherwise the defaults are ProbeConfig's.
+    """
+    from ..pipeline import ProbeConfig, cli_help
+
+    options = ProbeConfig.options()
+    flags = {opt.name: opt.flags[0] for opt in options if opt.group is not None}
+    if groups is None:
+        groups = [g for g in dict.fromkeys(opt.group for opt in options) if g is not None]
+    for title in groups:
+        group = parser.add_argument_group(title)
+        for opt in options:
+            if (opt.group != title or opt.flags[0] in without
+                    or (only is not None and opt.name not in only)):
+                continue
+            kwargs = {k: v for k, v in (("metavar", opt.metavar), ("type", opt.type),
+                                        ("action", opt.action)) if v is not None}
+            default = opt.default if opt.action != "append" else None
+            group.add_argument(*opt.flags, dest=opt.name, help=cli_help(opt, flags),
+                               default=None if from_config else default, **kwargs)
 
 
 def add_model_options(parser, *, from_config: bool = False, without=()) -> None:
-    """The options that load a model, into ``parser`` (an argument group of their own).
-
-    ``from_config``: every default is None, so that a ``--config`` file's value stands unless
-    the flag is given (``biasamp probe``); otherwise the defaults are ProbeConfig's.
-    ``without``: options a command does not take.
-    """
-    from ..pipeline import ProbeConfig
-
-    fields = ProbeConfig.__dataclass_fields__
-    group = parser.add_argument_group("loading the model")
-    for flag, (dest, kwargs, text) in _MODEL_OPTIONS.items():
-        if flag in without:
-            continue
-        default = fields[dest].default
-        kwargs = dict(kwargs)
-        kwargs["default"] = None if from_config else default
-        group.add_argument(flag, dest=dest, help=text.format(default=default), **kwargs)
+    """The options that load a model (one argument group, "loading the model"), for
+    ``probe``, ``score`` and ``pairs``: one help text and one default each."""
+    add_config_options(parser, groups=("loading the model",), from_config=from_config,
+                       without=without)

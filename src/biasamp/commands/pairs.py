@@ -10,7 +10,7 @@ from .._output import OutputFolder
 
 def register(subparsers) -> None:
     from ..pairs import list_pair_sets
-    from . import add_model_options
+    from . import add_config_options, add_model_options
 
     p = subparsers.add_parser(
         "pairs", help="score sentence pairs (CrowS-Pairs) with a masked language model",
@@ -37,11 +37,8 @@ def register(subparsers) -> None:
                         "folder")
     p.add_argument("--overwrite", action="store_true",
                    help="replace the pairs result --out holds (one biasamp wrote)")
-    p.add_argument("--n-resamples", dest="n_resamples", type=int, default=10_000, metavar="N",
-                   help="bootstrap resamples over pairs (default 10000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--confidence", type=float, default=0.95,
-                   help="bootstrap CI level (default 0.95)")
+    # over pairs: the bootstrap options of a probe
+    add_config_options(p, groups=("bootstrap",), only=("seed", "n_resamples", "confidence"))
     add_model_options(p, without=("--score-cache",))  # pairs are scored without the cache
     p.set_defaults(func=run)
 

@@ -9,7 +9,7 @@ from .._errors import BiasampError
 
 
 def register(subparsers) -> None:
-    from . import add_model_options
+    from . import add_config_options, add_model_options
 
     p = subparsers.add_parser(
         "score", help="score candidate words for a blank with a masked or causal language model",
@@ -23,18 +23,11 @@ def register(subparsers) -> None:
                    metavar="TEXT", help=f"prompt containing {BLANK} once; repeat for several")
     p.add_argument("--candidates", "-c", required=True, metavar="LIST",
                    help="comma-separated candidates (may contain spaces: 'he is,she is')")
-    p.add_argument("--scoring", default=None,
-                   help="masked LMs: word (all pieces, chain rule; default), first-piece "
-                        "(FitBERT) or pll; causal LMs: continuation (default) or sentence")
-    p.add_argument("--model-type", dest="model_type", default="auto",
-                   help="auto (from config.json; default), masked or causal")
     p.add_argument("--blank", default=BLANK, help=f"blank marker (default {BLANK})")
     p.add_argument("--audit", action="store_true",
                    help="also print how the tokenizer splits each candidate")
+    add_config_options(p, groups=("model",), only=("model_type", "scoring", "context_token"))
     add_model_options(p)
-    p.add_argument("--context-token", dest="context_token", metavar="TOKEN",
-                   help="causal LMs: the token before every sentence (default: a document "
-                        "start, never a chat marker)")
     p.set_defaults(func=run)
 
 

@@ -5,6 +5,10 @@ follow trust it. Compatibility modes are data (:data:`COMPAT_MODES`): a template
 estimator and a mapping of base-rate names to their paper-compatible constructions; the
 base-rate tables themselves carry the paper's conventions (tie tolerance, undefined cells),
 so nothing downstream branches on ``compat``.
+
+This module is long on purpose: the body of :class:`ProbeConfig` is the table of every probe
+option (its default, check, help and flag, declared once each), which the docstring and the
+CLI are generated from; split, one option would be described in two places again.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import textwrap
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +32,7 @@ from ..report import FORMATS
 from ..results import TABLE_FORMATS
 from ..scoring import (DEVICE_MAPS, ESTIMATORS, canonical_dtype, check_estimator,
                        parse_max_memory)
+from ._options import config_options, option, parameters_doc
 from .resample import BASE_UNCERTAINTY, RESAMPLE_UNITS
 
 __all__ = ["COMPAT_MODES", "CompatMode", "DEFAULT_TASKS", "ProbeConfig"]
@@ -54,120 +60,28 @@ COMPAT_MODES.register("wang2021", CompatMode(
     description="the paper's 20 templates, FitBERT first-piece scoring and the paper's "
                 "base-rate constructions"), description="Wang & Russakovsky (2021), Table 2")
 
-# field -> constraint, checked in __post_init__ (the boundary where a config enters)
-_CONSTRAINTS = {
-    "models": Names(min_size=0, what="model"),
-    "templates": NonEmptyStr,
-    "attributes": Names(min_size=2, what="attribute"),
-    "base_rates": Names(min_size=1, what="base-rate source"),
-    "scoring": Optional(OneOf(ESTIMATORS)),
-    "model_type": OneOf(("auto", "masked", "causal")),
-    "compat": Optional(OneOf(COMPAT_MODES)),
-    "device": NonEmptyStr,
-    "device_map": Optional(OneOf(DEVICE_MAPS)),
-    "max_memory": Optional(Convert(parse_max_memory)),
-    "offload_folder": Optional(NonEmptyStr),
-    "dtype": Convert(canonical_dtype),
-    "batch_size": PositiveInt,
-    "revision": Optional(NonEmptyStr),
-    "trust_remote_code": Bool,
-    "allow_missing_weights": Bool,
-    "context_token": Optional(NonEmptyStr),
-    "seed": Integer(0),
-    "n_resamples": PositiveInt,
-    "confidence": Interval(0.0, 1.0),
-    "resample": OneOf(RESAMPLE_UNITS),
-    "base_uncertainty": OneOf(BASE_UNCERTAINTY),
-    "min_base_count": Optional(PositiveInt),
-    "max_templates": Optional(PositiveInt),
-    "score_cache": Optional(NonEmptyStr),
-    "hf_cache_dir": Optional(NonEmptyStr),
-    "out": Optional(NonEmptyStr),
-    "overwrite": Bool,
-    "formats": SubsetOf(FORMATS, min_size=0),
-    "tables": OneOf(TABLE_FORMATS),
-    "progress": Bool,
-    "note": Optional(NonEmptyStr),
-}
+def _template_sets():
+    from ..templates import list_template_sets
+    return list_template_sets()
+
+
+def _task_sets():
+    from ..tasks import list_task_sets
+    return list_task_sets()
+
+
+def _sources():
+    from ..base_rates import list_sources
+    return list_sources()
 
 
 @dataclass
 class ProbeConfig:
     """Everything a probe needs; loadable from TOML or YAML (:meth:`from_file`).
 
-    Parameters
-    ----------
-    models : list of str
-        Hugging Face model ids or local model folders (one result per model).
-    templates : str
-        Template set name (``biasamp templates --list``) or path to a template file.
-    attributes : str or list of str
-        Attribute identities, e.g. ``"he,she"`` or ``["he", "she", "they"]``.
-    tasks : str or list of str or None
-        Task vocabulary: a name (``winobias32``), a file, ``@file``, ``"a,b,c"`` or the words.
-        ``None`` (default): the template set's own tasks when its templates are bound to
-        them (``winogender``, ``winobias``), else ``winobias32``.
-    base_rates : str or list of str
-        Base-rate source names (``biasamp base-rates --list``) or ``file:path.csv``.
-    scoring : str or None
-        Candidate estimator. Masked LMs: ``word`` (all word pieces; their default),
-        ``first-piece`` or ``pll``; causal LMs: ``continuation`` (their default) or
-        ``sentence``. None: the default of each model's type.
-    model_type : str
-        ``auto`` (default: from each model's config.json), ``masked`` or ``causal``.
-    compat : str or None
-        ``"wang2021"`` reproduces the paper's procedure: template set ``wang2021``,
-        first-piece scoring and the paper's base-rate constructions (masked LMs only).
-    device, dtype, batch_size, revision, trust_remote_code
-        Passed to the scorer (:func:`biasamp.scoring.load_scorer`).
-    device_map, max_memory, offload_folder
-        A model larger than one device: ``device_map="auto"`` lets accelerate place its layers
-        over the GPUs, the CPU and ``offload_folder`` (disk), each device holding at most its
-        ``max_memory`` (``"0=20GiB,cpu=60GiB"`` or a mapping).
-    score_cache : str or None
-        Folder of the sqlite score cache (scores of prompts already scored are reused).
-    hf_cache_dir : str or None
-        Hugging Face download cache, passed to ``from_pretrained(cache_dir=...)``.
-    allow_missing_weights : bool
-        Probe a checkpoint whose weights are incomplete (e.g. no trained LM head; transformers
-        initialises the missing ones at random); the report says so in its first lines.
-    context_token : str or None
-        Causal LMs: the token put before every sentence. None (default): a document start, the
-        BOS the tokenizer adds itself, else a BOS, EOS or document separator that is not a
-        chat-turn marker (``<|endoftext|>`` for SmolLM2-Instruct and Qwen-Instruct); the
-        choice and its rule are in the provenance and the report.
-    seed, n_resamples, confidence
-        The bootstrap behind every CI (seeded, percentile interval).
-    resample : {"templates", "tasks", "both"}
-        What the bootstrap resamples: templates (default: the value is a property of the
-        chosen task vocabulary, the templates are a sample of wordings), tasks (to speak of
-        occupations beyond the listed ones), or both (a two-way bootstrap).
-    base_uncertainty : {"resample", "none"}
-        ``resample`` (default): count-based base rates (corpus co-occurrence counts) are
-        resampled jointly with the units above, so every CI also covers their sampling
-        error, and each association's sign gets its support; statistics and constructed
-        tables are fixed either way. ``none``: every base table is treated as exact.
-    min_base_count : int or None
-        Leave out the tasks with fewer co-occurrences than this in a count-based source
-        (reported).
-    max_templates : int or None
-        Use only the first ``max_templates`` templates of the set (quick runs); for a set of
-        templates bound to their own tasks, the first ``max_templates`` of each task.
-    out : str or None
-        Output directory, written as one transaction (:mod:`biasamp._output`): refused when
-        it exists and is not empty, unless ``overwrite``; a second writer is refused; an
-        error, Ctrl-C, SIGTERM or SIGHUP leaves the previous result or nothing.
-    overwrite : bool
-        Replace the probe result ``out`` holds as a whole (no stale files survive); a folder
-        with files biasamp did not write, or a result of another kind, is refused.
-    formats : list of str
-        Reports to write next to the results: any of ``md``, ``html``, ``json``, ``model-card``.
-    tables : str
-        Probability tables as ``csv`` (default) or ``parquet`` (needs pyarrow).
-    progress : bool
-        Show progress bars (the CLI turns them on).
-    note : str or None
-        A free-text note shown at the top of every report (e.g. "tiny random model").
+    Each option is declared once below, with its default, its check and its help
+    (:func:`~biasamp.pipeline._options.option`); the Parameters section of this docstring and
+    the options of ``biasamp probe`` are generated from them.
 
     Examples
     --------
@@ -178,43 +92,151 @@ class ProbeConfig:
     'first-piece'
     """
 
-    models: list[str] = field(default_factory=list)
-    templates: str = "adjectives"
-    attributes: list[str] = field(default_factory=lambda: ["he", "she"])
-    tasks: str | list[str] | None = None
-    base_rates: list[str] = field(default_factory=lambda: ["uniform", "labor-2016"])
-    scoring: str | None = None
-    model_type: str = "auto"
-    compat: str | None = None
-    device: str = "auto"
-    device_map: str | None = None
-    max_memory: dict | None = None
-    offload_folder: str | None = None
-    dtype: str = "float32"
-    batch_size: int = 32
-    revision: str | None = None
-    trust_remote_code: bool = False
-    allow_missing_weights: bool = False
-    context_token: str | None = None
-    seed: int = 0
-    n_resamples: int = 10_000
-    confidence: float = 0.95
-    resample: str = "templates"
-    base_uncertainty: str = "resample"
-    min_base_count: int | None = None
-    max_templates: int | None = None
-    score_cache: str | None = None
-    hf_cache_dir: str | None = None
-    out: str | None = None
-    overwrite: bool = False
-    formats: list[str] = field(default_factory=lambda: ["md", "html", "json"])
-    tables: str = "csv"
-    progress: bool = False
-    note: str | None = None
+    # -- the model ---------------------------------------------------------------
+    models: list[str] = option(
+        factory=list, constraint=Names(min_size=0, what="model"), group="model",
+        flags=("--model", "-m"), metavar="MODEL", action="append",
+        help="Hugging Face model ids or local model folders (one result per model); on the "
+             "command line repeat the option (or comma-separate) for several models: one "
+             "sub-folder each, plus a comparison.")
+    model_type: str = option(
+        "auto", OneOf(("auto", "masked", "causal")), group="model", metavar="TYPE",
+        help="``auto`` (from each model's config.json), ``masked`` or ``causal``.")
+    scoring: str | None = option(
+        None, Optional(OneOf(ESTIMATORS)), group="model", metavar="MODE",
+        help="Candidate estimator. Masked LMs: ``word`` (all word pieces, chain rule; their "
+             "default), ``first-piece`` (FitBERT) or ``pll``; causal LMs: ``continuation`` "
+             "(their default) or ``sentence``. Not given: the default of each model's type.")
+    compat: str | None = option(
+        None, Optional(OneOf(COMPAT_MODES)), group="model", metavar="MODE",
+        help="``wang2021`` reproduces the paper's procedure: template set ``wang2021``, "
+             "first-piece scoring and the paper's base-rate constructions (masked LMs only).")
+    context_token: str | None = option(
+        None, Optional(NonEmptyStr), group="model", metavar="TOKEN",
+        help="Causal LMs: the token put before every sentence. Not given: a document start, "
+             "the BOS the tokenizer adds itself, else a BOS, EOS or document separator that "
+             "is not a chat-turn marker (``<|endoftext|>`` for SmolLM2-Instruct and "
+             "Qwen-Instruct); the choice and its rule are in the provenance and the report.")
+    # -- loading the model (also the options of `biasamp score` and `biasamp pairs`) -----
+    device: str = option(
+        "auto", NonEmptyStr, group="loading the model",
+        help="``auto``, ``cpu``, ``cuda``, ``cuda:1``, ``mps``.")
+    device_map: str | None = option(
+        None, Optional(OneOf(DEVICE_MAPS)), group="loading the model", metavar="MAP",
+        help="``auto`` (or ``balanced``, ``sequential``): accelerate places a model too "
+             "large for one device over the GPUs, the CPU and disk. Not given: the whole "
+             "model on ``device``.")
+    max_memory: dict | None = option(
+        None, Optional(Convert(parse_max_memory)), group="loading the model", metavar="LIST",
+        doc_type="str or dict or None",
+        help="With ``device_map``: the most each device may hold, e.g. "
+             "``0=20GiB,1=20GiB,cpu=60GiB`` (or a mapping).")
+    offload_folder: str | None = option(
+        None, Optional(NonEmptyStr), group="loading the model", metavar="DIR",
+        help="With ``device_map``: where the layers that fit nowhere else go (disk).")
+    dtype: str = option(
+        "float32", Convert(canonical_dtype), group="loading the model",
+        help="``float32``, ``bfloat16``, ``float16`` (GPU) or ``float64`` (an exact reference "
+             "run, slower).")
+    batch_size: int = option(
+        32, PositiveInt, group="loading the model", type=int, metavar="N",
+        help="Inputs per forward pass: prompts, or masked contexts of sentence pairs.")
+    revision: str | None = option(
+        None, Optional(NonEmptyStr), group="loading the model",
+        help="Model revision (branch, tag or commit) on the hub.")
+    trust_remote_code: bool = option(
+        False, Bool, group="loading the model", action="store_true",
+        help="Allow custom model code from the hub.")
+    allow_missing_weights: bool = option(
+        False, Bool, group="loading the model", action="store_true",
+        help="Load a checkpoint with weights missing (e.g. no trained LM head; transformers "
+             "initialises them at random): the report says so at its top.")
+    score_cache: str | None = option(
+        None, Optional(NonEmptyStr), group="loading the model", metavar="DIR",
+        help="Folder of the sqlite score cache: prompts already scored with the same weights, "
+             "tokenizer, estimator and dtype are reused.")
+    hf_cache_dir: str | None = option(
+        None, Optional(NonEmptyStr), group="loading the model", metavar="DIR",
+        help="Hugging Face download cache (``from_pretrained(cache_dir=...)``).")
+    # -- templates and tasks -----------------------------------------------------
+    templates: str = option(
+        "adjectives", NonEmptyStr, group="templates and tasks", metavar="SET",
+        names=_template_sets,
+        help="Template set name (``biasamp templates --list``) or path to a template file.")
+    attributes: list[str] = option(
+        factory=lambda: ["he", "she"], constraint=Names(min_size=2, what="attribute"),
+        group="templates and tasks", metavar="LIST",
+        help="Attribute identities, e.g. ``he,she`` or ``he,she,they``.")
+    tasks: str | list[str] | None = option(
+        None, None, group="templates and tasks", metavar="VOCAB", names=_task_sets,
+        help="Task vocabulary: a name, a file, ``@file``, ``a,b,c`` or the words. Not given: "
+             "the template set's own tasks when its templates are bound to them "
+             "(``winogender``, ``winobias``), else ``winobias32``.")
+    max_templates: int | None = option(
+        None, Optional(PositiveInt), group="templates and tasks", type=int, metavar="N",
+        help="Use only the first N templates of the set (quick runs); for a set of templates "
+             "bound to their own tasks, the first N of each task.")
+    # -- base rates --------------------------------------------------------------
+    base_rates: list[str] = option(
+        factory=lambda: ["uniform", "labor-2016"],
+        constraint=Names(min_size=1, what="base-rate source"), group="base rates",
+        metavar="LIST", names=_sources,
+        help="Base-rate sources (``biasamp base-rates --list``) or ``file:PATH.csv``, "
+             "comma-separated.")
+    base_uncertainty: str = option(
+        "resample", OneOf(BASE_UNCERTAINTY), group="base rates", metavar="MODE",
+        help="``resample``: count-based base rates (corpus co-occurrence counts) are "
+             "resampled jointly with the bootstrap's units, so every CI also covers their "
+             "sampling error, and each association's sign gets its support; statistics and "
+             "constructed tables are fixed either way. ``none``: every base table is treated "
+             "as exact.")
+    min_base_count: int | None = option(
+        None, Optional(PositiveInt), group="base rates", type=int, metavar="N",
+        help="Leave out the tasks with fewer than N co-occurrences in a count-based source "
+             "(reported).")
+    # -- the bootstrap -----------------------------------------------------------
+    seed: int = option(0, Integer(0), group="bootstrap", type=int,
+                       help="Seed of the bootstrap behind every CI.")
+    n_resamples: int = option(10_000, PositiveInt, group="bootstrap", type=int, metavar="N",
+                              help="Bootstrap resamples.")
+    confidence: float = option(0.95, Interval(0.0, 1.0), group="bootstrap", type=float,
+                               help="Level of the percentile bootstrap CIs.")
+    resample: str = option(
+        "templates", OneOf(RESAMPLE_UNITS), group="bootstrap", metavar="UNITS",
+        help="What the bootstrap resamples: ``templates`` (the value is a property of the "
+             "chosen task vocabulary, the templates are a sample of wordings), ``tasks`` (to "
+             "speak of occupations beyond the listed ones) or ``both`` (a two-way bootstrap).")
+    # -- output ------------------------------------------------------------------
+    out: str | None = option(
+        None, Optional(NonEmptyStr), group="output", flags=("--out", "-o"), metavar="DIR",
+        help="Output folder (required), written as one transaction: refused when it exists "
+             "and is not empty, unless ``overwrite``; a second writer is refused; an error, "
+             "Ctrl-C, SIGTERM or SIGHUP leaves the previous result or nothing.")
+    overwrite: bool = option(
+        False, Bool, group="output", action="store_true",
+        help="Replace the probe result ``out`` holds as a whole (no stale files survive); a "
+             "folder with files biasamp did not write, or a result of another kind, is "
+             "refused.")
+    formats: list[str] = option(
+        factory=lambda: ["md", "html", "json"], constraint=SubsetOf(FORMATS, min_size=0),
+        group="output", flags=("--format",), metavar="LIST",
+        help="Reports to write next to the results: any of ``md``, ``html``, ``json``, "
+             "``model-card``.")
+    tables: str = option(
+        "csv", OneOf(TABLE_FORMATS), group="output", metavar="FMT",
+        help="Probability tables as ``csv`` or ``parquet`` (needs pyarrow).")
+    note: str | None = option(
+        None, Optional(NonEmptyStr), group="output", metavar="TEXT",
+        help="A free-text note shown at the top of every report (e.g. \"tiny random model\").")
+    progress: bool = option(
+        False, Bool, group=None,
+        help="Show progress (the command line turns it on; ``-q`` off).")
 
     def __post_init__(self):
-        for name, constraint in _CONSTRAINTS.items():
-            setattr(self, name, check(getattr(self, name), constraint, name))
+        for opt in _OPTIONS:
+            if opt.constraint is not None:
+                setattr(self, opt.name, check(getattr(self, opt.name), opt.constraint,
+                                              opt.name))
         # a vocabulary name/file/"a,b,c" or the words; resolved by biasamp.tasks.load_tasks
         if self.tasks is not None:
             self.tasks = check(self.tasks, NonEmptyStr if isinstance(self.tasks, str) else
@@ -248,10 +270,10 @@ class ProbeConfig:
             return dataclasses.replace(self)
         mode = COMPAT_MODES.get(self.compat)
         changes: dict[str, Any] = {}
-        defaults = ProbeConfig.__dataclass_fields__
+        defaults = {opt.name: opt.default for opt in _OPTIONS}
         for key in ("templates", "scoring"):
             current, wanted = getattr(self, key), getattr(mode, key)
-            if current != wanted and current != defaults[key].default:
+            if current != wanted and current != defaults[key]:
                 log.warning("compat=%r uses %s=%r; ignoring %s=%r", self.compat, key, wanted,
                             key, current)
             changes[key] = wanted
@@ -282,7 +304,7 @@ class ProbeConfig:
         if not isinstance(data, Mapping):
             raise BiasampError(f"config must be a mapping of option names to values; got "
                                f"{type(data).__name__}")
-        names = [f.name for f in dataclasses.fields(cls)]
+        names = [opt.name for opt in _OPTIONS]
         kwargs = {}
         for key, value in data.items():
             k = str(key).replace("-", "_")
@@ -325,9 +347,21 @@ class ProbeConfig:
             data = {**data, **{k: v for k, v in overrides.items() if v is not None}}
         return cls.from_dict(data)
 
+    @classmethod
+    def options(cls) -> list:
+        """Every option as a :class:`~biasamp.pipeline.ConfigOption` (name, default, check,
+        help, command-line flags and group), in field order."""
+        return list(_OPTIONS)
+
     def to_dict(self) -> dict:
         """Plain, JSON-serialisable dict of the options."""
         return dataclasses.asdict(self)
+
+
+#: The options of ProbeConfig, in field order (one place for their help, default and check).
+_OPTIONS = config_options(ProbeConfig)
+ProbeConfig.__doc__ = ProbeConfig.__doc__.replace(
+    "    Examples\n", textwrap.indent(parameters_doc(ProbeConfig), "    ") + "\n\n    Examples\n", 1)
 
 
 def as_config(config=None, **kwargs) -> ProbeConfig:
