@@ -20,7 +20,7 @@ HEAVY = ("torch", "transformers", "tokenizers", "safetensors", "huggingface_hub"
 ALLOWED = {
     "metrics": {"_conventions", "_errors", "_validation", "_registry"},
     "report": {"_conventions", "_errors", "_validation", "_registry", "_files", "_output",
-               "results"},
+               "_progress", "results"},
     "results": {"_conventions", "_errors", "_validation", "_registry", "_files", "_output",
                 "_schema"},
     "_schema": {"_conventions", "_errors", "_files"},

@@ -50,7 +50,7 @@ class EngineRun:
 def _progress(bar, chunks):
     for chunk in chunks:
         if bar is not None:
-            bar.update(len(chunk))
+            bar.advance(len(chunk))
         yield chunk
 
 
@@ -72,10 +72,10 @@ def _run_in_process(rule, plan: CorpusPlan, bar, to_hash) -> EngineRun:
         try:
             for shard in plan.shards:
                 whole = shard.length is None and bar is not None
-                chunks = shard_chunks(shard, opts, bar.update if whole else None)
+                chunks = shard_chunks(shard, opts, bar.advance if whole else None)
                 totals.add(count_chunks(rule, chunks, shard.describe()))
                 if bar is not None and not whole:
-                    bar.update(shard.size)
+                    bar.advance(shard.size)
             for where, stream in plan.streams:
                 totals.add(count_chunks(rule, _progress(bar, stream), where))
         except BaseException:
@@ -94,7 +94,7 @@ def _run_pool(rule, plan: CorpusPlan, n_jobs: int, bar, to_hash) -> EngineRun:
     shards = [s for s in plan.shards if s not in streamed]
     # (where, chunks, progress by chunk length; streamed files report the bytes they read)
     streams = [(where, guarded(stream, where), True) for where, stream in plan.streams] + [
-        (s.describe(), guarded(shard_chunks(s, opts, bar.update if bar is not None else None),
+        (s.describe(), guarded(shard_chunks(s, opts, bar.advance if bar is not None else None),
                                s.describe()), False)
         for s in streamed]
 
@@ -108,7 +108,7 @@ def _run_pool(rule, plan: CorpusPlan, n_jobs: int, bar, to_hash) -> EngineRun:
     def collect(fut, step):
         totals.add(fut.result())
         if bar is not None and step:
-            bar.update(step)
+            bar.advance(step)
 
     with ProcessPoolExecutor(n_jobs, initializer=_init_worker, initargs=(rule, opts)) as pool:
         # hashes: collected at the end (they hold no memory), never waited for in between

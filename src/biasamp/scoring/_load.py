@@ -163,14 +163,15 @@ def _placement(device_map, max_memory, offload_folder) -> dict:
 
 
 def load_model(model, *, kind="masked", revision=None, trust_remote_code=False, dtype=None,
-               progress=False, allow_missing_weights=False, device_map=None, max_memory=None,
+               allow_missing_weights=False, device_map=None, max_memory=None,
                offload_folder=None):
     """Load ``AutoModelForMaskedLM`` or ``AutoModelForCausalLM`` (eval mode); errors name the model.
 
     Weights that the checkpoint lacks (transformers initialises them at random, e.g. the
     masked-LM head of a sentence-transformers ``BertModel`` folder) are an error naming them,
     unless ``allow_missing_weights``; unexpected weights (a pooler, a next-sentence head) are
-    only logged. ``progress=False`` silences transformers' weight-loading bar for this call.
+    only logged. transformers' weight-loading bar is off for this call (the caller's progress
+    display is the one a run shows).
     ``device_map`` (``"auto"``, ...) lets accelerate place the layers over the GPUs, the CPU and
     ``offload_folder`` on disk, each device holding at most its ``max_memory``.
 
@@ -184,7 +185,7 @@ def load_model(model, *, kind="masked", revision=None, trust_remote_code=False, 
     src = _source(model, revision)
     auto_name, what, head = _AUTO_CLASSES[kind]
     was_on = hf_logging.is_progress_bar_enabled()
-    if was_on and not progress:
+    if was_on:
         hf_logging.disable_progress_bar()
     try:
         with _quiet_transformers():
@@ -198,7 +199,7 @@ def load_model(model, *, kind="masked", revision=None, trust_remote_code=False, 
         raise BiasampError(f"could not load {what} {src.name!r}: {type(exc).__name__}: "
                            f"{' '.join(str(exc).split())[:300]}") from exc
     finally:
-        if was_on and not progress:
+        if was_on:
             hf_logging.enable_progress_bar()
     missing = sorted(set(info.get("missing_keys") or ())
                      | {k[0] if isinstance(k, (tuple, list)) else str(k)
