@@ -92,11 +92,12 @@ class Wang2021Rule(CountingRule):
         ends = (hits + self.lengths[ids]).tolist()
         hits, ids = hits.tolist(), ids.tolist()
         kept, k, n = 0, 0, len(hits)
-        piece_end = 0
+        piece_end, nl = 0, -2   # nl: the first newline at or after the last pos (-1: none)
         while k < n:
             pos = hits[k]
             start = max(b.rfind(b".", piece_end, pos), b.rfind(b"\n", piece_end, pos)) + 1
-            nl = b.find(b"\n", pos)
+            if nl == -2 or 0 <= nl < pos:   # searched again only past it: a long line is
+                nl = b.find(b"\n", pos)     # scanned once, not once per piece
             line_end = nl if nl >= 0 else len(b)
             dot = b.find(b".", pos, line_end)
             piece_end = dot if dot >= 0 else line_end
