@@ -65,6 +65,13 @@ def report_file(folder, formats, *, comparison: bool = False) -> Path:
     return Path(folder) / (FORMATS.get(kind).file if kind else "results.json")
 
 
+def work_done(args) -> None:
+    """The long work is over: the progress display goes before the summary is printed (a bar
+    left on the terminal would run into the summary's first line)."""
+    if getattr(args, "display", None) is not None:
+        args.display.close()
+
+
 def say_report(path, args) -> None:
     """The last line of a run that wrote a report: ``report: PATH`` (on stderr, so that
     stdout holds only the summary); nothing with ``-q``."""

@@ -45,7 +45,7 @@ def run(args) -> int:
     from ..pairs import load_pairs, score_pairs
     from ..report import format_value
     from ..scoring import check_model
-    from . import say_report
+    from . import say_report, work_done
 
     # everything that can fail on input fails before the model is loaded
     pset = load_pairs(args.pairs, more=args.more_column, less=args.less_column,
@@ -66,6 +66,7 @@ def run(args) -> int:
                       offload_folder=args.offload_folder, hf_cache_dir=args.hf_cache_dir,
                       allow_missing_weights=args.allow_missing_weights,
                       n_resamples=args.n_resamples, seed=args.seed, confidence=args.confidence)
+    work_done(args)
     if not args.quiet:
         prov = res.provenance
         print(f"{args.model}: {len(pset)} pairs of {pset.name} ({prov['n_contexts']:,} masked "

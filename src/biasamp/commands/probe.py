@@ -71,10 +71,11 @@ def summary_lines(models, results) -> list[str]:
 
 def run(args) -> int:
     from ..pipeline import probe_many
-    from . import report_file, say_report
+    from . import report_file, say_report, work_done
 
     cfg = build_config(args)
     results = probe_many(cfg, progress=getattr(args, "display", None) or False)
+    work_done(args)
     if not args.quiet:
         print("\n".join(summary_lines(cfg.models, results)))
     say_report(report_file(cfg.out, cfg.formats, comparison=len(cfg.models) > 1), args)

@@ -24,11 +24,12 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     from ..report import build_report
-    from . import report_file, say_report
+    from . import report_file, say_report, work_done
 
     written = build_report(args.result_dir, formats=args.formats, plots=args.plots,
                            out=args.out, overwrite=args.overwrite,
                            progress=getattr(args, "display", None) or False)
+    work_done(args)
     if not args.quiet:
         for path in written.values():
             print(path)

@@ -44,6 +44,7 @@ def _split_candidates(text):
 
 def run(args) -> int:
     from ..scoring import check_score_inputs, load_scorer, resolve_model
+    from . import work_done
 
     candidates = _split_candidates(args.candidates)
     # validate before loading the model: input errors come back at once; the estimator once
@@ -72,6 +73,7 @@ def run(args) -> int:
     scorer.progress.stage("scoring", scorer.count_contexts(
         args.prompts, candidates, scoring=scoring, blank=args.blank), scorer.count_unit)
     result = scorer.score(args.prompts, candidates, scoring=scoring, blank=args.blank)
+    work_done(args)
     out = sys.stdout
     table = result.to_frame()
     width = max(len("candidate"), *(len(c) for c in candidates))
