@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import logging
 import re
+import sys
 
 import pandas as pd
 import pytest
@@ -123,7 +124,7 @@ def test_probe_stages_have_their_totals_before_the_first_step(tiny_gpt2_dir, tmp
     assert stages[5][1:3] == (2, "files")        # md, html
 
 
-def test_pairs_total_is_the_distinct_contexts_run(tiny_bench_bert_dir, tmp_path):
+def test_pairs_total_is_the_distinct_contexts_run(tiny_bench_bert_dir, tmp_path, capsys):
     from biasamp.pairs import score_pairs
 
     src = pd.DataFrame({"sent_more": ["The nurse is kind.", "He is a doctor.",
@@ -143,6 +144,12 @@ def test_pairs_total_is_the_distinct_contexts_run(tiny_bench_bert_dir, tmp_path)
     assert res.provenance["n_contexts"] == 2 * sum(n_shared)
     assert res.provenance["n_contexts_run"] == total
     assert [s[:3] for s in rec.stages()][-1] == ("bootstrap", 3, "groups")  # all, stereo, gender
+
+    out = tmp_path / "out"
+    assert main(["pairs", "--model", str(tiny_bench_bert_dir), "--pairs", str(path),
+                 "--n-resamples", "20", "--out", str(out)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == f"report: {out / 'pairs.json'}"
 
 
 # ---------------------------------------------------------------- the command line
@@ -174,6 +181,20 @@ def test_a_causal_probe_prints_no_line_of_transformers(tiny_gpt2_dir, tmp_path, 
     assert not [line for line in err if not line.startswith(("progress: ", "warning: ",
                                                                "report: "))], err
     assert err[-1] == f"report: {out / 'report.html'}"
+
+
+def test_the_display_is_gone_before_the_summary(tiny_bert_dir, tmp_path, monkeypatch, capsys):
+    seen = []
+
+    class Closing(Display):
+        def close(self):
+            seen.append(sys.stdout.getvalue())   # what the summary printed so far
+            super().close()
+
+    monkeypatch.setattr("biasamp.cli.Display", Closing)
+    assert main(_probe_args(tiny_bert_dir, tmp_path / "r")) == 0
+    assert seen[0] == ""
+    assert capsys.readouterr().out.startswith(f"{tiny_bert_dir}:\n")
 
 
 def test_quiet_prints_nothing_but_errors(tiny_bert_dir, tmp_path, capsys):
