@@ -8,6 +8,7 @@ import io
 import logging
 import re
 import sys
+import warnings
 
 import pandas as pd
 import pytest
@@ -150,6 +151,25 @@ def test_pairs_total_is_the_distinct_contexts_run(tiny_bench_bert_dir, tmp_path,
                  "--n-resamples", "20", "--out", str(out)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err[-1] == f"report: {out / 'pairs.json'}"
+
+
+@pytest.mark.parametrize("rule, jobs", [("default", 1), ("wang2021", 1), ("default", 2)])
+def test_counting_moves_within_one_long_line(tmp_path, rule, jobs):
+    from biasamp.corpus import count_cooccurrences
+
+    path = tmp_path / "one-line.txt"
+    path.write_bytes(b"The nurse said that she was tired. A carpenter built his house. " * 40_000)
+    size = path.stat().st_size  # 2.6 MB, no newline
+    rec = Recorder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # tasks with no count
+        res = count_cooccurrences([str(path)], ["nurse", "carpenter"], rule=rule, n_jobs=jobs,
+                                  hash_inputs=False, progress=rec)
+    assert res.n_lines == 1
+    steps = [e[1] for e in rec.events if e[0] == "advance"]
+    assert rec.stages() == [(f"counting ({rule})", size, "B", size)]
+    if jobs == 1:   # a pool's workers add to a counter this process reads twice a second
+        assert len(steps) >= 3    # one step per MiB the rule has passed, the rest at the end
 
 
 # ---------------------------------------------------------------- the command line
