@@ -307,7 +307,11 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
     bar = None if reporter is SILENT else reporter  # the engines count no bytes for none
     run = ENGINES.get(engine)
     kwargs = {"scheduler": scheduler, "retries": retries} if engine == "dask" else {}
-    out = run(counter, plan, n_jobs=n_jobs, bar=bar, hash_inputs=hash_inputs, **kwargs)
+    try:
+        out = run(counter, plan, n_jobs=n_jobs, bar=bar, hash_inputs=hash_inputs, **kwargs)
+    finally:
+        if progress is True:  # the display made here (a caller's reporter is the caller's)
+            reporter.close()
     t = out.totals
     corpus_prov = plan.provenance
     for entry in corpus_prov.get("files", []):

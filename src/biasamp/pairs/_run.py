@@ -88,6 +88,8 @@ def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
                           columns=list(SCORE_COLUMNS))
     summary = pair_summary(scores, n_resamples=n_resamples, seed=seed, confidence=confidence,
                            progress=scorer.progress)
+    if progress is True and scorer is not model:  # the display made here
+        scorer.progress.close()
     sprov = dict(scorer.provenance)
     prov = {"model": sprov.get("model"), "scorer": sprov, "pairs": pset.provenance,
             "estimator": "pseudo-log-likelihood of the shared tokens, one mask at a time "

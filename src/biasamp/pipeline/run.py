@@ -168,7 +168,8 @@ def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
     ``out``.
     """
     cfg = as_config(config, **kwargs).resolved()
-    reporter = as_progress(cfg.progress if progress is None else progress)
+    wanted = cfg.progress if progress is None else progress
+    reporter = as_progress(wanted)
     if not cfg.models:
         raise BiasampError("models must name at least one model id or folder; got []")
     folders = model_folders(cfg.models)
@@ -197,6 +198,9 @@ def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
             output.abort()
             output.raise_write_error(exc)  # a full disk: one line, saying where the scores are
         raise
+    finally:
+        if wanted is True:  # the display made here (a caller's reporter is the caller's)
+            reporter.close()
     if output is not None:
         output.commit()
         log.info("wrote results to %s", output.target)
