@@ -236,6 +236,21 @@ def test_report_and_compare_name_their_report_last(tiny_bert_dir, tmp_path, caps
             == f"report: {tmp_path / 'c' / 'comparison.md'}")
 
 
+def test_a_warning_transformers_logs_has_the_one_form(tiny_bert_dir, tmp_path, capsys,
+                                                     request):
+    # WinoBias sentences are longer than the tiny BERT's 64 positions: its tokenizer logs a
+    # warning (through its own stderr handler, outside our calls), then the probe refuses them
+    hf = logging.getLogger("transformers")
+    request.addfinalizer(lambda level=hf.level: hf.setLevel(level))
+    hf.setLevel(logging.WARNING)   # an earlier -q run in this process set it to ERROR
+    assert main(["probe", "--model", str(tiny_bert_dir), "--templates", "winobias",
+                 "--base-rates", "uniform,labor-2016-shares", "--out", str(tmp_path / "r")]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines()
+           if not line.startswith("progress: ")]
+    assert err[0].startswith("warning (transformers): Token indices sequence length is longer")
+    assert err[1].startswith("error: prompt ") and len(err) == 2
+
+
 def test_every_warning_has_one_form(capsys):
     from biasamp.cli import _LogHandler, _Terminal
 

@@ -22,7 +22,8 @@ from ._cache import ScoreCache, item_key
 from ._factory import ResolvedModel, resolve_model
 from ._hub import weight_files_sha256
 from ._load import (check_vocabulary, input_device, load_model, load_tokenizer,
-                    model_fingerprint, resolve_device, resolve_dtype, tokenizer_fingerprint)
+                    model_fingerprint, resolve_device, resolve_dtype, tokenizer_fingerprint,
+                    transformers_logs_propagate)
 from ._result import ScoreResult
 from ._spans import BLANK, check_score_inputs
 
@@ -160,6 +161,7 @@ class BaseScorer:
         parts = [self.audit(list(c), prompt=p, blank=blank) for c, p in first.items()]
         return pd.concat(parts, ignore_index=True).drop_duplicates("candidate", ignore_index=True)
 
+    @transformers_logs_propagate()
     def score(self, prompts, candidates, *, scoring=None, blank=BLANK):
         """Score each candidate in each prompt.
 
@@ -218,6 +220,7 @@ class BaseScorer:
         self._after_score(mode)
         return ScoreResult.from_log_prob(out, candidates=given, scoring=mode, prompts=prompts)
 
+    @transformers_logs_propagate()
     def count_contexts(self, prompts, candidates, *, scoring=None, blank=BLANK) -> int:
         """How many contexts (a masked LM) or sequences (a causal LM) :meth:`score` runs for
         these arguments: the total of the units it reports to its ``progress`` reporter, the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -16,7 +17,7 @@ log = logging.getLogger(__name__)
 __all__ = ["TOKENIZER_FILES", "check_model", "check_vocabulary", "input_device", "load_model",
            "load_tokenizer",
            "resolve_device", "resolve_dtype", "lm_head_fn", "model_fingerprint",
-           "tokenizer_fingerprint"]
+           "tokenizer_fingerprint", "transformers_logs_propagate"]
 
 
 def _torch():
@@ -64,6 +65,27 @@ def _source(model, revision=None):
     from ._hub import resolve_source
 
     return resolve_source(model, revision=revision)
+
+
+@contextlib.contextmanager
+def transformers_logs_propagate():
+    """Context: what transformers logs (a tokenizer's "sequence longer than the maximum")
+    goes to the root logger's handlers, as every other library's log, instead of to the
+    stderr handler transformers keeps for itself; the command line then shows it in its one
+    form (``warning (transformers): ...``). transformers' own setting comes back after."""
+    from transformers.utils import logging as hf_logging
+
+    lib = logging.getLogger("transformers")
+    handlers, propagate = list(lib.handlers), lib.propagate
+    hf_logging.disable_default_handler()
+    hf_logging.enable_propagation()
+    try:
+        yield
+    finally:
+        for h in handlers:
+            if h not in lib.handlers:
+                lib.addHandler(h)
+        lib.propagate = propagate
 
 
 def _quiet_transformers():

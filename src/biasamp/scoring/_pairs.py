@@ -20,6 +20,7 @@ import numpy as np
 
 from .._errors import BiasampError
 from ._engine import QuerySet, run_queries
+from ._load import transformers_logs_propagate
 
 __all__ = ["count_pair_contexts", "score_sentence_pairs", "shared_positions"]
 
@@ -80,6 +81,7 @@ def _chunks(scorer, first, second, chunk_size):
         yield qs, shared
 
 
+@transformers_logs_propagate()
 def count_pair_contexts(scorer, first, second, *, chunk_size: int = PAIR_CHUNK) -> int:
     """How many distinct masked contexts :func:`score_sentence_pairs` runs through the model
     (the units it reports to ``scorer.progress``): the masked contexts of the shared tokens,
@@ -87,6 +89,7 @@ def count_pair_contexts(scorer, first, second, *, chunk_size: int = PAIR_CHUNK) 
     return sum(len(qs.contexts) for qs, _ in _chunks(scorer, first, second, chunk_size))
 
 
+@transformers_logs_propagate()
 def score_sentence_pairs(scorer, first, second, *, chunk_size: int = PAIR_CHUNK):
     """Pseudo-log-likelihood of the shared tokens of each pair of sentences: the body of
     :meth:`MaskedLMScorer.score_pairs <biasamp.scoring.MaskedLMScorer.score_pairs>`, the one
