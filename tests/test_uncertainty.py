@@ -143,9 +143,12 @@ def test_sparse_counts_bias_the_value_and_the_report_says_so(tmp_path):
                                   "bootstrap": ev.bootstrap}, config={})
     md = render_markdown(res)
     t2a = _row(ev.summary, src.name, T2A)
-    assert (f"{src.name}, T→A: the sampling error of the counts shifts this value by "
-            f"{t2a['base_bias']:+.4f} on average over the base resamples") in md
-    assert "the association of 8 of 8 tasks is not supported by the counts" in md
+    assert ("Values shifted by the sampling error of the counts (on average over the base "
+            "resamples): ") in md
+    assert f"{src.name}, T→A: {t2a['base_bias']:+.4f}" in md
+    assert md.count("are too sparse for these values to be read at face value") == 1
+    assert f"{src.name}, T→A: 8 of 8 tasks" in md
+    assert md.count("Associations not supported by the counts") == 1
 
 
 def test_min_base_count_leaves_out_tasks_with_little_data(counts_source):
@@ -197,14 +200,16 @@ def test_results_and_reports_keep_the_new_fields(counts_source, fixed_source, tm
     assert {r["sign_supported"] for r in data["by_pair"]} == {True, None}
     assert data["provenance"]["bootstrap"]["min_base_count"] == 5
     md = render_markdown(back)
-    assert (f"{counts_source.name}, T→A: 1 of 3 tasks have fewer than 5 co-occurrences and "
-            "are left out of the value (--min-base-count).") in md
+    assert ("Tasks with fewer than 5 co-occurrences, left out of the value (--min-base-count): "
+            f"{counts_source.name}, A→T: 1 of 3 tasks; {counts_source.name}, T→A: 1 of 3 "
+            "tasks.") in md
     assert "counts resampled in every CI" in md and "treated as exact" in md
     assert "Sign agreement of the association between sources" in md
     # x (one sentence) is left out: the sources agree on the 4 cells of y and z
-    assert "| 1.00 [1.00, 1.00] | 4 |" in md
+    # the counts resampled and x left out, every resample agrees as well: zero width, n/a
+    assert "| 1.00 [n/a] | 4 |" in md
     card = render_model_card(back)
-    assert "1 of 3 tasks have fewer than 5 co-occurrences" in card
+    assert "Tasks with fewer than 5 co-occurrences" in card
 
 
 def test_unsupported_associations_are_told_in_the_report(counts_source):
@@ -214,8 +219,9 @@ def test_unsupported_associations_are_told_in_the_report(counts_source):
                       provenance={"model": "m", "base_rates": ev.base_provenance,
                                   "bootstrap": ev.bootstrap}, config={})
     md = render_markdown(res)
-    assert (f"{counts_source.name}, T→A: the association of 1 of 3 tasks is not supported by "
-            "the counts (its sign holds in fewer than 95% of the base resamples)") in md
+    assert ("Associations not supported by the counts (the sign holds in fewer than 95% of "
+            f"the base resamples): {counts_source.name}, A→T: 1 of 3 tasks; "
+            f"{counts_source.name}, T→A: 1 of 3 tasks. ") in md
     # the largest contributions mark the cells of x, and only those
     marked = [line for line in md.splitlines() if "(unsupported) |" in line]
     assert marked and all("| x |" in line for line in marked)
@@ -251,8 +257,11 @@ def test_probe_ci_with_base_resampling(tiny_bert_dir, tmp_path):
         else:  # 97 sentences in all: the base's own error dominates and biases the value
             assert width > 1.5 * fixed_width and b.base_bias < -0.1 * width
     md = (tmp_path / "both" / "report.md").read_text()
-    assert "wikitext103-valtest, T→A: the sampling error of the counts shifts this value" in md
-    assert f"{moderate}, T→A: the sampling error" not in md
+    (shifted,) = [line for line in md.splitlines()
+                  if line.startswith("- Values shifted by the sampling error of the counts")]
+    wiki = both[(both["base_rates"] == "wikitext103-valtest") & (both["direction"] == T2A)]
+    assert f"wikitext103-valtest, T→A: {wiki['base_bias'].iloc[0]:+.4f}" in shifted
+    assert moderate not in shifted
 
 
 def test_resample_tasks_end_to_end(tiny_bert_dir, tmp_path, one_torch_thread):

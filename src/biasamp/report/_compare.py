@@ -84,7 +84,7 @@ def _paired_table(paired: pd.DataFrame) -> pd.DataFrame:
         "models": paired["model_b"] + " − " + paired["model_a"],
         "difference [CI]": [format_value(-d, ci=(-hi, -lo)) for d, lo, hi in
                             zip(paired["difference"], paired["ci_low"], paired["ci_high"])],
-        "P(sign holds)": paired["p_sign"].map(lambda v: "n/a" if v != v else f"{v:.3f}"),
+        "P(sign holds)": paired["p_sign"].map(lambda v: format_value(v, digits=3)),
         "templates": paired["n_templates"]})
 
 
