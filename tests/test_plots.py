@@ -163,10 +163,17 @@ def test_fig5_labels_sit_clear_of_points_titles_and_legends(crowded):
     fig = _fig5_figure(crowded)
     boxes = _boxes(fig)
     labels = [(t, b) for t, b in boxes if t.get_gid() == LABEL_GID]
-    panels = fig.axes[:2]
-    assert len(labels) == 2 * 8  # 8 per panel: the crowded case leaves room for all
-    for ax in panels:
-        assert "labelled: 8 of the 8 tasks furthest from model = base" in ax.get_title()
+    for ax in fig.axes[:2]:  # as many as the panel's title says, most of the 8 asked for
+        n = sum(t.axes is ax for t, _ in labels)
+        assert n >= 6
+        assert f"labelled: {n} of the 8 tasks furthest from model = base" in ax.get_title()
+    # leader lines cross no other label and no other leader line
+    leaders = [(t, t.arrow_patch.get_path()) for t, _ in labels if t.arrow_patch is not None]
+    assert leaders
+    for t, path in leaders:
+        assert not any(path.intersects_bbox(b) for u, b in labels if u is not t), t.get_text()
+    for (_, p), (_, q) in itertools.combinations(leaders, 2):
+        assert not p.intersects_path(q, filled=False)
     others = [(t, b) for t, b in boxes if t.get_gid() != LABEL_GID]
     renderer = fig.canvas.get_renderer()
     for t, b in labels:

@@ -96,9 +96,12 @@ def association_entries(association, first: str, attributes, *, undefined: bool 
             for mask, color, label in kinds if mask.any()]
 
 
-def _free(box, taken, area) -> bool:
+def _free(box, taken, area, leaders) -> bool:
+    """Whether ``box`` lies inside ``area`` and clear of the ``taken`` boxes and the
+    ``leaders`` (paths of the leader lines drawn)."""
     return (area.x0 <= box.x0 and box.x1 <= area.x1 and area.y0 <= box.y0 and box.y1 <= area.y1
-            and not any(box.overlaps(t) for t in taken))
+            and not any(box.overlaps(t) for t in taken)
+            and not any(line.intersects_bbox(box) for line in leaders))
 
 
 #: radii (pixels) and directions (degrees; right of the point first) tried for each label
@@ -136,35 +139,53 @@ def place_labels(ax, renderer, points, picked, names, *, fontsize: float = 7.5) 
     taken = [Bbox.from_extents(px - half, py - half, px + half, py + half)
              for px, py in xy if np.isfinite(px) and np.isfinite(py)]
     area = ax.get_window_extent(renderer).padded(-2)
-    placed = 0
+    labels, leaders = [], []
+    pt = 72.0 / ax.figure.dpi
     for i, name in zip(picked, names):
         probe = ax.text(0, 0, str(name), fontsize=fontsize, transform=None)
         box = probe.get_window_extent(renderer)
         probe.remove()
-        w, h = box.width + 2, box.height + 2
-        px, py = xy[i]
-        for r in _RADII:
-            hit = None
-            for angle in _ANGLES:
-                ha, va, fx, fy = _anchor(angle)
-                ox, oy = r * np.cos(np.radians(angle)), r * np.sin(np.radians(angle))
-                x0, y0 = px + ox - fx * w, py + oy - fy * h
-                cand = Bbox.from_extents(x0, y0, x0 + w, y0 + h)
-                if _free(cand, taken, area):
-                    hit = (ha, va, ox, oy, cand)
-                    break
-            if hit is not None:
-                break
+        hit = _position(xy[i], box.width + 2, box.height + 2, taken=taken, area=area,
+                        labels=labels, leaders=leaders)
         if hit is None:
             continue
-        ha, va, ox, oy, cand = hit
-        arrow = ({"arrowstyle": "-", "color": "0.45", "lw": 0.6, "shrinkA": 0, "shrinkB": 3}
-                 if r > _RADII[1] else None)
-        pt = 72.0 / ax.figure.dpi
+        ha, va, (ox, oy), cand, leader = hit
+        _, _, fx, fy = _anchor(np.degrees(np.arctan2(oy, ox)))
+        arrow = ({"arrowstyle": "-", "color": "0.45", "lw": 0.6, "shrinkA": 0, "shrinkB": 3,
+                  "relpos": (fx, fy)}  # the line leaves the label at its anchor
+                 if leader is not None else None)
         ann = ax.annotate(str(name), tuple(np.asarray(points, dtype=float)[i]),
                           xytext=(ox * pt, oy * pt), textcoords="offset points", ha=ha, va=va,
                           fontsize=fontsize, arrowprops=arrow, zorder=4)
         ann.set_gid(LABEL_GID)
         taken.append(cand)
-        placed += 1
-    return placed
+        labels.append(cand)
+        if leader is not None:
+            leaders.append(leader)
+    return len(labels)
+
+
+def _position(point, w: float, h: float, *, taken, area, labels, leaders):
+    """The first free position of a ``w`` x ``h`` label of ``point`` (pixels), nearest
+    first: (ha, va, offset, box, leader path or None), or None where none is free. A label
+    needing a leader line is placed only where that line crosses no other label and no other
+    leader line."""
+    from matplotlib.path import Path
+    from matplotlib.transforms import Bbox
+
+    px, py = point
+    for r in _RADII:
+        for angle in _ANGLES:
+            ha, va, fx, fy = _anchor(angle)
+            ox, oy = r * np.cos(np.radians(angle)), r * np.sin(np.radians(angle))
+            x0, y0 = px + ox - fx * w, py + oy - fy * h
+            cand = Bbox.from_extents(x0, y0, x0 + w, y0 + h)
+            if not _free(cand, taken, area, leaders):
+                continue
+            leader = Path([(px, py), (px + ox, py + oy)]) if r > _RADII[1] else None
+            if leader is not None and (
+                    any(leader.intersects_bbox(b) for b in labels)
+                    or any(leader.intersects_path(other, filled=False) for other in leaders)):
+                continue
+            return ha, va, (ox, oy), cand, leader
+    return None
