@@ -309,6 +309,15 @@ def test_base_rate_panel_reads_horizontally_and_is_sized_from_its_names(crowded)
     assert _overlaps(_boxes(fig)) == [] and _outside(fig) == []
 
 
+@pytest.mark.parametrize("kind", list(BUILDERS))
+def test_a_long_model_path_is_wrapped_not_cut_off(golden_result, kind):
+    path = "/home/someone/.cache/huggingface/hub/models--org--a-rather-long-model-name/x"
+    result = dataclasses.replace(golden_result,
+                                 provenance={**golden_result.provenance, "model": path})
+    fig = BUILDERS[kind](result)
+    assert _outside(fig) == [] and _overlaps(_boxes(fig)) == []
+
+
 def test_plot_fig5_writes_the_same_png_twice(golden_result, tmp_path):
     a = plot_fig5(golden_result, tmp_path / "a.png").read_bytes()
     b = plot_fig5(golden_result, tmp_path / "b.png").read_bytes()

@@ -35,10 +35,15 @@ def pyplot():
 
 def figure(width: float, height: float, title: str, **subplots):
     """A titled figure of ``width`` x ``height`` inches (constrained layout) and its axes
-    grid (a 2-d array, keywords of ``pyplot.subplots``)."""
+    grid (a 2-d array, keywords of ``pyplot.subplots``). A title wider than the figure (a
+    long model path) is wrapped onto more lines."""
+    import textwrap
+
     fig, axes = pyplot().subplots(figsize=(width, height), dpi=DPI, layout="constrained",
                                   squeeze=False, **subplots)
-    fig.suptitle(title, fontsize=12)
+    size = 12
+    chars = max(20, int(len(title) * (width - 0.4) / max(text_width([title], size), 1e-9)))
+    fig.suptitle("\n".join(textwrap.wrap(title, chars)), fontsize=size)
     return fig, axes
 
 
