@@ -123,7 +123,7 @@ def _anchor(angle: float) -> tuple[str, str, float, float]:
     return ha, va, fx, fy
 
 
-def place_labels(ax, renderer, points, picked, names, *, fontsize: float = 7.5) -> int:
+def place_labels(ax, renderer, *, points, picked, names, fontsize: float = 7.5) -> int:
     """Label the points ``picked`` (indices into ``points``, most important first) with
     ``names`` where they fit.
 
@@ -154,8 +154,7 @@ def place_labels(ax, renderer, points, picked, names, *, fontsize: float = 7.5) 
                         labels=labels, leaders=leaders)
         if hit is None:
             continue
-        ha, va, (ox, oy), cand, leader = hit
-        _, _, fx, fy = _anchor(np.degrees(np.arctan2(oy, ox)))
+        ha, va, (fx, fy), (ox, oy), cand, leader = hit
         arrow = ({"arrowstyle": "-", "color": "0.45", "lw": 0.6, "shrinkA": 0, "shrinkB": 3,
                   "relpos": (fx, fy)}  # the line leaves the label at its anchor
                  if leader is not None else None)
@@ -172,7 +171,8 @@ def place_labels(ax, renderer, points, picked, names, *, fontsize: float = 7.5) 
 
 def _position(point, w: float, h: float, *, taken, area, labels, leaders):
     """The first free position of a ``w`` x ``h`` label of ``point`` (pixels), nearest
-    first: (ha, va, offset, box, leader path or None), or None where none is free. A label
+    first: (ha, va, anchor fractions, offset, box, leader path or None), or None where none
+    is free. A label
     needing a leader line is placed only where that line crosses no other label and no other
     leader line."""
     from matplotlib.path import Path
@@ -192,5 +192,5 @@ def _position(point, w: float, h: float, *, taken, area, labels, leaders):
                     any(leader.intersects_bbox(b) for b in labels)
                     or any(leader.intersects_path(other, filled=False) for other in leaders)):
                 continue
-            return ha, va, (ox, oy), cand, leader
+            return ha, va, (fx, fy), (ox, oy), cand, leader
     return None

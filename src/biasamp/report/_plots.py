@@ -121,12 +121,12 @@ def _fig5_figure(result: ProbeResult):
                        nrows=2, ncols=len(panels), gridspec_kw={"height_ratios": [6.0, legend_h]})
     labels = []
     for ax, leg, (src, s), handles in zip(axes[0], axes[1], panels, legends):
-        labels.append(_fig5_panel(ax, result, src, s, attributes))
+        labels.append(_fig5_panel(ax, result, src=src, s=s, attributes=attributes))
         leg.axis("off")
         leg.legend(handles=handles, loc="upper center", fontsize=8, frameon=False)
     renderer = freeze_layout(fig)  # the title keeps its lines: only a count may change
     for ax, points, pick, names in labels:
-        shown = place_labels(ax, renderer, points, pick, names)
+        shown = place_labels(ax, renderer, points=points, picked=pick, names=names)
         ax.set_title(ax.get_title().replace(_labelled(len(pick), len(pick)),
                                             _labelled(shown, len(pick)), 1), fontsize=9)
     return fig
@@ -161,7 +161,7 @@ def _fig5_legend(result: ProbeResult, src: str, s: pd.DataFrame, attributes) -> 
     return handles
 
 
-def _fig5_panel(ax, result: ProbeResult, src: str, s: pd.DataFrame, attributes) -> tuple:
+def _fig5_panel(ax, result: ProbeResult, *, src: str, s: pd.DataFrame, attributes) -> tuple:
     """Draw one source's Fig. 5 panel; returns what :func:`place_labels` needs."""
     first, parity = attributes[0], 1.0 / len(attributes)
     shown = _shown(s)
@@ -176,6 +176,8 @@ def _fig5_panel(ax, result: ProbeResult, src: str, s: pd.DataFrame, attributes) 
     marginal = _marginal(result, src, first)
     if marginal is not None:
         ax.axvline(marginal, color="tab:green", lw=1.1, ls="-.", zorder=0.6)
+    if offsets is not None and abs(x[0] - parity) > 1e-9:  # model = base for every task
+        ax.axhline(x[0], color="0.5", lw=1, ls="--", zorder=0.5)
     ax.errorbar(xs, y, yerr=_fig5_bars(s[shown], pooled), fmt="none", ecolor="0.6", lw=0.8,
                 zorder=1.5)
     ax.scatter(xs, y, c=association_colors(s["association"].to_numpy(dtype=float)[shown]),
@@ -192,8 +194,8 @@ def _fig5_panel(ax, result: ProbeResult, src: str, s: pd.DataFrame, attributes) 
         notes.append(f"{int((~shown).sum())} task(s) without base data (all-zero row) not shown.")
     if offsets is not None:
         notes.append(f"Every task's base is {x[0]:.2g}: points spread ±{_SPREAD:g} sideways "
-                     f"(by task order) so that their bars show; read them against the "
-                     f"horizontal line.")
+                     f"(by task order) so that their bars show; read them against "
+                     f"y = {x[0]:.2g}.")
     ax.set_title("\n".join([src, _labelled(len(pick), len(pick)),
                             *textwrap.wrap(" ".join(notes), 78)]), fontsize=9)
     return ax, np.column_stack([xs, y]), pick, s["task"].to_numpy()[shown][pick]
@@ -240,7 +242,7 @@ def _forest_figure(result: ProbeResult, *, sources=None):
                        f"({result.model})",
                        nrows=len(sources), ncols=2)
     ypos = np.arange(len(tasks))[::-1]
-    shown = [_forest_row(row, df, source, first, tasks, ypos)
+    shown = [_forest_row(row, df, source=source, first=first, tasks=tasks, ypos=ypos)
              for row, source in zip(axes, sources)]
     association = np.concatenate([a for a, _ in shown])
     handles = association_entries(association, first, attributes, undefined=False)
@@ -254,7 +256,7 @@ def _forest_figure(result: ProbeResult, *, sources=None):
     return fig
 
 
-def _forest_row(axes, df, source, first, tasks, ypos) -> tuple[np.ndarray, int]:
+def _forest_row(axes, df, *, source, first, tasks, ypos) -> tuple[np.ndarray, int]:
     """Draw one source's two panels; returns the associations drawn and how many rows are
     undefined."""
     from matplotlib.transforms import blended_transform_factory
