@@ -93,7 +93,7 @@ def test_masked_and_causal_models_in_one_run(tiny_bert_dir, tiny_gpt2_dir, tmp_p
     res = probe_many(models=[str(tiny_bert_dir), str(tiny_gpt2_dir)], max_templates=1,
                      base_rates=["uniform"], n_resamples=50, out=str(tmp_path / "both"),
                      formats=["md"])
-    assert [(r.provenance["model_type"], r.provenance["estimator"]) for r in res] == [
+    assert [(r.provenance.model.model_type, r.provenance.scorer.estimator) for r in res] == [
         ("masked", "word"), ("causal", "continuation")]
     assert (tmp_path / "both" / "comparison.md").is_file()
 

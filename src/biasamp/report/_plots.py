@@ -70,11 +70,10 @@ _N_LABELS = 8
 
 def _marginal(result: ProbeResult, source: str, attribute: str) -> float | None:
     """The base marginal P(attribute) of a source's T->A table (None for given signs)."""
-    bp = (result.provenance.get("base_rates") or {}).get(f"{source}|{TASK_TO_ATTRIBUTE}") or {}
-    if bp.get("association_given"):
+    bp = result.provenance.base_rate(source, TASK_TO_ATTRIBUTE)
+    if bp is None or bp.association_given or attribute not in bp.marginal:
         return None
-    value = (bp.get("marginal") or {}).get(attribute)
-    return None if value is None else float(value)
+    return float(bp.marginal[attribute])
 
 
 def _spread_labels(ax, xs, ys, names, *, gap: float = 0.045) -> None:
