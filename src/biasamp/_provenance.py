@@ -133,6 +133,14 @@ class ModelInfo(_Info):
                    r("weights_sha256", _STR_MAP), r("model_class", _STR),
                    r("tokenizer_class", _STR), r("missing_weights", _STRS))
 
+    @classmethod
+    def of_scorer(cls, scorer: Mapping, *, name: str) -> ModelInfo:
+        """From a scorer's own provenance (``BaseScorer.provenance``); ``name`` is the model
+        as the run was asked for it."""
+        return cls(name, scorer["model_type"], scorer["model_type_from"], scorer["revision"],
+                   scorer["commit"], dict(scorer["weights_sha256"]), scorer["model_class"],
+                   scorer["tokenizer_class"], tuple(scorer.get("missing_weights", ())))
+
 
 @dataclass(frozen=True)
 class ContextInfo(_Info):

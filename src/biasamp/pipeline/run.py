@@ -108,12 +108,7 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, resolved,
     conf = cfg.to_dict()
     conf.update(models=[model], model_type=model_type, scoring=estimator)
     provenance = Provenance(
-        model=ModelInfo(name=model, model_type=model_type,
-                        model_type_from=sprov["model_type_from"], revision=sprov["revision"],
-                        commit=sprov["commit"], weights_sha256=sprov["weights_sha256"],
-                        model_class=sprov["model_class"],
-                        tokenizer_class=sprov["tokenizer_class"],
-                        missing_weights=tuple(sprov.get("missing_weights", ()))),
+        model=ModelInfo.of_scorer(sprov, name=model),
         scorer=ScorerInfo.of_scorer(sprov, estimator=estimator),
         seed=cfg.seed, compat=cfg.compat, bootstrap=ev.bootstrap,
         std=("population (ddof=0) over templates; none for task_to_attribute (pooled per "
