@@ -202,7 +202,7 @@ def make_provenance(*, model="m", base_rates=None, bootstrap=None, **fields):
                                 prompts_sha256="0" * 64, set_sha256=None, set_path=None,
                                 set_provenance={}),
         tasks=TasksInfo(name="t", words=("t1", "t2", "t3", "t4"), sha256=None),
-        attributes=("he", "she"), base_rates=base_rates or {},
+        attributes=("he", "she"), base_rates=base_rates or {}, design=None, note=None,
         versions={"biasamp": "0.1.0"}, platform="test", timestamp="2026-01-01T00:00:00+00:00")
     return Provenance(**{**parts, **fields})
 

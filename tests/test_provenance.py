@@ -83,14 +83,19 @@ def _edit(data: dict, dotted: str, value):
     ("seed", True, "provenance.seed must be an integer; got True"),
     ("bootstrap.confidence", "95%", "provenance.bootstrap.confidence must be a number; got '95%'"),
     ("attributes", ["he", 1], "provenance.attributes must be a list of strings; got ['he', 1]"),
-    ("base_rates.golden.sideways", {}, "provenance.base_rates.golden keys must be directions "
-                                       "['attribute_to_task', 'task_to_attribute']; got 'sideways'"),
+    ("base_rates.golden.sideways", {},
+     "provenance.base_rates.golden keys must be directions ['attribute_to_task', "
+     "'task_to_attribute']; got 'sideways'"),
     ("base_rates.golden.task_to_attribute.marginal", {"he": "half"},
      "provenance.base_rates.golden.task_to_attribute.marginal must be an object of numbers"),
     ("base_rates.golden.attribute_to_task", ...,
      None),  # a direction the run did not record is allowed (read as absent)
     ("scorer.context", {"token": "x"}, "provenance.scorer.context lacks the key 'rule'"),
     ("templates", "adjectives", "provenance.templates must be an object; got 'adjectives'"),
+    ("scorer.context", ..., "provenance.scorer lacks the key 'context'"),  # null, not absent
+    ("tasks.words", list(range(40)), "provenance.tasks.words must be a list of strings; got "
+                                     "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, "
+                                     "16...$"),  # a long value cut to 60 characters
 ])
 def test_a_missing_or_mistyped_key_fails_loudly(golden_result, tmp_path, dotted, value,
                                                 message):
@@ -101,7 +106,8 @@ def test_a_missing_or_mistyped_key_fails_loudly(golden_result, tmp_path, dotted,
     if message is None:
         assert ProbeResult.load(d).provenance.base_rate("golden", A2T) is None
         return
-    with pytest.raises(BiasampError, match="^" + re.escape(f"{d / 'results.json'}: {message}")):
+    pattern = re.escape(f"{d / 'results.json'}: {message.removesuffix('$')}")
+    with pytest.raises(BiasampError, match="^" + pattern + ("$" if "$" in message else "")):
         ProbeResult.load(d)
 
 

@@ -23,7 +23,7 @@ Parts that are open by nature stay dicts and are named so: a base source's own p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 
 from ._conventions import DIRECTIONS
 from ._errors import BiasampError
@@ -66,12 +66,18 @@ _CHECKS = {
 }
 
 
+def _short(value, limit: int = 60) -> str:
+    """The repr of a refused value, cut to ``limit`` characters (one line in a message)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 class _Reader:
     """Typed reads of one JSON object at ``at`` (e.g. ``provenance.scorer``) of ``path``."""
 
     def __init__(self, data, at: str, path: str):
         if not isinstance(data, dict):
-            raise BiasampError(f"{path}: {at} must be an object; got {data!r}")
+            raise BiasampError(f"{path}: {at} must be an object; got {_short(data)}")
         self.data, self.at, self.path = data, at, path
 
     def __call__(self, key: str, kind: str):
@@ -79,12 +85,14 @@ class _Reader:
             raise BiasampError(f"{self.path}: {self.at} lacks the key {key!r}")
         value = self.data[key]
         if not _CHECKS[kind](value):
-            raise BiasampError(f"{self.path}: {self.at}.{key} must be {kind}; got {value!r}")
+            raise BiasampError(f"{self.path}: {self.at}.{key} must be {kind}; got "
+                               f"{_short(value)}")
         return tuple(value) if kind == _STRS else value
 
     def sub(self, key: str, cls, *, optional: bool = False):
-        """The nested object at ``key`` read by ``cls.from_dict`` (None when ``optional``)."""
-        if optional and self.data.get(key) is None:
+        """The nested object at ``key`` read by ``cls.from_dict``; ``optional``: null is
+        None (the key is still required)."""
+        if optional and key in self.data and self.data[key] is None:
             return None
         self(key, _OBJ)
         return cls.from_dict(self.data[key], at=f"{self.at}.{key}", path=self.path)
@@ -346,12 +354,12 @@ class Provenance(_Info):
     templates: TemplatesInfo
     tasks: TasksInfo
     attributes: tuple
-    base_rates: dict = field(default_factory=dict)
-    design: dict | None = None
-    versions: dict = field(default_factory=dict)
-    platform: str = ""
-    note: str | None = None
-    timestamp: str = ""
+    base_rates: dict
+    design: dict | None
+    versions: dict
+    platform: str
+    note: str | None
+    timestamp: str
 
     def base_rate(self, source: str, direction: str) -> BaseRatesInfo | None:
         """The table of ``source`` in ``direction`` (None when the run had none)."""
