@@ -71,7 +71,7 @@ def test_one_sentence_is_unsupported_a_thousand_are_supported(counts_source):
     assert bp.loc[("y", "he"), "sign_support"] == bp.loc[("z", "she"), "sign_support"] == 1.0
     s = _row(ev.summary, counts_source.name, T2A)
     assert s["base_resampled"] and s["n_tasks_unsupported"] == 1 and s["n_tasks_excluded"] == 0
-    assert ev.bootstrap["base_uncertainty"] == "resample"
+    assert ev.bootstrap.base_uncertainty == "resample"
 
 
 def test_base_uncertainty_none_is_the_template_bootstrap(counts_source):
