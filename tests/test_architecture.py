@@ -22,8 +22,9 @@ ALLOWED = {
     "report": {"_conventions", "_errors", "_validation", "_registry", "_files", "_output",
                "results"},
     "results": {"_conventions", "_errors", "_validation", "_registry", "_files", "_output",
-                "_schema"},
-    "_schema": {"_conventions", "_errors", "_files"},
+                "_schema", "_provenance"},
+    "_schema": {"_conventions", "_errors", "_files", "_provenance"},
+    "_provenance": {"_conventions", "_errors"},
     "tasks": {"_conventions", "_errors", "_validation", "_registry", "_files", "_data"},
 }
 MAX_LINES = 350
@@ -60,8 +61,12 @@ POSITIONAL_OK = {
     "pipeline/compare.py:_base_view": "not yet converted (issue 21)",
     "pipeline/evaluate.py:_pair_frame": "not yet converted (issue 21)",
     "pipeline/run.py:_probe_one": "not yet converted (issue 21)",
-    "report/_plots.py:_forest_row": "not yet converted (issue 21)",
 }
+#: modules that read a result's provenance: by attribute (biasamp.results.Provenance), never
+#: with .get(...) or [...] on it
+PROVENANCE_READERS = ("biasamp.report", "biasamp.pipeline.compare")
+#: the one module that reads schema 2's "source|direction" base-rate keys
+V2_KEYS = "biasamp._schema"
 
 
 def _module_name(path: Path, src: Path) -> str:
@@ -153,6 +158,7 @@ def violations(src: Path = SRC) -> list[str]:
                     "'module:object', biasamp._registry)"
                     for line, mod, names in _imports(path, src)
                     if mod == "importlib" and not names or "import_module" in names]
+        out += [f"{where}:{line}: {what}" for line, what in _provenance_rules(path, name)]
         text = path.read_text(encoding="utf-8")
         n_lines = text.count("\n")
         if n_lines > MAX_LINES and "long on purpose:" not in text[:2000]:
@@ -172,6 +178,40 @@ def violations(src: Path = SRC) -> list[str]:
             "positional parameters (or is gone): remove it" for key in POSITIONAL_OK
             if key not in allowed_seen]
     return out
+
+
+def _is_provenance(node) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "provenance") or (
+        isinstance(node, ast.Name) and node.id in ("prov", "provenance"))
+
+
+def _provenance_rules(path: Path, name: str):
+    """(line, what) of every broken provenance rule: a "source|direction" key built (an
+    f-string joining two values with "|") or split (.partition("|") outside the schema-2
+    reader); a reader of a result's provenance using .get or [...] on it; a ProbeResult
+    given a dict literal as provenance (built only through biasamp.results.Provenance)."""
+    reader = name.startswith(PROVENANCE_READERS)
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.JoinedStr):
+            parts = node.values
+            if any(isinstance(c, ast.Constant) and c.value == "|"
+                   and isinstance(a, ast.FormattedValue) and isinstance(b, ast.FormattedValue)
+                   for a, c, b in zip(parts, parts[1:], parts[2:])):
+                yield node.lineno, ('builds a "|"-joined key (provenance is nested by source, '
+                                    "then direction)")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if (node.func.attr in ("partition", "rpartition") and name != V2_KEYS
+                    and any(isinstance(a, ast.Constant) and a.value == "|" for a in node.args)):
+                yield node.lineno, ('splits a "|"-joined key (only biasamp._schema reads '
+                                    "schema 2's)")
+            if reader and node.func.attr == "get" and _is_provenance(node.func.value):
+                yield node.lineno, "reads the provenance with .get (read it by attribute)"
+        elif reader and isinstance(node, ast.Subscript) and _is_provenance(node.value):
+            yield node.lineno, "reads the provenance with [...] (read it by attribute)"
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "ProbeResult"
+                and any(k.arg == "provenance" and isinstance(k.value, ast.Dict)
+                        for k in node.keywords)):
+            yield node.lineno, "gives ProbeResult a dict as provenance (build a Provenance)"
 
 
 def _continuations(text: str) -> list[int]:
@@ -224,6 +264,18 @@ def test_a_planted_torch_import_in_report_is_caught(tmp_path):
      "_Planted.run() takes 5 positional parameters"),
     ("templates/_slots.py", "def _outer():\n    return lambda self, a, b, c, d: a\n",
      "_outer.<lambda>() takes 5 positional parameters"),
+    ("pipeline/evaluate.py", "def f(name, direction):\n    return f'{name}|{direction}'\n",
+     '"|"-joined key'),
+    ("report/_notes.py", "def f(key):\n    return key.partition('|')[0]\n",
+     'splits a "|"-joined key'),
+    ("report/_compare.py", "def f(res):\n    return res.provenance.get('model')\n",
+     "reads the provenance with .get"),
+    ("pipeline/compare.py", "def f(prov):\n    return prov['tasks']\n",
+     "reads the provenance with [...]"),
+    ("pipeline/run.py", "def f(s):\n    return ProbeResult(summary=s, provenance={})\n",
+     "gives ProbeResult a dict as provenance"),
+    ("_provenance.py", "from .results import ProbeResult\n",
+     "biasamp._provenance imports biasamp.results"),
 ])
 def test_each_rule_fails_when_broken(tmp_path, room, text, expected):
     pkg = tmp_path / "biasamp"

@@ -133,11 +133,13 @@ def test_sign_agreement_exact():
 def test_compare_two_dirs(tmp_path, golden_result):
     a = golden_result.save(tmp_path / "a")
     res_b = dataclasses.replace(
-        golden_result, provenance={**golden_result.provenance, "model": "other-model"},
+        golden_result, provenance=dataclasses.replace(
+            golden_result.provenance,
+            model=dataclasses.replace(golden_result.provenance.model, name="other-model")),
         summary=golden_result.summary.assign(mean=golden_result.summary["mean"] + 0.5))
     b = res_b.save(tmp_path / "b")
     wide = compare_dirs([a, b], out=tmp_path / "cmp", formats="md,csv,html")
-    assert list(wide.columns) == ["base_rates", "direction", "golden-model", "other-model"]
+    assert list(wide.columns) == ["base rates", "direction", "golden-model", "other-model"]
     assert len(wide) == 2
     # -9/1040 + 0.5 = 0.491346 -> 0.4913
     assert wide.loc[wide["direction"] == "A→T", "other-model"].iloc[0].startswith("0.4913 ± 0.0087")

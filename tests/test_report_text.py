@@ -143,7 +143,7 @@ def sources(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def noted(sources):
+def noted(sources, provenance):
     rng = np.random.default_rng(0)
     x = rng.random((4, 3, 2)) + 0.1
     at, ta = x / x.sum(axis=1, keepdims=True), x / x.sum(axis=2, keepdims=True)
@@ -152,9 +152,9 @@ def noted(sources):
         ev = evaluate_tables(at, ta, TASKS, ATTRS, sources, n_resamples=2000, seed=1)
     return ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
                        tables=None, audit=pd.DataFrame(), mass={},
-                       provenance={"model": "m", "base_rates": ev.base_provenance,
-                                   "bootstrap": ev.bootstrap,
-                                   "note": "tiny <b>model</b>, see `notes.txt`"},
+                       provenance=provenance(base_rates=ev.base_provenance,
+                                             bootstrap=ev.bootstrap,
+                                             note="tiny <b>model</b>, see `notes.txt`"),
                        config={}, sign_agreement=ev.sign_agreement)
 
 

@@ -71,7 +71,7 @@ def test_one_sentence_is_unsupported_a_thousand_are_supported(counts_source):
     assert bp.loc[("y", "he"), "sign_support"] == bp.loc[("z", "she"), "sign_support"] == 1.0
     s = _row(ev.summary, counts_source.name, T2A)
     assert s["base_resampled"] and s["n_tasks_unsupported"] == 1 and s["n_tasks_excluded"] == 0
-    assert ev.bootstrap["base_uncertainty"] == "resample"
+    assert ev.bootstrap.base_uncertainty == "resample"
 
 
 def test_base_uncertainty_none_is_the_template_bootstrap(counts_source):
@@ -122,7 +122,7 @@ def test_base_resampling_widens_the_ci_when_every_task_has_data(tmp_path):
     assert set(bp.loc[~bp["sign_supported"].astype(bool), "task"]) == {"x"}
 
 
-def test_sparse_counts_bias_the_value_and_the_report_says_so(tmp_path):
+def test_sparse_counts_bias_the_value_and_the_report_says_so(tmp_path, provenance):
     # 1 to 4 sentences per task: sign flips of B - m in the resamples pull BiasAmp down
     tasks = [f"t{i}" for i in range(8)]
     src = get_source(_counts_file(tmp_path / "c.csv", tasks, [[2, 1], [1, 2], [3, 1], [1, 3],
@@ -139,8 +139,8 @@ def test_sparse_counts_bias_the_value_and_the_report_says_so(tmp_path):
         assert s["mean"] > s["ci_low"] + 0.7 * (s["ci_high"] - s["ci_low"])
     res = ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
                       tables=None, audit=pd.DataFrame(), mass={},
-                      provenance={"model": "m", "base_rates": ev.base_provenance,
-                                  "bootstrap": ev.bootstrap}, config={})
+                      provenance=provenance(base_rates=ev.base_provenance,
+                                            bootstrap=ev.bootstrap), config={})
     md = render_markdown(res)
     t2a = _row(ev.summary, src.name, T2A)
     assert ("Values shifted by the sampling error of the counts (on average over the base "
@@ -184,12 +184,13 @@ def test_sign_agreement_gets_a_ci_from_the_resampled_counts(counts_source, fixed
     assert r2["ci_low"] == r2["ci_high"] == r2["agreement"]
 
 
-def test_results_and_reports_keep_the_new_fields(counts_source, fixed_source, tmp_path):
+def test_results_and_reports_keep_the_new_fields(counts_source, fixed_source, tmp_path,
+                                                 provenance):
     ev = _evaluate([counts_source, fixed_source], min_base_count=5)
     res = ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
                       tables=None, audit=pd.DataFrame(), mass={},
-                      provenance={"model": "m", "base_rates": ev.base_provenance,
-                                  "bootstrap": ev.bootstrap},
+                      provenance=provenance(base_rates=ev.base_provenance,
+                                            bootstrap=ev.bootstrap),
                       config={}, sign_agreement=ev.sign_agreement)
     back = ProbeResult.load(res.save(tmp_path / "r"), tables=False)
     pd.testing.assert_frame_equal(back.summary, res.summary, check_dtype=False)
@@ -212,12 +213,12 @@ def test_results_and_reports_keep_the_new_fields(counts_source, fixed_source, tm
     assert "Tasks with fewer than 5 co-occurrences" in card
 
 
-def test_unsupported_associations_are_told_in_the_report(counts_source):
+def test_unsupported_associations_are_told_in_the_report(counts_source, provenance):
     ev = _evaluate([counts_source])
     res = ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
                       tables=None, audit=pd.DataFrame(), mass={},
-                      provenance={"model": "m", "base_rates": ev.base_provenance,
-                                  "bootstrap": ev.bootstrap}, config={})
+                      provenance=provenance(base_rates=ev.base_provenance,
+                                            bootstrap=ev.bootstrap), config={})
     md = render_markdown(res)
     assert ("Associations not supported by the counts (the sign holds in fewer than 95% of "
             f"the base resamples): {counts_source.name}, A→T: 1 of 3 tasks; "
@@ -281,11 +282,11 @@ def test_resample_tasks_end_to_end(tiny_bert_dir, tmp_path, one_torch_thread):
                      "--out", str(out)]) == 0
         runs[units] = ProbeResult.load(out)
     res = runs["tasks"]
-    assert res.provenance["bootstrap"]["resample"] == "tasks"
-    assert "over tasks (occupations)" in res.provenance["bootstrap"]["method"]
+    assert res.provenance.bootstrap.resample == "tasks"
+    assert "over tasks (occupations)" in res.provenance.bootstrap.method
     assert set(res.summary["resample"]) == {"tasks"}
-    tpl = res.provenance["templates"]["template_ids"]
-    tasks, attrs = res.provenance["tasks"]["words"], res.provenance["attributes"]
+    tpl = list(res.provenance.templates.template_ids)
+    tasks, attrs = list(res.provenance.tasks.words), list(res.provenance.attributes)
     tables = [model_tables(res, d, tpl, tasks, attrs)
               for d in ("attribute_to_task", "task_to_attribute")]
     again = evaluate_tables(*tables, tasks, attrs, ["uniform", "labor-2016"], template_ids=tpl,

@@ -24,7 +24,7 @@ from .._errors import BiasampError, UnavailableCIWarning, UndefinedCellsWarning
 from .._validation import (Integer, Interval, Names, OneOf, Optional, PositiveInt, normalised,
                            validate_params)
 from ..results import (AGREEMENT_COLUMNS, BY_GROUP_COLUMNS, BY_PAIR_COLUMNS,
-                       PER_TEMPLATE_COLUMNS, SUMMARY_KEYS, jsonable)
+                       PER_TEMPLATE_COLUMNS, SUMMARY_KEYS, BootstrapInfo)
 from ._intervals import Intervals, Resampling, agreement_table, draws_of, table_intervals
 from ._tables import BaseView, check_tables
 from ._points import point_estimate
@@ -53,14 +53,15 @@ class Evaluation:
     per_template : DataFrame
         Long table: base_rates, direction, template_id, value, n_ties, n_nan.
     base_provenance : dict
-        Provenance of each base-rate table, keyed by ``"<source>|<direction>"``.
+        Each base-rate table as the run used it: source -> direction ->
+        :class:`~biasamp.results.BaseRatesInfo`.
     by_group : DataFrame
         One row per (base_rates, direction, group) for the groups of ``template_groups``
         (:data:`~biasamp.results.BY_GROUP_COLUMNS`); empty without groups.
     sign_agreement : DataFrame
         How often two sources agree on the sign of an association, with a bootstrap CI
         (:data:`~biasamp.results.AGREEMENT_COLUMNS`).
-    bootstrap : dict
+    bootstrap : BootstrapInfo
         The bootstrap settings and a one-line description of it (``method``).
     """
 
@@ -70,7 +71,7 @@ class Evaluation:
     base_provenance: dict
     by_group: pd.DataFrame = None
     sign_agreement: pd.DataFrame = None
-    bootstrap: dict = None
+    bootstrap: BootstrapInfo = None
 
     def __post_init__(self):
         if self.by_group is None:
@@ -212,7 +213,7 @@ def _evaluate_one(out: _Collector, base: BaseView, *, tables, units, mbar, poole
     """Point estimate and intervals of one (source, direction), added to ``out``."""
     n_t, n_a = len(tasks), len(attributes)
     name, direction = base.name, base.direction
-    out.base_prov[f"{name}|{direction}"] = jsonable(base.provenance(tasks, attributes))
+    out.base_prov.setdefault(name, {})[direction] = base.info(tasks, attributes)
     point = point_estimate(tables, units, base.joint, {"direction": direction, **base.metric},
                            direction, pooled=pooled, cells=base.cells)
     n_undefined = int(np.isnan(point.contribution).sum()) - int(base.excluded.sum()) * n_a

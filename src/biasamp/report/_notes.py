@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..results import ProbeResult
+from ..results import ProbeResult, Provenance
 from ._format import direction_label, format_value
 
 __all__ = ["LITTLE_DATA", "NOTABLE_BIAS", "base_rates_section_parts", "support_lines",
@@ -95,18 +95,16 @@ def support_lines(result: ProbeResult, confidence: float, min_base_count) -> tup
                      "value (--min-base-count)", excluded))
 
 
-def base_rates_section_parts(prov: dict, summary: pd.DataFrame) -> tuple[list, tuple]:
+def base_rates_section_parts(prov: Provenance, summary: pd.DataFrame
+                             ) -> tuple[list, tuple]:
     """(rows, notes) of the base-rates section: what every source is, how much data stands
     behind it, how its uncertainty is treated in this run, and loud notes."""
     resampled = set(summary.loc[summary["base_resampled"].fillna(False).astype(bool),
                                 "base_rates"].astype(str))
-    rows, notes, seen = [], [], set()
-    for key, bp in (prov.get("base_rates") or {}).items():
-        source = key.partition("|")[0]
-        if source in seen:
-            continue
-        seen.add(source)
-        totals = bp.get("row_totals")
+    rows, notes = [], []
+    for source, by_direction in prov.base_rates.items():
+        bp = next(iter(by_direction.values()))  # what a source is does not vary by direction
+        totals = bp.row_totals
         if totals:
             n = len(totals)
             none = sum(v == 0 for v in totals.values())
@@ -114,14 +112,14 @@ def base_rates_section_parts(prov: dict, summary: pd.DataFrame) -> tuple[list, t
             data = f"{none} of {n} tasks with no co-occurrence, {little} with 1-{LITTLE_DATA - 1}"
         else:
             data = "n/a (not counts)"
-        kind = bp.get("kind", "")
-        rows.append({"source": source, "kind": kind or "n/a",
-                     "what it is": bp.get("about") or bp.get("citation") or bp.get("name", ""),
+        rows.append({"source": source, "kind": bp.kind or "n/a",
+                     "what it is": bp.about,
                      "data per task": data,
                      "uncertainty": ("counts resampled in every CI" if source in resampled
                                      else "treated as exact")})
-        if bp.get("demonstration"):
+        if bp.demonstration:
+            kept = "?" if bp.n_kept is None else bp.n_kept
             notes.append(f"**`{source}` is a demonstration-size source** "
-                         f"({bp.get('n_kept', '?')} counted sentences): its numbers show how the "
+                         f"({kept} counted sentences): its numbers show how the "
                          "tool works and carry no weight as a base rate.")
     return rows, tuple(notes)

@@ -51,7 +51,7 @@ def _order(result: ProbeResult, key: str) -> list[str]:
 
 def _confidence(result: ProbeResult) -> float:
     """The confidence level of the result's bootstrap intervals."""
-    return float(result.provenance.get("bootstrap", {}).get("confidence", 0.95))
+    return float(result.provenance.bootstrap.confidence)
 
 
 def _aggregation(result: ProbeResult, source: str, direction: str) -> str:
@@ -72,11 +72,10 @@ _SPREAD = 0.1
 
 def _marginal(result: ProbeResult, source: str, attribute: str) -> float | None:
     """The base marginal P(attribute) of a source's T->A table (None for given signs)."""
-    bp = (result.provenance.get("base_rates") or {}).get(f"{source}|{TASK_TO_ATTRIBUTE}") or {}
-    if bp.get("association_given"):
+    bp = result.provenance.base_rate(source, TASK_TO_ATTRIBUTE)
+    if bp is None or bp.association_given or attribute not in bp.marginal:
         return None
-    value = (bp.get("marginal") or {}).get(attribute)
-    return None if value is None else float(value)
+    return float(bp.marginal[attribute])
 
 
 def _spread(x: np.ndarray) -> np.ndarray | None:

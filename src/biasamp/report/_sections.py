@@ -11,7 +11,7 @@ the sources and directions it holds for)
 
 - ``title``: the report title; ``text`` is the one-sentence description of the measurement.
 - ``note``: a warning when the model was loaded with missing weights
-  (``provenance["scorer"]["missing_weights"]``), then the free-text note of the run (each only
+  (``provenance.model.missing_weights``), then the free-text note of the run (each only
   when there is one).
 - ``summary``: the headline table (one row per source and direction) and how to read it.
 - ``groups``: the value per group of templates (e.g. WinoBias pro/anti, type 1/2; only when
@@ -47,7 +47,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..results import ProbeResult, jsonable
+from ..results import ProbeResult, Provenance, jsonable
 from ._format import degenerate_ci, direction_label, format_ci, format_value
 from ._notes import (base_rates_section_parts, support_lines, unavailable_lines,
                      undefined_lines)
@@ -105,9 +105,9 @@ _POOLED_TEXT = (" Templates bound to their own task (benchmark sentences such as
                 "templates within each task.")
 
 
-def _groups_section(by_group: pd.DataFrame, prov: dict) -> Section:
-    conf = prov.get("bootstrap", {}).get("confidence", 0.95)
-    descriptions = prov.get("templates", {}).get("groups") or {}
+def _groups_section(by_group: pd.DataFrame, prov: Provenance) -> Section:
+    conf = prov.bootstrap.confidence
+    descriptions = prov.templates.groups or {}
     table = pd.DataFrame({
         "base rates": by_group["base_rates"],
         "direction": by_group["direction"].map(direction_label),
@@ -164,8 +164,8 @@ class Section:
 
 
 
-def _headline(summary: pd.DataFrame, prov: dict) -> pd.DataFrame:
-    conf = prov.get("bootstrap", {}).get("confidence", 0.95)
+def _headline(summary: pd.DataFrame, prov: Provenance) -> pd.DataFrame:
+    conf = prov.bootstrap.confidence
     return pd.DataFrame({
         "base rates": summary["base_rates"],
         "direction": summary["direction"].map(direction_label),
@@ -274,25 +274,25 @@ def build_sections(result: ProbeResult) -> list[Section]:
     ----------
     result : biasamp.results.ProbeResult
         A result, in memory or read by :meth:`~biasamp.results.ProbeResult.load` (both give
-        the same sections: the provenance, mass and summary go through their JSON form).
+        the same sections: the mass and summary go through their JSON form).
 
     Returns
     -------
     list of Section
     """
     doc = result.to_json_dict()
-    prov, mass = doc["provenance"], doc["mass"]
-    sections = [Section("title", f"BiasAmp→ report: `{prov.get('model')}`",
+    prov, mass = result.provenance, doc["mass"]
+    sections = [Section("title", f"BiasAmp→ report: `{prov.model.name}`",
                         text=measured_with(prov))]
-    missing = (prov.get("scorer") or {}).get("missing_weights")
+    missing = prov.model.missing_weights
     if missing:
         sections.append(Section("note", text=(
             f"WARNING: {len(missing)} weight(s) of this model were missing from its checkpoint "
             f"and initialised at random (--allow-missing-weights): {', '.join(missing[:6])}"
             f"{', ...' if len(missing) > 6 else ''}. These numbers do not describe a trained "
             "model.")))
-    if prov.get("note", ""):
-        sections.append(Section("note", text=prov["note"]))
+    if prov.note:
+        sections.append(Section("note", text=prov.note))
     pooled = "pooled" in set(result.summary.get("aggregation", ()))
     sections.append(Section("summary", "Summary", table=_headline(result.summary, prov),
                             text=_SUMMARY_TEXT + (_POOLED_TEXT if pooled else ""),
@@ -310,9 +310,8 @@ def build_sections(result: ProbeResult) -> list[Section]:
         ("sign-agreement CIs", result.sign_agreement, "ci_low", "ci_high")))
     if unavailable:
         sections.append(Section("unavailable", "Unavailable intervals.", bullets=unavailable))
-    boot = prov.get("bootstrap") or {}
-    conf = boot.get("confidence", 0.95)
-    support = support_lines(result, conf, boot.get("min_base_count"))
+    conf = prov.bootstrap.confidence
+    support = support_lines(result, conf, prov.bootstrap.min_base_count)
     if support:
         sections.append(Section("support", "Evidence behind the base associations.",
                                 bullets=support))
@@ -332,6 +331,7 @@ def build_sections(result: ProbeResult) -> list[Section]:
         _mass_section(mass),
         _audit_section(result.audit),
         Section("caveats", "Caveats", bullets=CAVEATS),
-        Section("provenance", "Provenance", bullets=provenance_lines(prov), data=prov),
+        Section("provenance", "Provenance", bullets=provenance_lines(prov),
+                data=doc["provenance"]),
     ]
     return sections
