@@ -54,12 +54,6 @@ POSITIONAL_OK = {
     "corpus/_engines.py:_run_pool": "not yet converted (issue 21)",
     "corpus/_sources.py:_open_files": "not yet converted (issue 21)",
     "corpus/_sources.py:_open_hub": "not yet converted (issue 21)",
-    "pipeline/_points.py:point_estimate": "not yet converted (issue 21)",
-    "pipeline/_tables.py:check_tables": "not yet converted (issue 21)",
-    "pipeline/_tables.py:check_base": "not yet converted (issue 21)",
-    "pipeline/compare.py:model_tables": "not yet converted (issue 21)",
-    "pipeline/compare.py:_base_view": "not yet converted (issue 21)",
-    "pipeline/evaluate.py:_pair_frame": "not yet converted (issue 21)",
     "pipeline/run.py:_probe_one": "not yet converted (issue 21)",
 }
 #: modules that read a result's provenance: by attribute (biasamp.results.Provenance), never

@@ -287,7 +287,7 @@ def test_resample_tasks_end_to_end(tiny_bert_dir, tmp_path, one_torch_thread):
     assert set(res.summary["resample"]) == {"tasks"}
     tpl = list(res.provenance.templates.template_ids)
     tasks, attrs = list(res.provenance.tasks.words), list(res.provenance.attributes)
-    tables = [model_tables(res, d, tpl, tasks, attrs)
+    tables = [model_tables(res, d, template_ids=tpl, tasks=tasks, attributes=attrs)
               for d in ("attribute_to_task", "task_to_attribute")]
     again = evaluate_tables(*tables, tasks, attrs, ["uniform", "labor-2016"], template_ids=tpl,
                             n_resamples=300, seed=3, resample="tasks").summary

@@ -18,7 +18,7 @@ from ..base_rates import BaseRateTable
 __all__ = ["BaseView", "c_table", "check_base", "check_tables", "excluded_tasks"]
 
 
-def check_tables(tables, name, n_tasks, n_attr, axis, cover=None) -> np.ndarray:
+def check_tables(tables, name, *, n_tasks, n_attr, axis, cover=None) -> np.ndarray:
     arr = np.asarray(tables, dtype=np.float64)
     if arr.ndim != 3 or arr.shape[1:] != (n_tasks, n_attr):
         raise BiasampError(f"{name} must have shape (n_templates, {n_tasks}, {n_attr}); got "
@@ -142,7 +142,7 @@ def excluded_tasks(counts: np.ndarray | None, n_tasks: int, min_base_count: int 
     return excluded, np.repeat(~excluded[:, None], counts.shape[1], axis=1)
 
 
-def check_base(table, name: str, tasks, attributes, min_base_count: int | None) -> None:
+def check_base(table, name: str, *, tasks, attributes, min_base_count: int | None) -> None:
     """Refuse, before any model is loaded, a base table BiasAmp-> is degenerate against:
     ``min_base_count`` leaving fewer than 2 of its tasks, an attribute that never occurs in
     the tasks kept (P(A=a) = 0: P(T|A=a) is 0/0, the value a silent 0), or fewer than 2 kept

@@ -155,8 +155,8 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
         confidence=confidence, min_base_count=min_base_count)
     n_t, n_a = len(tasks), len(attributes)
     cover, strata = coverage(template_tasks, tasks, np.shape(tables_ta)[0])
-    at = check_tables(tables_at, "tables_at", n_t, n_a, axis=1)
-    ta = check_tables(tables_ta, "tables_ta", n_t, n_a, axis=2, cover=cover)
+    at = check_tables(tables_at, "tables_at", n_tasks=n_t, n_attr=n_a, axis=1)
+    ta = check_tables(tables_ta, "tables_ta", n_tasks=n_t, n_attr=n_a, axis=2, cover=cover)
     if at.shape[0] != ta.shape[0]:
         raise BiasampError(f"tables_at and tables_ta must hold the same number of templates; got "
                            f"{at.shape[0]} and {ta.shape[0]}")
@@ -214,8 +214,9 @@ def _evaluate_one(out: _Collector, base: BaseView, *, tables, units, mbar, poole
     n_t, n_a = len(tasks), len(attributes)
     name, direction = base.name, base.direction
     out.base_prov.setdefault(name, {})[direction] = base.info(tasks, attributes)
-    point = point_estimate(tables, units, base.joint, {"direction": direction, **base.metric},
-                           direction, pooled=pooled, cells=base.cells)
+    point = point_estimate(tables, units, base.joint,
+                           kwargs={"direction": direction, **base.metric},
+                           direction=direction, pooled=pooled, cells=base.cells)
     n_undefined = int(np.isnan(point.contribution).sum()) - int(base.excluded.sum()) * n_a
     if n_undefined > 0:
         warnings.warn(f"{base.label}: {n_undefined} of {n_t * n_a} (task, attribute) cells are "
@@ -244,7 +245,7 @@ def _evaluate_one(out: _Collector, base: BaseView, *, tables, units, mbar, poole
         "base_resampled": draws is not None, "base_bias": iv.base_bias,
         "n_tasks_unsupported": unsupported,
         "n_tasks_excluded": int(base.excluded.sum())})
-    out.pairs.append(_pair_frame(base, tasks, attributes, point, iv))
+    out.pairs.append(_pair_frame(base, tasks=tasks, attributes=attributes, point=point, iv=iv))
     out.templates.append(pd.DataFrame({"base_rates": name, "direction": direction,
                                        "template_id": template_ids,
                                        "value": point.per_template, "n_ties": point.n_ties,
@@ -256,7 +257,7 @@ def _evaluate_one(out: _Collector, base: BaseView, *, tables, units, mbar, poole
                                          task_w=task_w)))
 
 
-def _pair_frame(base: BaseView, tasks, attributes, point, iv: Intervals) -> pd.DataFrame:
+def _pair_frame(base: BaseView, *, tasks, attributes, point, iv: Intervals) -> pd.DataFrame:
     n_t, n_a = len(tasks), len(attributes)
     nan = np.full(n_t * n_a, np.nan)
     return pd.DataFrame({

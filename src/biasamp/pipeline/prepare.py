@@ -131,7 +131,8 @@ def prepare(cfg: ProbeConfig) -> Prepared:
         src = NamedSource(name, get_source(name))
         for direction in DIRECTIONS:  # a task missing from a source fails before scoring
             table = src.table(tasks, attributes, direction=direction)
-            check_base(table, name, tasks, attributes, cfg.min_base_count)
+            check_base(table, name, tasks=tasks, attributes=attributes,
+                       min_base_count=cfg.min_base_count)
             if cfg.base_uncertainty == "resample" and table.counts is not None:
                 resampled.add(name)
         sources.append(src)
