@@ -181,6 +181,38 @@ class FixedSource:
                              provenance={"name": self.name, "sha256": "0" * 64})
 
 
+def make_provenance(*, model="m", base_rates=None, bootstrap=None, **fields):
+    """A complete :class:`~biasamp.results.Provenance` for results built by hand: the model
+    ``model`` (a masked LM with one weight file), scored ``word`` on cpu, templates ``x``
+    (``a``, ``b``), tasks ``t1``..``t4``, attributes he, she; ``fields`` replace the rest."""
+    from biasamp.results import (BootstrapInfo, ModelInfo, Provenance, ScorerInfo, TasksInfo,
+                                 TemplatesInfo)
+
+    boot = bootstrap or BootstrapInfo(
+        n_resamples=100, confidence=0.95, seed=0, resample="templates",
+        base_uncertainty="resample", min_base_count=None,
+        method="percentile bootstrap over templates")
+    parts = dict(
+        model=ModelInfo(name=model, model_type="masked", model_type_from="given",
+                        revision=None, commit=None, weights_sha256={"model.safetensors": "ab" * 32},
+                        model_class="BertForMaskedLM", tokenizer_class="BertTokenizer"),
+        scorer=ScorerInfo(estimator="word", device="cpu", dtype="float32"), seed=0,
+        compat=None, bootstrap=boot, std="population (ddof=0) over templates",
+        templates=TemplatesInfo(name="x", n_templates=2, template_ids=("a", "b"),
+                                prompts_sha256="0" * 64, set_sha256=None, set_path=None,
+                                set_provenance={}),
+        tasks=TasksInfo(name="t", words=("t1", "t2", "t3", "t4"), sha256=None),
+        attributes=("he", "she"), base_rates=base_rates or {}, design=None, note=None,
+        versions={"biasamp": "0.1.0"}, platform="test", timestamp="2026-01-01T00:00:00+00:00")
+    return Provenance(**{**parts, **fields})
+
+
+@pytest.fixture(scope="session")
+def provenance():
+    """:func:`make_provenance`, for tests that build a result by hand."""
+    return make_provenance
+
+
 @pytest.fixture(scope="session")
 def golden_result():
     """The golden ProbeResult: reference-semantics section 2's tables, two templates.
@@ -209,11 +241,8 @@ def golden_result():
     audit = pd.DataFrame({"candidate": ["he", "janitor"], "pieces": [["he"], ["jan", "##itor"]],
                           "n_pieces": [1, 2], "single_piece": [True, False],
                           "first_piece": ["he", "jan"], "shares_first_piece_with": [[], []]})
-    prov = {"model": "golden-model", "revision": None, "device": "cpu", "dtype": "float32",
-            "seed": 0, "estimator": "word", "templates": {"name": "x", "n_templates": 2},
-            "tasks": {"name": "t"}, "attributes": attrs, "base_rates": ev.base_provenance,
-            "versions": {"biasamp": "0.1.0"}, "timestamp": "2026-01-01T00:00:00+00:00",
-            "bootstrap": {"confidence": 0.95}}
+    prov = make_provenance(model="golden-model", base_rates=ev.base_provenance,
+                           bootstrap=ev.bootstrap)
     mass = {"attribute_to_task": {"n_prompts": 2, "mean": 0.1, "min": 0.05, "median": 0.1,
                                   "max": 0.15}}
     return ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,

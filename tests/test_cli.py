@@ -35,7 +35,7 @@ def probed(tiny, tmp_path_factory):
     return out
 
 
-def test_probe_writes_every_file(probed):
+def test_probe_writes_every_file(probed, tiny):
     for name in FILES:
         assert (probed / name).is_file(), name
     data = json.loads((probed / "results.json").read_text())
@@ -55,11 +55,14 @@ def test_probe_writes_every_file(probed):
         assert rec["mean"] == pytest.approx(np.mean(rec["per_template"]), abs=1e-15)
         assert rec["std"] == pytest.approx(np.std(rec["per_template"]), abs=1e-15)
     prov = data["provenance"]
-    for key in ("model", "revision", "device", "dtype", "seed", "estimator", "templates",
-                "base_rates", "versions", "timestamp"):
+    for key in ("model", "scorer", "seed", "templates", "base_rates", "versions", "timestamp"):
         assert key in prov, key
     assert {"biasamp", "torch", "transformers", "numpy", "pandas"} <= set(prov["versions"])
-    assert prov["seed"] == 3 and prov["estimator"] == "word"
+    assert prov["seed"] == 3 and prov["scorer"]["estimator"] == "word"
+    assert prov["model"]["name"] == str(tiny[0]) and prov["model"]["revision"] is None
+    assert set(prov["base_rates"]) == {"uniform", "labor-2016"}
+    assert all(set(d) == {"attribute_to_task", "task_to_attribute"}
+               for d in prov["base_rates"].values())
     assert len(prov["templates"]["prompts_sha256"]) == 64
     assert data["config"]["seed"] == 3
     assert prov["bootstrap"] == {

@@ -52,7 +52,7 @@ def test_an_offloaded_probe_equals_the_in_memory_one(tiny_gpt2_dir, tmp_path):
     whole = biasamp.probe(**kw)
     placed = biasamp.probe(**kw, device_map="auto", max_memory="cpu=120KB",
                            offload_folder=str(tmp_path / "off"))
-    assert placed.provenance["scorer"]["device_map"]["modules"].get("disk", 0) > 0
+    assert placed.provenance.scorer.device_map.modules.get("disk", 0) > 0
     np.testing.assert_allclose(placed.summary["mean"], whole.summary["mean"], rtol=0, atol=1e-6)
     np.testing.assert_allclose(placed.summary["ci_low"], whole.summary["ci_low"], rtol=0,
                                atol=1e-6)

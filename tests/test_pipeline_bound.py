@@ -165,18 +165,18 @@ def test_evaluate_errors(kw, pattern):
 
 
 # ---------------------------------------------------------------------------------------
-# results.json schema 2
+# results.json schema 3
 # ---------------------------------------------------------------------------------------
 
-def test_schema_2_round_trip_and_version_1_refused(golden_result, tmp_path):
+def test_schema_3_round_trip_and_version_1_refused(golden_result, tmp_path, provenance):
     ev = _evaluate(template_groups=[["g1"], ["g1"], ["g2"], []])
     res = ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
-                      tables=None, audit=pd.DataFrame(), mass={}, provenance={"model": "m"},
+                      tables=None, audit=pd.DataFrame(), mass={}, provenance=provenance(),
                       config={}, by_group=ev.by_group)
     d = res.save(tmp_path / "r")
     assert (d / "by_group.csv").is_file()
     data = json.loads((d / "results.json").read_text())
-    assert data["schema_version"] == 2 and len(data["by_group"]) == 4
+    assert data["schema_version"] == 3 and len(data["by_group"]) == 4
     back = ProbeResult.load(d, tables=False)
     pd.testing.assert_frame_equal(back.by_group, ev.by_group, check_dtype=False)
     assert list(back.summary["aggregation"]) == ["pooled", "pooled"]
@@ -186,10 +186,10 @@ def test_schema_2_round_trip_and_version_1_refused(golden_result, tmp_path):
     (tmp_path / "v1").mkdir()
     (tmp_path / "v1" / "results.json").write_text(json.dumps(v1))
     with pytest.raises(BiasampError, match=r"schema_version 1 is not supported \(this biasamp "
-                                           r"reads 2\)"):
+                                           r"reads 2, 3\)"):
         ProbeResult.load(tmp_path / "v1", tables=False)
-    for bad, pattern in ((dict(v1, schema_version=3), r"schema_version 3 is not supported "
-                                                      r"\(this biasamp reads 2\)"),
+    for bad, pattern in ((dict(v1, schema_version=4), r"schema_version 4 is not supported "
+                                                      r"\(this biasamp reads 2, 3\)"),
                          ({**data, "by_group": "x"}, r"by_group must be a list of records"),
                          ({k: v for k, v in data.items() if k != "by_group"},
                           r"lacks the keys \['by_group'\]")):

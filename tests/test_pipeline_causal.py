@@ -46,15 +46,17 @@ def test_probe_causal_writes_every_file_and_records_type_and_estimator(probed, t
         assert (probed / name).is_file(), name
     data = json.loads((probed / "results.json").read_text())
     prov = data["provenance"]
-    assert (prov["model_type"], prov["estimator"]) == ("causal", "continuation")
-    assert prov["scorer"]["model_class"] == "GPT2LMHeadModel"
-    assert prov["scorer"]["context_token"] == "<|endoftext|>"
-    assert set(prov["scorer"]["weights_sha256"]) == {"model.safetensors"}
+    assert (prov["model"]["model_type"], prov["scorer"]["estimator"]) == ("causal",
+                                                                          "continuation")
+    assert prov["model"]["model_class"] == "GPT2LMHeadModel"
+    assert prov["scorer"]["context"]["token"] == "<|endoftext|>"
+    assert set(prov["model"]["weights_sha256"]) == {"model.safetensors"}
     assert (data["config"]["model_type"], data["config"]["scoring"]) == ("causal", "continuation")
     report = (probed / "report.md").read_text()
     assert "model type: causal LM; estimator (scoring): `continuation`" in report
     assert "model type: causal LM" in (probed / "report.html").read_text()
-    assert json.loads((probed / "report.json").read_text())["provenance"]["model_type"] == "causal"
+    report_json = json.loads((probed / "report.json").read_text())
+    assert report_json["provenance"]["model"]["model_type"] == "causal"
 
 
 def test_probe_causal_tables_are_the_scorers_probabilities(probed, tiny_gpt2_dir):
@@ -81,7 +83,7 @@ def test_sentence_and_continuation_give_the_same_biasamp(probed, tiny_gpt2_dir, 
     assert rc == 0
     a = json.loads((probed / "results.json").read_text())
     b = json.loads((out / "results.json").read_text())
-    assert b["provenance"]["estimator"] == "sentence"
+    assert b["provenance"]["scorer"]["estimator"] == "sentence"
     # log P(prefix) cancels in the renormalisation; only float32 rounding differs (it is
     # computed once per shared prefix, in other batches)
     for ra, rb in zip(a["summary"], b["summary"]):
@@ -93,7 +95,7 @@ def test_masked_and_causal_models_in_one_run(tiny_bert_dir, tiny_gpt2_dir, tmp_p
     res = probe_many(models=[str(tiny_bert_dir), str(tiny_gpt2_dir)], max_templates=1,
                      base_rates=["uniform"], n_resamples=50, out=str(tmp_path / "both"),
                      formats=["md"])
-    assert [(r.provenance["model_type"], r.provenance["estimator"]) for r in res] == [
+    assert [(r.provenance.model.model_type, r.provenance.scorer.estimator) for r in res] == [
         ("masked", "word"), ("causal", "continuation")]
     assert (tmp_path / "both" / "comparison.md").is_file()
 
@@ -173,7 +175,7 @@ def test_allow_missing_weights_puts_a_warning_at_the_top_of_the_report(tmp_path,
     assert "WARNING: 1 weight(s)" in (out / "model_card.md").read_text()
     assert "WARNING: 1 weight(s)" in (out / "report.html").read_text()
     prov = json.loads((out / "results.json").read_text())["provenance"]
-    assert prov["scorer"]["missing_weights"] == ["lm_head.weight"]
+    assert prov["model"]["missing_weights"] == ["lm_head.weight"]
 
 
 def test_score_cache_and_hf_cache_dir_reach_the_scorer(tiny_gpt2_dir, tmp_path, monkeypatch):
@@ -187,10 +189,10 @@ def test_score_cache_and_hf_cache_dir_reach_the_scorer(tiny_gpt2_dir, tmp_path, 
     assert rc == 0
     assert len(list((tmp_path / "scores").glob("scores-*.sqlite"))) == 1
     prov = json.loads((out / "results.json").read_text())["provenance"]
-    assert prov["scorer"]["commit"] == "0123456789abcdef0123456789abcdef01234567"
+    assert prov["model"]["commit"] == "0123456789abcdef0123456789abcdef01234567"
     assert ("model: `org/tiny-gpt2` (revision: `default`, commit "
             "`0123456789abcdef0123456789abcdef01234567`)") in (out / "report.md").read_text()
-    assert prov["model"] == "org/tiny-gpt2" and prov["model_type"] == "causal"
+    assert prov["model"]["name"] == "org/tiny-gpt2" and prov["model"]["model_type"] == "causal"
     assert Path(out / "results.json").is_file()
 
 

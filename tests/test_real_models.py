@@ -209,8 +209,8 @@ def _record_of(res):
 def test_real_probe_end_to_end(smol_probe, smol_out, smollm2_dir):
     res = smol_probe
     prov = res.provenance
-    assert prov["scorer"]["context_token"] == ENDOFTEXT
-    assert prov["model_type"] == "causal" and prov["estimator"] == "continuation"
+    assert prov.scorer.context.token == ENDOFTEXT
+    assert prov.model.model_type == "causal" and prov.scorer.estimator == "continuation"
     s = res.summary.set_index(["base_rates", "direction"])
     assert len(s) == 4 and (s["n_templates"] == 20).all()
     for (src, direction), row in s.iterrows():  # the mean is the mean of the per-template values

@@ -133,11 +133,13 @@ def test_sign_agreement_exact():
 def test_compare_two_dirs(tmp_path, golden_result):
     a = golden_result.save(tmp_path / "a")
     res_b = dataclasses.replace(
-        golden_result, provenance={**golden_result.provenance, "model": "other-model"},
+        golden_result, provenance=dataclasses.replace(
+            golden_result.provenance,
+            model=dataclasses.replace(golden_result.provenance.model, name="other-model")),
         summary=golden_result.summary.assign(mean=golden_result.summary["mean"] + 0.5))
     b = res_b.save(tmp_path / "b")
     wide = compare_dirs([a, b], out=tmp_path / "cmp", formats="md,csv,html")
-    assert list(wide.columns) == ["base_rates", "direction", "golden-model", "other-model"]
+    assert list(wide.columns) == ["base rates", "direction", "golden-model", "other-model"]
     assert len(wide) == 2
     # -9/1040 + 0.5 = 0.491346 -> 0.4913
     assert wide.loc[wide["direction"] == "A→T", "other-model"].iloc[0].startswith("0.4913 ± 0.0087")
@@ -276,8 +278,10 @@ def test_markdown_html_and_model_card_share_the_sections(result_dir):
     card = _md_rows((result_dir / "model_card.md").read_text(), header)
     page = _html_first_table((result_dir / "report.html").read_text())
     assert md == card == page
-    assert md == [["golden", "A→T", "-0.0087 ± 0.0087", "-0.0173 – 0.0000", "templates", "2"],
-                  ["golden", "T→A", "0.0063 ± 0.0063", "0.0000 – 0.0125", "templates", "2"]]
+    # A->T per template [-9/520, 0], T->A [1/80, 0]: two templates, so the percentile CI
+    # runs from one to the other
+    assert md == [["golden", "A→T", "-0.0087 ± 0.0087", "[-0.0173, 0.0000]", "templates", "2"],
+                  ["golden", "T→A", "0.0063 ± 0.0063", "[0.0000, 0.0125]", "templates", "2"]]
     # the same caveats and provenance lines in every format
     text = {n: (result_dir / n).read_text() for n in ("report.md", "model_card.md")}
     assert "- model: `golden-model` (revision: `default`)" in text["report.md"]

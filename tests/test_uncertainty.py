@@ -71,7 +71,7 @@ def test_one_sentence_is_unsupported_a_thousand_are_supported(counts_source):
     assert bp.loc[("y", "he"), "sign_support"] == bp.loc[("z", "she"), "sign_support"] == 1.0
     s = _row(ev.summary, counts_source.name, T2A)
     assert s["base_resampled"] and s["n_tasks_unsupported"] == 1 and s["n_tasks_excluded"] == 0
-    assert ev.bootstrap["base_uncertainty"] == "resample"
+    assert ev.bootstrap.base_uncertainty == "resample"
 
 
 def test_base_uncertainty_none_is_the_template_bootstrap(counts_source):
@@ -122,7 +122,7 @@ def test_base_resampling_widens_the_ci_when_every_task_has_data(tmp_path):
     assert set(bp.loc[~bp["sign_supported"].astype(bool), "task"]) == {"x"}
 
 
-def test_sparse_counts_bias_the_value_and_the_report_says_so(tmp_path):
+def test_sparse_counts_bias_the_value_and_the_report_says_so(tmp_path, provenance):
     # 1 to 4 sentences per task: sign flips of B - m in the resamples pull BiasAmp down
     tasks = [f"t{i}" for i in range(8)]
     src = get_source(_counts_file(tmp_path / "c.csv", tasks, [[2, 1], [1, 2], [3, 1], [1, 3],
@@ -139,13 +139,16 @@ def test_sparse_counts_bias_the_value_and_the_report_says_so(tmp_path):
         assert s["mean"] > s["ci_low"] + 0.7 * (s["ci_high"] - s["ci_low"])
     res = ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
                       tables=None, audit=pd.DataFrame(), mass={},
-                      provenance={"model": "m", "base_rates": ev.base_provenance,
-                                  "bootstrap": ev.bootstrap}, config={})
+                      provenance=provenance(base_rates=ev.base_provenance,
+                                            bootstrap=ev.bootstrap), config={})
     md = render_markdown(res)
     t2a = _row(ev.summary, src.name, T2A)
-    assert (f"{src.name}, T→A: the sampling error of the counts shifts this value by "
-            f"{t2a['base_bias']:+.4f} on average over the base resamples") in md
-    assert "the association of 8 of 8 tasks is not supported by the counts" in md
+    assert ("Values shifted by the sampling error of the counts (on average over the base "
+            "resamples): ") in md
+    assert f"{src.name}, T→A: {t2a['base_bias']:+.4f}" in md
+    assert md.count("are too sparse for these values to be read at face value") == 1
+    assert f"{src.name}, T→A: 8 of 8 tasks" in md
+    assert md.count("Associations not supported by the counts") == 1
 
 
 def test_min_base_count_leaves_out_tasks_with_little_data(counts_source):
@@ -181,12 +184,13 @@ def test_sign_agreement_gets_a_ci_from_the_resampled_counts(counts_source, fixed
     assert r2["ci_low"] == r2["ci_high"] == r2["agreement"]
 
 
-def test_results_and_reports_keep_the_new_fields(counts_source, fixed_source, tmp_path):
+def test_results_and_reports_keep_the_new_fields(counts_source, fixed_source, tmp_path,
+                                                 provenance):
     ev = _evaluate([counts_source, fixed_source], min_base_count=5)
     res = ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
                       tables=None, audit=pd.DataFrame(), mass={},
-                      provenance={"model": "m", "base_rates": ev.base_provenance,
-                                  "bootstrap": ev.bootstrap},
+                      provenance=provenance(base_rates=ev.base_provenance,
+                                            bootstrap=ev.bootstrap),
                       config={}, sign_agreement=ev.sign_agreement)
     back = ProbeResult.load(res.save(tmp_path / "r"), tables=False)
     pd.testing.assert_frame_equal(back.summary, res.summary, check_dtype=False)
@@ -197,25 +201,28 @@ def test_results_and_reports_keep_the_new_fields(counts_source, fixed_source, tm
     assert {r["sign_supported"] for r in data["by_pair"]} == {True, None}
     assert data["provenance"]["bootstrap"]["min_base_count"] == 5
     md = render_markdown(back)
-    assert (f"{counts_source.name}, T→A: 1 of 3 tasks have fewer than 5 co-occurrences and "
-            "are left out of the value (--min-base-count).") in md
+    assert ("Tasks with fewer than 5 co-occurrences, left out of the value (--min-base-count): "
+            f"{counts_source.name}, A→T: 1 of 3 tasks; {counts_source.name}, T→A: 1 of 3 "
+            "tasks.") in md
     assert "counts resampled in every CI" in md and "treated as exact" in md
     assert "Sign agreement of the association between sources" in md
     # x (one sentence) is left out: the sources agree on the 4 cells of y and z
-    assert "| 1.00 [1.00, 1.00] | 4 |" in md
+    # the counts resampled and x left out, every resample agrees as well: zero width, n/a
+    assert "| 1.00 [n/a] | 4 |" in md
     card = render_model_card(back)
-    assert "1 of 3 tasks have fewer than 5 co-occurrences" in card
+    assert "Tasks with fewer than 5 co-occurrences" in card
 
 
-def test_unsupported_associations_are_told_in_the_report(counts_source):
+def test_unsupported_associations_are_told_in_the_report(counts_source, provenance):
     ev = _evaluate([counts_source])
     res = ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
                       tables=None, audit=pd.DataFrame(), mass={},
-                      provenance={"model": "m", "base_rates": ev.base_provenance,
-                                  "bootstrap": ev.bootstrap}, config={})
+                      provenance=provenance(base_rates=ev.base_provenance,
+                                            bootstrap=ev.bootstrap), config={})
     md = render_markdown(res)
-    assert (f"{counts_source.name}, T→A: the association of 1 of 3 tasks is not supported by "
-            "the counts (its sign holds in fewer than 95% of the base resamples)") in md
+    assert ("Associations not supported by the counts (the sign holds in fewer than 95% of "
+            f"the base resamples): {counts_source.name}, A→T: 1 of 3 tasks; "
+            f"{counts_source.name}, T→A: 1 of 3 tasks. ") in md
     # the largest contributions mark the cells of x, and only those
     marked = [line for line in md.splitlines() if "(unsupported) |" in line]
     assert marked and all("| x |" in line for line in marked)
@@ -251,8 +258,11 @@ def test_probe_ci_with_base_resampling(tiny_bert_dir, tmp_path):
         else:  # 97 sentences in all: the base's own error dominates and biases the value
             assert width > 1.5 * fixed_width and b.base_bias < -0.1 * width
     md = (tmp_path / "both" / "report.md").read_text()
-    assert "wikitext103-valtest, T→A: the sampling error of the counts shifts this value" in md
-    assert f"{moderate}, T→A: the sampling error" not in md
+    (shifted,) = [line for line in md.splitlines()
+                  if line.startswith("- Values shifted by the sampling error of the counts")]
+    wiki = both[(both["base_rates"] == "wikitext103-valtest") & (both["direction"] == T2A)]
+    assert f"wikitext103-valtest, T→A: {wiki['base_bias'].iloc[0]:+.4f}" in shifted
+    assert moderate not in shifted
 
 
 def test_resample_tasks_end_to_end(tiny_bert_dir, tmp_path, one_torch_thread):
@@ -272,12 +282,12 @@ def test_resample_tasks_end_to_end(tiny_bert_dir, tmp_path, one_torch_thread):
                      "--out", str(out)]) == 0
         runs[units] = ProbeResult.load(out)
     res = runs["tasks"]
-    assert res.provenance["bootstrap"]["resample"] == "tasks"
-    assert "over tasks (occupations)" in res.provenance["bootstrap"]["method"]
+    assert res.provenance.bootstrap.resample == "tasks"
+    assert "over tasks (occupations)" in res.provenance.bootstrap.method
     assert set(res.summary["resample"]) == {"tasks"}
-    tpl = res.provenance["templates"]["template_ids"]
-    tasks, attrs = res.provenance["tasks"]["words"], res.provenance["attributes"]
-    tables = [model_tables(res, d, tpl, tasks, attrs)
+    tpl = list(res.provenance.templates.template_ids)
+    tasks, attrs = list(res.provenance.tasks.words), list(res.provenance.attributes)
+    tables = [model_tables(res, d, template_ids=tpl, tasks=tasks, attributes=attrs)
               for d in ("attribute_to_task", "task_to_attribute")]
     again = evaluate_tables(*tables, tasks, attrs, ["uniform", "labor-2016"], template_ids=tpl,
                             n_resamples=300, seed=3, resample="tasks").summary

@@ -16,15 +16,18 @@ from pandas import NA as _NA
 from ._conventions import DIRECTIONS
 from ._errors import BiasampError
 from ._files import sha256_file
+from ._provenance import Provenance
 
 __all__ = ["AGGREGATIONS", "AGREEMENT_COLUMNS", "BY_GROUP_COLUMNS", "BY_PAIR_COLUMNS", "DATA_FILES",
            "PER_TEMPLATE_COLUMNS", "READABLE_VERSIONS", "SCHEMA_VERSION", "SUMMARY_KEYS",
-           "TABLE_COLUMNS", "TABLE_FORMATS", "check_complete", "check_schema", "jsonable"]
+           "TABLE_COLUMNS", "TABLE_FORMATS", "check_complete", "check_schema", "jsonable",
+           "provenance_of", "upgrade_v2"]
 
 #: Version of the results.json layout written; bumped when a reader would misread a file.
-SCHEMA_VERSION = 2
-#: Versions this biasamp reads.
-READABLE_VERSIONS = (2,)
+SCHEMA_VERSION = 3
+#: Versions this biasamp reads (a version 2 provenance is converted on reading:
+#: :func:`upgrade_v2`).
+READABLE_VERSIONS = (2, 3)
 #: Values of ``summary[].aggregation``.
 AGGREGATIONS = ("templates", "pooled")
 
@@ -169,7 +172,17 @@ def check_schema(data, path: str) -> dict:
         if not isinstance(data[key], dict):
             raise BiasampError(f"{path}: {key} must be an object; got "
                                f"{type(data[key]).__name__}")
+    provenance_of(data, path)
     return data
+
+
+def provenance_of(data: dict, path: str) -> Provenance:
+    """The typed provenance of a parsed ``results.json`` of a readable version (schema 2
+    converted by :func:`upgrade_v2`); one-line errors naming ``path`` and the key."""
+    prov = data["provenance"]
+    if data["schema_version"] == 2:
+        prov = upgrade_v2(prov)
+    return Provenance.from_dict(prov, path=path)
 
 
 def check_complete(data: dict, folder: Path) -> None:
@@ -190,3 +203,50 @@ def check_complete(data: dict, folder: Path) -> None:
         if not isinstance(entry, dict) or sha256_file(path) != entry.get("sha256"):
             raise BiasampError(f"{str(folder)!r} is not a complete result: {name} was changed "
                                "after the run (its sha256 differs from results.json)")
+
+
+def upgrade_v2(prov: dict) -> dict:
+    """A schema-2 ``provenance`` in the schema-3 layout (then read by
+    :meth:`Provenance.from_dict`): the model fields, kept at the top level and under
+    ``scorer``, once under ``model``; ``source|direction`` keys nested; the scorer's context
+    fields under ``scorer.context``; keys schema 2 left out as null. Anything that is not an
+    object is passed on for ``from_dict`` to refuse."""
+    if not isinstance(prov, dict):
+        return prov
+    sc = prov.get("scorer") if isinstance(prov.get("scorer"), dict) else {}
+    model = {"name": prov.get("model"), "model_type": prov.get("model_type", "masked"),
+             **{k: sc.get(k) for k in ("model_type_from", "commit", "model_class",
+                                       "tokenizer_class")},
+             "revision": prov.get("revision"), "weights_sha256": sc.get("weights_sha256", {}),
+             "missing_weights": sc.get("missing_weights", [])}
+    scorer = {"estimator": prov.get("estimator"), "device": prov.get("device"),
+              "dtype": prov.get("dtype"), "device_map": sc.get("device_map"),
+              "context": None if "context_token" not in sc else {
+                  "token": sc["context_token"], "rule": sc.get("context_rule"),
+                  "chat_template": sc.get("chat_template"),
+                  "skipped": sc.get("context_skipped", [])},
+              "share_prefix": sc.get("share_prefix"), "head_split": sc.get("head_split")}
+    templates = prov.get("templates")
+    if isinstance(templates, dict):
+        templates = {"set_sha256": None, "set_path": None, "set_provenance": {},
+                     "aggregation": None, "groups": None, **templates}
+    tasks = prov.get("tasks")
+    if isinstance(tasks, dict):
+        tasks = {"sha256": None, **tasks}
+    bases: dict = {}
+    flat = prov.get("base_rates") if isinstance(prov.get("base_rates"), dict) else {}
+    for key, bp in flat.items():
+        source, _, direction = str(key).rpartition("|")  # schema 2's "source|direction"
+        if isinstance(bp, dict):
+            own = {k: v for k, v in bp.items() if k not in _DERIVED}
+            bp = {"source": own, **{k: bp.get(k) for k in _DERIVED}}
+        bases.setdefault(source, {})[direction] = bp
+    return {**{k: v for k, v in prov.items() if k not in _V2_ONLY},
+            "model": model, "scorer": scorer, "templates": templates, "tasks": tasks,
+            "base_rates": bases, "design": prov.get("design"), "note": prov.get("note")}
+
+
+#: keys of a schema-2 base-rate entry that the run derived (the rest are the source's own)
+_DERIVED = ("joint_sha256", "marginal", "association_given", "row_totals")
+#: top-level keys of schema 2 that schema 3 keeps under ``model`` or ``scorer``
+_V2_ONLY = ("revision", "device", "dtype", "model_type", "estimator")

@@ -1,8 +1,9 @@
 """The result of a probe, and the one schema of ``results.json`` (written and read here).
 
-:class:`ProbeResult` holds DataFrames and dicts; :meth:`ProbeResult.save` writes the data
-files of a result folder (it renders nothing); :meth:`ProbeResult.load` reads them back,
-checking ``results.json`` against :data:`SCHEMA` first. The pipeline writes with ``save``
+:class:`ProbeResult` holds DataFrames, dicts and its typed :class:`Provenance`;
+:meth:`ProbeResult.save` writes the data files of a result folder (it renders nothing);
+:meth:`ProbeResult.load` reads them back, checking ``results.json`` against the schema first
+(a schema-2 file is converted on reading). The pipeline writes with ``save``
 and the reports read with ``load``, so there is one definition of the format.
 
 Files of a result folder:
@@ -32,16 +33,20 @@ import pandas as pd
 from ._errors import BiasampError, MissingDependencyError
 from ._files import json_loads, read_text, sha256_file
 from ._output import MARK, OutputFolder
+from ._provenance import (BaseRatesInfo, BootstrapInfo, ContextInfo, ModelInfo,  # noqa: F401
+                          PlacementInfo, Provenance, ScorerInfo, TasksInfo, TemplatesInfo)
 from ._validation import OneOf, check
 
 from ._schema import (AGGREGATIONS, AGREEMENT_COLUMNS, BY_GROUP_COLUMNS,  # noqa: F401
                       BY_PAIR_COLUMNS, DATA_FILES, PER_TEMPLATE_COLUMNS, READABLE_VERSIONS,
                       SCHEMA_VERSION, SUMMARY_KEYS, TABLE_COLUMNS, TABLE_FORMATS, _BY_PAIR_TYPES,
-                      _NUM, check_complete, check_schema, jsonable)
+                      _NUM, check_complete, check_schema, jsonable, provenance_of)
 
-__all__ = ["AGREEMENT_COLUMNS", "BY_GROUP_COLUMNS", "BY_PAIR_COLUMNS", "DATA_FILES",
-           "PER_TEMPLATE_COLUMNS", "ProbeResult", "READABLE_VERSIONS", "SCHEMA_VERSION",
-           "SUMMARY_KEYS", "TABLE_COLUMNS", "TABLE_FORMATS", "jsonable"]
+__all__ = ["AGREEMENT_COLUMNS", "BY_GROUP_COLUMNS", "BY_PAIR_COLUMNS", "BaseRatesInfo",
+           "BootstrapInfo", "ContextInfo", "DATA_FILES", "ModelInfo", "PER_TEMPLATE_COLUMNS",
+           "PlacementInfo", "ProbeResult", "Provenance", "READABLE_VERSIONS", "SCHEMA_VERSION",
+           "SUMMARY_KEYS", "ScorerInfo", "TABLE_COLUMNS", "TABLE_FORMATS", "TasksInfo",
+           "TemplatesInfo", "jsonable"]
 
 
 def _frame(records, columns: Sequence[str]) -> pd.DataFrame:
@@ -70,8 +75,12 @@ class ProbeResult:
         How every candidate tokenises for the model.
     mass : dict
         Raw candidate probability mass summarised per direction.
-    provenance : dict
-        Versions, model, device, dtype, seed, estimator, hashes, timestamp.
+    provenance : Provenance
+        Everything behind the numbers, read by attribute: ``provenance.model`` (id, type,
+        revision, commit, weights' sha256), ``.scorer`` (estimator, device, dtype,
+        context), ``.templates``, ``.tasks``, ``.attributes``, ``.bootstrap``,
+        ``.base_rates[source][direction]``, ``.design``, ``.versions``, ``.seed``,
+        ``.compat``, ``.note``, ``.timestamp`` (see :mod:`biasamp._provenance`).
     config : dict
         The resolved configuration.
     by_group : DataFrame
@@ -85,12 +94,16 @@ class ProbeResult:
     tables: pd.DataFrame | None
     audit: pd.DataFrame
     mass: dict
-    provenance: dict
+    provenance: Provenance
     config: dict
     by_group: pd.DataFrame | None = None
     sign_agreement: pd.DataFrame | None = None
 
     def __post_init__(self):
+        if not isinstance(self.provenance, Provenance):
+            raise TypeError("ProbeResult.provenance must be a biasamp.results.Provenance "
+                            "(Provenance.from_dict reads a dict); got "
+                            f"{type(self.provenance).__name__}")
         if self.by_group is None:
             self.by_group = pd.DataFrame(columns=list(BY_GROUP_COLUMNS))
         if self.sign_agreement is None:
@@ -113,7 +126,7 @@ class ProbeResult:
     @property
     def model(self) -> str:
         """The model id or folder the result belongs to."""
-        return str(self.provenance.get("model", ""))
+        return self.provenance.model.name
 
     def to_json_dict(self) -> dict:
         """The content of ``results.json``."""
@@ -128,7 +141,7 @@ class ProbeResult:
             "sign_agreement": jsonable(self.sign_agreement.to_dict(orient="records")),
             "audit": jsonable(self.audit.to_dict(orient="records")),
             "mass": jsonable(self.mass),
-            "provenance": jsonable(self.provenance),
+            "provenance": jsonable(self.provenance.to_dict()),
             "config": jsonable(self.config),
         }
 
@@ -143,7 +156,7 @@ class ProbeResult:
                    per_template=_frame(data["per_template"], PER_TEMPLATE_COLUMNS).astype(
                        {"value": float}),
                    tables=tables, audit=pd.DataFrame(data["audit"]), mass=data["mass"],
-                   provenance=data["provenance"], config=data["config"],
+                   provenance=provenance_of(data, path), config=data["config"],
                    by_group=_frame(data["by_group"], BY_GROUP_COLUMNS).astype(
                        {c: float for c in ("mean", "ci_low", "ci_high")}),
                    sign_agreement=_frame(data["sign_agreement"], AGREEMENT_COLUMNS).astype(

@@ -139,7 +139,7 @@ def _decode(data: bytes, where: str) -> str:
         raise BiasampError(f"{where}: not UTF-8: {exc}") from None
 
 
-def _read_table(data: bytes, suffix: str, word_column: str | None, group_column: str | None,
+def _read_table(data: bytes, suffix: str, *, word_column: str | None, group_column: str | None,
                 where: str) -> tuple[list[str], dict[str, str]]:
     text = _decode(data, where)
     if suffix == ".txt":
@@ -192,8 +192,9 @@ def _from_toml(path: Path) -> TaskVocabulary:
         raise BiasampError(f"{where_file}: data file not found: {str(data_path)!r}")
     data = data_path.read_bytes()
     words, groups = _read_table(data, data_path.suffix.lower(),
-                                str_field(meta, "word_column", where_file),
-                                meta.get("group_column"), f"task file {str(data_path)!r}")
+                                word_column=str_field(meta, "word_column", where_file),
+                                group_column=meta.get("group_column"),
+                                where=f"task file {str(data_path)!r}")
     words = check_words(words, f"task vocabulary {name!r} ({data_path.name})")
     provenance = dict(meta)
     provenance.update(metadata_file=path.name, metadata_sha256=sha256_bytes(raw),
@@ -209,7 +210,8 @@ def _from_file(path: Path) -> TaskVocabulary:
         raise BiasampError(f"tasks: file {str(path)!r} must end in .csv, .tsv, .txt or .toml")
     data = path.read_bytes()
     where = f"task file {str(path)!r}"
-    words, groups = _read_table(data, path.suffix.lower(), None, None, where)
+    words, groups = _read_table(data, path.suffix.lower(), word_column=None, group_column=None,
+                                where=where)
     words = check_words(words, where)
     digest = sha256_bytes(data)
     provenance = {"name": path.stem, "source": str(path), "file": path.name, "sha256": digest,

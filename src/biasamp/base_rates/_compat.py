@@ -54,7 +54,8 @@ class UniformWang2021Source(BaseRateSource):
         bad = [a for a in attributes if a not in ATTRIBUTES]
         if bad or "he" not in attributes or "she" not in attributes:
             missing = bad or [a for a in ("he", "she") if a not in attributes]
-            raise MissingEntriesError(self.name, (), missing, (), ATTRIBUTES,
+            raise MissingEntriesError(self.name, missing_attributes=missing,
+                                      attributes=ATTRIBUTES,
                                       note="needs he and she, optionally they")
         groups = np.array(groups_for(tasks, self.name))
         male, female = groups == "male_biased", groups == "female_biased"

@@ -31,7 +31,24 @@ KINDS = ("counts", "statistics", "constructed", "user")
 
 
 class MissingEntriesError(BiasampError):
-    """Requested tasks or attributes that a source does not have."""
+    """Requested tasks or attributes that a source does not have.
+
+    Parameters
+    ----------
+    source : str
+        The source's name.
+    missing_tasks, missing_attributes : sequence of str
+        What was requested and is missing.
+    tasks, attributes : sequence of str
+        What the source has (named in the message).
+    note : str
+        Appended to the message.
+
+    Notes
+    -----
+    Public, so its parameters stay positional (not keyword-only internals); biasamp's own
+    calls name all but ``source``.
+    """
 
     def __init__(self, source: str, missing_tasks=(), missing_attributes=(), tasks=(),
                  attributes=(), note: str = ""):
@@ -240,7 +257,8 @@ def select_entries(df: pd.DataFrame, tasks, attributes, source: str, *,
     miss_t = [t for t, k in zip(tasks, keys) if k not in df.index]
     miss_a = [a for a in attributes if a not in df.columns]
     if miss_t or miss_a:
-        raise MissingEntriesError(source, miss_t, miss_a, list(df.index), list(df.columns), note)
+        raise MissingEntriesError(source, missing_tasks=miss_t, missing_attributes=miss_a,
+                                  tasks=list(df.index), attributes=list(df.columns), note=note)
     out = df.loc[keys, list(attributes)].copy()
     out.index = pd.Index(list(tasks), name="task")
     out.columns = pd.Index(list(attributes), name="attribute")

@@ -81,7 +81,8 @@ class WikiText103Source(BaseRateSource):
                 break
         else:
             missing = [t for t in tasks if t not in tried]
-            raise MissingEntriesError(self.name, missing, (), tried, ("he", "she"))
+            raise MissingEntriesError(self.name, missing_tasks=missing, tasks=tried,
+                                      attributes=("he", "she"))
         raw = select_entries(counts.astype(float), tasks, attributes, self.name)
         joint, transform = raw, "identity"
         method = (f"sentences with exactly one {vocab} occupation and one gender word group "

@@ -70,7 +70,7 @@ class UniformSource(BaseRateSource):
     def _group_signs(self, tasks, attributes) -> list[list[int]]:
         bad = [a for a in attributes if a not in ATTRIBUTES]
         if bad:
-            raise MissingEntriesError(self.name, (), bad, (), ATTRIBUTES,
+            raise MissingEntriesError(self.name, missing_attributes=bad, attributes=ATTRIBUTES,
                                       note="WinoBias groups define signs for he/she/they only")
         return [[_GROUP_SIGNS[g][a] for a in attributes] for g in groups_for(tasks, self.name)]
 

@@ -68,7 +68,7 @@ def groups_for(tasks, source: str) -> list[str]:
     missing = [t for t in tasks if t not in g]
     if missing:
         raise MissingEntriesError(
-            source, missing, (), sorted(g), (),
+            source, missing_tasks=missing, tasks=sorted(g),
             note="the association needs a WinoBias group (male_biased/female_biased) per task; "
                  "use 'uniform:SOURCE' to take the signs from another source")
     return [g[t] for t in tasks]

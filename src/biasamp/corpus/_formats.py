@@ -126,7 +126,7 @@ def check_parquet_column(pf, column: str, where: str) -> None:
         raise BiasampError(f"text_column {column!r} of {where} must hold strings; got {kind}")
 
 
-def iter_parquet(raw, column: str, row_groups: Iterable[int], chunk_bytes: int,
+def iter_parquet(raw, column: str, *, row_groups: Iterable[int], chunk_bytes: int,
                  where: str) -> Iterator[bytes]:
     """Parquet row groups -> text chunks of the ``column`` (read in record batches)."""
     pf = parquet_file(raw, where)

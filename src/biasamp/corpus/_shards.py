@@ -232,7 +232,8 @@ def shard_chunks(shard: Shard, opts: ReadOptions, on_read=None):
                                   opts.chunk_bytes, where)
         elif inp.fmt == "parquet":
             groups = shard.row_groups or range(parquet_file(f, where).metadata.num_row_groups)
-            yield from iter_parquet(f, opts.text_column, groups, opts.chunk_bytes, where)
+            yield from iter_parquet(f, opts.text_column, row_groups=groups,
+                                    chunk_bytes=opts.chunk_bytes, where=where)
         else:
             from ._formats import record_chunks
 

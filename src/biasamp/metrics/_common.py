@@ -162,7 +162,7 @@ def as_label_matrix(x, name: str, *, soft: bool):
     return arr, labels
 
 
-def check_same(ref_labels, labels, ref_shape, shape, name: str, ref_name: str) -> None:
+def check_same(ref_labels, labels, *, ref_shape, shape, name: str, ref_name: str) -> None:
     if shape != ref_shape:
         raise BiasampError(f"{name} must have the shape of {ref_name} {ref_shape}; got {shape}")
     if list(labels) != list(ref_labels):
@@ -179,14 +179,15 @@ def required_preds(direction: str, task_preds, attribute_preds):
     return preds, name
 
 
-def checked_preds(direction: str, task_preds, attribute_preds, T, t_lab, A, a_lab) -> np.ndarray:
+def checked_preds(direction: str, task_preds, attribute_preds, *, T, t_lab, A,
+                  a_lab) -> np.ndarray:
     """The label matrix of :func:`required_preds`, checked against the labels it predicts
     (``T``/``t_lab`` for A->T, ``A``/``a_lab`` for T->A): same shape, same columns."""
     preds, name = required_preds(direction, task_preds, attribute_preds)
     ref, ref_lab, ref_name = ((T, t_lab, "tasks") if direction == ATTRIBUTE_TO_TASK
                               else (A, a_lab, "attributes"))
     P, p_lab = as_label_matrix(preds, name, soft=True)
-    check_same(ref_lab, p_lab, ref.shape, P.shape, name, ref_name)
+    check_same(ref_lab, p_lab, ref_shape=ref.shape, shape=P.shape, name=name, ref_name=ref_name)
     return P
 
 
@@ -212,8 +213,10 @@ def as_label_data(attributes, tasks, attributes_train=None, tasks_train=None):
         if Atr.shape[0] != Ttr.shape[0]:
             raise BiasampError(f"attributes_train and tasks_train must have the same number of rows; "
                                f"got {Atr.shape[0]} and {Ttr.shape[0]}")
-        check_same(a_lab, atr_lab, A.shape[1:], Atr.shape[1:], "attributes_train", "attributes")
-        check_same(t_lab, ttr_lab, T.shape[1:], Ttr.shape[1:], "tasks_train", "tasks")
+        check_same(a_lab, atr_lab, ref_shape=A.shape[1:], shape=Atr.shape[1:],
+                   name="attributes_train", ref_name="attributes")
+        check_same(t_lab, ttr_lab, ref_shape=T.shape[1:], shape=Ttr.shape[1:],
+                   name="tasks_train", ref_name="tasks")
     return A, a_lab, T, t_lab, Atr, Ttr
 
 
@@ -282,7 +285,7 @@ def warn_nan(n_nan: int, what: str) -> None:
         warnings.warn(msg, UndefinedCellsWarning, stacklevel=3)
 
 
-def pair_frame(tasks, attrs, assoc, p_base, p_model, delta, contribution) -> pd.DataFrame:
+def pair_frame(tasks, attrs, *, assoc, p_base, p_model, delta, contribution) -> pd.DataFrame:
     """Tidy per-pair table, task-major order. All arrays are (n_tasks, n_attributes)."""
     nt, na = len(tasks), len(attrs)
     return pd.DataFrame({

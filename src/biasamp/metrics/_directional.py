@@ -144,8 +144,8 @@ def _finish(tasks, attrs, core: dict, direction) -> DirectionalResult:
     warn_nan(n_nan, f"of {contribution.size} (task, attribute) cells")
     value = float("nan") if n_cells == 0 else float(core["value"])
     n_ties = int(np.sum((y == 0) & ~np.isnan(contribution)))
-    by_pair = pair_frame(tasks, attrs, y, core["p_base"], core["p_model"], core["delta"],
-                         contribution)
+    by_pair = pair_frame(tasks, attrs, assoc=y, p_base=core["p_base"], p_model=core["p_model"],
+                         delta=core["delta"], contribution=contribution)
     return DirectionalResult(value=value, by_pair=by_pair, direction=direction,
                              n_cells=int(n_cells), n_ties=n_ties, n_nan=n_nan)
 

@@ -22,7 +22,7 @@ from ._directional import EMPTY_ROW_POLICIES, TIE_POLICIES, DirectionalResult, _
 __all__ = ["directional_bias_amplification_labels"]
 
 
-def _indicator(joint_counts, attr_counts, task_counts, n_keep, tie_tol):
+def _indicator(joint_counts, attr_counts, task_counts, *, n_keep, tie_tol):
     """Association sign (n_tasks, n_attributes) from counts over ``n_keep`` rows.
 
     Rows with no task and no attribute add nothing to the counts, so only ``n_keep`` (the
@@ -92,16 +92,18 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
     check(ties, OneOf(TIE_POLICIES), "ties")
     check(empty_rows, OneOf(EMPTY_ROW_POLICIES), "empty_rows")
     A, a_lab, T, t_lab, Atr, Ttr = as_label_data(attributes, tasks, attributes_train, tasks_train)
-    P = checked_preds(direction, task_preds, attribute_preds, T, t_lab, A, a_lab)
+    P = checked_preds(direction, task_preds, attribute_preds, T=T, t_lab=t_lab, A=A,
+                      a_lab=a_lab)
 
     # counts on the evaluation labels: joint[t, a] = #(T_t = 1 and A_a = 1)
     joint = gram(T, A)
     if attributes_train is not None:
         n_rows = any_rows(Atr, Ttr) if empty_rows == "drop" else Atr.shape[0]
-        y = _indicator(gram(Ttr, Atr), col_sums(Atr), col_sums(Ttr), n_rows, tie_tol)
+        y = _indicator(gram(Ttr, Atr), col_sums(Atr), col_sums(Ttr), n_keep=n_rows,
+                       tie_tol=tie_tol)
     else:
         n_rows = any_rows(A, T) if empty_rows == "drop" else A.shape[0]
-        y = _indicator(joint, col_sums(A), col_sums(T), n_rows, tie_tol)
+        y = _indicator(joint, col_sums(A), col_sums(T), n_keep=n_rows, tie_tol=tie_tol)
     with np.errstate(divide="ignore", invalid="ignore"):
         if direction == ATTRIBUTE_TO_TASK:
             count = col_sums(A)                   # (n_attributes,)

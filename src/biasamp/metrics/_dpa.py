@@ -99,10 +99,11 @@ def directional_predictability_amplification(attributes, tasks, *, direction, at
         trial_seed = int(ss.generate_state(1)[0])
         split = make_split(n, test_fraction, rng)
         y_data, k = perturb(y.codes, y.pool, err, rng)
-        psi_d = fit_score(attacker, trial_seed, X, y_data, qfn, split)
-        psi_m = fit_score(attacker, trial_seed, X, y.pred_codes, qfn, split)
+        psi_d = fit_score(attacker, X, y_data, trial_seed=trial_seed, qfn=qfn, split=split)
+        psi_m = fit_score(attacker, X, y.pred_codes, trial_seed=trial_seed, qfn=qfn, split=split)
         total = psi_m + psi_d
         trials.append((psi_m - psi_d) / total if total != 0 else float("nan"))
         dq.append(psi_d)
         mq.append(psi_m)
-    return summarise(trials, dq, mq, err, k, "dpa", direction, qname)
+    return summarise(trials, dq, mq, error_rate=err, k=k, metric="dpa", direction=direction,
+                     qname=qname)

@@ -160,7 +160,7 @@ def check_attacker(attacker):
         raise BiasampError(f"attacker must have fit(X, y) and predict(X) methods; got {attacker!r}")
 
 
-def fit_score(attacker, trial_seed, X, y, qfn, split):
+def fit_score(attacker, X, y, *, trial_seed, qfn, split):
     """Fit a fresh copy of the attacker on the train part, return quality on the eval part."""
     att = MLPAttacker(seed=trial_seed) if attacker is None else copy.deepcopy(attacker)
     tr, ev = split
@@ -179,7 +179,7 @@ def make_split(n, test_fraction, rng):
     return perm[n_test:], perm[:n_test]
 
 
-def summarise(trials, dq, mq, error_rate, k, metric, direction, qname) -> TrialsResult:
+def summarise(trials, dq, mq, *, error_rate, k, metric, direction, qname) -> TrialsResult:
     trials = np.asarray(trials, dtype=np.float64)
     n_nan = int(np.isnan(trials).sum())
     if n_nan:
@@ -253,9 +253,12 @@ def leakage_amplification(attributes, tasks, *, task_preds, attacker=None, quali
         trial_seed = int(ss.generate_state(1)[0])
         split = make_split(n, test_fraction, rng)
         t_codes, k = perturb(t.codes, t.pool, err, rng)
-        lam_d = fit_score(attacker, trial_seed, t.features(t_codes), a.codes, qfn, split)
-        lam_m = fit_score(attacker, trial_seed, t.features(t.pred_codes), a.codes, qfn, split)
+        lam_d = fit_score(attacker, t.features(t_codes), a.codes, trial_seed=trial_seed,
+                          qfn=qfn, split=split)
+        lam_m = fit_score(attacker, t.features(t.pred_codes), a.codes, trial_seed=trial_seed,
+                          qfn=qfn, split=split)
         trials.append(lam_m - lam_d)
         dq.append(lam_d)
         mq.append(lam_m)
-    return summarise(trials, dq, mq, err, k, "leakage", None, qname)
+    return summarise(trials, dq, mq, error_rate=err, k=k, metric="leakage", direction=None,
+                     qname=qname)

@@ -51,7 +51,7 @@ class MALSResult:
     n_nan: int
 
 
-def _mals(tasks, attrs, p_ind, p_base, p_model) -> MALSResult:
+def _mals(tasks, attrs, *, p_ind, p_base, p_model) -> MALSResult:
     n_tasks, n_attrs = p_base.shape
     y = (p_ind > 1.0 / n_attrs).astype(np.int64)
     delta = p_model - p_base
@@ -60,7 +60,8 @@ def _mals(tasks, attrs, p_ind, p_base, p_model) -> MALSResult:
     warn_nan(n_nan, "selected (task, attribute) cells of BiasAmp_MALS are")
     value = (1.0 / n_tasks) * np.nansum(contribution)
     return MALSResult(value=float(value),
-                      by_pair=pair_frame(tasks, attrs, y, p_base, p_model, delta, contribution),
+                      by_pair=pair_frame(tasks, attrs, assoc=y, p_base=p_base, p_model=p_model,
+                                         delta=delta, contribution=contribution),
                       n_cells=int(np.sum((y == 1) & ~np.isnan(delta))), n_nan=n_nan)
 
 
@@ -101,7 +102,8 @@ def mals_bias_amplification(model, base, *, base_train=None) -> MALSResult:
         p_base = b[0] / np.sum(b[0], axis=1, keepdims=True)
         p_model = M / np.sum(M, axis=1, keepdims=True)
         p_ind = ind / np.sum(ind, axis=1, keepdims=True)
-    return _mals(b[1], b[2], np.nan_to_num(p_ind, nan=0.0), p_base, p_model)
+    return _mals(b[1], b[2], p_ind=np.nan_to_num(p_ind, nan=0.0), p_base=p_base,
+                 p_model=p_model)
 
 
 def mals_bias_amplification_labels(attributes, tasks, *, attribute_preds, task_preds,
@@ -136,10 +138,13 @@ def mals_bias_amplification_labels(attributes, tasks, *, attribute_preds, task_p
     A, a_lab, T, t_lab, Atr, Ttr = as_label_data(attributes, tasks, attributes_train, tasks_train)
     Ap, ap_lab = as_label_matrix(attribute_preds, "attribute_preds", soft=True)
     Tp, tp_lab = as_label_matrix(task_preds, "task_preds", soft=True)
-    check_same(a_lab, ap_lab, A.shape, Ap.shape, "attribute_preds", "attributes")
-    check_same(t_lab, tp_lab, T.shape, Tp.shape, "task_preds", "tasks")
+    check_same(a_lab, ap_lab, ref_shape=A.shape, shape=Ap.shape, name="attribute_preds",
+               ref_name="attributes")
+    check_same(t_lab, tp_lab, ref_shape=T.shape, shape=Tp.shape, name="task_preds",
+               ref_name="tasks")
     with np.errstate(divide="ignore", invalid="ignore"):
         p_base = gram(T, A) / col_sums(T)[:, None]
         p_model = gram(Tp, Ap) / col_sums(Tp)[:, None]
         p_ind = p_base if Atr is None else gram(Ttr, Atr) / col_sums(Ttr)[:, None]
-    return _mals(t_lab, a_lab, np.nan_to_num(p_ind, nan=0.0), p_base, p_model)
+    return _mals(t_lab, a_lab, p_ind=np.nan_to_num(p_ind, nan=0.0), p_base=p_base,
+                 p_model=p_model)

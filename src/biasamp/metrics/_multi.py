@@ -141,7 +141,8 @@ def multi_attribute_bias_amplification(attributes, tasks, *, direction, attribut
     assoc = sign_with_tol(gram(Ttr[rows], Gtr) / ntr
                           - np.outer(col_sums(Ttr[rows]) / ntr, Gtr.sum(axis=0) / ntr), tie_tol)
 
-    P = checked_preds(direction, task_preds, attribute_preds, T, t_lab, A, a_lab)
+    P = checked_preds(direction, task_preds, attribute_preds, T=T, t_lab=t_lab, A=A,
+                      a_lab=a_lab)
     with np.errstate(divide="ignore", invalid="ignore"):
         if direction == ATTRIBUTE_TO_TASK:
             cnt = G.sum(axis=0)

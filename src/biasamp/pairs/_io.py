@@ -119,7 +119,7 @@ def _records(path: Path, data: bytes) -> list[dict]:
     return recs
 
 
-def _column(given, key: str, header: list, where: str, required: bool):
+def _column(given, key: str, header: list, *, where: str, required: bool):
     name = given if given is not None else _DEFAULTS.get(key)
     if name is None or name in header:
         return name
@@ -175,13 +175,13 @@ def load_pairs(spec, *, more: str | None = None, less: str | None = None,
     if not recs:
         raise BiasampError(f"{where} holds no pairs")
     header = list(recs[0])
-    cols = {"more": _column(more, "more", header, where, True),
-            "less": _column(less, "less", header, where, True),
-            "direction": _column(direction, "direction", header, where, False),
-            "bias_type": _column(bias_type, "bias_type", header, where, False)}
+    cols = {"more": _column(more, "more", header, where=where, required=True),
+            "less": _column(less, "less", header, where=where, required=True),
+            "direction": _column(direction, "direction", header, where=where, required=False),
+            "bias_type": _column(bias_type, "bias_type", header, where=where, required=False)}
     id_col = pair_id if pair_id is not None else ("" if "" in header else None)
     if id_col is not None:
-        _column(id_col, "pair_id", header, where, True)
+        _column(id_col, "pair_id", header, where=where, required=True)
     rows = []
     for n, rec in enumerate(recs, 1):
         out = {"pair_id": str(rec.get(id_col, "")).strip() if id_col is not None else str(n)}

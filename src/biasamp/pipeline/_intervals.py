@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._conventions import DIRECTIONS
+from .._provenance import BootstrapInfo
 from .._schema import AGREEMENT_COLUMNS
 from ._tables import BaseView
 from .resample import (Units, interval, mean_tables, replicates, resample_counts, sign_support,
@@ -30,7 +31,7 @@ class Resampling:
     seed: int = 0
     confidence: float = 0.95
 
-    def provenance(self, *, bound: bool, min_base_count: int | None) -> dict:
+    def provenance(self, *, bound: bool, min_base_count: int | None) -> BootstrapInfo:
         """The settings and a one-line description of the bootstrap (results' provenance)."""
         method = f"percentile bootstrap over {_UNITS_TEXT[self.units]}"
         if bound and self.units != "tasks":
@@ -38,9 +39,9 @@ class Resampling:
         if self.base == "resample":
             method += ("; count-based base rates resampled jointly (multinomial over their "
                        "counted sentences)")
-        return {"n_resamples": self.n_resamples, "confidence": self.confidence,
-                "seed": self.seed, "resample": self.units, "base_uncertainty": self.base,
-                "min_base_count": min_base_count, "method": method}
+        return BootstrapInfo(n_resamples=self.n_resamples, confidence=self.confidence,
+                             seed=self.seed, resample=self.units, base_uncertainty=self.base,
+                             min_base_count=min_base_count, method=method)
 
     def task_weights(self, n_tasks: int):
         if self.units in ("tasks", "both"):

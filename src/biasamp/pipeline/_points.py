@@ -72,8 +72,8 @@ def _per_template(tables, joint, kwargs, cells):
     return values, n_ties, n_nan, cols, first
 
 
-def point_estimate(tables: np.ndarray, units: Units, joint: np.ndarray, kwargs: dict,
-                   direction: str, *, pooled: bool, cells=None) -> Point:
+def point_estimate(tables: np.ndarray, units: Units, joint: np.ndarray, *, kwargs: dict,
+                   direction: str, pooled: bool, cells=None) -> Point:
     """The point estimate of one (source, direction) (``kwargs``: the metric settings of
     the base table, with ``direction``)."""
     m, n_t, n_a = tables.shape

@@ -11,12 +11,14 @@ import numpy as np
 import pandas as pd
 
 from .._errors import BiasampError
+from .._provenance import BaseRatesInfo
+from .._schema import jsonable
 from ..base_rates import BaseRateTable
 
 __all__ = ["BaseView", "c_table", "check_base", "check_tables", "excluded_tasks"]
 
 
-def check_tables(tables, name, n_tasks, n_attr, axis, cover=None) -> np.ndarray:
+def check_tables(tables, name, *, n_tasks, n_attr, axis, cover=None) -> np.ndarray:
     arr = np.asarray(tables, dtype=np.float64)
     if arr.ndim != 3 or arr.shape[1:] != (n_tasks, n_attr):
         raise BiasampError(f"{name} must have shape (n_templates, {n_tasks}, {n_attr}); got "
@@ -112,20 +114,19 @@ class BaseView:
     def label(self) -> str:
         return f"base source {self.name!r}, {self.direction}"
 
-    def provenance(self, tasks, attributes) -> dict:
-        """The table's provenance, its joint's sha256, and what the reports say about it: the
-        attribute marginal P(A) (the line that decides the association of a derived sign),
-        whether the signs were given explicitly, and, for counts, the co-occurrences behind
-        each task."""
-        prov = dict(self.table.provenance or {})
-        prov.setdefault("joint_sha256", hashlib.sha256(self.joint.tobytes()).hexdigest())
+    def info(self, tasks, attributes) -> BaseRatesInfo:
+        """The table as the run used it (``results.json`` provenance): the source's own
+        provenance, its joint's sha256, and what the reports say about it: the attribute
+        marginal P(A) (the line that decides the association of a derived sign), whether the
+        signs were given explicitly, and, for counts, the co-occurrences behind each task."""
         total = self.joint.sum()
-        prov["marginal"] = {a: float(v) for a, v in zip(attributes,
-                                                        self.joint.sum(axis=0) / total)}
-        prov["association_given"] = self.table.association is not None
-        if self.counts is not None:
-            prov["row_totals"] = {t: float(v) for t, v in zip(tasks, self.counts.sum(axis=1))}
-        return prov
+        return BaseRatesInfo(
+            source=jsonable(dict(self.table.provenance or {})),
+            joint_sha256=hashlib.sha256(self.joint.tobytes()).hexdigest(),
+            marginal={a: float(v) for a, v in zip(attributes, self.joint.sum(axis=0) / total)},
+            association_given=self.table.association is not None,
+            row_totals=(None if self.counts is None else
+                        {t: float(v) for t, v in zip(tasks, self.counts.sum(axis=1))}))
 
 
 def excluded_tasks(counts: np.ndarray | None, n_tasks: int, min_base_count: int | None
@@ -141,7 +142,7 @@ def excluded_tasks(counts: np.ndarray | None, n_tasks: int, min_base_count: int 
     return excluded, np.repeat(~excluded[:, None], counts.shape[1], axis=1)
 
 
-def check_base(table, name: str, tasks, attributes, min_base_count: int | None) -> None:
+def check_base(table, name: str, *, tasks, attributes, min_base_count: int | None) -> None:
     """Refuse, before any model is loaded, a base table BiasAmp-> is degenerate against:
     ``min_base_count`` leaving fewer than 2 of its tasks, an attribute that never occurs in
     the tasks kept (P(A=a) = 0: P(T|A=a) is 0/0, the value a silent 0), or fewer than 2 kept

@@ -34,7 +34,7 @@ PAIRED_COLUMNS = ("model_a", "model_b", "base_rates", "direction", "difference",
                   "ci_high", "p_sign", "n_templates")
 
 
-def model_tables(result: ProbeResult, direction: str, template_ids, tasks, attributes
+def model_tables(result: ProbeResult, direction: str, *, template_ids, tasks, attributes
                  ) -> np.ndarray:
     """The model's probability tables of a result, shape (n_templates, n_tasks,
     n_attributes); NaN on the rows a bound template does not cover."""
@@ -50,7 +50,7 @@ def model_tables(result: ProbeResult, direction: str, template_ids, tasks, attri
 def _coverage(result: ProbeResult, shared, tables_ta: np.ndarray, tasks) -> tuple:
     """(cover, strata) of the ``shared`` templates: from the design the result recorded
     (:class:`~._design.Design`), or, for a result written before it did, from the tables."""
-    design = result.provenance.get("design")
+    design = result.provenance.design
     if design is not None:
         return Design.from_dict(design).select(shared).coverage()
     return _coverage_from_tables(tables_ta, tasks)
@@ -65,7 +65,7 @@ def _coverage_from_tables(tables_ta: np.ndarray, tasks) -> tuple:
     return cover, ["|".join(t for t, c in zip(tasks, row) if c) for row in cover]
 
 
-def _base_view(source: str, tasks, attributes, direction, recorded: dict,
+def _base_view(source: str, *, tasks, attributes, direction, recorded: dict,
                min_count: int | None) -> BaseView:
     from ..base_rates import get_source
 
@@ -102,8 +102,8 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
                       n_resamples=int(n_resamples or cfg.get("n_resamples", 10_000)),
                       seed=int(cfg.get("seed", 0) if seed is None else seed),
                       confidence=float(confidence or cfg.get("confidence", 0.95)))
-    tasks = list(ref.provenance.get("tasks", {}).get("words") or [])
-    attributes = list(ref.provenance.get("attributes") or [])
+    tasks = list(ref.provenance.tasks.words)
+    attributes = list(ref.provenance.attributes)
     task_w = boot.task_weights(len(tasks))  # the same seed: the same task draws for all
     min_count = cfg.get("min_base_count")
     rows = []
@@ -115,7 +115,8 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
         # the same seed and the same units: the same draws for both models
         units, covers = {}, []
         for i, r in enumerate((ref, other)):
-            tabs = {d: model_tables(r, d, shared, tasks, attributes) for d in DIRECTIONS}
+            tabs = {d: model_tables(r, d, template_ids=shared, tasks=tasks,
+                                    attributes=attributes) for d in DIRECTIONS}
             cover, strata = _coverage(r, shared, tabs[TASK_TO_ATTRIBUTE], tasks)
             covers.append(cover)
             for d in DIRECTIONS:
@@ -134,10 +135,10 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
 def _paired_row(ref, other, source, direction, *, units, boot, task_w, tasks, attributes,
                 min_count, n_shared) -> dict:
     """The paired difference ``ref - other`` of one (source, direction)."""
-    key = f"{source}|{direction}"
-    recorded = {r.model: ((r.provenance.get("base_rates") or {}).get(key) or {})
-                .get("joint_sha256") for r in (ref, other)}
-    base = _base_view(source, tasks, attributes, direction, recorded, min_count)
+    infos = {r.model: r.provenance.base_rate(source, direction) for r in (ref, other)}
+    recorded = {model: b.joint_sha256 for model, b in infos.items() if b is not None}
+    base = _base_view(source, tasks=tasks, attributes=attributes, direction=direction,
+                      recorded=recorded, min_count=min_count)
     draws = draws_of(boot, base.counts)
     points, reps = [], []
     for i in (0, 1):

@@ -25,7 +25,7 @@ from .._progress import as_progress
 from .._validation import (Integer, Interval, Names, OneOf, Optional, PositiveInt, normalised,
                            validate_params)
 from ..results import (AGREEMENT_COLUMNS, BY_GROUP_COLUMNS, BY_PAIR_COLUMNS,
-                       PER_TEMPLATE_COLUMNS, SUMMARY_KEYS, jsonable)
+                       PER_TEMPLATE_COLUMNS, SUMMARY_KEYS, BootstrapInfo)
 from ._intervals import Intervals, Resampling, agreement_table, draws_of, table_intervals
 from ._tables import BaseView, check_tables
 from ._points import point_estimate
@@ -54,14 +54,15 @@ class Evaluation:
     per_template : DataFrame
         Long table: base_rates, direction, template_id, value, n_ties, n_nan.
     base_provenance : dict
-        Provenance of each base-rate table, keyed by ``"<source>|<direction>"``.
+        Each base-rate table as the run used it: source -> direction ->
+        :class:`~biasamp.results.BaseRatesInfo`.
     by_group : DataFrame
         One row per (base_rates, direction, group) for the groups of ``template_groups``
         (:data:`~biasamp.results.BY_GROUP_COLUMNS`); empty without groups.
     sign_agreement : DataFrame
         How often two sources agree on the sign of an association, with a bootstrap CI
         (:data:`~biasamp.results.AGREEMENT_COLUMNS`).
-    bootstrap : dict
+    bootstrap : BootstrapInfo
         The bootstrap settings and a one-line description of it (``method``).
     """
 
@@ -71,7 +72,7 @@ class Evaluation:
     base_provenance: dict
     by_group: pd.DataFrame = None
     sign_agreement: pd.DataFrame = None
-    bootstrap: dict = None
+    bootstrap: BootstrapInfo = None
 
     def __post_init__(self):
         if self.by_group is None:
@@ -157,8 +158,8 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
         confidence=confidence, min_base_count=min_base_count)
     n_t, n_a = len(tasks), len(attributes)
     cover, strata = coverage(template_tasks, tasks, np.shape(tables_ta)[0])
-    at = check_tables(tables_at, "tables_at", n_t, n_a, axis=1)
-    ta = check_tables(tables_ta, "tables_ta", n_t, n_a, axis=2, cover=cover)
+    at = check_tables(tables_at, "tables_at", n_tasks=n_t, n_attr=n_a, axis=1)
+    ta = check_tables(tables_ta, "tables_ta", n_tasks=n_t, n_attr=n_a, axis=2, cover=cover)
     if at.shape[0] != ta.shape[0]:
         raise BiasampError(f"tables_at and tables_ta must hold the same number of templates; got "
                            f"{at.shape[0]} and {ta.shape[0]}")
@@ -218,9 +219,10 @@ def _evaluate_one(out: _Collector, base: BaseView, *, tables, units, mbar, poole
     """Point estimate and intervals of one (source, direction), added to ``out``."""
     n_t, n_a = len(tasks), len(attributes)
     name, direction = base.name, base.direction
-    out.base_prov[f"{name}|{direction}"] = jsonable(base.provenance(tasks, attributes))
-    point = point_estimate(tables, units, base.joint, {"direction": direction, **base.metric},
-                           direction, pooled=pooled, cells=base.cells)
+    out.base_prov.setdefault(name, {})[direction] = base.info(tasks, attributes)
+    point = point_estimate(tables, units, base.joint,
+                           kwargs={"direction": direction, **base.metric},
+                           direction=direction, pooled=pooled, cells=base.cells)
     n_undefined = int(np.isnan(point.contribution).sum()) - int(base.excluded.sum()) * n_a
     if n_undefined > 0:
         warnings.warn(f"{base.label}: {n_undefined} of {n_t * n_a} (task, attribute) cells are "
@@ -249,7 +251,7 @@ def _evaluate_one(out: _Collector, base: BaseView, *, tables, units, mbar, poole
         "base_resampled": draws is not None, "base_bias": iv.base_bias,
         "n_tasks_unsupported": unsupported,
         "n_tasks_excluded": int(base.excluded.sum())})
-    out.pairs.append(_pair_frame(base, tasks, attributes, point, iv))
+    out.pairs.append(_pair_frame(base, tasks=tasks, attributes=attributes, point=point, iv=iv))
     out.templates.append(pd.DataFrame({"base_rates": name, "direction": direction,
                                        "template_id": template_ids,
                                        "value": point.per_template, "n_ties": point.n_ties,
@@ -261,7 +263,7 @@ def _evaluate_one(out: _Collector, base: BaseView, *, tables, units, mbar, poole
                                          task_w=task_w)))
 
 
-def _pair_frame(base: BaseView, tasks, attributes, point, iv: Intervals) -> pd.DataFrame:
+def _pair_frame(base: BaseView, *, tasks, attributes, point, iv: Intervals) -> pd.DataFrame:
     n_t, n_a = len(tasks), len(attributes)
     nan = np.full(n_t * n_a, np.nan)
     return pd.DataFrame({

@@ -14,7 +14,7 @@ import pandas as pd
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
 from .._memory import check_memory
-from ..results import jsonable
+from ..results import TasksInfo, jsonable
 from ._design import Design
 from ._tables import check_base
 from .config import DEFAULT_TASKS, ProbeConfig
@@ -48,8 +48,11 @@ class Prepared:
     prompts: dict[str, pd.DataFrame]          # direction -> build_prompts frame
     sources: list[NamedSource]
     prompts_sha256: str
+    #: the template set's file and metadata (``set_sha256``, ``set_path``,
+    #: ``set_provenance``; ``aggregation`` and ``groups`` for bound or grouped sets): the
+    #: fields of :class:`~biasamp.results.TemplatesInfo` known before scoring
     template_provenance: dict = field(default_factory=dict)
-    tasks_provenance: dict = field(default_factory=dict)
+    tasks_provenance: TasksInfo | None = None
 
     @property
     def tasks(self) -> list[str]:
@@ -128,7 +131,8 @@ def prepare(cfg: ProbeConfig) -> Prepared:
         src = NamedSource(name, get_source(name))
         for direction in DIRECTIONS:  # a task missing from a source fails before scoring
             table = src.table(tasks, attributes, direction=direction)
-            check_base(table, name, tasks, attributes, cfg.min_base_count)
+            check_base(table, name, tasks=tasks, attributes=attributes,
+                       min_base_count=cfg.min_base_count)
             if cfg.base_uncertainty == "resample" and table.counts is not None:
                 resampled.add(name)
         sources.append(src)
@@ -154,6 +158,6 @@ def prepare(cfg: ProbeConfig) -> Prepared:
                            if any(g in x for x in groups.values())}
     return Prepared(design=design, prompts=prompts, sources=sources,
                     prompts_sha256=digest, template_provenance=tprov,
-                    tasks_provenance={"name": cfg.tasks if isinstance(cfg.tasks, str)
-                                      else vocab.name, "words": tasks,
-                                      "sha256": vocab.sha256})
+                    tasks_provenance=TasksInfo(name=cfg.tasks if isinstance(cfg.tasks, str)
+                                               else vocab.name, words=tuple(tasks),
+                                               sha256=vocab.sha256))

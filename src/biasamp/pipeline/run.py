@@ -19,7 +19,7 @@ from .. import __version__
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTION_LABELS, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
 from .._progress import as_progress
-from ..results import ProbeResult
+from ..results import ModelInfo, ProbeResult, Provenance, ScorerInfo, TemplatesInfo
 from ._folders import model_folders, result_output
 from .config import ProbeConfig, as_config
 from .prepare import Prepared, prepare
@@ -94,7 +94,7 @@ def _load_scorer(cfg: ProbeConfig, resolved, *, progress):
                        **extra)
 
 
-def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, resolved, estimator: str, *,
+def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, *, resolved, estimator: str,
                progress) -> ProbeResult:
     model_type = resolved.model_type
     scorer = _load_scorer(cfg, resolved, progress=progress)
@@ -114,27 +114,21 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, resolved, estimator
                 "python": platform.python_version(), **sprov.pop("versions", {})}
     conf = cfg.to_dict()
     conf.update(models=[model], model_type=model_type, scoring=estimator)
-    provenance = {
-        "model": model, "revision": sprov.get("revision", cfg.revision),
-        "device": sprov.get("device", cfg.device), "dtype": sprov.get("dtype", cfg.dtype),
-        "seed": cfg.seed, "model_type": model_type, "estimator": estimator,
-        "compat": cfg.compat,
-        "bootstrap": ev.bootstrap,
-        "std": ("population (ddof=0) over templates; none for task_to_attribute (pooled per "
-                "task)" if prep.bound else "population (ddof=0) over templates"),
-        "templates": {"name": cfg.templates, "n_templates": len(tpl_ids),
-                      "template_ids": tpl_ids, "prompts_sha256": prep.prompts_sha256,
-                      **prep.template_provenance},
-        "tasks": prep.tasks_provenance,
-        "design": prep.design.to_dict(),
-        "attributes": prep.attributes,
-        "base_rates": ev.base_provenance,
-        "scorer": sprov,
-        "versions": {"biasamp": __version__, **versions},
-        "platform": platform.platform(),
-        "note": cfg.note,
-        "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-    }
+    provenance = Provenance(
+        model=ModelInfo.of_scorer(sprov, name=model),
+        scorer=ScorerInfo.of_scorer(sprov, estimator=estimator),
+        seed=cfg.seed, compat=cfg.compat, bootstrap=ev.bootstrap,
+        std=("population (ddof=0) over templates; none for task_to_attribute (pooled per "
+             "task)" if prep.bound else "population (ddof=0) over templates"),
+        templates=TemplatesInfo(name=cfg.templates, n_templates=len(tpl_ids),
+                                template_ids=tuple(tpl_ids),
+                                prompts_sha256=prep.prompts_sha256,
+                                **prep.template_provenance),
+        tasks=prep.tasks_provenance, attributes=tuple(prep.attributes),
+        base_rates=ev.base_provenance, design=prep.design.to_dict(),
+        versions={"biasamp": __version__, **versions},
+        platform=platform.platform(), note=cfg.note,
+        timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
     mass = {d: _mass_summary(scores[d][2]) for d in DIRECTIONS}
     return ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
                        tables=long_tables, audit=audit, mass=mass,
@@ -180,7 +174,9 @@ def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
     try:
         results = []
         for model in cfg.models:
-            res = _probe_one(cfg, model, prep, *kinds[model], progress=reporter)
+            resolved, estimator = kinds[model]
+            res = _probe_one(cfg, model, prep, resolved=resolved, estimator=estimator,
+                             progress=reporter)
             results.append(res)
             if staging is not None:
                 d = staging if len(cfg.models) == 1 else staging / folders[model]

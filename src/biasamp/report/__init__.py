@@ -36,7 +36,7 @@ from .._validation import SubsetOf, normalised, validate_params
 from ..results import ProbeResult
 from ._compare import (compare_dirs, compare_table, paired_markdown, setup_differences,
                        setup_table, write_comparison)
-from ._format import format_value, markdown_table
+from ._format import format_ci, format_value, markdown_table
 from ._html import html_report, render_html
 from ._json import json_report
 from ._markdown import markdown_report, render_markdown
@@ -50,6 +50,7 @@ __all__ = [
     "build_report",
     "compare_dirs",
     "compare_table",
+    "format_ci",
     "format_value",
     "markdown_table",
     "paired_markdown",

@@ -17,7 +17,7 @@ import pandas as pd
 from .._errors import BiasampError
 from .._output import OutputFolder
 from .._validation import SubsetOf, normalised, validate_params
-from ..results import ProbeResult
+from ..results import BootstrapInfo, ProbeResult
 from ._format import CSS, direction_label, format_value, html_table, markdown_table
 
 __all__ = ["COMPARE_FORMATS", "compare_dirs", "compare_table", "paired_markdown",
@@ -34,30 +34,30 @@ _MUST_AGREE = ("templates", "prompts sha256", "attributes", "tasks", "estimator"
 
 def _setup(res: ProbeResult) -> dict:
     p = res.provenance
-    tpl, tasks = p.get("templates") or {}, p.get("tasks") or {}
-    bases = p.get("base_rates") or {}
+    tpl, tasks = p.templates, p.tasks
     base_hashes = ", ".join(
-        f"{key.replace('|attribute_to_task', ' A→T').replace('|task_to_attribute', ' T→A')} "
-        f"{str(v.get('joint_sha256', ''))[:12]}" for key, v in sorted(bases.items()))
-    words = tasks.get("words") or []
+        f"{source} {direction_label(direction)} {b.joint_sha256[:12]}"
+        for source, by_direction in sorted(p.base_rates.items())
+        for direction, b in sorted(by_direction.items()))
     return {
-        "model": str(p.get("model")),
-        "templates": f"{tpl.get('name')} ({tpl.get('n_templates')})",
-        "prompts sha256": str(tpl.get("prompts_sha256", ""))[:16],
-        "attributes": ", ".join(map(str, p.get("attributes") or [])),
-        "tasks": f"{tasks.get('name')} ({len(words)})",
-        "estimator": str(p.get("estimator")),
-        "compat": str(p.get("compat")),
+        "model": p.model.name,
+        "templates": f"{tpl.name} ({tpl.n_templates})",
+        "prompts sha256": tpl.prompts_sha256[:16],
+        "attributes": ", ".join(p.attributes),
+        "tasks": f"{tasks.name} ({len(tasks.words)})",
+        "estimator": p.scorer.estimator,
+        "compat": p.compat or "none",
         "base rates": base_hashes,
-        "CI": _ci_setup(p.get("bootstrap") or {}),
+        "CI": _ci_setup(p.bootstrap),
     }
 
 
-def _ci_setup(boot: dict) -> str:
-    """The CI level, what the bootstrap resamples, and the base-rate uncertainty."""
-    return (f"{boot.get('confidence')}, over {boot.get('resample', 'templates')}, base "
-            f"{boot.get('base_uncertainty', 'none')}, min base count "
-            f"{boot.get('min_base_count')}")
+def _ci_setup(boot: BootstrapInfo) -> str:
+    """The CI level, what the bootstrap resamples, the base-rate uncertainty, and the minimum
+    base count (when one was set)."""
+    return (f"{boot.confidence}, over {boot.resample}, base {boot.base_uncertainty}"
+            + ("" if boot.min_base_count is None else
+               f", min base count {boot.min_base_count}"))
 
 
 def setup_table(results: Sequence[ProbeResult], labels: Sequence[str]) -> pd.DataFrame:
@@ -84,7 +84,7 @@ def _paired_table(paired: pd.DataFrame) -> pd.DataFrame:
         "models": paired["model_b"] + " − " + paired["model_a"],
         "difference [CI]": [format_value(-d, ci=(-hi, -lo)) for d, lo, hi in
                             zip(paired["difference"], paired["ci_low"], paired["ci_high"])],
-        "P(sign holds)": paired["p_sign"].map(lambda v: "n/a" if v != v else f"{v:.3f}"),
+        "P(sign holds)": paired["p_sign"].map(lambda v: format_value(v, digits=3)),
         "templates": paired["n_templates"]})
 
 
@@ -135,7 +135,7 @@ def _wide(long: pd.DataFrame) -> pd.DataFrame:
     wide = wide.reindex(columns=order).fillna("—").reset_index()
     wide["direction"] = wide["direction"].map(direction_label)
     wide.columns.name = None
-    return wide
+    return wide.rename(columns={"base_rates": "base rates"})  # headers as in the probe report
 
 
 def _comparison(results: Sequence[ProbeResult], names: Sequence, allow_mismatch: bool):

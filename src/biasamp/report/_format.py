@@ -1,4 +1,4 @@
-"""Formatting helpers shared by every report format: numbers, tables, inline marks, CSS.
+"""Formatting helpers shared by every report format: numbers and CIs, tables, Markdown, CSS.
 
 >>> import pandas as pd
 >>> print(markdown_table(pd.DataFrame({"source": ["a|b"], "value": [format_value(0.5, 0.01)]})))
@@ -10,15 +10,17 @@
 from __future__ import annotations
 
 import html
-import re
+import math
 
 import numpy as np
 import pandas as pd
+from markdown_it import MarkdownIt
 
 from .._conventions import DIRECTION_LABELS
 
-__all__ = ["CSS", "direction_label", "format_value", "html_table", "inline_html",
-           "markdown_table", "plain_text"]
+__all__ = ["CSS", "degenerate_ci", "direction_label", "format_ci", "format_value", "html_table",
+           "inline_html", "markdown_html", "markdown_list", "markdown_table", "plain_text"]
+
 
 def direction_label(direction) -> str:
     """A direction's label in reports (``A→T``, ``T→A``); anything else unchanged."""
@@ -33,39 +35,96 @@ h1{font-size:1.6em;border-bottom:2px solid #ddd;padding-bottom:.3em}h2{font-size
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.3em .6em;
 text-align:left}th{background:#f3f3f3}tr:nth-child(even) td{background:#fafafa}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}code{background:#f4f4f4;padding:0 .2em}
-.note{background:#fff7e0;border-left:4px solid #e0a800;padding:.5em 1em}
+.note{background:#fff7e0;border-left:4px solid #e0a800;padding:.3em 1em;margin:.8em 0}
+.note p,.note ul{margin:.4em 0}li{margin:.2em 0}
 """
 
 
-def format_value(mean, std=None, ci=None, digits: int = 4) -> str:
-    """``mean ± std`` (and ``[low, high]``) with fixed digits; NaN shows as ``n/a``.
+def degenerate_ci(low, high) -> bool:
+    """Whether ``[low, high]`` is an interval of zero width: nothing varied in its bootstrap.
+
+    Zero width means equal up to floating-point rounding: ``math.isclose(low, high,
+    rel_tol=1e-9, abs_tol=1e-12)``. A percentile bootstrap whose replicates are all the same
+    number gives ends that are exactly equal (:func:`biasamp.metrics.bootstrap_ci` returns the
+    number itself), and the tolerance, far below any digit a report shows, only absorbs a sum
+    taken in another order. An interval that is merely narrower than the digits shown (a width
+    of ``1e-6`` printed as ``[0.0010, 0.0010]``) is a real interval and is not degenerate.
+    Missing ends are not degenerate (they are unavailable).
+
+    >>> degenerate_ci(0.1547, 0.1547), degenerate_ci(0.00100, 0.00101)
+    (True, False)
+    """
+    if low is None or high is None or not (np.isfinite(float(low)) and np.isfinite(float(high))):
+        return False
+    return math.isclose(float(low), float(high), rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _number(value, digits: int, sign: bool) -> str:
+    if value is None or not np.isfinite(float(value)):
+        return "n/a"
+    text = f"{float(value):{'+' if sign else ''}.{digits}f}"
+    return text.lstrip("+-") if float(text) == 0 else text  # no -0.0000, no +0
+
+
+def format_value(mean, std=None, ci=None, digits: int = 4, *, sign: bool = False) -> str:
+    """``mean ± std [low, high]`` with fixed digits: the one number formatter of the reports.
+
+    Every number is rounded to ``digits`` digits after the decimal point; a number that rounds
+    to zero is written without a sign (``0.0000``, never ``-0.0000``); a missing or non-finite
+    number is ``n/a``. A CI is always written ``[low, high]``; an interval that is unavailable
+    (an end missing or non-finite) or degenerate (zero width, see :func:`degenerate_ci`: it
+    would only repeat the value) is written ``[n/a]``.
 
     Parameters
     ----------
-    mean : float
+    mean : float or None
         The value.
     std : float, optional
         Shown after ``±``.
     ci : (float, float), optional
-        Shown as ``[low, high]``.
+        Shown as ``[low, high]`` (or ``[n/a]``).
     digits : int
         Digits after the decimal point.
+    sign : bool
+        Write a ``+`` before a positive value (not before its std or CI).
+
+    Returns
+    -------
+    str
+
+    See Also
+    --------
+    format_ci : the interval alone (``n/a`` without brackets when there is none).
 
     Examples
     --------
     >>> format_value(-0.12544, 0.0026, (-0.13, -0.12))
     '-0.1254 ± 0.0026 [-0.1300, -0.1200]'
-    >>> format_value(None)
-    'n/a'
+    >>> format_value(None), format_value(-0.00001), format_value(1.0, digits=0, sign=True)
+    ('n/a', '0.0000', '+1')
+    >>> format_value(0.1547, ci=(0.1547, 0.1547)), format_value(0.1, ci=(float("nan"), 0.2))
+    ('0.1547 [n/a]', '0.1000 [n/a]')
     """
-    def f(v):
-        return "n/a" if v is None or not np.isfinite(float(v)) else f"{float(v):.{digits}f}"
-    text = f(mean)
+    text = _number(mean, digits, sign)
     if std is not None:
-        text += f" ± {f(std)}"
+        text += f" ± {_number(std, digits, False)}"
     if ci is not None:
-        text += f" [{f(ci[0])}, {f(ci[1])}]"
+        interval = format_ci(*ci, digits=digits)
+        text += f" {'[n/a]' if interval == 'n/a' else interval}"
     return text
+
+
+def format_ci(low, high, digits: int = 4) -> str:
+    """A CI alone: ``[low, high]``, or ``n/a`` when unavailable or degenerate (see
+    :func:`format_value`).
+
+    >>> format_ci(-0.2557, -0.22341), format_ci(0.97, 0.97), format_ci(None, 0.2)
+    ('[-0.2557, -0.2234]', 'n/a', 'n/a')
+    """
+    if degenerate_ci(low, high):
+        return "n/a"
+    ends = (_number(low, digits, False), _number(high, digits, False))
+    return "n/a" if "n/a" in ends else f"[{ends[0]}, {ends[1]}]"
 
 
 def markdown_table(df: pd.DataFrame) -> str:
@@ -85,22 +144,42 @@ def html_table(df: pd.DataFrame) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+#: The one Markdown renderer of the reports: CommonMark, raw HTML escaped, not passed through.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False})
+
+
+def markdown_html(text: str) -> str:
+    r"""A Markdown text (paragraphs, lists, ``**bold**``, ``*em*``, ```code```, links) as HTML;
+    raw HTML in it is escaped, never passed through.
+
+    >>> print(markdown_html("- **T→A** is *not* `A→T` <sic>\n- [x](https://x.org)"), end="")
+    <ul>
+    <li><strong>T→A</strong> is <em>not</em> <code>A→T</code> &lt;sic&gt;</li>
+    <li><a href="https://x.org">x</a></li>
+    </ul>
+    """
+    return _MARKDOWN.render(text)
+
+
 def inline_html(text: str) -> str:
-    """Escape, then the inline marks report texts use (``**bold**``, ``*em*``, ```code```).
+    """One line of inline Markdown as HTML (no enclosing paragraph; see :func:`markdown_html`).
 
     >>> inline_html("**T→A** is *not* `A→T` <sic>")
     '<strong>T→A</strong> is <em>not</em> <code>A→T</code> &lt;sic&gt;'
     """
-    t = html.escape(text)
-    t = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", t)
-    t = re.sub(r"\*(.+?)\*", r"<em>\1</em>", t)
-    return re.sub(r"`(.+?)`", r"<code>\1</code>", t)
+    return _MARKDOWN.renderInline(text)
+
+
+def markdown_list(items) -> str:
+    """Markdown bullet lines as an HTML ``<ul>`` (each item inline Markdown)."""
+    return markdown_html("".join(f"- {item}\n" for item in items))
 
 
 def plain_text(text: str) -> str:
-    """Drop the ```code``` marks of an inline-Markdown title (for HTML titles).
+    """The text of an inline-Markdown line without its marks (for HTML titles).
 
-    >>> plain_text("BiasAmp→ report: `bert-base-uncased`")
-    'BiasAmp→ report: bert-base-uncased'
+    >>> plain_text("BiasAmp→ report: `bert-base-uncased` **now**")
+    'BiasAmp→ report: bert-base-uncased now'
     """
-    return re.sub(r"`(.+?)`", r"\1", text)
+    return "".join(t.content for line in _MARKDOWN.parseInline(text) for t in line.children or ()
+                   if t.type in ("text", "code_inline"))

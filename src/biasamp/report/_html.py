@@ -1,7 +1,9 @@
 """The self-contained HTML report (``report.html``): a layout of the report's sections.
 
-Inline CSS and the PNG plots embedded as base64 data URIs; no links, no scripts. As in
-biasamp 0.1, it leaves out the sections' ``intro`` and ``footer`` sentences.
+Inline CSS and the PNG plots embedded as base64 data URIs; no scripts. The sections' texts
+are Markdown, rendered by :func:`~._format.markdown_html` (lists as lists, code spans as
+``<code>``; raw HTML escaped). Each section shows what the Markdown report shows: its notes,
+intro, table, text and footer.
 """
 
 from __future__ import annotations
@@ -13,24 +15,31 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..results import ProbeResult
-from ._format import CSS, html_table, inline_html, plain_text
+from ._format import CSS, html_table, inline_html, markdown_html, markdown_list, plain_text
 from ._sections import NOTE_KEYS, Section, build_sections
 
 __all__ = ["html_report", "render_html"]
 
 
+def _note(inner: str) -> str:
+    return f"<div class='note'>{inner}</div>"
+
+
 def _generic(s: Section) -> list[str]:
-    if s.bullets and s.table is None:
-        return ([f"<h2>{html.escape(s.title)}</h2><ul>"]
-                + [f"<li>{inline_html(b)}</li>" for b in s.bullets] + ["</ul>"])
-    out = [f"<h2>{html.escape(s.title)}</h2>"]
-    out += [f"<p class='note'>{inline_html(b)}</p>" for b in s.bullets]  # notes above a table
+    out = [f"<h2>{inline_html(s.title)}</h2>"]
+    if s.bullets and s.table is not None:  # notes above a table, each its own paragraph
+        out += [_note(markdown_html(b)) for b in s.bullets]
+    if s.intro and s.table is not None:
+        out.append(markdown_html(s.intro))
     if s.table is not None:
         out.append(html_table(s.table))
     elif s.empty:
-        out.append(f"<p>{inline_html(s.empty)}</p>")
-    if s.text:
-        out.append(f"<p>{inline_html(s.text)}</p>")
+        out.append(markdown_html(s.empty))
+    if s.bullets and s.table is None:
+        out.append(markdown_list(s.bullets))
+    for text in (s.text, s.footer):
+        if text:
+            out.append(markdown_html(text))
     return out
 
 
@@ -45,15 +54,14 @@ def html_report(sections: Sequence[Section], images: Mapping[str, str | os.PathL
     out: list[str] = []
     for s in sections:
         if s.key == "title":
-            title = html.escape(plain_text(s.title))
             out += ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
-                    f"<title>{title}</title><style>{CSS}</style></head><body>",
-                    f"<h1>{title}</h1>"]
+                    f"<title>{html.escape(plain_text(s.title))}</title><style>{CSS}</style>"
+                    "</head><body>", f"<h1>{inline_html(s.title)}</h1>"]
         elif s.key == "note":
-            out.append(f"<p class='note'>{html.escape(s.text)}</p>")
+            out.append(_note(markdown_html(s.text)))
         elif s.key in NOTE_KEYS:
-            out.append(f"<p class='note'><strong>{html.escape(s.title)}</strong> "
-                       + " ".join(html.escape(b) for b in s.bullets) + "</p>")
+            out.append(_note(f"<p><strong>{inline_html(s.title)}</strong></p>"
+                             + markdown_list(s.bullets)))
         elif s.key == "plots":
             for kind, title in s.plots:
                 if kind in images:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import yaml
 
 from .._conventions import DIRECTION_LABELS
+from ..results import Provenance
 from ._sections import Section
 
 __all__ = ["SOURCE_URL", "front_matter", "model_index"]
@@ -37,9 +38,8 @@ def _number(value):
 def model_index(sections: Sequence[Section]) -> list[dict]:
     """The ``model-index`` list (one model, one result) of the report's ``sections``."""
     data = {s.key: s.data for s in sections if s.key in ("summary", "provenance")}
-    prov, summary = data.get("provenance") or {}, data.get("summary") or []
-    templates = (prov.get("templates") or {}).get("name", "")
-    version = (prov.get("versions") or {}).get("biasamp", "")
+    prov, summary = Provenance.from_dict(data["provenance"]), data.get("summary") or []
+    templates, version = prov.templates.name, prov.versions.get("biasamp", "")
     metrics = []
     for row in summary:
         value = _number(row.get("mean"))
@@ -48,18 +48,18 @@ def model_index(sections: Sequence[Section]) -> list[dict]:
         direction, source = row["direction"], row["base_rates"]
         args = {"direction": direction, "base_rates": source,
                 "ci_low": _number(row.get("ci_low")), "ci_high": _number(row.get("ci_high")),
-                "confidence": (prov.get("bootstrap") or {}).get("confidence", 0.95)}
+                "confidence": prov.bootstrap.confidence}
         metrics.append({"type": f"biasamp_{_SHORT.get(direction, direction)}",
                         "name": f"BiasAmp→ {DIRECTION_LABELS.get(direction, direction)} "
                                 f"({source})",
                         "value": value, "config": source, "args": args})
-    result = {"task": {"type": _TASK_TYPES.get(prov.get("model_type"), "text-generation"),
+    result = {"task": {"type": _TASK_TYPES.get(prov.model.model_type, "text-generation"),
                        "name": "Directional bias amplification (BiasAmp→)"},
               "dataset": {"type": f"biasamp/{templates}", "name": f"biasamp templates "
                           f"{templates}", "config": templates},
               "metrics": metrics,
               "source": {"name": f"biasamp {version}".strip(), "url": SOURCE_URL}}
-    return [{"name": str(prov.get("model", "model")), "results": [result]}]
+    return [{"name": prov.model.name, "results": [result]}]
 
 
 def front_matter(sections: Sequence[Section]) -> str:

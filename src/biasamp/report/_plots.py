@@ -1,24 +1,26 @@
 """PNG plots of a probe result (matplotlib imported lazily, Agg backend).
 
 Every function takes a :class:`~biasamp.results.ProbeResult` (in memory or loaded from its
-folder) and writes one PNG; none needs a model or torch.
+folder) and writes one PNG; none needs a model or torch. Figures are laid out by
+``_plot_layout`` (constrained layout: nothing is cut off; labels placed without overlaps);
+the base-rate panel is drawn by ``_plot_panel``.
 """
 
 from __future__ import annotations
 
 import logging
+import textwrap
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .._conventions import (
-    ATTRIBUTE_TO_TASK,
-    DIRECTION_LABELS,
-    DIRECTIONS,
-    TASK_TO_ATTRIBUTE,
-)
+from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from ..results import ProbeResult
+from ._format import direction_label
+from ._plot_layout import (association_colors, association_entries, figure, freeze_layout,
+                           place_labels, save)
+from ._plot_panel import base_rate_figure
 
 __all__ = ["PLOT_FILES", "PLOT_KINDS", "PLOT_TITLES", "plot_all", "plot_base_rate_panel",
            "plot_fig5", "plot_forest"]
@@ -36,13 +38,6 @@ PLOT_TITLES = {"fig5": "Model vs base P(attribute | task) (Fig. 5 analogue)",
                "base_rates": "Base-rate comparison"}
 
 
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-    return plt
-
-
 def _by_pair(result: ProbeResult) -> pd.DataFrame:
     df = result.by_pair.copy()
     for col in ("task", "attribute", "base_rates", "direction"):
@@ -54,41 +49,155 @@ def _order(result: ProbeResult, key: str) -> list[str]:
     return list(dict.fromkeys(result.by_pair[key].astype(str)))
 
 
-def _save(plt, fig, path, title: str) -> Path:
-    """Title, tight layout, write the PNG, close the figure."""
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))  # room for the title
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+def _confidence(result: ProbeResult) -> float:
+    """The confidence level of the result's bootstrap intervals."""
+    return float(result.provenance.bootstrap.confidence)
+
+
+def _aggregation(result: ProbeResult, source: str, direction: str) -> str:
+    """``"templates"`` (mean over templates) or ``"pooled"`` (bound templates pooled per
+    task), as the summary records it for (source, direction)."""
+    s = result.summary
+    rows = s[(s["base_rates"].astype(str) == source) & (s["direction"] == direction)]
+    if "aggregation" not in rows or rows.empty:
+        return "templates"
+    return str(rows["aggregation"].iloc[0])
 
 
 #: tasks labelled per panel of Fig. 5 (the largest |model - base| deviations)
 _N_LABELS = 8
+#: half-width of the horizontal spread of the points of a panel whose base is one value
+_SPREAD = 0.1
 
 
 def _marginal(result: ProbeResult, source: str, attribute: str) -> float | None:
     """The base marginal P(attribute) of a source's T->A table (None for given signs)."""
-    bp = (result.provenance.get("base_rates") or {}).get(f"{source}|{TASK_TO_ATTRIBUTE}") or {}
-    if bp.get("association_given"):
+    bp = result.provenance.base_rate(source, TASK_TO_ATTRIBUTE)
+    if bp is None or bp.association_given or attribute not in bp.marginal:
         return None
-    value = (bp.get("marginal") or {}).get(attribute)
-    return None if value is None else float(value)
+    return float(bp.marginal[attribute])
 
 
-def _spread_labels(ax, xs, ys, names, *, gap: float = 0.045) -> None:
-    """Label points without piling up: labels sit right of their point and are pushed
-    apart vertically (at least ``gap`` in data units) when their points are close."""
-    placed: list[tuple[float, float]] = []
-    for i in np.argsort(ys, kind="stable"):
-        lx, ly = xs[i] + 0.02, ys[i]
-        for px, py in sorted(placed, key=lambda p: p[1]):
-            if abs(px - lx) < 0.25 and abs(py - ly) < gap:
-                ly = py + gap
-        placed.append((lx, ly))
-        ax.annotate(names[i], (xs[i], ys[i]), xytext=(min(lx, 0.9), ly), textcoords="data",
-                    fontsize=6, arrowprops={"arrowstyle": "-", "color": "0.6", "lw": 0.5})
+def _spread(x: np.ndarray) -> np.ndarray | None:
+    """Horizontal offsets for a panel whose defined bases are all one value (uniform): a
+    deterministic low-discrepancy sequence in task order within ±``_SPREAD``; None when the
+    bases differ."""
+    finite = x[np.isfinite(x)]
+    if finite.size < 2 or np.ptp(finite) > 1e-12:
+        return None
+    golden = (np.sqrt(5.0) - 1.0) / 2.0
+    return ((np.arange(x.size) * golden) % 1.0 - 0.5) * 2.0 * _SPREAD
+
+
+def _fig5_bars(s: pd.DataFrame, pooled: bool) -> np.ndarray:
+    """Error bars (2, n) of Fig. 5: ± the std over templates, or for pooled (bound) sets the
+    bootstrap CI of Δ = model − base placed at the point (p_base + CI of Δ)."""
+    if not pooled:
+        std = s["p_model_std"].to_numpy(dtype=float)
+        return np.nan_to_num(np.vstack([std, std]))
+    d = s["delta"].to_numpy(dtype=float)
+    lo = d - s["delta_ci_low"].to_numpy(dtype=float)
+    hi = s["delta_ci_high"].to_numpy(dtype=float) - d
+    return np.clip(np.nan_to_num(np.vstack([lo, hi])), 0.0, None)  # rounding: never negative
+
+
+def _labelled(shown: int, picked: int) -> str:
+    return f"labelled: {shown} of the {picked} tasks furthest from model = base"
+
+
+def _fig5_figure(result: ProbeResult):
+    """The Fig. 5 figure (see :func:`plot_fig5`), labels placed, not saved."""
+    df = _by_pair(result)
+    attributes = _order(result, "attribute")
+    first = attributes[0]
+    sub = df[(df["direction"] == TASK_TO_ATTRIBUTE) & (df["attribute"] == first)]
+    panels = [(src, sub[sub["base_rates"] == src]) for src in _order(result, "base_rates")]
+    legends = [_fig5_legend(result, src, s, attributes) for src, s in panels]
+    rows = max(len(h) for h in legends)
+    legend_h = 0.19 * rows + 0.15
+    fig, axes = figure(5.6 * len(panels), 6.6 + legend_h,
+                       f"P({first} | task): model vs base source ({result.model})",
+                       nrows=2, ncols=len(panels), gridspec_kw={"height_ratios": [6.0, legend_h]})
+    labels = []
+    for ax, leg, (src, s), handles in zip(axes[0], axes[1], panels, legends):
+        labels.append(_fig5_panel(ax, result, src=src, s=s, attributes=attributes))
+        leg.axis("off")
+        leg.legend(handles=handles, loc="upper center", fontsize=8, frameon=False)
+    renderer = freeze_layout(fig)  # the title keeps its lines: only a count may change
+    for ax, points, pick, names in labels:
+        shown = place_labels(ax, renderer, points=points, picked=pick, names=names)
+        ax.set_title(ax.get_title().replace(_labelled(len(pick), len(pick)),
+                                            _labelled(shown, len(pick)), 1), fontsize=9)
+    return fig
+
+
+def _shown(s: pd.DataFrame) -> np.ndarray:
+    """Rows of a Fig. 5 panel that have a point (base and model defined)."""
+    return (np.isfinite(s["p_base"].to_numpy(dtype=float))
+            & np.isfinite(s["p_model"].to_numpy(dtype=float)))
+
+
+def _fig5_legend(result: ProbeResult, src: str, s: pd.DataFrame, attributes) -> list:
+    """The legend entries of one Fig. 5 panel: every line, every colour drawn, the bars."""
+    from matplotlib.lines import Line2D
+
+    first, parity = attributes[0], 1.0 / len(attributes)
+    handles = [Line2D([], [], color="0.5", lw=1, ls="--", label="model = base (no amplification)"),
+               Line2D([], [], color="tab:red", lw=0.8, ls=":",
+                      label=f"parity: 1 / {len(attributes)} attributes = {parity:.2g}")]
+    marginal = _marginal(result, src, first)
+    if marginal is not None:
+        handles.append(Line2D([], [], color="tab:green", lw=1.1, ls="-.",
+                              label=f"base P({first}) = {marginal:.3g}: tasks right of it are "
+                                    f"associated with {first}"))
+    association = s["association"].to_numpy(dtype=float)[_shown(s)]
+    handles += association_entries(association, first, attributes, undefined=False)
+    bars = (f"{_confidence(result):.0%} bootstrap CI of \u0394 = model \u2212 base"
+            if _aggregation(result, src, TASK_TO_ATTRIBUTE) == "pooled"
+            else "± std over templates")
+    handles.append(Line2D([], [], color="0.6", marker="|", ls="", markersize=9,
+                          label=f"bars: {bars}"))
+    return handles
+
+
+def _fig5_panel(ax, result: ProbeResult, *, src: str, s: pd.DataFrame, attributes) -> tuple:
+    """Draw one source's Fig. 5 panel; returns what :func:`place_labels` needs."""
+    first, parity = attributes[0], 1.0 / len(attributes)
+    shown = _shown(s)
+    x = s["p_base"].to_numpy(dtype=float)[shown]
+    y = s["p_model"].to_numpy(dtype=float)[shown]
+    pooled = _aggregation(result, src, TASK_TO_ATTRIBUTE) == "pooled"
+    offsets = _spread(x)
+    xs = x if offsets is None else x + offsets
+    ax.plot([0, 1], [0, 1], color="0.5", lw=1, ls="--", zorder=0.5)
+    ax.axhline(parity, color="tab:red", lw=0.8, ls=":", zorder=0.4)
+    ax.axvline(parity, color="tab:red", lw=0.8, ls=":", zorder=0.4)
+    marginal = _marginal(result, src, first)
+    if marginal is not None:
+        ax.axvline(marginal, color="tab:green", lw=1.1, ls="-.", zorder=0.6)
+    if offsets is not None and abs(x[0] - parity) > 1e-9:  # model = base for every task
+        ax.axhline(x[0], color="0.5", lw=1, ls="--", zorder=0.5)
+    ax.errorbar(xs, y, yerr=_fig5_bars(s[shown], pooled), fmt="none", ecolor="0.6", lw=0.8,
+                zorder=1.5)
+    ax.scatter(xs, y, c=association_colors(s["association"].to_numpy(dtype=float)[shown]),
+               s=22, zorder=2)
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_aspect("equal")
+    ax.set_xlabel(f"base P({first} | task): {src}", fontsize=10)
+    mean = "pooled over each task's templates" if pooled else "mean over templates"
+    ax.set_ylabel(f"model P({first} | task), {mean}", fontsize=10)
+    pick = list(np.argsort(-np.abs(y - x), kind="stable")[:_N_LABELS])
+    notes = []
+    if (~shown).any():
+        notes.append(f"{int((~shown).sum())} task(s) without base data (all-zero row) not shown.")
+    if offsets is not None:
+        notes.append(f"Every task's base is {x[0]:.2g}: points spread ±{_SPREAD:g} sideways "
+                     f"(by task order) so that their bars show; read them against "
+                     f"y = {x[0]:.2g}.")
+    ax.set_title("\n".join([src, _labelled(len(pick), len(pick)),
+                            *textwrap.wrap(" ".join(notes), 78)]), fontsize=9)
+    return ax, np.column_stack([xs, y]), pick, s["task"].to_numpy()[shown][pick]
 
 
 def plot_fig5(result: ProbeResult, path) -> Path:
@@ -96,49 +205,15 @@ def plot_fig5(result: ProbeResult, path) -> Path:
 
     One panel per base-rate source (T->A direction): x = the base source's
     ``P(a | task)``, y = the model's mean over templates (bars: population std over
-    templates), the diagonal (no amplification), the line that decides the association,
-    ``P(a | task) = P(a)`` (the base marginal; a task right of it is associated with
-    ``a``), and the parity lines at ``1 / n_attributes``. Only the tasks furthest from the
-    diagonal are labelled, so labels do not pile up.
+    templates), or, for bound template sets, its value pooled over each task's templates
+    (bars: the bootstrap CI of Δ placed at the point); the diagonal (no amplification), the
+    line that decides the association, ``P(a | task) = P(a)`` (the base marginal; a task
+    right of it is associated with ``a``), and the parity lines at ``1 / n_attributes``.
+    Colours: the base's association. Where every task has the same base (uniform) the points
+    are spread sideways, deterministically, so that their bars show. The tasks furthest from
+    the diagonal are labelled where a label fits without overlapping another or a point.
     """
-    plt = _plt()
-    df = _by_pair(result)
-    attributes = _order(result, "attribute")
-    first = attributes[0]
-    sources = _order(result, "base_rates")
-    sub = df[(df["direction"] == TASK_TO_ATTRIBUTE) & (df["attribute"] == first)]
-    n = len(sources)
-    fig, axes = plt.subplots(1, n, figsize=(5.2 * n, 5.2), squeeze=False)
-    parity = 1.0 / len(attributes)
-    for ax, src in zip(axes[0], sources):
-        s = sub[sub["base_rates"] == src]
-        x = s["p_base"].to_numpy(dtype=float)
-        y = s["p_model"].to_numpy(dtype=float)
-        err = s["p_model_std"].to_numpy(dtype=float) if "p_model_std" in s else None
-        ax.plot([0, 1], [0, 1], color="0.5", lw=1, ls="--", label="model = base")
-        ax.axhline(parity, color="tab:red", lw=0.8, ls=":", label=f"parity ({parity:.2g})")
-        ax.axvline(parity, color="tab:red", lw=0.8, ls=":")
-        marginal = _marginal(result, src, first)
-        if marginal is not None:
-            ax.axvline(marginal, color="tab:green", lw=1.1, ls="-.",
-                       label=f"base P({first}) = {marginal:.3g}: decides the association")
-        colors = np.where(s["association"].to_numpy(dtype=float) > 0, "tab:blue", "tab:orange")
-        ax.errorbar(x, y, yerr=err, fmt="none", ecolor="0.7", lw=0.8, zorder=1)
-        ax.scatter(x, y, c=colors, s=22, zorder=2)
-        dev = np.where(np.isfinite(x) & np.isfinite(y), np.abs(y - x), -1.0)
-        pick = [i for i in np.argsort(-dev, kind="stable")[:_N_LABELS] if dev[i] >= 0]
-        _spread_labels(ax, x[pick], y[pick], s["task"].to_numpy()[pick])
-        ax.set_xlim(-0.02, 1.02)
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_aspect("equal")
-        ax.set_xlabel(f"base P({first} | task): {src}")
-        ax.set_ylabel(f"model P({first} | task), mean ± std over templates")
-        missing = int((~np.isfinite(x)).sum())
-        note = f"\n{missing} task(s) without base data (all-zero row) not shown" if missing else ""
-        ax.set_title(f"{src}: blue = associated with {first}; the {_N_LABELS} largest "
-                     f"deviations labelled{note}", fontsize=8)
-        ax.legend(loc="upper left", fontsize=7)
-    return _save(plt, fig, path, f"P({first} | task): model vs base source ({result.model})")
+    return save(_fig5_figure(result), path)
 
 
 def plot_forest(result: ProbeResult, path, *, sources=None) -> Path:
@@ -146,88 +221,87 @@ def plot_forest(result: ProbeResult, path, *, sources=None) -> Path:
     panels (A->T, T->A) per base-rate source (default: every source of the result).
 
     Δ is in the units of each direction (P(task | a) for A->T, P(a | task) for T->A),
-    so the two panels have their own x axes.
+    so the two panels have their own x axes. A task whose Δ is undefined (no base data)
+    keeps its row, marked with a grey cross at the left edge.
     """
-    plt = _plt()
+    return save(_forest_figure(result, sources=sources), path)
+
+
+def _forest_figure(result: ProbeResult, *, sources=None):
+    from matplotlib.lines import Line2D
+
     df = _by_pair(result)
     attributes = _order(result, "attribute")
     first = attributes[0]
     sources = list(sources or _order(result, "base_rates"))
     tasks = _order(result, "task")
-    height = max(3.0, 0.2 * len(tasks) + 1.2)
-    fig, axes = plt.subplots(len(sources), 2, figsize=(11, height * len(sources)),
-                             squeeze=False)
+    height = max(2.6, 0.21 * len(tasks) + 1.3)
+    fig, axes = figure(11, height * len(sources) + 1.1,
+                       f"Per-task \u0394 = model \u2212 base of {first}, with bootstrap CIs "
+                       f"({result.model})",
+                       nrows=len(sources), ncols=2)
     ypos = np.arange(len(tasks))[::-1]
-    for row, source in zip(axes, sources):
-        _forest_row(row, df, source, first, tasks, ypos)
-    return _save(plt, fig, path, f"Per-task \u0394 with bootstrap CIs over templates ({first})")
+    shown = [_forest_row(row, df, source=source, first=first, tasks=tasks, ypos=ypos)
+             for row, source in zip(axes, sources)]
+    association = np.concatenate([a for a, _ in shown])
+    handles = association_entries(association, first, attributes, undefined=False)
+    if any(u for _, u in shown):
+        handles.append(Line2D([], [], ls="", marker="x", color="0.35",
+                              label="undefined base: no \u0394 for this task"))
+    handles += [Line2D([], [], color="0.4", lw=1,
+                       label=f"{_confidence(result):.0%} bootstrap CI of \u0394"),
+                Line2D([], [], color="0.3", lw=0.8, label="\u0394 = 0: model = base")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=9, frameon=False)
+    return fig
 
 
-def _forest_row(axes, df, source, first, tasks, ypos) -> None:
+def _forest_row(axes, df, *, source, first, tasks, ypos) -> tuple[np.ndarray, int]:
+    """Draw one source's two panels; returns the associations drawn and how many rows are
+    undefined."""
+    from matplotlib.transforms import blended_transform_factory
+
+    drawn, n_undefined = [], 0
     for ax, direction in zip(axes, DIRECTIONS):
         s = df[(df["direction"] == direction) & (df["attribute"] == first)
                & (df["base_rates"] == source)].set_index("task").reindex(tasks)
         d = s["delta"].to_numpy(dtype=float)
         lo = s["delta_ci_low"].to_numpy(dtype=float)
         hi = s["delta_ci_high"].to_numpy(dtype=float)
-        colors = np.where(s["association"].to_numpy(dtype=float) > 0, "tab:blue", "tab:orange")
+        association = s["association"].to_numpy(dtype=float)
+        defined = np.isfinite(d)
         ax.hlines(ypos, lo, hi, color="0.4", lw=1)
-        ax.scatter(d, ypos, c=colors, s=18, zorder=3)
+        ax.scatter(d[defined], ypos[defined], c=association_colors(association[defined]), s=18,
+                   zorder=3)
+        drawn.append(association[defined])
+        if not defined.all():
+            edge = blended_transform_factory(ax.transAxes, ax.transData)
+            ax.scatter(np.full(int((~defined).sum()), 0.025), ypos[~defined], marker="x",
+                       color="0.35", s=20, transform=edge, zorder=3)
+            n_undefined += int((~defined).sum())
         ax.axvline(0, color="0.3", lw=0.8)
         ax.set_yticks(ypos)
-        ax.set_yticklabels(tasks, fontsize=7)
+        ax.set_yticklabels(tasks, fontsize=8)
+        ax.set_ylim(-0.8, len(tasks) - 0.2)
+        for tick, ok in zip(ax.get_yticklabels(), defined):
+            if not ok:
+                tick.set_color("0.45")
         unit = f"P(task | {first})" if direction == ATTRIBUTE_TO_TASK else f"P({first} | task)"
-        ax.set_xlabel(f"\u0394 = model \u2212 base of {unit}")
-        ax.set_title(f"{DIRECTION_LABELS[direction]} vs {source} (blue: base associates task "
-                     f"with {first})", fontsize=9)
+        ax.set_xlabel(f"\u0394 = model \u2212 base of {unit}", fontsize=9)
+        ax.set_title(f"{direction_label(direction)} vs {source}", fontsize=10)
+    return np.concatenate(drawn), n_undefined
 
 
 def plot_base_rate_panel(result: ProbeResult, path) -> Path:
-    """Same model, every base source, both directions (mean, CI), plus sign agreement."""
-    plt = _plt()
-    summ = result.summary
-    sources = list(dict.fromkeys(summ["base_rates"].astype(str)))
-    agree = result.sign_agreement
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), gridspec_kw={"width_ratios": [1, 1, 1.1]})
-    for ax, direction in zip(axes[:2], DIRECTIONS):
-        s = summ[summ["direction"] == direction].set_index("base_rates").reindex(sources)
-        m = s["mean"].to_numpy(dtype=float)
-        # a pooled value (bound templates) may sit a rounding error outside its interval
-        lo = np.clip(m - s["ci_low"].to_numpy(dtype=float), 0.0, None)
-        hi = np.clip(s["ci_high"].to_numpy(dtype=float) - m, 0.0, None)
-        x = np.arange(len(sources))
-        ax.bar(x, m, color="tab:blue", alpha=0.7)
-        ax.errorbar(x, m, yerr=np.vstack([lo, hi]), fmt="none", ecolor="k", capsize=4)
-        ax.axhline(0, color="0.3", lw=0.8)
-        ax.set_xticks(x)
-        ax.set_xticklabels(sources, rotation=20, ha="right", fontsize=8)
-        ax.set_ylabel("BiasAmp\u2192 (mean over templates, bootstrap CI)")
-        ax.set_title(f"{DIRECTION_LABELS[direction]} by base source", fontsize=10)
-    ax = axes[2]
-    n = len(sources)
-    mat = np.full((n, n), np.nan)
-    for i in range(n):
-        mat[i, i] = 1.0
-    for rec in agree[agree["direction"] == TASK_TO_ATTRIBUTE].to_dict("records"):
-        i, j = sources.index(rec["source_a"]), sources.index(rec["source_b"])
-        mat[j, i] = rec["agreement"]  # lower triangle: T->A
-    for rec in agree[agree["direction"] == ATTRIBUTE_TO_TASK].to_dict("records"):
-        i, j = sources.index(rec["source_a"]), sources.index(rec["source_b"])
-        mat[i, j] = rec["agreement"]  # upper triangle: A->T
-    im = ax.imshow(mat, vmin=0, vmax=1, cmap="viridis")
-    for i in range(n):
-        for j in range(n):
-            if np.isfinite(mat[i, j]):
-                ax.text(j, i, f"{mat[i, j]:.2f}", ha="center", va="center",
-                        color="w" if mat[i, j] < 0.6 else "k", fontsize=8)
-    ax.set_xticks(range(n))
-    ax.set_xticklabels(sources, rotation=20, ha="right", fontsize=8)
-    ax.set_yticks(range(n))
-    ax.set_yticklabels(sources, fontsize=8)
-    ax.set_title("sign agreement of the association\n(upper: A\u2192T, lower: T\u2192A)",
-                 fontsize=10)
-    fig.colorbar(im, ax=ax, fraction=0.046)
-    return _save(plt, fig, path, f"Base-rate comparison ({result.model})")
+    """Same model, every base source, both directions (value, CI), plus sign agreement:
+    horizontal bars (names read horizontally), the figure sized from the names and the
+    number of sources."""
+    return save(_base_rate_figure(result), path)
+
+
+def _base_rate_figure(result: ProbeResult):
+    sources = list(dict.fromkeys(result.summary["base_rates"].astype(str)))
+    pooled = {d: _aggregation(result, sources[0], d) == "pooled" for d in DIRECTIONS}
+    return base_rate_figure(result, sources, pooled=pooled, confidence=_confidence(result))
 
 
 _PLOTTERS = {"fig5": plot_fig5, "forest": plot_forest, "base_rates": plot_base_rate_panel}

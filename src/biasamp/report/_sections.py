@@ -2,24 +2,30 @@
 
 :func:`build_sections` returns an ordered list of :class:`Section`; the Markdown, HTML,
 model-card and JSON formatters only lay these out (none computes a table). Section texts
-use inline Markdown (``**bold**``, ``*em*``, ```code```), which the HTML formatter converts.
+use inline Markdown (``**bold**``, ``*em*``, ```code```), which the HTML formatter renders
+(:func:`~._format.markdown_html`). Every number and CI goes through
+:func:`~._format.format_value` / :func:`~._format.format_ci` (``[low, high]``, ``n/a``).
 
-Sections, in order (``key``: content)
+Sections, in order (``key``: content; a note's bullet says its explanation once, then lists
+the sources and directions it holds for)
 
 - ``title``: the report title; ``text`` is the one-sentence description of the measurement.
 - ``note``: a warning when the model was loaded with missing weights
-  (``provenance["scorer"]["missing_weights"]``), then the free-text note of the run (each only
+  (``provenance.model.missing_weights``), then the free-text note of the run (each only
   when there is one).
 - ``summary``: the headline table (one row per source and direction) and how to read it.
 - ``groups``: the value per group of templates (e.g. WinoBias pro/anti, type 1/2; only when
   the templates have groups).
-- ``undefined``: one bullet per source and direction that leaves undefined cells out (only
-  when some do).
-- ``unavailable``: one bullet per source and direction whose CI over templates could not be
-  computed (fewer than two templates give a value; only when some do).
-- ``support``: one bullet per source and direction whose counts do not support the
-  association of some tasks (its sign flips in the base resamples), or whose tasks with too
-  few counts were left out (``--min-base-count``; only when some are).
+- ``undefined``: the sources and directions that leave undefined cells out (only when some
+  do).
+- ``unavailable``: why an interval shows as ``n/a``: the sources and directions whose CI over
+  templates could not be computed (fewer than two templates give a value), and the intervals
+  of zero width (nothing varied in their bootstrap), counted per table (only when there are
+  some).
+- ``support``: the sources and directions whose counts do not support the association of
+  some tasks (its sign flips in the base resamples), whose value the counts' sampling error
+  shifts notably, or whose tasks with too few counts were left out (``--min-base-count``;
+  only when some are).
 - ``base_rates``: what every source is (kind, description, data per task, how its
   uncertainty is treated), with a loud note for demonstration-size sources.
 - ``plots``: the plot kinds and their titles (none when there are no (task, attribute) rows).
@@ -41,8 +47,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..results import ProbeResult, jsonable
-from ._format import direction_label, format_value
+from ..results import ProbeResult, Provenance, jsonable
+from ._format import degenerate_ci, direction_label, format_ci, format_value
 from ._notes import (base_rates_section_parts, support_lines, unavailable_lines,
                      undefined_lines)
 from ._plots import PLOT_KINDS, PLOT_TITLES
@@ -99,9 +105,9 @@ _POOLED_TEXT = (" Templates bound to their own task (benchmark sentences such as
                 "templates within each task.")
 
 
-def _groups_section(by_group: pd.DataFrame, prov: dict) -> Section:
-    conf = prov.get("bootstrap", {}).get("confidence", 0.95)
-    descriptions = prov.get("templates", {}).get("groups") or {}
+def _groups_section(by_group: pd.DataFrame, prov: Provenance) -> Section:
+    conf = prov.bootstrap.confidence
+    descriptions = prov.templates.groups or {}
     table = pd.DataFrame({
         "base rates": by_group["base_rates"],
         "direction": by_group["direction"].map(direction_label),
@@ -158,38 +164,47 @@ class Section:
 
 
 
-def _headline(summary: pd.DataFrame, prov: dict) -> pd.DataFrame:
-    conf = prov.get("bootstrap", {}).get("confidence", 0.95)
+def _headline(summary: pd.DataFrame, prov: Provenance) -> pd.DataFrame:
+    conf = prov.bootstrap.confidence
     return pd.DataFrame({
         "base rates": summary["base_rates"],
         "direction": summary["direction"].map(direction_label),
-        "BiasAmp→ mean ± std": [format_value(m, sd)
-                                for m, sd in zip(summary["mean"], summary["std"])],
-        f"{conf:.0%} CI": [format_value(lo) + " – " + format_value(hi)
-                           for lo, hi in zip(summary["ci_low"], summary["ci_high"])],
+        # pooled rows (templates bound to their tasks) have no std over templates
+        "BiasAmp→ mean ± std": [format_value(m, None if agg == "pooled" else sd)
+                                for m, sd, agg in zip(summary["mean"], summary["std"],
+                                                      summary["aggregation"])],
+        f"{conf:.0%} CI": [format_ci(lo, hi) for lo, hi in zip(summary["ci_low"],
+                                                               summary["ci_high"])],
         "CI covers": [_CI_COVERS.get(r, r) + (", counts" if b else "")
                       for r, b in zip(summary["resample"], summary["base_resampled"])],
         "templates": summary["n_templates"],
     })
 
 
-def _top_pairs(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
-    """The ``n`` largest |contributions| of each (source, direction): the directions are on
-    different scales, so one ranking across them would only show T->A."""
+def _top_rows(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
+    """The rows of the ``n`` largest |contributions| of each (source, direction): the
+    directions are on different scales, so one ranking across them would only show T->A."""
     if by_pair.empty:
-        return pd.DataFrame()
+        return by_pair
     bp = by_pair.assign(_abs=by_pair["contribution"].abs())
     bp = (bp.sort_values("_abs", ascending=False, kind="stable")
           .groupby(["base_rates", "direction"], sort=False).head(n))
     order = {k: i for i, k in enumerate(dict.fromkeys(zip(by_pair["base_rates"],
                                                           by_pair["direction"])))}
     bp = bp.assign(_g=[order[k] for k in zip(bp["base_rates"], bp["direction"])])
-    bp = bp.sort_values(["_g", "_abs"], ascending=[True, False], kind="stable")
+    return bp.sort_values(["_g", "_abs"], ascending=[True, False], kind="stable")
+
+
+def _top_pairs(bp: pd.DataFrame) -> pd.DataFrame:
+    """The largest contributions (:func:`_top_rows`) as a table."""
+    if bp.empty:
+        return pd.DataFrame()
     return pd.DataFrame({
         "base rates": bp["base_rates"], "direction": bp["direction"].map(direction_label),
         "task": bp["task"], "attribute": bp["attribute"],
         # sign_supported: true / false where the counts were resampled, null elsewhere
-        "association": [f"{v:+.0f}" + (" (unsupported)" if pd.notna(s) and not s else "")
+        "association": [format_value(v, digits=0, sign=True)
+                        + (" (unsupported)" if pd.notna(s) and not s else "")
                         for v, s in zip(bp["association"], bp["sign_supported"])],
         "p_base": bp["p_base"].map(lambda v: format_value(v)),
         "p_model": bp["p_model"].map(lambda v: format_value(v)),
@@ -199,19 +214,32 @@ def _top_pairs(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
     })
 
 
+def _degenerate(*tables) -> list[tuple[str, str]]:
+    """``(what, "n of m")`` for each ``(what, frame, low column, high column)`` with intervals
+    of zero width (:func:`~._format.degenerate_ci`), shown as n/a."""
+    out = []
+    for what, frame, low, high in tables:
+        if frame.empty:
+            continue
+        n = sum(degenerate_ci(lo, hi) for lo, hi in zip(frame[low], frame[high]))
+        if n:
+            out.append((what, f"{n} of {len(frame)}"))
+    return out
+
+
 def _agreement_section(result: ProbeResult, conf: float) -> Section:
     agree = result.sign_agreement
     table = None if agree.empty else pd.DataFrame({
         "direction": agree["direction"].map(direction_label), "source a": agree["source_a"],
         "source b": agree["source_b"],
         f"agreement [{conf:.0%} CI]": [
-            f"{v:.2f} [{lo:.2f}, {hi:.2f}]" if pd.notna(lo) else f"{v:.2f}"
+            format_value(v, ci=(lo, hi), digits=2)
             for v, lo, hi in zip(agree["agreement"], agree["ci_low"], agree["ci_high"])],
         "cells": agree["n_cells"]})
     return Section("sign_agreement", "Sign agreement of the association between sources",
                    intro=("Share of (task, attribute) cells on which two sources give the "
                           "association the same sign; the CI reflects the resampled base "
-                          "counts (it is the point itself when both sources are exact)."),
+                          "counts (n/a when both sources are exact: nothing is resampled)."),
                    table=table, data=jsonable(agree.to_dict(orient="records")))
 
 
@@ -246,25 +274,25 @@ def build_sections(result: ProbeResult) -> list[Section]:
     ----------
     result : biasamp.results.ProbeResult
         A result, in memory or read by :meth:`~biasamp.results.ProbeResult.load` (both give
-        the same sections: the provenance, mass and summary go through their JSON form).
+        the same sections: the mass and summary go through their JSON form).
 
     Returns
     -------
     list of Section
     """
     doc = result.to_json_dict()
-    prov, mass = doc["provenance"], doc["mass"]
-    sections = [Section("title", f"BiasAmp→ report: `{prov.get('model')}`",
+    prov, mass = result.provenance, doc["mass"]
+    sections = [Section("title", f"BiasAmp→ report: `{prov.model.name}`",
                         text=measured_with(prov))]
-    missing = (prov.get("scorer") or {}).get("missing_weights")
+    missing = prov.model.missing_weights
     if missing:
         sections.append(Section("note", text=(
             f"WARNING: {len(missing)} weight(s) of this model were missing from its checkpoint "
             f"and initialised at random (--allow-missing-weights): {', '.join(missing[:6])}"
             f"{', ...' if len(missing) > 6 else ''}. These numbers do not describe a trained "
             "model.")))
-    if prov.get("note", ""):
-        sections.append(Section("note", text=prov["note"]))
+    if prov.note:
+        sections.append(Section("note", text=prov.note))
     pooled = "pooled" in set(result.summary.get("aggregation", ()))
     sections.append(Section("summary", "Summary", table=_headline(result.summary, prov),
                             text=_SUMMARY_TEXT + (_POOLED_TEXT if pooled else ""),
@@ -274,12 +302,16 @@ def build_sections(result: ProbeResult) -> list[Section]:
     undefined = undefined_lines(result)
     if undefined:
         sections.append(Section("undefined", "Undefined cells.", bullets=undefined))
-    unavailable = unavailable_lines(result.summary)
+    top = _top_rows(result.by_pair)
+    unavailable = unavailable_lines(result.summary, degenerate=_degenerate(
+        ("summary CIs", result.summary, "ci_low", "ci_high"),
+        ("group CIs", result.by_group, "ci_low", "ci_high"),
+        ("largest-contribution CIs", top, "contribution_ci_low", "contribution_ci_high"),
+        ("sign-agreement CIs", result.sign_agreement, "ci_low", "ci_high")))
     if unavailable:
         sections.append(Section("unavailable", "Unavailable intervals.", bullets=unavailable))
-    boot = prov.get("bootstrap") or {}
-    conf = boot.get("confidence", 0.95)
-    support = support_lines(result, conf, boot.get("min_base_count"))
+    conf = prov.bootstrap.confidence
+    support = support_lines(result, conf, prov.bootstrap.min_base_count)
     if support:
         sections.append(Section("support", "Evidence behind the base associations.",
                                 bullets=support))
@@ -292,13 +324,14 @@ def build_sections(result: ProbeResult) -> list[Section]:
         Section("contributions", "Largest contributions",
                 intro=(f"The {_N_TOP_PAIRS} largest |contributions| of each source and direction "
                        "(the directions are on different scales)."),
-                table=_top_pairs(result.by_pair),
+                table=_top_pairs(top),
                 footer=("\"(unsupported)\": the counts do not support the sign of this "
                         "association (see above). Full disaggregation: `by_pair.csv`.")),
         _agreement_section(result, conf),
         _mass_section(mass),
         _audit_section(result.audit),
         Section("caveats", "Caveats", bullets=CAVEATS),
-        Section("provenance", "Provenance", bullets=provenance_lines(prov), data=prov),
+        Section("provenance", "Provenance", bullets=provenance_lines(prov),
+                data=doc["provenance"]),
     ]
     return sections

@@ -111,7 +111,7 @@ class CausalRunner:
         self.window = sliding_window(model)
 
     # ------------------------------------------------------------------ model calls
-    def _forward(self, ids, att, pos, past=None, use_cache=False):
+    def _forward(self, ids, att, pos, *, past=None, use_cache=False):
         """(states, cache): hidden states (head split) or logits, and the key/value cache."""
         kwargs = {"input_ids": ids, "attention_mask": att, "position_ids": pos,
                   "use_cache": use_cache}
@@ -197,10 +197,10 @@ class CausalRunner:
             for b0 in range(0, len(order), self.batch_size):
                 self._run_group([(g, prefixes[g], members[g])
                                  for g in order[b0:b0 + self.batch_size]],
-                                seqs, first, split, lp, on_batch)
+                                seqs=seqs, first=first, split=split, lp=lp, on_batch=on_batch)
         return lp
 
-    def _run_group(self, batch, seqs, first, split, lp, on_batch):
+    def _run_group(self, batch, *, seqs, first, split, lp, on_batch):
         import torch
 
         conts = [i for _, _, mem in batch for i in mem if split[i] < len(seqs[i]) - 1]
@@ -217,7 +217,7 @@ class CausalRunner:
                     cols.append(t - 1)
                     tgts.append(seqs[i][t])
                     where.append((i, t))
-        self._store(states, rows, cols, tgts, where, lp)
+        self._store(states, rows, cols, tgts, where=where, lp=lp)
         if on_batch is not None:
             on_batch(sum(len(mem) for _, _, mem in batch) - len(conts))
         conts.sort(key=lambda i: -(len(seqs[i]) - 1 - split[i]))
@@ -246,11 +246,11 @@ class CausalRunner:
                     cols.append(q - split[i])
                     tgts.append(seqs[i][q + 1])
                     where.append((i, q + 1))
-            self._store(states, rows, cols, tgts, where, lp)
+            self._store(states, rows, cols, tgts, where=where, lp=lp)
             if on_batch is not None:
                 on_batch(len(part))
 
-    def _store(self, states, rows, cols, tgts, where, lp):
+    def _store(self, states, rows, cols, tgts, *, where, lp):
         if not rows:
             return
         vals = self._site_logp(states, rows, cols, tgts)

@@ -126,7 +126,7 @@ def _not_cached_hint(hf_cache_dir) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _resolve_hub(name, revision, hf_cache_dir, offline, endpoint):
+def _resolve_hub(name, *, revision, hf_cache_dir, offline, endpoint):
     if offline:
         cached = _cached_file(name, revision, hf_cache_dir)
         if cached is None:
@@ -180,7 +180,8 @@ def resolve_source(model, *, revision=None, hf_cache_dir=None) -> ModelSource:
     if Path(name).is_dir():
         return ModelSource(name, True)
     cache = None if hf_cache_dir is None else os.fspath(Path(hf_cache_dir).expanduser())
-    return _resolve_hub(name, revision, cache, _offline(), _endpoint())
+    return _resolve_hub(name, revision=revision, hf_cache_dir=cache, offline=_offline(),
+                        endpoint=_endpoint())
 
 
 def weight_files_sha256(source: ModelSource) -> dict:

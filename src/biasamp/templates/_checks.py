@@ -135,4 +135,5 @@ def check_template(t: Template, agreement: bool, article: str, where: str) -> No
         _check_span(t, direction, where)
     # a trial rendering catches the rest (e.g. an article with no following word)
     for attribute in ATTRIBUTES:
-        render_parts(t, attribute, t.tasks[0] if t.tasks else "nurse", agreement, article)
+        render_parts(t, attribute, t.tasks[0] if t.tasks else "nurse", agreement=agreement,
+                     article=article)

@@ -172,7 +172,7 @@ def _read_set_meta(doc: dict, where_file: str) -> tuple[dict, str]:
     return meta, article
 
 
-def _template(entry: Any, k: int, meta: dict, article: str, set_mask: dict | None,
+def _template(entry: Any, k: int, *, meta: dict, article: str, set_mask: dict | None,
               seen: set[str], where_file: str) -> Template:
     """One checked template from a ``[[template]]`` entry (or a generated one); its id is
     added to ``seen`` (the ids before it)."""
@@ -240,7 +240,8 @@ def load_template_set(name_or_path: str | os.PathLike) -> TemplateSet:
     if not entries:
         raise BiasampError(f"{where_file}: the set has no templates (add [[template]] entries)")
     seen: set[str] = set()
-    templates = [_template(entry, k, meta, article, set_mask, seen, where_file)
+    templates = [_template(entry, k, meta=meta, article=article, set_mask=set_mask, seen=seen,
+                           where_file=where_file)
                  for k, entry in enumerate(entries)]
     where = f"{where_file} [set]"
     own_tasks = check_bindings(templates, meta.get("tasks"), where)

@@ -187,7 +187,8 @@ class TemplateSet:
                 raise BiasampError(f"task is required for template {t.id!r} (it is bound to "
                                    f"{len(t.tasks)} tasks); got None")
             task = t.tasks[0]
-        return "".join(render_parts(t, attribute, str(task), self.agreement, self.article))
+        return "".join(render_parts(t, attribute, str(task), agreement=self.agreement,
+                                    article=self.article))
 
     def select(self, *, family: str | None = None, tense: str | None = None,
                group: str | None = None) -> TemplateSet:
@@ -226,7 +227,7 @@ def _surface(slot: Slot, attribute: str, task: str, agreement: bool) -> str:
     return text[:1].upper() + text[1:] if slot.capital else text
 
 
-def render_parts(t: Template, attribute: str, task: str, agreement: bool,
+def render_parts(t: Template, attribute: str, task: str, *, agreement: bool,
                  article: str) -> list[str]:
     """Render every part of ``t`` to a string (articles chosen by the following word)."""
     out: list[str | None] = []

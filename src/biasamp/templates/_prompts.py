@@ -119,10 +119,10 @@ def template_tasks(template_set: TemplateSet | str | os.PathLike,
     return out
 
 
-def _masked(t: Template, direction: str, attribute: str, task: str,
+def _masked(t: Template, direction: str, attribute: str, task: str, *,
             tset: TemplateSet) -> tuple[str, str]:
     """Return (prompt with BLANK, text of the masked span) for one rendering."""
-    rendered = render_parts(t, attribute, task, tset.agreement, tset.article)
+    rendered = render_parts(t, attribute, task, agreement=tset.agreement, article=tset.article)
     idx = masked_indexes(t, direction)
     lo, hi = idx[0], idx[-1] + 1
     prompt = "".join(rendered[:lo]) + BLANK + "".join(rendered[hi:])
@@ -138,7 +138,7 @@ def _shared_prompt(t: Template, direction: str, pairs, tset: TemplateSet, *,
     spans = []
     prompt = None
     for a, task in pairs:
-        p, span = _masked(t, direction, a, task, tset)
+        p, span = _masked(t, direction, a, task, tset=tset)
         if prompt is None:
             prompt = p
         elif p != prompt:  # pragma: no cover - excluded by the checks of the template
@@ -229,7 +229,7 @@ def build_prompts(template_set: TemplateSet | str | os.PathLike,
         elif t.context == "per-attribute":
             for word, spelled in own:
                 for a in attrs:
-                    prompt, span = _masked(t, direction, a, spelled, tset)
+                    prompt, span = _masked(t, direction, a, spelled, tset=tset)
                     rows.append((t.id, direction, a, word, prompt, (span,)))
         else:
             for word, spelled in own:
@@ -278,6 +278,7 @@ def render_sentences(template_set: TemplateSet | str | os.PathLike,
     attrs = resolve_attributes(attributes)
     words = _task_words(tasks)
     covered = template_tasks(tset, words)
-    rows = [(t.id, a, word, "".join(render_parts(t, a, spelled, tset.agreement, tset.article)))
+    rows = [(t.id, a, word, "".join(render_parts(t, a, spelled, agreement=tset.agreement,
+                                                 article=tset.article)))
             for t in tset.templates for a in attrs for word, spelled in covered[t.id]]
     return _frame(rows, _SENTENCE_COLUMNS, object_cols=())

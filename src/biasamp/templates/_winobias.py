@@ -208,13 +208,14 @@ def convert_winobias(path: str | os.PathLike, *, name: str = "winobias") -> Conv
                         losses.append(f"{k}_stereotyped_type{t}.txt.{split} line {n}: {v}")
                 if len(ok) == 2 and ok["pro"] == ok["anti"]:
                     merged += 1
-                    entries.append(_entry(base, "", ok["pro"], ["pro", "anti"],
-                                          f"pro/anti_stereotyped_type{t}.txt.{split} line {n}"))
+                    entries.append(_entry(
+                        base, ok["pro"], suffix="", kinds=["pro", "anti"],
+                        source=f"pro/anti_stereotyped_type{t}.txt.{split} line {n}"))
                     continue
                 apart += len(ok) == 2
                 for k, v in ok.items():
-                    entries.append(_entry(base, f"-{k}", v, [k],
-                                          f"{k}_stereotyped_type{t}.txt.{split} line {n}"))
+                    entries.append(_entry(base, v, suffix=f"-{k}", kinds=[k],
+                                          source=f"{k}_stereotyped_type{t}.txt.{split} line {n}"))
     tasks = list(occupations.values()) or list(dict.fromkeys(e["task"] for e in entries))
     used = {e["task"] for e in entries}
     tasks = [x for x in tasks if x in used]
@@ -233,15 +234,15 @@ def convert_winobias(path: str | os.PathLike, *, name: str = "winobias") -> Conv
         "spaces_normalised": counts["normalised_spaces"],
         "groups": {g: sum(1 for e in entries if g in e["groups"]) for g in _GROUPS},
     }
-    return Conversion(name, _toml(name, tasks, entries, files, summary, losses), summary,
-                      losses, files)
+    text = _toml(name, tasks=tasks, entries=entries, files=files, summary=summary, losses=losses)
+    return Conversion(name, text, summary, losses, files)
 
 
 def _ref(text: str, name: str) -> str:
     return name if text.lower().count("{" + name + "}") == 1 else f"{name}#1"
 
 
-def _entry(base: dict, suffix: str, parsed: tuple, kinds: list, source: str) -> dict:
+def _entry(base: dict, parsed: tuple, *, suffix: str, kinds: list, source: str) -> dict:
     text, task, n_pronouns, article = parsed
     e = {"id": base["id"] + suffix, "text": text, "task": task, "family": base["family"],
          "groups": base["groups"] + kinds, "source": source}
@@ -257,7 +258,7 @@ def _entry(base: dict, suffix: str, parsed: tuple, kinds: list, source: str) -> 
     return e
 
 
-def _toml(name, tasks, entries, files, summary, losses) -> str:
+def _toml(name, *, tasks, entries, files, summary, losses) -> str:
     return set_toml("winobias", {**_META, "name": name}, _GROUPS, tasks=tasks, entries=entries,
                     files=files, summary=summary, losses=losses,
                     source="# from the WinoBias files (sha256 in [set.converted] files).")

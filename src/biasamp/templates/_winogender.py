@@ -144,11 +144,11 @@ def convert_winogender(path: str | os.PathLike, *, name: str = "winogender") -> 
         "agreeing_verbs": verbs,
         "groups": {g: sum(1 for e in entries if g in e["groups"]) for g in _GROUPS},
     }
-    text = _toml(name, tasks, entries, files, summary, losses)
+    text = _toml(name, tasks=tasks, entries=entries, files=files, summary=summary, losses=losses)
     return Conversion(name, text, summary, losses, files)
 
 
-def _toml(name, tasks, entries, files, summary, losses) -> str:
+def _toml(name, *, tasks, entries, files, summary, losses) -> str:
     return set_toml("winogender", {**_META, "name": name}, _GROUPS, tasks=tasks,
                     entries=entries, files=files, summary=summary, losses=losses,
                     source=f"# from {', '.join(f'{k} (sha256 {v})' for k, v in files.items())}.")
