@@ -229,3 +229,15 @@ def test_no_negative_zero_in_a_report(golden_result):
     assert "| golden | T→A | 0.0000 ± 0.0063 | [0.0000, 0.0125] |" in md
     for text in (md, page):
         assert "-0.0000" not in text and "–" not in text
+
+
+def test_a_pooled_summary_row_shows_no_std(golden_result):
+    """Templates bound to their tasks are pooled: no std over templates exists, so the
+    summary shows the value alone (not '± n/a'); a crossed row keeps its '± std'."""
+    s = golden_result.summary.copy()
+    s.loc[0, ["aggregation", "std"]] = ["pooled", np.nan]
+    md = render_markdown(dataclasses.replace(golden_result, summary=s))
+    rows = [line for line in md.splitlines() if line.startswith("| golden |")][:2]
+    assert "± n/a" not in md
+    assert f"| {format_value(s['mean'][0])} |" in rows[0]
+    assert f"| {format_value(s['mean'][1], s['std'][1])} |" in rows[1]
