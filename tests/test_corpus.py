@@ -84,6 +84,21 @@ def test_wang2021_equals_naive_on_wikitext(wt_valid):
     assert got.sum() > 10
 
 
+def test_wang2021_equals_naive_on_long_lines():
+    # many pieces on one line (the next newline is searched once per line, not per piece),
+    # then short lines: the remembered newline must not leak from one line to the next
+    pieces = ["the nurse said he was tired", "a cook and she", "the cook and the nurse he",
+              "no one", "the writer she"]
+    long_line = " . ".join(pieces * 200) + " .\n"
+    lines = [long_line, "the nurse he .\n", "the cook . she\n", long_line.rstrip("\n")]
+    got = count_text(lines, W32, rule="wang2021").to_numpy()
+    np.testing.assert_array_equal(got, naive_wang2021(lines, W32,
+                                                      list(WANG2021_WORD_GROUPS.values())))
+    # 3 of the 5 pieces count (two occupations reset the choice; "no one" names none), 200
+    # times on each of the 2 long lines; then "the nurse he" ("the cook" has no pronoun)
+    assert got.sum() == 3 * 200 * 2 + 1
+
+
 def test_wang2021_third_group_never_resets():
     groups = {"he": ["he"], "she": ["she"], "they": ["they"]}
     text = ("the cook and he and they .\nthe cook and he and she .\nthe cook she they .\n"

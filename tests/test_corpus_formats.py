@@ -380,12 +380,25 @@ def test_provenance_of_a_count(tmp_path, capsys, same_text):
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_progress_bar_reaches_the_corpus_size(same_text, capsys, jobs):
+def test_progress_reaches_the_corpus_size(same_text, jobs):
+    from biasamp._progress import Progress
+
+    class Recorder(Progress):
+        def __init__(self):
+            self.stages, self.done = [], 0
+
+        def stage(self, name, total, unit="it"):
+            self.stages.append((name, total, unit))
+
+        def advance(self, n=1):
+            self.done += n
+
+    rec = Recorder()
     quiet_count([same_text / "a.txt", same_text / "a.txt.bz2"], W32, n_jobs=jobs,
-                chunk_chars=200_000, progress=True)
-    err = capsys.readouterr().err
+                chunk_chars=200_000, progress=rec)
     total = (same_text / "a.txt").stat().st_size + (same_text / "a.txt.bz2").stat().st_size
-    assert f"{total / 1e6:.2f}M/{total / 1e6:.2f}M" in err
+    assert rec.stages == [("counting (default)", total, "B")]  # known before the first step
+    assert rec.done == total
 
 
 def test_out_that_is_a_device_fifo_or_link_is_refused_before_counting(tmp_path, capsys,

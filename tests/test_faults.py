@@ -382,7 +382,7 @@ def test_compare_refuses_different_setups_unless_allowed(done, tiny_bert_dir, tm
     assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--attributes", "he,she,they",
                  "--base-rates", "uniform", "--out", str(other), *QUICK]) == 0
     _fails(["compare", str(done), str(other), "--out", str(tmp_path / "cmp")], capsys,
-           r"result_dirs are not comparable: they differ in .*attributes: 'he, she' vs "
+           r"the RESULT_DIRs are not comparable: they differ in .*attributes: 'he, she' vs "
            r"'he, she, they'", folder=tmp_path)
     assert main(["-q", "compare", str(done), str(other), "--allow-mismatch", "--out",
                  str(tmp_path / "cmp")]) == 0
@@ -558,6 +558,6 @@ def test_out_that_is_or_holds_the_model_folder_is_refused(tiny_bert_dir, tmp_pat
         assert main(["-q", "probe", "--model", str(model), "--out", str(out), "--overwrite",
                      *QUICK]) == 2
         err = capsys.readouterr().err
-        assert f"out {str(out)!r} is or holds the model folder {str(model)!r}" in err, err
+        assert f"--out {str(out)!r} is or holds the model folder {str(model)!r}" in err, err
     assert sorted(f.name for f in model.iterdir()) == before
 

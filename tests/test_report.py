@@ -191,7 +191,7 @@ def test_format_errors(result_dir):
     with pytest.raises(BiasampError, match=r"formats must be some of 'md', 'csv', 'html'; "
                                            r"got 'xls'"):
         compare_dirs([result_dir], formats="md,xls")
-    with pytest.raises(BiasampError, match="result_dirs must name at least one"):
+    with pytest.raises(BiasampError, match="compare needs at least one RESULT_DIR"):
         compare_table([])
     assert not (result_dir / "report.md").exists()  # validated before anything is written
 

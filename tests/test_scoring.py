@@ -299,7 +299,7 @@ def test_running_out_of_memory_is_one_line_naming_the_batch_size(bert_dir, tmp_p
                        score_cache=str(tmp_path / "cache"))
     calls = []
 
-    def forward(mode, rows, on_batch, bar):
+    def forward(mode, rows, on_batch):
         calls.append(len(rows))
         if len(calls) == 2:
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 80.00 GiB")
@@ -311,7 +311,7 @@ def test_running_out_of_memory_is_one_line_naming_the_batch_size(bert_dir, tmp_p
                                            r"\(--batch-size\); the 2 prompts scored before are "
                                            r"in the score cache$"):
         s.score(PROMPTS, CANDS, scoring="word")
-    def other(mode, rows, on_batch, bar):
+    def other(mode, rows, on_batch):
         raise RuntimeError("x")
     monkeypatch.setattr(s, "_score_rows", other)
     with pytest.raises(RuntimeError, match="^x$"):  # other errors pass through unchanged

@@ -19,6 +19,7 @@ import warnings
 
 from . import __version__
 from ._errors import BiasampError
+from ._progress import Display
 from ._registry import Registry
 from ._signals import Stopped, stop_signals_raise
 
@@ -66,17 +67,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _configure_logging(verbose: int, quiet: bool) -> None:
-    level = (logging.ERROR if quiet else logging.DEBUG if verbose >= 2
-             else logging.INFO if verbose == 1 else logging.WARNING)
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", force=True)
-    if quiet:  # third-party libraries too (transformers and huggingface_hub log and print)
-        os.environ["TRANSFORMERS_VERBOSITY"] = "error"
-        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-        for name in ("transformers", "huggingface_hub", "datasets", "urllib3", "filelock"):
-            logging.getLogger(name).setLevel(logging.ERROR)
-
-
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
@@ -96,18 +86,65 @@ def _warning_origin(filename: str) -> str | None:
     return os.path.basename(path).removesuffix(".py") or "python"
 
 
-def _warning_printer():
-    """``warnings.showwarning`` replacement: each distinct warning once, as one line;
-    ``warning: ...`` for biasamp's own, ``warning (package): ...`` for another package's."""
-    seen: set[str] = set()
+class _Terminal:
+    """What the CLI shows on stderr besides errors: the one progress display (None with
+    ``-q``), and each distinct warning once, as one line through the display (``warning:
+    ...`` for biasamp's own, ``warning (package): ...`` for another package's), whether it
+    came as a Python warning or as a logged one."""
 
-    def show(message, category, filename, lineno, file=None, line=None):
-        origin = _warning_origin(filename)
-        text = ("warning: " if origin is None else f"warning ({origin}): ") + _one_line(message)
-        if text not in seen:
-            seen.add(text)
+    def __init__(self, display: Display | None):
+        self.display = display
+        self.seen: set[str] = set()
+
+    def line(self, text: str) -> None:
+        if self.display is not None:
+            self.display.write(text)
+        else:
             print(text, file=sys.stderr)
-    return show
+
+    def warning(self, message, origin: str | None) -> None:
+        text = ("warning: " if origin is None else f"warning ({origin}): ") + _one_line(message)
+        if text not in self.seen:
+            self.seen.add(text)
+            self.line(text)
+
+    def showwarning(self, message, category, filename, lineno, file=None, line=None):
+        """``warnings.showwarning`` replacement."""
+        self.warning(message, _warning_origin(filename))
+
+
+class _LogHandler(logging.Handler):
+    """A logged warning as the warnings are shown (``warning: ...``, once); an error as
+    ``error: ...``; info and debug (``-v``) with their logger's name."""
+
+    def __init__(self, terminal: _Terminal):
+        super().__init__()
+        self.terminal = terminal
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            top = record.name.split(".")[0]
+            origin = None if top == "biasamp" else top
+            if record.levelno >= logging.ERROR:
+                where = "" if origin is None else f" ({origin})"
+                self.terminal.line(f"error{where}: {_one_line(record.getMessage())}")
+            elif record.levelno >= logging.WARNING:
+                self.terminal.warning(record.getMessage(), origin)
+            else:
+                self.terminal.line(f"{record.levelname} {record.name}: {record.getMessage()}")
+        except Exception:  # pragma: no cover - logging's own contract
+            self.handleError(record)
+
+
+def _configure_logging(verbose: int, quiet: bool, terminal: _Terminal) -> None:
+    level = (logging.ERROR if quiet else logging.DEBUG if verbose >= 2
+             else logging.INFO if verbose == 1 else logging.WARNING)
+    logging.basicConfig(level=level, handlers=[_LogHandler(terminal)], force=True)
+    if quiet:  # third-party libraries too (transformers and huggingface_hub log and print)
+        os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+        for name in ("transformers", "huggingface_hub", "datasets", "urllib3", "filelock"):
+            logging.getLogger(name).setLevel(logging.ERROR)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,7 +160,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     args.verbose = max(args.verbose, getattr(args, "sub_verbose", 0))
     args.quiet = args.quiet or getattr(args, "sub_quiet", False)
-    _configure_logging(args.verbose, args.quiet)
+    # the one progress display of the run (commands pass args.display to the library)
+    args.display = None if args.quiet else Display()
+    terminal = _Terminal(args.display)
+    _configure_logging(args.verbose, args.quiet, terminal)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
@@ -132,10 +172,14 @@ def main(argv: list[str] | None = None) -> int:
             warnings.simplefilter("ignore")
         else:
             warnings.simplefilter("always")
-            warnings.showwarning = _warning_printer()
+            warnings.showwarning = terminal.showwarning
         try:
             with stop_signals_raise():  # SIGTERM and SIGHUP clean up as Ctrl-C does
-                return int(args.func(args) or 0)
+                try:
+                    return int(args.func(args) or 0)
+                finally:  # the bar goes before the last lines (an error, the report)
+                    if args.display is not None:
+                        args.display.close()
         except (BiasampError, FileNotFoundError) as exc:
             if args.verbose:
                 traceback.print_exc()

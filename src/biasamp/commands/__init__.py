@@ -8,6 +8,12 @@ loads a model for ``probe``, ``score`` and ``pairs``.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+#: The report a finished run names on its last line: the first of these it wrote.
+_REPORT_ORDER = ("html", "md", "model-card", "json")
+
 def add_config_options(parser, *, groups=None, from_config: bool = False, without=(),
                        only=None) -> None:
     """Options of :class:`~biasamp.pipeline.ProbeConfig` into ``parser``, one argument group
@@ -42,3 +48,33 @@ def add_model_options(parser, *, from_config: bool = False, without=()) -> None:
     ``probe``, ``score`` and ``pairs``: one help text and one default each."""
     add_config_options(parser, groups=("loading the model",), from_config=from_config,
                        without=without)
+
+
+def report_file(folder, formats, *, comparison: bool = False) -> Path:
+    """The file a run's last line names: in ``folder``, its HTML report if it wrote one, else
+    the Markdown one, the model card, the JSON report; ``comparison.html`` (``.md``, ``.csv``)
+    for a comparison; ``results.json`` when no report was asked for."""
+    from ..report import FORMATS
+
+    formats = [formats] if isinstance(formats, str) else list(formats or ())
+    formats = [f.strip() for item in formats for f in str(item).split(",") if f.strip()]
+    if comparison:
+        kind = next((k for k in ("html", "md", "csv") if k in formats), "md")
+        return Path(folder) / f"comparison.{kind}"
+    kind = next((k for k in _REPORT_ORDER if k in formats), None)
+    return Path(folder) / (FORMATS.get(kind).file if kind else "results.json")
+
+
+def work_done(args) -> None:
+    """The long work is over: the progress display goes before the summary is printed (a bar
+    left on the terminal would run into the summary's first line)."""
+    if getattr(args, "display", None) is not None:
+        args.display.close()
+
+
+def say_report(path, args) -> None:
+    """The last line of a run that wrote a report: ``report: PATH`` (on stderr, so that
+    stdout holds only the summary); nothing with ``-q``."""
+    if not getattr(args, "quiet", False):
+        sys.stdout.flush()
+        print(f"report: {path}", file=sys.stderr)

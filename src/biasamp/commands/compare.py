@@ -9,7 +9,7 @@ def register(subparsers) -> None:
         description="One row per (base-rate source, direction), one column per result directory "
                     "(mean ± std [bootstrap CI] over templates). Prints a Markdown table; with "
                     "--out also writes comparison.md / comparison.csv (and .html).")
-    p.add_argument("result_dirs", nargs="+", metavar="DIR",
+    p.add_argument("result_dirs", nargs="+", metavar="RESULT_DIR",
                    help="directories written by `biasamp probe`")
     p.add_argument("--out", "-o", metavar="DIR", help="write the comparison files here")
     p.add_argument("--format", dest="formats", default="md,csv", metavar="LIST",
@@ -27,6 +27,7 @@ def run(args) -> int:
     from ..pipeline import paired_differences
     from ..report import compare_dirs, markdown_table, paired_markdown, setup_differences
     from ..results import ProbeResult
+    from . import report_file, say_report
 
     paired = None
     results = [ProbeResult.load(d) for d in args.result_dirs] if args.result_dirs else None
@@ -40,4 +41,6 @@ def run(args) -> int:
         if paired is not None and not paired.empty:
             print()
             print(paired_markdown(paired))
+    if args.out:
+        say_report(report_file(args.out, args.formats, comparison=True), args)
     return 0

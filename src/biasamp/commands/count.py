@@ -79,6 +79,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..corpus import count_cooccurrences, counts_output, write_counts_csv
     from ..tasks import load_tasks
+    from . import work_done
 
     if bool(args.files) == bool(args.dataset):
         raise BiasampError("give either FILES or --dataset (exactly one); got "
@@ -101,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
             text_column=args.text_column, fmt=args.format, n_jobs=args.jobs,
             chunk_chars=shard, engine=args.engine, scheduler=args.scheduler,
             retries=args.retries, matcher=args.matcher, hash_inputs=not args.no_hash,
-            progress=not args.quiet, corpus_name=args.name)
+            progress=getattr(args, "display", None) or False, corpus_name=args.name)
+    work_done(args)
     out = write_counts_csv(result, out)
     print(f"{out}: {result.n_kept} sentences counted of {result.n_sentences} scanned "
           f"({result.n_lines} lines) in {result.provenance['seconds']:.1f} s; "

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from .._errors import BiasampError
 from .._output import OutputFolder
 
@@ -47,6 +45,7 @@ def run(args) -> int:
     from ..pairs import load_pairs, score_pairs
     from ..report import format_value
     from ..scoring import check_model
+    from . import say_report, work_done
 
     # everything that can fail on input fails before the model is loaded
     pset = load_pairs(args.pairs, more=args.more_column, less=args.less_column,
@@ -61,22 +60,23 @@ def run(args) -> int:
         output.check()
     res = score_pairs(pset, args.model, revision=args.revision, device=args.device,
                       dtype=args.dtype, batch_size=args.batch_size,
-                      trust_remote_code=args.trust_remote_code, progress=not args.quiet,
+                      trust_remote_code=args.trust_remote_code,
+                      progress=getattr(args, "display", None) or False,
                       device_map=args.device_map, max_memory=args.max_memory,
                       offload_folder=args.offload_folder, hf_cache_dir=args.hf_cache_dir,
                       allow_missing_weights=args.allow_missing_weights,
                       n_resamples=args.n_resamples, seed=args.seed, confidence=args.confidence)
+    work_done(args)
     if not args.quiet:
-        print(f"{args.model}: {len(pset)} pairs of {pset.name} "
-              f"({res.provenance['n_contexts']} masked contexts); share of pairs where the more "
-              f"stereotypical sentence is preferred [{args.confidence:.0%} CI]:")
+        prov = res.provenance
+        print(f"{args.model}: {len(pset)} pairs of {pset.name} ({prov['n_contexts']:,} masked "
+              f"contexts, {prov['n_contexts_run']:,} distinct ones run); share of pairs where "
+              f"the more stereotypical sentence is preferred [{args.confidence:.0%} CI]:")
         for r in res.summary.itertuples(index=False):
             excl = "" if r.kind == "bias_type" else (
                 f"; excluding {r.n_neutral} neutral: {format_value(r.share_more_excluding_neutral)}")
             print(f"  {r.group:<20} {r.n_pairs:>5} pairs  "
                   f"{format_value(r.share_more, ci=(r.ci_low, r.ci_high))}{excl}")
     if output is not None:
-        d = res.save(output)
-        if not args.quiet:
-            print(f"results written to {d}", file=sys.stderr)
+        say_report(res.save(output) / "pairs.json", args)
     return 0

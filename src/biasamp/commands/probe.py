@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from .._errors import BiasampError
 
 
@@ -41,22 +39,44 @@ def build_config(args):
     return cfg
 
 
-def run(args) -> int:
-    from ..pipeline import probe_many
+def summary_lines(models, results) -> list[str]:
+    """The summary ``biasamp probe`` prints: per model, one line per (base-rate source,
+    direction) and per group, the columns as wide as their longest entry, every number
+    through :func:`biasamp.report.format_value`; a CI it cannot give (``n/a``) explained once
+    at the end."""
     from ..report import format_value
 
+    rows = []  # (model, source, direction, text)
+    for model, res in zip(models, results):
+        for rec in res.summary.to_dict(orient="records"):
+            std = rec["std"] if rec["std"] == rec["std"] else None  # none when pooled
+            rows.append((model, rec["base_rates"], rec["direction"],
+                         format_value(rec["mean"], std, (rec["ci_low"], rec["ci_high"]))))
+        for rec in res.by_group.to_dict(orient="records"):
+            rows.append((model, rec["base_rates"], rec["direction"], f"group {rec['group']}: "
+                         + format_value(rec["mean"], ci=(rec["ci_low"], rec["ci_high"]))))
+    w_src = max((len(str(r[1])) for r in rows), default=0)
+    w_dir = max((len(str(r[2])) for r in rows), default=0)
+    lines, shown = [], None
+    for model, source, direction, text in rows:
+        if model != shown:
+            lines.append(f"{model}:")
+            shown = model
+        lines.append(f"  {source:<{w_src}}  {direction:<{w_dir}}  {text}")
+    if any("[n/a" in r[3] for r in rows):
+        lines.append("n/a: no confidence interval: fewer than 2 templates to resample, or "
+                     "every bootstrap replicate gave the same value (zero width)")
+    return lines
+
+
+def run(args) -> int:
+    from ..pipeline import probe_many
+    from . import report_file, say_report, work_done
+
     cfg = build_config(args)
-    cfg.progress = not args.quiet
-    results = probe_many(cfg)
+    results = probe_many(cfg, progress=getattr(args, "display", None) or False)
+    work_done(args)
     if not args.quiet:
-        for model, res in zip(cfg.models, results):
-            print(f"{model}:")
-            for rec in res.summary.to_dict(orient="records"):
-                std = rec["std"] if rec["std"] == rec["std"] else None  # none when pooled
-                print(f"  {rec['base_rates']:<24} {rec['direction']:<18} "
-                      f"{format_value(rec['mean'], std, (rec['ci_low'], rec['ci_high']))}")
-            for rec in res.by_group.to_dict(orient="records"):
-                print(f"  {rec['base_rates']:<24} {rec['direction']:<18} group {rec['group']}: "
-                      f"{format_value(rec['mean'], ci=(rec['ci_low'], rec['ci_high']))}")
-        print(f"results written to {cfg.out}", file=sys.stderr)
+        print("\n".join(summary_lines(cfg.models, results)))
+    say_report(report_file(cfg.out, cfg.formats, comparison=len(cfg.models) > 1), args)
     return 0

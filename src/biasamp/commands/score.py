@@ -44,6 +44,7 @@ def _split_candidates(text):
 
 def run(args) -> int:
     from ..scoring import check_score_inputs, load_scorer, resolve_model
+    from . import work_done
 
     candidates = _split_candidates(args.candidates)
     # validate before loading the model: input errors come back at once; the estimator once
@@ -55,7 +56,6 @@ def run(args) -> int:
     kind = resolved.model_type
     scoring = check_score_inputs(args.prompts, candidates, scoring=args.scoring, blank=args.blank,
                                  model_type=kind, model=args.model)[3]
-    quiet = bool(getattr(args, "quiet", False))
     extra = {}
     if kind == "causal":
         extra = {"context_token": args.context_token}
@@ -67,9 +67,13 @@ def run(args) -> int:
                          offload_folder=args.offload_folder,
                          trust_remote_code=args.trust_remote_code, batch_size=args.batch_size,
                          score_cache=args.score_cache, hf_cache_dir=args.hf_cache_dir,
-                         allow_missing_weights=args.allow_missing_weights, progress=not quiet,
+                         allow_missing_weights=args.allow_missing_weights,
+                         progress=getattr(args, "display", None) or False,
                          **extra)
+    scorer.progress.stage("scoring", scorer.count_contexts(
+        args.prompts, candidates, scoring=scoring, blank=args.blank), scorer.count_unit)
     result = scorer.score(args.prompts, candidates, scoring=scoring, blank=args.blank)
+    work_done(args)
     out = sys.stdout
     table = result.to_frame()
     width = max(len("candidate"), *(len(c) for c in candidates))

@@ -96,7 +96,7 @@ def _run(client, rule, plan, bar, hash_inputs, retries) -> EngineRun:
         if fut.status != "finished":
             _fail(fut, what, retries)
         if bar is not None and fut.key in size_of:
-            bar.update(size_of[fut.key])
+            bar.advance(size_of[fut.key])
         ready.append(fut)
         if len(ready) >= _FAN_IN or (len(ready) > 1 and done.is_empty()):
             total = client.submit(_sum_counts, *ready, key=f"biasamp-sum-{token}-{n_sums}",

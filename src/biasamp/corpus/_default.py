@@ -8,7 +8,7 @@ import numpy as np
 
 from ._buffer import Buffer
 from ._matching import occupation_forms, trie_pattern
-from ._rule_base import CountingRule
+from ._rule_base import ByteTicker, CountingRule
 from ._scan import make_scanner
 from ._sentences import (HEADING, boundary_gaps, count_sentences, sentence_spans,
                          split_sentences)
@@ -84,10 +84,12 @@ class DefaultRule(CountingRule):
                     kept += 1
         return counts, len(lines), n_sent, kept
 
-    def count_bytes(self, b):
+    def count_bytes(self, b, on_bytes=None):
         counts = self._zeros()
         buf = Buffer(b)
+        tick = ByteTicker(on_bytes, len(b))
         if not buf.n_lines:
+            tick.done()
             return counts, 0, 0, 0
         skip = buf.blank_lines()
         skip[self._headings(buf, skip)] = True
@@ -95,11 +97,13 @@ class DefaultRule(CountingRule):
         # sentences: 1 + boundaries per counted line
         n_sent = int(buf.n_lines - skip.sum()) + gaps[0].size
         kept = 0
-        for sentence in self._candidates(buf, skip, gaps):
+        for end, sentence in self._candidates(buf, skip, gaps):
+            tick.at(end)
             r = self.match(sentence)
             if r is not None:
                 counts[r] += 1
                 kept += 1
+        tick.done()
         return counts, buf.n_lines, n_sent, kept
 
     @staticmethod
@@ -114,7 +118,8 @@ class DefaultRule(CountingRule):
                                       if HEADING.match(buf.line(i))]
 
     def _candidates(self, buf: Buffer, skip: np.ndarray, gaps):
-        """The sentences where an occupation can occur, each once."""
+        """``(end, sentence)``: the sentences where an occupation can occur, each once, in
+        the order of the text (``end``: a byte offset the count has reached with it)."""
         b = buf.b
         hits = self.scanner.find(b)
         if not hits.size:
@@ -141,11 +146,11 @@ class DefaultRule(CountingRule):
         end = np.minimum(gap_starts[np.searchsorted(gap_starts[:-1], hits, "right")],
                          buf.ends[lines])
         for s, e in sorted(set(zip(start.tolist(), end.tolist()))):
-            yield b[s:e].decode("utf-8", "replace")
+            yield e, b[s:e].decode("utf-8", "replace")
 
     @staticmethod
     def _line_sentences(buf: Buffer, lines: np.ndarray):
         for li in np.unique(lines).tolist():
-            line = buf.line(li)
+            line, end = buf.line(li), int(buf.ends[li])
             for s, e in sentence_spans(line):
-                yield line[s:e]
+                yield end, line[s:e]

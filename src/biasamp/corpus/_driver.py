@@ -16,6 +16,7 @@ import pandas as pd
 
 from .._errors import BiasampError, ZeroRowWarning
 from .._output_file import OutputFile
+from .._progress import SILENT, as_progress
 from .._validation import (Bool, Integer, NonEmptyStr, OneOf, Optional, PositiveInt, normalised,
                            validate_params)
 from ._buffer import encode_text
@@ -183,7 +184,7 @@ def write_counts_csv(result: CorpusCounts, path: str | os.PathLike | OutputFile,
 _COUNT_PARAMS = {**_VOCAB_PARAMS, "chunk_chars": Optional(PositiveInt),
                  "n_jobs": Optional(PositiveInt), "engine": OneOf(ENGINES),
                  "fmt": Optional(OneOf(FORMATS)), "text_column": NonEmptyStr,
-                 "retries": Integer(0), "hash_inputs": Bool, "progress": Bool,
+                 "retries": Integer(0), "hash_inputs": Bool,
                  "scheduler": Optional(NonEmptyStr)}
 
 
@@ -196,7 +197,7 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
                         chunk_chars: int | None = None, engine: str = "local",
                         scheduler: str | None = None, retries: int = 1,
                         matcher: str | None = None, hash_inputs: bool = True,
-                        storage_options: Mapping | None = None, progress: bool = False,
+                        storage_options: Mapping | None = None, progress=False,
                         corpus_name: str | None = None) -> CorpusCounts:
     """Count (task, attribute-group) co-occurrences per sentence over a corpus.
 
@@ -248,8 +249,9 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
         counting). Remote files are identified by what their file system reports.
     storage_options : mapping, optional
         fsspec options for URLs (credentials, endpoints).
-    progress : bool, default False
-        Show a tqdm progress bar (bytes of the files, or of the records' text).
+    progress : bool or biasamp._progress.Progress, default False
+        Where the ``counting`` stage reports the bytes scanned (of the files, or of the
+        records' text): a reporter, True for the standard display on stderr, False for none.
     corpus_name : str, optional
         Name recorded in the provenance (default: the file names / dataset name).
 
@@ -287,6 +289,7 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
 
     started = datetime.datetime.now(datetime.timezone.utc)
     clock = time.perf_counter()
+    reporter = as_progress(progress)
     if n_jobs is None:
         n_jobs = os.cpu_count() or 1
     if scheduler is not None and engine != "dask":
@@ -300,18 +303,15 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
     plan = plan_corpus(corpus, opts=opts, fmt=fmt, dataset_config=dataset_config, split=split,
                        streaming=streaming, shard_bytes=chunk_chars, n_jobs=n_jobs,
                        corpus_name=corpus_name)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=plan.total, unit="B", unit_scale=True, desc=f"count ({rule})")
+    reporter.stage(f"counting ({rule})", plan.total, "B")
+    bar = None if reporter is SILENT else reporter  # the engines count no bytes for none
     run = ENGINES.get(engine)
     kwargs = {"scheduler": scheduler, "retries": retries} if engine == "dask" else {}
     try:
         out = run(counter, plan, n_jobs=n_jobs, bar=bar, hash_inputs=hash_inputs, **kwargs)
     finally:
-        if bar is not None:
-            bar.close()
+        if progress is True:  # the display made here (a caller's reporter is the caller's)
+            reporter.close()
     t = out.totals
     corpus_prov = plan.provenance
     for entry in corpus_prov.get("files", []):

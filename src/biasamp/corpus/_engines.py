@@ -6,9 +6,10 @@ description), so engines differ in speed and reach, never in the counts.
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -50,7 +51,7 @@ class EngineRun:
 def _progress(bar, chunks):
     for chunk in chunks:
         if bar is not None:
-            bar.update(len(chunk))
+            bar.advance(len(chunk))
         yield chunk
 
 
@@ -72,10 +73,14 @@ def _run_in_process(rule, plan: CorpusPlan, bar, to_hash) -> EngineRun:
         try:
             for shard in plan.shards:
                 whole = shard.length is None and bar is not None
-                chunks = shard_chunks(shard, opts, bar.update if whole else None)
-                totals.add(count_chunks(rule, chunks, shard.describe()))
-                if bar is not None and not whole:
-                    bar.update(shard.size)
+                # a byte range of a text file: its bytes as the rule counts them (progress
+                # moves within one long line); a whole file: the stored bytes as they are read
+                scanned = _scanned(shard)
+                chunks = shard_chunks(shard, opts, bar.advance if whole else None)
+                totals.add(count_chunks(rule, chunks, shard.describe(),
+                                        bar.advance if scanned and bar is not None else None))
+                if bar is not None and not whole and not scanned:
+                    bar.advance(shard.size)
             for where, stream in plan.streams:
                 totals.add(count_chunks(rule, _progress(bar, stream), where))
         except BaseException:
@@ -94,23 +99,38 @@ def _run_pool(rule, plan: CorpusPlan, n_jobs: int, bar, to_hash) -> EngineRun:
     shards = [s for s in plan.shards if s not in streamed]
     # (where, chunks, progress by chunk length; streamed files report the bytes they read)
     streams = [(where, guarded(stream, where), True) for where, stream in plan.streams] + [
-        (s.describe(), guarded(shard_chunks(s, opts, bar.update if bar is not None else None),
+        (s.describe(), guarded(shard_chunks(s, opts, bar.advance if bar is not None else None),
                                s.describe()), False)
         for s in streamed]
 
+    # byte ranges of text files: the workers add the bytes their rule has scanned to a shared
+    # counter (progress moves within one long line); others move when their shard is done
+    scanned, seen = multiprocessing.Value("q", 0), [0]
+
     def work():
         for shard in shards:
-            yield _shard_task, (shard,), shard.size
+            yield _shard_task, (shard,), None if _scanned(shard) else shard.size
         for where, stream, by_chunk in streams:
             for chunk in stream:
                 yield _chunk_task, (chunk, where), len(chunk) if by_chunk else None
 
-    def collect(fut, step):
-        totals.add(fut.result())
-        if bar is not None and step:
-            bar.update(step)
+    def sync():
+        now = scanned.value
+        if bar is not None and now > seen[0]:
+            bar.advance(now - seen[0])
+        seen[0] = now
 
-    with ProcessPoolExecutor(n_jobs, initializer=_init_worker, initargs=(rule, opts)) as pool:
+    def collect(fut, step):
+        while not fut.done():
+            wait([fut], timeout=0.5)
+            sync()
+        totals.add(fut.result())
+        sync()
+        if bar is not None and step:
+            bar.advance(step)
+
+    with ProcessPoolExecutor(n_jobs, initializer=_init_worker,
+                             initargs=(rule, opts, scanned if bar is not None else None)) as pool:
         # hashes: collected at the end (they hold no memory), never waited for in between
         hashing = [pool.submit(_hash_task, inp) for inp in to_hash]
         pending: deque = deque()   # counts: at most 2 per worker in flight (bounded memory)
@@ -131,14 +151,25 @@ def _run_pool(rule, plan: CorpusPlan, n_jobs: int, bar, to_hash) -> EngineRun:
 _WORKER: tuple[CountingRule, ReadOptions] | None = None
 
 
-def _init_worker(rule: CountingRule, opts: ReadOptions) -> None:
+def _init_worker(rule: CountingRule, opts: ReadOptions, scanned=None) -> None:
     global _WORKER
-    _WORKER = (rule, opts)
+    _WORKER = (rule, opts, scanned)
+
+
+def _scanned(shard) -> bool:
+    """Whether a shard's progress is the bytes its rule scans (a byte range of a text file:
+    its chunks are its bytes), not its size once it is done."""
+    return shard.length is not None and shard.inp.fmt == "text"
 
 
 def _shard_task(shard):
-    rule, opts = _WORKER
-    return count_chunks(rule, shard_chunks(shard, opts), shard.describe())
+    rule, opts, scanned = _WORKER
+
+    def on_bytes(n):
+        with scanned.get_lock():
+            scanned.value += n
+    tell = on_bytes if scanned is not None and _scanned(shard) else None
+    return count_chunks(rule, shard_chunks(shard, opts), shard.describe(), tell)
 
 
 def _chunk_task(chunk: bytes, where: str):

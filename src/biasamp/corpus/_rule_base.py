@@ -18,12 +18,39 @@ from typing import ClassVar
 
 import numpy as np
 
-__all__ = ["CountingRule", "Counts"]
+__all__ = ["ByteTicker", "CountingRule", "Counts"]
 
 #: ``(counts of shape (n_tasks, n_groups), n_lines, n_sentences, n_kept)``
 Counts = tuple[np.ndarray, int, int, int]
 
 _BUILT: dict = {}
+
+
+class ByteTicker:
+    """Tells ``on_bytes(n)`` how far a count has gone in a chunk of ``size`` bytes: at most
+    once per ``step`` bytes (:meth:`at`), the rest at the end (:meth:`done`); nothing when
+    ``on_bytes`` is None.
+
+    >>> got = []
+    >>> tick = ByteTicker(got.append, 10, step=4)
+    >>> for pos in (1, 5, 6, 9):
+    ...     tick.at(pos)
+    >>> tick.done(); got
+    [5, 4, 1]
+    """
+
+    def __init__(self, on_bytes, size: int, *, step: int = 1 << 20):
+        self.on_bytes, self.size, self.step, self.sent = on_bytes, size, step, 0
+
+    def at(self, pos: int) -> None:
+        if self.on_bytes is not None and pos - self.sent >= self.step:
+            self.on_bytes(pos - self.sent)
+            self.sent = pos
+
+    def done(self) -> None:
+        if self.on_bytes is not None and self.size > self.sent:
+            self.on_bytes(self.size - self.sent)
+            self.sent = self.size
 
 
 def _rebuild(cls, tasks, groups, plurals, matcher):
@@ -104,8 +131,12 @@ class CountingRule(abc.ABC):
             return None
 
     @abc.abstractmethod
-    def count_bytes(self, b: bytes) -> Counts:
-        """Count a chunk of raw UTF-8 text (see :mod:`biasamp.corpus._buffer`)."""
+    def count_bytes(self, b: bytes, on_bytes=None) -> Counts:
+        """Count a chunk of raw UTF-8 text (see :mod:`biasamp.corpus._buffer`).
+
+        ``on_bytes(n)``, when given, is told the bytes of the chunk as the count passes them
+        (:class:`ByteTicker`; ``len(b)`` in all), so that progress moves within one long
+        line."""
 
     @abc.abstractmethod
     def match(self, sentence: str) -> tuple[int, int] | None:

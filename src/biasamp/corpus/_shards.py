@@ -254,11 +254,12 @@ def guarded(chunks, where: str):
                            f"{type(exc).__name__}: {exc}") from None
 
 
-def count_chunks(rule, chunks, where: str):
-    """Sum of ``rule.count_bytes`` over text chunks (through :func:`guarded`)."""
+def count_chunks(rule, chunks, where: str, on_bytes=None):
+    """Sum of ``rule.count_bytes`` over text chunks (through :func:`guarded`); ``on_bytes(n)``
+    is told the chunks' bytes as they are counted, within a chunk too."""
     total = [rule._zeros(), 0, 0, 0]
     for chunk in guarded(chunks, where):
-        for k, v in enumerate(rule.count_bytes(chunk)):
+        for k, v in enumerate(rule.count_bytes(chunk, on_bytes)):
             total[k] += v
     return tuple(total)
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from ._buffer import Buffer, encode_text
 from ._matching import trie_pattern
-from ._rule_base import CountingRule
+from ._rule_base import ByteTicker, CountingRule
 from ._scan import make_scanner
 from ._words import WANG2021_WORD_GROUPS
 
@@ -74,10 +74,12 @@ class Wang2021Rule(CountingRule):
                     kept += 1
         return counts, len(lines), n_sent, kept
 
-    def count_bytes(self, b):
+    def count_bytes(self, b, on_bytes=None):
         counts = self._zeros()
         buf = Buffer(b)
+        tick = ByteTicker(on_bytes, len(b))
         if not buf.n_lines:
+            tick.done()
             return counts, 0, 0, 0
         a, b = buf.a, buf.b
         eq_lines = buf.lines_with(61)
@@ -92,11 +94,13 @@ class Wang2021Rule(CountingRule):
         ends = (hits + self.lengths[ids]).tolist()
         hits, ids = hits.tolist(), ids.tolist()
         kept, k, n = 0, 0, len(hits)
-        piece_end = 0
+        piece_end, nl = 0, -2   # nl: the first newline at or after the last pos (-1: none)
         while k < n:
             pos = hits[k]
+            tick.at(pos)
             start = max(b.rfind(b".", piece_end, pos), b.rfind(b"\n", piece_end, pos)) + 1
-            nl = b.find(b"\n", pos)
+            if nl == -2 or 0 <= nl < pos:   # searched again only past it: a long line is
+                nl = b.find(b"\n", pos)     # scanned once, not once per piece
             line_end = nl if nl >= 0 else len(b)
             dot = b.find(b".", pos, line_end)
             piece_end = dot if dot >= 0 else line_end
@@ -111,6 +115,7 @@ class Wang2021Rule(CountingRule):
             if r is not None:
                 counts[r] += 1
                 kept += 1
+        tick.done()
         return counts, buf.n_lines, n_sent, kept
 
     def _decide(self, found: set, piece: str):

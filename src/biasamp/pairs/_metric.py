@@ -19,6 +19,7 @@ import pandas as pd
 from .._errors import BiasampError
 from .._files import json_loads, read_text
 from .._output import OutputFolder
+from .._progress import as_progress
 from ..metrics import bootstrap_ci
 from ..results import jsonable
 
@@ -48,7 +49,7 @@ def preferences(score_more, score_less, digits: int = 3):
 
 
 def pair_summary(scores: pd.DataFrame, *, n_resamples: int = 10_000, seed: int = 0,
-                 confidence: float = 0.95) -> pd.DataFrame:
+                 confidence: float = 0.95, progress=None) -> pd.DataFrame:
     """The share of pairs whose more stereotypical sentence the model prefers, per group.
 
     Parameters
@@ -59,6 +60,8 @@ def pair_summary(scores: pd.DataFrame, *, n_resamples: int = 10_000, seed: int =
     n_resamples, seed, confidence
         Percentile bootstrap over the pairs of each group
         (:func:`biasamp.metrics.bootstrap_ci`).
+    progress : biasamp._progress.Progress, optional
+        Told the ``bootstrap`` stage, one step per group.
 
     Returns
     -------
@@ -78,8 +81,11 @@ def pair_summary(scores: pd.DataFrame, *, n_resamples: int = 10_000, seed: int =
     pref = scores["more_preferred"].to_numpy(dtype=float)
     neutral = scores["neutral"].to_numpy(dtype=bool)
     rows = []
+    progress = as_progress(progress)
+    progress.stage("bootstrap", len(groups), "groups")
     for g, kind, m in groups:
         lo, hi = bootstrap_ci(pref[m], n_resamples=n_resamples, seed=seed, confidence=confidence)
+        progress.advance()
         kept = m & ~neutral
         rows.append((g, kind, int(m.sum()), int((m & neutral).sum()), float(pref[m].mean()),
                      lo, hi, float(pref[kept].mean()) if kept.any() else float("nan")))

@@ -21,7 +21,7 @@ __all__ = ["score_pairs"]
                   "batch_size": PositiveInt})
 def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
                 revision: str | None = None, device: str = "auto", dtype: str = "float32",
-                batch_size: int = 32, trust_remote_code: bool = False, progress: bool = False,
+                batch_size: int = 32, trust_remote_code: bool = False, progress=False,
                 n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
                 device_map: str | None = None, max_memory=None, offload_folder=None,
                 hf_cache_dir=None, allow_missing_weights: bool = False) -> PairResult:
@@ -42,9 +42,13 @@ def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
         Only these bias types.
     max_pairs : int, optional
         Only the first pairs (quick runs).
-    revision, device, dtype, batch_size, trust_remote_code, progress, device_map, max_memory,
+    revision, device, dtype, batch_size, trust_remote_code, device_map, max_memory,
     offload_folder, hf_cache_dir, allow_missing_weights
         Passed to :func:`biasamp.scoring.load_scorer` (ignored for a scorer).
+    progress : bool or biasamp._progress.Progress
+        Where the stages (``scoring pairs``, ``bootstrap``) and their counts are reported:
+        a reporter, True for the standard display on stderr, False (default) for none. A
+        scorer given keeps its own.
     n_resamples, seed, confidence
         Percentile bootstrap over pairs for every share.
 
@@ -71,6 +75,8 @@ def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
     # sent_less of an antistereo pair
     first = [b if a else m for m, b, a in zip(more, less, anti)]
     second = [m if a else b for m, b, a in zip(more, less, anti)]
+    n_run = scorer.count_pair_contexts(first, second)  # the total before the first step
+    scorer.progress.stage("scoring pairs", n_run, "ctx")
     s, n_shared = scorer.score_pairs(first, second)
     s_more = np.where(anti, s[:, 1], s[:, 0])
     s_less = np.where(anti, s[:, 0], s[:, 1])
@@ -80,14 +86,18 @@ def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
                            "score_more": s_more, "score_less": s_less, "n_shared": n_shared,
                            "more_preferred": pref, "neutral": neutral},
                           columns=list(SCORE_COLUMNS))
-    summary = pair_summary(scores, n_resamples=n_resamples, seed=seed, confidence=confidence)
+    summary = pair_summary(scores, n_resamples=n_resamples, seed=seed, confidence=confidence,
+                           progress=scorer.progress)
+    if progress is True and scorer is not model:  # the display made here
+        scorer.progress.close()
     sprov = dict(scorer.provenance)
     prov = {"model": sprov.get("model"), "scorer": sprov, "pairs": pset.provenance,
             "estimator": "pseudo-log-likelihood of the shared tokens, one mask at a time "
                          "(Nangia et al. 2020); scores rounded to 3 decimals to compare",
             "bootstrap": {"n_resamples": n_resamples, "seed": seed, "confidence": confidence,
                           "method": "percentile bootstrap over the pairs of each group"},
-            "n_contexts": int(2 * n_shared.sum()), "forward_calls": scorer.n_forward_calls,
+            "n_contexts": int(2 * n_shared.sum()), "n_contexts_run": int(n_run),
+            "forward_calls": scorer.n_forward_calls,
             "platform": platform.platform(),
             "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
     return PairResult(scores, summary, prov)

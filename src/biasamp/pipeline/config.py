@@ -230,7 +230,8 @@ class ProbeConfig:
         help="A free-text note shown at the top of every report (e.g. \"tiny random model\").")
     progress: bool = option(
         False, Bool, group=None,
-        help="Show progress (the command line turns it on; ``-q`` off).")
+        help="Show the standard progress display on stderr (the command line shows it; ``-q`` "
+             "does not); ``probe(progress=...)`` may give a reporter of its own instead.")
 
     def __post_init__(self):
         for opt in _OPTIONS:
@@ -257,7 +258,7 @@ class ProbeConfig:
             for model in self.models:
                 where = os.path.realpath(os.path.expanduser(model))
                 if os.path.exists(where) and (where == out or where.startswith(out + os.sep)):
-                    raise BiasampError(f"out {self.out!r} is or holds the model folder "
+                    raise BiasampError(f"--out {self.out!r} is or holds the model folder "
                                        f"{model!r}; write the result elsewhere")
 
     def resolved(self) -> ProbeConfig:

@@ -21,6 +21,7 @@ import pandas as pd
 
 from .._conventions import DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError, UnavailableCIWarning, UndefinedCellsWarning
+from .._progress import as_progress
 from .._validation import (Integer, Interval, Names, OneOf, Optional, PositiveInt, normalised,
                            validate_params)
 from ..results import (AGREEMENT_COLUMNS, BY_GROUP_COLUMNS, BY_PAIR_COLUMNS,
@@ -103,7 +104,7 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
                     group_labels: Sequence[str] | None = None,
                     n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
                     resample: str = "templates", base_uncertainty: str = "resample",
-                    min_base_count: int | None = None) -> Evaluation:
+                    min_base_count: int | None = None, progress=None) -> Evaluation:
     """BiasAmp-> per template and its aggregates, from fixed probability tables.
 
     Parameters
@@ -139,6 +140,8 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
         Resample count-based base tables jointly (default), or treat every base as exact.
     min_base_count : int, optional
         Leave out the tasks with fewer co-occurrences than this in a count-based source.
+    progress : bool or biasamp._progress.Progress, optional
+        Told the ``bootstrap`` stage: one step per (source, direction).
 
     Returns
     -------
@@ -180,6 +183,8 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
         units = pooled_units(tables, cover, strata, direction)
         per_dir[direction] = (tables, units, cfg.model_tables(units))
     out = _Collector()
+    progress = as_progress(progress)
+    progress.stage("bootstrap", len(sources) * len(DIRECTIONS), "tables")
     for source in sources:
         name, src = _source(source)
         for direction in DIRECTIONS:
@@ -190,6 +195,7 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
                           pooled=cover is not None, tasks=tasks, attributes=attributes,
                           template_ids=template_ids, groups=groups, cfg=cfg, task_w=task_w,
                           one_template=one_template)
+            progress.advance()
     names = list(dict.fromkeys(out.names))
     return Evaluation(summary=pd.DataFrame(out.summary, columns=list(SUMMARY_KEYS)),
                       by_pair=pd.concat(out.pairs, ignore_index=True),

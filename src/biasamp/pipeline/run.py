@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
+from .._conventions import ATTRIBUTE_TO_TASK, DIRECTION_LABELS, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
+from .._progress import as_progress
 from ..results import ModelInfo, ProbeResult, Provenance, ScorerInfo, TemplatesInfo
 from ._folders import model_folders, result_output
 from .config import ProbeConfig, as_config
@@ -29,8 +30,9 @@ __all__ = ["probe", "probe_many", "write_result"]
 log = logging.getLogger(__name__)
 
 
-def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str):
-    """Score prompts grouped by identical candidate tuples; (prob, log_prob, mass) per row."""
+def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str, stage: str):
+    """Score prompts grouped by identical candidate tuples; (prob, log_prob, mass) per row.
+    The contexts of every group are counted first: one progress stage for the direction."""
     n = len(prompts)
     prob: list = [None] * n
     logp: list = [None] * n
@@ -39,6 +41,9 @@ def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str):
     for i, c in enumerate(prompts["candidates"]):
         groups.setdefault(tuple(c), []).append(i)
     texts = prompts["prompt"].astype(str).tolist()
+    total = sum(scorer.count_contexts([texts[i] for i in rows], list(cand), scoring=scoring)
+                for cand, rows in groups.items())
+    scorer.progress.stage(stage, total, scorer.count_unit)
     for cand, rows in groups.items():
         res = scorer.score([texts[i] for i in rows], list(cand), scoring=scoring)
         for j, i in enumerate(rows):
@@ -74,9 +79,9 @@ def _resolve_models(cfg: ProbeConfig) -> dict:
     return out
 
 
-def _load_scorer(cfg: ProbeConfig, resolved):
+def _load_scorer(cfg: ProbeConfig, resolved, *, progress):
     """The scorer of a resolved model (:func:`biasamp.scoring.load_scorer`) with the config's
-    loading options."""
+    loading options, reporting to ``progress``."""
     from ..scoring import load_scorer
 
     extra = {"context_token": cfg.context_token} if resolved.model_type == "causal" else {}
@@ -85,20 +90,22 @@ def _load_scorer(cfg: ProbeConfig, resolved):
                        offload_folder=cfg.offload_folder,
                        trust_remote_code=cfg.trust_remote_code, batch_size=cfg.batch_size,
                        score_cache=cfg.score_cache, hf_cache_dir=cfg.hf_cache_dir,
-                       allow_missing_weights=cfg.allow_missing_weights, progress=cfg.progress,
+                       allow_missing_weights=cfg.allow_missing_weights, progress=progress,
                        **extra)
 
 
-def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, resolved,
-               estimator: str) -> ProbeResult:
+def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, *, resolved, estimator: str,
+               progress) -> ProbeResult:
     model_type = resolved.model_type
-    scorer = _load_scorer(cfg, resolved)
+    scorer = _load_scorer(cfg, resolved, progress=progress)
     log.info("scoring %d A->T and %d T->A prompts with %s (%s LM, %s)",
              len(prep.prompts[ATTRIBUTE_TO_TASK]), len(prep.prompts[TASK_TO_ATTRIBUTE]), model,
              model_type, estimator)
-    scores = {d: _score_direction(scorer, prep.prompts[d], scoring=estimator)
+    who = f"{model}: " if len(cfg.models) > 1 else ""
+    scores = {d: _score_direction(scorer, prep.prompts[d], scoring=estimator,
+                                  stage=f"{who}scoring {DIRECTION_LABELS[d].replace('→', '->')}")
               for d in DIRECTIONS}
-    scored = evaluate_scores(cfg, prep, scores)
+    scored = evaluate_scores(cfg, prep, scores, progress=scorer.progress)
     tpl_ids, long_tables, ev = scored.template_ids, scored.tables, scored.evaluation
     audit = scorer.audit_prompts([pc for d in DIRECTIONS for pc in
                                   zip(prep.prompts[d]["prompt"], prep.prompts[d]["candidates"])])
@@ -130,22 +137,23 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, resolved,
 
 
 def write_result(result: ProbeResult, folder, *, tables: str = "csv",
-                 formats=("md", "html", "json")) -> Path:
+                 formats=("md", "html", "json"), progress=None) -> Path:
     """Write a result folder into ``folder`` (an empty folder, usually staged): the data
-    files, the reports asked for, then ``results.json`` with the file list and the
-    completion mark (written last)."""
+    files, the reports asked for (their ``plots`` and ``reports`` stages told to
+    ``progress``), then ``results.json`` with the file list and the completion mark (written
+    last)."""
     from ..report import render
 
     d = Path(folder)
     d.mkdir(parents=True, exist_ok=True)
     result.write_files(d, tables=tables)
     if formats:
-        render(result, d, formats=list(formats))
+        render(result, d, formats=list(formats), progress=progress)
     result.finish(d)
     return d
 
 
-def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
+def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
     """Probe every model of the config; return one :class:`~biasamp.ProbeResult` per model.
 
     Parameters are as for :func:`probe`. When ``out`` is set, each model's results go to
@@ -154,6 +162,8 @@ def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
     ``out``.
     """
     cfg = as_config(config, **kwargs).resolved()
+    wanted = cfg.progress if progress is None else progress
+    reporter = as_progress(wanted)
     if not cfg.models:
         raise BiasampError("models must name at least one model id or folder; got []")
     folders = model_folders(cfg.models)
@@ -164,11 +174,13 @@ def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
     try:
         results = []
         for model in cfg.models:
-            res = _probe_one(cfg, model, prep, *kinds[model])
+            resolved, estimator = kinds[model]
+            res = _probe_one(cfg, model, prep, resolved=resolved, estimator=estimator,
+                             progress=reporter)
             results.append(res)
             if staging is not None:
                 d = staging if len(cfg.models) == 1 else staging / folders[model]
-                write_result(res, d, tables=cfg.tables, formats=cfg.formats)
+                write_result(res, d, tables=cfg.tables, formats=cfg.formats, progress=reporter)
         if staging is not None and len(cfg.models) > 1:
             from ..report import write_comparison
             from .compare import paired_differences
@@ -182,19 +194,27 @@ def probe_many(config=None, /, **kwargs) -> list[ProbeResult]:
             output.abort()
             output.raise_write_error(exc)  # a full disk: one line, saying where the scores are
         raise
+    finally:
+        if wanted is True:  # the display made here (a caller's reporter is the caller's)
+            reporter.close()
     if output is not None:
         output.commit()
         log.info("wrote results to %s", output.target)
     return results
 
 
-def probe(config=None, /, **kwargs) -> ProbeResult:
+def probe(config=None, /, *, progress=None, **kwargs) -> ProbeResult:
     """Probe one language model (masked or causal) for directional bias amplification.
 
     Parameters
     ----------
     config : ProbeConfig, mapping or path to a TOML/YAML file, optional
         The configuration; keyword arguments override its fields (or build one).
+    progress : bool or biasamp._progress.Progress, optional
+        Where the stages of the run (``scoring A->T``, ``scoring T->A``, ``bootstrap``,
+        ``plots``, ``reports``) and their counts are reported: a reporter, True for the
+        standard display on stderr, False for none; default the config's ``progress``
+        (False: the library shows nothing).
     **kwargs
         Fields of :class:`~biasamp.ProbeConfig` (``models=["bert-base-uncased"]``;
         ``model=`` is accepted for a single model).
@@ -218,4 +238,4 @@ def probe(config=None, /, **kwargs) -> ProbeResult:
     if len(cfg.models) != 1:
         raise BiasampError("models must name exactly one model for probe() (use probe_many for "
                            f"several); got {cfg.models!r}")
-    return probe_many(cfg)[0]
+    return probe_many(cfg, progress=progress)[0]

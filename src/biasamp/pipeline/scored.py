@@ -105,7 +105,7 @@ class Scored:
         self.evaluation = evaluation
 
 
-def evaluate_scores(cfg: ProbeConfig, prep: Prepared, scores: dict) -> Scored:
+def evaluate_scores(cfg: ProbeConfig, prep: Prepared, scores: dict, *, progress=None) -> Scored:
     """BiasAmp-> of scored prompts.
 
     Parameters
@@ -118,6 +118,8 @@ def evaluate_scores(cfg: ProbeConfig, prep: Prepared, scores: dict) -> Scored:
     scores : dict
         ``{direction: (prob, log_prob, mass)}``, one entry per row of ``prep.prompts[direction]``
         (see :func:`row_scores`).
+    progress : biasamp._progress.Progress, optional
+        Told the ``bootstrap`` stage (:func:`~.evaluate.evaluate_tables`).
     """
     tpl_ids, probs, long_tables = _build_tables(prep, scores)
     design = prep.design
@@ -129,5 +131,5 @@ def evaluate_scores(cfg: ProbeConfig, prep: Prepared, scores: dict) -> Scored:
                          group_labels=list(design.group_labels),
                          n_resamples=cfg.n_resamples, seed=cfg.seed, confidence=cfg.confidence,
                          resample=cfg.resample, base_uncertainty=cfg.base_uncertainty,
-                         min_base_count=cfg.min_base_count)
+                         min_base_count=cfg.min_base_count, progress=progress)
     return Scored(tpl_ids, long_tables, ev)

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from .._files import json_loads, read_text
 from .._output import OutputFolder
+from .._progress import as_progress
 from .._registry import Registry
 from .._validation import SubsetOf, normalised, validate_params
 from ..results import ProbeResult
@@ -110,7 +111,7 @@ _FORMATS_PARAM = {"formats": SubsetOf(FORMATS)}
 
 @validate_params(_FORMATS_PARAM)
 def render(result: ProbeResult, out_dir: str | os.PathLike, formats: Sequence[str] | str, *,
-           plots: bool = True) -> dict[str, Path]:
+           plots: bool = True, progress=None) -> dict[str, Path]:
     """Write the reports of ``result`` (and the PNG plots they show) into ``out_dir``.
 
     Parameters
@@ -124,6 +125,9 @@ def render(result: ProbeResult, out_dir: str | os.PathLike, formats: Sequence[st
     plots : bool
         Draw the PNG plots the formats show (``json`` shows none, ``model-card`` only
         ``fig5``); False draws none and the reports show none.
+    progress : bool or biasamp._progress.Progress, optional
+        Told the ``plots`` stage (one step per plot) and the ``reports`` stage (one per
+        format).
 
     Returns
     -------
@@ -136,15 +140,21 @@ def render(result: ProbeResult, out_dir: str | os.PathLike, formats: Sequence[st
     available = {kind for s in sections if s.key == "plots" for kind, _ in s.plots}
     wanted = {kind for spec in specs.values() for kind in spec.plots} & available
     drawn: dict[str, Path] = {}
+    progress = as_progress(progress)
     if plots and wanted:
         from ._plots import plot_all
-        drawn = plot_all(result, d, wanted)
+        progress.stage("plots", len(wanted), "plots")
+        for kind in (k for k in PLOT_KINDS if k in wanted):
+            drawn.update(plot_all(result, d, [kind]))
+            progress.advance()
     written = dict(drawn)
+    progress.stage("reports", len(specs), "files")
     for name, spec in specs.items():
         path = d / spec.file
         shown = {kind: drawn[kind] for kind in spec.plots if kind in drawn}
         path.write_text(spec.render(sections, shown), encoding="utf-8")
         written[name] = path
+        progress.advance()
     log.info("wrote %s", ", ".join(str(p) for p in written.values()))
     return written
 
@@ -153,7 +163,7 @@ def render(result: ProbeResult, out_dir: str | os.PathLike, formats: Sequence[st
 def build_report(result_dir: str | os.PathLike, *,
                  formats: Sequence[str] | str = ("md", "html", "json"),
                  plots: bool = True, out: str | os.PathLike | None = None,
-                 overwrite: bool = False) -> dict[str, Path]:
+                 overwrite: bool = False, progress=None) -> dict[str, Path]:
     """Render reports (and their PNG plots) from a result folder's ``results.json``.
 
     The result is read and checked (schema, completion mark, data-file hashes) before
@@ -173,6 +183,8 @@ def build_report(result_dir: str | os.PathLike, *,
         empty, unless ``overwrite``).
     overwrite : bool
         Replace a non-empty ``out`` as a whole.
+    progress : bool or biasamp._progress.Progress, optional
+        As for :func:`render`.
 
     Returns
     -------
@@ -183,13 +195,13 @@ def build_report(result_dir: str | os.PathLike, *,
     if out is not None:
         output = OutputFolder(out, kind="report", overwrite=overwrite, param="--out")
         with output as staging:
-            written = render(result, staging, formats, plots=plots)
+            written = render(result, staging, formats, plots=plots, progress=progress)
         return {k: output.target / p.name for k, p in written.items()}
     output = OutputFolder(src, kind="probe", update=True, param="RESULT_DIR")
     with output as staging:
         output.carry_over()  # everything the folder holds survives the swap, folders too
         (staging / "results.json").unlink()
-        written = render(result, staging, formats, plots=plots)
+        written = render(result, staging, formats, plots=plots, progress=progress)
         data = output.target / "results.json"  # checked by ProbeResult.load above
         result.finish(staging, data=json_loads(read_text(data, "result"), str(data)),
                       skip=output.foreign())

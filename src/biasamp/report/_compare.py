@@ -97,7 +97,7 @@ _PAIRED_INTRO = ("Each model minus the first, per source and direction: a paired
 def _load_all(result_dirs) -> list[ProbeResult]:
     """Each folder read once (without the probability tables)."""
     if not result_dirs:
-        raise BiasampError("result_dirs must name at least one result directory; got none")
+        raise BiasampError("compare needs at least one RESULT_DIR; got none")
     return [ProbeResult.load(rd, tables=False) for rd in result_dirs]
 
 
@@ -146,7 +146,7 @@ def _comparison(results: Sequence[ProbeResult], names: Sequence, allow_mismatch:
         details = "; ".join(
             f"{k}: " + " vs ".join(repr(v) for v in dict.fromkeys(
                 setup.loc[setup["setup"] == k, labels].iloc[0])) for k in differing)
-        raise BiasampError(f"result_dirs are not comparable: they differ in {details} "
+        raise BiasampError(f"the RESULT_DIRs are not comparable: they differ in {details} "
                            "(pass --allow-mismatch / allow_mismatch=True to compare anyway, "
                            "marked)")
     return _long(results, names), setup, differing

@@ -1,7 +1,7 @@
 """What every scorer shares: loading, device/dtype, the score cache, provenance, the score loop.
 
 A scorer subclass sets ``model_type`` (``"masked"`` or ``"causal"``) and implements
-``_score_rows(mode, rows, on_batch, bar)``, which returns the log probability of every row
+``_score_rows(mode, rows, on_batch)``, which returns the log probability of every row
 ``(filled text, start, end of the candidate in it, prompt, candidate)``; the loop here checks
 the input, answers what the sqlite score cache holds, builds the rows of the rest chunk by chunk
 (bounded memory), runs them and fills the cache.
@@ -15,13 +15,15 @@ import warnings
 import numpy as np
 
 from .._errors import BiasampError, MissingWeightsWarning
+from .._progress import as_progress
 from .._validation import Bool, OneOf, Optional, PositiveInt, check
 from ._audit import audit_candidates
 from ._cache import ScoreCache, item_key
 from ._factory import ResolvedModel, resolve_model
 from ._hub import weight_files_sha256
 from ._load import (check_vocabulary, input_device, load_model, load_tokenizer,
-                    model_fingerprint, resolve_device, resolve_dtype, tokenizer_fingerprint)
+                    model_fingerprint, resolve_device, resolve_dtype, tokenizer_fingerprint,
+                    transformers_logs_propagate)
 from ._result import ScoreResult
 from ._spans import BLANK, check_score_inputs
 
@@ -59,7 +61,7 @@ class BaseScorer:
         self.chunk_size = check(chunk_size, PositiveInt, "chunk_size")
         self.allow_missing_weights = check(allow_missing_weights, Bool, "allow_missing_weights")
         trust_remote_code = check(trust_remote_code, Bool, "trust_remote_code")
-        self.progress = bool(progress)
+        self.progress = as_progress(progress)
         self.model_name = model.name if isinstance(model, ResolvedModel) else str(model)
         self.revision = revision
         self.device = resolve_device(device)
@@ -73,11 +75,12 @@ class BaseScorer:
                                f"language model at revision {resolved.revision!r}; this scorer "
                                f"is for {self.model_type} ones at revision {revision!r}")
         self.source, self.model_type_evidence = resolved.source, resolved.evidence
+        self.progress.stage(f"loading {self.model_name}", 1, "model")
         self.tokenizer = load_tokenizer(self.source, trust_remote_code=trust_remote_code)
         self._check_tokenizer()  # before the weights are read
         self.model, self.missing_weights = load_model(
             self.source, kind=self.model_type, trust_remote_code=trust_remote_code,
-            dtype=self.dtype, progress=self.progress,
+            dtype=self.dtype,
             allow_missing_weights=self.allow_missing_weights, device_map=self.device_map,
             max_memory=max_memory, offload_folder=offload_folder)
         check_vocabulary(self.tokenizer, self.model, self.model_name)
@@ -85,6 +88,7 @@ class BaseScorer:
             self.model.to(self.device)
         else:  # placed by accelerate (GPUs, CPU, disk); inputs go where its first module is
             self.device = input_device(self.model, self.device)
+        self.progress.advance()
         if self.missing_weights:
             names = ", ".join(self.missing_weights[:4]) + (
                 ", ..." if len(self.missing_weights) > 4 else "")
@@ -157,6 +161,7 @@ class BaseScorer:
         parts = [self.audit(list(c), prompt=p, blank=blank) for c, p in first.items()]
         return pd.concat(parts, ignore_index=True).drop_duplicates("candidate", ignore_index=True)
 
+    @transformers_logs_propagate()
     def score(self, prompts, candidates, *, scoring=None, blank=BLANK):
         """Score each candidate in each prompt.
 
@@ -184,55 +189,90 @@ class BaseScorer:
         prompts = tuple(pre + blank + post for pre, post in pairs)  # (any iterable given)
         n, k = len(pairs), len(per[0])
         out = np.full((n, k), np.nan)
-        todo = np.arange(n)
         cache = self._cache(mode)
-        keys = None
+        todo, keys, found = self._todo(cache, pairs, per)
+        for i in np.flatnonzero(~todo):
+            out[i] = found[keys[i]]
         if cache is not None:
-            keys = [item_key(pre, post, c) for (pre, post), c in zip(pairs, per)]
-            found = cache.get_many(keys)
-            hit = np.array([kk in found for kk in keys], dtype=bool)
-            for i in np.flatnonzero(hit):
-                out[i] = found[keys[i]]
-            todo = np.flatnonzero(~hit)
-            log.info("score cache %s: %d of %d prompts cached", cache.path, hit.sum(), n)
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=0, unit=self._unit, desc=f"scoring ({mode})", disable=not self.progress)
+            log.info("score cache %s: %d of %d prompts cached", cache.path, n - todo.sum(), n)
 
         def on_batch(n_items):
             self.n_forward_calls += 1
-            bar.update(n_items)
+            self.progress.advance(n_items)
 
-        try:
-            for c0 in range(0, len(todo), self.chunk_size):
-                idx = todo[c0:c0 + self.chunk_size]
-                rows = []  # (filled text, candidate start, end, prompt, candidate)
-                for i in idx:
-                    pre, post = pairs[i]
-                    rows += [(pre + c + post, len(pre), len(pre) + len(c), prompts[i], c)
-                             for c in per[i]]
-                try:
-                    vals = self._score_rows(mode, rows, on_batch, bar)
-                except (MemoryError, RuntimeError) as exc:
-                    if not _out_of_memory(exc):
-                        raise
-                    kept = (f"; the {c0} prompts scored before are in the score cache"
-                            if cache is not None and c0 else "")
-                    raise BiasampError(
-                        f"model {self.model_name!r} ran out of memory on {self.device} scoring "
-                        f"a batch of up to {self.batch_size} prompts ({type(exc).__name__}); "
-                        f"lower batch_size (--batch-size){kept}") from None
-                out[idx] = vals.reshape(len(idx), k)
-                if cache is not None:
-                    cache.put_many((keys[i], out[i]) for i in idx)
-        finally:
-            bar.close()
+        done = 0
+        for idx, rows in self._chunks(pairs, per, prompts, np.flatnonzero(todo)):
+            try:
+                vals = self._score_rows(mode, rows, on_batch)
+            except (MemoryError, RuntimeError) as exc:
+                if not _out_of_memory(exc):
+                    raise
+                kept = (f"; the {done} prompts scored before are in the score cache"
+                        if cache is not None and done else "")
+                raise BiasampError(
+                    f"model {self.model_name!r} ran out of memory on {self.device} scoring "
+                    f"a batch of up to {self.batch_size} prompts ({type(exc).__name__}); "
+                    f"lower batch_size (--batch-size){kept}") from None
+            out[idx] = vals.reshape(len(idx), k)
+            done += len(idx)
+            if cache is not None:
+                cache.put_many((keys[i], out[i]) for i in idx)
         self._after_score(mode)
         return ScoreResult.from_log_prob(out, candidates=given, scoring=mode, prompts=prompts)
 
-    _unit = "ctx"
+    @transformers_logs_propagate()
+    def count_contexts(self, prompts, candidates, *, scoring=None, blank=BLANK) -> int:
+        """How many contexts (a masked LM) or sequences (a causal LM) :meth:`score` runs for
+        these arguments: the total of the units it reports to its ``progress`` reporter, the
+        prompts the score cache holds left out. The inputs are tokenised, nothing is run.
 
-    def _score_rows(self, mode, rows, on_batch, bar):  # pragma: no cover
+        Parameters
+        ----------
+        prompts, candidates, scoring, blank
+            As for :meth:`score`.
+
+        Returns
+        -------
+        int
+        """
+        pairs, per, _, mode = check_score_inputs(prompts, candidates, scoring=scoring,
+                                                 blank=blank, model_type=self.model_type,
+                                                 model=self.model_name)
+        prompts = tuple(pre + blank + post for pre, post in pairs)
+        todo = self._todo(self._cache(mode), pairs, per)[0]
+        return sum(self._count_rows(mode, rows)
+                   for _, rows in self._chunks(pairs, per, prompts, np.flatnonzero(todo)))
+
+    def _todo(self, cache, pairs, per):
+        """(which prompts the cache does not hold, their cache keys, what it holds)."""
+        if cache is None:
+            return np.ones(len(pairs), dtype=bool), None, {}
+        keys = [item_key(pre, post, c) for (pre, post), c in zip(pairs, per)]
+        found = cache.get_many(keys)
+        return np.array([kk not in found for kk in keys], dtype=bool), keys, found
+
+    def _chunks(self, pairs, per, prompts, todo):
+        """``(indices, rows)`` of each chunk of the prompts in ``todo``; a row is (filled text,
+        candidate start, end, prompt, candidate)."""
+        for c0 in range(0, len(todo), self.chunk_size):
+            idx = todo[c0:c0 + self.chunk_size]
+            rows = []
+            for i in idx:
+                pre, post = pairs[i]
+                rows += [(pre + c + post, len(pre), len(pre) + len(c), prompts[i], c)
+                         for c in per[i]]
+            yield idx, rows
+
+    #: The unit of :meth:`count_contexts` and of the progress :meth:`score` reports.
+    count_unit = "ctx"
+
+    def _score_rows(self, mode, rows, on_batch):  # pragma: no cover
+        """The log probability of every row; ``on_batch(n)`` after each batch of n of the
+        units :meth:`_count_rows` counts."""
+        raise NotImplementedError
+
+    def _count_rows(self, mode, rows) -> int:  # pragma: no cover
+        """How many units (contexts, sequences) :meth:`_score_rows` runs for ``rows``."""
         raise NotImplementedError
 
     def _after_score(self, mode):

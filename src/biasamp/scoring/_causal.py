@@ -74,7 +74,7 @@ class CausalLMScorer(BaseScorer):
     """
 
     model_type = "causal"
-    _unit = "seq"
+    count_unit = "seq"
 
     def __init__(self, model, *, share_prefix=True, context_token=None, **kwargs):
         share_prefix = check(share_prefix, Bool, "share_prefix")
@@ -150,7 +150,10 @@ class CausalLMScorer(BaseScorer):
             out.append((tuple(ids), lead if mode == "sentence" else start))
         return out
 
-    def _score_rows(self, mode, rows, on_batch, bar):
+    def _count_rows(self, mode, rows):
+        return len({ids for ids, _ in self.sequences(rows, mode)})
+
+    def _score_rows(self, mode, rows, on_batch):
         cells = self.sequences(rows, mode)
         index: dict[tuple, int] = {}
         seqs, first = [], []
@@ -160,12 +163,10 @@ class CausalLMScorer(BaseScorer):
                 seqs.append(ids)
                 first.append(f)
             first[s] = min(first[s], f)
-        bar.total += len(seqs)
-        bar.refresh()
         calls = self._runner.n_forward_calls
         window = self._runner.window  # a sliding-window cache keeps only the last tokens
         share = self.share_prefix and (window is None or max(map(len, seqs), default=0) < window)
         lp = self._runner.run(seqs, first, plan_splits(seqs, share=share),
-                              on_batch=lambda n: bar.update(n))
+                              on_batch=self.progress.advance)
         self.n_forward_calls += self._runner.n_forward_calls - calls
         return np.array([lp[index[ids]][f:].sum() for ids, f in cells])

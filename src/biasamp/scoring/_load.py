@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -16,7 +17,7 @@ log = logging.getLogger(__name__)
 __all__ = ["TOKENIZER_FILES", "check_model", "check_vocabulary", "input_device", "load_model",
            "load_tokenizer",
            "resolve_device", "resolve_dtype", "lm_head_fn", "model_fingerprint",
-           "tokenizer_fingerprint"]
+           "tokenizer_fingerprint", "transformers_logs_propagate"]
 
 
 def _torch():
@@ -64,6 +65,27 @@ def _source(model, revision=None):
     from ._hub import resolve_source
 
     return resolve_source(model, revision=revision)
+
+
+@contextlib.contextmanager
+def transformers_logs_propagate():
+    """Context: what transformers logs (a tokenizer's "sequence longer than the maximum")
+    goes to the root logger's handlers, as every other library's log, instead of to the
+    stderr handler transformers keeps for itself; the command line then shows it in its one
+    form (``warning (transformers): ...``). transformers' own setting comes back after."""
+    from transformers.utils import logging as hf_logging
+
+    lib = logging.getLogger("transformers")
+    handlers, propagate = list(lib.handlers), lib.propagate
+    hf_logging.disable_default_handler()
+    hf_logging.enable_propagation()
+    try:
+        yield
+    finally:
+        for h in handlers:
+            if h not in lib.handlers:
+                lib.addHandler(h)
+        lib.propagate = propagate
 
 
 def _quiet_transformers():
@@ -163,14 +185,15 @@ def _placement(device_map, max_memory, offload_folder) -> dict:
 
 
 def load_model(model, *, kind="masked", revision=None, trust_remote_code=False, dtype=None,
-               progress=False, allow_missing_weights=False, device_map=None, max_memory=None,
+               allow_missing_weights=False, device_map=None, max_memory=None,
                offload_folder=None):
     """Load ``AutoModelForMaskedLM`` or ``AutoModelForCausalLM`` (eval mode); errors name the model.
 
     Weights that the checkpoint lacks (transformers initialises them at random, e.g. the
     masked-LM head of a sentence-transformers ``BertModel`` folder) are an error naming them,
     unless ``allow_missing_weights``; unexpected weights (a pooler, a next-sentence head) are
-    only logged. ``progress=False`` silences transformers' weight-loading bar for this call.
+    only logged. transformers' weight-loading bar is off for this call (the caller's progress
+    display is the one a run shows).
     ``device_map`` (``"auto"``, ...) lets accelerate place the layers over the GPUs, the CPU and
     ``offload_folder`` on disk, each device holding at most its ``max_memory``.
 
@@ -184,7 +207,7 @@ def load_model(model, *, kind="masked", revision=None, trust_remote_code=False, 
     src = _source(model, revision)
     auto_name, what, head = _AUTO_CLASSES[kind]
     was_on = hf_logging.is_progress_bar_enabled()
-    if was_on and not progress:
+    if was_on:
         hf_logging.disable_progress_bar()
     try:
         with _quiet_transformers():
@@ -198,7 +221,7 @@ def load_model(model, *, kind="masked", revision=None, trust_remote_code=False, 
         raise BiasampError(f"could not load {what} {src.name!r}: {type(exc).__name__}: "
                            f"{' '.join(str(exc).split())[:300]}") from exc
     finally:
-        if was_on and not progress:
+        if was_on:
             hf_logging.enable_progress_bar()
     missing = sorted(set(info.get("missing_keys") or ())
                      | {k[0] if isinstance(k, (tuple, list)) else str(k)

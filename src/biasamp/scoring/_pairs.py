@@ -20,8 +20,9 @@ import numpy as np
 
 from .._errors import BiasampError
 from ._engine import QuerySet, run_queries
+from ._load import transformers_logs_propagate
 
-__all__ = ["score_sentence_pairs", "shared_positions"]
+__all__ = ["count_pair_contexts", "score_sentence_pairs", "shared_positions"]
 
 #: Pairs whose contexts are built and run together (bounds memory, keeps batches full).
 PAIR_CHUNK = 512
@@ -57,6 +58,38 @@ def _encode(tokenizer, sentences, max_length, what):
     return enc["input_ids"], enc["special_tokens_mask"]
 
 
+def _chunks(scorer, first, second, chunk_size):
+    """``(QuerySet, {pair: n_shared})`` of each chunk of pairs: every masked context of a
+    shared token of either sentence, identical contexts of the chunk run once."""
+    first, second = list(first), list(second)
+    if len(first) != len(second):
+        raise BiasampError(f"first and second must have the same length; got {len(first)} and "
+                           f"{len(second)}")
+    tok = scorer.tokenizer
+    ids1, sp1 = _encode(tok, first, scorer.max_length, "first")
+    ids2, sp2 = _encode(tok, second, scorer.max_length, "second")
+    mask_id = tok.mask_token_id
+    for c0 in range(0, len(first), chunk_size):
+        qs, shared = QuerySet(), {}
+        for i in range(c0, min(len(first), c0 + chunk_size)):
+            p1, p2 = shared_positions(ids1[i], ids2[i], sp1[i], sp2[i])
+            shared[i] = len(p1)
+            for out, ids, positions in ((2 * i, tuple(ids1[i]), p1),
+                                        (2 * i + 1, tuple(ids2[i]), p2)):
+                for pos in positions:
+                    qs.add(ids[:pos] + (mask_id,) + ids[pos + 1:], pos, ids[pos], out)
+        yield qs, shared
+
+
+@transformers_logs_propagate()
+def count_pair_contexts(scorer, first, second, *, chunk_size: int = PAIR_CHUNK) -> int:
+    """How many distinct masked contexts :func:`score_sentence_pairs` runs through the model
+    (the units it reports to ``scorer.progress``): the masked contexts of the shared tokens,
+    a context repeated within a chunk of pairs (a sentence in two pairs) counted once."""
+    return sum(len(qs.contexts) for qs, _ in _chunks(scorer, first, second, chunk_size))
+
+
+@transformers_logs_propagate()
 def score_sentence_pairs(scorer, first, second, *, chunk_size: int = PAIR_CHUNK):
     """Pseudo-log-likelihood of the shared tokens of each pair of sentences: the body of
     :meth:`MaskedLMScorer.score_pairs <biasamp.scoring.MaskedLMScorer.score_pairs>`, the one
@@ -65,7 +98,8 @@ def score_sentence_pairs(scorer, first, second, *, chunk_size: int = PAIR_CHUNK)
     Parameters
     ----------
     scorer : biasamp.scoring.MaskedLMScorer
-        Its ``model``, ``tokenizer``, ``device``, ``batch_size`` and LM head are used.
+        Its ``model``, ``tokenizer``, ``device``, ``batch_size`` and LM head are used; the
+        contexts run are reported to its ``progress``.
     first, second : sequence of str, length n
         The two sentences of each pair; ``first`` is the one difflib aligns from (Nangia et
         al.: the more stereotypical sentence of a ``stereo`` pair, the less stereotypical
@@ -82,41 +116,20 @@ def score_sentence_pairs(scorer, first, second, *, chunk_size: int = PAIR_CHUNK)
         How many tokens each pair shares (the number of masked contexts per sentence).
     """
     first, second = list(first), list(second)
-    if len(first) != len(second):
-        raise BiasampError(f"first and second must have the same length; got {len(first)} and "
-                           f"{len(second)}")
-    tok = scorer.tokenizer
-    ids1, sp1 = _encode(tok, first, scorer.max_length, "first")
-    ids2, sp2 = _encode(tok, second, scorer.max_length, "second")
     n = len(first)
     scores = np.zeros(2 * n)
     n_shared = np.zeros(n, dtype=np.int64)
-    mask_id = tok.mask_token_id
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=0, unit="ctx", desc="scoring pairs", disable=not scorer.progress)
 
     def on_batch(n_ctx, n_tok):
         scorer.n_forward_calls += 1
-        bar.update(n_ctx)
+        scorer.progress.advance(n_ctx)
 
-    try:
-        for c0 in range(0, n, chunk_size):
-            qs = QuerySet()
-            for i in range(c0, min(n, c0 + chunk_size)):
-                p1, p2 = shared_positions(ids1[i], ids2[i], sp1[i], sp2[i])
-                n_shared[i] = len(p1)
-                for out, ids, positions in ((2 * i, tuple(ids1[i]), p1),
-                                            (2 * i + 1, tuple(ids2[i]), p2)):
-                    for pos in positions:
-                        qs.add(ids[:pos] + (mask_id,) + ids[pos + 1:], pos, ids[pos], out)
-            bar.total += len(qs.contexts)
-            bar.refresh()
-            vals = run_queries(qs, model=scorer.model, head=scorer._head, device=scorer.device,
-                               batch_size=scorer.batch_size, pad_id=tok.pad_token_id,
-                               on_batch=on_batch)
-            if len(qs):
-                np.add.at(scores, np.asarray(qs.q_out, dtype=np.int64), vals)
-    finally:
-        bar.close()
+    for qs, shared in _chunks(scorer, first, second, chunk_size):
+        for i, m in shared.items():
+            n_shared[i] = m
+        vals = run_queries(qs, model=scorer.model, head=scorer._head, device=scorer.device,
+                           batch_size=scorer.batch_size, pad_id=scorer.tokenizer.pad_token_id,
+                           on_batch=on_batch)
+        if len(qs):
+            np.add.at(scores, np.asarray(qs.q_out, dtype=np.int64), vals)
     return scores.reshape(n, 2), n_shared

@@ -10,7 +10,7 @@ from .._errors import BiasampError
 from ._base import BaseScorer
 from ._engine import build_queries, run_queries
 from ._load import lm_head_fn
-from ._pairs import PAIR_CHUNK, score_sentence_pairs
+from ._pairs import PAIR_CHUNK, count_pair_contexts, score_sentence_pairs
 from ._spans import locate_spans
 
 log = logging.getLogger(__name__)
@@ -49,8 +49,10 @@ class MaskedLMScorer(BaseScorer):
         at random; e.g. a ``BertModel`` folder without the masked-LM head). Off: that is an
         error naming them; on: a :class:`~biasamp._errors.MissingWeightsWarning` and
         ``provenance["missing_weights"]``.
-    progress : bool
-        Show a tqdm progress bar (off by default in the library).
+    progress : bool or biasamp._progress.Progress
+        Where :meth:`score` and :meth:`score_pairs` report the contexts they run (counted
+        beforehand by :meth:`count_contexts`): a reporter, True for the standard display on
+        stderr, False (default) for none. The caller announces the stage.
     chunk_size : int
         Prompts tokenised and run together; memory does not grow with the number of prompts
         beyond one chunk (plus the (n, k) result arrays).
@@ -95,15 +97,19 @@ class MaskedLMScorer(BaseScorer):
             pos = pos - (cfg.pad_token_id or 0) - 1  # positions start after the padding index
         return int(min(tok_max, pos or tok_max))
 
-    def _score_rows(self, mode, rows, on_batch, bar):
+    def _queries(self, mode, rows):
         spans = locate_spans(self.tokenizer, rows, max_length=self.max_length)
+        return spans, build_queries(mode, spans, self.tokenizer.mask_token_id, self._special_ids)
+
+    def _count_rows(self, mode, rows):
+        return len(self._queries(mode, rows)[1].contexts)
+
+    def _score_rows(self, mode, rows, on_batch):
+        spans, qs = self._queries(mode, rows)
         if mode == "first-piece":
             for (_, _, _, _, c), sp in zip(rows, spans):
                 if sp.end - sp.start > 1 and c not in self._split:
                     self._split[c] = self.tokenizer.convert_ids_to_tokens(list(sp.pieces))
-        qs = build_queries(mode, spans, self.tokenizer.mask_token_id, self._special_ids)
-        bar.total += len(qs.contexts)
-        bar.refresh()
         vals = run_queries(qs, model=self.model, head=self._head, device=self.device,
                            batch_size=self.batch_size, pad_id=self.tokenizer.pad_token_id,
                            on_batch=lambda n_ctx, n_tok: on_batch(n_ctx))
@@ -139,3 +145,15 @@ class MaskedLMScorer(BaseScorer):
             How many tokens each pair shares.
         """
         return score_sentence_pairs(self, first, second, chunk_size=chunk_size)
+
+    def count_pair_contexts(self, first, second, *, chunk_size: int = PAIR_CHUNK) -> int:
+        """How many distinct masked contexts :meth:`score_pairs` runs through the model for
+        these arguments (the units it reports to ``progress``): the masked contexts of the
+        shared tokens, one repeated within a chunk of pairs (a sentence in two pairs, a pair
+        listed twice) counted once. The sentences are tokenised and aligned, nothing is run.
+
+        Returns
+        -------
+        int
+        """
+        return count_pair_contexts(self, first, second, chunk_size=chunk_size)

@@ -1,0 +1,182 @@
+"""Progress of long work: the library reports it, the caller shows it.
+
+Library code is given a reporter (a ``progress`` argument) and tells it what it is doing:
+:meth:`Progress.stage` when a stage starts, with its total counted before the first step, and
+:meth:`Progress.advance` as the work is done. It never prints. :func:`as_progress` takes what a
+caller passes: ``None`` or ``False`` is silent (:data:`SILENT`), ``True`` the standard display
+on stderr (:class:`Display`, the one the ``biasamp`` command shows), a :class:`Progress` itself.
+
+The display is one tqdm bar for the whole run, whose label is the stage (``scoring T->A``,
+``bootstrap``, ``plots``, ``reports``) and whose counts and time left are the stage's; on a
+stderr that is not a terminal (a file, a pipe, a CI log) it is a plain line when a stage starts
+and then at most every ``interval`` seconds::
+
+    progress: scoring T->A 480/960 ctx, 12 s left
+
+>>> import io
+>>> out = io.StringIO()
+>>> show = Display(out, terminal=False)
+>>> show.stage("bootstrap", 4, "tables")
+>>> show.advance(4)
+>>> print(out.getvalue(), end="")
+progress: bootstrap 0/4 tables
+>>> as_progress(None) is SILENT
+True
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from ._errors import BiasampError
+
+__all__ = ["Display", "Progress", "SILENT", "as_progress"]
+
+
+class Progress:
+    """A progress reporter; this base class shows nothing (see :class:`Display`).
+
+    The library calls :meth:`stage` when a stage starts and :meth:`advance` as its work is done;
+    the counts of one stage add up to the total it announced.
+    """
+
+    def stage(self, name: str, total: int | None, unit: str = "it") -> None:
+        """A stage starts: ``name`` (``"scoring A->T"``), its ``total`` in ``unit`` (None only
+        where it cannot be known: a streamed dataset)."""
+
+    def advance(self, n: int = 1) -> None:
+        """``n`` more units of the current stage are done."""
+
+    def write(self, text: str) -> None:
+        """Show one line of text (a warning) without breaking the display; silent here."""
+
+    def close(self) -> None:
+        """The run is over: remove the display."""
+
+
+#: The silent reporter (what library code gets when it is given None or False).
+SILENT = Progress()
+
+
+def as_progress(value) -> Progress:
+    """The reporter for a ``progress`` argument: None/False silent, True the standard display
+    on stderr, a :class:`Progress` itself.
+
+    >>> as_progress("yes")
+    Traceback (most recent call last):
+    ...
+    biasamp._errors.BiasampError: progress must be a bool or a biasamp Progress reporter; got 'yes'
+    """
+    if value is None or value is False:
+        return SILENT
+    if value is True:
+        return Display()
+    if isinstance(value, Progress):
+        return value
+    raise BiasampError(f"progress must be a bool or a biasamp Progress reporter; got {value!r}")
+
+
+def _duration(seconds: float) -> str:
+    """``12 s``, ``3 min 5 s``, ``2 h 10 min``.
+
+    >>> _duration(12.4), _duration(185), _duration(7800)
+    ('12 s', '3 min 5 s', '2 h 10 min')
+    """
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60} s"
+    return f"{s // 3600} h {s % 3600 // 60} min"
+
+
+def _amount(n: float, unit: str) -> str:
+    if unit == "B":
+        from tqdm import tqdm
+
+        return tqdm.format_sizeof(n, "B") if n else "0B"
+    return f"{int(n):,}"
+
+
+class Display(Progress):
+    """The one progress display of a ``biasamp`` run, on ``stream`` (default stderr).
+
+    Parameters
+    ----------
+    stream : text stream, optional
+        Where it writes (default ``sys.stderr``, looked up when a stage starts).
+    interval : float
+        Off a terminal: the fewest seconds between two plain lines of one stage.
+    terminal : bool, optional
+        Draw a bar (True) or write plain lines (False); default: whether ``stream`` is a
+        terminal.
+    """
+
+    def __init__(self, stream=None, *, interval: float = 10.0, terminal: bool | None = None):
+        self._stream = stream
+        self.interval = float(interval)
+        self._terminal = terminal
+        self._bar = None
+        self._name, self._unit, self._total, self._n = "", "it", 0, 0
+        self._start = self._last = 0.0
+
+    @property
+    def stream(self):
+        return sys.stderr if self._stream is None else self._stream
+
+    @property
+    def terminal(self) -> bool:
+        if self._terminal is None:
+            isatty = getattr(self.stream, "isatty", None)
+            return bool(isatty and isatty())
+        return self._terminal
+
+    def stage(self, name: str, total: int | None, unit: str = "it") -> None:
+        self._name, self._unit, self._n = str(name), str(unit), 0
+        self._total = None if total is None else int(total)
+        self._start = self._last = time.monotonic()
+        if not self.terminal:
+            self._line(self._start)
+            return
+        from tqdm.auto import tqdm
+
+        if self._bar is None:  # one bar for the run: later stages reset it
+            self._bar = tqdm(total=self._total, desc=self._name, unit=self._unit,
+                             unit_scale=self._unit == "B", file=self.stream, leave=False,
+                             dynamic_ncols=True)
+            return
+        self._bar.unit, self._bar.unit_scale = self._unit, self._unit == "B"
+        self._bar.set_description_str(self._name, refresh=False)
+        self._bar.reset(total=self._total)
+
+    def advance(self, n: int = 1) -> None:
+        self._n += n
+        if self._bar is not None:
+            self._bar.update(n)
+        elif self._name:
+            now = time.monotonic()
+            if now - self._last >= self.interval:
+                self._line(now)
+
+    def _line(self, now: float) -> None:
+        self._last = now
+        unit = "" if self._unit == "B" else f" {self._unit}"  # 52.4MB/100MB, 480/960 ctx
+        total = "" if self._total is None else "/" + _amount(self._total, self._unit)
+        text = f"progress: {self._name} {_amount(self._n, self._unit)}{total}{unit}"
+        if self._total is not None and 0 < self._n < self._total and now > self._start:
+            left = (now - self._start) / self._n * (self._total - self._n)
+            text += f", {_duration(left)} left"
+        print(text, file=self.stream, flush=True)
+
+    def write(self, text: str) -> None:
+        if self._bar is not None:
+            self._bar.write(text, file=self.stream)
+        else:
+            print(text, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        self._name = ""
