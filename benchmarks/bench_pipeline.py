@@ -60,6 +60,7 @@ def stages(model: Path, out: Path, formats: str) -> dict:
 
     from biasamp import ProbeConfig
     from biasamp._conventions import DIRECTIONS
+    from biasamp._progress import Progress
     from biasamp.pipeline import evaluate_scores, prepare
     from biasamp.pipeline import run as R
     from biasamp.report import render
@@ -75,17 +76,18 @@ def stages(model: Path, out: Path, formats: str) -> dict:
         t["prepare"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         resolved = resolve_model(str(model), "masked")
-        scorer = R._load_scorer(cfg, resolved)
+        scorer = R._load_scorer(cfg, resolved, progress=Progress())
         t["load"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        scores = {d: R._score_direction(scorer, prep.prompts[d], scoring=cfg.scoring)
+        scores = {d: R._score_direction(scorer, prep.prompts[d], scoring=cfg.scoring, stage=d)
                   for d in DIRECTIONS}
         t["score"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         evaluate_scores(cfg, prep, scores)  # tables, then evaluate_tables
         t["evaluate"] = time.perf_counter() - t0
         # the same result again, for save/report
-        result = R._probe_one(cfg, str(model), prep, resolved, cfg.scoring)
+        result = R._probe_one(cfg, str(model), prep, resolved=resolved, estimator=cfg.scoring,
+                              progress=Progress())
         out.mkdir(parents=True)
         t0 = time.perf_counter()
         result.write_files(out, tables=cfg.tables)

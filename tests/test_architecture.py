@@ -47,13 +47,6 @@ POSITIONAL_OK = {
                                                           "context)",
     "corpus/_rule_base.py:_rebuild": "pickle's __reduce__ protocol: called with the "
                                      "positional arguments CountingRule.__reduce__ returns",
-    # for now: files other branches edited while issue 21's keyword-only internals were
-    # done; to be converted after the merge (then remove their lines)
-    "corpus/_dask.py:_run": "not yet converted (issue 21)",
-    "corpus/_driver.py:_build_rule": "not yet converted (issue 21)",
-    "corpus/_engines.py:_run_pool": "not yet converted (issue 21)",
-    "corpus/_sources.py:_open_files": "not yet converted (issue 21)",
-    "corpus/_sources.py:_open_hub": "not yet converted (issue 21)",
 }
 #: modules that read a result's provenance: by attribute (biasamp.results.Provenance), never
 #: with .get(...) or [...] on it

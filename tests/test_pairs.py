@@ -287,6 +287,10 @@ def test_pairs_command_with_a_user_file(tiny_bench_bert_dir, tmp_path, capsys, o
 @pytest.mark.parametrize("args, message", [
     (["--pairs", "crows-pair"], "unknown pair set 'crows-pair' (did you mean 'crows-pairs'?)"),
     (["--more-column", "sentence"], "lacks the column 'sentence'"),
+    # the message names the flag that exists (--bias-type-column, --pair-id-column)
+    (["--bias-type-column", "kind"], "name the bias_type column with --bias-type-column"),
+    (["--type-column", "kind"], "name the bias_type column with --bias-type-column"),
+    (["--pair-id-column", "nr"], "name the pair_id column with --pair-id-column"),
     (["--bias-type", "colour"], "bias_types must be some of"),
     (["--max-pairs", "0"], "max_pairs must be"),
 ])

@@ -63,7 +63,8 @@ def test_as_progress_maps_what_a_caller_passes():
 
 
 def test_plain_lines_say_stage_counts_and_time_left(monkeypatch):
-    clock = iter([0.0, 12.0, 13.0, 30.0])  # stage, advance (line), advance (no line), stage
+    # stage, advance (line), advance (no line), stage, advance (no line: 5 s into the stage)
+    clock = iter([0.0, 12.0, 13.0, 30.0, 35.0])
     monkeypatch.setattr("biasamp._progress.time", type("Clock", (), {
         "monotonic": staticmethod(lambda: next(clock))}))
     out = io.StringIO()
@@ -72,9 +73,9 @@ def test_plain_lines_say_stage_counts_and_time_left(monkeypatch):
     show.advance(480)   # 12 s for 480 of 960: 12 s left
     show.advance(100)   # 1 s after the last line: no line
     show.stage("counting", 2_500_000, "B")
-    assert out.getvalue().splitlines() == ["progress: scoring T->A 0/960 ctx",
-                                           "progress: scoring T->A 480/960 ctx, 12 s left",
-                                           "progress: counting 0B/2.50MB"]
+    show.advance(1_000_000)
+    # no line when a stage starts: a stage shorter than the interval prints nothing
+    assert out.getvalue().splitlines() == ["progress: scoring T->A 480/960 ctx, 12 s left"]
 
 
 def test_a_terminal_gets_one_bar_for_every_stage(monkeypatch):
@@ -173,7 +174,9 @@ def test_counting_moves_within_one_long_line(tmp_path, rule, jobs):
 
 
 # ---------------------------------------------------------------- the command line
-def test_a_probe_shows_one_display_and_names_its_report(tiny_bert_dir, tmp_path, capsys):
+def test_a_probe_shows_one_display_and_names_its_report(tiny_bert_dir, tmp_path, capsys,
+                                                       monkeypatch):
+    monkeypatch.setattr("biasamp._progress.PLAIN_INTERVAL", 0.0)  # a line at every step
     out = tmp_path / "r"
     assert main(_probe_args(tiny_bert_dir, out)) == 0
     captured = capsys.readouterr()

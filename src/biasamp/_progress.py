@@ -99,6 +99,10 @@ def _amount(n: float, unit: str) -> str:
     return f"{int(n):,}"
 
 
+#: Off a terminal: seconds into a stage before its first plain line, and between two lines.
+PLAIN_INTERVAL = 10.0
+
+
 class Display(Progress):
     """The one progress display of a ``biasamp`` run, on ``stream`` (default stderr).
 
@@ -106,16 +110,19 @@ class Display(Progress):
     ----------
     stream : text stream, optional
         Where it writes (default ``sys.stderr``, looked up when a stage starts).
-    interval : float
-        Off a terminal: the fewest seconds between two plain lines of one stage.
+    interval : float, optional
+        Off a terminal: the seconds a stage runs before its first plain line, and the fewest
+        between two (default :data:`PLAIN_INTERVAL`): a stage shorter than that prints
+        nothing, so a short run, or one that stops at an error, shows only its result.
     terminal : bool, optional
         Draw a bar (True) or write plain lines (False); default: whether ``stream`` is a
         terminal.
     """
 
-    def __init__(self, stream=None, *, interval: float = 10.0, terminal: bool | None = None):
+    def __init__(self, stream=None, *, interval: float | None = None,
+                 terminal: bool | None = None):
         self._stream = stream
-        self.interval = float(interval)
+        self.interval = float(PLAIN_INTERVAL if interval is None else interval)
         self._terminal = terminal
         self._bar = None
         self._name, self._unit, self._total, self._n = "", "it", 0, 0
@@ -136,8 +143,7 @@ class Display(Progress):
         self._name, self._unit, self._n = str(name), str(unit), 0
         self._total = None if total is None else int(total)
         self._start = self._last = time.monotonic()
-        if not self.terminal:
-            self._line(self._start)
+        if not self.terminal:  # its first line once it has run `interval` seconds
             return
         from tqdm.auto import tqdm
 

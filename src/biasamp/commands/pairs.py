@@ -22,9 +22,14 @@ def register(subparsers) -> None:
     p.add_argument("--pairs", default="crows-pairs", metavar="SET",
                    help=f"pair set [{', '.join(list_pair_sets())}] or a CSV/TSV/JSON/JSONL file "
                         "(default crows-pairs)")
+    # --KEY-column names load_pairs' KEY= column (the flag its messages name)
     for key, default in (("more", "sent_more"), ("less", "sent_less"),
-                         ("direction", "stereo_antistereo"), ("type", "bias_type")):
-        p.add_argument(f"--{key}-column", dest=f"{key}_column", metavar="NAME",
+                         ("direction", "stereo_antistereo"), ("bias_type", "bias_type"),
+                         ("pair_id", "CrowS-Pairs' unnamed first column, else the row number")):
+        flags = [f"--{key.replace('_', '-')}-column"]
+        if key == "bias_type":
+            flags.append("--type-column")  # its name before 0.3, still accepted
+        p.add_argument(*flags, dest=f"{key}_column", metavar="NAME",
                        help=f"column of the file holding the {key} field (default {default})")
     p.add_argument("--bias-type", dest="bias_types", action="append", metavar="TYPE",
                    help="only pairs of this bias type; repeat for several")
@@ -49,7 +54,8 @@ def run(args) -> int:
 
     # everything that can fail on input fails before the model is loaded
     pset = load_pairs(args.pairs, more=args.more_column, less=args.less_column,
-                      direction=args.direction_column, bias_type=args.type_column)
+                      direction=args.direction_column, bias_type=args.bias_type_column,
+                      pair_id=args.pair_id_column)
     pset = pset.select(bias_types=args.bias_types, max_pairs=args.max_pairs)
     if len(pset) == 0:
         raise BiasampError(f"--pairs {args.pairs!r} with the selection given holds no pairs")

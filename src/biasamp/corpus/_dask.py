@@ -67,14 +67,14 @@ def run_dask(rule, plan, *, scheduler: str | None = None, n_jobs: int = 2, bar=N
                            "or give the dataset's files (hf://datasets/NAME/...)")
     client, cluster = _connect(scheduler, n_jobs, CONNECT_TIMEOUT)
     try:
-        return _run(client, rule, plan, bar, hash_inputs, retries)
+        return _run(client, rule, plan, bar=bar, hash_inputs=hash_inputs, retries=retries)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
 
 
-def _run(client, rule, plan, bar, hash_inputs, retries) -> EngineRun:
+def _run(client, rule, plan, *, bar, hash_inputs, retries) -> EngineRun:
     from distributed import __version__ as distributed_version
     from distributed import as_completed
 

@@ -36,7 +36,8 @@ _VOCAB_PARAMS = {"rule": OneOf(RULES), "tasks": TaskList, "word_groups": Optiona
                  "matcher": Optional(OneOf(MATCHERS))}
 
 
-def _build_rule(rule: str, tasks: list[str], word_groups, plurals, matcher=None) -> CountingRule:
+def _build_rule(rule: str, tasks: list[str], *, word_groups, plurals,
+                matcher=None) -> CountingRule:
     """The rule for this configuration, compiled once per process (``_rule_base._rebuild``)."""
     cls = RULES.get(rule)
     groups = dict(cls.default_groups) if word_groups is None else word_groups
@@ -84,7 +85,8 @@ def count_text(text: str | Sequence[str], tasks: Sequence[str], *, rule: str = "
     [0, 1]
     """
     tasks, word_groups = normalised(_VOCAB_PARAMS, tasks=tasks, word_groups=word_groups)
-    counter = _build_rule(rule, tasks, word_groups, plurals, matcher)
+    counter = _build_rule(rule, tasks, word_groups=word_groups, plurals=plurals,
+                          matcher=matcher)
     if isinstance(text, str):
         counts, *_ = counter.count_bytes(encode_text(text))
     else:
@@ -296,7 +298,8 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
         raise BiasampError(f"scheduler needs engine 'dask'; got engine={engine!r}, "
                            f"scheduler={scheduler!r}")
     tasks, word_groups = normalised(_VOCAB_PARAMS, tasks=tasks, word_groups=word_groups)
-    counter = _build_rule(rule, tasks, word_groups, plurals, matcher)
+    counter = _build_rule(rule, tasks, word_groups=word_groups, plurals=plurals,
+                          matcher=matcher)
     opts = ReadOptions(text_column, 4 << 20, dict(storage_options or {}))
     if engine == "dask" and chunk_chars is None:
         chunk_chars = DASK_SHARD_BYTES

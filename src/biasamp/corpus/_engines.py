@@ -61,7 +61,7 @@ def run_local(rule: CountingRule, plan: CorpusPlan, *, n_jobs: int, bar,
     to_hash = [inp for inp in plan.inputs if inp.local] if hash_inputs else []
     if n_jobs == 1:
         return _run_in_process(rule, plan, bar, to_hash)
-    return _run_pool(rule, plan, n_jobs, bar, to_hash)
+    return _run_pool(rule, plan, n_jobs=n_jobs, bar=bar, to_hash=to_hash)
 
 
 def _run_in_process(rule, plan: CorpusPlan, bar, to_hash) -> EngineRun:
@@ -90,7 +90,7 @@ def _run_in_process(rule, plan: CorpusPlan, bar, to_hash) -> EngineRun:
     return EngineRun(totals, hashes, {"engine": "local", "jobs": 1})
 
 
-def _run_pool(rule, plan: CorpusPlan, n_jobs: int, bar, to_hash) -> EngineRun:
+def _run_pool(rule, plan: CorpusPlan, *, n_jobs: int, bar, to_hash) -> EngineRun:
     totals, opts = Totals(rule._zeros()), plan.opts
     # a few whole compressed files cannot keep the pool busy: this process decompresses
     # them and hands out chunks; otherwise workers read their own shards

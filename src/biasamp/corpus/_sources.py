@@ -72,7 +72,8 @@ def plan_corpus(corpus, *, opts: ReadOptions, fmt: str | None, dataset_config: s
     """
     hub = isinstance(corpus, (str, os.PathLike)) and str(corpus).startswith("hf:")
     if hub and "://" not in str(corpus):
-        plan = _open_hub(str(corpus)[3:], dataset_config, split, streaming, opts)
+        plan = _open_hub(str(corpus)[3:], opts, dataset_config=dataset_config, split=split,
+                         streaming=streaming)
     elif _is_dataset(corpus):
         columns = getattr(corpus, "column_names", None)
         if columns is not None and opts.text_column not in columns:
@@ -85,14 +86,14 @@ def plan_corpus(corpus, *, opts: ReadOptions, fmt: str | None, dataset_config: s
                                opts.chunk_bytes)
         plan = CorpusPlan([], [("the dataset", stream)], [], prov, None, opts)
     else:
-        plan = _open_files(corpus, opts, fmt, shard_bytes, n_jobs)
+        plan = _open_files(corpus, opts, fmt=fmt, shard_bytes=shard_bytes, n_jobs=n_jobs)
     prov = plan.provenance
     prov["name"] = corpus_name or prov.get("name") or ", ".join(
         f["name"] for f in prov.get("files", [])) or "dataset"
     return plan
 
 
-def _open_files(corpus, opts: ReadOptions, fmt, shard_bytes, n_jobs) -> CorpusPlan:
+def _open_files(corpus, opts: ReadOptions, *, fmt, shard_bytes, n_jobs) -> CorpusPlan:
     inputs = resolve_inputs(corpus, fmt=fmt, storage_options=opts.storage_options)
     checked: set = set()
     for inp in inputs:
@@ -126,7 +127,8 @@ def _dataset_texts(ds, column: str, where: str) -> Iterator[str]:
         yield record_text(record[column], column, where)
 
 
-def _open_hub(name: str, dataset_config, split, streaming, opts: ReadOptions) -> CorpusPlan:
+def _open_hub(name: str, opts: ReadOptions, *, dataset_config, split,
+              streaming) -> CorpusPlan:
     try:
         import datasets
     except ImportError as exc:  # pragma: no cover - datasets is a dependency
