@@ -297,11 +297,22 @@ def test_a_long_module_needs_a_reason(tmp_path):
 
 
 def test_no_test_module_imports_another():
-    for path in sorted(Path(__file__).parent.glob("test_*.py")):
+    for path in sorted(Path(__file__).parent.rglob("test_*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(n.split(".")[0].startswith("test_") for n in names), path.name
+
+
+def test_the_test_folders_mirror_src():
+    """tests/NAME/ holds the tests of biasamp.NAME (a subpackage); tests of top-level modules
+    (cli, results, _output, ...) and of the whole (architecture, benchmarks, real models) sit
+    in tests/ itself."""
+    tests = Path(__file__).parent
+    packages = {p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()}
+    folders = {p.parent.relative_to(tests).as_posix() for p in tests.rglob("test_*.py")}
+    assert folders - {"."} <= packages, sorted(folders - {"."} - packages)
+    assert not (tests / "__init__.py").exists()  # test modules are found by their folders
 
 
 def test_importing_biasamp_and_the_light_rooms_does_not_import_torch():

@@ -8,18 +8,18 @@ on stderr (:class:`Display`, the one the ``biasamp`` command shows), a :class:`P
 
 The display is one tqdm bar for the whole run, whose label is the stage (``scoring T->A``,
 ``bootstrap``, ``plots``, ``reports``) and whose counts and time left are the stage's; on a
-stderr that is not a terminal (a file, a pipe, a CI log) it is a plain line when a stage starts
-and then at most every ``interval`` seconds::
+stderr that is not a terminal (a file, a pipe, a CI log) it is a plain line once a stage has
+run ``interval`` seconds (:data:`PLAIN_INTERVAL`), then at most one every ``interval``::
 
     progress: scoring T->A 480/960 ctx, 12 s left
 
 >>> import io
 >>> out = io.StringIO()
->>> show = Display(out, terminal=False)
+>>> show = Display(out, terminal=False, interval=0)
 >>> show.stage("bootstrap", 4, "tables")
 >>> show.advance(4)
 >>> print(out.getvalue(), end="")
-progress: bootstrap 0/4 tables
+progress: bootstrap 4/4 tables
 >>> as_progress(None) is SILENT
 True
 """
@@ -31,7 +31,7 @@ import time
 
 from ._errors import BiasampError
 
-__all__ = ["Display", "Progress", "SILENT", "as_progress"]
+__all__ = ["Display", "PLAIN_INTERVAL", "Progress", "SILENT", "as_progress"]
 
 
 class Progress:

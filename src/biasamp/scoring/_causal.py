@@ -61,7 +61,7 @@ class CausalLMScorer(BaseScorer):
 
     Examples
     --------
-    Doctests cannot download a model; see ``tests/test_scoring_causal.py`` and the README::
+    Doctests cannot download a model; see ``tests/scoring/test_scoring_causal.py`` and the README::
 
         scorer = CausalLMScorer("gpt2")
         r = scorer.score(["[BLANK] is a nurse."], ["He", "She"])     # scoring="continuation"

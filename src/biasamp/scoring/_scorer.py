@@ -59,7 +59,7 @@ class MaskedLMScorer(BaseScorer):
 
     Examples
     --------
-    Doctests cannot download a model; see ``tests/test_scoring.py`` and the README::
+    Doctests cannot download a model; see ``tests/scoring/test_scoring.py`` and the README::
 
         scorer = MaskedLMScorer("bert-base-uncased")
         r = scorer.score(["[BLANK] is a nurse."], ["he", "she"], scoring="first-piece")

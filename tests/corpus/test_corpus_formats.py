@@ -19,7 +19,7 @@ from biasamp.corpus import count_cooccurrences, count_text, strip_wikitext
 from biasamp.tasks import load_tasks
 
 W32 = load_tasks("winobias32").words
-DUMP = Path(__file__).parent / "data" / "wikipedia" / "mini-pages-articles.xml"
+DUMP = Path(__file__).parents[1] / "data" / "wikipedia" / "mini-pages-articles.xml"
 # what the dump's articles are, once their markup is stripped (see tests/data/README.md)
 DUMP_ARTICLES = [
     ("Ada Nurse was a nurse in London. She trained many nurses.\n\n== Early life ==\n"

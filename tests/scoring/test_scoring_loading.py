@@ -27,7 +27,7 @@ from biasamp._errors import MissingWeightsWarning  # noqa: E402
 from biasamp.scoring import (CausalLMScorer, MaskedLMScorer, detect_model_type,  # noqa: E402
                              resolve_model_type)
 
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

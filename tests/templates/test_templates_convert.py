@@ -16,7 +16,7 @@ from biasamp._data import data_dir
 from biasamp.cli import main
 from biasamp.templates import convert_winobias, convert_winogender, load_template_set
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 WG, WB = DATA / "winogender", DATA / "winobias"
 
 

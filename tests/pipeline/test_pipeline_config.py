@@ -27,7 +27,7 @@ def test_config_from_toml_and_yaml(tmp_path):
 
 
 def test_example_config_loads():
-    cfg = ProbeConfig.from_file(Path(__file__).parents[1] / "examples" / "probe.toml")
+    cfg = ProbeConfig.from_file(Path(__file__).parents[2] / "examples" / "probe.toml")
     assert cfg.models and cfg.out
 
 
