@@ -23,7 +23,7 @@ Parts that are open by nature stay dicts and are named so: a base source's own p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 
 from ._conventions import DIRECTIONS
 from ._errors import BiasampError
@@ -108,12 +108,48 @@ def _json_ready(value):
     return value
 
 
+def _k(kind, default=MISSING):
+    """A field read from JSON as ``kind``: one of the kinds above (checked by
+    :class:`_Reader`), a part class (its ``from_dict``, the key required), ``_Null(part)``
+    (the part or null) or a function ``(reader, key) -> value``."""
+    return field(default=default, metadata={"kind": kind})
+
+
+@dataclass(frozen=True)
+class _Null:
+    """A nested part that may be null (the key is still required)."""
+
+    part: type
+
+
 class _Info:
     """``to_dict``: the fields as JSON-ready values (nested parts as objects, tuples as
-    lists), the form ``from_dict`` reads."""
+    lists); ``from_dict``: every field read and checked by the kind it was declared with
+    (:func:`_k`), so each key is named once, beside its field."""
+
+    #: where the part stands in results.json (for messages)
+    _AT = "provenance"
 
     def to_dict(self) -> dict:
         return _json_ready(self)
+
+    @classmethod
+    def from_dict(cls, data, *, at: str | None = None, path: str = "results.json"):
+        """Read and check this part of a schema-3 ``provenance``; a missing or mistyped key
+        is one line naming ``path`` and the key's path."""
+        r = _Reader(data, cls._AT if at is None else at, path)
+        values = {}
+        for f in fields(cls):
+            kind = f.metadata["kind"]
+            if isinstance(kind, str):
+                values[f.name] = r(f.name, kind)
+            elif isinstance(kind, _Null):
+                values[f.name] = r.sub(f.name, kind.part, optional=True)
+            elif isinstance(kind, type):
+                values[f.name] = r.sub(f.name, kind)
+            else:
+                values[f.name] = kind(r, f.name)
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -122,24 +158,17 @@ class ModelInfo(_Info):
     of each weight file, classes, and the weights missing from its checkpoint (allowed with
     ``--allow-missing-weights``; empty otherwise)."""
 
-    name: str
-    model_type: str
-    model_type_from: str
-    revision: str | None
-    commit: str | None
-    weights_sha256: dict
-    model_class: str
-    tokenizer_class: str
-    missing_weights: tuple = ()
+    _AT = "provenance.model"
 
-    @classmethod
-    def from_dict(cls, data, *, at: str = "provenance.model",
-                  path: str = "results.json") -> ModelInfo:
-        r = _Reader(data, at, path)
-        return cls(r("name", _STR), r("model_type", _STR), r("model_type_from", _STR),
-                   r("revision", _OPT_STR), r("commit", _OPT_STR),
-                   r("weights_sha256", _STR_MAP), r("model_class", _STR),
-                   r("tokenizer_class", _STR), r("missing_weights", _STRS))
+    name: str = _k(_STR)
+    model_type: str = _k(_STR)
+    model_type_from: str = _k(_STR)
+    revision: str | None = _k(_OPT_STR)
+    commit: str | None = _k(_OPT_STR)
+    weights_sha256: dict = _k(_STR_MAP)
+    model_class: str = _k(_STR)
+    tokenizer_class: str = _k(_STR)
+    missing_weights: tuple = _k(_STRS, ())
 
     @classmethod
     def of_scorer(cls, scorer: Mapping, *, name: str) -> ModelInfo:
@@ -155,17 +184,12 @@ class ContextInfo(_Info):
     """The token a causal LM reads before each sentence, the rule that chose it, whether the
     tokenizer has a chat template, and the chat markers passed over."""
 
-    token: str
-    rule: str
-    chat_template: bool
-    skipped: tuple = ()
+    _AT = "provenance.context"
 
-    @classmethod
-    def from_dict(cls, data, *, at: str = "provenance.context",
-                  path: str = "results.json") -> ContextInfo:
-        r = _Reader(data, at, path)
-        return cls(r("token", _STR), r("rule", _STR), r("chat_template", _BOOL),
-                   r("skipped", _STRS))
+    token: str = _k(_STR)
+    rule: str = _k(_STR)
+    chat_template: bool = _k(_BOOL)
+    skipped: tuple = _k(_STRS, ())
 
 
 @dataclass(frozen=True)
@@ -173,15 +197,10 @@ class PlacementInfo(_Info):
     """An accelerate placement (``--device-map``): the strategy and how many modules each
     device holds."""
 
-    strategy: str
-    modules: dict
+    _AT = "provenance.device_map"
 
-    @classmethod
-    def from_dict(cls, data, *, at: str = "provenance.device_map",
-                  path: str = "results.json"
-                  ) -> PlacementInfo:
-        r = _Reader(data, at, path)
-        return cls(r("strategy", _STR), r("modules", _INT_MAP))
+    strategy: str = _k(_STR)
+    modules: dict = _k(_INT_MAP)
 
 
 @dataclass(frozen=True)
@@ -189,22 +208,15 @@ class ScorerInfo(_Info):
     """How the model was run: estimator (scoring mode), device, dtype, placement, and for a
     causal LM its context token, key/value prefix sharing and LM-head split."""
 
-    estimator: str
-    device: str
-    dtype: str
-    device_map: PlacementInfo | None = None
-    context: ContextInfo | None = None
-    share_prefix: bool | None = None
-    head_split: bool | None = None
+    _AT = "provenance.scorer"
 
-    @classmethod
-    def from_dict(cls, data, *, at: str = "provenance.scorer",
-                  path: str = "results.json") -> ScorerInfo:
-        r = _Reader(data, at, path)
-        return cls(r("estimator", _STR), r("device", _STR), r("dtype", _STR),
-                   r.sub("device_map", PlacementInfo, optional=True),
-                   r.sub("context", ContextInfo, optional=True),
-                   r("share_prefix", _OPT_BOOL), r("head_split", _OPT_BOOL))
+    estimator: str = _k(_STR)
+    device: str = _k(_STR)
+    dtype: str = _k(_STR)
+    device_map: PlacementInfo | None = _k(_Null(PlacementInfo), None)
+    context: ContextInfo | None = _k(_Null(ContextInfo), None)
+    share_prefix: bool | None = _k(_OPT_BOOL, None)
+    head_split: bool | None = _k(_OPT_BOOL, None)
 
     @classmethod
     def of_scorer(cls, scorer: Mapping, *, estimator: str) -> ScorerInfo:
@@ -225,40 +237,28 @@ class TemplatesInfo(_Info):
     file's sha256 and path, its own metadata (open: :attr:`set_provenance`), and for sets
     with bound templates or groups the aggregation and the groups' descriptions."""
 
-    name: str
-    n_templates: int
-    template_ids: tuple
-    prompts_sha256: str
-    set_sha256: str | None
-    set_path: str | None
-    set_provenance: dict
-    aggregation: str | None = None
-    groups: dict | None = None
+    _AT = "provenance.templates"
 
-    @classmethod
-    def from_dict(cls, data, *, at: str = "provenance.templates",
-                  path: str = "results.json"
-                  ) -> TemplatesInfo:
-        r = _Reader(data, at, path)
-        return cls(r("name", _STR), r("n_templates", _INT), r("template_ids", _STRS),
-                   r("prompts_sha256", _STR), r("set_sha256", _OPT_STR),
-                   r("set_path", _OPT_STR), r("set_provenance", _OBJ),
-                   r("aggregation", _OPT_STR), r("groups", _OPT_STR_MAP))
+    name: str = _k(_STR)
+    n_templates: int = _k(_INT)
+    template_ids: tuple = _k(_STRS)
+    prompts_sha256: str = _k(_STR)
+    set_sha256: str | None = _k(_OPT_STR)
+    set_path: str | None = _k(_OPT_STR)
+    set_provenance: dict = _k(_OBJ)
+    aggregation: str | None = _k(_OPT_STR, None)
+    groups: dict | None = _k(_OPT_STR_MAP, None)
 
 
 @dataclass(frozen=True)
 class TasksInfo(_Info):
     """The task vocabulary: its name, the words in order and the sha256 of its file."""
 
-    name: str
-    words: tuple
-    sha256: str | None
+    _AT = "provenance.tasks"
 
-    @classmethod
-    def from_dict(cls, data, *, at: str = "provenance.tasks",
-                  path: str = "results.json") -> TasksInfo:
-        r = _Reader(data, at, path)
-        return cls(r("name", _STR), r("words", _STRS), r("sha256", _OPT_STR))
+    name: str = _k(_STR)
+    words: tuple = _k(_STRS)
+    sha256: str | None = _k(_OPT_STR)
 
 
 @dataclass(frozen=True)
@@ -266,22 +266,15 @@ class BootstrapInfo(_Info):
     """The bootstrap behind every CI: resamples, confidence, seed, units, base uncertainty,
     the minimum base count, and a one-line description."""
 
-    n_resamples: int
-    confidence: float
-    seed: int
-    resample: str
-    base_uncertainty: str
-    min_base_count: int | None
-    method: str
+    _AT = "provenance.bootstrap"
 
-    @classmethod
-    def from_dict(cls, data, *, at: str = "provenance.bootstrap",
-                  path: str = "results.json"
-                  ) -> BootstrapInfo:
-        r = _Reader(data, at, path)
-        return cls(r("n_resamples", _INT), r("confidence", _NUM), r("seed", _INT),
-                   r("resample", _STR), r("base_uncertainty", _STR),
-                   r("min_base_count", _OPT_INT), r("method", _STR))
+    n_resamples: int = _k(_INT)
+    confidence: float = _k(_NUM)
+    seed: int = _k(_INT)
+    resample: str = _k(_STR)
+    base_uncertainty: str = _k(_STR)
+    min_base_count: int | None = _k(_OPT_INT)
+    method: str = _k(_STR)
 
 
 @dataclass(frozen=True)
@@ -291,11 +284,13 @@ class BaseRatesInfo(_Info):
     the attribute marginal P(A), whether the signs were given, and for counts the
     co-occurrences behind each task."""
 
-    source: dict
-    joint_sha256: str
-    marginal: dict
-    association_given: bool
-    row_totals: dict | None = None
+    _AT = "provenance.base_rates"
+
+    source: dict = _k(_OBJ)
+    joint_sha256: str = _k(_STR)
+    marginal: dict = _k(_NUM_MAP)
+    association_given: bool = _k(_BOOL)
+    row_totals: dict | None = _k(_OPT_NUM_MAP, None)
 
     # what the reports read of the source's own provenance (keys every source may set)
     @property
@@ -330,13 +325,18 @@ class BaseRatesInfo(_Info):
         """The counted sentences of a count-based source (None when not counted)."""
         return self.source.get("n_kept")
 
-    @classmethod
-    def from_dict(cls, data, *, at: str = "provenance.base_rates",
-                  path: str = "results.json"
-                  ) -> BaseRatesInfo:
-        r = _Reader(data, at, path)
-        return cls(r("source", _OBJ), r("joint_sha256", _STR), r("marginal", _NUM_MAP),
-                   r("association_given", _BOOL), r("row_totals", _OPT_NUM_MAP))
+
+def _read_base_rates(r: _Reader, key: str) -> dict:
+    """``base_rates``: source -> direction -> :class:`BaseRatesInfo`, in the run's order."""
+    out = {}
+    for source, by_dir in r(key, _OBJ).items():
+        rs = _Reader(by_dir, f"{r.at}.{key}.{source}", r.path)
+        bad = [d for d in by_dir if d not in DIRECTIONS]
+        if bad:
+            raise BiasampError(f"{r.path}: {r.at}.{key}.{source} keys must be directions "
+                               f"{list(DIRECTIONS)}; got {bad[0]!r}")
+        out[source] = {d: rs.sub(d, BaseRatesInfo) for d in by_dir}
+    return out
 
 
 @dataclass(frozen=True)
@@ -345,44 +345,23 @@ class Provenance(_Info):
     ``provenance``). ``base_rates`` maps source -> direction -> :class:`BaseRatesInfo`, in
     the order of the run; ``std`` says how the spread over templates is computed."""
 
-    model: ModelInfo
-    scorer: ScorerInfo
-    seed: int
-    compat: str | None
-    bootstrap: BootstrapInfo
-    std: str
-    templates: TemplatesInfo
-    tasks: TasksInfo
-    attributes: tuple
-    base_rates: dict
-    design: dict | None
-    versions: dict
-    platform: str
-    note: str | None
-    timestamp: str
+    model: ModelInfo = _k(ModelInfo)
+    scorer: ScorerInfo = _k(ScorerInfo)
+    seed: int = _k(_INT)
+    compat: str | None = _k(_OPT_STR)
+    bootstrap: BootstrapInfo = _k(BootstrapInfo)
+    std: str = _k(_STR)
+    templates: TemplatesInfo = _k(TemplatesInfo)
+    tasks: TasksInfo = _k(TasksInfo)
+    attributes: tuple = _k(_STRS)
+    base_rates: dict = _k(_read_base_rates)
+    design: dict | None = _k(_OPT_OBJ)
+    versions: dict = _k(_STR_MAP)
+    platform: str = _k(_STR)
+    note: str | None = _k(_OPT_STR)
+    timestamp: str = _k(_STR)
 
     def base_rate(self, source: str, direction: str) -> BaseRatesInfo | None:
         """The table of ``source`` in ``direction`` (None when the run had none)."""
         return self.base_rates.get(source, {}).get(direction)
-
-    @classmethod
-    def from_dict(cls, data, *, path: str = "results.json") -> Provenance:
-        """Read and check a schema-3 ``provenance`` object; one-line errors name ``path``
-        and the key's path."""
-        r = _Reader(data, "provenance", path)
-        bases = r("base_rates", _OBJ)
-        base_rates = {}
-        for source, by_dir in bases.items():
-            rs = _Reader(by_dir, f"provenance.base_rates.{source}", path)
-            bad = [d for d in by_dir if d not in DIRECTIONS]
-            if bad:
-                raise BiasampError(f"{path}: provenance.base_rates.{source} keys must be "
-                                   f"directions {list(DIRECTIONS)}; got {bad[0]!r}")
-            base_rates[source] = {d: rs.sub(d, BaseRatesInfo) for d in by_dir}
-        return cls(r.sub("model", ModelInfo), r.sub("scorer", ScorerInfo), r("seed", _INT),
-                   r("compat", _OPT_STR), r.sub("bootstrap", BootstrapInfo), r("std", _STR),
-                   r.sub("templates", TemplatesInfo), r.sub("tasks", TasksInfo),
-                   r("attributes", _STRS), base_rates, r("design", _OPT_OBJ),
-                   r("versions", _STR_MAP), r("platform", _STR), r("note", _OPT_STR),
-                   r("timestamp", _STR))
 
