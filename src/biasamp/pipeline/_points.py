@@ -4,6 +4,19 @@ Crossed sets: BiasAmp-> per template with :func:`biasamp.metrics.directional_bia
 (the published arithmetic, bit for bit), then means over templates. Bound sets: BiasAmp-> of
 the table pooled per task (:mod:`._pooled`). Either way the intervals come afterwards, from
 :mod:`.resample`.
+
+One arithmetic, two routes (fairlearn's ``MetricFrame`` computes the point and its
+replicates with one computation; so does this, but for one step). Both the point and every
+replicate run :func:`biasamp.metrics.directional_table_core`: the point through the public
+metric, which validates its tables, counts ties and returns the per-cell frame; the replicates
+(:func:`.resample.replicates`) directly, one pass over the stack of replicate tables. The
+routes differ where bit-exactness with the published code is at stake: for a crossed set the
+point is the mean over templates of each template's value, computed one template at a time,
+because the paper's Table 2 reports that mean and its std and ``--compat wang2021`` reproduces
+them to the last digit; a replicate takes the value of the mean of the drawn templates' tables
+instead. With the base fixed, BiasAmp-> is linear in the model's table, so the two are the same
+number up to rounding (about 1e-16), not bit for bit; a pooled (bound) set's point is the value
+of its pooled table, as its replicates are.
 """
 
 from __future__ import annotations
