@@ -232,8 +232,8 @@ def test_no_negative_zero_in_a_report(golden_result):
 
 
 def test_a_pooled_summary_row_shows_no_std(golden_result):
-    """Templates bound to their tasks are pooled: no std over templates exists, so the
-    summary shows the value alone (not '± n/a'); a crossed row keeps its '± std'."""
+    """Templates bound to their tasks are pooled: T->A has no std over templates, so the
+    summary shows the value alone (not '± n/a'); a row with a std keeps its '± std'."""
     s = golden_result.summary.copy()
     s.loc[0, ["aggregation", "std"]] = ["pooled", np.nan]
     md = render_markdown(dataclasses.replace(golden_result, summary=s))

@@ -169,10 +169,9 @@ def _headline(summary: pd.DataFrame, prov: Provenance) -> pd.DataFrame:
     return pd.DataFrame({
         "base rates": summary["base_rates"],
         "direction": summary["direction"].map(direction_label),
-        # pooled rows (templates bound to their tasks) have no std over templates
-        "BiasAmp→ mean ± std": [format_value(m, None if agg == "pooled" else sd)
-                                for m, sd, agg in zip(summary["mean"], summary["std"],
-                                                      summary["aggregation"])],
+        # pooled T->A rows (templates bound to their tasks) have no std over templates
+        "BiasAmp→ mean ± std": [format_value(m, None if pd.isna(sd) else sd)
+                                for m, sd in zip(summary["mean"], summary["std"])],
         f"{conf:.0%} CI": [format_ci(lo, hi) for lo, hi in zip(summary["ci_low"],
                                                                summary["ci_high"])],
         "CI covers": [_CI_COVERS.get(r, r) + (", counts" if b else "")
