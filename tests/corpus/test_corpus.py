@@ -231,10 +231,14 @@ def test_cli_count(wt_valid, tmp_path, capsys):
     out = tmp_path / "c.csv"
     with warnings.catch_warnings():  # the zero-row tasks are in the summary line instead
         warnings.simplefilter("error", ZeroRowWarning)
-        assert main(["-q", "count", wt_valid, "--tasks", "nurse,writer", "--rule", "wang2021",
+        assert main(["count", wt_valid, "--tasks", "nurse,writer", "--rule", "wang2021",
                      "--jobs", "1", "-o", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "sentences counted" in printed and "1 task(s) with no count: nurse" in printed
+    out.unlink()
+    assert main(["-q", "count", wt_valid, "--tasks", "nurse,writer", "--rule", "wang2021",
+                 "--jobs", "1", "-o", str(out)]) == 0
+    assert capsys.readouterr() == ("", "") and out.is_file()  # -q: only errors
     with pytest.warns(ZeroRowWarning):
         t = get_source(f"file:{out}").table(["nurse", "writer"], ["he", "she"]).joint
     ref = count_text(open(wt_valid, encoding="utf-8").read(), ["nurse", "writer"], rule="wang2021")

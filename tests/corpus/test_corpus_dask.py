@@ -145,7 +145,7 @@ def test_failing_shard_is_retried_once_and_counted_once(cluster, corpus_files, t
 
 def test_cli_dask_engine_with_scheduler_and_provenance(cluster, corpus_files, tmp_path, capsys):
     out = tmp_path / "c.csv"
-    assert main(["-q", "count", str(corpus_files / "test.jsonl.gz"), "--tasks", "winobias32",
+    assert main(["count", str(corpus_files / "test.jsonl.gz"), "--tasks", "winobias32",
                  "--rule", "wang2021", "--engine", "dask", "--scheduler",
                  cluster.scheduler_address, "--retries", "2", "-o", str(out)]) == 0
     assert "sentences counted" in capsys.readouterr().out

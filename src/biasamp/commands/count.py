@@ -105,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
             progress=getattr(args, "display", None) or False, corpus_name=args.name)
     work_done(args)
     out = write_counts_csv(result, out)
+    if args.quiet:  # -q: only errors, as for every command
+        return 0
     print(f"{out}: {result.n_kept} sentences counted of {result.n_sentences} scanned "
           f"({result.n_lines} lines) in {result.provenance['seconds']:.1f} s; "
           f"{len(result.zero_rows)} task(s) with no count"
