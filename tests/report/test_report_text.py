@@ -241,3 +241,12 @@ def test_a_pooled_summary_row_shows_no_std(golden_result):
     assert "± n/a" not in md
     assert f"| {format_value(s['mean'][0])} |" in rows[0]
     assert f"| {format_value(s['mean'][1], s['std'][1])} |" in rows[1]
+
+
+def test_the_unsupported_mark_is_explained_only_where_shown(golden_result, noted):
+    """The contributions footer explains "(unsupported)" only when a shown row carries it."""
+    why = "the counts do not support the sign of this association"
+    assert why not in render_markdown(golden_result)   # exact tables: nothing unsupported
+    md = render_markdown(noted)
+    assert "(unsupported)" in md.split("## Largest contributions")[1].split("##")[0]
+    assert md.count(why) == 1

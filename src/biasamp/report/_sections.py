@@ -180,6 +180,12 @@ def _headline(summary: pd.DataFrame, prov: Provenance) -> pd.DataFrame:
     })
 
 
+def _any_unsupported(pairs: pd.DataFrame) -> bool:
+    """Whether a shown association is marked "(unsupported)" (its footer then says why)."""
+    return "association" in pairs and pairs["association"].str.contains(
+        "(unsupported)", regex=False).any()
+
+
 def _top_rows(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
     """The rows of the ``n`` largest |contributions| of each (source, direction): the
     directions are on different scales, so one ranking across them would only show T->A."""
@@ -323,9 +329,10 @@ def build_sections(result: ProbeResult) -> list[Section]:
         Section("contributions", "Largest contributions",
                 intro=(f"The {_N_TOP_PAIRS} largest |contributions| of each source and direction "
                        "(the directions are on different scales)."),
-                table=_top_pairs(top),
-                footer=("\"(unsupported)\": the counts do not support the sign of this "
-                        "association (see above). Full disaggregation: `by_pair.csv`.")),
+                table=(pairs := _top_pairs(top)),
+                footer=(("\"(unsupported)\": the counts do not support the sign of this "
+                         "association (see above). " if _any_unsupported(pairs) else "")
+                        + "Full disaggregation: `by_pair.csv`.")),
         _agreement_section(result, conf),
         _mass_section(mass),
         _audit_section(result.audit),
