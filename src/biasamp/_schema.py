@@ -135,8 +135,9 @@ def _check_records(records, types: dict, where: str, path: str) -> None:
                                f"{list(DIRECTIONS)}; got {rec['direction']!r}")
 
 
-def check_schema(data, path: str) -> dict:
-    """Check a parsed ``results.json`` against the schema; return it. One-line errors."""
+def check_schema(data, path: str) -> Provenance:
+    """Check a parsed ``results.json`` against the schema; return its typed provenance (read
+    once, here: a schema-2 one converted). One-line errors."""
     if not isinstance(data, dict):
         raise BiasampError(f"{path}: results.json must hold a JSON object; got "
                            f"{type(data).__name__}")
@@ -172,8 +173,7 @@ def check_schema(data, path: str) -> dict:
         if not isinstance(data[key], dict):
             raise BiasampError(f"{path}: {key} must be an object; got "
                                f"{type(data[key]).__name__}")
-    provenance_of(data, path)
-    return data
+    return provenance_of(data, path)
 
 
 def provenance_of(data: dict, path: str) -> Provenance:

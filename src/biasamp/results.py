@@ -40,7 +40,7 @@ from ._validation import OneOf, check
 from ._schema import (AGGREGATIONS, AGREEMENT_COLUMNS, BY_GROUP_COLUMNS,  # noqa: F401
                       BY_PAIR_COLUMNS, DATA_FILES, PER_TEMPLATE_COLUMNS, READABLE_VERSIONS,
                       SCHEMA_VERSION, SUMMARY_KEYS, TABLE_COLUMNS, TABLE_FORMATS, _BY_PAIR_TYPES,
-                      _NUM, check_complete, check_schema, jsonable, provenance_of)
+                      _NUM, check_complete, check_schema, jsonable)
 
 __all__ = ["AGREEMENT_COLUMNS", "BY_GROUP_COLUMNS", "BY_PAIR_COLUMNS", "BaseRatesInfo",
            "BootstrapInfo", "ContextInfo", "DATA_FILES", "ModelInfo", "PER_TEMPLATE_COLUMNS",
@@ -149,14 +149,20 @@ class ProbeResult:
     def from_json_dict(cls, data: dict, *, path: str = "results.json",
                        tables: pd.DataFrame | None = None) -> ProbeResult:
         """Build a result from the content of ``results.json`` (checked against the schema)."""
-        check_schema(data, path)
+        return cls._from_checked(data, check_schema(data, path), tables=tables)
+
+    @classmethod
+    def _from_checked(cls, data: dict, provenance: Provenance, *,
+                      tables: pd.DataFrame | None) -> ProbeResult:
+        """A result from a ``results.json`` content :func:`check_schema` passed, and the typed
+        provenance it read."""
         return cls(summary=_frame(data["summary"], SUMMARY_KEYS).astype({"base_bias": float}),
                    by_pair=_frame(data["by_pair"], BY_PAIR_COLUMNS).astype(
                        {c: float for c, k in _BY_PAIR_TYPES.items() if k == _NUM}),
                    per_template=_frame(data["per_template"], PER_TEMPLATE_COLUMNS).astype(
                        {"value": float}),
                    tables=tables, audit=pd.DataFrame(data["audit"]), mass=data["mass"],
-                   provenance=provenance_of(data, path), config=data["config"],
+                   provenance=provenance, config=data["config"],
                    by_group=_frame(data["by_group"], BY_GROUP_COLUMNS).astype(
                        {c: float for c in ("mean", "ci_low", "ci_high")}),
                    sign_agreement=_frame(data["sign_agreement"], AGREEMENT_COLUMNS).astype(
@@ -247,7 +253,7 @@ class ProbeResult:
             raise BiasampError(f"result directory {str(path)!r} has no results.json (run "
                                "`biasamp probe --out DIR` first)")
         data = json_loads(read_text(f, "result file"), str(f))
-        check_schema(data, str(f))  # before anything else is read
+        provenance = check_schema(data, str(f))  # before anything else is read
         check_complete(data, f.parent)
         tab = None
         if tables:
@@ -260,4 +266,4 @@ class ProbeResult:
             else:
                 raise BiasampError(f"result directory {str(d)!r} has no tables.csv or "
                                    "tables.parquet (load with tables=False to skip them)")
-        return cls.from_json_dict(data, path=str(f), tables=tab)
+        return cls._from_checked(data, provenance, tables=tab)
