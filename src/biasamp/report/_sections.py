@@ -180,10 +180,10 @@ def _headline(summary: pd.DataFrame, prov: Provenance) -> pd.DataFrame:
     })
 
 
-def _any_unsupported(pairs: pd.DataFrame) -> bool:
-    """Whether a shown association is marked "(unsupported)" (its footer then says why)."""
-    return "association" in pairs and pairs["association"].str.contains(
-        "(unsupported)", regex=False).any()
+def _any_unsupported(rows: pd.DataFrame) -> bool:
+    """Whether a shown row's association is unsupported by the counts (marked "(unsupported)";
+    its footer then says why): ``sign_supported`` false, not null (not measured)."""
+    return bool(rows["sign_supported"].eq(False).any())
 
 
 def _top_rows(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
@@ -329,9 +329,9 @@ def build_sections(result: ProbeResult) -> list[Section]:
         Section("contributions", "Largest contributions",
                 intro=(f"The {_N_TOP_PAIRS} largest |contributions| of each source and direction "
                        "(the directions are on different scales)."),
-                table=(pairs := _top_pairs(top)),
+                table=_top_pairs(top),
                 footer=(("\"(unsupported)\": the counts do not support the sign of this "
-                         "association (see above). " if _any_unsupported(pairs) else "")
+                         "association (see above). " if _any_unsupported(top) else "")
                         + "Full disaggregation: `by_pair.csv`.")),
         _agreement_section(result, conf),
         _mass_section(mass),
