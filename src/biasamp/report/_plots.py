@@ -64,6 +64,11 @@ def _aggregation(result: ProbeResult, source: str, direction: str) -> str:
     return str(rows["aggregation"].iloc[0])
 
 
+#: line styles of Fig. 5, drawn and explained in its legend with the same values
+_DIAGONAL = {"color": "0.5", "lw": 1, "ls": "--"}
+_PARITY = {"color": "tab:red", "lw": 0.8, "ls": ":"}
+_MARGINAL = {"color": "tab:green", "lw": 1.1, "ls": "-."}
+
 #: tasks labelled per panel of Fig. 5 (the largest |model - base| deviations)
 _N_LABELS = 8
 #: half-width of the horizontal spread of the points of a panel whose base is one value
@@ -142,12 +147,12 @@ def _fig5_legend(result: ProbeResult, src: str, s: pd.DataFrame, attributes) -> 
     from matplotlib.lines import Line2D
 
     first, parity = attributes[0], 1.0 / len(attributes)
-    handles = [Line2D([], [], color="0.5", lw=1, ls="--", label="model = base (no amplification)"),
-               Line2D([], [], color="tab:red", lw=0.8, ls=":",
+    handles = [Line2D([], [], **_DIAGONAL, label="model = base (no amplification)"),
+               Line2D([], [], **_PARITY,
                       label=f"parity: 1 / {len(attributes)} attributes = {parity:.2g}")]
     marginal = _marginal(result, src, first)
     if marginal is not None:
-        handles.append(Line2D([], [], color="tab:green", lw=1.1, ls="-.",
+        handles.append(Line2D([], [], **_MARGINAL,
                               label=f"base P({first}) = {marginal:.3g}: tasks right of it are "
                                     f"associated with {first}"))
     association = s["association"].to_numpy(dtype=float)[_shown(s)]
@@ -169,14 +174,14 @@ def _fig5_panel(ax, result: ProbeResult, *, src: str, s: pd.DataFrame, attribute
     pooled = _aggregation(result, src, TASK_TO_ATTRIBUTE) == "pooled"
     offsets = _spread(x)
     xs = x if offsets is None else x + offsets
-    ax.plot([0, 1], [0, 1], color="0.5", lw=1, ls="--", zorder=0.5)
-    ax.axhline(parity, color="tab:red", lw=0.8, ls=":", zorder=0.4)
-    ax.axvline(parity, color="tab:red", lw=0.8, ls=":", zorder=0.4)
+    ax.plot([0, 1], [0, 1], **_DIAGONAL, zorder=0.5)
+    ax.axhline(parity, **_PARITY, zorder=0.4)
+    ax.axvline(parity, **_PARITY, zorder=0.4)
     marginal = _marginal(result, src, first)
     if marginal is not None:
-        ax.axvline(marginal, color="tab:green", lw=1.1, ls="-.", zorder=0.6)
+        ax.axvline(marginal, **_MARGINAL, zorder=0.6)
     if offsets is not None and abs(x[0] - parity) > 1e-9:  # model = base for every task
-        ax.axhline(x[0], color="0.5", lw=1, ls="--", zorder=0.5)
+        ax.axhline(x[0], **_DIAGONAL, zorder=0.5)
     ax.errorbar(xs, y, yerr=_fig5_bars(s[shown], pooled), fmt="none", ecolor="0.6", lw=0.8,
                 zorder=1.5)
     ax.scatter(xs, y, c=association_colors(s["association"].to_numpy(dtype=float)[shown]),
