@@ -9,7 +9,8 @@ import pytest
 
 from biasamp import BiasampError
 from biasamp._conventions import canonical_direction
-from biasamp.pipeline import ProbeConfig, model_slug, probe, probe_many
+from biasamp.pipeline import ProbeConfig, probe, probe_many
+from biasamp.pipeline.run import model_slug
 
 # ------------------------------------------------------------------------------ config
 def test_config_from_toml_and_yaml(tmp_path):

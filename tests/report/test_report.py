@@ -28,7 +28,8 @@ from biasamp.report import (
     render_markdown,
     render_model_card,
 )
-from biasamp.pipeline._intervals import Resampling, agreement_table
+from biasamp.pipeline.evaluate import agreement_table
+from biasamp.pipeline.resample import Resampling
 from biasamp.results import ProbeResult
 
 PNGS = {"fig5": "fig5_p_attribute_given_task.png", "forest": "forest_delta.png",

@@ -1,25 +1,26 @@
 """The probe pipeline: configuration -> prepared inputs -> scores -> evaluation -> result.
 
 - :mod:`.config`: :class:`ProbeConfig` (validated once, when built) and the compat modes.
-- :mod:`.prepare`: templates, tasks, prompts and base-rate tables, before any model is loaded.
-- :mod:`.evaluate`: :func:`evaluate_tables`, the pure model-free stage (tables -> BiasAmp->).
-- :mod:`.scored`: :func:`evaluate_scores`, scored prompts -> tables -> BiasAmp-> (probe and
-  lm-evaluation-harness tasks alike).
+- :mod:`.prepare`: templates, tasks, prompts, the :class:`~.prepare.Design` and the base-rate
+  tables, before any model is loaded.
+- :mod:`.evaluate`: :func:`evaluate_tables`, the pure model-free stage (tables -> BiasAmp->:
+  point estimates, intervals, the checked base tables).
+- :mod:`.resample`: the one bootstrap behind every interval (templates, tasks, base counts).
 - :mod:`.run`: :func:`probe` / :func:`probe_many` (the only part that loads a model, through
-  :mod:`biasamp.scoring`) and :func:`write_result` (data files, then the reports asked for).
+  :mod:`biasamp.scoring`), :func:`evaluate_scores` (scored prompts -> tables -> BiasAmp->, for
+  the probe and the lm-evaluation-harness tasks alike) and :func:`write_result`.
+- :mod:`.compare`: :func:`paired_differences` between results.
 
 Orientation everywhere: rows are tasks (occupations), columns are attributes. A->T tables hold
 ``P(task | attribute)`` (each column sums to 1), T->A tables ``P(attribute | task)`` (rows).
 """
 
-from ._folders import model_folders, model_slug
 from .compare import paired_differences
 from ._options import ConfigOption, cli_help
 from .config import COMPAT_MODES, CompatMode, ProbeConfig
 from .evaluate import Evaluation, evaluate_tables
 from .prepare import Prepared, prepare
-from .scored import Scored, evaluate_scores, row_scores
-from .run import probe, probe_many, write_result
+from .run import Scored, evaluate_scores, probe, probe_many, row_scores, write_result
 
 __all__ = [
     "COMPAT_MODES",
@@ -32,8 +33,6 @@ __all__ = [
     "cli_help",
     "evaluate_scores",
     "evaluate_tables",
-    "model_folders",
-    "model_slug",
     "paired_differences",
     "prepare",
     "row_scores",

@@ -6,7 +6,7 @@ draws the same templates (and tasks) for both models and the same resample of a 
 base table, so what the two results share cancels and only the models' difference varies.
 The base tables are rebuilt from their sources and must hash to what the runs recorded.
 Templates bound to their own tasks (WinoBias, Winogender) are pooled per task as in the runs
-(:mod:`._pooled`), their bootstrap drawn within each task.
+(:func:`.resample.pooled_units`), their bootstrap drawn within each task.
 """
 
 from __future__ import annotations
@@ -18,16 +18,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._conventions import DIRECTIONS, TASK_TO_ATTRIBUTE
+from .._conventions import DIRECTIONS
 from .._errors import BiasampError, ZeroRowWarning
 from ..results import ProbeResult
-from ._intervals import Resampling, draws_of
-from ._pooled import pooled_units
-from ._design import Design
-from ._tables import BaseView
-from .resample import interval, mean_tables, replicates
+from .evaluate import BaseView
+from .prepare import Design
+from .resample import Resampling, interval, mean_tables, pooled_units, replicates
 
-__all__ = ["PAIRED_COLUMNS", "model_tables", "paired_differences"]
+__all__ = ["model_tables", "paired_differences"]
 
 #: Columns of :func:`paired_differences`.
 PAIRED_COLUMNS = ("model_a", "model_b", "base_rates", "direction", "difference", "ci_low",
@@ -45,24 +43,6 @@ def model_tables(result: ProbeResult, direction: str, *, template_ids, tasks, at
     idx = pd.MultiIndex.from_product([list(template_ids), list(tasks), list(attributes)])
     arr = p.reindex(idx).to_numpy(dtype=np.float64)
     return arr.reshape(len(template_ids), len(tasks), len(attributes))
-
-
-def _coverage(result: ProbeResult, shared, tables_ta: np.ndarray, tasks) -> tuple:
-    """(cover, strata) of the ``shared`` templates: from the design the result recorded
-    (:class:`~._design.Design`), or, for a result written before it did, from the tables."""
-    design = result.provenance.design
-    if design is not None:
-        return Design.from_dict(design).select(shared).coverage()
-    return _coverage_from_tables(tables_ta, tasks)
-
-
-def _coverage_from_tables(tables_ta: np.ndarray, tasks) -> tuple:
-    """(cover, strata) of the templates from their T->A tables (a bound template has no
-    rows for the tasks it does not cover), as :func:`._pooled.coverage` gives them."""
-    cover = ~np.isnan(tables_ta).any(axis=2)
-    if cover.all():
-        return None, None
-    return cover, ["|".join(t for t, c in zip(tasks, row) if c) for row in cover]
 
 
 def _base_view(source: str, *, tasks, attributes, direction, recorded: dict,
@@ -117,7 +97,7 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
         for i, r in enumerate((ref, other)):
             tabs = {d: model_tables(r, d, template_ids=shared, tasks=tasks,
                                     attributes=attributes) for d in DIRECTIONS}
-            cover, strata = _coverage(r, shared, tabs[TASK_TO_ATTRIBUTE], tasks)
+            cover, strata = Design.from_dict(r.provenance.design).select(shared).coverage()
             covers.append(cover)
             for d in DIRECTIONS:
                 units[(i, d)] = pooled_units(np.nan_to_num(tabs[d]), cover, strata, d)
@@ -139,7 +119,7 @@ def _paired_row(ref, other, source, direction, *, units, boot, task_w, tasks, at
     recorded = {model: b.joint_sha256 for model, b in infos.items() if b is not None}
     base = _base_view(source, tasks=tasks, attributes=attributes, direction=direction,
                       recorded=recorded, min_count=min_count)
-    draws = draws_of(boot, base.counts)
+    draws = boot.base_draws(base.counts)
     points, reps = [], []
     for i in (0, 1):
         u = units[(i, direction)]

@@ -1,5 +1,9 @@
 """The model-free stage: probability tables -> BiasAmp-> per template, aggregates, CIs.
 
+This module is long on purpose: one stage, read top to bottom: :func:`evaluate_tables`, then the
+point estimate of each (source, direction), its intervals from the one bootstrap of
+:mod:`.resample`, and the checked views of the tables it reads.
+
 :func:`evaluate_tables` takes the model's tables of shape ``(n_templates, n_tasks,
 n_attributes)`` per direction (A->T: ``P(task | attribute)``, columns sum to 1; T->A:
 ``P(attribute | task)``, rows sum to 1) and base-rate sources, and returns the summary
@@ -7,11 +11,25 @@ n_attributes)`` per direction (A->T: ``P(task | attribute)``, columns sum to 1; 
 disaggregation with CIs, the per-template values and the values per group of templates.
 Each base table carries its own conventions (``tie_tol``, ``undefined``), which are passed
 to the metric unchanged. Sets with templates bound to their own tasks are pooled per task
-instead (:mod:`._pooled`).
+instead (:func:`.resample.pooled_units`).
+
+Point estimates. Crossed sets: BiasAmp-> per template with
+:func:`biasamp.metrics.directional_bias_amplification` (the published arithmetic, bit for bit),
+then means over templates. Bound sets: BiasAmp-> of the table pooled per task. One arithmetic,
+two routes: both the point and every replicate run :func:`biasamp.metrics.directional_table_core`,
+the point through the public metric (which validates its tables, counts ties and returns the
+per-cell frame), the replicates (:func:`.resample.replicates`) directly, one pass over the stack
+of replicate tables. For a crossed set the point is the mean over templates of each template's
+value, computed one template at a time, because the paper's Table 2 reports that mean and its
+std and ``--compat wang2021`` reproduces them to the last digit; a replicate takes the value of
+the mean of the drawn templates' tables instead. With the base fixed, BiasAmp-> is linear in the
+model's table, so the two are the same number up to rounding (about 1e-16), not bit for bit; a
+pooled (bound) set's point is the value of its pooled table, as its replicates are.
 """
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,15 +42,15 @@ from .._errors import BiasampError, UnavailableCIWarning, UndefinedCellsWarning
 from .._progress import as_progress
 from .._validation import (Integer, Interval, Names, OneOf, Optional, PositiveInt, normalised,
                            validate_params)
+from ..base_rates import BaseRateTable
+from ..metrics import directional_bias_amplification
 from ..results import (AGREEMENT_COLUMNS, BY_GROUP_COLUMNS, BY_PAIR_COLUMNS,
-                       PER_TEMPLATE_COLUMNS, SUMMARY_KEYS, BootstrapInfo)
-from ._intervals import Intervals, Resampling, agreement_table, draws_of, table_intervals
-from ._tables import BaseView, check_tables
-from ._points import point_estimate
-from ._pooled import coverage, pooled_units, template_masks
-from .resample import BASE_UNCERTAINTY, RESAMPLE_UNITS, interval, mean_tables, replicates
+                       PER_TEMPLATE_COLUMNS, SUMMARY_KEYS, BaseRatesInfo, BootstrapInfo,
+                       jsonable)
+from .resample import (BASE_UNCERTAINTY, RESAMPLE_UNITS, Resampling, Units, coverage, interval,
+                       mean_tables, pooled_units, replicates, sign_support)
 
-__all__ = ["Evaluation", "evaluate_tables"]
+__all__ = ["BaseView", "Evaluation", "check_base", "evaluate_tables"]
 
 
 @dataclass
@@ -70,15 +88,9 @@ class Evaluation:
     by_pair: pd.DataFrame
     per_template: pd.DataFrame
     base_provenance: dict
-    by_group: pd.DataFrame = None
-    sign_agreement: pd.DataFrame = None
-    bootstrap: BootstrapInfo = None
-
-    def __post_init__(self):
-        if self.by_group is None:
-            self.by_group = pd.DataFrame(columns=list(BY_GROUP_COLUMNS))
-        if self.sign_agreement is None:
-            self.sign_agreement = pd.DataFrame(columns=list(AGREEMENT_COLUMNS))
+    by_group: pd.DataFrame
+    sign_agreement: pd.DataFrame
+    bootstrap: BootstrapInfo
 
 
 def _source(source):
@@ -126,7 +138,7 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
     template_tasks : sequence of sequences of str, optional
         Per template, the tasks it is bound to (empty: every task, a crossed template).
         When some template covers only some tasks the tables are pooled per task (see
-        :mod:`biasamp.pipeline._pooled`).
+        :mod:`biasamp.pipeline.resample`).
     template_groups : sequence of sequences of str, optional
         Per template, the groups it belongs to; ``by_group`` then holds each group's value.
     group_labels : sequence of str, optional
@@ -156,6 +168,21 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
     tasks, attributes, n_resamples, seed, confidence, min_base_count = normalised(
         _PARAMS, tasks=tasks, attributes=attributes, n_resamples=n_resamples, seed=seed,
         confidence=confidence, min_base_count=min_base_count)
+    bases = [(name, {d: src.table(tasks, attributes, direction=d) for d in DIRECTIONS})
+             for name, src in map(_source, sources)]
+    return _evaluate(tables_at, tables_ta, bases, tasks=tasks, attributes=attributes,
+                     template_ids=template_ids, template_tasks=template_tasks,
+                     template_groups=template_groups, group_labels=group_labels,
+                     cfg=Resampling(resample, base_uncertainty, n_resamples, seed, confidence),
+                     min_base_count=min_base_count, progress=progress)
+
+
+def _evaluate(tables_at, tables_ta, bases: list, *, tasks: list, attributes: list, template_ids,
+              template_tasks, template_groups, group_labels, cfg: Resampling,
+              min_base_count: int | None, progress) -> Evaluation:
+    """:func:`evaluate_tables` of checked settings and built base tables (``bases``: (name,
+    {direction: BaseRateTable}) per source), as the probe's :func:`~.run.evaluate_scores`
+    calls it with the tables :func:`~.prepare.prepare` built."""
     n_t, n_a = len(tasks), len(attributes)
     cover, strata = coverage(template_tasks, tasks, np.shape(tables_ta)[0])
     at = check_tables(tables_at, "tables_at", n_tasks=n_t, n_attr=n_a, axis=1)
@@ -168,61 +195,66 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
                     else [str(t) for t in template_ids])
     if len(template_ids) != n_tpl:
         raise BiasampError(f"template_ids must have {n_tpl} entries; got {len(template_ids)}")
-    if not sources:
+    if not bases:
         raise BiasampError("sources must name at least one base-rate source; got none")
     groups = template_masks(template_groups, n_tpl, group_labels)
-    cfg = Resampling(resample, base_uncertainty, n_resamples, seed, confidence)
-    one_template = n_tpl < 2 and cover is None and resample == "templates"
+    one_template = n_tpl < 2 and cover is None and cfg.units == "templates"
     if one_template:
         warnings.warn("1 template: confidence intervals over templates need at least 2 and are "
                       "unavailable (NaN); the std is 0 by construction", UnavailableCIWarning,
-                      stacklevel=3)
+                      stacklevel=4)
     task_w = cfg.task_weights(n_t)
     per_dir = {}
     for direction, tables in zip(DIRECTIONS, (at, ta)):
         units = pooled_units(tables, cover, strata, direction)
         per_dir[direction] = (tables, units, cfg.model_tables(units))
-    out = _Collector()
+    summary, pairs, templates, group_rows, base_prov, signs = [], [], [], [], {}, {}
     progress = as_progress(progress)
-    progress.stage("bootstrap", len(sources) * len(DIRECTIONS), "tables")
-    for source in sources:
-        name, src = _source(source)
+    progress.stage("bootstrap", len(bases) * len(DIRECTIONS), "tables")
+    for name, tables_of in bases:
         for direction in DIRECTIONS:
             tables, units, mbar = per_dir[direction]
-            base = BaseView.of(src.table(tasks, attributes, direction=direction), name, tasks,
-                               attributes, direction=direction, min_base_count=min_base_count)
-            _evaluate_one(out, base, tables=tables, units=units, mbar=mbar,
-                          pooled=cover is not None, tasks=tasks, attributes=attributes,
-                          template_ids=template_ids, groups=groups, cfg=cfg, task_w=task_w,
-                          one_template=one_template)
+            base = BaseView.of(tables_of[direction], name, tasks, attributes,
+                               direction=direction, min_base_count=min_base_count)
+            base_prov.setdefault(name, {})[direction] = base.info(tasks, attributes)
+            point, iv, draws = _point_and_intervals(base, tables=tables, units=units,
+                                                    mbar=mbar, pooled=cover is not None,
+                                                    cfg=cfg, task_w=task_w,
+                                                    one_template=one_template)
+            signs[(name, direction)] = (point.y, ~np.isnan(point.contribution), iv.y_rep,
+                                        iv.defined_rep)
+            summary.append(_summary_row(base, point, iv, pooled=cover is not None, cfg=cfg,
+                                        base_resampled=draws is not None))
+            pairs.append(_pair_frame(base, tasks=tasks, attributes=attributes, point=point,
+                                     iv=iv))
+            templates.append(pd.DataFrame({"base_rates": name, "direction": direction,
+                                           "template_id": template_ids,
+                                           "value": point.per_template, "n_ties": point.n_ties,
+                                           "n_nan": point.n_nan},
+                                          columns=list(PER_TEMPLATE_COLUMNS)))
+            group_rows += [(name, direction, label, *_group_value(units, members, base, cfg,
+                                                                  draws=draws, task_w=task_w))
+                           for label, members in groups.items()]
             progress.advance()
-    names = list(dict.fromkeys(out.names))
-    return Evaluation(summary=pd.DataFrame(out.summary, columns=list(SUMMARY_KEYS)),
-                      by_pair=pd.concat(out.pairs, ignore_index=True),
-                      per_template=pd.concat(out.templates, ignore_index=True),
-                      base_provenance=out.base_prov,
-                      by_group=pd.DataFrame(out.groups, columns=list(BY_GROUP_COLUMNS)),
-                      sign_agreement=agreement_table(out.signs, names, cfg),
+    names = list(dict.fromkeys(name for name, _ in bases))
+    return Evaluation(summary=pd.DataFrame(summary, columns=list(SUMMARY_KEYS)),
+                      by_pair=pd.concat(pairs, ignore_index=True),
+                      per_template=pd.concat(templates, ignore_index=True),
+                      base_provenance=base_prov,
+                      by_group=pd.DataFrame(group_rows, columns=list(BY_GROUP_COLUMNS)),
+                      sign_agreement=agreement_table(signs, names, cfg),
                       bootstrap=cfg.provenance(bound=cover is not None,
                                                min_base_count=min_base_count))
 
 
-class _Collector:
-    def __init__(self):
-        self.summary, self.pairs, self.templates, self.groups = [], [], [], []
-        self.base_prov, self.signs, self.names = {}, {}, []
-
-
-def _evaluate_one(out: _Collector, base: BaseView, *, tables, units, mbar, pooled: bool,
-                  tasks, attributes, template_ids, groups, cfg: Resampling, task_w,
-                  one_template: bool) -> None:
-    """Point estimate and intervals of one (source, direction), added to ``out``."""
-    n_t, n_a = len(tasks), len(attributes)
-    name, direction = base.name, base.direction
-    out.base_prov.setdefault(name, {})[direction] = base.info(tasks, attributes)
+def _point_and_intervals(base: BaseView, *, tables, units, mbar, pooled: bool, cfg: Resampling,
+                         task_w, one_template: bool):
+    """(point, intervals, base draws) of one (source, direction); its undefined cells warned
+    once."""
+    n_t, n_a = base.joint.shape
     point = point_estimate(tables, units, base.joint,
-                           kwargs={"direction": direction, **base.metric},
-                           direction=direction, pooled=pooled, cells=base.cells)
+                           kwargs={"direction": base.direction, **base.metric},
+                           direction=base.direction, pooled=pooled, cells=base.cells)
     n_undefined = int(np.isnan(point.contribution).sum()) - int(base.excluded.sum()) * n_a
     if n_undefined > 0:
         warnings.warn(f"{base.label}: {n_undefined} of {n_t * n_a} (task, attribute) cells are "
@@ -230,37 +262,29 @@ def _evaluate_one(out: _Collector, base: BaseView, *, tables, units, mbar, poole
                       UndefinedCellsWarning, stacklevel=5)
     if not np.isfinite(point.value):
         raise BiasampError(f"BiasAmp-> is undefined (NaN) for every template with {base.label}")
-    draws = draws_of(cfg, base.counts)
+    draws = cfg.base_draws(base.counts)
     iv = table_intervals(point, mbar, base, cfg, base_draws=draws, task_weights=task_w,
                          unavailable=one_template)
-    out.names.append(name)
-    out.signs[(name, direction)] = (point.y, ~np.isnan(point.contribution), iv.y_rep,
-                                    iv.defined_rep)
+    return point, iv, draws
+
+
+def _summary_row(base: BaseView, point, iv, *, pooled: bool, cfg: Resampling,
+                 base_resampled: bool) -> dict:
     unsupported = None
     if iv.supported is not None:
         has_data = base.counts.sum(axis=1) > 0
         bad = np.nan_to_num(iv.supported, nan=1.0) == 0
         unsupported = int((bad.any(axis=1) & has_data & ~base.excluded).sum())
-    out.summary.append({
-        "base_rates": name, "direction": direction, "mean": point.value, "std": point.std,
-        "ci_low": float(iv.value_ci[0]), "ci_high": float(iv.value_ci[1]),
+    return {
+        "base_rates": base.name, "direction": base.direction, "mean": point.value,
+        "std": point.std, "ci_low": float(iv.value_ci[0]), "ci_high": float(iv.value_ci[1]),
         "n_templates": point.n_templates,
-        "per_template": [] if pooled and direction == TASK_TO_ATTRIBUTE
+        "per_template": [] if pooled and base.direction == TASK_TO_ATTRIBUTE
         else [float(v) for v in point.per_template],
         "aggregation": point.aggregation, "resample": cfg.units,
-        "base_resampled": draws is not None, "base_bias": iv.base_bias,
+        "base_resampled": base_resampled, "base_bias": iv.base_bias,
         "n_tasks_unsupported": unsupported,
-        "n_tasks_excluded": int(base.excluded.sum())})
-    out.pairs.append(_pair_frame(base, tasks=tasks, attributes=attributes, point=point, iv=iv))
-    out.templates.append(pd.DataFrame({"base_rates": name, "direction": direction,
-                                       "template_id": template_ids,
-                                       "value": point.per_template, "n_ties": point.n_ties,
-                                       "n_nan": point.n_nan},
-                                      columns=list(PER_TEMPLATE_COLUMNS)))
-    for label_g, members in groups.items():
-        out.groups.append((name, direction, label_g,
-                           *_group_value(units, members, base, cfg, draws=draws,
-                                         task_w=task_w)))
+        "n_tasks_excluded": int(base.excluded.sum())}
 
 
 def _pair_frame(base: BaseView, *, tasks, attributes, point, iv: Intervals) -> pd.DataFrame:
@@ -305,3 +329,363 @@ def _group_value(units, members, base: BaseView, cfg: Resampling, *, draws, task
                      cells=mask, task_weights=task_w)
     lo, hi = interval(rep["value"], cfg.confidence, point)
     return float(point), float(lo), float(hi), n_tpl, int(covered.sum())
+
+
+# -- point estimates --------------------------------------------------------------------------
+
+@dataclass
+class Point:
+    """The point estimate of one (source, direction); cell arrays have shape (T, A)."""
+
+    value: float
+    std: float
+    per_template: np.ndarray   # (m,) value per template (NaN where a template has none)
+    n_ties: np.ndarray         # (m,) or a single count for a pooled table
+    n_nan: np.ndarray
+    n_templates: int           # templates behind the value
+    aggregation: str           # "templates" or "pooled"
+    y: np.ndarray
+    p_base: np.ndarray
+    p_model: np.ndarray
+    p_model_std: np.ndarray
+    delta: np.ndarray
+    contribution: np.ndarray
+    n_templates_cell: np.ndarray  # (T, A) templates behind each defined cell
+
+
+def _cells_of(res, n_t, n_a):
+    """The metric's by_pair (positional labels) as (T, A) arrays."""
+    bp = res.by_pair
+    pos = bp["task"].to_numpy(dtype=np.int64) * n_a + bp["attribute"].to_numpy(dtype=np.int64)
+    out = {}
+    for c in ("association", "p_base", "p_model", "delta", "contribution"):
+        arr = np.empty(n_t * n_a)
+        arr[pos] = bp[c].to_numpy(dtype=np.float64)
+        out[c] = arr.reshape(n_t, n_a)
+    return out
+
+
+def _per_template(tables, joint, kwargs, cells):
+    """The metric on every template: values, ties, undefined cells and the cell arrays."""
+    m, n_t, n_a = tables.shape
+    values, n_ties, n_nan = np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
+    cols = {c: np.empty((m, n_t, n_a)) for c in ("p_model", "delta", "contribution")}
+    first = None
+    with warnings.catch_warnings():  # the caller warns once per (source, direction)
+        warnings.simplefilter("ignore", UndefinedCellsWarning)
+        for i in range(m):
+            res = directional_bias_amplification(np.ascontiguousarray(tables[i]), joint,
+                                                 cells=cells, **kwargs)
+            c = _cells_of(res, n_t, n_a)
+            values[i], n_ties[i], n_nan[i] = res.value, res.n_ties, res.n_nan
+            for k in cols:
+                cols[k][i] = c[k]
+            first = c if first is None else first
+    return values, n_ties, n_nan, cols, first
+
+
+def point_estimate(tables: np.ndarray, units: Units, joint: np.ndarray, *, kwargs: dict,
+                   direction: str, pooled: bool, cells=None) -> Point:
+    """The point estimate of one (source, direction) (``kwargs``: the metric settings of
+    the base table, with ``direction``)."""
+    m, n_t, n_a = tables.shape
+    if not pooled or direction != TASK_TO_ATTRIBUTE:
+        values, n_ties, n_nan, cols, first = _per_template(tables, joint, kwargs, cells)
+    if not pooled:
+        finite = values[np.isfinite(values)]
+        with warnings.catch_warnings():  # all-NaN (undefined) cells stay NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
+            means = {k: np.nanmean(v, axis=0) for k, v in cols.items()}
+            p_std = np.nanstd(cols["p_model"], axis=0, ddof=0)
+        return Point(value=float(np.mean(finite)) if finite.size else float("nan"),
+                     std=float(np.std(finite, ddof=0)) if finite.size else float("nan"),
+                     per_template=values, n_ties=n_ties, n_nan=n_nan,
+                     n_templates=int(finite.size), aggregation="templates",
+                     y=first["association"], p_base=first["p_base"], p_model=means["p_model"],
+                     p_model_std=p_std, delta=means["delta"],
+                     contribution=means["contribution"],
+                     n_templates_cell=np.sum(np.isfinite(cols["contribution"]), axis=0))
+    pooled_table = mean_tables(units, None)[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedCellsWarning)
+        res = directional_bias_amplification(np.ascontiguousarray(pooled_table), joint,
+                                             cells=cells, **kwargs)
+    c = _cells_of(res, n_t, n_a)
+    defined = ~np.isnan(c["contribution"])
+    x = units.X
+    with np.errstate(invalid="ignore"):
+        if direction == TASK_TO_ATTRIBUTE:  # rows of each task's own templates
+            per_task = units.rows.sum(axis=0)
+            sq = (units.rows[:, :, None] * (x - pooled_table[None]) ** 2).sum(axis=0)
+            p_std = np.sqrt(sq / per_task[:, None])
+            per_tpl, std = np.full(m, np.nan), float("nan")
+            n_cell = np.where(defined, per_task[:, None], 0)
+            n_ties, n_nan = np.full(m, res.n_ties), np.full(m, res.n_nan)
+        else:
+            p_std = np.std(tables, axis=0, ddof=0)
+            per_tpl, std = values, float(np.std(values[np.isfinite(values)], ddof=0))
+            n_cell = np.where(defined, m, 0)
+    return Point(value=float(res.value), std=std, per_template=per_tpl, n_ties=n_ties,
+                 n_nan=n_nan, n_templates=int(len(np.unique(units.template))),
+                 aggregation="pooled", y=c["association"], p_base=c["p_base"],
+                 p_model=c["p_model"], p_model_std=p_std, delta=c["delta"],
+                 contribution=c["contribution"], n_templates_cell=n_cell)
+
+
+# -- intervals --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Intervals:
+    """The intervals of one (source, direction).
+
+    ``value_ci`` (low, high) of BiasAmp->; ``delta_ci`` and ``contribution_ci``: (low, high)
+    arrays (T, A) per cell; ``base_bias``: mean of the replicates minus the point (NaN for a
+    fixed base); ``support`` (T, A): the share of replicates whose association has the point's
+    sign, and ``supported``: ``support >= confidence`` (None for a fixed base); ``y_rep`` and
+    ``defined_rep`` (R, T, A): the replicates' signs and defined cells, for the agreement.
+    """
+
+    value_ci: tuple
+    delta_ci: tuple
+    contribution_ci: tuple
+    base_bias: float
+    support: np.ndarray | None
+    supported: np.ndarray | None
+    y_rep: np.ndarray
+    defined_rep: np.ndarray
+
+
+def table_intervals(point, mbar, base: BaseView, cfg: Resampling, *, base_draws, task_weights,
+                    unavailable: bool) -> Intervals:
+    """CIs of the value and of every cell's delta and contribution, and (for a resampled
+    base) the sign support of every cell and the bias the base's sampling error puts into
+    the value; also the replicate signs for the agreement (:class:`Intervals`)."""
+    n_t, n_a = base.joint.shape
+    rep = replicates(mbar, base.joint, direction=base.direction, metric=base.metric,
+                     base_draws=base_draws, to_joint=base.table.joint_from_counts,
+                     cells=base.cells, task_weights=task_weights)
+    conf = cfg.confidence
+    nan_cells = np.full((n_t, n_a), np.nan)
+    if unavailable:
+        value_ci, d_ci, c_ci = (np.nan, np.nan), (nan_cells, nan_cells), (nan_cells, nan_cells)
+    else:
+        r = rep["value"].shape[0]
+        value_ci = interval(rep["value"], conf, point.value)
+        d_ci = interval(rep["delta"].reshape(r, -1), conf, point.delta.ravel())
+        c_ci = interval(rep["contribution"].reshape(r, -1), conf, point.contribution.ravel())
+        d_ci = tuple(np.where(np.isnan(point.delta), np.nan, x.reshape(n_t, n_a)) for x in d_ci)
+        c_ci = tuple(np.where(np.isnan(point.contribution), np.nan, x.reshape(n_t, n_a))
+                     for x in c_ci)
+    defined = ~np.isnan(point.contribution)
+    support = supported = None
+    if base_draws is not None:
+        support = np.where(defined, sign_support(rep["y"], point.y,
+                                                 ~np.isnan(rep["contribution"])), np.nan)
+        supported = np.where(defined, support >= conf, np.nan)
+    bias = float("nan")
+    if base_draws is not None and np.isfinite(rep["value"]).any():
+        bias = float(np.nanmean(rep["value"]) - point.value)
+    return Intervals(value_ci=value_ci, delta_ci=d_ci, contribution_ci=c_ci, base_bias=bias,
+                     support=support, supported=supported, y_rep=rep["y"],
+                     defined_rep=~np.isnan(rep["contribution"]))
+
+
+def agreement_table(signs: dict, sources: list, cfg: Resampling) -> pd.DataFrame:
+    """How often two sources agree on the sign of an association, with a bootstrap CI when
+    a source's counts are resampled (its signs vary between replicates).
+
+    ``signs[(source, direction)] = (y_point, defined_point, y_rep, defined_rep)``.
+    """
+    rows = []
+    for direction in DIRECTIONS:
+        for i, a in enumerate(sources):
+            for b in sources[i + 1:]:
+                if (a, direction) not in signs or (b, direction) not in signs:
+                    continue
+                ya, da, ra, rda = signs[(a, direction)]
+                yb, db, rb, rdb = signs[(b, direction)]
+                both = da & db
+                n = int(both.sum())
+                point = float(np.mean(ya[both] == yb[both])) if n else float("nan")
+                lo = hi = point
+                if n:
+                    ok = rda & rdb & both[None]
+                    agree = ((ra == rb) & ok).sum(axis=(1, 2))
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        reps = np.where(ok.sum(axis=(1, 2)) > 0, agree / ok.sum(axis=(1, 2)),
+                                        np.nan)
+                    lo, hi = interval(reps, cfg.confidence, point)
+                rows.append({"direction": direction, "source_a": a, "source_b": b,
+                             "agreement": point, "ci_low": float(lo), "ci_high": float(hi),
+                             "n_cells": n})
+    return pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
+
+
+# -- the tables: the model's, the bases', the groups of templates -----------------------------
+
+def check_tables(tables, name, *, n_tasks, n_attr, axis, cover=None) -> np.ndarray:
+    arr = np.asarray(tables, dtype=np.float64)
+    if arr.ndim != 3 or arr.shape[1:] != (n_tasks, n_attr):
+        raise BiasampError(f"{name} must have shape (n_templates, {n_tasks}, {n_attr}); got "
+                           f"{arr.shape}")
+    if arr.shape[0] == 0:
+        raise BiasampError(f"{name} holds no templates (shape {arr.shape})")
+    if cover is not None:  # rows of tasks a bound template does not cover are not read
+        arr = np.where(cover[:, :, None], arr, 1.0 / n_attr)
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise BiasampError(f"{name} must hold finite non-negative probabilities")
+    sums = arr.sum(axis=axis)
+    if not np.allclose(sums, 1.0, atol=1e-6):
+        what = "column" if axis == 1 else "row"
+        worst = float(np.max(np.abs(sums - 1.0)))
+        raise BiasampError(f"{name}: every {what} must sum to 1 (max deviation {worst:.3g})")
+    return arr
+
+
+def c_table(x, tasks, attributes, what) -> np.ndarray:
+    """A (tasks x attributes) C-contiguous float64 array from a labelled table or an array.
+
+    C order matters: ``DataFrame.to_numpy()`` is Fortran-ordered and numpy's pairwise row
+    sums then round differently, which flips the paper's exact-tie signs (uniform base, three
+    pronouns) in compat mode.
+    """
+    if isinstance(x, pd.DataFrame):
+        missing = [t for t in tasks if t not in set(map(str, x.index))]
+        if missing:
+            raise BiasampError(f"{what} lacks the tasks {missing}")
+        x = x.rename(index=str, columns=str).reindex(index=tasks, columns=attributes)
+        if x.isna().any().any():
+            raise BiasampError(f"{what} lacks values for some (task, attribute) cells")
+    arr = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
+    if arr.shape != (len(tasks), len(attributes)):
+        raise BiasampError(f"{what} must have shape ({len(tasks)}, {len(attributes)}); got "
+                           f"{arr.shape}")
+    return arr
+
+
+@dataclass(frozen=True)
+class BaseView:
+    """One base-rate table as the evaluation reads it, for one (source, direction): built
+    once (:meth:`of`) and read by the point estimate, the intervals, the paired differences
+    and the early checks alike.
+
+    Attributes
+    ----------
+    name, direction : str
+        The source and the direction (None: a direction-free table).
+    table : BaseRateTable
+        As the source built it.
+    joint : ndarray (T, A)
+        Its joint table, C-ordered (:func:`c_table`).
+    counts : ndarray (T, A) or None
+        Its co-occurrence counts (count-based sources), C-ordered.
+    metric : dict
+        What it asks of the metric: explicit signs (``association``), ``tie_tol``,
+        ``undefined``.
+    excluded : ndarray (T,) of bool
+        The tasks ``min_base_count`` leaves out.
+    cells : ndarray (T, A) of bool or None
+        The cells that count (None: every cell).
+    """
+
+    name: str
+    direction: str | None
+    table: BaseRateTable
+    joint: np.ndarray
+    counts: np.ndarray | None
+    metric: dict
+    excluded: np.ndarray
+    cells: np.ndarray | None
+
+    @classmethod
+    def of(cls, table: BaseRateTable, name: str, tasks, attributes, *,
+           direction: str | None, min_base_count: int | None) -> BaseView:
+        what = f"base source {name!r}"
+        joint = c_table(table.joint, tasks, attributes, f"{what} joint")
+        counts = (None if table.counts is None
+                  else c_table(table.counts, tasks, attributes, f"{what} counts"))
+        metric = {}
+        if table.association is not None:
+            metric["association"] = c_table(table.association, tasks, attributes,
+                                            f"{what} association")
+        if table.tie_tol is not None:
+            metric["tie_tol"] = table.tie_tol
+        if table.undefined is not None:
+            metric["undefined"] = table.undefined
+        excluded, cells = excluded_tasks(counts, len(tasks), min_base_count)
+        return cls(name, direction, table, joint, counts, metric, excluded, cells)
+
+    @property
+    def label(self) -> str:
+        return f"base source {self.name!r}, {self.direction}"
+
+    def info(self, tasks, attributes) -> BaseRatesInfo:
+        """The table as the run used it (``results.json`` provenance): the source's own
+        provenance, its joint's sha256, and what the reports say about it: the attribute
+        marginal P(A) (the line that decides the association of a derived sign), whether the
+        signs were given explicitly, and, for counts, the co-occurrences behind each task."""
+        total = self.joint.sum()
+        return BaseRatesInfo(
+            source=jsonable(dict(self.table.provenance or {})),
+            joint_sha256=hashlib.sha256(self.joint.tobytes()).hexdigest(),
+            marginal={a: float(v) for a, v in zip(attributes, self.joint.sum(axis=0) / total)},
+            association_given=self.table.association is not None,
+            row_totals=(None if self.counts is None else
+                        {t: float(v) for t, v in zip(tasks, self.counts.sum(axis=1))}))
+
+
+def excluded_tasks(counts: np.ndarray | None, n_tasks: int, min_base_count: int | None
+                   ) -> tuple[np.ndarray, np.ndarray | None]:
+    """(excluded, cells): the tasks with fewer than ``min_base_count`` counted sentences in a
+    count-based table (none for other tables or without a minimum), and the (T, A) mask of
+    the cells that count (None: every cell)."""
+    excluded = np.zeros(n_tasks, dtype=bool)
+    if min_base_count is not None and counts is not None:
+        excluded = counts.sum(axis=1) < min_base_count
+    if not excluded.any():
+        return excluded, None
+    return excluded, np.repeat(~excluded[:, None], counts.shape[1], axis=1)
+
+
+def check_base(table, name: str, *, tasks, attributes, min_base_count: int | None) -> None:
+    """Refuse, before any model is loaded, a base table BiasAmp-> is degenerate against:
+    ``min_base_count`` leaving fewer than 2 of its tasks, an attribute that never occurs in
+    the tasks kept (P(A=a) = 0: P(T|A=a) is 0/0, the value a silent 0), or fewer than 2 kept
+    tasks that occur (P(T=t) = 1 for the one: every association a tie)."""
+    view = BaseView.of(table, name, tasks, attributes, direction=None,
+                       min_base_count=min_base_count)
+    joint, counts, excluded = view.joint, view.counts, view.excluded
+    kept = int((~excluded).sum())
+    if kept < 2:
+        raise BiasampError(
+            f"min_base_count {min_base_count} leaves {kept} of the {len(tasks)} tasks of "
+            f"base-rate source {name!r} (its largest task count is {counts.sum(axis=1).max():g}); "
+            "BiasAmp-> needs at least 2: lower it or leave the source out")
+    live = joint[~excluded]
+    scope = (f"the tasks min_base_count {min_base_count} keeps" if excluded.any()
+             else "the requested tasks")
+    empty = [a for a, s in zip(attributes, live.sum(axis=0)) if not s > 0]
+    if empty:
+        raise BiasampError(
+            f"base_rates: source {name!r}: attribute {empty[0]!r} never occurs (its column is "
+            f"all zero for {scope}), so P(A={empty[0]}) = 0 and BiasAmp-> is undefined "
+            "against it")
+    rows = int((live.sum(axis=1) > 0).sum())
+    if rows < 2:
+        raise BiasampError(
+            f"base_rates: source {name!r}: only {rows} of {scope} occurs (the others' rows are "
+            "all zero); BiasAmp-> needs P(T=t) > 0 for at least 2 tasks")
+
+
+def template_masks(template_groups, n_tpl, order=None) -> dict:
+    """label -> bool mask over templates, labels in ``order`` (then in order of first
+    appearance)."""
+    if template_groups is None:
+        return {}
+    per = [list(map(str, g or ())) for g in template_groups]
+    if len(per) != n_tpl:
+        raise BiasampError(f"template_groups must have one entry per template ({n_tpl}); got "
+                           f"{len(per)}")
+    labels = list(dict.fromkeys([g for g in (order or ()) if any(g in gs for gs in per)]
+                                + [g for gs in per for g in gs]))
+    return {lab: np.array([lab in gs for gs in per]) for lab in labels}

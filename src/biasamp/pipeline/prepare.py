@@ -1,42 +1,110 @@
 """Everything a probe needs before a model is loaded: templates, tasks, prompts, base tables.
 
-:func:`prepare` builds the prompts of both directions and every base-rate table the run
-will use, so that bad input fails before the (slow) model is loaded.
+:func:`prepare` builds the prompts of both directions, the :class:`Design` and every base-rate
+table the run will use (each checked: :func:`~.evaluate.check_base`), so that bad input fails
+before the (slow) model is loaded; the runner then checks that the bootstrap fits in memory
+(:meth:`Prepared.check_memory`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
 from .._memory import check_memory
 from ..results import TasksInfo, jsonable
-from ._design import Design
-from ._tables import check_base
 from .config import DEFAULT_TASKS, ProbeConfig
-from .resample import bootstrap_bytes
+from .evaluate import check_base
+from .resample import bootstrap_bytes, coverage
 
-__all__ = ["NamedSource", "Prepared", "prepare"]
+__all__ = ["Design", "Prepared", "prepare"]
 
 
-class NamedSource:
-    """A base-rate source under the name it was requested as; each table is built once."""
+@dataclass(frozen=True)
+class Design:
+    """What a probe measures, apart from any model: the templates, tasks and attributes and
+    how templates cover tasks (a bound template: its own tasks; a crossed one: every task).
 
-    def __init__(self, name: str, source):
-        self.name = name
-        self._source = source
-        self._cache: dict = {}
+    Built once by :func:`prepare`, read by the table building and the evaluation
+    (:func:`~.run.evaluate_scores`), saved in ``results.json`` (``provenance.design``) and
+    read back by :func:`~.compare.paired_differences`, so no step works it out again.
 
-    def table(self, tasks, attributes, *, direction=None):
-        key = (tuple(tasks), tuple(attributes), direction)
-        if key not in self._cache:
-            self._cache[key] = self._source.table(list(tasks), list(attributes),
-                                                  direction=direction)
-        return self._cache[key]
+    >>> d = Design(("t1", "t2"), ("nurse", "cook"), ("he", "she"), (("nurse",), ()), ((), ()),
+    ...            ())
+    >>> d.bound, d.expected().tolist()
+    (True, [[True, False], [True, True]])
+
+    Attributes
+    ----------
+    template_ids : tuple of str
+        In the order of the probability tables.
+    tasks, attributes : tuple of str
+        Rows and columns of every table.
+    template_tasks : tuple of tuple of str
+        Per template, the tasks a bound template covers; ``()``: every task (crossed).
+    template_groups : tuple of tuple of str
+        Per template, the groups it belongs to.
+    group_labels : tuple of str
+        The groups in the set's order.
+    """
+
+    template_ids: tuple
+    tasks: tuple
+    attributes: tuple
+    template_tasks: tuple
+    template_groups: tuple
+    group_labels: tuple
+
+    @property
+    def bound(self) -> bool:
+        """Some template covers only its own tasks (the tables are pooled per task)."""
+        return any(self.template_tasks)
+
+    @property
+    def grouped(self) -> bool:
+        return any(self.template_groups)
+
+    def coverage(self):
+        """``(cover, strata)`` as :func:`~.resample.coverage` gives them (None, None:
+        crossed)."""
+        return coverage(self.template_tasks if self.bound else None, list(self.tasks),
+                        len(self.template_ids))
+
+    def expected(self) -> np.ndarray:
+        """(n_templates, n_tasks) of bool: the task rows each template fills."""
+        cover, _ = self.coverage()
+        if cover is None:
+            return np.ones((len(self.template_ids), len(self.tasks)), dtype=bool)
+        return cover
+
+    def select(self, template_ids) -> Design:
+        """The design of some of the templates (in the order given)."""
+        at = {t: i for i, t in enumerate(self.template_ids)}
+        idx = [at[str(t)] for t in template_ids]
+        return Design(tuple(self.template_ids[i] for i in idx), self.tasks, self.attributes,
+                      tuple(self.template_tasks[i] for i in idx),
+                      tuple(self.template_groups[i] for i in idx), self.group_labels)
+
+    def to_dict(self) -> dict:
+        """JSON-ready (``results.json``)."""
+        return {"template_ids": list(self.template_ids), "tasks": list(self.tasks),
+                "attributes": list(self.attributes),
+                "template_tasks": [list(t) for t in self.template_tasks],
+                "template_groups": [list(g) for g in self.template_groups],
+                "group_labels": list(self.group_labels)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Design:
+        return cls(tuple(map(str, data["template_ids"])), tuple(map(str, data["tasks"])),
+                   tuple(map(str, data["attributes"])),
+                   tuple(tuple(map(str, t)) for t in data["template_tasks"]),
+                   tuple(tuple(map(str, g)) for g in data["template_groups"]),
+                   tuple(map(str, data["group_labels"])))
 
 
 @dataclass
@@ -46,13 +114,16 @@ class Prepared:
     #: templates, tasks, attributes and which template covers which task (built once)
     design: Design
     prompts: dict[str, pd.DataFrame]          # direction -> build_prompts frame
-    sources: list[NamedSource]
+    #: source name (as requested) -> direction -> its BaseRateTable, each built once
+    base_tables: dict
     prompts_sha256: str
     #: the template set's file and metadata (``set_sha256``, ``set_path``,
     #: ``set_provenance``; ``aggregation`` and ``groups`` for bound or grouped sets): the
     #: fields of :class:`~biasamp.results.TemplatesInfo` known before scoring
-    template_provenance: dict = field(default_factory=dict)
-    tasks_provenance: TasksInfo | None = None
+    template_provenance: dict
+    tasks_provenance: TasksInfo
+    #: what the template bootstrap draws: (template, task) rows of a bound set, else templates
+    n_units: int
 
     @property
     def tasks(self) -> list[str]:
@@ -68,6 +139,18 @@ class Prepared:
     def bound(self) -> bool:
         """Whether some template is bound to its own task(s): the tables are pooled."""
         return self.design.bound
+
+    def check_memory(self, cfg: ProbeConfig) -> None:
+        """Refuse ``cfg.n_resamples`` whose bootstrap cannot fit in memory (the estimate:
+        :func:`~.resample.bootstrap_bytes`); the runner asks before the model loads."""
+        n_resampled = sum(cfg.base_uncertainty == "resample"
+                          and any(t.counts is not None for t in tables.values())
+                          for tables in self.base_tables.values())
+        n_t, n_a = len(self.design.tasks), len(self.design.attributes)
+        need = bootstrap_bytes(cfg.n_resamples, n_units=self.n_units, n_tasks=n_t,
+                               n_attributes=n_a, n_resampled=n_resampled)
+        check_memory(need, "n_resamples", cfg.n_resamples,
+                     f"for the bootstrap ({n_t} tasks x {n_a} attributes per replicate)")
 
 
 def _vocabulary(cfg: ProbeConfig, tset):
@@ -96,14 +179,6 @@ def _keep(t2a: pd.DataFrame, bound: bool, n: int) -> list[str]:
     return list(dict.fromkeys(keep))
 
 
-def _check_memory(cfg: ProbeConfig, **shape) -> None:
-    """Refuse ``n_resamples`` whose bootstrap cannot fit in memory, before the model loads
-    (the estimate: :func:`~.resample.bootstrap_bytes`)."""
-    check_memory(bootstrap_bytes(cfg.n_resamples, **shape), "n_resamples", cfg.n_resamples,
-                 f"for the bootstrap ({shape['n_tasks']} tasks x {shape['n_attributes']} "
-                 "attributes per replicate)")
-
-
 def prepare(cfg: ProbeConfig) -> Prepared:
     """Load templates and tasks, build the prompts and every base-rate table of ``cfg``."""
     from ..base_rates import get_source
@@ -126,19 +201,16 @@ def prepare(cfg: ProbeConfig) -> Prepared:
         if len(df) == 0:
             raise BiasampError(f"template set {cfg.templates!r} gives no prompts for direction "
                                f"{direction!r}")
-    sources, resampled = [], set()
+    base_tables = {}
     for name in cfg.base_rates:
-        src = NamedSource(name, get_source(name))
+        src = get_source(name)
+        base_tables[name] = {}
         for direction in DIRECTIONS:  # a task missing from a source fails before scoring
             table = src.table(tasks, attributes, direction=direction)
             check_base(table, name, tasks=tasks, attributes=attributes,
                        min_base_count=cfg.min_base_count)
-            if cfg.base_uncertainty == "resample" and table.counts is not None:
-                resampled.add(name)
-        sources.append(src)
-    t2a = prompts[TASK_TO_ATTRIBUTE]  # units: (template, task) rows when bound, else templates
-    _check_memory(cfg, n_units=len(t2a) if tset.bound else t2a["template_id"].nunique(),
-                  n_tasks=len(tasks), n_attributes=len(attributes), n_resampled=len(resampled))
+            base_tables[name][direction] = table
+    t2a = prompts[TASK_TO_ATTRIBUTE]
     both = pd.concat([prompts[ATTRIBUTE_TO_TASK], prompts[TASK_TO_ATTRIBUTE]],
                      ignore_index=True)
     both = both.assign(candidates=both["candidates"].map(lambda c: "|".join(map(str, c))))
@@ -156,8 +228,9 @@ def prepare(cfg: ProbeConfig) -> Prepared:
         tprov["aggregation"] = "pooled" if tset.bound else "templates"
         tprov["groups"] = {g: d for g, d in tset.groups.items()
                            if any(g in x for x in groups.values())}
-    return Prepared(design=design, prompts=prompts, sources=sources,
+    return Prepared(design=design, prompts=prompts, base_tables=base_tables,
                     prompts_sha256=digest, template_provenance=tprov,
                     tasks_provenance=TasksInfo(name=cfg.tasks if isinstance(cfg.tasks, str)
                                                else vocab.name, words=tuple(tasks),
-                                               sha256=vocab.sha256))
+                                               sha256=vocab.sha256),
+                    n_units=len(t2a) if tset.bound else t2a["template_id"].nunique())

@@ -24,6 +24,15 @@ counting process. It needs no prior, keeps structural zeros (a cell never seen s
 so a task with no data stays undefined, as in the point estimate) and a task resting on one
 sentence loses it in about ``e^-1`` of the replicates (its sign is then not supported), while
 a task with 1,000 sentences keeps its sign.
+
+Templates bound to their own task(s) (WinoBias, Winogender) have no BiasAmp-> per template in
+task->attribute, so the model's tables are pooled: T->A ``P(A | T=t)`` is the mean over the
+templates of task ``t``; A->T ``P(T | A=a)`` the mean over all templates (every task of the
+vocabulary a candidate), as for crossed templates; BiasAmp-> is computed once on the pooled
+table (for a crossed set this equals the mean of the per-template values). Its units
+(:func:`pooled_units`) are (template, task) rows for T->A, drawn within each task, and
+templates for A->T, drawn within their own tasks: exactly the resamples of
+:func:`biasamp.metrics.bootstrap_ci` with ``strata``.
 """
 
 from __future__ import annotations
@@ -34,18 +43,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._conventions import TASK_TO_ATTRIBUTE
+from .._errors import BiasampError
 from ..metrics import directional_table_core as table_core
 from ..metrics import resample_indices
+from ..results import BootstrapInfo
 
-__all__ = ["BASE_UNCERTAINTY", "RESAMPLE_UNITS", "Units", "bootstrap_bytes", "interval",
-           "mean_tables",
-           "replicates", "resample_counts", "sign_support", "source_stream", "task_draws",
-           "unit_draws"]
+__all__ = ["BASE_UNCERTAINTY", "RESAMPLE_UNITS", "Resampling", "Units", "bootstrap_bytes",
+           "coverage", "interval", "mean_tables", "pooled_units", "replicates",
+           "resample_counts", "sign_support", "source_stream", "task_draws", "unit_draws"]
 
 #: What a bootstrap replicate resamples besides the base counts.
 RESAMPLE_UNITS = ("templates", "tasks", "both")
 #: Whether count-based base rates are resampled (their sampling error enters the CIs).
 BASE_UNCERTAINTY = ("resample", "none")
+
+_UNITS_TEXT = {"templates": "templates", "tasks": "tasks (occupations)",
+               "both": "templates and tasks (two-way)"}
 
 
 @dataclass
@@ -213,3 +227,89 @@ def sign_support(y_rep: np.ndarray, y_point: np.ndarray, defined_rep: np.ndarray
     """Per cell: the share of replicates whose association sign equals the point estimate's
     (a replicate in which the cell is undefined does not support it)."""
     return ((y_rep == y_point[None]) & defined_rep).mean(axis=0)
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """The bootstrap settings of a run."""
+
+    units: str = "templates"          # templates | tasks | both
+    base: str = "resample"            # resample | none
+    n_resamples: int = 10_000
+    seed: int = 0
+    confidence: float = 0.95
+
+    def provenance(self, *, bound: bool, min_base_count: int | None) -> BootstrapInfo:
+        """The settings and a one-line description of the bootstrap (results' provenance)."""
+        method = f"percentile bootstrap over {_UNITS_TEXT[self.units]}"
+        if bound and self.units != "tasks":
+            method += ", stratified by task (templates bound to their own tasks)"
+        if self.base == "resample":
+            method += ("; count-based base rates resampled jointly (multinomial over their "
+                       "counted sentences)")
+        return BootstrapInfo(n_resamples=self.n_resamples, confidence=self.confidence,
+                             seed=self.seed, resample=self.units, base_uncertainty=self.base,
+                             min_base_count=min_base_count, method=method)
+
+    def task_weights(self, n_tasks: int):
+        if self.units in ("tasks", "both"):
+            return task_draws(n_tasks, n_resamples=self.n_resamples, seed=self.seed)
+        return None
+
+    def model_tables(self, units: Units) -> np.ndarray:
+        """The model's table of every replicate, (R, T, A)."""
+        if self.units in ("templates", "both"):
+            return mean_tables(units, unit_draws(units, n_resamples=self.n_resamples,
+                                                 seed=self.seed))
+        point = mean_tables(units, None)
+        return np.broadcast_to(point, (self.n_resamples, *point.shape[1:]))
+
+    def base_draws(self, counts: np.ndarray | None):
+        """The resampled base counts of a source (None when its table is fixed)."""
+        if self.base != "resample" or counts is None:
+            return None
+        return resample_counts(counts, n_resamples=self.n_resamples, seed=self.seed,
+                               stream=source_stream(counts))
+
+
+def pooled_units(tables: np.ndarray, cover: np.ndarray | None, strata_at, direction: str
+                 ) -> Units:
+    """The units of one direction: every template (crossed sets; A->T of bound sets, drawn
+    within the templates' own tasks), or every (template, task) row a bound template
+    covers (T->A, drawn within each task)."""
+    if cover is None:
+        return Units.crossed(tables)
+    n_tpl, n_t, n_a = tables.shape
+    if direction == TASK_TO_ATTRIBUTE:
+        kk, tt = np.nonzero(cover)
+        X = np.zeros((len(kk), n_t, n_a))
+        X[np.arange(len(kk)), tt] = tables[kk, tt, :]
+        rows = np.zeros((len(kk), n_t), dtype=bool)
+        rows[np.arange(len(kk)), tt] = True
+        return Units(X, rows, [int(t) for t in tt], kk)
+    return Units(tables, np.ones((n_tpl, n_t), dtype=bool), list(strata_at), np.arange(n_tpl))
+
+
+def coverage(template_tasks, tasks, n_tpl):
+    """(cover, strata): which tasks each template covers and its stratum label, or (None,
+    None) when every template covers every task (crossed)."""
+    if template_tasks is None:
+        return None, None
+    bound = [list(map(str, b or ())) for b in template_tasks]
+    if len(bound) != n_tpl:
+        raise BiasampError(f"template_tasks must have one entry per template ({n_tpl}); got "
+                           f"{len(bound)}")
+    index = {t: i for i, t in enumerate(tasks)}
+    cover = np.zeros((n_tpl, len(tasks)), dtype=bool)
+    for k, b in enumerate(bound):
+        unknown = [t for t in b if t not in index]
+        if unknown:
+            raise BiasampError(f"template_tasks[{k}] names tasks {unknown} that are not in "
+                               f"tasks")
+        cover[k, [index[t] for t in b] if b else slice(None)] = True
+    if cover.all():
+        return None, None
+    missing = [t for t, c in zip(tasks, cover.any(axis=0)) if not c]
+    if missing:
+        raise BiasampError(f"template_tasks: tasks {missing} are covered by no template")
+    return cover, ["|".join(b) if b else "*" for b in bound]

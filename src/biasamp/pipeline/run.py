@@ -1,14 +1,22 @@
 """Running a probe: prepare -> score -> evaluate -> result -> files -> reports.
 
 :func:`probe` / :func:`probe_many` are the public entry points (re-exported as
-``biasamp.probe`` and ``biasamp.probe_many``). The model is the only slow part; everything
-that can fail on bad input is checked before it is loaded (:func:`~.prepare.prepare`).
+``biasamp.probe`` and ``biasamp.probe_many``). The runner tells the stages what they need:
+it checks the output folder and the input (:func:`~.prepare.prepare`) and the bootstrap's
+memory (:meth:`~.prepare.Prepared.check_memory`) before a model is loaded, announces each
+scoring stage to the progress reporter, and hands the scores to :func:`evaluate_scores`
+(scores -> probability tables -> the evaluation of :mod:`.evaluate`, shared with the
+lm-evaluation-harness tasks, so a model's numbers do not depend on which of them scored the
+prompts), then writes the result folder (:func:`write_result`). This module is
+long on purpose: the whole run reads in one file.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import logging
+import os
 import platform
 from pathlib import Path
 
@@ -18,14 +26,17 @@ import pandas as pd
 from .. import __version__
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTION_LABELS, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
+from .._output import OutputFolder
 from .._progress import as_progress
-from ..results import ModelInfo, ProbeResult, Provenance, ScorerInfo, TemplatesInfo
-from ._folders import model_folders, result_output
+from ..results import (TABLE_COLUMNS, ModelInfo, ProbeResult, Provenance, ScorerInfo,
+                       TemplatesInfo)
 from .config import ProbeConfig, as_config
+from .evaluate import Evaluation, _evaluate
 from .prepare import Prepared, prepare
-from .scored import evaluate_scores
+from .resample import Resampling
 
-__all__ = ["probe", "probe_many", "write_result"]
+__all__ = ["Scored", "evaluate_scores", "model_slug", "probe", "probe_many", "row_scores",
+           "write_result"]
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +147,119 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, *, resolved, estima
                        sign_agreement=ev.sign_agreement)
 
 
+def _softmax_rows(lp: np.ndarray) -> np.ndarray:
+    top = np.max(lp, axis=-1, keepdims=True)
+    e = np.exp(lp - top)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _build_tables(prep: Prepared, scores: dict):
+    """Scored rows -> (template ids, {direction: prob array}, long tables frame).
+
+    A T->A row with an attribute (a ``per-attribute`` template) holds that attribute's log
+    probability in its own rendering; the attributes of one (template, task) are then
+    renormalised together. Cells of tasks a bound template does not cover stay NaN and are
+    left out of the long tables.
+    """
+    tpl_ids = list(prep.design.template_ids)
+    t_index = {t: i for i, t in enumerate(prep.tasks)}
+    a_index = {a: i for i, a in enumerate(prep.attributes)}
+    k_index = {t: i for i, t in enumerate(tpl_ids)}
+    shape = (len(tpl_ids), len(prep.tasks), len(prep.attributes))
+    cover = prep.design.expected()
+    probs, long_rows = {}, []
+    for direction in DIRECTIONS:
+        prob, logp, _ = scores[direction]
+        p, lp = np.full(shape, np.nan), np.full(shape, np.nan)
+        own = np.zeros((shape[0], shape[1]), dtype=bool)
+        for row, pr, lpr in zip(prep.prompts[direction].itertuples(index=False), prob, logp):
+            k = k_index[str(row.template_id)]
+            if direction == ATTRIBUTE_TO_TASK:
+                a = a_index[str(row.attribute)]
+                p[k, :, a], lp[k, :, a] = pr, lpr
+            elif row.attribute is not None:  # scored in its own rendering
+                t = t_index[str(row.task)]
+                lp[k, t, a_index[str(row.attribute)]] = lpr[0]
+                own[k, t] = True
+            else:
+                t = t_index[str(row.task)]
+                p[k, t, :], lp[k, t, :] = pr, lpr
+        if own.any():
+            p[own] = _softmax_rows(lp[own])
+        must = (np.ones(shape, dtype=bool) if direction == ATTRIBUTE_TO_TASK
+                else np.broadcast_to(cover[:, :, None], shape))
+        if np.isnan(p[must]).any():
+            missing = sorted({tpl_ids[k] for k in np.argwhere(np.isnan(p) & must)[:, 0]})
+            what = "attribute" if direction == ATTRIBUTE_TO_TASK else "task"
+            raise BiasampError(f"templates {missing} do not give prompts for every {what} in "
+                               f"direction {direction!r}; each template must fill both directions")
+        probs[direction] = p
+        kk, tt, aa = np.meshgrid(*(np.arange(s) for s in shape), indexing="ij")
+        keep = must.ravel()
+        long_rows.append(pd.DataFrame({
+            "template_id": np.asarray(tpl_ids, dtype=object)[kk.ravel()[keep]],
+            "direction": direction,
+            "task": np.asarray(prep.tasks, dtype=object)[tt.ravel()[keep]],
+            "attribute": np.asarray(prep.attributes, dtype=object)[aa.ravel()[keep]],
+            "prob": p.ravel()[keep], "log_prob": lp.ravel()[keep]}, columns=list(TABLE_COLUMNS)))
+    return tpl_ids, probs, pd.concat(long_rows, ignore_index=True)
+
+
+def row_scores(log_probs) -> tuple[list, list, np.ndarray]:
+    """``(prob, log_prob, mass)`` of prompt rows from their candidates' log probabilities:
+    each row renormalised over its own candidates, as :class:`biasamp.scoring.ScoreResult`
+    does (the same function)."""
+    from ..scoring import ScoreResult
+
+    prob, logp, mass = [], [], np.empty(len(log_probs))
+    for i, lp in enumerate(log_probs):
+        r = ScoreResult.from_log_prob(np.asarray(lp, dtype=np.float64)[None, :],
+                                      candidates=(), scoring="continuation")
+        prob.append(r.prob[0])
+        logp.append(r.log_prob[0])
+        mass[i] = float(r.mass[0])
+    return prob, logp, mass
+
+
+class Scored:
+    """What :func:`evaluate_scores` returns: template ids, the long tables, the evaluation."""
+
+    def __init__(self, template_ids: list[str], tables: pd.DataFrame, evaluation: Evaluation):
+        self.template_ids = template_ids
+        self.tables = tables
+        self.evaluation = evaluation
+
+
+def evaluate_scores(cfg: ProbeConfig, prep: Prepared, scores: dict, *, progress=None) -> Scored:
+    """BiasAmp-> of scored prompts.
+
+    Parameters
+    ----------
+    cfg : ProbeConfig
+        Its bootstrap settings (``n_resamples``, ``seed``, ``confidence``, ``resample``,
+        ``base_uncertainty``, ``min_base_count``) are used.
+    prep : Prepared
+        The prompts that were scored (:func:`~.prepare.prepare` of the same config).
+    scores : dict
+        ``{direction: (prob, log_prob, mass)}``, one entry per row of ``prep.prompts[direction]``
+        (see :func:`row_scores`).
+    progress : biasamp._progress.Progress, optional
+        Told the ``bootstrap`` stage (:func:`~.evaluate.evaluate_tables`).
+    """
+    tpl_ids, probs, long_tables = _build_tables(prep, scores)
+    design = prep.design
+    boot = Resampling(cfg.resample, cfg.base_uncertainty, cfg.n_resamples, cfg.seed,
+                      cfg.confidence)
+    ev = _evaluate(probs[ATTRIBUTE_TO_TASK], probs[TASK_TO_ATTRIBUTE],
+                   list(prep.base_tables.items()), tasks=prep.tasks,
+                   attributes=prep.attributes, template_ids=tpl_ids,
+                   template_tasks=list(design.template_tasks) if design.bound else None,
+                   template_groups=list(design.template_groups) if design.grouped else None,
+                   group_labels=list(design.group_labels), cfg=boot,
+                   min_base_count=cfg.min_base_count, progress=progress)
+    return Scored(tpl_ids, long_tables, ev)
+
+
 def write_result(result: ProbeResult, folder, *, tables: str = "csv",
                  formats=("md", "html", "json"), progress=None) -> Path:
     """Write a result folder into ``folder`` (an empty folder, usually staged): the data
@@ -169,6 +293,7 @@ def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
     folders = model_folders(cfg.models)
     output = result_output(cfg.out, overwrite=cfg.overwrite, score_cache=cfg.score_cache)
     prep = prepare(cfg)  # everything that can fail on input, before a model is loaded
+    prep.check_memory(cfg)
     kinds = _resolve_models(cfg)  # each model resolved once: id, hub, config.json
     staging = output.begin() if output is not None else None
     try:
@@ -239,3 +364,61 @@ def probe(config=None, /, *, progress=None, **kwargs) -> ProbeResult:
         raise BiasampError("models must name exactly one model for probe() (use probe_many for "
                            f"several); got {cfg.models!r}")
     return probe_many(cfg, progress=progress)[0]
+
+
+# -- where a probe writes ----------------------------------------------------------------------
+
+def model_slug(model: str) -> str:
+    """A folder-safe name for a model id or path.
+
+    >>> model_slug("google/bert_uncased_L-2_H-128_A-2")
+    'google--bert_uncased_L-2_H-128_A-2'
+    >>> model_slug("/tmp/models/tiny-bert/")
+    'tiny-bert'
+    """
+    text = str(model).rstrip("/\\")
+    if os.path.isabs(text) or text.startswith((".", "~")):
+        text = Path(text).name
+    slug = "".join(c if (c.isalnum() or c in "-_.") else "-" for c in text.replace("/", "--"))
+    return slug.strip(".") or "model"
+
+
+def model_folders(models) -> dict[str, str]:
+    """A distinct sub-folder name per model (the same model twice is an error).
+
+    >>> model_folders(["a/tiny-bert", "b/tiny-bert", "bert-base-uncased"])
+    {'a/tiny-bert': 'a--tiny-bert', 'b/tiny-bert': 'b--tiny-bert', 'bert-base-uncased': 'bert-base-uncased'}
+    """
+    seen: dict[str, str] = {}
+    for m in models:
+        key = os.path.realpath(os.path.expanduser(m)) if os.path.exists(
+            os.path.expanduser(m)) else m
+        if key in seen:
+            raise BiasampError(f"models names the same model twice: {seen[key]!r} and {m!r}")
+        seen[key] = m
+    slugs = {m: model_slug(m) for m in models}
+    out = {}
+    for m in models:
+        slug = slugs[m]
+        if list(slugs.values()).count(slug) > 1:  # e.g. two local folders named tiny-bert
+            parts = Path(os.path.expanduser(m).rstrip("/\\")).parts
+            slug = model_slug("/".join(parts[-2:]) if len(parts) > 1 else m)
+            if list(out.values()).count(slug) or slug in slugs.values():
+                slug = f"{slug}-{hashlib.sha256(m.encode()).hexdigest()[:8]}"
+        out[m] = slug
+    if len(set(out.values())) != len(out):
+        out = {m: f"{s}-{hashlib.sha256(m.encode()).hexdigest()[:8]}" for m, s in out.items()}
+    return out
+
+
+def result_output(out, *, overwrite: bool, score_cache: str | None) -> OutputFolder | None:
+    """The output folder of a probe (None without ``out``), checked before any long work; a
+    failed write says what became of the scores."""
+    if not out:
+        return None
+    note = (f"the scores are kept in the score cache {score_cache!r}: a rerun reuses them"
+            if score_cache else "the scores were not kept: rerun with --score-cache DIR so "
+            "that a failed write does not lose them")
+    output = OutputFolder(out, kind="probe", overwrite=overwrite, failure_note=note)
+    output.check()
+    return output
