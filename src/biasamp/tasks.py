@@ -43,9 +43,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from ._conventions import BLANK
-from ._data import data_dir
 from ._errors import BiasampError
-from ._files import (check_keys, check_metadata, looks_like_path, read_toml,
+from ._files import (check_keys, check_metadata, data_dir, looks_like_path, read_toml,
                      resolve_name_or_path, sha256_bytes, str_field)
 from ._registry import Registry, did_you_mean
 

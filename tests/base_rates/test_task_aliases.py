@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from biasamp import BiasampError
-from biasamp._data import data_dir
+from biasamp._files import data_dir
 from biasamp.base_rates import MissingEntriesError, get_source, list_sources, winobias_groups
 from biasamp.tasks import load_tasks, task_aliases
 

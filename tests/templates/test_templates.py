@@ -18,7 +18,7 @@ else:  # pragma: no cover - Python 3.10
 
 from biasamp import BiasampError, UnknownNameError
 from biasamp._conventions import canonical_direction
-from biasamp._data import data_dir
+from biasamp._files import data_dir
 from biasamp.tasks import list_task_sets, load_tasks
 from biasamp.templates import (
     BLANK,

@@ -11,9 +11,8 @@ from types import MappingProxyType
 from typing import Any
 
 from .._conventions import BLANK, DIRECTIONS
-from .._data import data_dir
 from .._errors import BiasampError
-from .._files import (check_keys, check_metadata, read_toml, resolve_name_or_path,
+from .._files import (check_keys, check_metadata, data_dir, read_toml, resolve_name_or_path,
                       sha256_bytes, str_field)
 from .._registry import Registry
 from .._validation import OneOf, check
