@@ -48,8 +48,7 @@ from ._files import (check_keys, check_metadata, data_dir, looks_like_path, read
                      resolve_name_or_path, sha256_bytes, str_field)
 from ._registry import Registry, did_you_mean
 
-__all__ = ["GROUPS", "TASK_ALIASES_FILE", "TASK_SETS", "TaskAliases", "TaskVocabulary",
-           "list_task_sets", "load_tasks", "task_aliases"]
+__all__ = ["TaskVocabulary", "list_task_sets", "load_tasks", "task_aliases"]
 
 #: Groups a vocabulary may declare per word.
 GROUPS = ("male_biased", "female_biased")
