@@ -11,11 +11,11 @@ from biasamp.base_rates import (
     BaseRateTable,
     MissingEntriesError,
     ZeroRowWarning,
-    derive_association,
     get_source,
     list_sources,
-    winobias_groups,
 )
+from biasamp.base_rates._labor import winobias_groups
+from biasamp.base_rates._table import derive_association
 from biasamp.cli import main
 from biasamp.tasks import load_tasks
 

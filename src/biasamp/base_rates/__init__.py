@@ -46,14 +46,9 @@ from ._compat import (
     UniformWang2021Source,
     WikiText103Wang2021Source,
 )
-from ._file import BergsmaSource, FileSource, WikiText103Source, read_table_csv
-from ._labor import Labor2016SharesSource, Labor2016Source, Labor2022Source, winobias_groups
-from ._table import (
-    BaseRateSource,
-    BaseRateTable,
-    MissingEntriesError,
-    derive_association,
-)
+from ._file import BergsmaSource, FileSource, WikiText103Source
+from ._labor import Labor2016SharesSource, Labor2016Source, Labor2022Source
+from ._table import BaseRateSource, BaseRateTable, MissingEntriesError
 from ._uniform import UniformSource
 
 __all__ = [
@@ -63,11 +58,8 @@ __all__ = [
     "MissingEntriesError",
     "SOURCES",
     "ZeroRowWarning",
-    "derive_association",
     "get_source",
     "list_sources",
-    "read_table_csv",
-    "winobias_groups",
 ]
 
 #: Registered sources: name -> source class (called with no argument), with descriptions.

@@ -5,8 +5,8 @@ Two counting rules (:data:`RULES`):
 ``"default"``
     Case-insensitive, whole-word matching. Each line is one paragraph; WikiText
     heading lines (``= = Title = =``) and blank lines are skipped; a line is split into
-    sentences by :func:`~biasamp.corpus._sentences.split_sentences` (a regex splitter that handles WikiText's
-    ``" . "`` tokenisation, initials and common abbreviations). Occupations match as
+    sentences by a regex splitter (``_sentences.split_sentences``) that handles WikiText's
+    ``" . "`` tokenisation, initials and common abbreviations. Occupations match as
     whole words, including regular plurals (``nurses``, ``salespeople``) and multi-word
     names (``construction worker``). A sentence is counted when exactly one occupation
     (any number of mentions) and exactly one attribute word group occur in it.

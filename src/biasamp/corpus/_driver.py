@@ -166,7 +166,7 @@ def write_counts_csv(result: CorpusCounts, path: str | os.PathLike | OutputFile,
                      overwrite: bool = False) -> Path:
     """Write counts as a wide base-rate CSV (``task,he,she,...``).
 
-    The first line is ``# provenance: {json}``; :func:`biasamp.base_rates.read_table_csv`
+    The first line is ``# provenance: {json}``; :func:`biasamp.base_rates._file.read_table_csv`
     reads it back into the table's provenance. The file is written beside the target and
     renamed when complete (:class:`biasamp._output_file.OutputFile`), so an interrupted write
     leaves no partial CSV; an existing file is replaced only with ``overwrite``, and only
