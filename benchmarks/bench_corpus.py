@@ -107,7 +107,7 @@ def matchers(text: bytes, tasks: list[str], repeat: int) -> None:
     """Time the scanner candidates (installed ones) finding the occupations."""
     import re
 
-    from biasamp.corpus._scan import HyperscanScanner, NumpyScanner
+    from biasamp.corpus._matching import HyperscanScanner, NumpyScanner
 
     mb = len(text) / 1e6
     pats = [t.encode() for t in tasks]

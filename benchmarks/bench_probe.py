@@ -21,7 +21,7 @@ import numpy as np
 
 from biasamp import base_rates
 from biasamp.probe import evaluate_tables
-from biasamp.templates import load_tasks
+from biasamp.tasks import load_tasks
 
 SOURCES = ("uniform", "labor-2016", "wikitext103-valtest")
 ATTRS = ["he", "she"]

@@ -42,8 +42,8 @@ POSITIONAL_OK = {
     "base_rates/_table.py:MissingEntriesError.__init__": "public exception of "
                                                          "biasamp.base_rates: its constructor "
                                                          "stays backward compatible",
-    "corpus/_scan.py:HyperscanScanner.find_ids.<lambda>": "Hyperscan's match_event_handler "
-                                                          "protocol (id, from, to, flags, "
+    "corpus/_matching.py:HyperscanScanner.find_ids.<lambda>": "Hyperscan's match_event_handler "
+                                                              "protocol (id, from, to, flags, "
                                                           "context)",
     "corpus/_rule_base.py:_rebuild": "pickle's __reduce__ protocol: called with the "
                                      "positional arguments CountingRule.__reduce__ returns",
@@ -242,8 +242,8 @@ def test_a_planted_torch_import_in_report_is_caught(tmp_path):
                       "    return MaskedLMScorer(m)\n", "builds a scorer"),
     ("scoring/__init__.py", "from importlib import import_module\n", "a lazy import is a Regi"),
     ("pipeline/run.py", "import lm_eval\n", "imports lm_eval (only biasamp.harness may)"),
-    ("harness/_task.py", "from ..pipeline._intervals import Resampling\n", "private name"),
-    ("harness/_task.py", "from ..scoring import _context\n", "private name"),
+    ("harness/__init__.py", "from ..pipeline._intervals import Resampling\n", "private name"),
+    ("harness/__init__.py", "from ..scoring import _context\n", "private name"),
     ("metrics/_ci.py", "def _helper(a, b, c, d, e=None):\n    return a\n",
      "_helper() takes 5 positional parameters"),
     ("report/_json.py", "class _Planted:\n    def run(self, a, b, /, c, d, e):\n        return a\n",

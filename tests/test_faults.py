@@ -77,7 +77,7 @@ PROBE_CASES = [
     (["--attributes", "he,it"], r"attributes must be a subset of .*got 'it'"),
     (["--attributes", "he,he"], r"attributes must not repeat an? attribute"),
     (["--base-rates", "uniform,labor-2061"], r"unknown base-rate source .labor-2061. \(did you"),
-    (["--base-rates", "wikipedia"], r"no Wikipedia counts are shipped"),
+    (["--base-rates", "wikipedia"], r"unknown base-rate source 'wikipedia'"),
     (["--base-rates", "file:{nofile.csv}"], r"base-rate CSV not found"),
     (["--base-rates", "file:{zero.csv}"], r"base_rates: source 'file:.*zero.csv' is all zero"),
     (["--base-rates", "file:{nan.csv}"], r"column 'he' must be numeric"),

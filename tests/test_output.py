@@ -334,7 +334,7 @@ def test_sigterm_and_sighup_clean_up_like_ctrl_c(tiny_bert_dir, result, tmp_path
 
 # ------------------------------------------------------------------ single files
 def test_templates_convert_replaces_only_a_converted_set(tmp_path, capsys):
-    from biasamp._data import data_dir
+    from biasamp._files import data_dir
 
     wg = Path(__file__).parent / "data" / "winogender" / "templates.tsv"
     mine = tmp_path / "mine.toml"

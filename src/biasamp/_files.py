@@ -1,4 +1,5 @@
-"""File helpers shared by the data loaders: hashes, TOML reading, names-or-paths.
+"""File helpers shared by the data loaders: the data folders, hashes, TOML reading,
+names-or-paths.
 
 >>> sha256_bytes(b"")[:12]
 'e3b0c44298fc'
@@ -11,6 +12,7 @@ import json
 import math
 import os
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +27,31 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     except ModuleNotFoundError:
         _toml = None
 
-__all__ = ["check_keys", "check_metadata", "decode_text", "json_loads", "read_text",
-           "read_toml", "resolve_name_or_path", "sha256_bytes", "sha256_file", "str_field",
-           "toml_loads"]
+__all__ = ["check_keys", "check_metadata", "data_dir", "json_loads", "read_text", "read_toml",
+           "resolve_name_or_path", "sha256_bytes", "sha256_file", "str_field", "toml_loads"]
+
+_DATA_NAMES = ("templates", "base_rates", "pairs")
+
+
+@lru_cache(maxsize=None)
+def data_dir(name: str) -> Path:
+    """Return the folder holding biasamp's ``templates``, ``base_rates`` or ``pairs`` data.
+
+    An installed wheel carries them as ``biasamp/_data/<name>``; a source checkout
+    (or an editable install) has them at the repository root.
+
+    >>> data_dir("templates").name
+    'templates'
+    """
+    if name not in _DATA_NAMES:
+        raise ValueError(f"name must be one of {_DATA_NAMES}; got {name!r}")
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "_data" / name, here.parent.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"biasamp data folder {name!r} not found next to {here} (broken installation?)"
+    )
 
 
 def sha256_bytes(data: bytes) -> str:

@@ -43,14 +43,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from ._conventions import BLANK
-from ._data import data_dir
 from ._errors import BiasampError
-from ._files import (check_keys, check_metadata, looks_like_path, read_toml,
+from ._files import (check_keys, check_metadata, data_dir, looks_like_path, read_toml,
                      resolve_name_or_path, sha256_bytes, str_field)
 from ._registry import Registry, did_you_mean
 
-__all__ = ["GROUPS", "TASK_ALIASES_FILE", "TASK_SETS", "TaskAliases", "TaskVocabulary",
-           "list_task_sets", "load_tasks", "task_aliases"]
+__all__ = ["TaskVocabulary", "list_task_sets", "load_tasks", "task_aliases"]
 
 #: Groups a vocabulary may declare per word.
 GROUPS = ("male_biased", "female_biased")

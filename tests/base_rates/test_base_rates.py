@@ -11,11 +11,11 @@ from biasamp.base_rates import (
     BaseRateTable,
     MissingEntriesError,
     ZeroRowWarning,
-    derive_association,
     get_source,
     list_sources,
-    winobias_groups,
 )
+from biasamp.base_rates._labor import winobias_groups
+from biasamp.base_rates._table import derive_association
 from biasamp.cli import main
 from biasamp.tasks import load_tasks
 
@@ -349,7 +349,7 @@ def test_every_source_on_the_32(recwarn):
 def test_compat_tables_carry_the_papers_metric_settings(recwarn):
     """Every *-wang2021 table: tie_tol 0.0 and undefined "tie"; every other: None, None."""
     compat = COMPAT_SOURCES["wang2021"]
-    # "wikipedia" is the paper's row name (no plain source of that name: see RETIRED)
+    # "wikipedia" is the paper's row name (its plain source is wikitext103-valtest)
     plain_of = {"wikipedia": "wikitext103-valtest"}
     assert set(compat.values()) <= set(list_sources())
     assert {plain_of.get(k, k) for k in compat} <= set(list_sources())
@@ -402,13 +402,6 @@ def test_cli_base_rates(capsys, tmp_path):
     assert "did you mean 'labor-2016'" in capsys.readouterr().err
     assert main(["base-rates", "show"]) == 2
     assert "needs a SOURCE" in capsys.readouterr().err
-
-
-def test_wikipedia_is_not_a_name_for_demonstration_counts():
-    for name, pattern in (("wikipedia", r"no Wikipedia counts are shipped; 'wikitext103-valtest'"),
-                          ("wikipedia-wang2021", r"renamed 'wikitext103-valtest-wang2021'")):
-        with pytest.raises(BiasampError, match=pattern):
-            get_source(name)
 
 
 def test_count_sources_keep_their_counts_and_say_what_they_are(recwarn, tmp_path):

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from biasamp import BiasampError
-from biasamp._data import data_dir
-from biasamp.base_rates import MissingEntriesError, get_source, list_sources, winobias_groups
+from biasamp._files import data_dir
+from biasamp.base_rates import MissingEntriesError, get_source, list_sources
+from biasamp.base_rates._labor import winobias_groups
 from biasamp.tasks import load_tasks, task_aliases
 
 HS = ["he", "she"]

@@ -160,9 +160,9 @@ def test_unreachable_scheduler_is_a_one_line_error(tmp_path, capsys, monkeypatch
                                                    corpus_files):
     import socket
 
-    from biasamp.corpus import _dask
+    from biasamp.corpus import _engines
 
-    monkeypatch.setattr(_dask, "CONNECT_TIMEOUT", 1.0)
+    monkeypatch.setattr(_engines, "CONNECT_TIMEOUT", 1.0)
     with socket.socket() as s:               # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

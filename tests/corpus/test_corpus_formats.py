@@ -15,7 +15,8 @@ import pytest
 from biasamp import BiasampError
 from biasamp._errors import ZeroRowWarning
 from biasamp.cli import main
-from biasamp.corpus import count_cooccurrences, count_text, strip_wikitext
+from biasamp.corpus import count_cooccurrences, count_text
+from biasamp.corpus._formats import strip_wikitext
 from biasamp.tasks import load_tasks
 
 W32 = load_tasks("winobias32").words
@@ -180,7 +181,7 @@ def test_wikipedia_dump_is_stripped_and_counted(tmp_path):
 def test_strip_wikitext_articles_equal_the_hand_written_text():
     import hashlib
 
-    from biasamp.corpus._wikixml import iter_wiki_articles
+    from biasamp.corpus._formats import iter_wiki_articles
 
     assert hashlib.sha256(DUMP.read_bytes()).hexdigest() == (   # as in tests/data/README.md
         "e9eb3dae67c613b64e7a4bf122c868d8d5462bfea7eb95d57032e439ec07f843")

@@ -66,7 +66,7 @@ def test_the_folder_holds_every_task_and_the_tag(capsys):
 
 
 def test_documents_are_biasamp_prompts_after_the_context_token():
-    from biasamp.harness._task import _setup, documents
+    from biasamp.harness import _setup, documents
 
     docs = documents(_setup("wang2021", "uniform", {"max_templates": 1}), "<|endoftext|>")
     # wang2021 template 1, A->T for "he" (32 occupations) and T->A for each occupation
@@ -81,7 +81,7 @@ def test_documents_are_biasamp_prompts_after_the_context_token():
 
 
 def test_settings_that_would_give_wrong_numbers_are_refused():
-    from biasamp.harness._task import check_model_args
+    from biasamp.harness import check_model_args
 
     with pytest.raises(BiasampError, match="^logits_cache: got 'the harness default, True'"):
         check_model_args({"pretrained": "m"})
@@ -106,9 +106,9 @@ def test_the_harness_defaults_stop_before_any_request(tiny_gpt2_dir):
 def test_why_the_logits_cache_is_refused(tiny_gpt2_dir, monkeypatch):
     """With the hf backend's default cache the A->T value is wrong (the refusal above is
     needed); if a harness release fixes it, this test says so."""
-    from biasamp.harness import _task
+    from biasamp import harness
 
-    monkeypatch.setattr(_task, "check_model_args", lambda meta: None)
+    monkeypatch.setattr(harness, "check_model_args", lambda meta: None)
     task = "biasamp_wang2021_uniform"
     cached = _harness(tiny_gpt2_dir, [task], meta={"max_templates": 4})[task]["a2t,none"]
     right = _harness(tiny_gpt2_dir, [task], meta={"max_templates": 4},
@@ -133,7 +133,7 @@ def test_smollm2_equals_the_probe(smollm2_dir):
 
 
 def test_a_limited_run_is_refused_at_the_aggregation():
-    from biasamp.harness._task import _setup, documents, evaluate_items, process_results
+    from biasamp.harness import _setup, documents, evaluate_items, process_results
 
     docs = documents(_setup("wang2021", "uniform", {"max_templates": 1}), "<|endoftext|>")
     items = [process_results(d, [(-1.0, False)] * len(d["choices"]))["t2a"] for d in docs]

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from biasamp import BiasampError
-from biasamp._data import data_dir
+from biasamp._files import data_dir
 from biasamp.cli import main
 from biasamp.pairs import (PairResult, load_pairs, pair_summary, preferences, score_pairs)
 
@@ -321,13 +321,13 @@ def test_every_data_folder_ships_in_the_wheel_and_sdist():
     checkout, and pyproject force-includes it into the wheel as biasamp/_data/pairs."""
     import sys
 
-    from biasamp import _data
+    from biasamp import _files
 
     tomllib = pytest.importorskip("tomllib" if sys.version_info >= (3, 11) else "tomli")
     root = data_dir("pairs").parent
     doc = tomllib.loads((root / "pyproject.toml").read_text())
     wheel = doc["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
     sdist = doc["tool"]["hatch"]["build"]["targets"]["sdist"]["include"]
-    for name in _data._NAMES:
+    for name in _files._DATA_NAMES:
         assert wheel[name] == f"biasamp/_data/{name}" and name in sdist
         assert data_dir(name).is_dir()

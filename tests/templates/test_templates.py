@@ -18,17 +18,17 @@ else:  # pragma: no cover - Python 3.10
 
 from biasamp import BiasampError, UnknownNameError
 from biasamp._conventions import canonical_direction
-from biasamp._data import data_dir
+from biasamp._files import data_dir
 from biasamp.tasks import list_task_sets, load_tasks
 from biasamp.templates import (
     BLANK,
     build_prompts,
-    indefinite_article,
     list_template_sets,
     load_template_set,
     render_sentences,
     resolve_attributes,
 )
+from biasamp.templates._slots import indefinite_article
 
 TEMPLATES = data_dir("templates")
 TASKS = TEMPLATES.parent / "base_rates"  # the one copy of each vocabulary data file (sha256 checked below)

@@ -6,14 +6,8 @@ from __future__ import annotations
 import pytest
 
 from biasamp import BiasampError
-from biasamp.templates import (
-    ATTRIBUTE_FORMS,
-    PRONOUN_CASES,
-    build_prompts,
-    load_template_set,
-    render_sentences,
-    template_tasks,
-)
+from biasamp.templates import build_prompts, load_template_set, render_sentences, template_tasks
+from biasamp.templates._slots import ATTRIBUTE_FORMS, PRONOUN_CASES
 
 HEADER = """[set]
 name = "t"

@@ -30,36 +30,87 @@ paper-compatible construction. Count-based tables keep their counts (``table.cou
 that the probe can propagate their sampling error; every table says what it is
 (``provenance["kind"]``, ``["about"]``).
 
-Modules: ``_table`` (the table, the source interface, shared helpers), ``_winobias``
-(WinoBias groups), ``_uniform``, ``_labor``, ``_text`` (wikitext103, bergsma), ``_compat``
-(every ``*-wang2021`` construction), ``_file`` (user CSVs), ``_registry``.
+Modules: ``_table`` (the table, the source interface, shared helpers), ``_labor`` (labor
+statistics and the WinoBias groups), ``_uniform``, ``_file`` (user CSVs; wikitext103,
+bergsma), ``_compat`` (every ``*-wang2021`` construction); the registry is here.
 """
 
+from __future__ import annotations
+
 from .._errors import ZeroRowWarning
-from ._compat import COMPAT_SOURCES, EPS_WANG2021
-from ._file import read_table_csv
-from ._registry import SOURCES, get_source, list_sources
-from ._table import (
-    BaseRateSource,
-    BaseRateTable,
-    MissingEntriesError,
-    derive_association,
+from .._registry import Registry, unknown_name
+from .._validation import NonEmptyStr, check
+from ._compat import (
+    COMPAT_SOURCES,
+    Labor2016Wang2021Source,
+    UniformWang2021Source,
+    WikiText103Wang2021Source,
 )
-from ._text import WIKITEXT_VOCABULARIES
-from ._winobias import winobias_groups
+from ._file import BergsmaSource, FileSource, WikiText103Source
+from ._labor import Labor2016SharesSource, Labor2016Source, Labor2022Source
+from ._table import BaseRateSource, BaseRateTable, MissingEntriesError
+from ._uniform import UniformSource
 
 __all__ = [
     "BaseRateSource",
     "BaseRateTable",
     "COMPAT_SOURCES",
-    "EPS_WANG2021",
     "MissingEntriesError",
     "SOURCES",
-    "WIKITEXT_VOCABULARIES",
     "ZeroRowWarning",
-    "derive_association",
     "get_source",
     "list_sources",
-    "read_table_csv",
-    "winobias_groups",
 ]
+
+#: Registered sources: name -> source class (called with no argument), with descriptions.
+#: ``uniform:SOURCE`` and ``file:PATH.csv`` are forms of :func:`get_source`, not entries.
+SOURCES = Registry("base-rate source", extra_names=("file:PATH.csv", "uniform:SOURCE"))
+
+for _cls in (UniformSource, UniformWang2021Source, Labor2016Source, Labor2016SharesSource,
+             Labor2016Wang2021Source, Labor2022Source, BergsmaSource, WikiText103Source,
+             WikiText103Wang2021Source):
+    SOURCES.register(_cls.name, _cls, description=_cls.description)
+del _cls
+
+
+def list_sources() -> list[str]:
+    """Names of the registered sources, sorted (``file:`` and ``uniform:`` forms aside).
+
+    Examples
+    --------
+    >>> "labor-2016" in list_sources()
+    True
+    """
+    return sorted(SOURCES.names())
+
+
+def get_source(name: str) -> BaseRateSource:
+    """Look up a base-rate source by name.
+
+    Parameters
+    ----------
+    name : str
+        A registered name, ``uniform:SOURCE`` (equal joint, signs of SOURCE) or
+        ``file:PATH.csv``.
+
+    Returns
+    -------
+    BaseRateSource
+
+    Examples
+    --------
+    >>> t = get_source("labor-2016").table(["nurse", "janitor"], ["he", "she"])
+    >>> t.joint.round(2).to_numpy().tolist()
+    [[310.2, 2791.8], [1502.16, 773.84]]
+    """
+    name = check(name, NonEmptyStr, "base-rate source name").strip()
+    if name.startswith("file:"):
+        return FileSource(name[len("file:"):])
+    if name.startswith("uniform:"):
+        inner = name[len("uniform:"):]
+        if inner == "winobias":  # the default association, spelled out
+            return UniformSource()
+        if inner not in SOURCES and not inner.startswith("file:"):
+            raise unknown_name("base-rate source", inner, list_sources())
+        return UniformSource(inner)
+    return SOURCES.get(name)()

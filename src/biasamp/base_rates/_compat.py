@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 
 from .._conventions import ATTRIBUTE_TO_TASK, ATTRIBUTES
-from ._labor import LABOR2016_PROVENANCE, labor2016_files, labor_counts, labor_shares
+from ._file import WikiText103Source
+from ._labor import (LABOR2016_PROVENANCE, groups_for, labor2016_files, labor_counts, labor_shares,
+                     winobias_file_entry)
 from ._table import BaseRateSource, BaseRateTable, MissingEntriesError, select_entries
-from ._text import WikiText103Source
-from ._winobias import groups_for, winobias_file_entry
 
 __all__ = ["COMPAT_SOURCES", "EPS_WANG2021", "PAPER_METRIC", "Labor2016Wang2021Source",
            "UniformWang2021Source", "WikiText103Wang2021Source"]

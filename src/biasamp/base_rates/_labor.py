@@ -1,4 +1,6 @@
-"""Labor statistics: ``labor-2016``, ``labor-2016-shares`` (WinoBias' CPS numbers), ``labor-2022``."""
+"""Labor statistics: ``labor-2016``, ``labor-2016-shares`` (WinoBias' CPS numbers), ``labor-2022``;
+and the WinoBias occupation table they are read from: groups (male/female-biased), list
+spellings, shares."""
 
 from __future__ import annotations
 
@@ -7,11 +9,12 @@ from functools import lru_cache
 
 import pandas as pd
 
-from ._table import BaseRateSource, BaseRateTable, data_file, file_entry, select_entries
-from ._winobias import winobias_file_entry, winobias_table
+from ._table import (BaseRateSource, BaseRateTable, MissingEntriesError, data_file, file_entry,
+                     select_entries)
 
-__all__ = ["LABOR2016_PROVENANCE", "Labor2016SharesSource", "Labor2016Source",
-           "Labor2022Source", "labor2016_files", "labor_counts", "labor_shares"]
+__all__ = ["LABOR2016_PROVENANCE", "Labor2016SharesSource", "Labor2016Source", "Labor2022Source",
+           "WINOBIAS_PROVENANCE", "groups_for", "labor2016_files", "labor_counts",
+           "labor_shares", "winobias_file_entry", "winobias_groups"]
 
 #: Citation shared by the 2016 labor sources (plain and compat).
 LABOR2016_PROVENANCE = {
@@ -154,3 +157,66 @@ class Labor2022Source(BaseRateSource):
                           file_entry(data_file(_BLS2022_TABLE))]}
         prov.update(kind="statistics", about=self.about)
         return BaseRateTable(joint, provenance=prov)
+
+
+#: The shipped WinoBias table (40 occupations: group, pct_female, employment, list name).
+WINOBIAS_FILE = "winobias40_pct_female.csv"
+
+#: Citation of the WinoBias occupation groups.
+WINOBIAS_PROVENANCE = {
+    "citation": "Zhao et al. (2018), Gender Bias in Coreference Resolution: Evaluation and "
+                "Debiasing Methods, NAACL (WinoBias occupation groups)",
+    "url": "https://github.com/uclanlp/corefBias",
+}
+
+
+@lru_cache(maxsize=1)
+def winobias_table() -> pd.DataFrame:
+    """The 40 rows of ``winobias40_pct_female.csv`` in file order."""
+    return pd.read_csv(data_file(WINOBIAS_FILE), dtype={"occupation": str})
+
+
+def winobias_file_entry() -> dict:
+    """Provenance entry (name, sha256) of the WinoBias table."""
+    return file_entry(data_file(WINOBIAS_FILE))
+
+
+def _groups() -> dict[str, str]:
+    t = winobias_table()
+    return dict(zip(t["occupation"].astype(str), t["winobias_group"].astype(str)))
+
+
+def winobias_groups() -> dict[str, str]:
+    """Occupation -> ``"male_biased"`` / ``"female_biased"`` for the 40 WinoBias occupations.
+
+    Includes the other spellings of the task alias table (:func:`biasamp.tasks.task_aliases`:
+    ``construction worker``, ``mechanic``, ``tailor``) besides the paper's words
+    (``constructor``, ``mechanician``, ``sewer``).
+
+    Examples
+    --------
+    >>> g = winobias_groups()
+    >>> g["nurse"], g["janitor"], g["tailor"], len(g)
+    ('female_biased', 'male_biased', 'female_biased', 43)
+    """
+    from ..tasks import task_aliases
+
+    out = _groups()
+    for alias, occ in task_aliases().pairs.items():
+        if occ in out:
+            out[alias] = out[occ]
+    return out
+
+
+def groups_for(tasks, source: str) -> list[str]:
+    """The WinoBias group of each task (the paper's spellings; other spellings are resolved
+    by :meth:`BaseRateSource.table` through the alias table); :class:`MissingEntriesError`
+    for tasks without one."""
+    g = _groups()
+    missing = [t for t in tasks if t not in g]
+    if missing:
+        raise MissingEntriesError(
+            source, missing_tasks=missing, tasks=sorted(g),
+            note="the association needs a WinoBias group (male_biased/female_biased) per task; "
+                 "use 'uniform:SOURCE' to take the signs from another source")
+    return [g[t] for t in tasks]

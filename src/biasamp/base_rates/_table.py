@@ -10,9 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .._data import data_dir
 from .._errors import BiasampError, ZeroRowWarning
-from .._files import sha256_file
+from .._files import data_dir, sha256_file
 from .._validation import (Constraint, Direction, OneOf, Optional, check, normalised,
                            validate_params)
 

@@ -7,13 +7,13 @@ import pandas as pd
 
 from .._conventions import ATTRIBUTES
 from .._errors import BiasampError
+from ._labor import WINOBIAS_PROVENANCE, groups_for, winobias_file_entry
 from ._table import (
     BaseRateSource,
     BaseRateTable,
     MissingEntriesError,
     derive_association,
 )
-from ._winobias import WINOBIAS_PROVENANCE, groups_for, winobias_file_entry
 
 __all__ = ["UniformSource"]
 
@@ -75,7 +75,7 @@ class UniformSource(BaseRateSource):
         return [[_GROUP_SIGNS[g][a] for a in attributes] for g in groups_for(tasks, self.name)]
 
     def _source_signs(self, tasks, attributes) -> tuple[np.ndarray, dict]:
-        from ._registry import get_source  # the registry imports this module
+        from . import get_source  # the package imports this module
 
         other = get_source(self.association_source)
         if other.requires_direction:

@@ -5,8 +5,8 @@ Two counting rules (:data:`RULES`):
 ``"default"``
     Case-insensitive, whole-word matching. Each line is one paragraph; WikiText
     heading lines (``= = Title = =``) and blank lines are skipped; a line is split into
-    sentences by :func:`split_sentences` (a regex splitter that handles WikiText's
-    ``" . "`` tokenisation, initials and common abbreviations). Occupations match as
+    sentences by a regex splitter (``_sentences.split_sentences``) that handles WikiText's
+    ``" . "`` tokenisation, initials and common abbreviations. Occupations match as
     whole words, including regular plurals (``nurses``, ``salespeople``) and multi-word
     names (``construction worker``). A sentence is counted when exactly one occupation
     (any number of mentions) and exactly one attribute word group occur in it.
@@ -32,25 +32,21 @@ corpora. They are cut into shards (line-aligned byte ranges, Parquet row groups,
 compressed files) that the workers of an engine (:data:`ENGINES`: ``local`` = this process
 or a process pool, ``dask`` = a Dask distributed cluster) read and count in bounded memory.
 
-Modules: ``_buffer`` (bytes and their lines), ``_scan`` (scanners), ``_sentences`` (the
-default rule's splitter and its vectorised boundaries), ``_matching`` (occupation forms, trie
-regexes, the numpy prefilter), ``_words`` (word groups and their checks), ``_rule_base``,
-``_wang2021``, ``_default``, ``_rules`` (one class per rule, the ``RULES`` registry),
-``_inputs`` (paths/globs/URLs, formats), ``_formats`` and ``_wikixml`` (readers),
-``_shards`` (units of work, early checks), ``_sources`` (opening a corpus), ``_engines``
-and ``_dask`` (who counts), ``_driver`` (the entry points, provenance, the CSV writer).
+Modules: ``_buffer`` (bytes and their lines), ``_sentences`` (the default rule's splitter and
+its vectorised boundaries), ``_matching`` (occupation forms, trie regexes, the numpy
+prefilter, the scanners), ``_rule_base`` (the rule protocol, word groups and their checks),
+``_wang2021``, ``_default`` (one class per rule), ``_inputs`` (paths/globs/URLs, formats),
+``_formats`` (readers, Wikipedia XML included), ``_shards`` (units of work, early checks),
+``_sources`` (opening a corpus), ``_engines`` (who counts: local, dask), ``_driver`` (the
+entry points, the ``RULES`` registry, provenance, the CSV writer).
 """
 
-from ._driver import (CorpusCounts, count_cooccurrences, count_text, counts_output,
+from ._driver import (RULES, CorpusCounts, count_cooccurrences, count_text, counts_output,
                       write_counts_csv)
 from ._engines import ENGINES
 from ._inputs import FORMATS
-from ._matching import occupation_forms
-from ._rules import RULES
-from ._scan import MATCHERS
-from ._sentences import split_sentences
-from ._wikixml import strip_wikitext
-from ._words import DEFAULT_WORD_GROUPS, THEY_WORDS, WANG2021_WORD_GROUPS
+from ._matching import MATCHERS
+from ._rule_base import DEFAULT_WORD_GROUPS, WANG2021_WORD_GROUPS
 
 __all__ = [
     "CorpusCounts",
@@ -59,13 +55,9 @@ __all__ = [
     "FORMATS",
     "MATCHERS",
     "RULES",
-    "THEY_WORDS",
     "WANG2021_WORD_GROUPS",
     "count_cooccurrences",
     "count_text",
-    "occupation_forms",
-    "split_sentences",
-    "strip_wikitext",
     "counts_output",
     "write_counts_csv",
 ]

@@ -7,12 +7,10 @@ import re
 import numpy as np
 
 from ._buffer import Buffer
-from ._matching import occupation_forms, trie_pattern
-from ._rule_base import ByteTicker, CountingRule
-from ._scan import make_scanner
+from ._matching import make_scanner, occupation_forms, trie_pattern
+from ._rule_base import DEFAULT_WORD_GROUPS, ByteTicker, CountingRule
 from ._sentences import (HEADING, boundary_gaps, count_sentences, sentence_spans,
                          split_sentences)
-from ._words import DEFAULT_WORD_GROUPS
 
 __all__ = ["DefaultRule"]
 

@@ -1,4 +1,5 @@
-"""The entry points: count a corpus with an engine, or a text in-process; the CSV writer."""
+"""The entry points: count a corpus with an engine, or a text in-process; the CSV writer; the
+``RULES`` registry (counting-rule name -> :class:`CountingRule` subclass)."""
 
 from __future__ import annotations
 
@@ -17,20 +18,29 @@ import pandas as pd
 from .._errors import BiasampError, ZeroRowWarning
 from .._output_file import OutputFile
 from .._progress import SILENT, as_progress
+from .._registry import Registry
 from .._validation import (Bool, Integer, NonEmptyStr, OneOf, Optional, PositiveInt, normalised,
                            validate_params)
 from ._buffer import encode_text
+from ._default import DefaultRule
 from ._engines import ENGINES
 from ._inputs import FORMATS
-from ._rule_base import _rebuild
-from ._rules import RULES, CountingRule
-from ._scan import MATCHERS, default_matcher
+from ._matching import MATCHERS, default_matcher
+from ._rule_base import CountingRule, TaskList, WordGroups, _rebuild
 from ._shards import ReadOptions
 from ._sources import DASK_SHARD_BYTES, plan_corpus
-from ._words import TaskList, WordGroups
+from ._wang2021 import Wang2021Rule
 
-__all__ = ["CorpusCounts", "count_cooccurrences", "count_text", "counts_output",
+__all__ = ["CorpusCounts", "RULES", "count_cooccurrences", "count_text", "counts_output",
            "write_counts_csv"]
+
+
+#: The counting rules: name -> :class:`CountingRule` subclass (see :mod:`biasamp.corpus`).
+RULES = Registry("counting rule")
+RULES.register("default", DefaultRule, description="case-insensitive whole words per sentence, "
+               "plurals and multi-word occupations")
+RULES.register("wang2021", Wang2021Rule, description="the BiasAmp-> paper's read_wiki2.py rule, "
+               "exactly (substrings, case-sensitive words, '.'-pieces)")
 
 _VOCAB_PARAMS = {"rule": OneOf(RULES), "tasks": TaskList, "word_groups": Optional(WordGroups),
                  "matcher": Optional(OneOf(MATCHERS))}
@@ -156,7 +166,7 @@ def write_counts_csv(result: CorpusCounts, path: str | os.PathLike | OutputFile,
                      overwrite: bool = False) -> Path:
     """Write counts as a wide base-rate CSV (``task,he,she,...``).
 
-    The first line is ``# provenance: {json}``; :func:`biasamp.base_rates.read_table_csv`
+    The first line is ``# provenance: {json}``; :func:`biasamp.base_rates._file.read_table_csv`
     reads it back into the table's provenance. The file is written beside the target and
     renamed when complete (:class:`biasamp._output_file.OutputFile`), so an interrupted write
     leaves no partial CSV; an existing file is replaced only with ``overwrite``, and only

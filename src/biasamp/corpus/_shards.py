@@ -17,9 +17,9 @@ import zlib
 from dataclasses import dataclass, field
 
 from .._errors import BiasampError
-from ._formats import check_parquet_column, iter_jsonl, iter_parquet, iter_text, parquet_file
+from ._formats import (check_parquet_column, iter_jsonl, iter_parquet, iter_text,
+                       iter_wiki_articles, parquet_file)
 from ._inputs import Input, decompressed, open_raw
-from ._wikixml import iter_wiki_articles
 
 __all__ = ["ReadOptions", "Shard", "check_input", "count_chunks", "guarded", "hash_input",
            "make_shards", "shard_chunks"]

@@ -7,10 +7,8 @@ import re
 import numpy as np
 
 from ._buffer import Buffer, encode_text
-from ._matching import trie_pattern
-from ._rule_base import ByteTicker, CountingRule
-from ._scan import make_scanner
-from ._words import WANG2021_WORD_GROUPS
+from ._matching import make_scanner, trie_pattern
+from ._rule_base import WANG2021_WORD_GROUPS, ByteTicker, CountingRule
 
 __all__ = ["Wang2021Rule"]
 

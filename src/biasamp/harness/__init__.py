@@ -5,16 +5,209 @@ The folder :func:`tasks_dir` holds one harness task per (template set, base-rate
 ``lm_eval --include_path "$(python -m biasamp.harness)"``. The harness scores each candidate
 fill as a ``loglikelihood`` request; the tasks' aggregation computes BiasAmp-> with biasamp's own
 pipeline (:func:`biasamp.pipeline.evaluate_scores`). Importing this package imports neither the
-harness nor torch; the task files call :mod:`._task` only when the harness loads them.
+harness nor torch; the task files (``tasks/biasamp_lmeval.py``) call the functions below
+(documents, results, aggregation) only when the harness loads them.
+
+One document is one prompt row of :func:`biasamp.pipeline.prepare` (either direction); its
+choices are the filled sentences' continuations ``candidate + text after the blank`` after the
+context ``context token + text before the blank``, so the harness's ``loglikelihood`` of a
+choice is biasamp's ``continuation`` estimate of that candidate. The aggregation puts the
+log-likelihoods back in prompt order and hands them to :func:`biasamp.pipeline.evaluate_scores`,
+the probe's own path from scores to BiasAmp->: the harness scores, biasamp computes.
+
+What the harness passes to ``custom_dataset`` is its ``model_args`` merged with
+``--metadata``: the model's name (``pretrained``) gives the context token biasamp would use,
+and the settings that would make the numbers wrong are refused there, before any request runs.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
+import logging
 from pathlib import Path
 
-from ._task import METRICS, TASKS
+import numpy as np
+
+from .._conventions import BLANK, DIRECTIONS
+from .._errors import BiasampError
+
+log = logging.getLogger(__name__)
 
 __all__ = ["METRICS", "TASKS", "main", "tasks_dir"]
+
+#: task name -> (template set, base-rate source); one task per pair.
+TASKS = {
+    "biasamp_wang2021_uniform": ("wang2021", "uniform"),
+    "biasamp_wang2021_labor2016": ("wang2021", "labor-2016"),
+    "biasamp_winogender_uniform_bergsma": ("winogender", "uniform:bergsma"),
+    "biasamp_winogender_bergsma": ("winogender", "bergsma"),
+    "biasamp_winobias_uniform": ("winobias", "uniform"),
+    "biasamp_winobias_labor2016shares": ("winobias", "labor-2016-shares"),
+}
+#: metric name -> (direction, summary column)
+METRICS = {f"{short}{suffix}": (direction, column)
+           for short, direction in (("t2a", "task_to_attribute"), ("a2t", "attribute_to_task"))
+           for suffix, column in (("", "mean"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high"))}
+#: ``--metadata`` keys the tasks read (besides the model's own arguments)
+OPTIONS = ("context_token", "attributes", "tasks", "max_templates", "n_resamples", "seed",
+           "confidence")
+
+
+def _truthy(value) -> bool:
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def _false(value) -> bool:
+    return str(value).strip().lower() in ("0", "false", "no", "off")
+
+
+def check_model_args(meta: dict) -> None:
+    """Refuse the harness settings under which its numbers would not be biasamp's.
+
+    - ``logits_cache`` must be stated False: the ``hf`` backend's default (on) reuses one
+      forward pass for requests whose token sequences agree up to the last token, and
+      biasamp's two directions fill to the same sentence ("The [BLANK] said that he ..." with
+      *nurse*, "The nurse said that [BLANK] ..." with *he*): the harness then scores some of
+      them wrongly. ``logits_cache=False`` in ``--model_args`` (hf); a backend without that
+      argument (vllm, API models) states it with ``--metadata '{"logits_cache": false}'``.
+    - ``add_bos_token=True``: the backend would put the tokenizer's BOS (a chat marker for
+      SmolLM2-Instruct) in front of the context token these tasks already put there.
+    """
+    if not _false(meta.get("logits_cache", True)):
+        raise BiasampError(
+            f"logits_cache: got {meta.get('logits_cache', 'the harness default, True')!r}; the "
+            "biasamp tasks need logits_cache=False in --model_args (hf backend; backends "
+            "without the cache: --metadata '{\"logits_cache\": false}'): with the cache on, the "
+            "hf backend reuses one forward pass for requests whose sentences coincide, as "
+            "biasamp's two directions do, and scores some of them wrongly")
+    if _truthy(meta.get("add_bos_token", False)):
+        raise BiasampError(
+            f"add_bos_token: got {meta['add_bos_token']!r}; the biasamp tasks put the model's "
+            "document-start token in front of each sentence themselves (leave it False)")
+
+
+def context_token(meta: dict) -> tuple[str, str]:
+    """``(token, where it came from)``: ``--metadata context_token``, else the token biasamp's
+    scorer would use for the model of ``model_args`` (``tokenizer``, ``pretrained`` or
+    ``model``)."""
+    from ..scoring import model_context
+
+    given = meta.get("context_token")
+    model = meta.get("tokenizer") or meta.get("pretrained") or meta.get("model")
+    if model is None:
+        if given is None:
+            raise BiasampError(
+                "context_token: the biasamp tasks found no model name in --model_args "
+                "(pretrained=, tokenizer= or model=) to choose the document-start token "
+                "from; give it with --metadata '{\"context_token\": \"<|endoftext|>\"}'")
+        return str(given), "given with --metadata context_token"
+    ctx = model_context(str(model), given, revision=meta.get("revision"),
+                        trust_remote_code=_truthy(meta.get("trust_remote_code", False)))
+    return ctx.token, ctx.rule
+
+
+def _setup(templates: str, base_rates: str, meta: dict) -> str:
+    """The probe settings of a task as one JSON string (every document carries it)."""
+    fields = {"templates": templates, "base_rates": [base_rates]}
+    fields.update({k: meta[k] for k in OPTIONS if k in meta and k != "context_token"})
+    return json.dumps(fields, sort_keys=True)
+
+
+@functools.lru_cache(maxsize=8)
+def _prepared(setup: str):
+    from ..pipeline import ProbeConfig, prepare
+
+    cfg = ProbeConfig(models=[], **json.loads(setup)).resolved()
+    return cfg, prepare(cfg)
+
+
+def documents(setup: str, token: str) -> list[dict]:
+    """One document per prompt row: direction, row, context and choices."""
+    _, prep = _prepared(setup)
+    docs = []
+    for direction in DIRECTIONS:
+        frame = prep.prompts[direction]
+        for row, (prompt, cands) in enumerate(zip(frame["prompt"], frame["candidates"])):
+            pre, post = str(prompt).split(BLANK)
+            docs.append({"setup": setup, "direction": direction, "row": row,
+                         "prompt": str(prompt), "context": token + pre,
+                         "choices": [str(c) + post for c in cands]})
+    return docs
+
+
+def dataset(templates: str, base_rates: str, **meta):
+    """``custom_dataset`` of every biasamp task: ``{"test": datasets.Dataset}``.
+
+    ``templates`` and ``base_rates`` come from the task file's ``dataset_kwargs``; ``meta``
+    is the harness's ``model_args`` merged with ``--metadata``.
+    """
+    import datasets
+
+    check_model_args(meta)
+    token, rule = context_token(meta)
+    setup = _setup(templates, base_rates, meta)
+    docs = documents(setup, token)
+    log.info("biasamp task %s / %s: %d documents, context token %r (%s)", templates,
+             base_rates, len(docs), token, rule)
+    return {"test": datasets.Dataset.from_list(docs)}
+
+
+def process_results(doc: dict, results) -> dict:
+    """Each metric gets the document's log-likelihoods (one per choice); the aggregation
+    computes BiasAmp-> from all of them."""
+    item = (doc["setup"], doc["direction"], int(doc["row"]),
+            tuple(float(r[0]) for r in results))
+    return {name: item for name in METRICS}
+
+
+def _digest(items) -> str:
+    return hashlib.sha256(repr(list(items)).encode()).hexdigest()
+
+
+_EVALUATIONS: dict[str, dict] = {}
+
+
+def evaluate_items(items) -> dict:
+    """``{metric: value}`` of the items of one task (computed once, whatever metric asks)."""
+    from ..pipeline import evaluate_scores, row_scores
+
+    key = _digest(items)
+    if key in _EVALUATIONS:
+        return _EVALUATIONS[key]
+    setups = {it[0] for it in items}
+    if len(setups) != 1:
+        raise BiasampError(f"items of {len(setups)} biasamp task setups in one aggregation")
+    cfg, prep = _prepared(setups.pop())
+    by_row: dict[str, dict[int, tuple]] = {d: {} for d in DIRECTIONS}
+    for _, direction, row, lls in items:
+        by_row[direction][row] = lls
+    scores = {}
+    for direction in DIRECTIONS:
+        n = len(prep.prompts[direction])
+        if len(by_row[direction]) != n:
+            raise BiasampError(
+                f"limit: the biasamp tasks need every document ({len(by_row[direction])} of "
+                f"{n} {direction} prompts were scored); drop --limit, and use --metadata "
+                "'{\"max_templates\": N}' for a shorter run")
+        scores[direction] = row_scores([np.asarray(by_row[direction][i]) for i in range(n)])
+    summary = evaluate_scores(cfg, prep, scores).evaluation.summary
+    out = {}
+    for name, (direction, column) in METRICS.items():
+        row = summary[summary["direction"] == direction]
+        out[name] = float(row[column].iloc[0])
+    _EVALUATIONS.clear()
+    _EVALUATIONS[key] = out
+    return out
+
+
+def aggregate(name: str):
+    """The aggregation function of metric ``name``."""
+    def agg(items):
+        return evaluate_items(items)[name]
+    agg.__name__ = f"biasamp_{name}"
+    return agg
 
 
 def tasks_dir() -> Path:

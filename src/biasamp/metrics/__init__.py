@@ -24,25 +24,20 @@ Conventions
 
 from ._attackers import BayesOptimalAttacker, MLPAttacker
 from ._ci import bootstrap_ci, resample_indices
-from .._conventions import DIRECTIONS, canonical_direction
 from ._directional import DirectionalResult, directional_bias_amplification
 from ._directional import table_core as directional_table_core
 from ._directional_labels import directional_bias_amplification_labels
 from ._dpa import directional_predictability_amplification
 from ._leakage import TrialsResult, leakage_amplification
-from ._mals import MALSResult, mals_bias_amplification, mals_bias_amplification_labels
-from ._multi import MultiResult, multi_attribute_bias_amplification
+from ._mals import mals_bias_amplification, mals_bias_amplification_labels
+from ._multi import multi_attribute_bias_amplification
 
 __all__ = [
     "BayesOptimalAttacker",
-    "DIRECTIONS",
     "DirectionalResult",
-    "MALSResult",
     "MLPAttacker",
-    "MultiResult",
     "TrialsResult",
     "bootstrap_ci",
-    "canonical_direction",
     "directional_bias_amplification",
     "directional_bias_amplification_labels",
     "directional_predictability_amplification",

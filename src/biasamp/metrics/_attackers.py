@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 from .._errors import BiasampError
-
-logger = logging.getLogger(__name__)
 
 __all__ = ["BayesOptimalAttacker", "MLPAttacker"]
 

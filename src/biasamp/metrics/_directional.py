@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,8 +25,6 @@ from ._common import (
     sign_with_tol,
     warn_nan,
 )
-
-logger = logging.getLogger(__name__)
 
 #: How undefined cells are handled: skipped (default) or, as the published code, a tie is 0.
 UNDEFINED_POLICIES = ("skip", "tie")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 from .._errors import BiasampError
@@ -22,8 +20,6 @@ from ._leakage import (
     resolve_quality,
     summarise,
 )
-
-logger = logging.getLogger(__name__)
 
 __all__ = ["directional_predictability_amplification"]
 

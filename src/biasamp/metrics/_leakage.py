@@ -18,8 +18,6 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["TrialsResult", "leakage_amplification"]
 
-QUALITIES = ("accuracy", "f1")
-
 
 @dataclass(frozen=True)
 class TrialsResult:

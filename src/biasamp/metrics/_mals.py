@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,8 +20,6 @@ from ._common import (
     warn_nan,
     check_two_attributes,
 )
-
-logger = logging.getLogger(__name__)
 
 __all__ = ["MALSResult", "mals_bias_amplification", "mals_bias_amplification_labels"]
 

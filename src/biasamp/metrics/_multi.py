@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,8 +21,6 @@ from ._common import (
     sign_with_tol,
     warn_nan,
 )
-
-logger = logging.getLogger(__name__)
 
 __all__ = ["MultiResult", "multi_attribute_bias_amplification"]
 

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .._data import data_dir
 from .._errors import BiasampError
-from .._files import sha256_bytes
+from .._files import data_dir, sha256_bytes
 from .._registry import Registry
 from .._validation import Optional, PositiveInt, check
 

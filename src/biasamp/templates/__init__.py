@@ -40,10 +40,10 @@ and ``winobias`` sets are made of such templates by the converters
 The task words come from :func:`biasamp.tasks.load_tasks` (a shipped vocabulary, a file,
 ``"a,b,c"`` or a list): every function here that takes ``tasks`` accepts what it accepts.
 
-Modules: ``_morphology`` (a/an, attribute forms, verb agreement), ``_model`` (slots,
-:class:`Template`, :class:`TemplateSet`, rendering), ``_checks`` (the rules of one
+Modules: ``_slots`` (slot syntax; a/an, attribute forms, verb agreement), ``_model``
+(:class:`Template`, :class:`TemplateSet`, rendering), ``_checks`` (the rules of one
 template), ``_binding`` (bound tasks, groups), ``_loading`` (the TOML files), ``_prompts``
-(sentences and prompts), ``_convert``, ``_winogender``, ``_winobias`` (the converters).
+(sentences and prompts), ``_convert`` (the converters).
 
 References
 ----------
@@ -58,46 +58,27 @@ References
 from __future__ import annotations
 
 from .._conventions import ATTRIBUTES, BLANK
-from ._convert import Conversion, conversion_output
-from ._loading import TEMPLATE_SETS, list_template_sets, load_template_set
-from ._model import CONTEXTS, SLOTS, Template, TemplateSet
-from ._morphology import (A_WORDS, AN_INITIALISMS, AN_WORDS, ATTRIBUTE_FORMS, PRONOUN_CASES,
-                          VERB_FORMS, indefinite_article)
+from ._convert import conversion_output, convert_winobias, convert_winogender
+from ._loading import list_template_sets, load_template_set
+from ._model import Template, TemplateSet
 from ._prompts import build_prompts, render_sentences, resolve_attributes, template_tasks
-from ._winobias import convert_winobias
-from ._winogender import convert_winogender
 
 #: The benchmark converters (``biasamp templates convert NAME PATH``): name -> function.
 CONVERTERS = {"winogender": convert_winogender, "winobias": convert_winobias}
 
 __all__ = [
-    "AN_INITIALISMS",
-    "AN_WORDS",
     "ATTRIBUTES",
-    "ATTRIBUTE_FORMS",
-    "A_WORDS",
     "BLANK",
-    "CONTEXTS",
     "CONVERTERS",
-    "Conversion",
-    "PRONOUN_CASES",
-    "SLOTS",
-    "TEMPLATE_SETS",
     "Template",
     "TemplateSet",
-    "VERB_FORMS",
     "build_prompts",
     "conversion_output",
     "convert_winobias",
     "convert_winogender",
-    "indefinite_article",
     "list_template_sets",
     "load_template_set",
     "render_sentences",
     "resolve_attributes",
     "template_tasks",
 ]
-
-# Transitional, to be deleted: the task-vocabulary names moved to biasamp.tasks; this keeps
-# the modules of the other rooms that still import them from here (probe.py,
-# commands/count.py, commands/probe.py) working until they import from biasamp.tasks.

@@ -10,9 +10,8 @@ from __future__ import annotations
 from .._conventions import ATTRIBUTE_TO_TASK, ATTRIBUTES, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
 from .._registry import did_you_mean
-from ._model import (CONTEXTS, SLOTS, Slot, Template, dependent_indexes, masked_indexes,
-                     render_parts, resolve_ref)
-from ._morphology import ATTRIBUTE_FORMS
+from ._model import Template, masked_indexes, render_parts
+from ._slots import ATTRIBUTE_FORMS, CONTEXTS, SLOTS, Slot, dependent_indexes, resolve_ref
 
 __all__ = ["check_template", "default_mask"]
 

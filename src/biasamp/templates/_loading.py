@@ -11,16 +11,15 @@ from types import MappingProxyType
 from typing import Any
 
 from .._conventions import BLANK, DIRECTIONS
-from .._data import data_dir
 from .._errors import BiasampError
-from .._files import (check_keys, check_metadata, read_toml, resolve_name_or_path,
+from .._files import (check_keys, check_metadata, data_dir, read_toml, resolve_name_or_path,
                       sha256_bytes, str_field)
 from .._registry import Registry
 from .._validation import OneOf, check
-from ._checks import check_template, default_mask
-from ._model import CONTEXTS, Template, TemplateSet, parse_text
-from ._morphology import ARTICLE_RULES
 from ._binding import check_bindings, read_groups, read_label_list, read_task_binding
+from ._checks import check_template, default_mask
+from ._model import Template, TemplateSet
+from ._slots import ARTICLE_RULES, CONTEXTS, parse_text
 
 __all__ = ["TEMPLATE_SETS", "list_template_sets", "load_template_set"]
 

@@ -13,13 +13,10 @@ from .._conventions import ATTRIBUTES
 from .._errors import BiasampError
 from .._registry import did_you_mean, unknown_name
 from .._validation import Constraint, check
-from ._morphology import ATTRIBUTE_FORMS, VERB_FORMS, article_for, verb_form
-from ._slots import (CONTEXTS, SLOTS, Slot, attribute_slots, dependent_indexes, parse_text,
-                     resolve_ref)
+from ._slots import (ATTRIBUTE_FORMS, VERB_FORMS, Slot, article_for,
+                     resolve_ref, verb_form)
 
-__all__ = ["ATTRIBUTE", "CONTEXTS", "SLOTS", "Slot", "Template", "TemplateSet",
-           "attribute_hint", "attribute_slots", "check_attribute", "dependent_indexes",
-           "masked_indexes", "parse_text", "render_parts", "resolve_ref"]
+__all__ = ["Template", "TemplateSet", "attribute_hint", "masked_indexes", "render_parts"]
 
 _WORD_RE = re.compile(r"\S+")
 

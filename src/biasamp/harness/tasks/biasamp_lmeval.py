@@ -1,7 +1,7 @@
-"""What the biasamp task files name with ``!function``: thin names for
-:mod:`biasamp.harness._task` (the harness loads this file by its path)."""
+"""What the biasamp task files name with ``!function``: thin names for the functions of
+:mod:`biasamp.harness` (the harness loads this file by its path)."""
 
-from biasamp.harness._task import aggregate, dataset, process_results
+from biasamp.harness import aggregate, dataset, process_results
 
 __all__ = ["a2t", "a2t_ci_high", "a2t_ci_low", "dataset", "process_results", "t2a",
            "t2a_ci_high", "t2a_ci_low"]
