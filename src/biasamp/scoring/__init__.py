@@ -283,7 +283,6 @@ __getattr__ = _PUBLIC.module_getattr("biasamp.scoring")
 __all__ = [
     "CausalLMScorer",
     "DEVICE_MAPS",
-    "DEFAULT_ESTIMATORS",
     "DTYPES",
     "ESTIMATORS",
     "LoadOptions",
@@ -292,15 +291,11 @@ __all__ = [
     "SCORING_MODES",
     "ScoreResult",
     "audit_candidates",
-    "canonical_dtype",
-    "check_estimator",
     "check_model",
-    "check_score_inputs",
     "detect_model_type",
     "estimators_for",
     "load_scorer",
     "model_context",
-    "parse_max_memory",
     "resolve_model",
 ]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +12,6 @@ from pathlib import Path
 import numpy as np
 
 from .._errors import BiasampError
-
-log = logging.getLogger(__name__)
 
 __all__ = ["ScoreCache", "ScoreResult", "item_key", "renormalise"]
 

@@ -97,7 +97,3 @@ __all__ = [
     "resolve_attributes",
     "template_tasks",
 ]
-
-# Transitional, to be deleted: the task-vocabulary names moved to biasamp.tasks; this keeps
-# the modules of the other rooms that still import them from here (probe.py,
-# commands/count.py, commands/probe.py) working until they import from biasamp.tasks.
