@@ -51,7 +51,7 @@ def naive_scores(model, tokenizer, first, second, device):
     """Nangia et al.'s loop: one forward call per sentence and shared token, full head."""
     import torch
 
-    from biasamp.scoring._pairs import shared_positions
+    from biasamp.scoring._scorer import shared_positions
 
     out = []
     mask = tokenizer.mask_token_id

@@ -198,6 +198,29 @@ def test_python_m_biasamp_help():
         assert name in proc.stdout
 
 
+@pytest.mark.parametrize("argv, most", [(["--help"], 20), (["probe", "--help"], None)])
+def test_help_imports_little(argv, most):
+    """``biasamp --help`` builds no subcommand's options: neither pandas nor torch, at most 20
+    biasamp modules; ``biasamp probe --help`` builds probe's (ProbeConfig's), still no torch.
+    The modules are read from ``sys.modules`` at exit (``-X importtime`` does not show what
+    ``importlib.import_module`` imports, the registry's lazy entries)."""
+    code = ("import atexit, json, runpy, sys\n"
+            "atexit.register(lambda: sys.stderr.write('MODULES '\n"
+            "                                         + json.dumps(sorted(sys.modules))))\n"
+            "runpy.run_module('biasamp', run_name='__main__')\n")
+    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    imported = json.loads(proc.stderr.rpartition("MODULES ")[2])
+    ours = [m for m in imported if m == "biasamp" or m.startswith("biasamp.")]
+    tops = {m.split(".")[0] for m in imported}
+    assert "biasamp.cli" in ours and "torch" not in tops and "transformers" not in tops
+    if most is not None:
+        assert "pandas" not in tops and len(ours) <= most, ours
+    else:
+        assert "biasamp.commands.model" in ours and "biasamp.pipeline.config" in ours
+
+
 def _subcommands():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")

@@ -275,7 +275,7 @@ def test_the_summary_has_no_negative_zero_and_explains_n_a():
 
     if not hasattr(_format, "format_ci"):
         pytest.skip("needs the report number format of issue 22 (format_ci, no -0.0000)")
-    from biasamp.commands.probe import summary_lines
+    from biasamp.commands.model import summary_lines
 
     class Res:
         summary = pd.DataFrame({"base_rates": ["uniform", "wikitext103-valtest-wang2021"],

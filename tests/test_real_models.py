@@ -30,7 +30,7 @@ transformers = pytest.importorskip("transformers")
 
 from biasamp import ChatModelWarning, probe  # noqa: E402
 from biasamp.scoring import CausalLMScorer  # noqa: E402
-from biasamp.scoring._context import choose_context  # noqa: E402
+from biasamp.scoring._causal import choose_context  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "tests" / "data" / "real_models" / "smollm2-135m-instruct.json"

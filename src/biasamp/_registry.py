@@ -133,8 +133,10 @@ class Registry:
         return list(self._items)
 
     def description(self, name: str) -> str:
-        """The description given at registration."""
-        self.get(name)
+        """The description given at registration (a lazy entry is not imported)."""
+        self._load()
+        if name not in self._descriptions:
+            raise unknown_name(self.kind, name, list(self._items) + list(self.extra_names))
         return self._descriptions[name]
 
     def items(self) -> list[tuple[str, Any]]:

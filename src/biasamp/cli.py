@@ -1,10 +1,11 @@
 """The ``biasamp`` command line.
 
-``main(argv=None) -> int`` builds the parser from the subcommand modules registered in
-:data:`SUBCOMMANDS` (each module exposes ``register(subparsers)``, which adds its parser and
-sets ``func``, a callable ``func(args) -> int``). Every subcommand also accepts ``-v``/``-q``
-after its name. Input errors (:class:`biasamp.BiasampError`) print one line to stderr and
-return 2; ``-v`` adds the traceback. Warnings are printed once each, as one line
+``main(argv=None) -> int`` lists every subcommand of :data:`SUBCOMMANDS` (its name and help
+line, imported from nowhere) and builds the options of the one chosen only: a function
+``NAME(parser)`` of :mod:`biasamp.commands` adds them and sets ``func``, a callable
+``func(args) -> int``; so ``biasamp --help`` imports none of them. Every subcommand also accepts
+``-v``/``-q`` after its name. Input errors (:class:`biasamp.BiasampError`) print one line to
+stderr and return 2; ``-v`` adds the traceback. Warnings are printed once each, as one line
 (``warning: ...``; ``warning (package): ...`` for another package's); ``-q`` silences them.
 """
 
@@ -25,13 +26,25 @@ from ._signals import Stopped, stop_signals_raise
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
-#: Subcommand name -> the ``register(subparsers)`` of its module (imported when the parser is
-#: built), in ``--help`` order.
+#: Subcommand name -> the function of :mod:`biasamp.commands` that adds its options (imported
+#: when that subcommand is chosen), with its help line; in ``--help`` order.
 SUBCOMMANDS = Registry("subcommand")
-for _name, _module in (("probe", "probe"), ("report", "report"), ("compare", "compare"),
-                       ("templates", "templates"), ("base-rates", "base_rates"),
-                       ("count", "count"), ("score", "score"), ("pairs", "pairs")):
-    SUBCOMMANDS.register_lazy(_name, f"biasamp.commands.{_module}:register")
+for _name, _target, _help in (
+        ("probe", "model:probe",
+         "measure BiasAmp-> of one or more masked or causal language models"),
+        ("report", "results:report",
+         "rebuild reports from a result directory (results.json), no model needed"),
+        ("compare", "results:compare", "compare several result directories side by side"),
+        ("templates", "data:templates",
+         "list template sets and task vocabularies; show generated sentences"),
+        ("base-rates", "data:base_rates", "list base-rate sources or show a source's joint table"),
+        ("count", "data:count",
+         "count (occupation, gender-word) co-occurrences per sentence in a corpus"),
+        ("score", "model:score",
+         "score candidate words for a blank with a masked or causal language model"),
+        ("pairs", "model:pairs",
+         "score sentence pairs (CrowS-Pairs) with a masked language model")):
+    SUBCOMMANDS.register_lazy(_name, f"biasamp.commands.{_target}", description=_help)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -52,8 +65,9 @@ def _add_verbosity(parser, *, dest_prefix: str = "") -> None:
                         help="only errors: no progress bars, warnings or third-party logging")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the full ``biasamp`` argument parser."""
+def build_parser(commands=None) -> argparse.ArgumentParser:
+    """The ``biasamp`` argument parser: every subcommand with its help line, and the options of
+    those in ``commands`` (default: every one; :func:`main` builds only the one chosen)."""
     parser = _Parser(
         prog="biasamp",
         description="Measure directional bias amplification (BiasAmp->) in language models.",
@@ -62,8 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_verbosity(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in SUBCOMMANDS.names():
-        SUBCOMMANDS.get(name)(sub)
-        _add_verbosity(sub.choices[name], dest_prefix="sub_")
+        text = SUBCOMMANDS.description(name)
+        p = sub.add_parser(name, help=text, description=text + ".")
+        if commands is None or name in commands:
+            SUBCOMMANDS.get(name)(p)
+        _add_verbosity(p, dest_prefix="sub_")
     return parser
 
 
@@ -149,8 +166,9 @@ def _configure_logging(verbose: int, quiet: bool, terminal: _Terminal) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``biasamp`` command; return the process exit code (0 ok, 2 input error)."""
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
+    # the subcommand: the first word that is not an option (biasamp's own take no value)
+    parser = build_parser(commands=[w for w in argv if not w.startswith("-")][:1])
     try:
         args = parser.parse_args(argv)
     except _UsageError as exc:

@@ -173,7 +173,7 @@ def test_pair_scores_equal_the_naive_loop(scorer):
 
 
 def test_skipping_special_tokens_is_the_reference_skip_of_first_and_last(scorer):
-    from biasamp.scoring._pairs import shared_positions
+    from biasamp.scoring._scorer import shared_positions
 
     tok = scorer.tokenizer
     p = load_pairs("crows-pairs").pairs
@@ -289,7 +289,6 @@ def test_pairs_command_with_a_user_file(tiny_bench_bert_dir, tmp_path, capsys, o
     (["--more-column", "sentence"], "lacks the column 'sentence'"),
     # the message names the flag that exists (--bias-type-column, --pair-id-column)
     (["--bias-type-column", "kind"], "name the bias_type column with --bias-type-column"),
-    (["--type-column", "kind"], "name the bias_type column with --bias-type-column"),
     (["--pair-id-column", "nr"], "name the pair_id column with --pair-id-column"),
     (["--bias-type", "colour"], "bias_types must be some of"),
     (["--max-pairs", "0"], "max_pairs must be"),

@@ -178,7 +178,7 @@ def test_probe_options_are_generated_from_the_config():
 
 def test_probe_flags_build_the_config(tmp_path):
     from biasamp.cli import build_parser
-    from biasamp.commands.probe import build_config
+    from biasamp.commands.model import build_config
 
     args = build_parser().parse_args([
         "probe", "-m", "a", "--model", "b,c", "--out", str(tmp_path / "o"), "--seed", "3",
@@ -193,7 +193,7 @@ def test_probe_flags_build_the_config(tmp_path):
 
 def test_a_config_file_value_stands_unless_the_flag_is_given(tmp_path):
     from biasamp.cli import build_parser
-    from biasamp.commands.probe import build_config
+    from biasamp.commands.model import build_config
 
     conf = tmp_path / "p.toml"
     conf.write_text('models = ["m"]\nout = "o"\nseed = 7\nn_resamples = 50\n', encoding="utf-8")

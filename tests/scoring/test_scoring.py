@@ -742,7 +742,7 @@ def test_a_score_cache_that_cannot_be_written_is_one_line(tmp_path):
     """A cache sqlite cannot write (a full disk, a read-only file: here sqlite's own
     query-only mode) is one line naming it and saying that what it holds is kept, not
     sqlite's traceback."""
-    from biasamp.scoring._cache import ScoreCache
+    from biasamp.scoring._result import ScoreCache
 
     cache = ScoreCache(tmp_path / "c", {"model": "m"})
     cache.put_many([("a", [-1.0, -2.0])])

@@ -25,7 +25,7 @@ import tiny_models as tm  # noqa: E402
 from biasamp import BiasampError  # noqa: E402
 from biasamp._errors import MissingWeightsWarning  # noqa: E402
 from biasamp.scoring import (CausalLMScorer, MaskedLMScorer, detect_model_type,  # noqa: E402
-                             resolve_model_type)
+                             resolve_model)
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -72,7 +72,8 @@ def test_allow_missing_weights_loads_warns_and_records(headless_bert):
 def test_causal_checkpoint_without_lm_head_is_refused(headless_llama):
     with pytest.raises(BiasampError, match=r"no weights for lm_head.weight of LlamaForCausalLM"):
         CausalLMScorer(headless_llama, device="cpu")
-    assert resolve_model_type(headless_llama) == ("causal", "config.json model_type 'llama'")
+    r = resolve_model(headless_llama)
+    assert (r.model_type, r.evidence) == ("causal", "config.json model_type 'llama'")
     with pytest.warns(MissingWeightsWarning, match=r"1 weight\(s\) missing .*lm_head.weight"):
         s = CausalLMScorer(headless_llama, device="cpu", allow_missing_weights=True)
     assert s.provenance["missing_weights"] == ["lm_head.weight"]
@@ -182,7 +183,8 @@ def test_unknown_kind_needs_model_type(tmp_path, tiny_gpt2_dir):
     with pytest.raises(BiasampError, match=r"cannot tell from its config.json .* whether it is a "
                                            r"masked or a causal language model; give model_type"):
         detect_model_type(d)
-    assert resolve_model_type(d, "causal") == ("causal", "given")
+    r = resolve_model(d, "causal")
+    assert (r.model_type, r.evidence) == ("causal", "given")
 
 
 # ----------------------------------------------------------------------------- provenance

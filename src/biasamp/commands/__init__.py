@@ -1,9 +1,17 @@
-"""Subcommands of the ``biasamp`` CLI, one module each, each with ``register(subparsers)``.
+"""Subcommands of the ``biasamp`` CLI and what they share.
+
+Three modules: :mod:`~biasamp.commands.model` (``probe``, ``score``, ``pairs``: a model is
+loaded), :mod:`~biasamp.commands.data` (``templates``, ``base-rates``, ``count``: the inputs)
+and :mod:`~biasamp.commands.results` (``report``, ``compare``: saved results). Each subcommand
+is a function ``NAME(parser)`` that adds its options to the parser :mod:`biasamp.cli` made for
+it and sets ``func``; the CLI calls it only for the subcommand chosen, so ``biasamp --help``
+imports none of them.
 
 The options of a probe are declared once, as the fields of
 :class:`~biasamp.pipeline.ProbeConfig` (default, check, help, flag); :func:`add_config_options`
 generates them in argument groups for ``probe``, and :func:`add_model_options` the group that
-loads a model for ``probe``, ``score`` and ``pairs``.
+loads a model for ``probe``, ``score`` and ``pairs``. :func:`table_lines` is the one layout of
+the tables a command prints.
 """
 
 from __future__ import annotations
@@ -78,3 +86,30 @@ def say_report(path, args) -> None:
     if not getattr(args, "quiet", False):
         sys.stdout.flush()
         print(f"report: {path}", file=sys.stderr)
+
+
+def table_lines(rows, *, header=None, left=(), widths=None, indent="  ") -> list[str]:
+    """The lines of a table printed on the terminal (``DataFrame.to_string``): ``rows`` of
+    cells (formatted already), ``header`` a first line of column titles (None: none), the
+    columns numbered in ``left`` left-aligned and the others right-aligned, each as wide as its
+    widest cell or its ``widths`` entry (column number -> least width), two spaces between
+    columns, ``indent`` before each line, no trailing spaces.
+
+    >>> table_lines([("he", "1.5"), ("they", "-10.25")], header=("word", "value"), left={0})
+    ['  word   value', '  he       1.5', '  they  -10.25']
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame([[str(c) for c in row]
+                          for row in ([header] if header is not None else []) + list(rows)])
+    if frame.empty:
+        return []
+    widths = widths or {}
+
+    def cell(i):
+        width = max(int(frame[i].str.len().max()), widths.get(i, 0))
+        align = str.ljust if i in left else str.rjust
+        return lambda value: (" " if i else "") + align(value, width)  # to_string adds one
+
+    text = frame.to_string(index=False, header=False, formatters=[cell(i) for i in frame])
+    return [indent + line.rstrip() for line in text.split("\n")]

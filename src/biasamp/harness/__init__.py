@@ -120,7 +120,9 @@ def _prepared(setup: str):
     from ..pipeline import ProbeConfig, prepare
 
     cfg = ProbeConfig(models=[], **json.loads(setup)).resolved()
-    return cfg, prepare(cfg)
+    prep = prepare(cfg)
+    prep.check_memory(cfg)  # before the harness scores anything
+    return cfg, prep
 
 
 def documents(setup: str, token: str) -> list[dict]:

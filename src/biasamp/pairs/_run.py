@@ -17,14 +17,10 @@ __all__ = ["score_pairs"]
 
 
 @validate_params({"n_resamples": PositiveInt, "seed": Integer(0),
-                  "confidence": Interval(0.0, 1.0), "max_pairs": Optional(PositiveInt),
-                  "batch_size": PositiveInt})
-def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
-                revision: str | None = None, device: str = "auto", dtype: str = "float32",
-                batch_size: int = 32, trust_remote_code: bool = False, progress=False,
-                n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
-                device_map: str | None = None, max_memory=None, offload_folder=None,
-                hf_cache_dir=None, allow_missing_weights: bool = False) -> PairResult:
+                  "confidence": Interval(0.0, 1.0), "max_pairs": Optional(PositiveInt)})
+def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None, options=None,
+                progress=False, n_resamples: int = 10_000, seed: int = 0,
+                confidence: float = 0.95) -> PairResult:
     """Score sentence pairs as CrowS-Pairs does (Nangia et al. 2020) and summarise them.
 
     Each sentence is scored by the pseudo-log-likelihood of the tokens the two sentences of
@@ -42,9 +38,8 @@ def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
         Only these bias types.
     max_pairs : int, optional
         Only the first pairs (quick runs).
-    revision, device, dtype, batch_size, trust_remote_code, device_map, max_memory,
-    offload_folder, hf_cache_dir, allow_missing_weights
-        Passed to :func:`biasamp.scoring.load_scorer` (ignored for a scorer).
+    options : biasamp.scoring.LoadOptions, optional
+        How the model is loaded (:func:`biasamp.scoring.load_scorer`; ignored for a scorer).
     progress : bool or biasamp._progress.Progress
         Where the stages (``scoring pairs``, ``bootstrap``) and their counts are reported:
         a reporter, True for the standard display on stderr, False (default) for none. A
@@ -64,10 +59,7 @@ def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
     from ..scoring import MaskedLMScorer, load_scorer
 
     scorer = model if isinstance(model, MaskedLMScorer) else load_scorer(
-        model, model_type="masked", revision=revision, device=device, dtype=dtype,
-        batch_size=batch_size, trust_remote_code=trust_remote_code, progress=progress,
-        device_map=device_map, max_memory=max_memory, offload_folder=offload_folder,
-        hf_cache_dir=hf_cache_dir, allow_missing_weights=allow_missing_weights)
+        model, options, model_type="masked", progress=progress)
     df = pset.pairs
     anti = (df["direction"] == "antistereo").to_numpy()
     more, less = df["sent_more"].tolist(), df["sent_less"].tolist()

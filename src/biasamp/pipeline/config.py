@@ -310,10 +310,6 @@ class ProbeConfig:
         for key, value in data.items():
             k = str(key).replace("-", "_")
             k = {"model": "models", "format": "formats"}.get(k, k)
-            if k == "cache_dir":
-                raise BiasampError(f"config option {key!r} was renamed: use 'score_cache' (the "
-                                   "sqlite score cache) or 'hf_cache_dir' (the Hugging Face "
-                                   "download cache)")
             if k not in names:
                 raise BiasampError(f"unknown config option {key!r}{did_you_mean(k, names)}; "
                                    f"allowed: {', '.join(names)}")

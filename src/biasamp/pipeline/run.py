@@ -72,13 +72,11 @@ def _resolve_models(cfg: ProbeConfig) -> dict:
     """``{model: (resolved, estimator)}``: each model resolved once (its id, the hub, its
     config.json), before any weights are loaded; a wrong estimator or a compat mode for a
     causal LM is an error here."""
-    from ..scoring import check_estimator, resolve_model
+    from ..scoring import LoadOptions, check_estimator, resolve_model
 
     out = {}
     for model in cfg.models:
-        resolved = resolve_model(model, cfg.model_type, revision=cfg.revision,
-                                 hf_cache_dir=cfg.hf_cache_dir,
-                                 trust_remote_code=cfg.trust_remote_code)
+        resolved = resolve_model(model, cfg.model_type, options=LoadOptions.of(cfg))
         kind, evidence = resolved.model_type, resolved.evidence
         if cfg.compat is not None and kind != "masked":
             raise BiasampError(
@@ -93,16 +91,10 @@ def _resolve_models(cfg: ProbeConfig) -> dict:
 def _load_scorer(cfg: ProbeConfig, resolved, *, progress):
     """The scorer of a resolved model (:func:`biasamp.scoring.load_scorer`) with the config's
     loading options, reporting to ``progress``."""
-    from ..scoring import load_scorer
+    from ..scoring import LoadOptions, load_scorer
 
     extra = {"context_token": cfg.context_token} if resolved.model_type == "causal" else {}
-    return load_scorer(resolved, revision=cfg.revision, device=cfg.device, dtype=cfg.dtype,
-                       device_map=cfg.device_map, max_memory=cfg.max_memory,
-                       offload_folder=cfg.offload_folder,
-                       trust_remote_code=cfg.trust_remote_code, batch_size=cfg.batch_size,
-                       score_cache=cfg.score_cache, hf_cache_dir=cfg.hf_cache_dir,
-                       allow_missing_weights=cfg.allow_missing_weights, progress=progress,
-                       **extra)
+    return load_scorer(resolved, LoadOptions.of(cfg), progress=progress, **extra)
 
 
 def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, *, resolved, estimator: str,

@@ -33,7 +33,7 @@ Causal (decoder-only) LMs (:class:`CausalLMScorer`)
     ``log P(prefix, candidate, suffix | context)``: the sum of the log probabilities of every
     token of the filled sentence after the context token, a document start (the tokenizer's own
     BOS, else a ``bos_token``, ``eos_token`` or document separator that is not a chat marker:
-    :mod:`biasamp.scoring._context`).
+    :func:`biasamp.scoring._causal.choose_context`).
 
 The two differ by ``log P(prefix)``, which is the same for every candidate of a prompt, so their
 renormalised probabilities (:attr:`ScoreResult.prob`) are equal; they differ in ``log_prob``
@@ -64,10 +64,18 @@ biasamp._errors.BiasampError: scoring 'word' is an estimator for masked language
 
 from __future__ import annotations
 
+import dataclasses
+import os
+from typing import Any
+
 from .._registry import Registry
 
+#: Model type -> its scorer class (imported when a scorer of that type is built).
+SCORERS = Registry("model type")
+SCORERS.register_lazy("masked", "biasamp.scoring._scorer:MaskedLMScorer")
+SCORERS.register_lazy("causal", "biasamp.scoring._causal:CausalLMScorer")
 #: Kinds of language model a scorer exists for (``model_type="auto"`` detects it).
-MODEL_TYPES = ("masked", "causal")
+MODEL_TYPES = tuple(SCORERS.names())
 #: Every estimator (``scoring=``), mapped to the model type it is for.
 ESTIMATORS = Registry("scoring mode")
 ESTIMATORS.register("word", "masked", description="all word pieces, chain rule left to right")
@@ -166,41 +174,129 @@ def parse_max_memory(text, param: str = "max_memory") -> dict:
     return out
 
 
+@dataclasses.dataclass(frozen=True)
+class LoadOptions:
+    """How a model is loaded and run: one value from the caller (a :class:`ProbeConfig`, a
+    command's options: :meth:`of`) to :func:`load_scorer` and the scorers, which check each
+    option where they use it. Light: importing it imports no torch.
+
+    Attributes
+    ----------
+    revision : str, optional
+        Hub revision (branch, tag or commit) to pin.
+    device : str
+        ``"auto"`` (CUDA if available, else CPU), ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"``.
+    dtype : str
+        Weight dtype (:data:`DTYPES`, or an alias such as ``bf16``). ``float16`` needs CUDA;
+        ``bfloat16`` also runs on CPU (slowly on most CPUs).
+    trust_remote_code : bool
+        Passed to ``from_pretrained``; off by default.
+    batch_size : int
+        Masked contexts (masked LM) or sequences (causal LM) per forward call.
+    score_cache : path-like, optional
+        Folder for an on-disk score cache (sqlite, one file per model/tokenizer/estimator/dtype);
+        cached prompts never reach the model.
+    hf_cache_dir : path-like, optional
+        Hugging Face download cache (``from_pretrained(cache_dir=...)``); default: the
+        library's (``HF_HOME``).
+    allow_missing_weights : bool
+        Load a checkpoint that lacks weights of the model class (transformers initialises them
+        at random; e.g. a ``BertModel`` folder without the masked-LM head). Off: that is an
+        error naming them; on: a :class:`~biasamp._errors.MissingWeightsWarning` and
+        ``provenance["missing_weights"]``.
+    device_map, max_memory, offload_folder
+        accelerate's placement (:data:`DEVICE_MAPS`; ``max_memory`` as
+        :func:`parse_max_memory` reads it; the folder of offloaded weights).
+
+    >>> o = LoadOptions.of(type("Args", (), {"device": "cpu", "batch_size": 8})())
+    >>> o.device, o.batch_size, o.dtype
+    ('cpu', 8, 'float32')
+    """
+
+    revision: str | None = None
+    device: str = "auto"
+    dtype: str = "float32"
+    trust_remote_code: bool = False
+    batch_size: int = 32
+    score_cache: str | os.PathLike | None = None
+    hf_cache_dir: str | os.PathLike | None = None
+    allow_missing_weights: bool = False
+    device_map: str | None = None
+    max_memory: Any = None
+    offload_folder: str | os.PathLike | None = None
+
+    @classmethod
+    def of(cls, source) -> LoadOptions:
+        """The options ``source`` holds under the same names (a :class:`ProbeConfig`, the
+        parsed arguments of a command); those it lacks keep their defaults."""
+        return cls(**{f.name: getattr(source, f.name)
+                      for f in dataclasses.fields(cls) if hasattr(source, f.name)})
+
+
+def load_scorer(model, options: LoadOptions | None = None, *, model_type="auto", **kwargs):
+    """A :class:`MaskedLMScorer` or :class:`CausalLMScorer` for ``model``: the one way to build
+    a scorer.
+
+    Parameters
+    ----------
+    model : str, path-like or ResolvedModel
+        A model resolved already (:func:`resolve_model`) is not resolved again.
+    options : LoadOptions, optional
+        How to load and run it (default ``LoadOptions()``).
+    model_type : {"auto", "masked", "causal"}
+        ``"auto"``: from the model's ``config.json`` (see :func:`resolve_model`).
+    **kwargs
+        Passed to the scorer (``progress``, ``context_token`` for a causal LM, ...; a loading
+        option given here replaces that of ``options``).
+
+    Examples
+    --------
+    >>> load_scorer("./no/such/folder")
+    Traceback (most recent call last):
+    ...
+    biasamp._errors.BiasampError: model './no/such/folder': no such folder ...
+    """
+    options = take_options(options, kwargs)
+    # resolve_model and the classes through their lazy entries: the package imports none of
+    # its submodules (each imports the package's light names), so no import circle
+    resolved = _PUBLIC.get("resolve_model")(model, model_type, options=options)
+    return SCORERS.get(resolved.model_type)(resolved, options, **kwargs)
+
+
+def take_options(options: LoadOptions | None, kwargs: dict) -> LoadOptions:
+    """``options`` (default ``LoadOptions()``) with the loading options among ``kwargs`` (which
+    are taken out of it) put in their place."""
+    names = [f.name for f in dataclasses.fields(LoadOptions) if f.name in kwargs]
+    return dataclasses.replace(options or LoadOptions(), **{k: kwargs.pop(k) for k in names})
+
+
 # public names imported on first access (torch and transformers are heavy)
 _PUBLIC = Registry("public name")
 for _name, _module in (("CausalLMScorer", "_causal"), ("MaskedLMScorer", "_scorer"),
-                       ("detect_model_type", "_hub"), ("load_scorer", "_factory"),
-                       ("resolve_model_type", "_factory"), ("resolve_model", "_factory"),
-                       ("ResolvedModel", "_factory"), ("ScoreResult", "_result"),
-                       ("audit_candidates", "_audit"), ("check_model", "_load"),
-                       ("check_score_inputs", "_spans"), ("model_context", "_context")):
+                       ("detect_model_type", "_hub"), ("resolve_model", "_hub"),
+                       ("check_model", "_hub"), ("ScoreResult", "_result"),
+                       ("audit_candidates", "_spans"), ("check_score_inputs", "_spans"),
+                       ("model_context", "_causal")):
     _PUBLIC.register_lazy(_name, f"biasamp.scoring.{_module}:{_name}")
 __getattr__ = _PUBLIC.module_getattr("biasamp.scoring")
 
 __all__ = [
     "CausalLMScorer",
     "DEVICE_MAPS",
-    "DEFAULT_ESTIMATORS",
     "DTYPES",
-    "DTYPE_ALIASES",
     "ESTIMATORS",
+    "LoadOptions",
     "MODEL_TYPES",
     "MaskedLMScorer",
-    "ResolvedModel",
     "SCORING_MODES",
     "ScoreResult",
     "audit_candidates",
-    "canonical_dtype",
-    "check_estimator",
     "check_model",
-    "check_score_inputs",
     "detect_model_type",
     "estimators_for",
     "load_scorer",
     "model_context",
-    "parse_max_memory",
     "resolve_model",
-    "resolve_model_type",
 ]
 
 

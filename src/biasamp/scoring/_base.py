@@ -17,15 +17,13 @@ import numpy as np
 from .._errors import BiasampError, MissingWeightsWarning
 from .._progress import as_progress
 from .._validation import Bool, OneOf, Optional, PositiveInt, check
-from ._audit import audit_candidates
-from ._cache import ScoreCache, item_key
-from ._factory import ResolvedModel, resolve_model
-from ._hub import weight_files_sha256
+from . import DEVICE_MAPS, LoadOptions, parse_max_memory, take_options
+from ._hub import ResolvedModel, resolve_model, weight_files_sha256
 from ._load import (check_vocabulary, input_device, load_model, load_tokenizer,
                     model_fingerprint, resolve_device, resolve_dtype, tokenizer_fingerprint,
                     transformers_logs_propagate)
-from ._result import ScoreResult
-from ._spans import BLANK, check_score_inputs
+from ._result import ScoreCache, ScoreResult, item_key
+from ._spans import BLANK, audit_candidates, check_score_inputs
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +33,6 @@ __all__ = ["BaseScorer"]
 def _check_placement(device_map, max_memory, offload_folder):
     """``(device_map, max_memory as a dict)``, checked; ``max_memory`` and ``offload_folder``
     need a device map."""
-    from . import DEVICE_MAPS, parse_max_memory
-
     device_map = check(device_map, Optional(OneOf(DEVICE_MAPS)), "device_map")
     for name, value in (("max_memory", max_memory), ("offload_folder", offload_folder)):
         if value is not None and device_map is None:
@@ -53,27 +49,31 @@ class BaseScorer:
     #: Bumped when a scorer's numbers change for the same inputs (invalidates score caches).
     cache_format = 1
 
-    def __init__(self, model, *, revision=None, device="auto", dtype="float32",
-                 trust_remote_code=False, batch_size=32, score_cache=None, hf_cache_dir=None,
-                 allow_missing_weights=False, progress=False, chunk_size=2048, device_map=None,
-                 max_memory=None, offload_folder=None):
-        self.batch_size = check(batch_size, PositiveInt, "batch_size")
+    def __init__(self, model, options: LoadOptions | None = None, *, progress=False,
+                 chunk_size=2048, **loading):
+        """``options`` (:class:`~biasamp.scoring.LoadOptions`), or its fields as keywords
+        (``loading``: they replace those of ``options``)."""
+        self.options = o = take_options(options, loading)
+        if loading:
+            raise TypeError(f"{type(self).__name__}() got unexpected keyword arguments: "
+                            f"{', '.join(loading)}")
+        self.batch_size = check(o.batch_size, PositiveInt, "batch_size")
         self.chunk_size = check(chunk_size, PositiveInt, "chunk_size")
-        self.allow_missing_weights = check(allow_missing_weights, Bool, "allow_missing_weights")
-        trust_remote_code = check(trust_remote_code, Bool, "trust_remote_code")
+        self.allow_missing_weights = check(o.allow_missing_weights, Bool, "allow_missing_weights")
+        trust_remote_code = check(o.trust_remote_code, Bool, "trust_remote_code")
         self.progress = as_progress(progress)
         self.model_name = model.name if isinstance(model, ResolvedModel) else str(model)
-        self.revision = revision
-        self.device = resolve_device(device)
-        self.dtype = resolve_dtype(dtype, self.device)
-        self.device_map, max_memory = _check_placement(device_map, max_memory, offload_folder)
+        self.revision = o.revision
+        self.device = resolve_device(o.device)
+        self.dtype = resolve_dtype(o.dtype, self.device)
+        self.device_map, max_memory = _check_placement(o.device_map, o.max_memory,
+                                                       o.offload_folder)
         # a ResolvedModel (load_scorer) is taken as it is: no second hub request or config read
-        resolved = resolve_model(model, self.model_type, revision=revision,
-                                 hf_cache_dir=hf_cache_dir, trust_remote_code=trust_remote_code)
-        if resolved.model_type != self.model_type or resolved.revision != revision:
+        resolved = resolve_model(model, self.model_type, options=o)
+        if resolved.model_type != self.model_type or resolved.revision != o.revision:
             raise BiasampError(f"model {resolved.name!r} was resolved as a {resolved.model_type} "
                                f"language model at revision {resolved.revision!r}; this scorer "
-                               f"is for {self.model_type} ones at revision {revision!r}")
+                               f"is for {self.model_type} ones at revision {o.revision!r}")
         self.source, self.model_type_evidence = resolved.source, resolved.evidence
         self.progress.stage(f"loading {self.model_name}", 1, "model")
         self.tokenizer = load_tokenizer(self.source, trust_remote_code=trust_remote_code)
@@ -82,7 +82,7 @@ class BaseScorer:
             self.source, kind=self.model_type, trust_remote_code=trust_remote_code,
             dtype=self.dtype,
             allow_missing_weights=self.allow_missing_weights, device_map=self.device_map,
-            max_memory=max_memory, offload_folder=offload_folder)
+            max_memory=max_memory, offload_folder=o.offload_folder)
         check_vocabulary(self.tokenizer, self.model, self.model_name)
         if self.device_map is None:
             self.model.to(self.device)
@@ -96,7 +96,7 @@ class BaseScorer:
                 f"model {self.model_name!r} was loaded with {len(self.missing_weights)} weight(s) "
                 f"missing from its checkpoint and initialised at random ({names}); its scores "
                 "are not those of a trained model"), stacklevel=2)
-        self.score_cache = score_cache
+        self.score_cache = o.score_cache
         self.n_forward_calls = 0
         self._caches = {}
         self._fingerprint = None

@@ -1,13 +1,16 @@
 """Where a model comes from (a local folder or the Hugging Face hub), and what kind it is.
 
-:func:`resolve_source` asks the hub **once** (a HEAD request for ``config.json``, no retries)
-before transformers is given a hub name, so that an unreachable hub costs one line and a
-fraction of a second instead of transformers' minute of retries, and "not found" (the hub
-answered) is told apart from "unreachable" (it did not). With ``HF_HUB_OFFLINE=1``, or when the
-hub is unreachable but the model is in the local cache, everything loads from the cache.
+:func:`check_model` is the one model-id check. :func:`resolve_source` asks the hub **once** (a
+HEAD request for ``config.json``, no retries) before transformers is given a hub name, so that
+an unreachable hub costs one line and a fraction of a second instead of transformers' minute of
+retries, and "not found" (the hub answered) is told apart from "unreachable" (it did not). With
+``HF_HUB_OFFLINE=1``, or when the hub is unreachable but the model is in the local cache,
+everything loads from the cache.
 
 :func:`detect_model_type` reads only ``config.json`` and says whether the model is a masked or
 a causal LM, so the estimator can be checked before any weights are loaded.
+:func:`resolve_model` does all of it once per model: a :class:`ResolvedModel`, from which
+:func:`~biasamp.scoring.load_scorer` builds the scorer without resolving again.
 """
 
 from __future__ import annotations
@@ -21,13 +24,38 @@ from pathlib import Path
 
 from .._errors import BiasampError, HubUnreachableWarning
 from .._files import sha256_file
-from ._load import check_model
+from .._validation import OneOf, check
 
-__all__ = ["ModelSource", "detect_model_type", "resolve_source", "weight_files_sha256"]
+__all__ = ["ModelSource", "ResolvedModel", "check_model", "detect_model_type", "resolve_model",
+           "resolve_source", "weight_files_sha256"]
 
 #: File names (suffixes) that hold weights; their sha256 goes into the provenance.
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".gguf")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def check_model(model) -> str:
+    """Return the folder (expanded) or hub name to load; error at once for a bad local path.
+
+    The one model-id heuristic of biasamp (no torch needed): an existing folder is a local
+    model; an existing file, or a string that can only be a path (starts with ``/``, ``.``,
+    ``~``, holds a backslash or more than one ``/``), is an error; anything else is a hub name.
+    """
+    if isinstance(model, os.PathLike):
+        model = os.fspath(model)
+    if not isinstance(model, str) or not model.strip():
+        raise BiasampError(f"model must be a Hugging Face model name or a local folder; got "
+                           f"{model!r}")
+    expanded = os.path.expanduser(model)
+    if Path(expanded).is_dir():
+        return expanded
+    if Path(expanded).exists():
+        raise BiasampError(f"model {model!r} is a file; give the model's folder")
+    if (model.startswith(("/", ".", "~")) or "\\" in model or model.count("/") > 1
+            or (len(model) > 1 and model[1] == ":")):
+        raise BiasampError(f"model {model!r}: no such folder (a hub name looks like 'name' or "
+                           "'org/name')")
+    return model
 
 
 @dataclass(frozen=True)
@@ -279,3 +307,40 @@ def check_model_type(model_type, model, *, source, trust_remote_code=False) -> t
             f"model_type {model_type!r} does not fit model {str(model)!r}: it is a {found} "
             f"language model ({evidence}); use model_type {found!r} or 'auto'")
     return model_type, evidence
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A model id or folder, resolved: where its files are (``source``), its kind
+    (``model_type``: masked or causal) and what said so (``evidence``)."""
+
+    name: str
+    source: ModelSource
+    model_type: str
+    evidence: str
+    revision: str | None = None
+
+
+def resolve_model(model, model_type="auto", *, options=None) -> ResolvedModel:
+    """Resolve ``model`` once (no weights loaded): the id checked, the hub asked once, the
+    kind read from ``config.json`` (``"auto"``) or checked against it (``"masked"`` /
+    ``"causal"``; a BERT given ``"causal"`` is refused). ``options``: the
+    :class:`~biasamp.scoring.LoadOptions` whose ``revision``, ``hf_cache_dir`` and
+    ``trust_remote_code`` it reads (default: theirs).
+
+    Raises
+    ------
+    BiasampError
+        Bad model id or folder, hub errors (see :func:`resolve_source`), a contradicted forced
+        type, or a config that names neither kind under ``"auto"``.
+    """
+    from . import MODEL_TYPES, LoadOptions
+
+    if isinstance(model, ResolvedModel):
+        return model
+    options = options or LoadOptions()
+    model_type = check(model_type, OneOf(("auto", *MODEL_TYPES)), "model_type")
+    source = resolve_source(model, revision=options.revision, hf_cache_dir=options.hf_cache_dir)
+    kind, evidence = check_model_type(model_type, model, source=source,
+                                      trust_remote_code=options.trust_remote_code)
+    return ResolvedModel(str(model), source, kind, evidence, options.revision)

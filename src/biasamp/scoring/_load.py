@@ -11,10 +11,11 @@ from pathlib import Path
 
 from .._errors import BiasampError, MissingDependencyError
 from .._files import sha256_file
+from ._hub import resolve_source
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TOKENIZER_FILES", "check_model", "check_vocabulary", "input_device", "load_model",
+__all__ = ["TOKENIZER_FILES", "check_vocabulary", "input_device", "load_model",
            "load_tokenizer",
            "resolve_device", "resolve_dtype", "lm_head_fn", "model_fingerprint",
            "tokenizer_fingerprint", "transformers_logs_propagate"]
@@ -28,30 +29,6 @@ def _torch():
     return torch
 
 
-def check_model(model) -> str:
-    """Return the folder (expanded) or hub name to load; error at once for a bad local path.
-
-    The one model-id heuristic of biasamp (no torch needed): an existing folder is a local
-    model; an existing file, or a string that can only be a path (starts with ``/``, ``.``,
-    ``~``, holds a backslash or more than one ``/``), is an error; anything else is a hub name.
-    """
-    if isinstance(model, os.PathLike):
-        model = os.fspath(model)
-    if not isinstance(model, str) or not model.strip():
-        raise BiasampError(f"model must be a Hugging Face model name or a local folder; got "
-                           f"{model!r}")
-    expanded = os.path.expanduser(model)
-    if Path(expanded).is_dir():
-        return expanded
-    if Path(expanded).exists():
-        raise BiasampError(f"model {model!r} is a file; give the model's folder")
-    if (model.startswith(("/", ".", "~")) or "\\" in model or model.count("/") > 1
-            or (len(model) > 1 and model[1] == ":")):
-        raise BiasampError(f"model {model!r}: no such folder (a hub name looks like 'name' or "
-                           "'org/name')")
-    return model
-
-
 #: Files of which at least one is in a folder that holds a tokenizer.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json",
                    "merges.txt", "spiece.model", "tokenizer.model", "sentencepiece.bpe.model",
@@ -62,8 +39,6 @@ def _source(model, revision=None):
     """A :class:`~biasamp.scoring._hub.ModelSource` from a source or a model name/folder."""
     if hasattr(model, "kwargs") and hasattr(model, "local"):
         return model
-    from ._hub import resolve_source
-
     return resolve_source(model, revision=revision)
 
 
