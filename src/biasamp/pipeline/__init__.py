@@ -19,17 +19,15 @@ from .compare import paired_differences
 from ._options import ConfigOption, cli_help
 from .config import COMPAT_MODES, CompatMode, ProbeConfig
 from .evaluate import Evaluation, evaluate_tables
-from .prepare import Prepared, prepare
-from .run import Scored, evaluate_scores, probe, probe_many, row_scores, write_result
+from .prepare import prepare
+from .run import evaluate_scores, probe, probe_many, row_scores
 
 __all__ = [
     "COMPAT_MODES",
     "CompatMode",
     "ConfigOption",
     "Evaluation",
-    "Prepared",
     "ProbeConfig",
-    "Scored",
     "cli_help",
     "evaluate_scores",
     "evaluate_tables",
@@ -38,5 +36,4 @@ __all__ = [
     "row_scores",
     "probe",
     "probe_many",
-    "write_result",
 ]

@@ -18,6 +18,7 @@ import hashlib
 import logging
 import os
 import platform
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -213,13 +214,13 @@ def row_scores(log_probs) -> tuple[list, list, np.ndarray]:
     return prob, logp, mass
 
 
+@dataclass(frozen=True)
 class Scored:
     """What :func:`evaluate_scores` returns: template ids, the long tables, the evaluation."""
 
-    def __init__(self, template_ids: list[str], tables: pd.DataFrame, evaluation: Evaluation):
-        self.template_ids = template_ids
-        self.tables = tables
-        self.evaluation = evaluation
+    template_ids: list[str]
+    tables: pd.DataFrame
+    evaluation: Evaluation
 
 
 def evaluate_scores(cfg: ProbeConfig, prep: Prepared, scores: dict, *, progress=None) -> Scored:
