@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from biasamp import BiasampError
-from biasamp._data import data_dir
+from biasamp._files import data_dir
 from biasamp.cli import main
 from biasamp.templates import convert_winobias, convert_winogender, load_template_set
 

@@ -42,8 +42,8 @@ The task words come from :func:`biasamp.tasks.load_tasks` (a shipped vocabulary,
 
 Modules: ``_slots`` (slot syntax; a/an, attribute forms, verb agreement), ``_model``
 (:class:`Template`, :class:`TemplateSet`, rendering), ``_checks`` (the rules of one
-template), ``_binding`` (bound tasks, groups), ``_loading`` (the TOML files), ``_prompts``
-(sentences and prompts), ``_convert`` (the converters).
+template; bound tasks, groups), ``_loading`` (the TOML files), ``_prompts`` (sentences and
+prompts), ``_convert`` (the converters).
 
 References
 ----------

@@ -16,8 +16,8 @@ from .._files import (check_keys, check_metadata, data_dir, read_toml, resolve_n
                       sha256_bytes, str_field)
 from .._registry import Registry
 from .._validation import OneOf, check
-from ._binding import check_bindings, read_groups, read_label_list, read_task_binding
-from ._checks import check_template, default_mask
+from ._checks import (check_bindings, check_template, default_mask, read_groups, read_label_list,
+                      read_task_binding)
 from ._model import Template, TemplateSet
 from ._slots import ARTICLE_RULES, CONTEXTS, parse_text
 
