@@ -39,7 +39,7 @@ from statistics import NormalDist
 import numpy as np
 
 from biasamp.pipeline.resample import interval, replicates, resample_counts, sign_support
-from biasamp.report._notes import NOTABLE_BIAS
+from biasamp.report._sections import NOTABLE_BIAS
 
 DESIGNS = ((100, 8), (400, 8), (4000, 8), (300, 32))
 DIRECTIONS = ("task_to_attribute", "attribute_to_task")

@@ -22,7 +22,7 @@ from biasamp.report._plots import (  # noqa: E402
     _fig5_figure,
     _forest_figure,
     _spread,
-    plot_fig5,
+    plot_all,
 )
 from biasamp.results import ProbeResult  # noqa: E402
 
@@ -323,6 +323,6 @@ def test_a_long_model_path_is_wrapped_not_cut_off(golden_result, kind):
 
 
 def test_plot_fig5_writes_the_same_png_twice(golden_result, tmp_path):
-    a = plot_fig5(golden_result, tmp_path / "a.png").read_bytes()
-    b = plot_fig5(golden_result, tmp_path / "b.png").read_bytes()
+    a = plot_all(golden_result, tmp_path, ["fig5"])["fig5"].read_bytes()
+    b = plot_all(golden_result, tmp_path, ["fig5"])["fig5"].read_bytes()
     assert a[:8] == b"\x89PNG\r\n\x1a\n" and a == b

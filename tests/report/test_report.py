@@ -200,7 +200,7 @@ def test_format_errors(result_dir):
 def test_fig5_says_how_many_tasks_have_no_base_data(result_dir, tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
-    from biasamp.report._plots import plot_fig5
+    from biasamp.report._plots import plot_all
 
     results = _load(result_dir)
     rows = results.by_pair.copy()
@@ -217,9 +217,9 @@ def test_fig5_says_how_many_tasks_have_no_base_data(result_dir, tmp_path, monkey
         real_close(fig)
 
     monkeypatch.setattr(plt, "close", close)
-    plot_fig5(results, tmp_path / "fig5.png")
+    path = plot_all(results, tmp_path, ["fig5"])["fig5"]
     assert any("1 task(s) without base data (all-zero row) not shown" in t for t in titles)
-    assert (tmp_path / "fig5.png").read_bytes()[:4] == b"\x89PNG"
+    assert path.read_bytes()[:4] == b"\x89PNG"
 
 
 def _pngs(d) -> set[str]:

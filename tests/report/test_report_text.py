@@ -14,8 +14,8 @@ import pytest
 
 from biasamp.base_rates import get_source
 from biasamp.pipeline import evaluate_tables
-from biasamp.report import format_ci, format_value, render_html, render_markdown
-from biasamp.report._format import degenerate_ci, markdown_html, plain_text
+from biasamp.report import format_value, render_html, render_markdown
+from biasamp.report._format import degenerate_ci, format_ci, markdown_html, plain_text
 from biasamp.results import ProbeResult
 
 TASKS, ATTRS = ["x", "y", "z"], ["he", "she"]

@@ -1,13 +1,13 @@
 """Reports of a probe result: Markdown, self-contained HTML, JSON, model card; comparisons.
 
-Sections, then formatters: the content of a report is computed once from a
-:class:`biasamp.results.ProbeResult` (an ordered list of sections: summary, undefined
-cells, plots, largest contributions, sign agreement, candidate mass, tokenisation audit,
-caveats, provenance) and each format of :data:`FORMATS` only lays those sections out.
-:func:`render` draws only the PNG plots the requested formats show. A result folder is read
-with :meth:`biasamp.results.ProbeResult.load`, so ``biasamp report DIR`` rebuilds reports
-from ``results.json`` without a model; this package never imports torch, and imports
-matplotlib only when it draws a plot.
+Sections, then templates: the content of a report is computed once from a
+:class:`biasamp.results.ProbeResult` (:func:`~._sections.build_sections`: summary, notes,
+base rates, plots, largest contributions, sign agreement, candidate mass, tokenisation
+audit, caveats, provenance) and each format of :data:`FORMATS` lays it out with a Jinja2
+template of ``templates/``. :func:`render` draws only the PNG plots the requested formats
+show. A result folder is read with :meth:`biasamp.results.ProbeResult.load`, so
+``biasamp report DIR`` rebuilds reports from ``results.json`` without a model; this package
+never imports torch, and imports matplotlib only when it draws a plot.
 
 Examples
 --------
@@ -35,32 +35,26 @@ from .._registry import Registry
 from .._validation import SubsetOf, normalised, validate_params
 from ..results import ProbeResult
 from ._compare import (compare_dirs, compare_table, paired_markdown, setup_differences,
-                       setup_table, write_comparison)
-from ._format import format_ci, format_value, markdown_table
-from ._html import html_report, render_html
-from ._json import json_report
-from ._markdown import markdown_report, render_markdown
-from ._model_card import CARD_PLOTS, model_card, render_model_card
+                       write_comparison)
+from ._format import format_value, markdown_table
 from ._plots import PLOT_KINDS
-from ._sections import Section, build_sections
+from ._render import (html_report, json_report, markdown_report, model_card, render_html,
+                      render_markdown, render_model_card)
+from ._sections import Sections, build_sections
 
+# paired_markdown, setup_differences and write_comparison serve `biasamp compare` and
+# probe_many; they are not part of the public API
 __all__ = [
     "FORMATS",
-    "ReportFormat",
     "build_report",
     "compare_dirs",
     "compare_table",
-    "format_ci",
     "format_value",
     "markdown_table",
-    "paired_markdown",
     "render",
     "render_html",
     "render_markdown",
     "render_model_card",
-    "setup_differences",
-    "setup_table",
-    "write_comparison",
 ]
 
 log = logging.getLogger(__name__)
@@ -68,7 +62,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ReportFormat:
-    """A report format: the file it writes, its formatter and the plot kinds it shows.
+    """A report format: the file it writes, its layout and the plot kinds it shows.
 
     Attributes
     ----------
@@ -82,7 +76,7 @@ class ReportFormat:
     """
 
     file: str
-    render: Callable[[Sequence[Section], Mapping[str, Path]], str]
+    render: Callable[[Sections, Mapping[str, Path]], str]
     plots: tuple[str, ...] = ()
 
 
@@ -100,7 +94,7 @@ FORMATS.register("html", ReportFormat("report.html", html_report, PLOT_KINDS),
 FORMATS.register("json", ReportFormat("report.json", lambda s, p: json_report(s)),
                  description="summary, sign agreement, candidate mass and provenance as JSON")
 FORMATS.register("model-card", ReportFormat("model_card.md",
-                                            lambda s, p: model_card(s, _names(p)), CARD_PLOTS),
+                                            lambda s, p: model_card(s, _names(p)), ("fig5",)),
                  description='a "Bias, Risks, and Limitations" block for a Hugging Face '
                              "model card; links the Fig. 5 plot")
 
@@ -137,8 +131,7 @@ def render(result: ProbeResult, out_dir: str | os.PathLike, formats: Sequence[st
     d.mkdir(parents=True, exist_ok=True)
     specs = {name: FORMATS.get(name) for name in normalised(_FORMATS_PARAM, formats=formats)}
     sections = build_sections(result)
-    available = {kind for s in sections if s.key == "plots" for kind, _ in s.plots}
-    wanted = {kind for spec in specs.values() for kind in spec.plots} & available
+    wanted = {kind for spec in specs.values() for kind in spec.plots} & set(sections.plots)
     drawn: dict[str, Path] = {}
     progress = as_progress(progress)
     if plots and wanted:

@@ -3,7 +3,8 @@
 A comparison starts with a *setup table*: what makes the numbers comparable (template set and
 the hash of its prompts, attributes, tasks, estimator, compat mode, base-rate sources and the
 hashes of their tables, CI level and bootstrap). Results that differ in any of it are refused unless
-``allow_mismatch``, which marks the differing rows and columns instead.
+``allow_mismatch``, which marks the differing rows and columns instead. ``comparison.md`` and
+``comparison.html`` are laid out by the templates ``comparison.md.j2`` / ``comparison.html.j2``.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from .._errors import BiasampError
 from .._output import OutputFolder
 from .._validation import SubsetOf, normalised, validate_params
 from ..results import BootstrapInfo, ProbeResult
-from ._format import CSS, direction_label, format_value, html_table, markdown_table
+from ._format import direction_label, format_value, markdown_table
+from ._render import render_template
 
-__all__ = ["COMPARE_FORMATS", "compare_dirs", "compare_table", "paired_markdown",
-           "setup_differences", "setup_table", "write_comparison"]
+__all__ = ["compare_dirs", "compare_table", "paired_markdown", "setup_differences",
+           "write_comparison"]
 
 #: Files :func:`compare_dirs` can write.
 COMPARE_FORMATS = ("md", "csv", "html")
@@ -60,7 +62,7 @@ def _ci_setup(boot: BootstrapInfo) -> str:
                f", min base count {boot.min_base_count}"))
 
 
-def setup_table(results: Sequence[ProbeResult], labels: Sequence[str]) -> pd.DataFrame:
+def _setup_table(results: Sequence[ProbeResult], labels: Sequence[str]) -> pd.DataFrame:
     """One row per setup item, one column per result; ``differs`` marks disagreeing rows."""
     rows = [_setup(r) for r in results]
     table = pd.DataFrame(rows, index=list(labels)).T
@@ -73,7 +75,7 @@ def setup_table(results: Sequence[ProbeResult], labels: Sequence[str]) -> pd.Dat
 def setup_differences(results: Sequence[ProbeResult]) -> list[str]:
     """The setup items (of those that must agree) in which the results differ."""
     labels = [f"r{i}" for i in range(len(results))]
-    setup = setup_table(results, labels)
+    setup = _setup_table(results, labels)
     return setup.loc[setup["differs"] == "yes", "setup"].tolist()
 
 
@@ -140,7 +142,7 @@ def _wide(long: pd.DataFrame) -> pd.DataFrame:
 
 def _comparison(results: Sequence[ProbeResult], names: Sequence, allow_mismatch: bool):
     labels = _labels(results, names)
-    setup = setup_table(results, labels)
+    setup = _setup_table(results, labels)
     differing = setup.loc[setup["differs"] == "yes", "setup"].tolist()
     if differing and not allow_mismatch:
         details = "; ".join(
@@ -176,29 +178,15 @@ def _write(long, setup, differing, folder, *, formats, paired) -> pd.DataFrame:
     has_paired = paired is not None and not paired.empty
     ptable = _paired_table(paired) if has_paired else None
     d = Path(folder)
-    note = (f"\n\n**Not comparable as they stand**: the results differ in "
-            f"{', '.join(differing)} (compared with allow_mismatch; rows marked `differs`)."
-            if differing else "")
     if "csv" in formats:
         long.to_csv(d / "comparison.csv", index=False)
         if has_paired:
             paired.to_csv(d / "paired_differences.csv", index=False)
-    if "md" in formats:
-        extra = (f"\n## Paired differences\n\n{_PAIRED_INTRO}\n\n{markdown_table(ptable)}\n"
-                 if has_paired else "")
-        (d / "comparison.md").write_text(
-            f"# BiasAmp→ comparison{note}\n\n## Setup\n\n{markdown_table(setup)}\n\n"
-            f"## BiasAmp→\n\n{_INTRO}\n\n{markdown_table(wide)}\n{extra}", encoding="utf-8")
-    if "html" in formats:
-        (d / "comparison.html").write_text(
-            "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>BiasAmp→ "
-            f"comparison</title><style>{CSS}</style></head><body><h1>BiasAmp→ comparison</h1>"
-            + (f"<p class='note'>Not comparable as they stand: the results differ in "
-               f"{', '.join(differing)}.</p>" if differing else "")
-            + f"<h2>Setup</h2>{html_table(setup)}<h2>BiasAmp→</h2><p>{_INTRO}</p>"
-            f"{html_table(wide)}"
-            + (f"<h2>Paired differences</h2><p>{_PAIRED_INTRO}</p>{html_table(ptable)}"
-               if has_paired else "") + "</body></html>\n", encoding="utf-8")
+    for fmt in ("md", "html"):
+        if fmt in formats:
+            (d / f"comparison.{fmt}").write_text(render_template(
+                f"comparison.{fmt}.j2", differing=differing, setup=setup, intro=_INTRO,
+                wide=wide, paired_intro=_PAIRED_INTRO, paired=ptable), encoding="utf-8")
     return wide
 
 

@@ -1,4 +1,4 @@
-"""Formatting helpers shared by every report format: numbers and CIs, tables, Markdown, CSS.
+"""Formatting helpers shared by every report format: numbers and CIs, tables, Markdown.
 
 >>> import pandas as pd
 >>> print(markdown_table(pd.DataFrame({"source": ["a|b"], "value": [format_value(0.5, 0.01)]})))
@@ -18,26 +18,13 @@ from markdown_it import MarkdownIt
 
 from .._conventions import DIRECTION_LABELS
 
-__all__ = ["CSS", "degenerate_ci", "direction_label", "format_ci", "format_value", "html_table",
+__all__ = ["degenerate_ci", "direction_label", "format_ci", "format_value", "html_table",
            "inline_html", "markdown_html", "markdown_list", "markdown_table", "plain_text"]
 
 
 def direction_label(direction) -> str:
     """A direction's label in reports (``A→T``, ``T→A``); anything else unchanged."""
     return DIRECTION_LABELS.get(direction, str(direction))
-
-
-#: The style sheet every HTML page embeds (reports and comparisons are self-contained).
-CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;
-padding:0 1em;color:#222;line-height:1.45}
-h1{font-size:1.6em;border-bottom:2px solid #ddd;padding-bottom:.3em}h2{font-size:1.25em;margin-top:1.6em}
-table{border-collapse:collapse;margin:.6em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.3em .6em;
-text-align:left}th{background:#f3f3f3}tr:nth-child(even) td{background:#fafafa}
-img{max-width:100%;border:1px solid #eee;margin:.5em 0}code{background:#f4f4f4;padding:0 .2em}
-.note{background:#fff7e0;border-left:4px solid #e0a800;padding:.3em 1em;margin:.8em 0}
-.note p,.note ul{margin:.4em 0}li{margin:.2em 0}
-"""
 
 
 def degenerate_ci(low, high) -> bool:

@@ -1,14 +1,17 @@
 """PNG plots of a probe result (matplotlib imported lazily, Agg backend).
 
-Every function takes a :class:`~biasamp.results.ProbeResult` (in memory or loaded from its
-folder) and writes one PNG; none needs a model or torch. Figures are laid out by
-``_plot_layout`` (constrained layout: nothing is cut off; labels placed without overlaps);
-the base-rate panel is drawn by ``_plot_panel``.
+long on purpose: the three figures of a report (Fig. 5, the forest plot, the base-rate
+panel), each with its own helpers; what they share is in ``_plot_layout``.
+
+:func:`plot_all` writes the PNGs of a :class:`~biasamp.results.ProbeResult` (in memory or
+loaded from its folder), one figure function per kind; none needs a model or torch. Figures
+are laid out by
+``_plot_layout`` (constrained layout: nothing is cut off; labels placed without overlaps).
 """
 
 from __future__ import annotations
 
-import logging
+import re
 import textwrap
 from pathlib import Path
 
@@ -19,13 +22,9 @@ from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from ..results import ProbeResult
 from ._format import direction_label
 from ._plot_layout import (association_colors, association_entries, figure, freeze_layout,
-                           place_labels, save)
-from ._plot_panel import base_rate_figure
+                           place_labels, save, text_width)
 
-__all__ = ["PLOT_FILES", "PLOT_KINDS", "PLOT_TITLES", "plot_all", "plot_base_rate_panel",
-           "plot_fig5", "plot_forest"]
-
-log = logging.getLogger(__name__)
+__all__ = ["PLOT_FILES", "PLOT_KINDS", "PLOT_TITLES", "plot_all"]
 
 #: The plot kinds, in report order.
 PLOT_KINDS = ("fig5", "forest", "base_rates")
@@ -69,6 +68,12 @@ _DIAGONAL = {"color": "0.5", "lw": 1, "ls": "--"}
 _PARITY = {"color": "tab:red", "lw": 0.8, "ls": ":"}
 _MARGINAL = {"color": "tab:green", "lw": 1.1, "ls": "-."}
 
+#: sizes of the base-rate panel
+_NAME_SIZE = 10   # source names (tick labels), points
+_CELL_SIZE = 10   # agreement values in the cells, points
+_TITLE_SIZE = 11  # panel titles, points
+_BAR_WIDTH = 3.0  # inches of each bar panel
+
 #: tasks labelled per panel of Fig. 5 (the largest |model - base| deviations)
 _N_LABELS = 8
 #: half-width of the horizontal spread of the points of a panel whose base is one value
@@ -111,7 +116,18 @@ def _labelled(shown: int, picked: int) -> str:
 
 
 def _fig5_figure(result: ProbeResult):
-    """The Fig. 5 figure (see :func:`plot_fig5`), labels placed, not saved."""
+    """The paper's Fig. 5 analogue: model vs base ``P(first attribute | task)``.
+
+    One panel per base-rate source (T->A direction): x = the base source's
+    ``P(a | task)``, y = the model's mean over templates (bars: population std over
+    templates), or, for bound template sets, its value pooled over each task's templates
+    (bars: the bootstrap CI of Δ placed at the point); the diagonal (no amplification), the
+    line that decides the association, ``P(a | task) = P(a)`` (the base marginal; a task
+    right of it is associated with ``a``), and the parity lines at ``1 / n_attributes``.
+    Colours: the base's association. Where every task has the same base (uniform) the points
+    are spread sideways, deterministically, so that their bars show. The tasks furthest from
+    the diagonal are labelled where a label fits without overlapping another or a point.
+    """
     df = _by_pair(result)
     attributes = _order(result, "attribute")
     first = attributes[0]
@@ -205,40 +221,20 @@ def _fig5_panel(ax, result: ProbeResult, *, src: str, s: pd.DataFrame, attribute
     return ax, np.column_stack([xs, y]), pick, s["task"].to_numpy()[shown][pick]
 
 
-def plot_fig5(result: ProbeResult, path) -> Path:
-    """The paper's Fig. 5 analogue: model vs base ``P(first attribute | task)``.
-
-    One panel per base-rate source (T->A direction): x = the base source's
-    ``P(a | task)``, y = the model's mean over templates (bars: population std over
-    templates), or, for bound template sets, its value pooled over each task's templates
-    (bars: the bootstrap CI of Δ placed at the point); the diagonal (no amplification), the
-    line that decides the association, ``P(a | task) = P(a)`` (the base marginal; a task
-    right of it is associated with ``a``), and the parity lines at ``1 / n_attributes``.
-    Colours: the base's association. Where every task has the same base (uniform) the points
-    are spread sideways, deterministically, so that their bars show. The tasks furthest from
-    the diagonal are labelled where a label fits without overlapping another or a point.
-    """
-    return save(_fig5_figure(result), path)
-
-
-def plot_forest(result: ProbeResult, path, *, sources=None) -> Path:
+def _forest_figure(result: ProbeResult):
     """Per-task Δ (model − base) for the first attribute, with bootstrap CIs: one row of two
-    panels (A->T, T->A) per base-rate source (default: every source of the result).
+    panels (A->T, T->A) per base-rate source.
 
     Δ is in the units of each direction (P(task | a) for A->T, P(a | task) for T->A),
     so the two panels have their own x axes. A task whose Δ is undefined (no base data)
     keeps its row, marked with a grey cross at the left edge.
     """
-    return save(_forest_figure(result, sources=sources), path)
-
-
-def _forest_figure(result: ProbeResult, *, sources=None):
     from matplotlib.lines import Line2D
 
     df = _by_pair(result)
     attributes = _order(result, "attribute")
     first = attributes[0]
-    sources = list(sources or _order(result, "base_rates"))
+    sources = _order(result, "base_rates")
     tasks = _order(result, "task")
     height = max(2.6, 0.21 * len(tasks) + 1.3)
     fig, axes = figure(11, height * len(sources) + 1.1,
@@ -296,20 +292,96 @@ def _forest_row(axes, df, *, source, first, tasks, ypos) -> tuple[np.ndarray, in
     return np.concatenate(drawn), n_undefined
 
 
-def plot_base_rate_panel(result: ProbeResult, path) -> Path:
+def _base_rate_figure(result: ProbeResult):
     """Same model, every base source, both directions (value, CI), plus sign agreement:
     horizontal bars (names read horizontally), the figure sized from the names and the
     number of sources."""
-    return save(_base_rate_figure(result), path)
+    from matplotlib.ticker import MaxNLocator
 
-
-def _base_rate_figure(result: ProbeResult):
-    sources = list(dict.fromkeys(result.summary["base_rates"].astype(str)))
+    summ = result.summary
+    sources = list(dict.fromkeys(summ["base_rates"].astype(str)))
     pooled = {d: _aggregation(result, sources[0], d) == "pooled" for d in DIRECTIONS}
-    return base_rate_figure(result, sources, pooled=pooled, confidence=_confidence(result))
+    confidence = _confidence(result)
+    n = len(sources)
+    wrapped = [_wrapped(s) for s in sources]
+    name_w = text_width(sources, _NAME_SIZE)
+    cell = max(0.75, text_width([ln for w in wrapped for ln in w.split("\n")], _NAME_SIZE) + 0.2)
+    lines = max(w.count("\n") + 1 for w in wrapped)
+    title = (f"sign agreement: share of (task,\nattribute) associations of the\nsame sign; "
+             f"upper: {direction_label(ATTRIBUTE_TO_TASK)}, "
+             f"lower: {direction_label(TASK_TO_ATTRIBUTE)}")
+    heat_w = max(n * cell, text_width(title.split("\n"), _TITLE_SIZE))
+    height = max(1.4, 0.55 * n) + 2.6 + 0.17 * (lines - 1)  # titles, labels: 2.6 in
+    width = name_w + 2 * _BAR_WIDTH + name_w + heat_w + 1.6
+    fig, axes = figure(width, height, f"Base-rate comparison ({result.model})", ncols=3,
+                       gridspec_kw={"width_ratios": [_BAR_WIDTH, _BAR_WIDTH, heat_w]})
+    axes = axes[0]
+    y = np.arange(n)[::-1]
+    for k, (ax, direction) in enumerate(zip(axes[:2], DIRECTIONS)):
+        s = summ[summ["direction"] == direction].set_index("base_rates").reindex(sources)
+        m = s["mean"].to_numpy(dtype=float)
+        # a pooled value (bound templates) may sit a rounding error outside its interval
+        lo = np.clip(m - s["ci_low"].to_numpy(dtype=float), 0.0, None)
+        hi = np.clip(s["ci_high"].to_numpy(dtype=float) - m, 0.0, None)
+        ax.barh(y, m, color="tab:blue", alpha=0.7, height=0.6)
+        ax.errorbar(m, y, xerr=np.nan_to_num(np.vstack([lo, hi])), fmt="none", ecolor="k",
+                    capsize=4, lw=1)
+        ax.axvline(0, color="0.3", lw=0.8)
+        ax.set_yticks(y)
+        ax.set_yticklabels(sources if k == 0 else [], fontsize=_NAME_SIZE)
+        ax.set_ylim(-0.6, n - 0.4)
+        ax.tick_params(axis="x", labelsize=9)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # tick labels never run together
+        value = "pooled over templates" if pooled[direction] else "mean over templates"
+        ax.set_xlabel(f"BiasAmp\u2192, {value}\nbars: {confidence:.0%} bootstrap CI",
+                      fontsize=10)
+        ax.set_title(f"{direction_label(direction)} by base source", fontsize=_TITLE_SIZE)
+    ax = axes[2]
+    mat = _agreement(result, sources)
+    im = ax.imshow(mat, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    for i in range(n):
+        for j in range(n):
+            if np.isfinite(mat[i, j]):
+                ax.text(j, i, f"{mat[i, j]:.2f}", ha="center", va="center",
+                        color="w" if mat[i, j] < 0.6 else "k", fontsize=_CELL_SIZE)
+    ax.set_xticks(range(n))
+    ax.set_xticklabels(wrapped, fontsize=_NAME_SIZE)
+    ax.set_yticks(range(n))
+    ax.set_yticklabels(sources, fontsize=_NAME_SIZE)
+    ax.set_title(title, fontsize=_TITLE_SIZE)
+    bar = fig.colorbar(im, ax=ax, fraction=0.08, pad=0.03)
+    bar.ax.tick_params(labelsize=9)
+    return fig
 
 
-_PLOTTERS = {"fig5": plot_fig5, "forest": plot_forest, "base_rates": plot_base_rate_panel}
+def _wrapped(name: str, width: int = 12) -> str:
+    """A source name broken after ``-``, ``:``, ``_`` or ``.`` into lines of about
+    ``width`` characters (the agreement matrix's column labels stay horizontal)."""
+    lines, line = [], ""
+    for piece in re.findall(r"[^-:_.]+[-:_.]?|[-:_.]", name):
+        if line and len(line) + len(piece) > width:
+            lines.append(line)
+            line = ""
+        line += piece
+    return "\n".join([*lines, line])
+
+
+def _agreement(result: ProbeResult, sources: list[str]) -> np.ndarray:
+    """Sign agreement of each pair of sources: upper triangle A->T, lower T->A, 1 on the
+    diagonal, NaN where the result has none."""
+    agree = result.sign_agreement
+    n = len(sources)
+    mat = np.full((n, n), np.nan)
+    np.fill_diagonal(mat, 1.0)
+    for direction in DIRECTIONS:
+        for rec in agree[agree["direction"] == direction].to_dict("records"):
+            i, j = sorted((sources.index(str(rec["source_a"])),
+                           sources.index(str(rec["source_b"]))))
+            mat[(i, j) if direction == ATTRIBUTE_TO_TASK else (j, i)] = rec["agreement"]
+    return mat
+
+
+_FIGURES = {"fig5": _fig5_figure, "forest": _forest_figure, "base_rates": _base_rate_figure}
 
 
 def plot_all(result: ProbeResult, out_dir, kinds=PLOT_KINDS) -> dict[str, Path]:
@@ -320,5 +392,5 @@ def plot_all(result: ProbeResult, out_dir, kinds=PLOT_KINDS) -> dict[str, Path]:
     dict mapping kind to the written path, in :data:`PLOT_KINDS` order.
     """
     out_dir = Path(out_dir)
-    return {kind: _PLOTTERS[kind](result, out_dir / PLOT_FILES[kind])
+    return {kind: save(_FIGURES[kind](result), out_dir / PLOT_FILES[kind])
             for kind in PLOT_KINDS if kind in kinds}

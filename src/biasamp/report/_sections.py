@@ -1,34 +1,38 @@
 """The content of a report, computed once from a :class:`~biasamp.results.ProbeResult`.
 
-:func:`build_sections` returns an ordered list of :class:`Section`; the Markdown, HTML,
-model-card and JSON formatters only lay these out (none computes a table). Section texts
-use inline Markdown (``**bold**``, ``*em*``, ```code```), which the HTML formatter renders
-(:func:`~._format.markdown_html`). Every number and CI goes through
-:func:`~._format.format_value` / :func:`~._format.format_ci` (``[low, high]``, ``n/a``).
+long on purpose: this module is everything a report says (the sections, the notes about
+what stands behind the numbers, the provenance lines, the model-index metadata); the
+templates only lay it out, so a reader finds every sentence of a report here.
 
-Sections, in order (``key``: content; a note's bullet says its explanation once, then lists
-the sources and directions it holds for)
+:func:`build_sections` returns :class:`Sections`, one field per part of a report; the
+templates in ``templates/`` (Markdown, HTML, model card) lay out the parts they show, in
+their order, and ``report.json`` holds the ``data`` of four of them. Section texts use
+inline Markdown (``**bold**``, ``*em*``, ```code```), which the HTML template renders. Every
+number and CI goes through :func:`~._format.format_value` / :func:`~._format.format_ci`
+(``[low, high]``, ``n/a``). The parts, in report order (a note's bullet says its
+explanation once, then lists the sources and directions it holds for):
 
-- ``title``: the report title; ``text`` is the one-sentence description of the measurement.
-- ``note``: a warning when the model was loaded with missing weights
+- ``title``, ``about``: the report title and the one-sentence description of the
+  measurement.
+- ``notes``: a warning when the model was loaded with missing weights
   (``provenance.model.missing_weights``), then the free-text note of the run (each only
   when there is one).
 - ``summary``: the headline table (one row per source and direction) and how to read it.
-- ``groups``: the value per group of templates (e.g. WinoBias pro/anti, type 1/2; only when
-  the templates have groups).
-- ``undefined``: the sources and directions that leave undefined cells out (only when some
+- ``groups``: the value per group of templates (e.g. WinoBias pro/anti, type 1/2; None
+  when the templates have no groups).
+- ``undefined``: the sources and directions that leave undefined cells out (None when none
   do).
 - ``unavailable``: why an interval shows as ``n/a``: the sources and directions whose CI over
   templates could not be computed (fewer than two templates give a value), and the intervals
-  of zero width (nothing varied in their bootstrap), counted per table (only when there are
-  some).
+  of zero width (nothing varied in their bootstrap), counted per table (None when there are
+  none).
 - ``support``: the sources and directions whose counts do not support the association of
   some tasks (its sign flips in the base resamples), whose value the counts' sampling error
   shifts notably, or whose tasks with too few counts were left out (``--min-base-count``;
-  only when some are).
+  None when there are none).
 - ``base_rates``: what every source is (kind, description, data per task, how its
   uncertainty is treated), with a loud note for demonstration-size sources.
-- ``plots``: the plot kinds and their titles (none when there are no (task, attribute) rows).
+- ``plots``: plot kind -> title (none when there are no (task, attribute) rows).
 - ``contributions``: the largest contributions to the value.
 - ``sign_agreement``: how often two sources agree on the sign of an association (no table
   with fewer than two sources).
@@ -36,12 +40,14 @@ the sources and directions it holds for)
 - ``audit``: the candidates that are not a single word piece.
 - ``caveats``: how to read the numbers.
 - ``provenance``: model, data and versions behind the numbers.
+- ``model_index``: the Hugging Face ``model-index`` metadata of a model card.
 
-``data`` holds the machine-readable content of a section (what ``report.json`` shows).
+A section's ``data`` is its machine-readable content (what ``report.json`` shows).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,21 +55,9 @@ import pandas as pd
 
 from ..results import ProbeResult, Provenance, jsonable
 from ._format import degenerate_ci, direction_label, format_ci, format_value
-from ._notes import (base_rates_section_parts, support_lines, unavailable_lines,
-                     undefined_lines)
 from ._plots import PLOT_KINDS, PLOT_TITLES
-from ._provenance import measured_with, provenance_lines
 
-__all__ = ["CAVEATS", "NOTE_KEYS", "SECTION_KEYS", "Section", "build_sections"]
-
-#: Keys of the sections, in report order.
-SECTION_KEYS = ("title", "note", "summary", "groups", "undefined", "unavailable", "support",
-                "base_rates",
-                "plots", "contributions", "sign_agreement", "mass", "audit", "caveats",
-                "provenance")
-
-#: Sections that are short notes (a bold title and bullets, shown only when they say something).
-NOTE_KEYS = ("undefined", "unavailable", "support")
+__all__ = ["CAVEATS", "Section", "Sections", "build_sections"]
 
 #: How to read the numbers (the model card shows the first three).
 CAVEATS = (
@@ -103,24 +97,17 @@ _POOLED_TEXT = (" Templates bound to their own task (benchmark sentences such as
                 "task's own sentences (no std over templates), A→T on P(task | attribute) "
                 "averaged over all sentences; the CI comes from a bootstrap that resamples "
                 "templates within each task.")
-
-
-def _groups_section(by_group: pd.DataFrame, prov: Provenance) -> Section:
-    conf = prov.bootstrap.confidence
-    descriptions = prov.templates.groups or {}
-    table = pd.DataFrame({
-        "base rates": by_group["base_rates"],
-        "direction": by_group["direction"].map(direction_label),
-        "group": by_group["group"],
-        f"BiasAmp→ [{conf:.0%} CI]": [format_value(m, ci=(lo, hi)) for m, lo, hi in
-                                      zip(by_group["mean"], by_group["ci_low"],
-                                          by_group["ci_high"])],
-        "templates": by_group["n_templates"], "tasks": by_group["n_tasks"]})
-    bullets = tuple(f"`{g}`: {d}" for g, d in descriptions.items() if d)
-    return Section("groups", "Groups of templates", table=table, bullets=bullets,
-                   text="Each group is measured like the summary, on its own templates only "
-                        "(a task none of them covers is left out).",
-                   data=jsonable(by_group.to_dict(orient="records")))
+#: counts behind a task below which its base data is called "little"
+LITTLE_DATA = 10
+#: a base bias at least this share of the CI's width is told in the report
+NOTABLE_BIAS = 0.1
+#: weight files named one by one in the report (results.json lists every one)
+_N_WEIGHT_FILES = 4
+#: Where the biasamp source that measured the numbers is described (the hub needs a URL with a
+#: source name).
+SOURCE_URL = "https://pypi.org/project/biasamp/"
+_TASK_TYPES = {"masked": "fill-mask", "causal": "text-generation"}
+_SHORT = {"task_to_attribute": "t2a", "attribute_to_task": "a2t"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,29 +116,24 @@ class Section:
 
     Attributes
     ----------
-    key : str
-        Which part (one of :data:`SECTION_KEYS`).
     title : str
         Its heading.
     intro : str
-        A sentence before the table (Markdown report only, as in biasamp 0.1).
+        A sentence before the table.
     table : DataFrame or None
         The table to show, formatted (strings); None when there is nothing to tabulate.
     empty : str
         Shown instead of the table when ``table`` is None.
     bullets : tuple of str
-        Bullet lines.
+        Bullet lines (above a table as notes, else a list).
     text : str
         A paragraph after the table.
     footer : str
-        A pointer to the data files (Markdown report only).
-    plots : tuple of (kind, title)
-        The plots the section shows, where drawn.
+        A pointer to the data files.
     data : object
         The machine-readable content (JSON-ready), for ``report.json``.
     """
 
-    key: str
     title: str = ""
     intro: str = ""
     table: pd.DataFrame | None = None
@@ -159,10 +141,106 @@ class Section:
     bullets: tuple[str, ...] = ()
     text: str = ""
     footer: str = ""
-    plots: tuple[tuple[str, str], ...] = ()
     data: Any = None
 
 
+@dataclass(frozen=True, eq=False)
+class Sections:
+    """The parts of a report (see the module docstring); None: a part not shown."""
+
+    title: str
+    about: str
+    notes: tuple[str, ...]
+    summary: Section
+    groups: Section | None
+    undefined: Section | None
+    unavailable: Section | None
+    support: Section | None
+    base_rates: Section
+    plots: dict[str, str]
+    contributions: Section
+    sign_agreement: Section
+    mass: Section
+    audit: Section
+    caveats: Section
+    provenance: Section
+    model_index: list
+
+
+def build_sections(result: ProbeResult) -> Sections:
+    """The parts of the report of ``result`` (see the module docstring).
+
+    Parameters
+    ----------
+    result : biasamp.results.ProbeResult
+        A result, in memory or read by :meth:`~biasamp.results.ProbeResult.load` (both give
+        the same sections: the mass and summary go through their JSON form).
+
+    Returns
+    -------
+    Sections
+    """
+    doc = result.to_json_dict()
+    prov, mass = result.provenance, doc["mass"]
+    conf = prov.bootstrap.confidence
+    notes = []
+    missing = prov.model.missing_weights
+    if missing:
+        notes.append(
+            f"WARNING: {len(missing)} weight(s) of this model were missing from its checkpoint "
+            f"and initialised at random (--allow-missing-weights): {', '.join(missing[:6])}"
+            f"{', ...' if len(missing) > 6 else ''}. These numbers do not describe a trained "
+            "model.")
+    if prov.note:
+        notes.append(prov.note)
+    pooled = "pooled" in set(result.summary.get("aggregation", ()))
+    top = _top_rows(result.by_pair)
+    unavailable = _unavailable_lines(result.summary, degenerate=_degenerate(
+        ("summary CIs", result.summary, "ci_low", "ci_high"),
+        ("group CIs", result.by_group, "ci_low", "ci_high"),
+        ("largest-contribution CIs", top, "contribution_ci_low", "contribution_ci_high"),
+        ("sign-agreement CIs", result.sign_agreement, "ci_low", "ci_high")))
+    rows, base_notes = _base_rates_parts(prov, result.summary)
+    kinds = PLOT_KINDS if not result.by_pair.empty else ()
+    return Sections(
+        title=f"BiasAmp→ report: `{prov.model.name}`",
+        about=_measured_with(prov),
+        notes=tuple(notes),
+        summary=Section("Summary", table=_headline(result.summary, prov),
+                        text=_SUMMARY_TEXT + (_POOLED_TEXT if pooled else ""),
+                        data=doc["summary"]),
+        groups=None if result.by_group.empty else _groups_section(result.by_group, prov),
+        undefined=_note("Undefined cells.", _undefined_lines(result)),
+        unavailable=_note("Unavailable intervals.", unavailable),
+        support=_note("Evidence behind the base associations.",
+                      _support_lines(result, conf, prov.bootstrap.min_base_count)),
+        base_rates=Section("Base rates", bullets=base_notes, data=rows,
+                           table=pd.DataFrame(rows) if rows else None),
+        plots={k: PLOT_TITLES[k] for k in kinds},
+        contributions=Section(
+            "Largest contributions",
+            intro=(f"The {_N_TOP_PAIRS} largest |contributions| of each source and direction "
+                   "(the directions are on different scales)."),
+            table=_top_pairs(top),
+            footer=(("\"(unsupported)\": the counts do not support the sign of this "
+                     "association (see above). " if _any_unsupported(top) else "")
+                    + "Full disaggregation: `by_pair.csv`.")),
+        sign_agreement=_agreement_section(result, conf),
+        mass=_mass_section(mass),
+        audit=_audit_section(result.audit),
+        caveats=Section("Caveats", bullets=CAVEATS),
+        provenance=Section("Provenance", bullets=_provenance_lines(prov),
+                           data=doc["provenance"]),
+        model_index=_model_index(doc["summary"] or [], prov),
+    )
+
+
+def _note(title: str, bullets: tuple[str, ...]) -> Section | None:
+    """A short note (a bold title and bullets), shown only when it says something."""
+    return Section(title, bullets=bullets) if bullets else None
+
+
+# ---------------------------------------------------------------- tables
 
 def _headline(summary: pd.DataFrame, prov: Provenance) -> pd.DataFrame:
     conf = prov.bootstrap.confidence
@@ -178,6 +256,24 @@ def _headline(summary: pd.DataFrame, prov: Provenance) -> pd.DataFrame:
                       for r, b in zip(summary["resample"], summary["base_resampled"])],
         "templates": summary["n_templates"],
     })
+
+
+def _groups_section(by_group: pd.DataFrame, prov: Provenance) -> Section:
+    conf = prov.bootstrap.confidence
+    descriptions = prov.templates.groups or {}
+    table = pd.DataFrame({
+        "base rates": by_group["base_rates"],
+        "direction": by_group["direction"].map(direction_label),
+        "group": by_group["group"],
+        f"BiasAmp→ [{conf:.0%} CI]": [format_value(m, ci=(lo, hi)) for m, lo, hi in
+                                      zip(by_group["mean"], by_group["ci_low"],
+                                          by_group["ci_high"])],
+        "templates": by_group["n_templates"], "tasks": by_group["n_tasks"]})
+    bullets = tuple(f"`{g}`: {d}" for g, d in descriptions.items() if d)
+    return Section("Groups of templates", table=table, bullets=bullets,
+                   text="Each group is measured like the summary, on its own templates only "
+                        "(a task none of them covers is left out).",
+                   data=jsonable(by_group.to_dict(orient="records")))
 
 
 def _any_unsupported(rows: pd.DataFrame) -> bool:
@@ -219,6 +315,75 @@ def _top_pairs(bp: pd.DataFrame) -> pd.DataFrame:
     })
 
 
+def _agreement_section(result: ProbeResult, conf: float) -> Section:
+    agree = result.sign_agreement
+    table = None if agree.empty else pd.DataFrame({
+        "direction": agree["direction"].map(direction_label), "source a": agree["source_a"],
+        "source b": agree["source_b"],
+        f"agreement [{conf:.0%} CI]": [
+            format_value(v, ci=(lo, hi), digits=2)
+            for v, lo, hi in zip(agree["agreement"], agree["ci_low"], agree["ci_high"])],
+        "cells": agree["n_cells"]})
+    return Section("Sign agreement of the association between sources",
+                   intro=("Share of (task, attribute) cells on which two sources give the "
+                          "association the same sign; the CI reflects the resampled base "
+                          "counts (n/a when both sources are exact: nothing is resampled)."),
+                   table=table, data=jsonable(agree.to_dict(orient="records")))
+
+
+def _mass_section(mass: dict) -> Section:
+    rows = [{"direction": direction_label(d), **{k: (f"{v:.3g}" if k != "n_prompts" else v)
+                                        for k, v in m.items()}}
+            for d, m in mass.items()]
+    return Section("Raw candidate probability mass", intro=_MASS_TEXT,
+                   table=pd.DataFrame(rows) if rows else None, data=mass)
+
+
+def _audit_section(audit: pd.DataFrame) -> Section:
+    if not audit.empty and "single_piece" in audit:
+        audit = audit[~audit["single_piece"].astype(bool)]
+    title = "Tokenisation audit"
+    if audit.empty:
+        return Section(title, empty="Every candidate is a single word piece for this model.")
+    keep = [c for c in ("candidate", "pieces", "n_pieces", "first_piece",
+                        "shares_first_piece_with") if c in audit.columns]
+    table = audit[keep].map(lambda v: " ".join(map(str, v)) if isinstance(v, (list, tuple))
+                            else v)
+    return Section(title, intro="Candidates that are not a single word piece for this model:",
+                   table=table)
+
+
+# ---------------------------------------------------------------- notes
+
+def _said_once(explanation: str, facts, after: str = "") -> tuple[str, ...]:
+    """One bullet: the explanation once, then the facts of each (source, direction) briefly."""
+    facts = list(facts)
+    return (f"{explanation}: {'; '.join(facts)}.{after}",) if facts else ()
+
+
+def _where(source, direction) -> str:
+    return f"{source}, {direction_label(direction)}"
+
+
+def _undefined_lines(result: ProbeResult) -> tuple[str, ...]:
+    """The (source, direction) values that leave undefined cells out (one bullet)."""
+    per = result.per_template
+    if per.empty or "n_nan" not in per:
+        return ()
+    n_cells = len(set(zip(result.by_pair["task"], result.by_pair["attribute"])))
+    excluded = dict(zip(zip(result.summary["base_rates"], result.summary["direction"]),
+                        result.summary["n_tasks_excluded"].fillna(0).astype(int)))
+    n_attr = len(set(result.by_pair["attribute"]))
+    worst = per.groupby(["base_rates", "direction"], sort=False)["n_nan"].max()
+    facts = []
+    for (src, d), n in worst.items():
+        n = int(n) - excluded.get((src, d), 0) * n_attr  # left-out tasks are told apart
+        if n > 0:
+            facts.append(f"{_where(src, d)}: {n} of {n_cells} cells")
+    return _said_once("Undefined (task, attribute) cells (an all-zero base row or column), "
+                      "left out of the value", facts)
+
+
 def _degenerate(*tables) -> list[tuple[str, str]]:
     """``(what, "n of m")`` for each ``(what, frame, low column, high column)`` with intervals
     of zero width (:func:`~._format.degenerate_ci`), shown as n/a."""
@@ -232,112 +397,181 @@ def _degenerate(*tables) -> list[tuple[str, str]]:
     return out
 
 
-def _agreement_section(result: ProbeResult, conf: float) -> Section:
-    agree = result.sign_agreement
-    table = None if agree.empty else pd.DataFrame({
-        "direction": agree["direction"].map(direction_label), "source a": agree["source_a"],
-        "source b": agree["source_b"],
-        f"agreement [{conf:.0%} CI]": [
-            format_value(v, ci=(lo, hi), digits=2)
-            for v, lo, hi in zip(agree["agreement"], agree["ci_low"], agree["ci_high"])],
-        "cells": agree["n_cells"]})
-    return Section("sign_agreement", "Sign agreement of the association between sources",
-                   intro=("Share of (task, attribute) cells on which two sources give the "
-                          "association the same sign; the CI reflects the resampled base "
-                          "counts (n/a when both sources are exact: nothing is resampled)."),
-                   table=table, data=jsonable(agree.to_dict(orient="records")))
+def _unavailable_lines(summary: pd.DataFrame, degenerate=()) -> tuple[str, ...]:
+    """Why an interval is shown as ``n/a``: the (source, direction) values whose CI over
+    templates could not be computed, and ``degenerate``: ``(what, n of m)`` for each table
+    whose intervals have zero width (one bullet each)."""
+    bad = summary[summary["ci_low"].isna() | summary["ci_high"].isna()]
+    lines = _said_once(
+        "CI over templates shown as n/a because fewer than 2 templates give a value (a "
+        "bootstrap over templates needs at least 2; the std is then 0 by construction)",
+        (f"{_where(r.base_rates, r.direction)}: {int(r.n_templates)} template(s)"
+         for r in bad.itertuples()))
+    return lines + _said_once(
+        "Intervals of zero width shown as n/a: nothing varied in their bootstrap (e.g. one "
+        "template per task resampled within tasks, or two sources whose base rates are exact), "
+        "so they would only repeat the value", (f"{what}: {count}" for what, count in degenerate))
 
 
-def _mass_section(mass: dict) -> Section:
-    rows = [{"direction": direction_label(d), **{k: (f"{v:.3g}" if k != "n_prompts" else v)
-                                        for k, v in m.items()}}
-            for d, m in mass.items()]
-    return Section("mass", "Raw candidate probability mass", intro=_MASS_TEXT,
-                   table=pd.DataFrame(rows) if rows else None, data=mass)
+def _support_lines(result: ProbeResult, confidence: float, min_base_count) -> tuple[str, ...]:
+    """The (source, direction) values with tasks whose association the counts do not support,
+    with a notable bias from the counts' sampling error, and with tasks left out for too few
+    counts: one bullet each, its explanation said once."""
+    unsupported, biased, excluded = [], [], []
+    n_tasks = len(set(result.by_pair["task"]))
+    for r in result.summary.itertuples():
+        where = _where(r.base_rates, r.direction)
+        n = 0 if pd.isna(r.n_tasks_unsupported) else int(r.n_tasks_unsupported)
+        if r.base_resampled and n > 0:
+            unsupported.append(f"{where}: {n} of {n_tasks} tasks")
+        bias, width = r.base_bias, r.ci_high - r.ci_low
+        if r.base_resampled and pd.notna(bias) and abs(bias) >= NOTABLE_BIAS * width:
+            biased.append(f"{where}: {format_value(bias, sign=True)}")
+        if int(r.n_tasks_excluded or 0) > 0:
+            excluded.append(f"{where}: {int(r.n_tasks_excluded)} of {n_tasks} tasks")
+    return (
+        _said_once(f"Associations not supported by the counts (the sign holds in fewer than "
+                   f"{confidence:.0%} of the base resamples)", unsupported,
+                   " These cells are marked `sign_supported = false` in `by_pair.csv` and "
+                   "carry little evidence; the CI of a value with unsupported associations "
+                   "is indicative only.")
+        + _said_once("Values shifted by the sampling error of the counts (on average over the "
+                     "base resamples)", biased,
+                     " The counts are too sparse for these values to be read at face value: "
+                     "a value measured against a noisy base is biased by about as much, and "
+                     "its CI is then not reliable.")
+        + _said_once(f"Tasks with fewer than {min_base_count} co-occurrences, left out of the "
+                     "value (--min-base-count)", excluded))
 
 
-def _audit_section(audit: pd.DataFrame) -> Section:
-    if not audit.empty and "single_piece" in audit:
-        audit = audit[~audit["single_piece"].astype(bool)]
-    title = "Tokenisation audit"
-    if audit.empty:
-        return Section("audit", title,
-                       empty="Every candidate is a single word piece for this model.")
-    keep = [c for c in ("candidate", "pieces", "n_pieces", "first_piece",
-                        "shares_first_piece_with") if c in audit.columns]
-    table = audit[keep].map(lambda v: " ".join(map(str, v)) if isinstance(v, (list, tuple))
-                            else v)
-    return Section("audit", title,
-                   intro="Candidates that are not a single word piece for this model:",
-                   table=table)
+def _base_rates_parts(prov: Provenance, summary: pd.DataFrame) -> tuple[list, tuple]:
+    """(rows, notes) of the base-rates section: what every source is, how much data stands
+    behind it, how its uncertainty is treated in this run, and loud notes."""
+    resampled = set(summary.loc[summary["base_resampled"].fillna(False).astype(bool),
+                                "base_rates"].astype(str))
+    rows, notes = [], []
+    for source, by_direction in prov.base_rates.items():
+        bp = next(iter(by_direction.values()))  # what a source is does not vary by direction
+        totals = bp.row_totals
+        if totals:
+            n = len(totals)
+            none = sum(v == 0 for v in totals.values())
+            little = sum(0 < v < LITTLE_DATA for v in totals.values())
+            data = f"{none} of {n} tasks with no co-occurrence, {little} with 1-{LITTLE_DATA - 1}"
+        else:
+            data = "n/a (not counts)"
+        rows.append({"source": source, "kind": bp.kind or "n/a",
+                     "what it is": bp.about,
+                     "data per task": data,
+                     "uncertainty": ("counts resampled in every CI" if source in resampled
+                                     else "treated as exact")})
+        if bp.demonstration:
+            kept = "?" if bp.n_kept is None else bp.n_kept
+            notes.append(f"**`{source}` is a demonstration-size source** "
+                         f"({kept} counted sentences): its numbers show how the "
+                         "tool works and carry no weight as a base rate.")
+    return rows, tuple(notes)
 
 
-def build_sections(result: ProbeResult) -> list[Section]:
-    """The sections of the report of ``result``, in order (see the module docstring).
+# ---------------------------------------------------------------- provenance
 
-    Parameters
-    ----------
-    result : biasamp.results.ProbeResult
-        A result, in memory or read by :meth:`~biasamp.results.ProbeResult.load` (both give
-        the same sections: the mass and summary go through their JSON form).
+def _measured_with(p: Provenance) -> str:
+    tpl = p.templates
+    return (f"Measured with biasamp {p.versions.get('biasamp', '')} on "
+            f"`{p.model.name}` using fill-in-the-blank templates `{tpl.name}` "
+            f"({tpl.n_templates} templates), tasks `{p.tasks.name}` "
+            f"and attributes {', '.join(p.attributes)} "
+            "(Wang & Russakovsky, *Directional Bias Amplification*, ICML 2021).")
 
-    Returns
-    -------
-    list of Section
-    """
-    doc = result.to_json_dict()
-    prov, mass = result.provenance, doc["mass"]
-    sections = [Section("title", f"BiasAmp→ report: `{prov.model.name}`",
-                        text=measured_with(prov))]
-    missing = prov.model.missing_weights
-    if missing:
-        sections.append(Section("note", text=(
-            f"WARNING: {len(missing)} weight(s) of this model were missing from its checkpoint "
-            f"and initialised at random (--allow-missing-weights): {', '.join(missing[:6])}"
-            f"{', ...' if len(missing) > 6 else ''}. These numbers do not describe a trained "
-            "model.")))
-    if prov.note:
-        sections.append(Section("note", text=prov.note))
-    pooled = "pooled" in set(result.summary.get("aggregation", ()))
-    sections.append(Section("summary", "Summary", table=_headline(result.summary, prov),
-                            text=_SUMMARY_TEXT + (_POOLED_TEXT if pooled else ""),
-                            data=doc["summary"]))
-    if not result.by_group.empty:
-        sections.append(_groups_section(result.by_group, prov))
-    undefined = undefined_lines(result)
-    if undefined:
-        sections.append(Section("undefined", "Undefined cells.", bullets=undefined))
-    top = _top_rows(result.by_pair)
-    unavailable = unavailable_lines(result.summary, degenerate=_degenerate(
-        ("summary CIs", result.summary, "ci_low", "ci_high"),
-        ("group CIs", result.by_group, "ci_low", "ci_high"),
-        ("largest-contribution CIs", top, "contribution_ci_low", "contribution_ci_high"),
-        ("sign-agreement CIs", result.sign_agreement, "ci_low", "ci_high")))
-    if unavailable:
-        sections.append(Section("unavailable", "Unavailable intervals.", bullets=unavailable))
-    conf = prov.bootstrap.confidence
-    support = support_lines(result, conf, prov.bootstrap.min_base_count)
-    if support:
-        sections.append(Section("support", "Evidence behind the base associations.",
-                                bullets=support))
-    rows, notes = base_rates_section_parts(prov, result.summary)
-    sections.append(Section("base_rates", "Base rates", bullets=notes, data=rows,
-                            table=pd.DataFrame(rows) if rows else None))
-    kinds = PLOT_KINDS if not result.by_pair.empty else ()
-    sections += [
-        Section("plots", "Plots", plots=tuple((k, PLOT_TITLES[k]) for k in kinds)),
-        Section("contributions", "Largest contributions",
-                intro=(f"The {_N_TOP_PAIRS} largest |contributions| of each source and direction "
-                       "(the directions are on different scales)."),
-                table=_top_pairs(top),
-                footer=(("\"(unsupported)\": the counts do not support the sign of this "
-                         "association (see above). " if _any_unsupported(top) else "")
-                        + "Full disaggregation: `by_pair.csv`.")),
-        _agreement_section(result, conf),
-        _mass_section(mass),
-        _audit_section(result.audit),
-        Section("caveats", "Caveats", bullets=CAVEATS),
-        Section("provenance", "Provenance", bullets=provenance_lines(prov),
-                data=doc["provenance"]),
+
+def _provenance_lines(p: Provenance) -> tuple[str, ...]:
+    """Model and its weights, context, estimator, templates, base rates, versions (read
+    from :class:`~biasamp.results.Provenance` by attribute)."""
+    m, s, tpl = p.model, p.scorer, p.templates
+    lines = [
+        (f"model: `{m.name}` (revision: `{m.revision or 'default'}`"
+         + (f", commit `{m.commit}`)" if m.commit else ")")),
+        *_weights_lines(m.weights_sha256),
+        (f"device / dtype: {s.device} / {s.dtype}; model type: "
+         f"{m.model_type} LM; estimator (scoring): "
+         f"`{s.estimator}`; compat: {f'`{p.compat}`' if p.compat else 'none'}; seed: {p.seed}"),
+        *_context_lines(p),
+        (f"templates: `{tpl.name}` ({tpl.n_templates} templates, prompts sha256 "
+         f"`{tpl.prompts_sha256[:16]}…`)"),
+        f"tasks: `{p.tasks.name}`; attributes: {', '.join(p.attributes)}",
     ]
-    return sections
+    seen: dict[tuple, list[str]] = {}
+    for source, by_direction in p.base_rates.items():
+        for direction, b in by_direction.items():
+            seen.setdefault((source, b.citation or b.name, b.file_sha256), []).append(
+                direction_label(direction))
+    for (source, cite, sha), dirs in seen.items():
+        lines.append(f"base rates `{source}` ({', '.join(dirs)}): {cite} "
+                     f"(sha256 `{sha[:16]}…`)")
+    lines.append("versions: " + ", ".join(f"{k} {val}" for k, val in sorted(p.versions.items())))
+    lines.append(f"created: {p.timestamp}")
+    return tuple(lines)
+
+
+def _weights_lines(weights: dict) -> tuple[str, ...]:
+    """The sha256 of the weight files the scores came from (none recorded: none shown)."""
+    if not weights:
+        return ()
+    named = sorted(weights.items())
+    more = len(named) - _N_WEIGHT_FILES
+    return ("weights sha256: " + ", ".join(
+        f"`{name}` `{sha[:16]}…`" for name, sha in named[:_N_WEIGHT_FILES])
+        + (f" and {more} more files (all in results.json)" if more > 0 else ""),)
+
+
+def _context_lines(p: Provenance) -> tuple[str, ...]:
+    """The causal LM's context token and the rule that chose it (none for a masked LM)."""
+    c = p.scorer.context
+    if c is None:
+        return ()
+    line = f"context before each sentence: `{c.token}` ({c.rule})"
+    if c.skipped:
+        line += "; passed over as chat markers: " + ", ".join(f"`{t}`" for t in c.skipped)
+    if c.chat_template:
+        line += ("; a chat model probed as a plain LM (sentences as text, not in a chat turn): "
+                 "its numbers describe how it continues text, not its answers in a conversation")
+    return (line,)
+
+
+# ---------------------------------------------------------------- model index
+
+def _number(value):
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(x) else x
+
+
+def _model_index(summary: list[dict], prov: Provenance) -> list[dict]:
+    """The Hugging Face ``model-index`` of a model card: one model, one result (task
+    *directional bias amplification*, dataset = the template set, one metric per base-rate
+    source and direction (the BiasAmp-> value; its CI and direction in ``args``), the
+    biasamp version as the source). Built from the summary the card's table shows; the hub
+    reads it with ``huggingface_hub.ModelCard`` / ``metadata_load`` and
+    ``model_index_to_eval_results``."""
+    templates, version = prov.templates.name, prov.versions.get("biasamp", "")
+    metrics = []
+    for row in summary:
+        value = _number(row.get("mean"))
+        if value is None:  # an undefined value has no place in the index (the card says why)
+            continue
+        direction, source = row["direction"], row["base_rates"]
+        args = {"direction": direction, "base_rates": source,
+                "ci_low": _number(row.get("ci_low")), "ci_high": _number(row.get("ci_high")),
+                "confidence": prov.bootstrap.confidence}
+        metrics.append({"type": f"biasamp_{_SHORT.get(direction, direction)}",
+                        "name": f"BiasAmp→ {direction_label(direction)} ({source})",
+                        "value": value, "config": source, "args": args})
+    result = {"task": {"type": _TASK_TYPES.get(prov.model.model_type, "text-generation"),
+                       "name": "Directional bias amplification (BiasAmp→)"},
+              "dataset": {"type": f"biasamp/{templates}", "name": f"biasamp templates "
+                          f"{templates}", "config": templates},
+              "metrics": metrics,
+              "source": {"name": f"biasamp {version}".strip(), "url": SOURCE_URL}}
+    return [{"name": prov.model.name, "results": [result]}]
