@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import BiasampError, ZeroRowWarning
-from .._output_file import OutputFile
+from .._output import OutputFile
 from .._progress import SILENT, as_progress
 from .._validation import (Bool, Integer, NonEmptyStr, OneOf, Optional, PositiveInt, normalised,
                            validate_params)
@@ -158,7 +158,7 @@ def write_counts_csv(result: CorpusCounts, path: str | os.PathLike | OutputFile,
 
     The first line is ``# provenance: {json}``; :func:`biasamp.base_rates.read_table_csv`
     reads it back into the table's provenance. The file is written beside the target and
-    renamed when complete (:class:`biasamp._output_file.OutputFile`), so an interrupted write
+    renamed when complete (:class:`biasamp._output.OutputFile`), so an interrupted write
     leaves no partial CSV; an existing file is replaced only with ``overwrite``, and only
     when it is a counts CSV biasamp wrote.
 
