@@ -144,6 +144,9 @@ def test_overwrite_refuses_a_folder_without_the_mark_of_the_same_kind(result, tm
         assert found_kind(copy) == (None, set())
         with pytest.raises(BiasampError, match="holds no biasamp result, not a probe result"):
             OutputFolder(copy, kind="probe", overwrite=True).check()
+        in_place = OutputFolder(copy, kind="probe", update=True)  # the caller read the result
+        in_place.check()  # so a report is added, and every file it holds is kept as the user's
+        assert in_place.foreign() == {p.name for p in copy.iterdir()} - {MARK}
 
 
 def test_overwrite_replaces_the_whole_folder_and_marks_what_it_wrote(tiny_bert_dir, result,

@@ -175,6 +175,8 @@ class OutputFolder(_Output):
             how = "choose a new folder or pass --overwrite"
             raise BiasampError(f"{where} exists and is not empty; {how}")
         found, owned = found_kind(self.target)
+        if found is None and self.update and present:  # read by the caller; all is kept, unmarked
+            found = self.kind
         if found != self.kind:
             held, how = KINDS.get(found, "no biasamp result"), f"replaces only {kind} it wrote"
             raise BiasampError(f"{where} holds {held}, not {kind}: biasamp {how}")
@@ -222,6 +224,7 @@ class OutputFolder(_Output):
             files = sorted(set(_entries(self.staging)) - self._foreign - {MARK})
             now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
             mark = json.dumps({"kind": self.kind, "files": files, "written": now}, indent=1)
+            (self.staging / MARK).unlink(missing_ok=True)  # a carried mark may be a link
             (self.staging / MARK).write_text(mark + "\n", encoding="utf-8")
             with signals_deferred():
                 old, had = self._beside("replaced"), os.path.lexists(self.target)
@@ -276,8 +279,7 @@ class OutputFile(_Output):
         if not self.overwrite:
             raise BiasampError(f"{self.where} exists; choose a new file or pass --overwrite")
         if self.owned is not None and not self.owned(self.target):
-            how = "--overwrite replaces only such a file: choose another name"
-            raise BiasampError(f"{self.where} is not {self.what} biasamp wrote; {how}")
+            raise BiasampError(f"{self.where} is not {self.what} biasamp wrote: pick another name")
 
     @contextlib.contextmanager
     def open(self, *, newline: str = ""):
