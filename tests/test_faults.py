@@ -1,16 +1,11 @@
 """Bad input across the CLI and the API: each case gives exit code 2 (or the exception), a
 one-line message naming the parameter, and writes nothing (or leaves the previous result
-intact). Plus Ctrl-C during a run and two writers on one folder, as real subprocesses."""
+intact). What an output target may be, and interruptions: tests/test_output.py."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -208,68 +203,7 @@ def test_probe_refuses_bad_input_before_the_model(tiny_bert_dir, tmp_path, capsy
     _fails(argv, capsys, pattern, folder=work)
 
 
-# ------------------------------------------------------------------ output folders
-def test_out_is_a_file(tiny_bert_dir, tmp_path, capsys):
-    f = tmp_path / "taken.txt"
-    f.write_text("mine")
-    _fails(["probe", "--model", str(tiny_bert_dir), "--out", str(f), *QUICK], capsys,
-           r"--out '.*taken.txt' is a file, not a folder", folder=tmp_path)
-    assert f.read_text() == "mine"
-
-
-def test_out_below_a_file(tiny_bert_dir, tmp_path, capsys):
-    (tmp_path / "f").write_text("x")
-    _fails(["probe", "--model", str(tiny_bert_dir), "--out", str(tmp_path / "f" / "o"), *QUICK],
-           capsys, r"out '.*f/o': '.*f' is not a folder", folder=tmp_path)
-
-
-def test_out_not_empty_is_refused_before_the_model_is_loaded(tmp_path, capsys, monkeypatch):
-    out = tmp_path / "o"
-    out.mkdir()
-    (out / "old.txt").write_text("keep me")
-    model = tmp_path / "not-a-model"  # loading it would fail: the out check must come first
-    model.mkdir()
-    _fails(["probe", "--model", str(model), "--out", str(out), *QUICK], capsys,
-           r"out '.*o' exists and is not empty; .*--overwrite", folder=tmp_path)
-
-
-def test_overwrite_replaces_the_whole_folder(tiny_bert_dir, done, tmp_path):
-    out = _copy(done, tmp_path / "o")
-    assert main(["-q", "report", str(out), "--format", "html"]) == 0
-    assert (out / "report.html").is_file()
-    assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--out", str(out), "--overwrite",
-                 "--base-rates", "uniform", *QUICK]) == 0
-    names = _files(out)
-    assert "report.html" not in names  # no stale file of the result replaced
-    assert names == sorted([".biasamp.json", "by_pair.csv", "per_template.csv", "results.json",
-                            "tables.csv", "report.md", "report.json",
-                            "fig5_p_attribute_given_task.png", "forest_delta.png",
-                            "base_rate_panel.png"])
-    data = json.loads((out / "results.json").read_text())
-    assert data["complete"] is True and set(data["files"]) == set(names) - {
-        "results.json", ".biasamp.json"}
-    mark = json.loads((out / ".biasamp.json").read_text())
-    assert mark["kind"] == "probe" and mark["files"] == [n for n in names if n != ".biasamp.json"]
-    assert [p.name for p in tmp_path.iterdir()] == ["o"]  # no lock, staging or old folder left
-
-
-def test_lock_of_a_live_writer_refuses_and_a_dead_one_is_taken_over(tiny_bert_dir, tmp_path,
-                                                                    capsys):
-    import socket
-    out = tmp_path / "o"
-    lock = tmp_path / ".o.lock"
-    lock.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                "since": "now"}))
-    _fails(["probe", "--model", str(tiny_bert_dir), "--out", str(out), *QUICK], capsys,
-           r"out '.*o' is being written by another biasamp run \(pid \d+", folder=tmp_path)
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True).stdout.strip()
-    lock.write_text(json.dumps({"pid": int(dead), "host": socket.gethostname(), "since": "x"}))
-    assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--out", str(out),
-                 "--base-rates", "uniform", *QUICK]) == 0
-    assert not lock.exists() and ProbeResult.load(out).model == str(tiny_bert_dir)
-
-
+# ------------------------------------------------------------------ models and their folders
 def test_same_model_twice_and_same_folder_names(tiny_bert_dir, tmp_path, capsys):
     _fails(["probe", "--model", f"{tiny_bert_dir},{tiny_bert_dir}", "--out", str(tmp_path / "o"),
             *QUICK], capsys, r"models must not repeat a model; got .* repeats", folder=tmp_path)
@@ -352,31 +286,6 @@ def test_report_out_elsewhere_and_its_refusals(done, tmp_path, capsys):
            folder=tmp_path)
 
 
-def test_report_in_place_keeps_the_result_complete(done, tmp_path):
-    d = _copy(done, tmp_path / "r")
-    assert main(["-q", "report", str(d), "--format", "html,model-card"]) == 0
-    back = ProbeResult.load(d)
-    data = json.loads((d / "results.json").read_text())
-    assert {"report.html", "model_card.md", "report.md"} <= set(data["files"])
-    assert back.summary.equals(ProbeResult.load(done).summary)
-
-
-def test_report_in_place_keeps_what_it_does_not_own(done, tmp_path):
-    # a user's notes and sub-folders in a result folder survive an in-place report
-    d = _copy(done, tmp_path / "r")
-    (d / "notes").mkdir()
-    (d / "notes" / "draft.tex").write_text("\\section{x}")
-    (d / "notes" / "deep").mkdir()
-    (d / "notes" / "deep" / "a.txt").write_text("a")
-    (d / "mine.txt").write_text("keep")
-    (d / "alias").symlink_to(d / "mine.txt")
-    assert main(["-q", "report", str(d), "--format", "md"]) == 0
-    assert (d / "notes" / "draft.tex").read_text() == "\\section{x}"
-    assert (d / "notes" / "deep" / "a.txt").read_text() == "a"
-    assert (d / "mine.txt").read_text() == "keep" and (d / "alias").is_symlink()
-    ProbeResult.load(d)
-
-
 def test_compare_refuses_different_setups_unless_allowed(done, tiny_bert_dir, tmp_path, capsys):
     other = tmp_path / "three"
     assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--attributes", "he,she,they",
@@ -452,98 +361,6 @@ def test_warnings_are_printed_once_each(tiny_bert_dir, tmp_path, capsys):
     warns = [x for x in err if x.startswith("warning: ")]
     assert warns and len(warns) == len(set(warns))
     assert sum("all-zero row" in w for w in warns) == 1
-
-
-# ------------------------------------------------------------------ processes
-def _cli(*args, env=None):
-    return subprocess.Popen([sys.executable, "-m", "biasamp", "-q", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-
-
-_PAUSED_RUN = """
-import sys, time, pathlib
-import biasamp.results as R
-from biasamp.cli import main
-marker = pathlib.Path(sys.argv[1])
-real = R.ProbeResult.write_files
-def slow(self, folder, **kw):  # write the data files, then stop in the middle of saving
-    real(self, folder, **kw)
-    (pathlib.Path(folder) / "tables.csv").write_text("half-written")
-    marker.write_text("saving")
-    time.sleep(60)
-R.ProbeResult.write_files = slow
-sys.exit(main(sys.argv[2:]))
-"""
-
-
-def test_sigint_while_saving_leaves_the_previous_result(tiny_bert_dir, done, tmp_path):
-    out = _copy(done, tmp_path / "res")
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
-    marker = tmp_path.parent / f"{tmp_path.name}-saving"
-    proc = subprocess.Popen([sys.executable, "-c", _PAUSED_RUN, str(marker), "-q", "probe",
-                             "--model", str(tiny_bert_dir), "--base-rates", "uniform",
-                             "--out", str(out), "--overwrite", *QUICK],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while not marker.exists() and time.time() < deadline and proc.poll() is None:
-        time.sleep(0.05)
-    assert marker.exists(), proc.communicate()
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and "interrupted" in err, err
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # byte for byte
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["res"], "leftovers beside it"
-    ProbeResult.load(out)
-
-
-def test_sigint_at_other_moments_leaves_a_complete_result(tiny_bert_dir, done, tmp_path):
-    out = _copy(done, tmp_path / "res")
-    args = ["probe", "--model", str(tiny_bert_dir), "--base-rates", "uniform,labor-2016",
-            "--out", str(out), "--overwrite", "--format", "md,html,json", "--max-templates", "3"]
-    for delay in (1.0, 2.5, 4.0):
-        proc = _cli(*args)
-        time.sleep(delay)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode in (0, 130, -signal.SIGINT), err  # -2: before main() started
-        assert ProbeResult.load(out).model == str(tiny_bert_dir)  # old or new, complete
-        assert sorted(p.name for p in tmp_path.iterdir()) == ["res"], "leftovers beside it"
-
-
-def test_two_writers_never_mix(tiny_bert_dir, tiny_bert2_dir, tmp_path):
-    for trial in range(2):
-        out = tmp_path / f"o{trial}"
-        procs = [_cli("probe", "--model", str(m), "--base-rates", "uniform", "--out", str(out),
-                      *QUICK) for m in (tiny_bert_dir, tiny_bert2_dir)]
-        results = [(p.wait(timeout=180), p.stderr.read()) for p in procs]
-        codes = sorted(rc for rc, _ in results)
-        assert codes == [0, 2], results
-        loser = next(err for rc, err in results if rc == 2)
-        assert ("being written by another biasamp run" in loser
-                or "exists and is not empty" in loser), loser
-        res = ProbeResult.load(out)
-        assert res.model in (str(tiny_bert_dir), str(tiny_bert2_dir))
-        assert f"`{res.model}`" in (out / "report.md").read_text()  # report of the same run
-
-
-def test_a_dead_runs_swapped_out_folder_is_put_back(done, tmp_path):
-    """A run killed between the two renames of a swap (SIGKILL: no cleanup) leaves the old
-    folder beside the target; the next writer takes the stale lock and puts it back."""
-    import socket
-
-    from biasamp._output import OutputFolder
-    old = _copy(done, tmp_path / ".res.replaced-99999-0")
-    (tmp_path / ".res.staging-99999-1").mkdir()
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True).stdout.strip()
-    (tmp_path / ".res.lock").write_text(json.dumps({"pid": int(dead),
-                                                    "host": socket.gethostname()}))
-    folder = OutputFolder(tmp_path / "res", kind="probe", overwrite=True)
-    folder.acquire()
-    assert not old.exists() and ProbeResult.load(tmp_path / "res").model
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".res.lock", "res"]
-    folder.release()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]
 
 
 def test_out_that_is_or_holds_the_model_folder_is_refused(tiny_bert_dir, tmp_path, capsys):

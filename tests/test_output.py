@@ -1,12 +1,14 @@
-"""The one output layer (issue 19): nothing biasamp did not write is replaced or deleted, by
-any writing command; links are followed on purpose; special files are refused; stop signals
-and failed writes leave the old or the new complete result, and say so in one line."""
+"""The one output layer (biasamp._output): nothing biasamp did not write is replaced or deleted,
+by any writing command; links are followed on purpose; special files are refused; one writer
+at a time; stop signals and failed writes leave the old or the new complete result, and say
+so in one line."""
 
 from __future__ import annotations
 
 import errno
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -17,8 +19,7 @@ from pathlib import Path
 import pytest
 
 from biasamp import BiasampError
-from biasamp._output import MARK, OutputFolder
-from biasamp._output_lock import STALE_AFTER_S
+from biasamp._output import MARK, OutputFolder, found_kind
 from biasamp.cli import main
 from biasamp.results import ProbeResult
 
@@ -47,6 +48,11 @@ def _one_error(capsys) -> str:
     return lines[0]
 
 
+def _beside(folder: Path) -> list[str]:
+    """What the folder's parent holds (a lock, staging or old folder left there is a defect)."""
+    return sorted(p.name for p in folder.parent.iterdir())
+
+
 @pytest.fixture(scope="module")
 def result(tiny_bert_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("result") / "res"
@@ -54,94 +60,129 @@ def result(tiny_bert_dir, tmp_path_factory):
     return out
 
 
-def _copy_result(result: Path, to: Path) -> Path:
-    import shutil
-    shutil.copytree(result, to)
+def _copy(result: Path, to: Path) -> Path:
+    shutil.copytree(result, to, symlinks=True)
     return to
 
 
-def _no_model(tmp_path: Path) -> str:
-    """A model folder that cannot load: a check that must come first fails before it."""
-    m = tmp_path / "not-a-model"
-    m.mkdir(exist_ok=True)
-    return str(m)
+def _probe(tmp_path: Path, out: Path, *extra: str) -> list[str]:
+    """A probe of a model folder that cannot load: a check that must come first fails first."""
+    model = tmp_path / "not-a-model"
+    model.mkdir(exist_ok=True)
+    return ["probe", "--model", str(model), "--out", str(out), *QUICK, *extra]
 
 
-# ------------------------------------------------------------------ special targets
-def test_a_socket_a_fifo_or_a_device_is_never_a_target(tmp_path, capsys):
-    sock_path = tmp_path / "s"
+# ------------------------------------------------------------------ what a target may be
+def test_a_target_that_is_not_a_folder_to_write_is_refused_before_the_work(result, tmp_path,
+                                                                          capsys):
+    sock_path, fifo, taken, full = (tmp_path / n for n in ("s", "f", "taken.txt", "full"))
     sock = socket.socket(socket.AF_UNIX)
     sock.bind(str(sock_path))
-    fifo = tmp_path / "f"
     os.mkfifo(fifo)
+    taken.write_text("mine")
+    full.mkdir()
+    (full / "old.txt").write_text("keep me")
+    long = tmp_path / ("r" * 240)  # 255 bytes less the longest suffix (.replaced-PID-N): 228
     try:
-        for target, kind in ((sock_path, "a socket"), (fifo, "a FIFO"),
-                             (Path("/dev/null"), "a character device")):
-            assert main(["probe", "--model", _no_model(tmp_path), "--out", str(target),
-                         *QUICK]) == 2
-            assert f"--out {str(target)!r} is {kind}, not a folder" in _one_error(capsys)
-            assert main(["report", str(tmp_path), "--out", str(target)]) == 2
-            capsys.readouterr()
+        for target, said in ((sock_path, "is a socket, not a folder"),
+                             (fifo, "is a FIFO, not a folder"),
+                             (Path("/dev/null"), "is a character device, not a folder"),
+                             (taken, "is a file, not a folder"),
+                             (taken / "o", f": {str(taken)!r} is not a folder"),
+                             (full, "exists and is not empty; choose a new folder or pass"),
+                             (long, ": the name is 240 bytes long; at most 228 fit here"),
+                             (tmp_path / ("r" * 300), ": the name is 300 bytes long")):
+            assert main(_probe(tmp_path, target)) == 2
+            line = _one_error(capsys)
+            assert f"--out {str(target)!r}" in line and said in line, line
+            assert main(["report", str(result), "--out", str(target)]) == 2
+            assert said in _one_error(capsys)
     finally:
         sock.close()
     assert fifo.is_fifo() and sock_path.is_socket() and not os.path.isfile("/dev/null")
-
-
-def test_a_name_too_long_to_stage_is_refused_before_the_model(tmp_path, capsys):
-    out = tmp_path / ("r" * 240)
-    assert main(["probe", "--model", _no_model(tmp_path), "--out", str(out), *QUICK]) == 2
-    line = _one_error(capsys)
-    # 255 bytes allowed, less the longest suffix: "." + ".replaced-" + pid (7) + "-" + n (8)
-    assert "the name is 240 bytes long; at most 228 fit here" in line, line
-    out = tmp_path / ("r" * 300)
-    assert main(["probe", "--model", _no_model(tmp_path), "--out", str(out), *QUICK]) == 2
-    assert "the name is 300 bytes long" in _one_error(capsys)
+    assert taken.read_text() == "mine" and (full / "old.txt").read_text() == "keep me"
+    assert _beside(full) == ["f", "full", "not-a-model", "s", "taken.txt"]
 
 
 # ------------------------------------------------------------------ what --overwrite may replace
 def test_overwrite_refuses_a_folder_with_a_file_biasamp_did_not_write(result, tmp_path, capsys):
-    out = _copy_result(result, tmp_path / "res")
+    out = _copy(result, tmp_path / "res")
     (out / "paper.tex").write_text("\\section{draft}")
+    (out / "notes").mkdir()  # an empty folder is the user's too
     before = _tree(out)
-    assert main(["probe", "--model", _no_model(tmp_path), "--out", str(out), "--overwrite",
-                 *QUICK]) == 2
+    assert main(_probe(tmp_path, out, "--overwrite")) == 2
     line = _one_error(capsys)
-    assert "holds 1 file(s) biasamp did not write ('paper.tex')" in line, line
-    assert _tree(out) == before
+    assert "holds 2 file(s) biasamp did not write ('notes/', a folder and 1 more)" in line, line
+    assert _tree(out) == before and (out / "notes").is_dir()
 
 
-def test_overwrite_refuses_a_folder_that_holds_no_result_or_another_kind(result, tmp_path,
-                                                                          capsys):
+def test_overwrite_refuses_a_folder_without_the_mark_of_the_same_kind(result, tmp_path, capsys):
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "a.tex").write_text("x")
-    assert main(["probe", "--model", _no_model(tmp_path), "--out", str(plain), "--overwrite",
-                 *QUICK]) == 2
+    assert main(_probe(tmp_path, plain, "--overwrite")) == 2
     assert "holds no biasamp result, not a probe result" in _one_error(capsys)
     assert main(["compare", str(result), str(result), "--out", str(result), "--overwrite"]) == 2
     assert "holds a probe result, not a comparison" in _one_error(capsys)
     report = tmp_path / "rep"
     assert main(["-q", "report", str(result), "--format", "md", "--out", str(report)]) == 0
-    assert json.loads((report / MARK).read_text())["kind"] == "report"
-    assert main(["probe", "--model", _no_model(tmp_path), "--out", str(report), "--overwrite",
-                 *QUICK]) == 2
+    assert found_kind(report) == ("report", {"report.md", "fig5_p_attribute_given_task.png",
+                                             "forest_delta.png", "base_rate_panel.png"})
+    assert main(_probe(tmp_path, report, "--overwrite")) == 2
     assert "holds a report folder, not a probe result" in _one_error(capsys)
     assert main(["-q", "report", str(result), "--format", "html", "--out", str(report),
                  "--overwrite"]) == 0  # the same kind: replaced as a whole
     assert not (report / "report.md").exists() and (report / "report.html").is_file()
+    # a mark that is missing, broken, of no kind, or a link to another folder's: no result
+    copy = _copy(result, tmp_path / "copy")
+    for mark in (None, "{nope", '["probe"]', '{"kind": "probe"}', result / MARK):
+        (copy / MARK).unlink(missing_ok=True)
+        if isinstance(mark, Path):
+            (copy / MARK).symlink_to(mark)
+        elif mark is not None:
+            (copy / MARK).write_text(mark)
+        assert found_kind(copy) == (None, set())
+        with pytest.raises(BiasampError, match="holds no biasamp result, not a probe result"):
+            OutputFolder(copy, kind="probe", overwrite=True).check()
+        in_place = OutputFolder(copy, kind="probe", update=True)  # the caller read the result
+        in_place.check()  # so a report is added, and every file it holds is kept as the user's
+        assert in_place.foreign() == {p.name for p in copy.iterdir()} - {MARK}
 
 
-def test_a_result_of_biasamp_0_2_without_the_mark_is_recognised(result, tmp_path):
-    out = _copy_result(result, tmp_path / "old")
-    (out / MARK).unlink()
-    assert main(["-q", "report", str(out), "--format", "html"]) == 0  # in place: mark added
-    assert json.loads((out / MARK).read_text())["kind"] == "probe"
-    (out / MARK).unlink()
-    folder = OutputFolder(out, kind="probe", overwrite=True)
-    folder.check()  # every file is one results.json lists
-    (out / "extra.txt").write_text("mine")
-    with pytest.raises(BiasampError, match=r"did not write \('extra.txt'\)"):
-        folder.check()
+def test_overwrite_replaces_the_whole_folder_and_marks_what_it_wrote(tiny_bert_dir, result,
+                                                                     tmp_path):
+    out = _copy(result, tmp_path / "o")
+    assert main(["-q", "report", str(out), "--format", "html"]) == 0
+    assert (out / "report.html").is_file()
+    assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--out", str(out), "--overwrite",
+                 *QUICK]) == 0
+    names = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
+    assert "report.html" not in names  # no stale file of the result replaced
+    mark = json.loads((out / MARK).read_text())
+    assert mark["kind"] == "probe" and mark["files"] == [n for n in names if n != MARK]
+    assert _beside(out) == ["o"]  # no lock, staging or old folder left
+
+
+def test_report_in_place_keeps_every_file_of_the_folder(result, tmp_path):
+    d = _copy(result, tmp_path / "r")
+    (d / "notes" / "deep").mkdir(parents=True)
+    (d / "notes" / "draft.tex").write_text("\\section{x}")
+    (d / "notes" / "deep" / "a.txt").write_text("a")
+    (d / "notes" / "deep" / MARK).write_text("not the folder's mark")
+    (d / "mine.txt").write_text("keep")
+    (d / "alias").symlink_to(d / "mine.txt")
+    before = _tree(d)
+    assert main(["-q", "report", str(d), "--format", "html,model-card"]) == 0
+    after = _tree(d)
+    kept = [k for k in before if k != MARK and not k.endswith((".png", "results.json"))]
+    assert {k: after.get(k) for k in kept} == {k: before[k] for k in kept}
+    kind, owned = found_kind(d)
+    assert kind == "probe" and {"report.html", "model_card.md", "report.md"} <= owned
+    assert not owned & {"mine.txt", "alias", "notes/draft.tex", f"notes/deep/{MARK}"}
+    assert ProbeResult.load(d).summary.equals(ProbeResult.load(result).summary)
+    assert _beside(d) == ["r"]
+    with pytest.raises(BiasampError, match=r"'.*nothing' holds no biasamp result, not a probe"):
+        OutputFolder(tmp_path / "nothing", kind="probe", update=True).check()
 
 
 # ------------------------------------------------------------------ pairs --out
@@ -155,20 +196,16 @@ def test_pairs_out_is_a_transaction_checked_before_scoring(tiny_bench_bert_dir, 
         "kind": "pairs", "files": ["pair_scores.csv", "pair_summary.csv", "pairs.json"],
         "written": None}
     # a second run is refused before scoring, not silently replacing 6 pairs by 2
-    nomodel = ["-q", "pairs", "--model", _no_model(tmp_path), "--max-pairs", "2"]
+    nomodel = ["-q", "pairs", "--model", str(tmp_path), "--max-pairs", "2"]
     assert main([*nomodel, "--out", str(out)]) == 2
     assert "exists and is not empty; choose a new folder or pass --overwrite" in _one_error(
         capsys)
     assert main([*nomodel, "--out", str(result), "--overwrite"]) == 2
     assert "holds a probe result, not a pairs result" in _one_error(capsys)
-    taken = tmp_path / "taken.txt"
-    taken.write_text("x")
-    assert main([*nomodel, "--out", str(taken)]) == 2
-    assert "is a file, not a folder" in _one_error(capsys)
-    assert _tree(out) == first and taken.read_text() == "x"
+    assert _tree(out) == first
     assert main([*args, "--max-pairs", "2", "--out", str(out), "--overwrite"]) == 0
     assert len((out / "pair_scores.csv").read_text().splitlines()) == 1 + 2
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["not-a-model", "pairs", "taken.txt"]
+    assert _beside(out) == ["pairs"]
 
 
 # ------------------------------------------------------------------ links
@@ -184,20 +221,20 @@ def test_out_link_is_followed_and_stays_a_link(tiny_bert_dir, tmp_path):
     assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--out", str(link), "--overwrite",
                  *QUICK]) == 0
     assert link.is_symlink() and not (real / "report.html").exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["results", "scratch"]
-    assert sorted(p.name for p in real.parent.iterdir()) == ["run1"]  # no lock, no leftovers
+    assert _beside(link) == ["results", "scratch"] and _beside(real) == ["run1"]
 
 
 def test_a_link_into_nowhere_or_a_loop_is_refused_before_the_model(tmp_path, capsys):
     nowhere = tmp_path / "nowhere"
     nowhere.symlink_to(tmp_path / "no" / "such" / "folder")
-    assert main(["probe", "--model", _no_model(tmp_path), "--out", str(nowhere), *QUICK]) == 2
-    assert "is a symbolic link to" in (line := _one_error(capsys))
+    assert main(_probe(tmp_path, nowhere)) == 2
+    line = _one_error(capsys)
+    assert f"--out {str(nowhere)!r} is a symbolic link to" in line
     assert "whose folder does not exist" in line
     loop = tmp_path / "loop"
     loop.symlink_to(loop)
-    assert main(["probe", "--model", _no_model(tmp_path), "--out", str(loop), *QUICK]) == 2
-    assert "is a symbolic link that cannot be followed" in _one_error(capsys)
+    assert main(_probe(tmp_path, loop)) == 2
+    assert f"--out {str(loop)!r} is a symbolic link, not a folder" in _one_error(capsys)
     assert nowhere.is_symlink() and loop.is_symlink()
 
 
@@ -206,7 +243,7 @@ def test_disk_full_while_writing_is_one_line_and_keeps_the_old_result(
         tiny_bert_dir, result, tmp_path, capsys, monkeypatch):
     import matplotlib.figure
 
-    out = _copy_result(result, tmp_path / "res")
+    out = _copy(result, tmp_path / "res")
     before = _tree(out)
 
     def full(self, *args, **kwargs):
@@ -223,13 +260,12 @@ def test_disk_full_while_writing_is_one_line_and_keeps_the_old_result(
                                "device; nothing was changed there; "), line
         assert said in line, line
         assert _tree(out) == before
-        assert sorted(p.name for p in tmp_path.iterdir()) == (["cache", "res"] if cache
-                                                               else ["res"])
+        assert _beside(out) == (["cache", "res"] if cache else ["res"])
 
 
-def test_a_failed_swap_removes_the_staging_and_the_lock(result, tmp_path, capsys,
-                                                        monkeypatch):
-    out = _copy_result(result, tmp_path / "res")
+def test_a_failed_swap_keeps_the_old_result_and_removes_the_staging_and_the_lock(
+        result, tmp_path, capsys, monkeypatch):
+    out = _copy(result, tmp_path / "res")
     before = _tree(out)
     real = os.replace
 
@@ -242,46 +278,92 @@ def test_a_failed_swap_removes_the_staging_and_the_lock(result, tmp_path, capsys
     assert main(["report", str(out), "--format", "html"]) == 2
     line = _one_error(capsys)
     assert f"could not write {str(out)!r}: Operation not permitted" in line, line
-    assert _tree(out) == before and sorted(p.name for p in tmp_path.iterdir()) == ["res"]
+    assert _tree(out) == before and _beside(out) == ["res"]
 
 
-# ------------------------------------------------------------------ locks
-def test_a_lock_of_another_host_is_refused_while_fresh_and_taken_over_when_stale(
-        result, tmp_path, capsys):
-    out = tmp_path / "res"
-    lock = tmp_path / ".res.lock"
-    lock.write_text(json.dumps({"pid": 1, "host": "node-17", "since": "2026-11-25T00:00:00"}))
-    assert main(["report", str(result), "--out", str(out)]) == 2
-    line = _one_error(capsys)
-    assert "is being written by another biasamp run (pid 1 on node-17" in line
-    assert f"taken over once it has not been refreshed for {STALE_AFTER_S:.0f} s" in line
-    old = time.time() - STALE_AFTER_S - 60
-    os.utime(lock, (old, old))
-    assert main(["report", str(result), "--format", "md", "--out", str(out)]) == 0
-    assert (out / "report.md").is_file() and not lock.exists()
-    err = capsys.readouterr().err
-    assert f"warning: --out {str(out)!r}: took over the lock of pid 1 on node-17, not " in err
+# ------------------------------------------------------------------ one writer
+_HOLD = """
+import sys, time
+from filelock import FileLock
+lock = FileLock(sys.argv[1])
+lock.acquire()
+print("held", flush=True)
+time.sleep(120)
+"""
 
 
-# ------------------------------------------------------------------ signals (subprocesses)
+def test_a_live_lock_refuses_and_one_whose_process_is_gone_is_free(result, tmp_path, capsys):
+    """The lock is an OS lock (filelock): held while its process lives, whatever host wrote
+    the file; free once it is killed, even though the file stays."""
+    out, lock = tmp_path / "rep", tmp_path / ".rep.lock"
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(lock)], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert main(["report", str(result), "--format", "md", "--out", str(out)]) == 2
+        assert f"--out {str(out)!r} is being written by another biasamp run" in _one_error(
+            capsys)
+    finally:
+        holder.kill()  # SIGKILL: nothing cleans up
+        holder.wait()
+    assert lock.exists() and not out.exists()
+    assert main(["-q", "report", str(result), "--format", "md", "--out", str(out)]) == 0
+    assert (out / "report.md").is_file() and _beside(out) == ["rep"]
+
+
+def test_a_dead_runs_swapped_out_folder_is_put_back(result, tmp_path):
+    """A run killed between the two renames of a swap (SIGKILL: no cleanup) leaves the old
+    folder beside the target, and its lock file; the next writer puts the folder back."""
+    old = _copy(result, tmp_path / ".res.replaced-99999-0")
+    (tmp_path / ".res.staging-99999-1").mkdir()
+    (tmp_path / ".res.lock").write_text("")
+    folder = OutputFolder(tmp_path / "res", kind="probe", overwrite=True)
+    staging = folder.begin()
+    assert not old.exists() and ProbeResult.load(tmp_path / "res").model
+    assert _beside(staging) == [".res.lock", staging.name, "res"]
+    folder.abort()
+    assert _beside(staging) == ["res"]
+
+
+def _cli(*args):
+    return subprocess.Popen([sys.executable, "-m", "biasamp", "-q", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_two_writers_never_mix(tiny_bert_dir, tiny_bert2_dir, tmp_path):
+    for trial in range(2):
+        out = tmp_path / f"o{trial}"
+        procs = [_cli("probe", "--model", str(m), "--out", str(out), *QUICK)
+                 for m in (tiny_bert_dir, tiny_bert2_dir)]
+        results = [(p.wait(timeout=180), p.stderr.read()) for p in procs]
+        assert sorted(rc for rc, _ in results) == [0, 2], results
+        loser = next(err for rc, err in results if rc == 2)
+        assert ("being written by another biasamp run" in loser
+                or "exists and is not empty" in loser), loser
+        res = ProbeResult.load(out)
+        assert res.model in (str(tiny_bert_dir), str(tiny_bert2_dir))
+        assert f"`{res.model}`" in (out / "report.md").read_text()  # report of the same run
+    assert _beside(out) == ["o0", "o1"]
+
+
+# ------------------------------------------------------------------ stop signals
 _AT_THE_SWAP = """
-import os, signal, sys, threading, time
+import contextlib, os, sys, threading, time
 import biasamp._output as O
 from biasamp.cli import main
-real_swap = O.OutputFolder._swap
-def swap(self):
-    # threads that do not block anything (as torch's and tqdm's): the kernel may hand the
-    # signal to any of them
-    stop = threading.Event()
-    for _ in range(4):
-        threading.Thread(target=stop.wait, daemon=True).start()
-    os.kill(os.getpid(), int(sys.argv[1]))
-    time.sleep(0.5)  # the signal arrives inside the swap
-    try:
-        return real_swap(self)
-    finally:
+held = O.signals_deferred
+@contextlib.contextmanager
+def swap():
+    with held():
+        # threads that block nothing (as torch's and tqdm's): the kernel may pick any of them
+        stop = threading.Event()
+        for _ in range(4):
+            threading.Thread(target=stop.wait, daemon=True).start()
+        os.kill(os.getpid(), int(sys.argv[1]))
+        time.sleep(0.5)  # the signal arrives inside the swap
+        yield
         stop.set()
-O.OutputFolder._swap = swap
+O.signals_deferred = swap
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -291,34 +373,45 @@ def test_a_stop_signal_at_the_swap_waits_for_it(result, tmp_path, signum):
     out = tmp_path / "rep"
     proc = subprocess.run([sys.executable, "-c", _AT_THE_SWAP, str(int(signum)), "report",
                            str(result), "--format", "md", "--out", str(out)],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 128 + signum, proc.stderr
     said = "interrupted" if signum == signal.SIGINT else f"stopped ({signum.name})"
     assert proc.stderr.strip().endswith(said), proc.stderr
     assert (out / "report.md").is_file() and (out / MARK).is_file()  # the swap completed
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]  # no lock, no old folder
+    assert _beside(out) == ["rep"]  # no lock, no old folder
 
 
-_WHILE_SCORING = """
+_PAUSED = """
 import pathlib, sys, time
 import biasamp.pipeline.run as R
+import biasamp.results as S
 from biasamp.cli import main
-marker = pathlib.Path(sys.argv[1])
-real = R._score_direction
-def slow(*args, **kwargs):
-    marker.write_text("scoring")
+marker, where = pathlib.Path(sys.argv[1]), sys.argv[2]
+def pause(*args, **kwargs):
+    marker.write_text(where)
     time.sleep(60)
-R._score_direction = slow
-sys.exit(main(sys.argv[2:]))
+if where == "scoring":
+    R._score_direction = pause
+else:  # write the data files, then stop in the middle of saving
+    real = S.ProbeResult.write_files
+    def pause_saving(self, folder, **kw):
+        real(self, folder, **kw)
+        (pathlib.Path(folder) / "tables.csv").write_text("half-written")
+        pause()
+    S.ProbeResult.write_files = pause_saving
+sys.exit(main(sys.argv[3:]))
 """
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
-def test_sigterm_and_sighup_clean_up_like_ctrl_c(tiny_bert_dir, result, tmp_path, signum):
-    out = _copy_result(result, tmp_path / "res")
+@pytest.mark.parametrize("signum, where", [(signal.SIGTERM, "scoring"),
+                                           (signal.SIGHUP, "scoring"),
+                                           (signal.SIGINT, "saving")])
+def test_a_stop_signal_during_the_run_leaves_the_previous_result(tiny_bert_dir, result,
+                                                                 tmp_path, signum, where):
+    out = _copy(result, tmp_path / "res")
     before = _tree(out)
     marker = tmp_path.parent / f"{tmp_path.name}-{signum.name}"
-    proc = subprocess.Popen([sys.executable, "-c", _WHILE_SCORING, str(marker), "-q", "probe",
+    proc = subprocess.Popen([sys.executable, "-c", _PAUSED, str(marker), where, "-q", "probe",
                              "--model", str(tiny_bert_dir), "--out", str(out), "--overwrite",
                              *QUICK], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
@@ -327,9 +420,24 @@ def test_sigterm_and_sighup_clean_up_like_ctrl_c(tiny_bert_dir, result, tmp_path
     assert marker.exists(), proc.communicate()
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 128 + signum and f"stopped ({signum.name})" in err, err
-    assert _tree(out) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["res"], "lock or staging left"
+    said = "interrupted" if signum == signal.SIGINT else f"stopped ({signum.name})"
+    assert proc.returncode == 128 + signum and said in err, err
+    assert _tree(out) == before  # byte for byte
+    assert _beside(out) == ["res"], "lock or staging left"
+
+
+def test_sigint_at_other_moments_leaves_a_complete_result(tiny_bert_dir, result, tmp_path):
+    out = _copy(result, tmp_path / "res")
+    args = ["probe", "--model", str(tiny_bert_dir), "--base-rates", "uniform,labor-2016",
+            "--out", str(out), "--overwrite", "--format", "md,html,json", "--max-templates", "3"]
+    for delay in (1.0, 2.5, 4.0):
+        proc = _cli(*args)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode in (0, 130, -signal.SIGINT), err  # -2: before main() started
+        assert ProbeResult.load(out).model == str(tiny_bert_dir)  # old or new, complete
+        assert _beside(out) == ["res"], "leftovers beside it"
 
 
 # ------------------------------------------------------------------ single files
@@ -348,4 +456,4 @@ def test_templates_convert_replaces_only_a_converted_set(tmp_path, capsys):
         assert main(["-q", "templates", "convert", "winogender", str(wg), "-o", str(out),
                      *extra]) == 0
         assert out.read_bytes() == (data_dir("templates") / "winogender.toml").read_bytes()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.toml", "wg.toml"]
+    assert _beside(out) == ["mine.toml", "wg.toml"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ._errors import (BiasampError, BiasampWarning, ChatModelWarning, MissingDependencyError,
                       UnavailableCIWarning, UndefinedCellsWarning, UndefinedTrialsWarning,
-                      StaleLockWarning, UnknownNameError, ZeroRowWarning)
+                      UnknownNameError, ZeroRowWarning)
 from ._registry import Registry
 
 __version__ = "0.1.0"
@@ -35,7 +35,6 @@ __all__ = [
     "MissingDependencyError",
     "ProbeConfig",
     "ProbeResult",
-    "StaleLockWarning",
     "UnavailableCIWarning",
     "UndefinedCellsWarning",
     "UndefinedTrialsWarning",

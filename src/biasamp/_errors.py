@@ -63,8 +63,3 @@ class ChatModelWarning(BiasampWarning):
 
 class HubUnreachableWarning(BiasampWarning):
     """The Hugging Face hub did not answer; the model was loaded from the local cache."""
-
-
-class StaleLockWarning(BiasampWarning):
-    """The lock of an output folder, left by a run of another host that has not refreshed it
-    for a long time, was taken over."""

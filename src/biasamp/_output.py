@@ -1,239 +1,300 @@
-"""The one output layer: every file and folder biasamp writes goes through here.
-
-Rules (for folders, :class:`OutputFolder`; for single files, :class:`biasamp._output_file.
-OutputFile`):
-
-- **Checked before long work.** A target that is a device, FIFO or socket is refused (writing
-  means renaming over it, which would replace ``/dev/null`` for the whole machine when run as
-  root); so is a name too long to stage beside it.
-- **Symbolic links are followed on purpose**: a link given as the target stands for the path it
-  names, which is written (and replaced) there; the link itself stays. A link into a folder
-  that does not exist, or a loop of links, is refused before any work.
-- **Nothing biasamp did not write is deleted.** Every folder it writes holds a mark,
-  ``.biasamp.json``, with its kind (a probe result, a report, a comparison, a pairs result) and
-  the files it wrote. ``overwrite`` replaces a folder only when it holds a complete biasamp
-  result of the same kind and nothing else (results of biasamp 0.2, written before the mark,
-  are recognised by their own files); a folder with a file biasamp did not write (a model, an
-  input, a note) is refused, naming the file. :meth:`OutputFolder.carry_over` (``biasamp
-  report DIR`` in place) keeps every file of the folder, its own or not.
-- **One transaction.** Everything is staged in a hidden folder beside the target, and renamed
-  into place when complete; the stop signals are held during the renames
-  (:func:`biasamp._signals.signals_deferred`). An error, Ctrl-C, SIGTERM or SIGHUP leaves the
-  previous result or nothing; a failed write (disk full, read-only folder) is one line naming
-  the path, with the staging removed.
-- **A lock** beside the target (pid, host, start time; refreshed while held:
-  :class:`~biasamp._output_lock.FolderLock`) refuses a second writer. A lock left by a dead
-  process of this host is taken over; one of another host, whose pid cannot be checked from
-  here, is taken over when it has not been refreshed for
-  :data:`~biasamp._output_lock.STALE_AFTER_S` seconds.
-
-Files beside a target ``out`` (same parent): ``.out.lock``, ``.out.staging-<pid>-<n>`` (while
-writing), ``.out.replaced-<pid>-<n>`` (for an instant during the swap; put back if a run died
-there).
-"""
+"""The one output layer: each output checked before long work, staged beside, renamed in place."""
 
 from __future__ import annotations
 
-import datetime as _dt
+import contextlib
+import datetime
+import errno
 import itertools
 import json
 import os
 import shutil
+import signal
+import stat
+import threading
 from pathlib import Path
 
+from filelock import FileLock, Timeout
+
 from ._errors import BiasampError
-from ._output_checks import MARK, Target, entries, fail_write, found_kind
-from ._output_lock import FolderLock
-from ._signals import signals_deferred
 
-__all__ = ["KINDS", "MARK", "OutputFolder"]
+__all__ = ["KINDS", "MARK", "STOP_SIGNALS", "OutputFile", "OutputFolder", "Stopped"]
+__all__ += ["fail_write", "found_kind", "kind_of", "signals_deferred", "stop_signals_raise"]
 
+MARK = ".biasamp.json"  #: the mark of a folder biasamp wrote: {"kind", "files", "written"}
 #: The kinds of folder biasamp writes, as messages name them.
-KINDS = {"probe": "a probe result", "report": "a report folder", "compare": "a comparison",
-         "pairs": "a pairs result"}
-
+KINDS = {
+    "probe": "a probe result",
+    "report": "a report folder",
+    "compare": "a comparison",
+    "pairs": "a pairs result",
+}
+#: The signals that stop a run: Ctrl-C; ``kill``, ``timeout``, Slurm; a closed terminal.
+STOP_SIGNALS = tuple(s for s in signal.Signals if s.name in ("SIGINT", "SIGTERM", "SIGHUP"))
+_SUFFIX_BYTES = len("..replaced-") + 7 + len("-") + 8  # the longest name: .NAME.replaced-PID-N
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO}
+_WORDS = ("folder", "file", "symbolic link", "character device", "block device", "FIFO", "socket")
+_MODES = dict(zip("d-lcbps", _WORDS))  # stat.filemode's letter -> the kind in words
+_PLAIN = ("a file", "a folder", "a symbolic link")
 _COUNTER = itertools.count()
 
 
-class OutputFolder:
-    """The target folder of a run, written as one transaction.
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP under :func:`stop_signals_raise`: cleans up as Ctrl-C does."""
 
-    Parameters
-    ----------
-    target : path
-        The folder the run produces (a link is followed to the folder it names).
-    kind : str
-        What the folder holds, a key of :data:`KINDS`.
-    overwrite : bool
-        Replace a folder that holds a complete result of the same ``kind`` (and nothing else).
-    param : str
-        The option name for messages (``--out``).
-    update : bool
-        The target is an existing result of ``kind`` to which files are added
-        (:meth:`carry_over`); ``overwrite`` is then implied.
-    failure_note : str
-        Said after the one line of a failed write (what was kept, what to do).
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum, self.name, self.exit_code = signum, signal.Signals(signum).name, 128 + signum
 
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> out = pathlib.Path(tempfile.mkdtemp()) / "run"
-    >>> with OutputFolder(out, kind="report") as staging:
-    ...     _ = (staging / "a.txt").write_text("done")
-    >>> sorted(p.name for p in out.iterdir())
-    ['.biasamp.json', 'a.txt']
-    """
 
-    def __init__(self, target, *, kind: str, overwrite: bool = False, param: str = "--out",
-                 update: bool = False, failure_note: str = ""):
-        if kind not in KINDS:  # pragma: no cover - programming error
-            raise ValueError(f"kind must be one of {sorted(KINDS)}; got {kind!r}")
-        self.out = Target(target, param)
-        self.named, self.target = self.out.named, self.out.path
-        self.kind, self.update = kind, update
-        self.overwrite = overwrite or update
-        self.failure_note = failure_note
-        self.lock = FolderLock(self.target.parent / f".{self.target.name}.lock", self.out.where)
-        self.staging: Path | None = None
-        self._foreign: set[str] = set()
+def _raise_stopped(signum, frame):
+    raise Stopped(signum)
 
-    # ------------------------------------------------------------------ checks
+
+@contextlib.contextmanager
+def _handling(fn, signals):
+    """``fn`` handles ``signals`` (those Python handles) for the duration; main thread only."""
+    main = threading.current_thread() is threading.main_thread()
+    old = {s: signal.signal(s, fn) for s in signals if main and signal.getsignal(s) is not None}
+    try:
+        yield
+    finally:
+        for s, before in old.items():
+            signal.signal(s, before)
+
+
+def stop_signals_raise():
+    """SIGTERM and SIGHUP raise :class:`Stopped` for the duration (where they are the default)."""
+    default = [s for s in STOP_SIGNALS if signal.getsignal(s) == signal.SIG_DFL]
+    return _handling(_raise_stopped, [s for s in default if s != signal.SIGINT])
+
+
+@contextlib.contextmanager
+def signals_deferred():
+    """Hold the stop signals for the duration (whichever thread gets them), then deliver one."""
+    got: list[int] = []
+    try:
+        with _handling(lambda signum, frame: got.append(signum), STOP_SIGNALS):
+            yield
+    finally:
+        if got:
+            signal.raise_signal(got[0])
+
+
+def kind_of(path) -> str | None:
+    """What is at ``path`` (not following a link), in words; None when nothing is there."""
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        return "a " + _MODES.get(stat.filemode(os.lstat(path).st_mode)[0], "special file")
+    return None
+
+
+def _entries(folder: Path) -> dict[str, str]:
+    """Relative path -> kind of all but non-empty folders under ``folder`` (links not entered)."""
+    out = {}
+    for p in folder.rglob("*"):
+        if (kind := kind_of(p)) != "a folder" or not any(p.iterdir()):
+            out[p.relative_to(folder).as_posix() + ("/" if kind == "a folder" else "")] = kind
+    return out
+
+
+def found_kind(folder) -> tuple[str | None, set[str]]:
+    """The kind and the files biasamp wrote of ``folder``, from its mark; or ``(None, set())``."""
+    mark = Path(folder) / MARK
+    with contextlib.suppress(OSError, ValueError, TypeError, KeyError):  # none, not JSON, ...
+        data = json.loads(mark.read_text(encoding="utf-8"))
+        kind, files = data["kind"], data["files"]
+        if isinstance(kind, str) and isinstance(files, list) and not mark.is_symlink():
+            return kind, {str(f) for f in files}
+    return None, set()
+
+
+def fail_write(exc: BaseException, where: str, folder: Path, note: str = "") -> None:
+    """Raise an OS error met writing ``where`` (in ``folder``) as one line; else return."""
+    name = str(exc.filename) if isinstance(exc, OSError) and exc.filename else None
+    ours = name and os.path.abspath(name).startswith(os.path.join(os.path.abspath(folder), ""))
+    if isinstance(exc, OSError) and (exc.errno in _WRITE_ERRNOS or ours):
+        what, note = (f" {name!r}" if name else ""), (f"; {note}" if note else "")
+        why = f"{exc.strerror or exc}; nothing was changed there{note}"
+        raise BiasampError(f"{where}: could not write{what}: {why}") from exc
+
+
+class _Output:
+    """An output path (option ``param``): ``named`` as given, ``target`` a link followed."""
+
+    def __init__(self, target, param: str):
+        self.param = param
+        self.named = self.target = named = Path(os.path.expanduser(str(target)))
+        if os.path.islink(named):  # a loop resolves to a link, which check() refuses
+            self.target = Path(os.path.realpath(named))
+            if not self.target.parent.is_dir():
+                to = f"to {str(self.target)!r}, whose folder does not exist"
+                raise BiasampError(f"{param} {str(named)!r} is a symbolic link {to}")
+        link = "" if named == self.target else f" (a link to {str(self.target)!r})"
+        self.where = f"{param} {str(named)!r}{link}"
+
+    def _check(self, want: str, why: str = "") -> str | None:
+        """Refuse a path that cannot be staged beside or holds other than ``want``; say what."""
+        t, at = self.target, f"{self.param} {str(self.target)!r}"
+        if not t.name or t.name in (".", ".."):
+            raise BiasampError(f"{self.param} must name {want}; got {str(self.named)!r}")
+        up = next(a for a in t.parents if os.path.lexists(a))
+        if not up.is_dir() or not os.access(up, os.W_OK | os.X_OK):
+            raise BiasampError(f"{at}: {str(up)!r} is not a {'writable ' * up.is_dir()}folder")
+        most = (os.pathconf(up, "PC_NAME_MAX") if hasattr(os, "pathconf") else 255) - _SUFFIX_BYTES
+        if (size := len(os.fsencode(t.name))) > most:
+            how = f"at most {most} fit here (it is staged beside under a longer name)"
+            raise BiasampError(f"{at}: the name is {size} bytes long; {how}")
+        if (kind := kind_of(t)) not in (None, want):
+            expected = want.replace("a file", "a regular file")
+            raise BiasampError(f"{self.where} is {kind}, not {expected}{why}")
+        return kind
+
+    def _beside(self, what: str) -> Path:
+        return self.target.parent / f".{self.target.name}.{what}-{os.getpid()}-{next(_COUNTER)}"
+
+
+class OutputFolder(_Output):
+    """A folder of ``kind`` written as one transaction (``with`` gives the staging folder).
+    ``update``: files added to a result (:meth:`carry_over`); ``failure_note``: after an error."""
+
+    def __init__(
+        self, target, *, kind, overwrite=False, param="--out", update=False, failure_note=""
+    ):
+        super().__init__(target, param)
+        self.kind, self.update, self.overwrite = kind, update, overwrite or update
+        self.failure_note, self.staging, self._foreign = failure_note, None, set()
+        self.lock = FileLock(self.target.parent / f".{self.target.name}.lock", timeout=0)
+
     def check(self) -> None:
         """Refuse a target that cannot or must not be written (call before any long work)."""
-        t, where = self.target, self.out.where
-        kind = self.out.check("a folder")
-        if kind is None:
-            if self.update:
-                raise BiasampError(f"{where} does not exist")
-            return
-        present = entries(t)
+        where, kind = self.where, KINDS[self.kind]
+        present = {} if self._check("a folder") is None else _entries(self.target)
         if not present and not self.update:
             return
         if not self.overwrite:
-            raise BiasampError(f"{where} exists and is not empty; choose a new folder or "
-                               "pass --overwrite (overwrite=True) to replace the result it holds")
-        found, owned = found_kind(t)
+            how = "choose a new folder or pass --overwrite"
+            raise BiasampError(f"{where} exists and is not empty; {how}")
+        found, owned = found_kind(self.target)
+        if found is None and self.update and present:  # read by the caller; all is kept, unmarked
+            found = self.kind
         if found != self.kind:
-            held = "no biasamp result" if found is None else KINDS[found]
-            raise BiasampError(f"{where} holds {held}, not {KINDS[self.kind]}: biasamp "
-                               f"replaces only {KINDS[self.kind]} it wrote; choose another folder")
+            held, how = KINDS.get(found, "no biasamp result"), f"replaces only {kind} it wrote"
+            raise BiasampError(f"{where} holds {held}, not {kind}: biasamp {how}")
         foreign = sorted(set(present) - owned - {MARK})
-        special = [f for f in foreign if present[f] not in ("a file", "a folder",
-                                                            "a symbolic link")]
-        if special:
-            raise BiasampError(f"{where} holds {present[special[0]]}, {special[0]!r}; "
-                               "move it away first")
-        if foreign and not self.update:
-            more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
-            raise BiasampError(
-                f"{where} holds {len(foreign)} file(s) biasamp did not write "
-                f"({foreign[0]!r}{more}); --overwrite replaces the folder as a whole, so move "
-                "them away or choose another folder")
+        if bad := [f for f in foreign if present[f] not in _PLAIN or not self.update]:
+            more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+            what = f"{len(bad)} file(s) biasamp did not write ({bad[0]!r}, {present[bad[0]]}{more})"
+            how = "biasamp replaces a folder as a whole: move them away or choose another folder"
+            raise BiasampError(f"{where} holds {what}; {how}")
         self._foreign = set(foreign)
 
-    # ------------------------------------------------------------------ lock
-    def acquire(self) -> None:
-        """Take the lock beside the target, then clean up after a run that died here."""
-        if not self.lock.held:
-            self.lock.acquire()
-            self._recover()
-
-    def release(self) -> None:
-        self.lock.release()
-
-    def _recover(self) -> None:
-        """Under the lock: put back a folder a dead run had swapped out; drop its leftovers."""
-        parent, name = self.target.parent, self.target.name
-        replaced = sorted(parent.glob(f".{name}.replaced-*"))
-        if replaced and not self.target.exists():
-            os.replace(replaced.pop(), self.target)
-        for left in replaced + sorted(parent.glob(f".{name}.staging-*")):
-            shutil.rmtree(left, ignore_errors=True)
-
-    # ------------------------------------------------------------------ transaction
     def begin(self) -> Path:
-        """Check, lock and create the staging folder; return it."""
+        """Check; lock; put back what a dead run swapped out; check again; return the staging."""
         self.check()
-        self.acquire()
+        self.target.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.check()  # again under the lock: another run may have finished meanwhile
-            n = next(_COUNTER)
-            self.staging = self.target.parent / f".{self.target.name}.staging-{os.getpid()}-{n}"
+            self.lock.acquire()
+        except Timeout:
+            raise BiasampError(f"{self.where} is being written by another biasamp run") from None
+        try:
+            left = sorted(self.target.parent.glob(f".{self.target.name}.replaced-*"))
+            if left and not self.target.exists():
+                os.replace(left.pop(), self.target)
+            for dead in left + list(self.target.parent.glob(f".{self.target.name}.staging-*")):
+                shutil.rmtree(dead, ignore_errors=True)
+            self.check()
+            self.staging = self._beside("staging")
             self.staging.mkdir()
         except BaseException:
-            self.release()
+            self.abort()
             raise
         return self.staging
 
     def carry_over(self) -> None:
-        """Copy everything the target holds into the staging folder (links as links), so
-        that it survives the swap; files biasamp did not write stay out of the mark. Copies,
-        not hard links: a file rewritten in the staging folder must not change the old one."""
-        for f in self.target.iterdir():
-            if f.name == MARK:
-                continue
-            if f.is_dir() and not f.is_symlink():
-                shutil.copytree(f, self.staging / f.name, symlinks=True)
-            else:
-                shutil.copy2(f, self.staging / f.name, follow_symlinks=False)
+        """Copy (not link) all the target holds into the staging; commit() rewrites the mark."""
+        shutil.copytree(self.target, self.staging, symlinks=True, dirs_exist_ok=True)
 
     def foreign(self) -> set[str]:
         """Paths (relative, POSIX) in the target that biasamp did not write."""
         return set(self._foreign)
 
     def commit(self) -> Path:
-        """Write the mark, then move the staged folder into place (replacing the old one as a
-        whole); the stop signals are held meanwhile. A failed move removes the staging."""
-        if self.staging is None:  # pragma: no cover - programming error
-            raise RuntimeError("commit() without begin()")
+        """Write the mark; swap the staging into place with the stop signals held."""
         try:
-            written = sorted(set(entries(self.staging)) - self._foreign - {MARK})
-            mark = {"kind": self.kind, "files": written,
-                    "written": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-            (self.staging / MARK).write_text(json.dumps(mark, indent=1) + "\n", encoding="utf-8")
+            files = sorted(set(_entries(self.staging)) - self._foreign - {MARK})
+            now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+            mark = json.dumps({"kind": self.kind, "files": files, "written": now}, indent=1)
+            (self.staging / MARK).unlink(missing_ok=True)  # a carried mark may be a link
+            (self.staging / MARK).write_text(mark + "\n", encoding="utf-8")
             with signals_deferred():
-                return self._swap()
+                old, had = self._beside("replaced"), os.path.lexists(self.target)
+                if had:
+                    os.replace(self.target, old)
+                try:
+                    os.replace(self.staging, self.target)
+                except OSError:
+                    if had:
+                        os.replace(old, self.target)
+                    raise
+                shutil.rmtree(old, ignore_errors=True)
+                self.abort()  # the lock (the staging path is gone: it was renamed)
         except BaseException as exc:
-            self.abort()
             self.raise_write_error(exc)
             raise
-
-    def _swap(self) -> Path:
-        old = None
-        if os.path.lexists(self.target):
-            n = next(_COUNTER)
-            old = self.target.parent / f".{self.target.name}.replaced-{os.getpid()}-{n}"
-            os.replace(self.target, old)
-        try:
-            os.replace(self.staging, self.target)
-        except OSError:
-            if old is not None:
-                os.replace(old, self.target)
-            raise
-        self.staging = None
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-        self.release()
         return self.target
 
     def abort(self) -> None:
-        """Remove the staged folder and release the lock (the target is untouched)."""
+        """Remove the staging, then the lock file while still held; release the lock."""
         if self.staging is not None:
             shutil.rmtree(self.staging, ignore_errors=True)
             self.staging = None
-        self.release()
+        if self.lock.is_locked:
+            Path(self.lock.lock_file).unlink(missing_ok=True)
+            self.lock.release()
 
     def raise_write_error(self, exc: BaseException) -> None:
-        """Raise an OS error met while writing as one line naming the path (else return)."""
-        fail_write(exc, self.out.where, self.target.parent, self.failure_note)
+        """Abort; raise an OS error met while writing as one line naming the path, else return."""
+        self.abort()
+        fail_write(exc, self.where, self.target.parent, self.failure_note)
 
     def __enter__(self) -> Path:
         return self.begin()
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        if exc_type is None:
-            self.commit()
-        else:
-            self.abort()
-            self.raise_write_error(exc)
-        return False
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.commit() if exc is None else self.raise_write_error(exc)
+
+
+class OutputFile(_Output):
+    """One file written beside and renamed into place (``with out.open() as f``); one there is
+    replaced only with ``overwrite`` and when ``owned(path)`` says it is ``what`` biasamp wrote."""
+
+    def __init__(self, target, *, overwrite=False, param="--out", owned=None, what="a file"):
+        super().__init__(target, param)
+        self.overwrite, self.owned, self.what = overwrite, owned, what
+
+    def check(self) -> None:
+        """Refuse a target that cannot or must not be written (call before any long work)."""
+        if self._check("a file", ": biasamp writes beside and renames over the target") is None:
+            return
+        if not self.overwrite:
+            raise BiasampError(f"{self.where} exists; choose a new file or pass --overwrite")
+        if self.owned is not None and not self.owned(self.target):
+            raise BiasampError(f"{self.where} is not {self.what} biasamp wrote: pick another name")
+
+    @contextlib.contextmanager
+    def open(self, *, newline: str = ""):
+        """Check; yield a text file (UTF-8) that becomes the target if the block ends well."""
+        self.check()
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self._beside("tmp")
+        try:
+            with open(tmp, "x", encoding="utf-8", newline=newline) as f:
+                yield f
+                f.flush()
+                os.fsync(f.fileno())
+            with signals_deferred():
+                os.replace(tmp, self.target)
+        except BaseException as exc:
+            tmp.unlink(missing_ok=True)
+            fail_write(exc, self.where, self.target.parent)
+            raise

@@ -22,7 +22,7 @@ from . import __version__
 from ._errors import BiasampError
 from ._progress import Display
 from ._registry import Registry
-from ._signals import Stopped, stop_signals_raise
+from ._output import Stopped, stop_signals_raise
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import BiasampError, ZeroRowWarning
-from .._output_file import OutputFile
+from .._output import OutputFile
 from .._progress import SILENT, as_progress
 from .._registry import Registry
 from .._validation import (Bool, Integer, NonEmptyStr, OneOf, Optional, PositiveInt, normalised,
@@ -168,7 +168,7 @@ def write_counts_csv(result: CorpusCounts, path: str | os.PathLike | OutputFile,
 
     The first line is ``# provenance: {json}``; :func:`biasamp.base_rates._file.read_table_csv`
     reads it back into the table's provenance. The file is written beside the target and
-    renamed when complete (:class:`biasamp._output_file.OutputFile`), so an interrupted write
+    renamed when complete (:class:`biasamp._output.OutputFile`), so an interrupted write
     leaves no partial CSV; an existing file is replaced only with ``overwrite``, and only
     when it is a counts CSV biasamp wrote.
 

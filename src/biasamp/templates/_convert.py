@@ -44,7 +44,7 @@ from pathlib import Path
 
 from .._errors import BiasampError
 from .._files import sha256_bytes
-from .._output_file import OutputFile
+from .._output import OutputFile
 from ._slots import PRONOUN_CASES
 
 __all__ = ["Conversion", "conversion_output", "convert_winobias", "convert_winogender"]
@@ -81,7 +81,7 @@ class Conversion:
 
     def write(self, path: str | os.PathLike | OutputFile, *, overwrite: bool = False) -> Path:
         """Write the TOML file (UTF-8, LF line ends) as one transaction
-        (:class:`biasamp._output_file.OutputFile`); return its path. An existing file is
+        (:class:`biasamp._output.OutputFile`); return its path. An existing file is
         replaced only with ``overwrite``, and only when a converter wrote it."""
         out = path if isinstance(path, OutputFile) else conversion_output(
             path, overwrite=overwrite)
