@@ -172,8 +172,7 @@ def test_the_design_is_recorded_and_read_back_not_guessed(bound_runs):
     assert Design.from_dict(design.to_dict()) == design
     cover, _ = design.coverage()
     assert cover.sum(axis=1).tolist() == [len(t) or 3 for t in design.template_tasks]
-    old_a, old_b = (dataclasses.replace(r, provenance=dataclasses.replace(r.provenance,
-                                                                          design=None))
-                    for r in (a, b))
+    old_a, old_b = (dataclasses.replace(r, provenance=r.provenance.model_copy(
+        update={"design": None})) for r in (a, b))
     pd.testing.assert_frame_equal(paired_differences([a, b]), paired_differences([old_a, old_b]),
                                   check_exact=True)

@@ -75,8 +75,8 @@ def run(args) -> int:
     work_done(args)
     if not args.quiet:
         prov = res.provenance
-        print(f"{args.model}: {len(pset)} pairs of {pset.name} ({prov['n_contexts']:,} masked "
-              f"contexts, {prov['n_contexts_run']:,} distinct ones run); share of pairs where "
+        print(f"{args.model}: {len(pset)} pairs of {pset.name} ({prov.n_contexts:,} masked "
+              f"contexts, {prov.n_contexts_run:,} distinct ones run); share of pairs where "
               f"the more stereotypical sentence is preferred [{args.confidence:.0%} CI]:")
         for r in res.summary.itertuples(index=False):
             excl = "" if r.kind == "bias_type" else (

@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .._conventions import DIRECTIONS
-from .._provenance import BootstrapInfo
-from .._schema import AGREEMENT_COLUMNS
+from .._schema import AGREEMENT_COLUMNS, BootstrapInfo
 from ._tables import BaseView
 from .resample import (Units, interval, mean_tables, replicates, resample_counts, sign_support,
                        source_stream, task_draws, unit_draws)

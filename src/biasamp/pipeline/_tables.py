@@ -11,8 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import BiasampError
-from .._provenance import BaseRatesInfo
-from .._schema import jsonable
+from .._schema import BaseRatesInfo, jsonable
 from ..base_rates import BaseRateTable
 
 __all__ = ["BaseView", "c_table", "check_base", "check_tables", "excluded_tasks"]

@@ -19,7 +19,8 @@ from .. import __version__
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTION_LABELS, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
 from .._progress import as_progress
-from ..results import ModelInfo, ProbeResult, Provenance, ScorerInfo, TemplatesInfo
+from ..results import (BootstrapInfo, ModelInfo, ProbeResult, Provenance, ScorerInfo,
+                       TemplatesInfo)
 from ._folders import model_folders, result_output
 from .config import ProbeConfig, as_config
 from .prepare import Prepared, prepare
@@ -112,12 +113,13 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, *, resolved, estima
     sprov = dict(scorer.provenance)
     versions = {"numpy": np.__version__, "pandas": pd.__version__,
                 "python": platform.python_version(), **sprov.pop("versions", {})}
-    conf = cfg.to_dict()
+    # the options but the bootstrap's, which the provenance holds (once)
+    conf = {k: v for k, v in cfg.to_dict().items() if k not in BootstrapInfo.model_fields}
     conf.update(models=[model], model_type=model_type, scoring=estimator)
     provenance = Provenance(
         model=ModelInfo.of_scorer(sprov, name=model),
         scorer=ScorerInfo.of_scorer(sprov, estimator=estimator),
-        seed=cfg.seed, compat=cfg.compat, bootstrap=ev.bootstrap,
+        compat=cfg.compat, bootstrap=ev.bootstrap,
         std=("population (ddof=0) over templates; none for task_to_attribute (pooled per "
              "task)" if prep.bound else "population (ddof=0) over templates"),
         templates=TemplatesInfo(name=cfg.templates, n_templates=len(tpl_ids),

@@ -38,7 +38,7 @@ def _number(value):
 def model_index(sections: Sequence[Section]) -> list[dict]:
     """The ``model-index`` list (one model, one result) of the report's ``sections``."""
     data = {s.key: s.data for s in sections if s.key in ("summary", "provenance")}
-    prov, summary = Provenance.from_dict(data["provenance"]), data.get("summary") or []
+    prov, summary = Provenance.model_validate(data["provenance"]), data.get("summary") or []
     templates, version = prov.templates.name, prov.versions.get("biasamp", "")
     metrics = []
     for row in summary:
