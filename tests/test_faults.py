@@ -246,8 +246,8 @@ def test_overwrite_replaces_the_whole_folder(tiny_bert_dir, done, tmp_path):
                             "fig5_p_attribute_given_task.png", "forest_delta.png",
                             "base_rate_panel.png"])
     data = json.loads((out / "results.json").read_text())
-    assert data["complete"] is True and set(data["files"]) == set(names) - {
-        "results.json", ".biasamp.json"}
+    assert data["complete"] is True and set(data["data_sha256"]) == {
+        "by_pair.csv", "per_template.csv", "tables.csv"}
     mark = json.loads((out / ".biasamp.json").read_text())
     assert mark["kind"] == "probe" and mark["files"] == [n for n in names if n != ".biasamp.json"]
     assert [p.name for p in tmp_path.iterdir()] == ["o"]  # no lock, staging or old folder left
@@ -303,8 +303,8 @@ def test_same_model_twice_and_same_folder_names(tiny_bert_dir, tmp_path, capsys)
                 r"\[-2, 2\]; got 1.7e\+308$"),
     ("1.7e308 by_pair", r"results.json: by_pair\[5\].delta_ci_high must be null or a number "
                         r"in \[-2, 2\]; got 1.7e\+308$"),
-    ("1.7e308 per_template", r"results.json: summary\[1\].per_template must hold null or a "
-                             r"number in \[-2, 2\]; got -1.7e\+308$"),
+    ("1.7e308 per_template", r"results.json: summary\[1\].per_template\[1\] must be null or "
+                             r"a number in \[-2, 2\]; got -1.7e\+308$"),
 ])
 def test_report_refuses_a_broken_result_and_writes_nothing(done, tmp_path, capsys, breakage,
                                                            pattern):
@@ -356,8 +356,8 @@ def test_report_in_place_keeps_the_result_complete(done, tmp_path):
     d = _copy(done, tmp_path / "r")
     assert main(["-q", "report", str(d), "--format", "html,model-card"]) == 0
     back = ProbeResult.load(d)
-    data = json.loads((d / "results.json").read_text())
-    assert {"report.html", "model_card.md", "report.md"} <= set(data["files"])
+    mark = json.loads((d / ".biasamp.json").read_text())
+    assert {"report.html", "model_card.md", "report.md"} <= set(mark["files"])
     assert back.summary.equals(ProbeResult.load(done).summary)
 
 

@@ -1,5 +1,8 @@
 """The one schema of ``results.json``: pydantic models of its records and typed provenance.
 
+long on purpose: one declaration per key of the file, each with its type beside it; split,
+the one layout (and its JSON Schema) would be scattered.
+
 :mod:`biasamp.results` writes and reads result folders with it (``pairs.json`` reuses the
 models of the model and the scorer: :mod:`biasamp.pairs._io`). The models are frozen and
 read by attribute. :func:`parse` validates a parsed file and turns pydantic's errors into the
@@ -70,7 +73,7 @@ Value = Annotated[float | None, PlainValidator(_value), WithJsonSchema(
     {"anyOf": [{"type": "number", "minimum": -_BOUND, "maximum": _BOUND}, {"type": "null"}]})]
 
 
-class _Model(BaseModel):
+class FileModel(BaseModel):
     """Frozen, no other keys; read from a file (:func:`parse`), every field's key is
     required."""
 
@@ -89,7 +92,7 @@ class _Model(BaseModel):
 
 
 # ------------------------------------------------------------------ the provenance
-class ModelInfo(_Model):
+class ModelInfo(FileModel):
     """The model: id or folder, type and the evidence for it, revision, commit, the sha256
     of each weight file, classes, and the weights missing from its checkpoint (allowed with
     ``--allow-missing-weights``; empty otherwise)."""
@@ -112,7 +115,7 @@ class ModelInfo(_Model):
                                  and k != "name"})
 
 
-class ContextInfo(_Model):
+class ContextInfo(FileModel):
     """The token a causal LM reads before each sentence, the rule that chose it, whether the
     tokenizer has a chat template, and the chat markers passed over."""
 
@@ -122,7 +125,7 @@ class ContextInfo(_Model):
     skipped: Strs = ()
 
 
-class PlacementInfo(_Model):
+class PlacementInfo(FileModel):
     """An accelerate placement (``--device-map``): the strategy and how many modules each
     device holds."""
 
@@ -130,7 +133,7 @@ class PlacementInfo(_Model):
     modules: dict[str, Int]
 
 
-class ScorerInfo(_Model):
+class ScorerInfo(FileModel):
     """How the model was run: estimator (scoring mode), device, dtype, placement, and for a
     causal LM its context token, key/value prefix sharing and LM-head split."""
 
@@ -155,7 +158,7 @@ class ScorerInfo(_Model):
                    head_split=scorer.get("head_split"))
 
 
-class TemplatesInfo(_Model):
+class TemplatesInfo(FileModel):
     """The template set: name, the templates used and the sha256 of every prompt, the set
     file's sha256 and path, its own metadata (open: :attr:`set_provenance`), and for sets
     with bound templates or groups the aggregation and the groups' descriptions."""
@@ -171,7 +174,7 @@ class TemplatesInfo(_Model):
     groups: dict[str, Str] | None = None
 
 
-class TasksInfo(_Model):
+class TasksInfo(FileModel):
     """The task vocabulary: its name, the words in order and the sha256 of its file."""
 
     name: Str
@@ -179,7 +182,7 @@ class TasksInfo(_Model):
     sha256: Str | None
 
 
-class BootstrapInfo(_Model):
+class BootstrapInfo(FileModel):
     """The bootstrap behind every CI: resamples, confidence, seed, units, base uncertainty,
     the minimum base count, and a one-line description (the run's only record of these
     options)."""
@@ -193,7 +196,7 @@ class BootstrapInfo(_Model):
     method: Str
 
 
-class BaseRatesInfo(_Model):
+class BaseRatesInfo(FileModel):
     """One base-rate table as a run used it (one source, one direction): the source's own
     provenance (open: :attr:`source`, as the source wrote it), the sha256 of the joint table,
     the attribute marginal P(A), whether the signs were given, and for counts the
@@ -239,7 +242,7 @@ class BaseRatesInfo(_Model):
         return self.source.get("n_kept")
 
 
-class Provenance(_Model):
+class Provenance(FileModel):
     """Everything behind a result's numbers (``ProbeResult.provenance``; ``results.json``
     ``provenance``). ``base_rates`` maps source -> direction -> :class:`BaseRatesInfo`, in
     the order of the run; ``std`` says how the spread over templates is computed."""
@@ -270,7 +273,7 @@ class Provenance(_Model):
 
 
 # ------------------------------------------------------------------ the records
-class SummaryRow(_Model):
+class SummaryRow(FileModel):
     """One (base_rates, direction): BiasAmp-> over templates with its CI."""
 
     base_rates: Str
@@ -289,7 +292,7 @@ class SummaryRow(_Model):
     n_tasks_excluded: Int
 
 
-class ByPairRow(_Model):
+class ByPairRow(FileModel):
     """One (base_rates, direction, task, attribute) with bootstrap CIs."""
 
     base_rates: Str
@@ -311,7 +314,7 @@ class ByPairRow(_Model):
     sign_supported: Bool | None
 
 
-class PerTemplateRow(_Model):
+class PerTemplateRow(FileModel):
     """BiasAmp-> of one (base_rates, direction, template)."""
 
     base_rates: Str
@@ -322,7 +325,7 @@ class PerTemplateRow(_Model):
     n_nan: Int
 
 
-class ByGroupRow(_Model):
+class ByGroupRow(FileModel):
     """BiasAmp-> of one (base_rates, direction, group of templates)."""
 
     base_rates: Str
@@ -335,7 +338,7 @@ class ByGroupRow(_Model):
     n_tasks: Int
 
 
-class AgreementRow(_Model):
+class AgreementRow(FileModel):
     """The sign agreement of two sources' associations in one direction."""
 
     direction: Direction
@@ -347,7 +350,7 @@ class AgreementRow(_Model):
     n_cells: Int
 
 
-class ResultsFile(_Model):
+class ResultsFile(FileModel):
     """``results.json``: the records, the typed provenance, the run's other options, the
     sha256 of the data files beside it and, written last, the completion mark."""
 
@@ -411,7 +414,7 @@ def _one_line(err: dict, name: str) -> str:
     return f"{where} must be {expected}; got {_short(err['input'])}"
 
 
-def parse(model: type[_Model], data, path: str, name: str = "results.json"):
+def parse(model: type[FileModel], data, path: str, name: str = "results.json"):
     """``data`` (a parsed file ``name`` at ``path``) checked against ``model``, every key
     required; the first error is one line naming ``path`` and the key's path."""
     try:
@@ -421,7 +424,7 @@ def parse(model: type[_Model], data, path: str, name: str = "results.json"):
                            ) from None
 
 
-def check_version(data, path: str, version: int, name: str, again: str) -> None:
+def check_version(data, path: str, *, version: int, name: str, again: str) -> None:
     """Refuse a parsed file ``name`` that is not an object or not of ``version``: written by
     another biasamp version, it is re-run (``again``), not converted."""
     if not isinstance(data, dict):

@@ -215,7 +215,8 @@ class ProbeResult:
             raise BiasampError(f"result directory {str(path)!r} has no results.json (run "
                                "`biasamp probe --out DIR` first)")
         data = json_loads(read_text(f, "result file"), str(f))
-        check_version(data, str(f), SCHEMA_VERSION, "results.json", "`biasamp probe`")
+        check_version(data, str(f), version=SCHEMA_VERSION, name="results.json",
+                      again="`biasamp probe`")
         if data.get("complete") is not True:
             raise BiasampError(f"{str(f.parent)!r} holds no complete result (results.json has "
                                "no completion mark: the run that wrote it did not finish); run "

@@ -23,7 +23,8 @@ from .._data import data_dir
 from .._errors import BiasampError
 from .._files import json_loads, read_text, sha256_bytes
 from .._registry import Registry
-from .._schema import Int, ModelInfo, Num, ScorerInfo, Str, _Model, check_version, jsonable, parse
+from .._schema import (FileModel, Int, ModelInfo, Num, ScorerInfo, Str, check_version, jsonable,
+                       parse)
 from .._validation import Optional, PositiveInt, check
 
 __all__ = ["PAIR_SETS", "PairSet", "PairsProvenance", "list_pair_sets", "load_pairs",
@@ -216,7 +217,7 @@ def load_pairs(spec, *, more: str | None = None, less: str | None = None,
 PAIRS_SCHEMA_VERSION = 2
 
 
-class PairsBootstrap(_Model):
+class PairsBootstrap(FileModel):
     """The percentile bootstrap over the pairs of each group."""
 
     n_resamples: Int
@@ -225,7 +226,7 @@ class PairsBootstrap(_Model):
     method: Str
 
 
-class PairsProvenance(_Model):
+class PairsProvenance(FileModel):
     """Everything behind a pairs result: the model and how it was scored (the models of a
     probe's provenance), the pairs (their own provenance: file, sha256, columns, selection),
     the bootstrap, the contexts counted and run, versions, platform and time."""
@@ -242,7 +243,7 @@ class PairsProvenance(_Model):
     timestamp: Str
 
 
-class PairSummaryRow(_Model):
+class PairSummaryRow(FileModel):
     """One group of pairs: all, a direction or a bias type."""
 
     group: Str
@@ -255,7 +256,7 @@ class PairSummaryRow(_Model):
     share_more_excluding_neutral: Num | None
 
 
-class PairsFile(_Model):
+class PairsFile(FileModel):
     """``pairs.json``: the summary and the provenance of a pairs run."""
 
     format: Literal["biasamp-pairs/1"]
@@ -276,7 +277,8 @@ def read_pairs_json(path: Path) -> tuple[pd.DataFrame, PairsProvenance]:
     """The summary and provenance of ``pairs.json``, checked; one-line errors naming the file
     and the key's path."""
     data = json_loads(read_text(path, "pairs result"), str(path))
-    check_version(data, str(path), PAIRS_SCHEMA_VERSION, "pairs.json", "`biasamp pairs`")
+    check_version(data, str(path), version=PAIRS_SCHEMA_VERSION, name="pairs.json",
+                  again="`biasamp pairs`")
     doc = parse(PairsFile, data, str(path), "pairs.json")
     summary = pd.DataFrame([r.model_dump() for r in doc.summary],
                            columns=list(PairSummaryRow.model_fields))
