@@ -11,8 +11,8 @@ import shutil
 import pytest
 
 from biasamp import BiasampError
-from biasamp.report import build_report, compare_dirs
 from biasamp._schema import BaseRatesInfo, ContextInfo, PlacementInfo, ScorerInfo
+from biasamp.report import compare_dirs
 from biasamp.results import ProbeResult, Provenance
 
 A2T, T2A = "attribute_to_task", "task_to_attribute"

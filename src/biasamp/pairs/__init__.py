@@ -19,7 +19,8 @@ sentences come as written in the file (CSV/TSV/JSON/JSONL; never split on commas
 >>> sorted(load_pairs("crows-pairs").pairs["bias_type"].value_counts().items())[:2]
 [('age', 87), ('disability', 60)]
 
-Modules: ``_io`` (files: the pairs read, the shipped set, ``pairs.json``), ``_metric`` (the metric, :class:`PairResult`),
+Modules: ``_io`` (files: the pairs read, the shipped set, ``pairs.json``),
+``_metric`` (the metric, :class:`PairResult`),
 ``_run`` (:func:`score_pairs`); the scoring itself is
 :meth:`biasamp.scoring.MaskedLMScorer.score_pairs`.
 

@@ -19,7 +19,7 @@ from .._errors import BiasampError
 from .._output import OutputFolder
 from .._progress import as_progress
 from ..metrics import bootstrap_ci
-from ._io import PairsProvenance, read_pairs_json, write_pairs_json
+from ._io import PairsProvenance, PairSummaryRow, read_pairs_json, write_pairs_json
 
 __all__ = ["PairResult", "SCORE_COLUMNS", "SUMMARY_COLUMNS", "pair_summary"]
 
@@ -27,8 +27,7 @@ __all__ = ["PairResult", "SCORE_COLUMNS", "SUMMARY_COLUMNS", "pair_summary"]
 SCORE_COLUMNS = ("pair_id", "bias_type", "direction", "sent_more", "sent_less", "score_more",
                  "score_less", "n_shared", "more_preferred", "neutral")
 #: Columns of :attr:`PairResult.summary`.
-SUMMARY_COLUMNS = ("group", "kind", "n_pairs", "n_neutral", "share_more", "ci_low", "ci_high",
-                   "share_more_excluding_neutral")
+SUMMARY_COLUMNS = tuple(PairSummaryRow.model_fields)
 
 
 def preferences(score_more, score_less, digits: int = 3):
