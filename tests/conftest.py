@@ -196,7 +196,7 @@ def make_provenance(*, model="m", base_rates=None, bootstrap=None, **fields):
         model=ModelInfo(name=model, model_type="masked", model_type_from="given",
                         revision=None, commit=None, weights_sha256={"model.safetensors": "ab" * 32},
                         model_class="BertForMaskedLM", tokenizer_class="BertTokenizer"),
-        scorer=ScorerInfo(estimator="word", device="cpu", dtype="float32"), seed=0,
+        scorer=ScorerInfo(estimator="word", device="cpu", dtype="float32"),
         compat=None, bootstrap=boot, std="population (ddof=0) over templates",
         templates=TemplatesInfo(name="x", n_templates=2, template_ids=("a", "b"),
                                 prompts_sha256="0" * 64, set_sha256=None, set_path=None,

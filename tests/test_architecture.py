@@ -22,9 +22,8 @@ ALLOWED = {
     "report": {"_conventions", "_errors", "_validation", "_registry", "_files", "_output",
                "_progress", "results"},
     "results": {"_conventions", "_errors", "_validation", "_registry", "_files", "_output",
-                "_schema", "_provenance"},
-    "_schema": {"_conventions", "_errors", "_files", "_provenance"},
-    "_provenance": {"_conventions", "_errors"},
+                "_schema"},
+    "_schema": {"_conventions", "_errors"},
     "tasks": {"_conventions", "_errors", "_validation", "_registry", "_files", "_data"},
 }
 MAX_LINES = 350
@@ -260,8 +259,8 @@ def test_a_planted_torch_import_in_report_is_caught(tmp_path):
      "reads the provenance with [...]"),
     ("pipeline/run.py", "def f(s):\n    return ProbeResult(summary=s, provenance={})\n",
      "gives ProbeResult a dict as provenance"),
-    ("_provenance.py", "from .results import ProbeResult\n",
-     "biasamp._provenance imports biasamp.results"),
+    ("_schema.py", "from .results import ProbeResult\n",
+     "biasamp._schema imports biasamp.results"),
 ])
 def test_each_rule_fails_when_broken(tmp_path, room, text, expected):
     pkg = tmp_path / "biasamp"

@@ -55,18 +55,18 @@ def test_probe_writes_every_file(probed, tiny):
         assert rec["mean"] == pytest.approx(np.mean(rec["per_template"]), abs=1e-15)
         assert rec["std"] == pytest.approx(np.std(rec["per_template"]), abs=1e-15)
     prov = data["provenance"]
-    for key in ("model", "scorer", "seed", "templates", "base_rates", "versions", "timestamp"):
+    for key in ("model", "scorer", "bootstrap", "templates", "base_rates", "versions", "timestamp"):
         assert key in prov, key
     assert {"biasamp", "torch", "transformers", "numpy", "pandas"} <= set(prov["versions"])
-    assert prov["seed"] == 3 and prov["scorer"]["estimator"] == "word"
+    assert prov["bootstrap"]["seed"] == 3 and prov["scorer"]["estimator"] == "word"
     assert prov["model"]["name"] == str(tiny[0]) and prov["model"]["revision"] is None
     assert set(prov["base_rates"]) == {"uniform", "labor-2016"}
     assert all(set(d) == {"attribute_to_task", "task_to_attribute"}
                for d in prov["base_rates"].values())
     assert len(prov["templates"]["prompts_sha256"]) == 64
-    assert data["config"]["seed"] == 3
+    assert "seed" not in data["config"] and "n_resamples" not in data["config"]  # once
     assert prov["bootstrap"] == {
-        "n_resamples": data["config"]["n_resamples"], "confidence": 0.95, "seed": 3,
+        "n_resamples": 200, "confidence": 0.95, "seed": 3,
         "resample": "templates", "base_uncertainty": "resample", "min_base_count": None,
         "method": "percentile bootstrap over templates; count-based base rates resampled "
                   "jointly (multinomial over their counted sentences)"}
@@ -136,8 +136,9 @@ def test_several_models_and_config_file(tiny, tmp_path):
     assert main(["-q", "probe", "--config", str(cfg), "--seed", "5", "--out", str(out)]) == 0
     for slug in ("tiny-bert", "tiny-bert-2"):
         data = json.loads((out / slug / "results.json").read_text())
-        assert data["config"]["seed"] == 5  # the flag overrides the file
-        assert data["config"]["n_resamples"] == 50  # the file overrides the default
+        assert data["provenance"]["bootstrap"]["seed"] == 5  # the flag overrides the file
+        # the file overrides the default
+        assert data["provenance"]["bootstrap"]["n_resamples"] == 50
         assert (out / slug / "report.md").is_file()
     assert (out / "comparison.md").is_file() and (out / "comparison.csv").is_file()
     assert not (tmp_path / "ignored").exists()

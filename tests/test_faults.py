@@ -237,8 +237,8 @@ def test_same_model_twice_and_same_folder_names(tiny_bert_dir, tmp_path, capsys)
                 r"\[-2, 2\]; got 1.7e\+308$"),
     ("1.7e308 by_pair", r"results.json: by_pair\[5\].delta_ci_high must be null or a number "
                         r"in \[-2, 2\]; got 1.7e\+308$"),
-    ("1.7e308 per_template", r"results.json: summary\[1\].per_template must hold null or a "
-                             r"number in \[-2, 2\]; got -1.7e\+308$"),
+    ("1.7e308 per_template", r"results.json: summary\[1\].per_template\[1\] must be null or "
+                             r"a number in \[-2, 2\]; got -1.7e\+308$"),
 ])
 def test_report_refuses_a_broken_result_and_writes_nothing(done, tmp_path, capsys, breakage,
                                                            pattern):

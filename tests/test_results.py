@@ -66,8 +66,10 @@ def test_save_errors(golden_result, tmp_path):
 
 
 @pytest.mark.parametrize("edit, match", [
-    (lambda d: d.pop("schema_version"), r"no schema_version"),
-    (lambda d: d.update(schema_version=99), r"schema_version 99 is not supported"),
+    (lambda d: d.pop("schema_version"), r"schema_version None is not supported \(this biasamp "
+                                        r"reads 4\): the folder was written by another biasamp "
+                                        r"version; run `biasamp probe` again$"),
+    (lambda d: d.update(schema_version=3), r"schema_version 3 is not supported"),
     (lambda d: d.pop("by_pair"), r"lacks the keys \['by_pair'\]"),
     (lambda d: d["summary"][0].pop("mean"), r"summary\[0\] lacks the keys \['mean'\]"),
     (lambda d: d["summary"][0].update(mean="x"),
@@ -78,7 +80,16 @@ def test_save_errors(golden_result, tmp_path):
     (lambda d: d.update(summary=[]), r"summary is empty"),
     (lambda d: d.update(mass=[1]), r"mass must be an object"),
     (lambda d: d["by_pair"][3].update(n_templates=1.5), r"by_pair\[3\].n_templates must be an "
-                                                        r"integer"),
+                                                        r"integer; got 1.5$"),
+    (lambda d: d["summary"][1]["per_template"].append(-3),
+     r"summary\[1\].per_template\[2\] must be null or a number in \[-2, 2\]; got -3$"),
+    (lambda d: d["sign_agreement"].append([]), r"sign_agreement\[0\] must be an object; got \[\]"),
+    (lambda d: d.update(by_group="x"), r"by_group must be a list; got 'x'"),
+    (lambda d: d["summary"][0].update(extra=1), r"summary\[0\].extra is not a key of this "
+                                                r"biasamp's layout"),
+    (lambda d: d["data_sha256"].update({"../x": "0"}), r"data_sha256 keys must be one of "
+                                                       r"'by_pair.csv', 'per_template.csv'"),
+    (lambda d: d.pop("data_sha256"), r"results.json lacks the keys \['data_sha256'\]$"),
 ])
 def test_load_checks_the_schema(golden_result, tmp_path, edit, match):
     d = golden_result.save(tmp_path / "out")
@@ -114,7 +125,7 @@ def test_nan_is_written_as_null(golden_result, tmp_path):
 
 
 @pytest.mark.parametrize("token, key", [("NaN", "summary[0].mean"), ("-Infinity", "mass"),
-                                        ("1e400", "provenance.seed")])
+                                        ("1e400", "provenance.bootstrap.seed")])
 def test_load_refuses_numbers_json_does_not_have(golden_result, tmp_path, token, key):
     d = golden_result.save(tmp_path / "out")
     data = json.loads((d / "results.json").read_text())
@@ -122,10 +133,40 @@ def test_load_refuses_numbers_json_does_not_have(golden_result, tmp_path, token,
         data["mass"] = {"a": [0.5, 0.125]}
         key = "mass.a[1]"
     else:
-        data["summary"][0]["mean"] = data["provenance"]["seed"] = 0.125
+        data["summary"][0]["mean"] = data["provenance"]["bootstrap"]["seed"] = 0.125
     text = json.dumps(data)
     at = text.index("0.125", text.index(key.split(".")[-1].split("[")[0]))
     (d / "results.json").write_text(text[:at] + token + text[at + len("0.125"):])
     with pytest.raises(BiasampError, match=rf"^{re.escape(str(d / 'results.json'))}: "
                                            rf"{re.escape(key)} is {token}, not a finite number"):
         ProbeResult.load(d)
+
+
+def test_a_data_file_changed_after_the_run_is_refused(golden_result, tmp_path):
+    d = golden_result.save(tmp_path / "out")
+    data = json.loads((d / "results.json").read_text())
+    assert set(data["data_sha256"]) == {"by_pair.csv", "per_template.csv", "tables.csv"}
+    assert data["complete"] is True and "files" not in data  # the mark lists the files
+    (d / "tables.csv").write_text("x\n")
+    with pytest.raises(BiasampError, match=r"tables.csv was changed after the run"):
+        ProbeResult.load(d)
+    (d / "tables.csv").unlink()  # a data file left out is not needed by reports
+    assert ProbeResult.load(d, tables=False).model == "golden-model"
+    data.pop("complete")
+    (d / "results.json").write_text(json.dumps(data))
+    with pytest.raises(BiasampError, match=r"holds no complete result \(results.json has no "
+                                           r"completion mark"):
+        ProbeResult.load(d, tables=False)
+
+
+def test_the_shipped_json_schema_is_the_models(golden_result, tmp_path):
+    from biasamp._schema import SCHEMA_FILE, results_schema
+
+    shipped = json.loads(SCHEMA_FILE.read_text())
+    assert shipped == results_schema(), "run: python -m biasamp._schema"
+    assert shipped["properties"]["schema_version"]["const"] == SCHEMA_VERSION
+    # every key results.json holds is declared and required, down to the provenance
+    data = json.loads((golden_result.save(tmp_path / "out") / "results.json").read_text())
+    assert sorted(shipped["required"]) == sorted(data)
+    prov = shipped["$defs"]["Provenance"]
+    assert sorted(prov["required"]) == sorted(data["provenance"])

@@ -1,82 +1,438 @@
-"""The one schema of ``results.json``: its version, record layouts and checks.
+"""The one schema of ``results.json``: pydantic models of its records and typed provenance.
 
-:mod:`biasamp.results` writes and reads result folders with it; nothing else defines the
-layout (see that module for the files of a folder).
+long on purpose: one declaration per key of the file, each with its type beside it; split,
+the one layout (and its JSON Schema) would be scattered.
+
+:mod:`biasamp.results` writes and reads result folders with it (``pairs.json`` reuses the
+models of the model and the scorer: :mod:`biasamp.pairs._io`). The models are frozen and
+read by attribute. :func:`parse` validates a parsed file and turns pydantic's errors into the
+house's one line naming the file and the key's path
+(``results.json: provenance.scorer.device must be a string; got 3``); in a file every key the
+writer writes is required, so a missing key fails there, not as ``None`` in a report.
+
+The JSON Schema of ``results.json`` (``results.schema.json`` beside this module) is generated
+from :class:`ResultsFile`; ``python -m biasamp._schema`` writes it again.
+
+Parts that are open by nature stay dicts: a base source's own provenance
+(:attr:`BaseRatesInfo.source`), a template set's own metadata
+(:attr:`TemplatesInfo.set_provenance`), the design (the form of
+``biasamp.pipeline._design.Design.to_dict``), the library versions, the audit, the mass and
+the config (the options of the run but the bootstrap's, which :class:`BootstrapInfo` holds).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pandas import NA as _NA
+from pydantic import (BaseModel, ConfigDict, Field, PlainValidator, StrictBool, StrictFloat,
+                      StrictInt, StrictStr, ValidationError, WithJsonSchema, model_validator)
+from pydantic_core import PydanticCustomError
 
 from ._conventions import DIRECTIONS
 from ._errors import BiasampError
-from ._files import sha256_file
-from ._provenance import Provenance
 
-__all__ = ["AGGREGATIONS", "AGREEMENT_COLUMNS", "BY_GROUP_COLUMNS", "BY_PAIR_COLUMNS", "DATA_FILES",
-           "PER_TEMPLATE_COLUMNS", "READABLE_VERSIONS", "SCHEMA_VERSION", "SUMMARY_KEYS",
-           "TABLE_COLUMNS", "TABLE_FORMATS", "check_complete", "check_schema", "jsonable",
-           "provenance_of", "upgrade_v2"]
-
-#: Version of the results.json layout written; bumped when a reader would misread a file.
-SCHEMA_VERSION = 3
-#: Versions this biasamp reads (a version 2 provenance is converted on reading:
-#: :func:`upgrade_v2`).
-READABLE_VERSIONS = (2, 3)
+#: Version of the results.json layout written and read; bumped when a reader would misread a
+#: file (an older file is re-run, not converted).
+SCHEMA_VERSION = 4
 #: Values of ``summary[].aggregation``.
 AGGREGATIONS = ("templates", "pooled")
-
-#: Keys of each record of ``summary``.
-SUMMARY_KEYS = ("base_rates", "direction", "mean", "std", "ci_low", "ci_high", "n_templates",
-                "per_template", "aggregation", "resample", "base_resampled", "base_bias",
-                "n_tasks_unsupported", "n_tasks_excluded")
-#: Columns of ``by_group`` (one row per source, direction and group of templates).
-BY_GROUP_COLUMNS = ("base_rates", "direction", "group", "mean", "ci_low", "ci_high",
-                    "n_templates", "n_tasks")
-#: Columns of ``by_pair`` (one row per source, direction, task, attribute).
-BY_PAIR_COLUMNS = ("base_rates", "direction", "task", "attribute", "association", "p_base",
-                   "p_model", "p_model_std", "delta", "delta_ci_low", "delta_ci_high",
-                   "contribution", "contribution_ci_low", "contribution_ci_high", "n_templates",
-                   "sign_support", "sign_supported")
-#: Columns of ``sign_agreement`` (one row per direction and pair of sources).
-AGREEMENT_COLUMNS = ("direction", "source_a", "source_b", "agreement", "ci_low", "ci_high",
-                     "n_cells")
-#: Columns of ``per_template``.
-PER_TEMPLATE_COLUMNS = ("base_rates", "direction", "template_id", "value", "n_ties", "n_nan")
-#: Columns of the long probability tables.
-TABLE_COLUMNS = ("template_id", "direction", "task", "attribute", "prob", "log_prob")
 #: File formats of the probability tables.
 TABLE_FORMATS = ("csv", "parquet")
-#: Data files of a result folder (results.json lists them with their sha256).
+#: Columns of the long probability tables.
+TABLE_COLUMNS = ("template_id", "direction", "task", "attribute", "prob", "log_prob")
+#: Data files of a result folder (results.json records their sha256).
 DATA_FILES = ("by_pair.csv", "per_template.csv", "by_group.csv", "tables.csv", "tables.parquet")
+#: The shipped JSON Schema of results.json.
+SCHEMA_FILE = Path(__file__).with_name("results.schema.json")
+
+Str, Int, Bool, Num = StrictStr, StrictInt, StrictBool, StrictFloat
+Strs = tuple[StrictStr, ...]
+Direction = Literal[DIRECTIONS]
 
 # every number of the records is a probability, a difference of two, a sign or a BiasAmp->
 # value (|BiasAmp->| <= 1): a hand-edited 1.7e308 is refused, not plotted into an overflow
-_NUM_BOUND = 2.0
-_STR, _INT, _LIST = "a string", "an integer", "a list"
-_NUM = f"null or a number in [-{_NUM_BOUND:g}, {_NUM_BOUND:g}]"
-_BOOL, _OPT_BOOL, _OPT_INT = "true or false", "true, false or null", "an integer or null"
-_SUMMARY_TYPES = {"base_rates": _STR, "direction": _STR, "mean": _NUM, "std": _NUM,
-                  "ci_low": _NUM, "ci_high": _NUM, "n_templates": _INT, "per_template": _LIST,
-                  "aggregation": _STR, "resample": _STR, "base_resampled": _BOOL,
-                  "base_bias": _NUM,
-                  "n_tasks_unsupported": _OPT_INT, "n_tasks_excluded": _INT}
-_BY_GROUP_TYPES = {"base_rates": _STR, "direction": _STR, "group": _STR, "mean": _NUM,
-                   "ci_low": _NUM, "ci_high": _NUM, "n_templates": _INT, "n_tasks": _INT}
-_BY_PAIR_TYPES = {c: _NUM for c in BY_PAIR_COLUMNS}
-_BY_PAIR_TYPES.update(base_rates=_STR, direction=_STR, task=_STR, attribute=_STR,
-                      n_templates=_INT, sign_supported=_OPT_BOOL)
-_AGREEMENT_TYPES = {"direction": _STR, "source_a": _STR, "source_b": _STR, "agreement": _NUM,
-                    "ci_low": _NUM, "ci_high": _NUM, "n_cells": _INT}
-_PER_TEMPLATE_TYPES = {"base_rates": _STR, "direction": _STR, "template_id": _STR,
-                       "value": _NUM, "n_ties": _INT, "n_nan": _INT}
-_TOP_KEYS = ("schema_version", "summary", "by_pair", "per_template", "by_group",
-             "sign_agreement", "audit", "mass", "provenance", "config")
+_BOUND = 2.0
+_VALUE = f"null or a number in [-{_BOUND:g}, {_BOUND:g}]"
+
+
+def _value(v):
+    if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
+                     and abs(v) <= _BOUND):
+        return v
+    raise PydanticCustomError("value", _VALUE)
+
+
+#: A number of a record: null (NaN) or in [-2, 2], kept as given.
+Value = Annotated[float | None, PlainValidator(_value), WithJsonSchema(
+    {"anyOf": [{"type": "number", "minimum": -_BOUND, "maximum": _BOUND}, {"type": "null"}]})]
+
+
+class FileModel(BaseModel):
+    """Frozen, no other keys; read from a file (:func:`parse`), every field's key is
+    required."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=(),
+                              json_schema_serialization_defaults_required=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _every_key(cls, data, info):
+        if info.context and isinstance(data, dict):
+            missing = [k for k in cls.model_fields if k not in data]
+            if missing:
+                raise PydanticCustomError("missing_keys", "lacks the keys {keys}",
+                                          {"keys": missing})
+        return data
+
+
+# ------------------------------------------------------------------ the provenance
+class ModelInfo(FileModel):
+    """The model: id or folder, type and the evidence for it, revision, commit, the sha256
+    of each weight file, classes, and the weights missing from its checkpoint (allowed with
+    ``--allow-missing-weights``; empty otherwise)."""
+
+    name: Str
+    model_type: Str
+    model_type_from: Str
+    revision: Str | None
+    commit: Str | None
+    weights_sha256: dict[str, Str]
+    model_class: Str
+    tokenizer_class: Str
+    missing_weights: Strs = ()
+
+    @classmethod
+    def of_scorer(cls, scorer: Mapping, *, name: str) -> ModelInfo:
+        """From a scorer's own provenance (``BaseScorer.provenance``); ``name`` is the model
+        as the run was asked for it."""
+        return cls(name=name, **{k: scorer[k] for k in cls.model_fields if k in scorer
+                                 and k != "name"})
+
+
+class ContextInfo(FileModel):
+    """The token a causal LM reads before each sentence, the rule that chose it, whether the
+    tokenizer has a chat template, and the chat markers passed over."""
+
+    token: Str
+    rule: Str
+    chat_template: Bool
+    skipped: Strs = ()
+
+
+class PlacementInfo(FileModel):
+    """An accelerate placement (``--device-map``): the strategy and how many modules each
+    device holds."""
+
+    strategy: Str
+    modules: dict[str, Int]
+
+
+class ScorerInfo(FileModel):
+    """How the model was run: estimator (scoring mode), device, dtype, placement, and for a
+    causal LM its context token, key/value prefix sharing and LM-head split."""
+
+    estimator: Str
+    device: Str
+    dtype: Str
+    device_map: PlacementInfo | None = None
+    context: ContextInfo | None = None
+    share_prefix: Bool | None = None
+    head_split: Bool | None = None
+
+    @classmethod
+    def of_scorer(cls, scorer: Mapping, *, estimator: str) -> ScorerInfo:
+        """From a scorer's own provenance (``BaseScorer.provenance``)."""
+        context = None if "context_token" not in scorer else ContextInfo(
+            token=scorer["context_token"], rule=scorer["context_rule"],
+            chat_template=bool(scorer["chat_template"]),
+            skipped=tuple(scorer.get("context_skipped", ())))
+        return cls(estimator=estimator, device=str(scorer["device"]),
+                   dtype=str(scorer["dtype"]), device_map=scorer.get("device_map"),
+                   context=context, share_prefix=scorer.get("share_prefix"),
+                   head_split=scorer.get("head_split"))
+
+
+class TemplatesInfo(FileModel):
+    """The template set: name, the templates used and the sha256 of every prompt, the set
+    file's sha256 and path, its own metadata (open: :attr:`set_provenance`), and for sets
+    with bound templates or groups the aggregation and the groups' descriptions."""
+
+    name: Str
+    n_templates: Int
+    template_ids: Strs
+    prompts_sha256: Str
+    set_sha256: Str | None
+    set_path: Str | None
+    set_provenance: dict[str, Any]
+    aggregation: Str | None = None
+    groups: dict[str, Str] | None = None
+
+
+class TasksInfo(FileModel):
+    """The task vocabulary: its name, the words in order and the sha256 of its file."""
+
+    name: Str
+    words: Strs
+    sha256: Str | None
+
+
+class BootstrapInfo(FileModel):
+    """The bootstrap behind every CI: resamples, confidence, seed, units, base uncertainty,
+    the minimum base count, and a one-line description (the run's only record of these
+    options)."""
+
+    n_resamples: Int
+    confidence: Num
+    seed: Int
+    resample: Str
+    base_uncertainty: Str
+    min_base_count: Int | None
+    method: Str
+
+
+class BaseRatesInfo(FileModel):
+    """One base-rate table as a run used it (one source, one direction): the source's own
+    provenance (open: :attr:`source`, as the source wrote it), the sha256 of the joint table,
+    the attribute marginal P(A), whether the signs were given, and for counts the
+    co-occurrences behind each task."""
+
+    source: dict[str, Any]
+    joint_sha256: Str
+    marginal: dict[str, Num]
+    association_given: Bool
+    row_totals: dict[str, Num] | None = None
+
+    # what the reports read of the source's own provenance (keys every source may set)
+    @property
+    def name(self) -> str:
+        return str(self.source.get("name", ""))
+
+    @property
+    def kind(self) -> str:
+        """``counts``, ``statistics``, ``constructed`` or "" (see ``base_rates.KINDS``)."""
+        return str(self.source.get("kind", ""))
+
+    @property
+    def about(self) -> str:
+        """What the source is: its ``about`` line, else its citation, else its name."""
+        return str(self.source.get("about") or self.citation or self.name)
+
+    @property
+    def citation(self) -> str:
+        return str(self.source.get("citation") or "")
+
+    @property
+    def file_sha256(self) -> str:
+        """The sha256 of the source's file, else of the joint table the run used."""
+        return str(self.source.get("sha256") or self.joint_sha256)
+
+    @property
+    def demonstration(self) -> bool:
+        return bool(self.source.get("demonstration"))
+
+    @property
+    def n_kept(self):
+        """The counted sentences of a count-based source (None when not counted)."""
+        return self.source.get("n_kept")
+
+
+class Provenance(FileModel):
+    """Everything behind a result's numbers (``ProbeResult.provenance``; ``results.json``
+    ``provenance``). ``base_rates`` maps source -> direction -> :class:`BaseRatesInfo`, in
+    the order of the run; ``std`` says how the spread over templates is computed."""
+
+    model: ModelInfo
+    scorer: ScorerInfo
+    compat: Str | None
+    bootstrap: BootstrapInfo
+    std: Str
+    templates: TemplatesInfo
+    tasks: TasksInfo
+    attributes: Strs
+    base_rates: dict[str, dict[Direction, BaseRatesInfo]]
+    design: dict[str, Any] | None
+    versions: dict[str, Str]
+    platform: Str
+    note: Str | None
+    timestamp: Str
+
+    @property
+    def seed(self) -> int:
+        """The seed of the run (the bootstrap's: nothing else draws at random)."""
+        return self.bootstrap.seed
+
+    def base_rate(self, source: str, direction: str) -> BaseRatesInfo | None:
+        """The table of ``source`` in ``direction`` (None when the run had none)."""
+        return self.base_rates.get(source, {}).get(direction)
+
+
+# ------------------------------------------------------------------ the records
+class SummaryRow(FileModel):
+    """One (base_rates, direction): BiasAmp-> over templates with its CI."""
+
+    base_rates: Str
+    direction: Direction
+    mean: Value
+    std: Value
+    ci_low: Value
+    ci_high: Value
+    n_templates: Int
+    per_template: list[Value]
+    aggregation: Literal[AGGREGATIONS]
+    resample: Str
+    base_resampled: Bool
+    base_bias: Value
+    n_tasks_unsupported: Int | None
+    n_tasks_excluded: Int
+
+
+class ByPairRow(FileModel):
+    """One (base_rates, direction, task, attribute) with bootstrap CIs."""
+
+    base_rates: Str
+    direction: Direction
+    task: Str
+    attribute: Str
+    association: Value
+    p_base: Value
+    p_model: Value
+    p_model_std: Value
+    delta: Value
+    delta_ci_low: Value
+    delta_ci_high: Value
+    contribution: Value
+    contribution_ci_low: Value
+    contribution_ci_high: Value
+    n_templates: Int
+    sign_support: Value
+    sign_supported: Bool | None
+
+
+class PerTemplateRow(FileModel):
+    """BiasAmp-> of one (base_rates, direction, template)."""
+
+    base_rates: Str
+    direction: Direction
+    template_id: Str
+    value: Value
+    n_ties: Int
+    n_nan: Int
+
+
+class ByGroupRow(FileModel):
+    """BiasAmp-> of one (base_rates, direction, group of templates)."""
+
+    base_rates: Str
+    direction: Direction
+    group: Str
+    mean: Value
+    ci_low: Value
+    ci_high: Value
+    n_templates: Int
+    n_tasks: Int
+
+
+class AgreementRow(FileModel):
+    """The sign agreement of two sources' associations in one direction."""
+
+    direction: Direction
+    source_a: Str
+    source_b: Str
+    agreement: Value
+    ci_low: Value
+    ci_high: Value
+    n_cells: Int
+
+
+class ResultsFile(FileModel):
+    """``results.json``: the records, the typed provenance, the run's other options, the
+    sha256 of the data files beside it and, written last, the completion mark."""
+
+    schema_version: Literal[SCHEMA_VERSION]
+    summary: list[SummaryRow] = Field(min_length=1)
+    by_pair: list[ByPairRow]
+    per_template: list[PerTemplateRow]
+    by_group: list[ByGroupRow]
+    sign_agreement: list[AgreementRow]
+    audit: list[dict[str, Any]]
+    mass: dict[str, Any]
+    provenance: Provenance
+    config: dict[str, Any]
+    data_sha256: dict[Literal[DATA_FILES], Str]
+    complete: Literal[True]
+
+
+#: Columns of each record, from its model.
+SUMMARY_KEYS = tuple(SummaryRow.model_fields)
+BY_PAIR_COLUMNS = tuple(ByPairRow.model_fields)
+PER_TEMPLATE_COLUMNS = tuple(PerTemplateRow.model_fields)
+BY_GROUP_COLUMNS = tuple(ByGroupRow.model_fields)
+AGREEMENT_COLUMNS = tuple(AgreementRow.model_fields)
+
+
+# ------------------------------------------------------------------ reading
+_KINDS = {"string_type": "a string", "int_type": "an integer", "float_type": "a number",
+          "bool_type": "true or false", "dict_type": "an object", "model_type": "an object",
+          "list_type": "a list", "tuple_type": "a list"}
+
+
+def _short(value, limit: int = 60) -> str:
+    """The repr of a refused value, cut to ``limit`` characters (one line in a message)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _where(loc) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
+    return out
+
+
+def _one_line(err: dict, name: str) -> str:
+    """One pydantic error as the house's line: the key's path, what it must be, the value."""
+    loc, kind, keys = list(err["loc"]), err["type"], ""
+    if loc and loc[-1] == "[key]":  # a key of an object: named by the object
+        loc, keys = loc[:-2], " keys"
+    where = (_where(loc) or name) + keys
+    if kind == "missing_keys":
+        return f"{where} lacks the keys {err['ctx']['keys']}"
+    if kind == "extra_forbidden":
+        return f"{where} is not a key of this biasamp's layout"
+    if kind == "too_short":
+        return f"{where} is empty"
+    if kind == "literal_error":
+        expected = "one of " + err["ctx"]["expected"].replace(" or ", ", ")
+    else:
+        expected = _KINDS.get(kind, err["msg"])
+    return f"{where} must be {expected}; got {_short(err['input'])}"
+
+
+def parse(model: type[FileModel], data, path: str, name: str = "results.json"):
+    """``data`` (a parsed file ``name`` at ``path``) checked against ``model``, every key
+    required; the first error is one line naming ``path`` and the key's path."""
+    try:
+        return model.model_validate(data, context={"file": path})
+    except ValidationError as exc:
+        raise BiasampError(f"{path}: {_one_line(exc.errors(include_url=False)[0], name)}"
+                           ) from None
+
+
+def check_version(data, path: str, *, version: int, name: str, again: str) -> None:
+    """Refuse a parsed file ``name`` that is not an object or not of ``version``: written by
+    another biasamp version, it is re-run (``again``), not converted."""
+    if not isinstance(data, dict):
+        raise BiasampError(f"{path}: {name} must hold a JSON object; got {type(data).__name__}")
+    if data.get("schema_version") != version:
+        raise BiasampError(f"{path}: schema_version {data.get('schema_version')!r} is not "
+                           f"supported (this biasamp reads {version}): the folder was written "
+                           f"by another biasamp version; run {again} again")
 
 
 def jsonable(obj):
@@ -99,154 +455,10 @@ def jsonable(obj):
     return str(obj)
 
 
-def _type_ok(value, kind: str) -> bool:
-    if kind == _STR:
-        return isinstance(value, str)
-    if kind == _INT:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind == _NUM:
-        return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)
-                                 and abs(value) <= _NUM_BOUND)
-    if kind == _LIST:
-        return isinstance(value, list)
-    if kind in (_BOOL, _OPT_BOOL):
-        return isinstance(value, bool) or (kind == _OPT_BOOL and value is None)
-    if kind == _OPT_INT:
-        return value is None or (isinstance(value, int) and not isinstance(value, bool))
-    return True  # pragma: no cover
+def results_schema() -> dict:
+    """The JSON Schema of ``results.json`` (what :data:`SCHEMA_FILE` ships)."""
+    return ResultsFile.model_json_schema(mode="serialization")
 
 
-def _check_records(records, types: dict, where: str, path: str) -> None:
-    if not isinstance(records, list):
-        raise BiasampError(f"{path}: {where} must be a list of records; got "
-                           f"{type(records).__name__}")
-    for i, rec in enumerate(records):
-        if not isinstance(rec, dict):
-            raise BiasampError(f"{path}: {where}[{i}] must be an object; got "
-                               f"{type(rec).__name__}")
-        missing = [k for k in types if k not in rec]
-        if missing:
-            raise BiasampError(f"{path}: {where}[{i}] lacks the keys {missing}")
-        for k, kind in types.items():
-            if not _type_ok(rec[k], kind):
-                raise BiasampError(f"{path}: {where}[{i}].{k} must be {kind}; got {rec[k]!r}")
-        if "direction" in types and rec["direction"] not in DIRECTIONS:
-            raise BiasampError(f"{path}: {where}[{i}].direction must be one of "
-                               f"{list(DIRECTIONS)}; got {rec['direction']!r}")
-
-
-def check_schema(data, path: str) -> Provenance:
-    """Check a parsed ``results.json`` against the schema; return its typed provenance (read
-    once, here: a schema-2 one converted). One-line errors."""
-    if not isinstance(data, dict):
-        raise BiasampError(f"{path}: results.json must hold a JSON object; got "
-                           f"{type(data).__name__}")
-    version = data.get("schema_version")
-    if version is None:
-        raise BiasampError(f"{path}: no schema_version (written by biasamp 0.1 or not a biasamp "
-                           f"result); re-run `biasamp probe`")
-    if version not in READABLE_VERSIONS:
-        raise BiasampError(f"{path}: schema_version {version!r} is not supported (this biasamp "
-                           f"reads {', '.join(map(str, READABLE_VERSIONS))}); use the biasamp "
-                           "version that wrote it")
-    missing = [k for k in _TOP_KEYS if k not in data]
-    if missing:
-        raise BiasampError(f"{path}: results.json lacks the keys {missing}")
-    _check_records(data["summary"], _SUMMARY_TYPES, "summary", path)
-    if not data["summary"]:
-        raise BiasampError(f"{path}: summary is empty")
-    for i, rec in enumerate(data["summary"]):
-        bad = [v for v in rec["per_template"] if not _type_ok(v, _NUM)]
-        if bad:
-            raise BiasampError(f"{path}: summary[{i}].per_template must hold {_NUM}; got "
-                               f"{bad[0]!r}")
-        if rec.get("aggregation", "templates") not in AGGREGATIONS:
-            raise BiasampError(f"{path}: summary[{i}].aggregation must be one of "
-                               f"{list(AGGREGATIONS)}; got {rec['aggregation']!r}")
-    _check_records(data["by_pair"], _BY_PAIR_TYPES, "by_pair", path)
-    _check_records(data["per_template"], _PER_TEMPLATE_TYPES, "per_template", path)
-    _check_records(data["by_group"], _BY_GROUP_TYPES, "by_group", path)
-    _check_records(data["sign_agreement"], _AGREEMENT_TYPES, "sign_agreement", path)
-    if not isinstance(data["audit"], list):
-        raise BiasampError(f"{path}: audit must be a list of records")
-    for key in ("mass", "provenance", "config"):
-        if not isinstance(data[key], dict):
-            raise BiasampError(f"{path}: {key} must be an object; got "
-                               f"{type(data[key]).__name__}")
-    return provenance_of(data, path)
-
-
-def provenance_of(data: dict, path: str) -> Provenance:
-    """The typed provenance of a parsed ``results.json`` of a readable version (schema 2
-    converted by :func:`upgrade_v2`); one-line errors naming ``path`` and the key."""
-    prov = data["provenance"]
-    if data["schema_version"] == 2:
-        prov = upgrade_v2(prov)
-    return Provenance.from_dict(prov, path=path)
-
-
-def check_complete(data: dict, folder: Path) -> None:
-    """A result is complete: ``results.json`` carries the completion mark, and every data file
-    it lists that is in the folder has the recorded sha256 (a file of another run is refused;
-    a data file left out on purpose, e.g. the tables, is not needed by reports; reports and
-    plots may be redrawn)."""
-    if data.get("complete") is not True or not isinstance(data.get("files"), dict):
-        raise BiasampError(f"{str(folder)!r} holds no complete result (results.json has no "
-                           "completion mark: the run that wrote it did not finish); run "
-                           "`biasamp probe` again")
-    for name, entry in data["files"].items():
-        if not name.startswith(DATA_FILES):
-            continue
-        path = folder / name
-        if not path.is_file():
-            continue
-        if not isinstance(entry, dict) or sha256_file(path) != entry.get("sha256"):
-            raise BiasampError(f"{str(folder)!r} is not a complete result: {name} was changed "
-                               "after the run (its sha256 differs from results.json)")
-
-
-def upgrade_v2(prov: dict) -> dict:
-    """A schema-2 ``provenance`` in the schema-3 layout (then read by
-    :meth:`Provenance.from_dict`): the model fields, kept at the top level and under
-    ``scorer``, once under ``model``; ``source|direction`` keys nested; the scorer's context
-    fields under ``scorer.context``; keys schema 2 left out as null. Anything that is not an
-    object is passed on for ``from_dict`` to refuse."""
-    if not isinstance(prov, dict):
-        return prov
-    sc = prov.get("scorer") if isinstance(prov.get("scorer"), dict) else {}
-    model = {"name": prov.get("model"), "model_type": prov.get("model_type", "masked"),
-             **{k: sc.get(k) for k in ("model_type_from", "commit", "model_class",
-                                       "tokenizer_class")},
-             "revision": prov.get("revision"), "weights_sha256": sc.get("weights_sha256", {}),
-             "missing_weights": sc.get("missing_weights", [])}
-    scorer = {"estimator": prov.get("estimator"), "device": prov.get("device"),
-              "dtype": prov.get("dtype"), "device_map": sc.get("device_map"),
-              "context": None if "context_token" not in sc else {
-                  "token": sc["context_token"], "rule": sc.get("context_rule"),
-                  "chat_template": sc.get("chat_template"),
-                  "skipped": sc.get("context_skipped", [])},
-              "share_prefix": sc.get("share_prefix"), "head_split": sc.get("head_split")}
-    templates = prov.get("templates")
-    if isinstance(templates, dict):
-        templates = {"set_sha256": None, "set_path": None, "set_provenance": {},
-                     "aggregation": None, "groups": None, **templates}
-    tasks = prov.get("tasks")
-    if isinstance(tasks, dict):
-        tasks = {"sha256": None, **tasks}
-    bases: dict = {}
-    flat = prov.get("base_rates") if isinstance(prov.get("base_rates"), dict) else {}
-    for key, bp in flat.items():
-        source, _, direction = str(key).rpartition("|")  # schema 2's "source|direction"
-        if isinstance(bp, dict):
-            own = {k: v for k, v in bp.items() if k not in _DERIVED}
-            bp = {"source": own, **{k: bp.get(k) for k in _DERIVED}}
-        bases.setdefault(source, {})[direction] = bp
-    return {**{k: v for k, v in prov.items() if k not in _V2_ONLY},
-            "model": model, "scorer": scorer, "templates": templates, "tasks": tasks,
-            "base_rates": bases, "design": prov.get("design"), "note": prov.get("note")}
-
-
-#: keys of a schema-2 base-rate entry that the run derived (the rest are the source's own)
-_DERIVED = ("joint_sha256", "marginal", "association_given", "row_totals")
-#: top-level keys of schema 2 that schema 3 keeps under ``model`` or ``scorer``
-_V2_ONLY = ("revision", "device", "dtype", "model_type", "estimator")
+if __name__ == "__main__":  # python -m biasamp._schema: write the shipped schema again
+    SCHEMA_FILE.write_text(json.dumps(results_schema(), indent=1) + "\n", encoding="utf-8")

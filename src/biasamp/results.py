@@ -1,18 +1,18 @@
-"""The result of a probe, and the one schema of ``results.json`` (written and read here).
+"""The result of a probe, written and read here (the layout: :mod:`biasamp._schema`).
 
 :class:`ProbeResult` holds DataFrames, dicts and its typed :class:`Provenance`;
 :meth:`ProbeResult.save` writes the data files of a result folder (it renders nothing);
-:meth:`ProbeResult.load` reads them back, checking ``results.json`` against the schema first
-(a schema-2 file is converted on reading). The pipeline writes with ``save``
-and the reports read with ``load``, so there is one definition of the format.
+:meth:`ProbeResult.load` reads them back, checking ``results.json`` against the schema first.
+The pipeline writes with ``save`` and the reports read with ``load``, so there is one
+definition of the format.
 
-Files of a result folder:
+Files of a result folder (the folder's mark ``.biasamp.json`` lists them all):
 
 ``results.json``
     ``schema_version``, ``summary``, ``by_pair``, ``per_template``, ``by_group``,
     ``sign_agreement``, ``audit``, ``mass``, ``provenance``, ``config`` (NaN is written as
-    ``null``), and, written last, ``files`` (every other file of the folder with its
-    sha256 and size) and ``complete: true``. The layout is defined in :mod:`biasamp._schema`.
+    ``null``), and, written last, ``data_sha256`` (the sha256 of each data file) and
+    ``complete: true``; its JSON Schema is ``biasamp/results.schema.json``.
 ``by_pair.csv``, ``per_template.csv``, ``by_group.csv``
     The same tables as CSV (``by_group.csv`` only when the templates have groups).
 ``tables.csv`` or ``tables.parquet``
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,27 +31,23 @@ import pandas as pd
 
 from ._errors import BiasampError, MissingDependencyError
 from ._files import json_loads, read_text, sha256_file
-from ._output import MARK, OutputFolder
-from ._provenance import (BaseRatesInfo, BootstrapInfo, ContextInfo, ModelInfo,  # noqa: F401
-                          PlacementInfo, Provenance, ScorerInfo, TasksInfo, TemplatesInfo)
+from ._output import OutputFolder
+from ._schema import (AGREEMENT_COLUMNS, BY_GROUP_COLUMNS, BY_PAIR_COLUMNS,  # noqa: F401
+                      DATA_FILES, PER_TEMPLATE_COLUMNS, SCHEMA_VERSION, SUMMARY_KEYS,
+                      TABLE_COLUMNS, TABLE_FORMATS, AgreementRow, BaseRatesInfo, BootstrapInfo,
+                      ByGroupRow, ByPairRow, ModelInfo, PerTemplateRow, Provenance, ResultsFile,
+                      ScorerInfo, SummaryRow, TasksInfo, TemplatesInfo, check_version,
+                      jsonable, parse)
 from ._validation import OneOf, check
 
-from ._schema import (AGGREGATIONS, AGREEMENT_COLUMNS, BY_GROUP_COLUMNS,  # noqa: F401
-                      BY_PAIR_COLUMNS, DATA_FILES, PER_TEMPLATE_COLUMNS, READABLE_VERSIONS,
-                      SCHEMA_VERSION, SUMMARY_KEYS, TABLE_COLUMNS, TABLE_FORMATS, _BY_PAIR_TYPES,
-                      _NUM, check_complete, check_schema, jsonable)
-
-__all__ = ["AGREEMENT_COLUMNS", "BY_GROUP_COLUMNS", "BY_PAIR_COLUMNS", "BaseRatesInfo",
-           "BootstrapInfo", "ContextInfo", "DATA_FILES", "ModelInfo", "PER_TEMPLATE_COLUMNS",
-           "PlacementInfo", "ProbeResult", "Provenance", "READABLE_VERSIONS", "SCHEMA_VERSION",
-           "SUMMARY_KEYS", "ScorerInfo", "TABLE_COLUMNS", "TABLE_FORMATS", "TasksInfo",
-           "TemplatesInfo", "jsonable"]
+__all__ = ["SCHEMA_VERSION", "ProbeResult", "Provenance"]
 
 
-def _frame(records, columns: Sequence[str]) -> pd.DataFrame:
-    df = pd.DataFrame(records, columns=list(columns)) if records else pd.DataFrame(
-        columns=list(columns))
-    return df
+def _frame(rows, model) -> pd.DataFrame:
+    """The validated records of ``model`` as a frame; their numbers (null: NaN) as floats."""
+    df = pd.DataFrame([r.model_dump() for r in rows], columns=list(model.model_fields))
+    return df.astype({c: float for c, f in model.model_fields.items()
+                      if f.annotation == (float | None)})
 
 
 @dataclass
@@ -80,9 +75,9 @@ class ProbeResult:
         revision, commit, weights' sha256), ``.scorer`` (estimator, device, dtype,
         context), ``.templates``, ``.tasks``, ``.attributes``, ``.bootstrap``,
         ``.base_rates[source][direction]``, ``.design``, ``.versions``, ``.seed``,
-        ``.compat``, ``.note``, ``.timestamp`` (see :mod:`biasamp._provenance`).
+        ``.compat``, ``.note``, ``.timestamp`` (see :mod:`biasamp._schema`).
     config : dict
-        The resolved configuration.
+        The resolved configuration (its bootstrap options are ``provenance.bootstrap``).
     by_group : DataFrame
         BiasAmp-> per (base_rates, direction, group of templates), e.g. WinoBias' pro and
         anti sentences; :data:`BY_GROUP_COLUMNS`; empty when the templates have no groups.
@@ -102,7 +97,7 @@ class ProbeResult:
     def __post_init__(self):
         if not isinstance(self.provenance, Provenance):
             raise TypeError("ProbeResult.provenance must be a biasamp.results.Provenance "
-                            "(Provenance.from_dict reads a dict); got "
+                            "(Provenance.model_validate reads a dict); got "
                             f"{type(self.provenance).__name__}")
         if self.by_group is None:
             self.by_group = pd.DataFrame(columns=list(BY_GROUP_COLUMNS))
@@ -129,44 +124,18 @@ class ProbeResult:
         return self.provenance.model.name
 
     def to_json_dict(self) -> dict:
-        """The content of ``results.json``."""
-        summary = [{k: jsonable(rec[k]) for k in SUMMARY_KEYS}
-                   for rec in self.summary.to_dict(orient="records")]
+        """The content of ``results.json`` (but the data files' sha256 and the completion
+        mark, written by :meth:`finish`)."""
         return {
             "schema_version": SCHEMA_VERSION,
-            "summary": summary,
-            "by_pair": jsonable(self.by_pair.to_dict(orient="records")),
-            "per_template": jsonable(self.per_template.to_dict(orient="records")),
-            "by_group": jsonable(self.by_group.to_dict(orient="records")),
-            "sign_agreement": jsonable(self.sign_agreement.to_dict(orient="records")),
-            "audit": jsonable(self.audit.to_dict(orient="records")),
+            "summary": [{k: jsonable(rec[k]) for k in SUMMARY_KEYS}
+                        for rec in self.summary.to_dict(orient="records")],
+            **{k: jsonable(getattr(self, k).to_dict(orient="records"))
+               for k in ("by_pair", "per_template", "by_group", "sign_agreement", "audit")},
             "mass": jsonable(self.mass),
-            "provenance": jsonable(self.provenance.to_dict()),
+            "provenance": jsonable(self.provenance.model_dump(mode="json")),
             "config": jsonable(self.config),
         }
-
-    @classmethod
-    def from_json_dict(cls, data: dict, *, path: str = "results.json",
-                       tables: pd.DataFrame | None = None) -> ProbeResult:
-        """Build a result from the content of ``results.json`` (checked against the schema)."""
-        return cls._from_checked(data, check_schema(data, path), tables=tables)
-
-    @classmethod
-    def _from_checked(cls, data: dict, provenance: Provenance, *,
-                      tables: pd.DataFrame | None) -> ProbeResult:
-        """A result from a ``results.json`` content :func:`check_schema` passed, and the typed
-        provenance it read."""
-        return cls(summary=_frame(data["summary"], SUMMARY_KEYS).astype({"base_bias": float}),
-                   by_pair=_frame(data["by_pair"], BY_PAIR_COLUMNS).astype(
-                       {c: float for c, k in _BY_PAIR_TYPES.items() if k == _NUM}),
-                   per_template=_frame(data["per_template"], PER_TEMPLATE_COLUMNS).astype(
-                       {"value": float}),
-                   tables=tables, audit=pd.DataFrame(data["audit"]), mass=data["mass"],
-                   provenance=provenance, config=data["config"],
-                   by_group=_frame(data["by_group"], BY_GROUP_COLUMNS).astype(
-                       {c: float for c in ("mean", "ci_low", "ci_high")}),
-                   sign_agreement=_frame(data["sign_agreement"], AGREEMENT_COLUMNS).astype(
-                       {c: float for c in ("agreement", "ci_low", "ci_high")}))
 
     def write_files(self, folder: Path, *, tables: str = "csv") -> None:
         """Write the data files (not ``results.json``) into an existing folder."""
@@ -189,19 +158,12 @@ class ProbeResult:
         if not self.by_group.empty:
             self.by_group.to_csv(d / "by_group.csv", index=False)
 
-    def finish(self, folder: Path, *, data: dict | None = None, skip=()) -> Path:
-        """Write ``results.json`` last: the content (``data``, default this result's), every
-        file of the folder with its sha256 and size (but the output mark and the relative
-        paths in ``skip``: files biasamp did not write), and the completion mark. A folder
-        without the mark is not a result."""
+    def finish(self, folder: Path) -> Path:
+        """Write ``results.json`` last: this result, the sha256 of each data file in
+        ``folder``, and the completion mark. A folder without the mark is not a result."""
         d = Path(folder)
-        leave = {"results.json", MARK, *skip}
-        files = {r: {"sha256": sha256_file(p), "bytes": p.stat().st_size}
-                 for p in sorted(d.rglob("*"))
-                 if p.is_file() and not p.is_symlink()
-                 and (r := p.relative_to(d).as_posix()) not in leave
-                 and not any(r.startswith(s.rstrip("/") + "/") for s in skip)}
-        data = {**(self.to_json_dict() if data is None else data), "files": files,
+        data = {**self.to_json_dict(),
+                "data_sha256": {n: sha256_file(d / n) for n in DATA_FILES if (d / n).is_file()},
                 "complete": True}
         path = d / "results.json"
         path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
@@ -253,8 +215,18 @@ class ProbeResult:
             raise BiasampError(f"result directory {str(path)!r} has no results.json (run "
                                "`biasamp probe --out DIR` first)")
         data = json_loads(read_text(f, "result file"), str(f))
-        provenance = check_schema(data, str(f))  # before anything else is read
-        check_complete(data, f.parent)
+        check_version(data, str(f), version=SCHEMA_VERSION, name="results.json",
+                      again="`biasamp probe`")
+        if data.get("complete") is not True:
+            raise BiasampError(f"{str(f.parent)!r} holds no complete result (results.json has "
+                               "no completion mark: the run that wrote it did not finish); run "
+                               "`biasamp probe` again")
+        file = parse(ResultsFile, data, str(f))  # before anything else is read
+        for name, digest in file.data_sha256.items():
+            if (f.parent / name).is_file() and sha256_file(f.parent / name) != digest:
+                raise BiasampError(f"{str(f.parent)!r} is not a complete result: {name} was "
+                                   "changed after the run (its sha256 differs from "
+                                   "results.json)")
         tab = None
         if tables:
             d = f.parent
@@ -266,4 +238,10 @@ class ProbeResult:
             else:
                 raise BiasampError(f"result directory {str(d)!r} has no tables.csv or "
                                    "tables.parquet (load with tables=False to skip them)")
-        return cls._from_checked(data, provenance, tables=tab)
+        return cls(summary=_frame(file.summary, SummaryRow),
+                   by_pair=_frame(file.by_pair, ByPairRow),
+                   per_template=_frame(file.per_template, PerTemplateRow), tables=tab,
+                   audit=pd.DataFrame(file.audit), mass=file.mass,
+                   provenance=file.provenance, config=file.config,
+                   by_group=_frame(file.by_group, ByGroupRow),
+                   sign_agreement=_frame(file.sign_agreement, AgreementRow))

@@ -14,7 +14,8 @@ import pytest
 from biasamp import BiasampError
 from biasamp._files import data_dir
 from biasamp.cli import main
-from biasamp.pairs import (PairResult, load_pairs, pair_summary, preferences, score_pairs)
+from biasamp.pairs import PairResult, load_pairs, pair_summary, score_pairs
+from biasamp.pairs._metric import preferences
 
 CROWS_SHA = "dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c"
 
@@ -236,22 +237,36 @@ def test_score_pairs_end_to_end_and_round_trip(scorer, tmp_path):
     s, _ = scorer.score_pairs(list(sc["sent_more"]), list(sc["sent_less"]))
     stereo = (sc["direction"] == "stereo").to_numpy()
     np.testing.assert_allclose(s[stereo, 0], sc["score_more"][stereo], atol=1e-5)
-    assert res.provenance["pairs"]["sha256"] == CROWS_SHA
-    assert res.provenance["n_contexts"] == int(2 * sc["n_shared"].sum())
+    prov = res.provenance
+    assert prov.pairs["sha256"] == CROWS_SHA and prov.n_contexts == int(2 * sc["n_shared"].sum())
+    assert prov.model.name == scorer.provenance["model"] and prov.model.model_type == "masked"
+    assert prov.scorer.estimator.startswith("pseudo-log-likelihood") and prov.bootstrap.seed == 1
     back = PairResult.load(res.save(tmp_path / "r"))
     pd.testing.assert_frame_equal(back.summary, res.summary, check_dtype=False)
+    assert back.provenance == prov  # typed, and read back the same
     assert list(back.scores["pair_id"]) == list(sc["pair_id"])
     np.testing.assert_allclose(back.scores["score_more"], sc["score_more"])
     with pytest.raises(BiasampError, match="is not a pairs result folder"):
         PairResult.load(tmp_path)
-    doc = json.loads((tmp_path / "r" / "pairs.json").read_text())
-    assert doc["schema_version"] == 1 and doc["format"] == "biasamp-pairs/1"
-    del doc["schema_version"]  # as biasamp 0.2 wrote it: read as version 1
-    (tmp_path / "r" / "pairs.json").write_text(json.dumps(doc))
-    PairResult.load(tmp_path / "r")
-    (tmp_path / "r" / "pairs.json").write_text(json.dumps({**doc, "schema_version": 2}))
-    with pytest.raises(BiasampError, match=r"schema_version 2 is not 1 \(written by another"):
-        PairResult.load(tmp_path / "r")
+    f = tmp_path / "r" / "pairs.json"
+    doc = json.loads(f.read_text())
+    assert doc["schema_version"] == 2 and doc["format"] == "biasamp-pairs/1"
+    assert doc["provenance"]["scorer"]["device"] == "cpu"  # the scorer's, typed: no copy
+    assert "model" not in doc["provenance"]["scorer"]
+    for bad, message in [
+            ({k: v for k, v in doc.items() if k != "schema_version"},
+             r"schema_version None is not supported \(this biasamp reads 2\): the folder was "
+             r"written by another biasamp version; run `biasamp pairs` again$"),
+            ({**doc, "schema_version": 1}, r"schema_version 1 is not supported"),
+            ({**doc, "format": "x"}, r"format must be one of 'biasamp-pairs/1'; "
+                                     r"got 'x'$"),
+            ({**doc, "provenance": {**doc["provenance"], "n_contexts": "7"}},
+             r"provenance.n_contexts must be an integer; got '7'$"),
+            ({**doc, "summary": [{"group": "all"}]},
+             r"summary\[0\] lacks the keys \['kind', 'n_pairs'")]:
+        f.write_text(json.dumps(bad))
+        with pytest.raises(BiasampError, match=rf"^{re.escape(str(f))}: {message}"):
+            PairResult.load(tmp_path / "r")
 
 
 # ---------------------------------------------------------------------------------------

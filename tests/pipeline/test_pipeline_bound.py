@@ -165,10 +165,10 @@ def test_evaluate_errors(kw, pattern):
 
 
 # ---------------------------------------------------------------------------------------
-# results.json schema 3
+# results.json schema 4
 # ---------------------------------------------------------------------------------------
 
-def test_schema_3_round_trip_and_version_1_refused(golden_result, tmp_path, provenance):
+def test_schema_4_round_trip_and_version_1_refused(golden_result, tmp_path, provenance):
     ev = _evaluate(template_groups=[["g1"], ["g1"], ["g2"], []])
     res = ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
                       tables=None, audit=pd.DataFrame(), mass={}, provenance=provenance(),
@@ -176,21 +176,21 @@ def test_schema_3_round_trip_and_version_1_refused(golden_result, tmp_path, prov
     d = res.save(tmp_path / "r")
     assert (d / "by_group.csv").is_file()
     data = json.loads((d / "results.json").read_text())
-    assert data["schema_version"] == 3 and len(data["by_group"]) == 4
+    assert data["schema_version"] == 4 and len(data["by_group"]) == 4
     back = ProbeResult.load(d, tables=False)
     pd.testing.assert_frame_equal(back.by_group, ev.by_group, check_dtype=False)
     assert list(back.summary["aggregation"]) == ["pooled", "pooled"]
     # a version 1 file (biasamp before pooled values) is refused, not misread
     v1 = golden_result.to_json_dict()
-    v1.update(schema_version=1, complete=True, files={})
+    v1.update(schema_version=1, complete=True, data_sha256={})
     (tmp_path / "v1").mkdir()
     (tmp_path / "v1" / "results.json").write_text(json.dumps(v1))
     with pytest.raises(BiasampError, match=r"schema_version 1 is not supported \(this biasamp "
-                                           r"reads 2, 3\)"):
+                                           r"reads 4\)"):
         ProbeResult.load(tmp_path / "v1", tables=False)
-    for bad, pattern in ((dict(v1, schema_version=4), r"schema_version 4 is not supported "
-                                                      r"\(this biasamp reads 2, 3\)"),
-                         ({**data, "by_group": "x"}, r"by_group must be a list of records"),
+    for bad, pattern in ((dict(v1, schema_version=5), r"schema_version 5 is not supported "
+                                                      r"\(this biasamp reads 4\)"),
+                         ({**data, "by_group": "x"}, r"by_group must be a list; got 'x'"),
                          ({k: v for k, v in data.items() if k != "by_group"},
                           r"lacks the keys \['by_group'\]")):
         (tmp_path / "v1" / "results.json").write_text(json.dumps(bad))
@@ -198,8 +198,8 @@ def test_schema_3_round_trip_and_version_1_refused(golden_result, tmp_path, prov
             ProbeResult.load(tmp_path / "v1", tables=False)
     data["summary"][0]["aggregation"] = "median"
     (tmp_path / "v1" / "results.json").write_text(json.dumps(data))
-    with pytest.raises(BiasampError, match=r"aggregation must be one of \['templates', "
-                                           r"'pooled'\]; got 'median'"):
+    with pytest.raises(BiasampError, match=r"aggregation must be one of 'templates', "
+                                           r"'pooled'; got 'median'"):
         ProbeResult.load(tmp_path / "v1", tables=False)
 
 

@@ -56,10 +56,10 @@ def _crowded(golden: ProbeResult, *, bound: bool) -> ProbeResult:
                              ["uniform", FixedSource("skewed", counts)],
                              template_ids=[f"t{i}" for i in range(m)], n_resamples=60, **kw)
     gp = golden.provenance
-    prov = dataclasses.replace(
-        gp, model=dataclasses.replace(gp.model, name="crowded-model"),
-        base_rates=ev.base_provenance,
-        bootstrap=dataclasses.replace(gp.bootstrap, confidence=0.9))
+    prov = gp.model_copy(update={
+        "model": gp.model.model_copy(update={"name": "crowded-model"}),
+        "base_rates": ev.base_provenance,
+        "bootstrap": gp.bootstrap.model_copy(update={"confidence": 0.9})})
     return dataclasses.replace(golden, summary=ev.summary, by_pair=ev.by_pair,
                                per_template=ev.per_template, sign_agreement=ev.sign_agreement,
                                provenance=prov)
@@ -316,8 +316,8 @@ def test_base_rate_panel_reads_horizontally_and_is_sized_from_its_names(crowded)
 def test_a_long_model_path_is_wrapped_not_cut_off(golden_result, kind):
     path = "/home/someone/.cache/huggingface/hub/models--org--a-rather-long-model-name/x"
     gp = golden_result.provenance
-    result = dataclasses.replace(golden_result, provenance=dataclasses.replace(
-        gp, model=dataclasses.replace(gp.model, name=path)))
+    result = dataclasses.replace(golden_result, provenance=gp.model_copy(update={
+        "model": gp.model.model_copy(update={"name": path})}))
     fig = BUILDERS[kind](result)
     assert _outside(fig) == [] and _overlaps(_boxes(fig)) == []
 

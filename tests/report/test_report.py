@@ -133,10 +133,10 @@ def test_sign_agreement_exact():
 
 def test_compare_two_dirs(tmp_path, golden_result):
     a = golden_result.save(tmp_path / "a")
+    gp = golden_result.provenance
     res_b = dataclasses.replace(
-        golden_result, provenance=dataclasses.replace(
-            golden_result.provenance,
-            model=dataclasses.replace(golden_result.provenance.model, name="other-model")),
+        golden_result, provenance=gp.model_copy(update={
+            "model": gp.model.model_copy(update={"name": "other-model"})}),
         summary=golden_result.summary.assign(mean=golden_result.summary["mean"] + 0.5))
     b = res_b.save(tmp_path / "b")
     wide = compare_dirs([a, b], out=tmp_path / "cmp", formats="md,csv,html")
@@ -168,17 +168,18 @@ def test_reports_read_through_probe_result_load(tmp_path):
         with pytest.raises(BiasampError, match="is not valid JSON"):
             read(tmp_path)
         (tmp_path / "results.json").write_text('{"summary": []}')
-        with pytest.raises(BiasampError, match="no schema_version"):
+        with pytest.raises(BiasampError, match="schema_version None is not supported"):
             read(tmp_path)
-        (tmp_path / "results.json").write_text('{"schema_version": 2, "summary": []}')
-        with pytest.raises(BiasampError, match=r"lacks the keys \['by_pair', 'per_template', "
-                                               r"'by_group', 'sign_agreement', 'audit', 'mass', "
-                                               r"'provenance', 'config'\]"):
+        (tmp_path / "results.json").write_text('{"schema_version": 4, "complete": true}')
+        with pytest.raises(BiasampError, match=r"lacks the keys \['summary', 'by_pair', "
+                                               r"'per_template', 'by_group', 'sign_agreement', "
+                                               r"'audit', 'mass', 'provenance', 'config', "
+                                               r"'data_sha256'\]"):
             read(tmp_path)
         (tmp_path / "results.json").write_text(json.dumps(
-            {"schema_version": 2, "summary": [{"mean": 1}], "by_pair": [], "per_template": [],
+            {"schema_version": 4, "summary": [{"mean": 1}], "by_pair": [], "per_template": [],
              "by_group": [], "sign_agreement": [], "audit": [], "mass": {}, "provenance": {},
-             "config": {}}))
+             "config": {}, "data_sha256": {}, "complete": True}))
         with pytest.raises(BiasampError, match=r"summary\[0\] lacks the keys \['base_rates'"):
             read(tmp_path)
 

@@ -19,7 +19,8 @@ sentences come as written in the file (CSV/TSV/JSON/JSONL; never split on commas
 >>> sorted(load_pairs("crows-pairs").pairs["bias_type"].value_counts().items())[:2]
 [('age', 87), ('disability', 60)]
 
-Modules: ``_io`` (files, the shipped set), ``_metric`` (the metric, :class:`PairResult`),
+Modules: ``_io`` (files: the pairs read, the shipped set, ``pairs.json``),
+``_metric`` (the metric, :class:`PairResult`),
 ``_run`` (:func:`score_pairs`); the scoring itself is
 :meth:`biasamp.scoring.MaskedLMScorer.score_pairs`.
 
@@ -29,21 +30,8 @@ Nangia, Vania, Bhalerao & Bowman (2020), CrowS-Pairs: A Challenge Dataset for Me
 Social Biases in Masked Language Models, EMNLP.
 """
 
-from ._io import DIRECTIONS, PAIR_COLUMNS, PAIR_SETS, PairSet, list_pair_sets, load_pairs
-from ._metric import SCORE_COLUMNS, SUMMARY_COLUMNS, PairResult, pair_summary, preferences
+from ._io import PairSet, list_pair_sets, load_pairs
+from ._metric import PairResult, pair_summary
 from ._run import score_pairs
 
-__all__ = [
-    "DIRECTIONS",
-    "PAIR_COLUMNS",
-    "PAIR_SETS",
-    "PairResult",
-    "PairSet",
-    "SCORE_COLUMNS",
-    "SUMMARY_COLUMNS",
-    "list_pair_sets",
-    "load_pairs",
-    "pair_summary",
-    "preferences",
-    "score_pairs",
-]
+__all__ = ["PairResult", "PairSet", "list_pair_sets", "load_pairs", "pair_summary", "score_pairs"]

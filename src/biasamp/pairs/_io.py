@@ -1,4 +1,5 @@
-"""Reading sentence-pair files: the shipped CrowS-Pairs by name, or a user's CSV/TSV/JSON/JSONL.
+"""The files of a pairs run: the pairs read (the shipped CrowS-Pairs by name, or a user's
+CSV/TSV/JSON/JSONL) and the ``pairs.json`` written (:class:`PairsFile`, a pydantic model).
 
 Sentences are fields of a file (never split on commas). Columns: the more stereotypical
 sentence (``sent_more``), the less stereotypical one (``sent_less``), optionally the
@@ -14,15 +15,19 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal
 
 import pandas as pd
 
 from .._errors import BiasampError
-from .._files import data_dir, sha256_bytes
+from .._files import data_dir, json_loads, read_text, sha256_bytes
 from .._registry import Registry
+from .._schema import (FileModel, Int, ModelInfo, Num, ScorerInfo, Str, check_version, jsonable,
+                       parse)
 from .._validation import Optional, PositiveInt, check
 
-__all__ = ["DIRECTIONS", "PAIR_COLUMNS", "PAIR_SETS", "PairSet", "list_pair_sets", "load_pairs"]
+__all__ = ["PAIR_SETS", "PairSet", "PairsProvenance", "list_pair_sets", "load_pairs",
+           "read_pairs_json", "write_pairs_json"]
 
 #: Values of the direction column (Nangia et al. 2020).
 DIRECTIONS = ("stereo", "antistereo")
@@ -204,3 +209,76 @@ def load_pairs(spec, *, more: str | None = None, less: str | None = None,
     prov = {"name": name, "file": path.name, "sha256": sha256_bytes(data), "n_pairs": len(df),
             "columns": {k: v for k, v in cols.items()} | {"pair_id": id_col}}
     return PairSet(name, df, prov)
+
+
+# ------------------------------------------------------------------ pairs.json
+#: The layout of ``pairs.json``; bumped when it changes (an older file is re-run).
+PAIRS_SCHEMA_VERSION = 2
+
+
+class PairsBootstrap(FileModel):
+    """The percentile bootstrap over the pairs of each group."""
+
+    n_resamples: Int
+    seed: Int
+    confidence: Num
+    method: Str
+
+
+class PairsProvenance(FileModel):
+    """Everything behind a pairs result: the model and how it was scored (the models of a
+    probe's provenance), the pairs (their own provenance: file, sha256, columns, selection),
+    the bootstrap, the contexts counted and run, versions, platform and time."""
+
+    model: ModelInfo
+    scorer: ScorerInfo
+    pairs: dict[str, Any]
+    bootstrap: PairsBootstrap
+    n_contexts: Int
+    n_contexts_run: Int
+    forward_calls: Int
+    versions: dict[str, Str]
+    platform: Str
+    timestamp: Str
+
+
+class PairSummaryRow(FileModel):
+    """One group of pairs: all, a direction or a bias type."""
+
+    group: Str
+    kind: Literal["all", "direction", "bias_type"]
+    n_pairs: Int
+    n_neutral: Int
+    share_more: Num | None
+    ci_low: Num | None
+    ci_high: Num | None
+    share_more_excluding_neutral: Num | None
+
+
+class PairsFile(FileModel):
+    """``pairs.json``: the summary and the provenance of a pairs run."""
+
+    format: Literal["biasamp-pairs/1"]
+    schema_version: Literal[PAIRS_SCHEMA_VERSION]
+    summary: list[PairSummaryRow]
+    provenance: PairsProvenance
+
+
+def write_pairs_json(path: Path, summary: pd.DataFrame, provenance: PairsProvenance) -> None:
+    """Write ``pairs.json`` (NaN as null)."""
+    doc = {"format": "biasamp-pairs/1", "schema_version": PAIRS_SCHEMA_VERSION,
+           "summary": jsonable(summary.to_dict(orient="records")),
+           "provenance": jsonable(provenance.model_dump(mode="json"))}
+    path.write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+
+
+def read_pairs_json(path: Path) -> tuple[pd.DataFrame, PairsProvenance]:
+    """The summary and provenance of ``pairs.json``, checked; one-line errors naming the file
+    and the key's path."""
+    data = json_loads(read_text(path, "pairs result"), str(path))
+    check_version(data, str(path), version=PAIRS_SCHEMA_VERSION, name="pairs.json",
+                  again="`biasamp pairs`")
+    doc = parse(PairsFile, data, str(path), "pairs.json")
+    summary = pd.DataFrame([r.model_dump() for r in doc.summary],
+                           columns=list(PairSummaryRow.model_fields))
+    return summary, doc.provenance

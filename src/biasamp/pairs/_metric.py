@@ -8,32 +8,26 @@ summary: ``all``, each direction (``stereo``, ``antistereo``) and each bias type
 
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .._errors import BiasampError
-from .._files import json_loads, read_text
 from .._output import OutputFolder
 from .._progress import as_progress
 from ..metrics import bootstrap_ci
-from ..results import jsonable
+from ._io import PairsProvenance, PairSummaryRow, read_pairs_json, write_pairs_json
 
-__all__ = ["PAIRS_SCHEMA_VERSION", "PairResult", "SCORE_COLUMNS", "SUMMARY_COLUMNS", "pair_summary"]
+__all__ = ["PairResult", "SCORE_COLUMNS", "SUMMARY_COLUMNS", "pair_summary"]
 
 #: Columns of :attr:`PairResult.scores`.
 SCORE_COLUMNS = ("pair_id", "bias_type", "direction", "sent_more", "sent_less", "score_more",
                  "score_less", "n_shared", "more_preferred", "neutral")
 #: Columns of :attr:`PairResult.summary`.
-SUMMARY_COLUMNS = ("group", "kind", "n_pairs", "n_neutral", "share_more", "ci_low", "ci_high",
-                   "share_more_excluding_neutral")
-_FORMAT = "biasamp-pairs/1"
-#: The layout of ``pairs.json`` (bumped when it changes; 0.2 wrote none: read as 1).
-PAIRS_SCHEMA_VERSION = 1
+SUMMARY_COLUMNS = tuple(PairSummaryRow.model_fields)
 
 
 def preferences(score_more, score_less, digits: int = 3):
@@ -104,13 +98,13 @@ class PairResult:
         sentence is preferred, and whether the pair is neutral.
     summary : DataFrame
         :func:`pair_summary`.
-    provenance : dict
-        Model, pairs file and hash, estimator, bootstrap, versions.
+    provenance : PairsProvenance
+        Model, scorer, pairs file and hash, bootstrap, versions (read by attribute).
     """
 
     scores: pd.DataFrame
     summary: pd.DataFrame
-    provenance: dict = field(default_factory=dict)
+    provenance: PairsProvenance
 
     def save(self, out: str | os.PathLike | OutputFolder, *, overwrite: bool = False) -> Path:
         """Write ``pairs.json`` (summary, provenance), ``pair_scores.csv`` and
@@ -125,11 +119,7 @@ class PairResult:
         with output as d:
             self.scores.to_csv(d / "pair_scores.csv", index=False)
             self.summary.to_csv(d / "pair_summary.csv", index=False)
-            doc = {"format": _FORMAT, "schema_version": PAIRS_SCHEMA_VERSION,
-                   "summary": jsonable(self.summary.to_dict(orient="records")),
-                   "provenance": jsonable(self.provenance)}
-            (d / "pairs.json").write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n",
-                                          encoding="utf-8")
+            write_pairs_json(d / "pairs.json", self.summary, self.provenance)
         return output.named
 
     @classmethod
@@ -140,15 +130,8 @@ class PairResult:
         if not f.is_file() or not (d / "pair_scores.csv").is_file():
             raise BiasampError(f"{str(path)!r} is not a pairs result folder (no pairs.json or "
                                "pair_scores.csv)")
-        doc = json_loads(read_text(f, "pairs result"), str(f))
-        if doc.get("format") != _FORMAT:
-            raise BiasampError(f"{str(f)!r}: format {doc.get('format')!r} is not {_FORMAT!r}")
-        version = doc.get("schema_version", 1)  # 1: biasamp 0.2 wrote none
-        if version != PAIRS_SCHEMA_VERSION:
-            raise BiasampError(f"{str(f)!r}: schema_version {version!r} is not "
-                               f"{PAIRS_SCHEMA_VERSION} (written by another biasamp version)")
+        summary, provenance = read_pairs_json(f)
         scores = pd.read_csv(d / "pair_scores.csv", dtype={"pair_id": str, "bias_type": str,
                                                            "direction": str},
                              keep_default_na=False)
-        return cls(scores, pd.DataFrame(doc["summary"], columns=list(SUMMARY_COLUMNS)),
-                   doc["provenance"])
+        return cls(scores, summary, provenance)

@@ -10,7 +10,8 @@ import pandas as pd
 
 from .._memory import check_memory
 from .._validation import Interval, Optional, PositiveInt, Integer, validate_params
-from ._io import load_pairs
+from .._schema import ModelInfo, ScorerInfo
+from ._io import PairsBootstrap, PairsProvenance, load_pairs
 from ._metric import SCORE_COLUMNS, PairResult, pair_summary, preferences
 
 __all__ = ["score_pairs"]
@@ -83,13 +84,16 @@ def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None, 
     if progress is True and scorer is not model:  # the display made here
         scorer.progress.close()
     sprov = dict(scorer.provenance)
-    prov = {"model": sprov.get("model"), "scorer": sprov, "pairs": pset.provenance,
-            "estimator": "pseudo-log-likelihood of the shared tokens, one mask at a time "
-                         "(Nangia et al. 2020); scores rounded to 3 decimals to compare",
-            "bootstrap": {"n_resamples": n_resamples, "seed": seed, "confidence": confidence,
-                          "method": "percentile bootstrap over the pairs of each group"},
-            "n_contexts": int(2 * n_shared.sum()), "n_contexts_run": int(n_run),
-            "forward_calls": scorer.n_forward_calls,
-            "platform": platform.platform(),
-            "timestamp": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    prov = PairsProvenance(
+        model=ModelInfo.of_scorer(sprov, name=sprov["model"]),
+        scorer=ScorerInfo.of_scorer(
+            sprov, estimator="pseudo-log-likelihood of the shared tokens, one mask at a time "
+                             "(Nangia et al. 2020); scores rounded to 3 decimals to compare"),
+        pairs=pset.provenance,
+        bootstrap=PairsBootstrap(n_resamples=n_resamples, seed=seed, confidence=confidence,
+                                 method="percentile bootstrap over the pairs of each group"),
+        n_contexts=int(2 * n_shared.sum()), n_contexts_run=int(n_run),
+        forward_calls=scorer.n_forward_calls, versions=sprov["versions"],
+        platform=platform.platform(),
+        timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
     return PairResult(scores, summary, prov)

@@ -76,16 +76,15 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
     if len(results) < 2:
         return pd.DataFrame(columns=list(PAIRED_COLUMNS))
     ref = results[0]
-    cfg = ref.config
-    boot = Resampling(units=cfg.get("resample", "templates"),
-                      base=cfg.get("base_uncertainty", "resample"),
-                      n_resamples=int(n_resamples or cfg.get("n_resamples", 10_000)),
-                      seed=int(cfg.get("seed", 0) if seed is None else seed),
-                      confidence=float(confidence or cfg.get("confidence", 0.95)))
+    b = ref.provenance.bootstrap
+    boot = Resampling(units=b.resample, base=b.base_uncertainty,
+                      n_resamples=int(n_resamples or b.n_resamples),
+                      seed=int(b.seed if seed is None else seed),
+                      confidence=float(confidence or b.confidence))
     tasks = list(ref.provenance.tasks.words)
     attributes = list(ref.provenance.attributes)
     task_w = boot.task_weights(len(tasks))  # the same seed: the same task draws for all
-    min_count = cfg.get("min_base_count")
+    min_count = b.min_base_count
     rows = []
     for other in results[1:]:
         shared = [t for t in dict.fromkeys(ref.per_template["template_id"])

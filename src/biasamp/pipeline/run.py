@@ -29,8 +29,8 @@ from .._conventions import ATTRIBUTE_TO_TASK, DIRECTION_LABELS, DIRECTIONS, TASK
 from .._errors import BiasampError
 from .._output import OutputFolder
 from .._progress import as_progress
-from ..results import (TABLE_COLUMNS, ModelInfo, ProbeResult, Provenance, ScorerInfo,
-                       TemplatesInfo)
+from ..results import (TABLE_COLUMNS, BootstrapInfo, ModelInfo, ProbeResult, Provenance,
+                       ScorerInfo, TemplatesInfo)
 from .config import ProbeConfig, as_config
 from .evaluate import Evaluation, _evaluate
 from .prepare import Prepared, prepare
@@ -116,12 +116,13 @@ def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, *, resolved, estima
     sprov = dict(scorer.provenance)
     versions = {"numpy": np.__version__, "pandas": pd.__version__,
                 "python": platform.python_version(), **sprov.pop("versions", {})}
-    conf = cfg.to_dict()
+    # the options but the bootstrap's, which the provenance holds (once)
+    conf = {k: v for k, v in cfg.to_dict().items() if k not in BootstrapInfo.model_fields}
     conf.update(models=[model], model_type=model_type, scoring=estimator)
     provenance = Provenance(
         model=ModelInfo.of_scorer(sprov, name=model),
         scorer=ScorerInfo.of_scorer(sprov, estimator=estimator),
-        seed=cfg.seed, compat=cfg.compat, bootstrap=ev.bootstrap,
+        compat=cfg.compat, bootstrap=ev.bootstrap,
         std=("population (ddof=0) over templates; none for task_to_attribute (pooled per "
              "task)" if prep.bound else "population (ddof=0) over templates"),
         templates=TemplatesInfo(name=cfg.templates, n_templates=len(tpl_ids),

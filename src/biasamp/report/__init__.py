@@ -28,7 +28,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._files import json_loads, read_text
 from .._output import OutputFolder
 from .._progress import as_progress
 from .._registry import Registry
@@ -161,7 +160,7 @@ def build_report(result_dir: str | os.PathLike, *,
 
     The result is read and checked (schema, completion mark, data-file hashes) before
     anything is written. Reports go back into the result folder (as one transaction: the
-    folder is staged, re-listed in ``results.json`` and swapped in), or into ``out``.
+    folder is staged and swapped in), or into ``out``.
 
     Parameters
     ----------
@@ -193,9 +192,5 @@ def build_report(result_dir: str | os.PathLike, *,
     output = OutputFolder(src, kind="probe", update=True, param="RESULT_DIR")
     with output as staging:
         output.carry_over()  # everything the folder holds survives the swap, folders too
-        (staging / "results.json").unlink()
         written = render(result, staging, formats, plots=plots, progress=progress)
-        data = output.target / "results.json"  # checked by ProbeResult.load above
-        result.finish(staging, data=json_loads(read_text(data, "result"), str(data)),
-                      skip=output.foreign())
     return {k: output.named / p.name for k, p in written.items()}
