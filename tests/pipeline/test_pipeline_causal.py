@@ -146,8 +146,8 @@ def test_bad_type_or_estimator_exit_2_before_loading(model, args, match, tiny_be
 
 
 def test_config_cache_dir_was_renamed():
-    with pytest.raises(BiasampError, match=r"config option 'cache-dir' was renamed: use "
-                                           r"'score_cache' .* or 'hf_cache_dir'"):
+    with pytest.raises(BiasampError, match=r"unknown config option 'cache-dir' \(did you mean "
+                                           r"'hf_cache_dir'\?\); allowed: models, "):
         ProbeConfig.from_dict({"model": "m", "cache-dir": "x"})
     cfg = ProbeConfig.from_dict({"model": "m", "score-cache": "s", "hf_cache_dir": "h",
                                  "allow_missing_weights": True, "model-type": "causal"})

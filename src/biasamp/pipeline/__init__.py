@@ -14,7 +14,6 @@ Orientation everywhere: rows are tasks (occupations), columns are attributes. A-
 
 from ._folders import model_folders, model_slug
 from .compare import paired_differences
-from ._options import ConfigOption, cli_help
 from .config import COMPAT_MODES, CompatMode, ProbeConfig
 from .evaluate import Evaluation, evaluate_tables
 from .prepare import Prepared, prepare
@@ -24,12 +23,10 @@ from .run import probe, probe_many, write_result
 __all__ = [
     "COMPAT_MODES",
     "CompatMode",
-    "ConfigOption",
     "Evaluation",
     "Prepared",
     "ProbeConfig",
     "Scored",
-    "cli_help",
     "evaluate_scores",
     "evaluate_tables",
     "model_folders",
