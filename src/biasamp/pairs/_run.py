@@ -8,6 +8,7 @@ import platform
 import numpy as np
 import pandas as pd
 
+from .._conventions import CONFIDENCE, N_RESAMPLES
 from .._memory import check_memory
 from .._validation import Interval, Optional, PositiveInt, Integer, validate_params
 from ._io import load_pairs
@@ -22,7 +23,7 @@ __all__ = ["score_pairs"]
 def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None,
                 revision: str | None = None, device: str = "auto", dtype: str = "float32",
                 batch_size: int = 32, trust_remote_code: bool = False, progress=False,
-                n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
+                n_resamples: int = N_RESAMPLES, seed: int = 0, confidence: float = CONFIDENCE,
                 device_map: str | None = None, max_memory=None, offload_folder=None,
                 hf_cache_dir=None, allow_missing_weights: bool = False) -> PairResult:
     """Score sentence pairs as CrowS-Pairs does (Nangia et al. 2020) and summarise them.

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._conventions import DIRECTIONS
+from .._conventions import CONFIDENCE, DIRECTIONS, N_RESAMPLES
 from .._provenance import BootstrapInfo
 from .._schema import AGREEMENT_COLUMNS
 from ._tables import BaseView
@@ -27,9 +27,9 @@ class Resampling:
 
     units: str = "templates"          # templates | tasks | both
     base: str = "resample"            # resample | none
-    n_resamples: int = 10_000
+    n_resamples: int = N_RESAMPLES
     seed: int = 0
-    confidence: float = 0.95
+    confidence: float = CONFIDENCE
 
     def provenance(self, *, bound: bool, min_base_count: int | None) -> BootstrapInfo:
         """The settings and a one-line description of the bootstrap (results' provenance)."""

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._conventions import DIRECTIONS, TASK_TO_ATTRIBUTE
+from .._conventions import CONFIDENCE, DIRECTIONS, N_RESAMPLES, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError, ZeroRowWarning
 from ..results import ProbeResult
 from ._intervals import Resampling, draws_of
@@ -99,9 +99,9 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
     cfg = ref.config
     boot = Resampling(units=cfg.get("resample", "templates"),
                       base=cfg.get("base_uncertainty", "resample"),
-                      n_resamples=int(n_resamples or cfg.get("n_resamples", 10_000)),
+                      n_resamples=int(n_resamples or cfg.get("n_resamples", N_RESAMPLES)),
                       seed=int(cfg.get("seed", 0) if seed is None else seed),
-                      confidence=float(confidence or cfg.get("confidence", 0.95)))
+                      confidence=float(confidence or cfg.get("confidence", CONFIDENCE)))
     tasks = list(ref.provenance.tasks.words)
     attributes = list(ref.provenance.attributes)
     task_w = boot.task_weights(len(tasks))  # the same seed: the same task draws for all

@@ -64,10 +64,11 @@ biasamp._errors.BiasampError: scoring 'word' is an estimator for masked language
 
 from __future__ import annotations
 
+from .._conventions import MODEL_TYPES as _MODEL_TYPE_CHOICES
 from .._registry import Registry
 
 #: Kinds of language model a scorer exists for (``model_type="auto"`` detects it).
-MODEL_TYPES = ("masked", "causal")
+MODEL_TYPES = _MODEL_TYPE_CHOICES[1:]
 #: Every estimator (``scoring=``), mapped to the model type it is for.
 ESTIMATORS = Registry("scoring mode")
 ESTIMATORS.register("word", "masked", description="all word pieces, chain rule left to right")

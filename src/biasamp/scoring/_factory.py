@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._conventions import MODEL_TYPES
 from .._validation import OneOf, check
 from ._hub import ModelSource, check_model_type, resolve_source
 
 __all__ = ["ResolvedModel", "load_scorer", "resolve_model", "resolve_model_type"]
 
 #: Accepted values of ``model_type``.
-MODEL_TYPE_CHOICES = ("auto", "masked", "causal")
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def resolve_model(model, model_type="auto", *, revision=None, hf_cache_dir=None,
     """
     if isinstance(model, ResolvedModel):
         return model
-    model_type = check(model_type, OneOf(MODEL_TYPE_CHOICES), "model_type")
+    model_type = check(model_type, OneOf(MODEL_TYPES), "model_type")
     source = resolve_source(model, revision=revision, hf_cache_dir=hf_cache_dir)
     kind, evidence = check_model_type(model_type, model, source=source,
                                       trust_remote_code=trust_remote_code)
