@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import importlib
 import logging
 import os
 import re
@@ -37,7 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
+                      model_validator)
 
 from .._conventions import CONFIDENCE, MODEL_TYPES, N_RESAMPLES
 from .._errors import BiasampError, UnknownNameError
@@ -112,10 +114,6 @@ def _tasks(value, name):
     return check(value, Names(min_size=2, what="task"), name)
 
 
-def _optional(convert):
-    return lambda value, name: None if value is None else convert(value, name)
-
-
 def _opt(default: Any = None, *, help: str, group: str | None, flags: tuple[str, ...] = (),
          metavar: str | None = None, action: str | None = None, factory=None) -> Any:
     """A field with its help and its command-line spelling; ``group=None``: not a flag."""
@@ -125,27 +123,13 @@ def _opt(default: Any = None, *, help: str, group: str | None, flags: tuple[str,
                  json_schema_extra={k: v for k, v in extra.items() if v})
 
 
-def _template_sets():
-    from ..templates import list_template_sets
-    return list_template_sets()
-
-
-def _task_sets():
-    from ..tasks import list_task_sets
-    return list_task_sets()
-
-
-def _sources():
-    from ..base_rates import list_sources
-    return list_sources()
-
-
 #: How a refused value's parameter is named while :meth:`ProbeConfig.from_dict` builds a config
 #: (field -> its key in a config file or its flag); a plain ``ProbeConfig(...)`` names the field.
 _SHOWN: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar("shown", default={})
 
-#: The registered names an option takes, listed in its --help.
-_LISTED = {"templates": _template_sets, "tasks": _task_sets, "base_rates": _sources}
+#: The registered names an option takes, listed in its --help: (module, function listing them).
+_LISTED = {"templates": ("templates", "list_template_sets"), "tasks": ("tasks", "list_task_sets"),
+           "base_rates": ("base_rates", "list_sources")}
 
 
 class ProbeConfig(BaseModel):
@@ -164,7 +148,7 @@ class ProbeConfig(BaseModel):
     'first-piece'
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=False)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     # -- the model ---------------------------------------------------------------
     models: _names(0, "model") = _opt(
@@ -199,7 +183,8 @@ class ProbeConfig(BaseModel):
         help="``auto`` (or ``balanced``, ``sequential``): accelerate places a model too "
              "large for one device over the GPUs, the CPU and disk. Not given: the whole "
              "model on ``device``.")
-    max_memory: Annotated[dict | None, _checked(_optional(parse_max_memory))] = _opt(
+    max_memory: Annotated[dict | None, _checked(
+            lambda v, name: v if v is None else parse_max_memory(v, name))] = _opt(
         None, group="loading the model", metavar="LIST",
         help="With ``device_map``: the most each device may hold, e.g. "
              "``0=20GiB,1=20GiB,cpu=60GiB`` (or a mapping).")
@@ -262,7 +247,8 @@ class ProbeConfig(BaseModel):
         help="Leave out the tasks with fewer than N co-occurrences in a count-based source "
              "(reported).")
     # -- the bootstrap -----------------------------------------------------------
-    seed: NonNegativeInt = _opt(0, group="bootstrap", help="Seed of the bootstrap behind every CI.")
+    seed: NonNegativeInt = _opt(0, group="bootstrap",
+                                help="Seed of the bootstrap behind every CI.")
     n_resamples: PositiveInt = _opt(N_RESAMPLES, group="bootstrap", metavar="N",
                                     help="Bootstrap resamples.")
     confidence: Level = _opt(CONFIDENCE, group="bootstrap",
@@ -379,10 +365,6 @@ class ProbeConfig(BaseModel):
         for key, value in data.items():
             field = str(key).replace("-", "_")
             field = {"model": "models", "format": "formats"}.get(field, field)
-            if field not in cls.model_fields:
-                raise BiasampError(f"unknown config option {key!r}"
-                                   f"{did_you_mean(field, cls.model_fields)}; allowed: "
-                                   f"{', '.join(cls.model_fields)}")
             values[field], shown[field] = value, names.get(key, str(key))
         token = _SHOWN.set(shown)
         try:
@@ -531,7 +513,8 @@ def cli_help(name: str) -> str:
     text = re.sub(r"``(.+?)``", lambda m: flags.get(m[1], f"'{m[1]}'"),
                   ProbeConfig.model_fields[name].description)
     if name in _LISTED:
-        text += f" [{', '.join(_LISTED[name]())}]"
+        module, listing = _LISTED[name]
+        text += f" [{', '.join(getattr(importlib.import_module('biasamp.' + module), listing)())}]"
     default = _default(name)
     if not (default is None or default is False or default == []):
         text += f" (default: {_shown(default)})"
@@ -577,8 +560,8 @@ def options_markdown() -> str:
             flags = ", ".join(f"`{f}`" for f in cli_flags(name)) if title else ""
             default = _default(name)
             text = re.sub(r"``(.+?)``", r"`\1`", ProbeConfig.model_fields[name].description)
-            cells = [f"`{name}`", flags, f"`{_shown(default)}`" if default not in (None, []) else "",
-                     allowed, text]
+            shown = f"`{_shown(default)}`" if default not in (None, []) else ""
+            cells = [f"`{name}`", flags, shown, allowed, text]
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         out.append("")
     return "\n".join(out)
