@@ -154,7 +154,7 @@ def test_several_models_and_config_file(tiny, tmp_path):
      r"tasks \['astronaut'\] not in base-rate source 'labor-2016'"),
     (["--tasks", "EMPTYFILE"], r"empty"),
     (["--compat", "wang"], r"compat must be one of 'wang2021'; got 'wang'"),
-    (["--format", "md,pdf"], r"formats must be some of 'md', .*; got 'pdf'"),
+    (["--format", "md,pdf"], r"--format must be some of 'md', .*; got 'pdf'"),
     (["--no-out"], r"--out is required"),
 ])
 def test_probe_input_errors_exit_2(tiny, tmp_path, capsys, extra, message):
@@ -295,7 +295,7 @@ def test_the_model_options_are_declared_once():
         seen[name] = {a.option_strings[0]: (a.dest, a.help, a.default)
                       for a in group._group_actions}
     assert set(seen["score"]) == set(seen["probe"]) == set(seen["pairs"]) | {"--score-cache"}
-    fields = ProbeConfig.__dataclass_fields__
+    fields = ProbeConfig.model_fields
     for flag, (dest, text, default) in seen["score"].items():
         assert default == fields[dest].default, flag
         assert seen["probe"][flag] == (dest, text, None), flag

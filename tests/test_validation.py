@@ -12,9 +12,9 @@ import pytest
 
 import biasamp
 from biasamp import BiasampError
-from biasamp._validation import (VALIDATED, Bool, Convert, Direction, Integer, Interval, Names,
-                                 NonEmptyStr, OneOf, Optional, PositiveInt, SubsetOf,
-                                 validate_params)
+from biasamp._validation import (VALIDATED, Bool, Direction, Integer, Interval, Names,
+                                 NonEmptyStr, OneOf, Optional, PositiveInt, SubsetOf, check,
+                                 normalised, validate_params)
 
 # importing the packages registers their validated functions
 for _module in ("biasamp.pipeline", "biasamp.report", "biasamp.corpus", "biasamp.pairs",
@@ -116,10 +116,34 @@ def test_a_nested_call_gets_the_same_values_as_an_outer_one():
     (Interval(0.0, 1.0), 1 / 2, 0.5),
     (Direction, "t->a", "task_to_attribute"),
     (Optional(Direction), None, None),
-    (Convert(lambda v, name: v.upper()), "x", "X"),
+    (Names(), ["a", " b ,"], ["a", "b"]),
 ])
-def test_normalise_is_the_value_check_returns(constraint, value, normal):
-    assert constraint.normalise(value) == normal == constraint(value, "p")
+def test_a_constraint_checks_and_normalise_converts(constraint, value, normal):
+    assert constraint(value, "p") is None  # a predicate: it returns nothing
+    assert constraint.normalise(value) == normal == check(value, constraint, "p")
+
+
+@pytest.mark.parametrize("value, message", [
+    ("a,,b", r"^p must not hold an empty name; got 'a,,b' \(name 2 is empty\)$"),
+    (["a", "b, "], None),  # one trailing comma is allowed
+    (["a", "b,", " "], r"^p must not hold an empty name; got .* \(name 3 is empty\)$"),
+    (["a", 1], r"^p must be a list of strings or a comma-separated string; got \['a', 1\]$"),
+    ({"a": 1}, r"^p must be a list of strings"),
+    ("a,b,a", r"^p must not repeat a name; got 'a,b,a' \('a' repeats\)$"),
+    ("", r"^p must name at least one name; got ''$"),
+])
+def test_names_refuse_what_their_normal_form_cannot_hold(value, message):
+    if message is None:
+        assert check(value, Names(), "p") == ["a", "b"]
+    else:
+        with pytest.raises(BiasampError, match=message):
+            Names()(value, "p")
+
+
+def test_normalised_converts_in_the_order_given():
+    assert normalised({"tasks": Names(), "n": PositiveInt}, tasks="nurse, cook", n=3) == (
+        ["nurse", "cook"], 3)
+    assert normalised({"d": Direction}, d="A->T") == "attribute_to_task"
 
 
 def test_the_package_checks_at_the_boundary_with_one_line():

@@ -14,6 +14,10 @@ Attributes
     (:data:`ATTRIBUTES`); a template turns them into the surface form its slot needs.
 Orientation
     Rows are tasks (occupations), columns are attributes, in every table.
+Defaults
+    The bootstrap's :data:`CONFIDENCE` and :data:`N_RESAMPLES`, the tie tolerance
+    :data:`TIE_TOL` of an association's sign and the model types :data:`MODEL_TYPES`: every
+    function, option and flag that has one of them as its default takes it from here.
 
 >>> canonical_direction("a->t"), canonical_direction(" T->A ")
 ('attribute_to_task', 'task_to_attribute')
@@ -31,10 +35,14 @@ __all__ = [
     "ATTRIBUTES",
     "ATTRIBUTE_TO_TASK",
     "BLANK",
+    "CONFIDENCE",
     "DIRECTIONS",
     "DIRECTION_ALIASES",
     "DIRECTION_LABELS",
+    "MODEL_TYPES",
+    "N_RESAMPLES",
     "TASK_TO_ATTRIBUTE",
+    "TIE_TOL",
     "canonical_direction",
 ]
 
@@ -60,6 +68,16 @@ BLANK = "[BLANK]"
 #: Attribute identities known to the templates, in canonical order.
 ATTRIBUTES = ("he", "she", "they")
 
+# -- defaults shared by the probe, the pairs and the metric functions, written here once
+#: The level of every bootstrap confidence interval.
+CONFIDENCE = 0.95
+#: Bootstrap resamples.
+N_RESAMPLES = 10_000
+#: ``|P(A,T) - P(A)P(T)| <= TIE_TOL`` is a tie: the association's sign is 0.
+TIE_TOL = 1e-12
+#: The kinds of language model a probe takes; ``auto`` reads it from the model's config.json.
+MODEL_TYPES = ("auto", "masked", "causal")
+
 
 def canonical_direction(direction, param: str = "direction") -> str:
     """Return the canonical name of a direction given as itself or an alias.
@@ -83,3 +101,4 @@ def canonical_direction(direction, param: str = "direction") -> str:
             return found
     raise BiasampError(f"{param} must be one of {{'attribute_to_task', 'task_to_attribute'}} "
                        f"(aliases 'A->T', 'T->A', 'AT', 'TA'); got {direction!r}")
+

@@ -1,13 +1,15 @@
-"""Validate each value once, where it enters (scikit-learn's ``validate_params`` idea).
+"""Check each argument of the public numeric functions once, where it enters (scikit-learn's
+``validate_params`` idea); the probe's options are checked by pydantic (``ProbeConfig``).
 
-A *constraint* checks one value (its error names the parameter, what is allowed and what was
-given) and knows the value's normal form (:meth:`Constraint.normalise`: ``"A->T"`` is
-``"attribute_to_task"``, ``"a,b"`` is ``["a", "b"]``). :func:`check` does both, for a value
-where it enters (a config field). :func:`validate_params` checks the arguments of a public
-function and never rewrites them (scikit-learn's rule): the function takes the normal form it
-needs itself (:func:`normalised`), so a call from inside another validated function, whose
-checks are skipped (``skip_nested``: a value is checked at the boundary and trusted inside),
-gets the same values as a call from outside.
+A *constraint* is a predicate: called as ``constraint(value, name)`` it raises the house error
+for a bad value (one line: the parameter, what is allowed, what was given) and returns
+nothing. Apart from it, :meth:`Constraint.normalise` is the one conversion of an accepted value
+to its normal form (``"A->T"`` is ``"attribute_to_task"``, ``"a,b"`` is ``["a", "b"]``).
+:func:`validate_params` checks the arguments of a public function and never rewrites them
+(scikit-learn's rule); the function converts each once (:func:`normalised`), so a call from
+inside another validated function, whose checks are skipped (``skip_nested``: a value is
+checked at the boundary and trusted inside), gets the same values as a call from outside.
+:func:`check` does both, once each, for a value that enters elsewhere.
 
 >>> check(3, PositiveInt, "batch_size")
 3
@@ -35,7 +37,7 @@ from ._errors import BiasampError, UnknownNameError
 from ._registry import Registry, did_you_mean
 
 __all__ = [
-    "Bool", "Constraint", "Convert", "Direction", "Integer", "Interval", "Names", "NonEmptyStr", "OneOf",
+    "Bool", "Constraint", "Direction", "Integer", "Interval", "Names", "NonEmptyStr", "OneOf",
     "Optional", "PositiveInt", "SubsetOf", "VALIDATED", "check", "normalised", "validate_params",
 ]
 
@@ -43,10 +45,10 @@ _SKIP = contextvars.ContextVar("biasamp_skip_validation", default=False)
 
 
 class Constraint:
-    """Base class: ``__call__(value, name)`` returns the normalised value or raises;
-    :meth:`normalise` gives the normal form of a value the constraint accepts."""
+    """Base class: ``__call__(value, name)`` raises for a bad value (its return value is not
+    used); :meth:`normalise` gives the normal form of a value the constraint accepts."""
 
-    def __call__(self, value, name: str):  # pragma: no cover - abstract
+    def __call__(self, value, name: str) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def normalise(self, value):
@@ -80,7 +82,6 @@ class Integer(Constraint):
         if (self.low is not None and value < self.low) or (self.high is not None
                                                             and value > self.high):
             self.fail(value, name, self.describe())
-        return int(value)
 
     def normalise(self, value):
         return int(value)
@@ -108,7 +109,6 @@ class Interval(Constraint):
         ok_high = v <= self.high if self.closed in ("right", "both") else v < self.high
         if math.isnan(v) or not (ok_low and ok_high):
             self.fail(value, name, self.describe())
-        return v
 
     def normalise(self, value):
         return float(value)
@@ -128,7 +128,7 @@ class OneOf(Constraint):
     def __call__(self, value, name):
         choices = self.choices
         if value in choices and not isinstance(value, bool):
-            return value
+            return
         text = (f"{name} must be one of {', '.join(repr(c) for c in choices)}; got {value!r}"
                 f"{did_you_mean(str(value), [str(c) for c in choices])}")
         # an unknown registered name is an UnknownNameError (a BiasampError and a KeyError)
@@ -143,8 +143,8 @@ class SubsetOf(OneOf):
         self.min_size = min_size
 
     def __call__(self, value, name):
-        items = Names(min_size=0, what="name")(value, name)
-        choices = self.choices
+        Names(min_size=0, what="name")(value, name)
+        items, choices = self.normalise(value), self.choices
         if len(items) < self.min_size:
             raise BiasampError(f"{name} must name at least {self.min_size} of "
                                f"{', '.join(repr(c) for c in choices)}; got {value!r}")
@@ -153,7 +153,6 @@ class SubsetOf(OneOf):
                 raise BiasampError(
                     f"{name} must be some of {', '.join(repr(c) for c in choices)}; got {v!r}"
                     f"{did_you_mean(v, [str(c) for c in choices])}")
-        return items
 
     def normalise(self, value):
         return Names(min_size=0).normalise(value)
@@ -169,16 +168,14 @@ class Names(Constraint):
         self.min_size, self.what = min_size, what
 
     def __call__(self, value, name):
-        if isinstance(value, str):
-            items = self._split(value, value, name, 0) if value.strip() else []
-        elif isinstance(value, Iterable) and not isinstance(value, (bytes, dict)):
-            items = []
-            for v in value:
-                if not isinstance(v, str):
-                    self.fail(value, name, "a list of strings or a comma-separated string")
-                items.extend(self._split(v, value, name, len(items)))
-        else:
+        texts = [value] if isinstance(value, str) else value
+        if (not isinstance(texts, Iterable) or isinstance(texts, (bytes, dict))
+                or not all(isinstance(v, str) for v in texts)):
             self.fail(value, name, "a list of strings or a comma-separated string")
+        items = self.normalise(value)
+        if "" in items:
+            raise BiasampError(f"{name} must not hold an empty {self.what}; got {value!r} "
+                               f"(name {items.index('') + 1} is empty)")
         dup = sorted({v for v in items if items.count(v) > 1})
         if dup:
             article = "an" if self.what[:1] in "aeiou" else "a"
@@ -188,25 +185,17 @@ class Names(Constraint):
             n = "one" if self.min_size == 1 else str(self.min_size)
             raise BiasampError(f"{name} must name at least {n} {self.what}"
                                f"{'' if self.min_size == 1 else 's'}; got {value!r}")
-        return items
 
     def normalise(self, value):
-        texts = [value] if isinstance(value, str) else list(value)
+        """The names, stripped, from each string split at its commas; one trailing comma is
+        allowed (``"a,"``), a blank string alone is no names, any other empty name stays
+        ``""`` (for the check to refuse)."""
+        if isinstance(value, str) and not value.strip():
+            return []
         items = []
-        for text in texts:
-            parts = [v.strip() for v in text.split(",")] if text.strip() else []
+        for text in [value] if isinstance(value, str) else value:
+            parts = [v.strip() for v in text.split(",")]
             items.extend(parts[:-1] if len(parts) > 1 and not parts[-1] else parts)
-        return items
-
-    def _split(self, text: str, value, name, before: int) -> list[str]:
-        """The names of one string (``before`` names precede it): one trailing comma is
-        allowed (``"a,"``), any other empty name is an error (never dropped unseen)."""
-        items = [v.strip() for v in text.split(",")]
-        if len(items) > 1 and not items[-1]:
-            items.pop()
-        if "" in items:
-            raise BiasampError(f"{name} must not hold an empty {self.what}; got {value!r} "
-                               f"(name {before + items.index('') + 1} is empty)")
         return items
 
 
@@ -214,7 +203,6 @@ class _NonEmptyStr(Constraint):
     def __call__(self, value, name):
         if not isinstance(value, str) or not value.strip():
             self.fail(value, name, "a non-empty string")
-        return value
 
 
 NonEmptyStr = _NonEmptyStr()
@@ -224,7 +212,6 @@ class _Bool(Constraint):
     def __call__(self, value, name):
         if not isinstance(value, bool):
             self.fail(value, name, "True or False")
-        return value
 
 
 Bool = _Bool()
@@ -232,26 +219,13 @@ Bool = _Bool()
 
 class _Direction(Constraint):
     def __call__(self, value, name):
-        return canonical_direction(value, name)
+        canonical_direction(value, name)
 
     def normalise(self, value):
         return canonical_direction(value, "direction")
 
 
 Direction = _Direction()
-
-
-class Convert(Constraint):
-    """A checking/normalising function ``fn(value, name) -> value`` used as a constraint."""
-
-    def __init__(self, fn: Callable):
-        self.fn = fn
-
-    def __call__(self, value, name):
-        return self.fn(value, name)
-
-    def normalise(self, value):
-        return self.fn(value, "value")
 
 
 class Optional(Constraint):
@@ -261,15 +235,17 @@ class Optional(Constraint):
         self.inner = inner
 
     def __call__(self, value, name):
-        return None if value is None else self.inner(value, name)
+        if value is not None:
+            self.inner(value, name)
 
     def normalise(self, value):
         return None if value is None else self.inner.normalise(value)
 
 
 def check(value, constraint: Constraint, name: str):
-    """Check one value against a constraint; return it normalised."""
-    return constraint(value, name)
+    """Check one value against a constraint, then return its normal form."""
+    constraint(value, name)
+    return constraint.normalise(value)
 
 
 def normalised(constraints: dict[str, Constraint], **values):

@@ -131,7 +131,7 @@ def no_weights(monkeypatch):
      r"scoring 'pll' is an estimator for masked language models, but model_type is 'causal'; "
      r"valid: 'continuation', 'sentence'"),
     ("gpt2", ["--model-type", "decoder"],
-     r"model_type must be one of 'auto', 'masked', 'causal'; got 'decoder'"),
+     r"--model-type must be one of 'auto', 'masked', 'causal'; got 'decoder'"),
 ])
 def test_bad_type_or_estimator_exit_2_before_loading(model, args, match, tiny_bert_dir,
                                                      tiny_gpt2_dir, tmp_path, capsys, no_weights):
@@ -146,7 +146,8 @@ def test_bad_type_or_estimator_exit_2_before_loading(model, args, match, tiny_be
 
 
 def test_config_cache_options():
-    with pytest.raises(BiasampError, match=r"unknown config option 'cache-dir'"):
+    with pytest.raises(BiasampError, match=r"unknown config option 'cache-dir' \(did you mean "
+                                           r"'hf_cache_dir'\?\); allowed: models, "):
         ProbeConfig.from_dict({"model": "m", "cache-dir": "x"})
     cfg = ProbeConfig.from_dict({"model": "m", "score-cache": "s", "hf_cache_dir": "h",
                                  "allow_missing_weights": True, "model-type": "causal"})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -83,6 +82,43 @@ def test_config_validation(kwargs, match):
         ProbeConfig(models=["m"], **kwargs) if "models" not in kwargs else ProbeConfig(**kwargs)
 
 
+def test_a_refused_value_is_named_as_it_was_given(tmp_path):
+    from biasamp.cli import build_parser
+
+    with pytest.raises(BiasampError, match=r"^unknown config option 'modles' \(did you mean "
+                                           r"'models'\?\); allowed: models, model_type, "):
+        ProbeConfig(modles=["m"])  # a keyword in Python
+    conf = tmp_path / "p.toml"
+    conf.write_text('models = ["m"]\nn-resamples = 0\n', encoding="utf-8")
+    with pytest.raises(BiasampError, match=r"^n-resamples must be a positive integer; got 0$"):
+        ProbeConfig.from_file(conf)  # the key as the file spells it
+    conf.write_text('models = ["m"]\nn-resamples = 50\n', encoding="utf-8")
+    for argv, message in ((["--n-resamples", "-3"], "--n-resamples must be a positive integer; "
+                                                    "got -3"),
+                          (["--format", "md,htm"], "--format must be some of 'md', 'html', "
+                                                   "'json', 'model-card'; got 'htm' (did you "
+                                                   "mean 'html'?)"),
+                          (["-m", "a,", "--compat", "wang"], "--compat must be one of "
+                                                             "'wang2021'; got 'wang' (did you "
+                                                             "mean 'wang2021'?)")):
+        args = build_parser().parse_args(["probe", "--config", str(conf), *argv])
+        with pytest.raises(BiasampError) as err:  # the flag on the command line
+            ProbeConfig.from_cli(args)
+        assert str(err.value) == message
+
+
+def test_a_config_is_checked_once_and_immutable():
+    cfg = ProbeConfig(models="a,b", attributes=("he", "she"), max_memory="0=1GiB",
+                      device_map="auto", dtype="bf16", scoring="pll")
+    assert (cfg.models, cfg.attributes, cfg.max_memory, cfg.dtype) == (
+        ["a", "b"], ["he", "she"], {0: "1GiB"}, "bfloat16")
+    with pytest.raises(Exception):
+        cfg.seed = 3
+    assert ProbeConfig(**cfg.to_dict()) == cfg  # its dict builds the same config
+    with pytest.raises(BiasampError, match=r"^scoring 'continuation' is an estimator for causal"):
+        ProbeConfig(models=["m"], model_type="masked", scoring="continuation")
+
+
 def test_one_trailing_comma_is_allowed_and_an_empty_string_is_no_names():
     cfg = ProbeConfig(models="m,", attributes="he,she,", formats="")
     assert (cfg.models, cfg.attributes, cfg.formats) == (["m"], ["he", "she"], [])
@@ -139,41 +175,40 @@ def test_resolve_direction_and_slug():
     assert model_slug("./models/my bert") == "my-bert"
 
 
-# -- help next to the field: ProbeConfig's options generate the docstring and the CLI ----------
+# -- each option declared once: ProbeConfig's fields generate the CLI, its help and the docs --
 
 def test_every_option_is_declared_once_with_help_and_check():
-    from biasamp.pipeline import ProbeConfig
+    from biasamp.pipeline.config import GROUPS, cli_flags
 
-    options = ProbeConfig.options()
-    assert [o.name for o in options] == [f.name for f in dataclasses.fields(ProbeConfig)]
-    for opt in options:
-        assert opt.help.endswith(".") and len(opt.help) > 15, opt.name
-        # tasks is a name, a file or a list of words: checked in __post_init__ by its kind
-        assert (opt.constraint is None) == (opt.name == "tasks"), opt.name
+    for name, field in ProbeConfig.model_fields.items():
+        assert field.description.endswith(".") and len(field.description) > 15, name
+        assert field.json_schema_extra.get("group") in (*GROUPS, None), name
+        assert cli_flags(name)[0].startswith("--"), name
         # the docstring's Parameters section is generated from the same text
-        assert f"\n    {opt.name} : {opt.doc_type}\n" in ProbeConfig.__doc__, opt.name
-        assert " ".join(opt.help.split()[:6]) in " ".join(ProbeConfig.__doc__.split())
+        assert f"\n    {name} : " in ProbeConfig.__doc__, name
+        assert " ".join(field.description.split()[:6]) in " ".join(ProbeConfig.__doc__.split())
 
 
 def test_probe_options_are_generated_from_the_config():
     from biasamp.cli import build_parser
-    from biasamp.pipeline import ProbeConfig, cli_help
+    from biasamp.pipeline.config import cli_flags, cli_help
 
     sub = next(a for a in build_parser()._actions if a.dest == "command").choices
     actions = {a.dest: a for a in sub["probe"]._actions
                if a.dest not in ("help", "config", "sub_verbose", "sub_quiet")}
-    options = {o.name: o for o in ProbeConfig.options() if o.group is not None}
-    assert set(actions) == set(options)  # nothing declared by hand beside --config
+    fields = {n for n, f in ProbeConfig.model_fields.items() if f.json_schema_extra.get("group")}
+    assert set(actions) == fields  # nothing declared by hand beside --config
     assert "progress" not in actions  # the CLI's -q decides it
-    flags = {o.name: o.flags[0] for o in options.values()}
     for name, action in actions.items():
-        opt = options[name]
-        assert tuple(action.option_strings) == opt.flags, name
-        assert action.help == cli_help(opt, flags), name
+        assert tuple(action.option_strings) == cli_flags(name), name
+        assert action.help == cli_help(name), name
         assert action.default is None, name  # so that a --config file's value stands
     groups = [g.title for g in sub["probe"]._action_groups if g._group_actions]
     assert groups[-6:] == ["model", "loading the model", "templates and tasks", "base rates",
                            "bootstrap", "output"]
+    args = build_parser().parse_args(["probe", "--seed", "3", "--confidence", "0.5",
+                                      "--max-templates", "2", "--overwrite"])
+    assert (args.seed, args.confidence, args.max_templates, args.overwrite) == (3, 0.5, 2, True)
 
 
 def test_probe_flags_build_the_config(tmp_path):
@@ -203,13 +238,24 @@ def test_a_config_file_value_stands_unless_the_flag_is_given(tmp_path):
 
 
 def test_cli_help_text():
-    from biasamp.pipeline import ProbeConfig, cli_help
+    from biasamp.pipeline.config import cli_help
 
-    opts = {o.name: o for o in ProbeConfig.options()}
-    flags = {o.name: o.flags[0] for o in opts.values()}
-    assert cli_help(opts["seed"]).endswith("(default: 0)")  # a default of 0 is shown
-    assert "(default" not in cli_help(opts["overwrite"])  # a switch off by default
-    assert cli_help(opts["formats"], flags).endswith("(default: md,html,json)")
-    assert "With --device-map:" in cli_help(opts["max_memory"], flags)
-    assert "'auto'" in cli_help(opts["device"], flags)
-    assert "wang2021, winobias" in cli_help(opts["templates"])  # the registered names
+    assert cli_help("seed").endswith("(default: 0)")  # a default of 0 is shown
+    assert "(default" not in cli_help("overwrite")  # a switch off by default
+    assert cli_help("formats").endswith("(default: md,html,json)")
+    assert "With --device-map:" in cli_help("max_memory")  # ``device_map``: its flag
+    assert "'auto'" in cli_help("device")  # ``auto``: a value
+    assert "wang2021, winobias" in cli_help("templates")  # the registered names
+    assert cli_help("n_resamples").endswith("(default: 10000)")
+
+
+def test_the_options_page_is_generated_from_the_fields():
+    from biasamp.pipeline.config import options_markdown
+
+    page = options_markdown()
+    assert page.startswith("## model\n")
+    assert ("| `n_resamples` | `--n-resamples` | `10000` | a positive integer | Bootstrap "
+            "resamples. |") in page
+    assert "| `formats` | `--format` | `md,html,json` |" in page
+    assert "`<\\|endoftext\\|>`" in page  # a | in a cell is escaped
+    assert page.count("\n## ") == 6  # the six groups and the Python-only options

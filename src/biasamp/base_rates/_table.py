@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._conventions import TIE_TOL
 from .._errors import BiasampError, ZeroRowWarning
 from .._files import data_dir, sha256_file
 from .._validation import (Constraint, Direction, OneOf, Optional, check, normalised,
@@ -314,7 +315,7 @@ def file_entry(path: Path) -> dict:
     return {"name": path.name, "sha256": _shipped_sha256(str(path))}
 
 
-def derive_association(joint: pd.DataFrame, *, tie_tol: float = 1e-12) -> pd.DataFrame:
+def derive_association(joint: pd.DataFrame, *, tie_tol: float = TIE_TOL) -> pd.DataFrame:
     """Sign matrix ``sign(P(T=t|A=a) - P(T=t))`` of a joint table.
 
     Parameters

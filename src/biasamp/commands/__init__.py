@@ -27,28 +27,29 @@ def add_config_options(parser, *, groups=None, from_config: bool = False, withou
     """Options of :class:`~biasamp.pipeline.ProbeConfig` into ``parser``, one argument group
     each, generated from the fields (their flags, help and defaults are declared there once).
 
-    ``groups``: the groups to add, in order (default: every group, in field order); ``only``: field names to take (default all of
-    those groups); ``without``: flags a command does not take. ``from_config``: every default
+    ``groups``: the groups to add, in order (default: every group, in field order); ``only``:
+    field names to take (default all of those groups); ``without``: flags a command does not
+    take. ``from_config``: every default
     is None, so that a ``--config`` file's value stands unless the flag is given
     (``biasamp probe``); otherwise the defaults are ProbeConfig's.
     """
-    from ..pipeline import ProbeConfig, cli_help
+    from ..pipeline.config import GROUPS, ProbeConfig, cli_flags, cli_help, cli_type
 
-    options = ProbeConfig.options()
-    flags = {opt.name: opt.flags[0] for opt in options if opt.group is not None}
-    if groups is None:
-        groups = [g for g in dict.fromkeys(opt.group for opt in options) if g is not None]
-    for title in groups:
+    fields = {name: field.json_schema_extra for name, field in ProbeConfig.model_fields.items()
+              if field.json_schema_extra.get("group") and (only is None or name in only)
+              and cli_flags(name)[0] not in without}
+    for title in groups or [g for g in GROUPS if g in {e["group"] for e in fields.values()}]:
         group = parser.add_argument_group(title)
-        for opt in options:
-            if (opt.group != title or opt.flags[0] in without
-                    or (only is not None and opt.name not in only)):
-                continue
-            kwargs = {k: v for k, v in (("metavar", opt.metavar), ("type", opt.type),
-                                        ("action", opt.action)) if v is not None}
-            default = opt.default if opt.action != "append" else None
-            group.add_argument(*opt.flags, dest=opt.name, help=cli_help(opt, flags),
-                               default=None if from_config else default, **kwargs)
+        for name in (n for n, extra in fields.items() if extra["group"] == title):
+            field, extra = ProbeConfig.model_fields[name], fields[name]
+            kind = cli_type(name)
+            kwargs = {"metavar": extra.get("metavar"),
+                      "type": kind if kind in (int, float) else None,
+                      "action": "store_true" if kind is bool else extra.get("action")}
+            default = field.get_default(call_default_factory=True)
+            group.add_argument(*cli_flags(name), dest=name, help=cli_help(name),
+                               default=None if from_config or "action" in extra else default,
+                               **{k: v for k, v in kwargs.items() if v is not None})
 
 
 def add_model_options(parser, *, from_config: bool = False, without=()) -> None:

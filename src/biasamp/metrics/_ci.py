@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from .._conventions import CONFIDENCE, N_RESAMPLES
 from .._errors import BiasampError, UnavailableCIWarning
 from .._validation import Interval, PositiveInt, check
 
@@ -22,7 +23,7 @@ _STRATA_BLOCK = 256
 _LOCATION_STATS = (np.nanmean, np.mean, np.nanmedian, np.median)
 
 
-def bootstrap_ci(values_or_callable, *, n=None, confidence=0.95, n_resamples=10_000, seed=0,
+def bootstrap_ci(values_or_callable, *, n=None, confidence=CONFIDENCE, n_resamples=N_RESAMPLES, seed=0,
                  statistic=np.nanmean, strata=None):
     """Seeded percentile bootstrap confidence interval, optionally stratified.
 
@@ -140,7 +141,7 @@ def _warn_unavailable(n_columns: int) -> None:
                   stacklevel=3)
 
 
-def resample_indices(n: int, *, n_resamples: int = 10_000, seed: int = 0, strata=None):
+def resample_indices(n: int, *, n_resamples: int = N_RESAMPLES, seed: int = 0, strata=None):
     """The resamples :func:`bootstrap_ci` draws for ``n`` units, as index blocks.
 
     Yields arrays of shape (b, n) (b <= n_resamples, blocks in order) holding exactly the

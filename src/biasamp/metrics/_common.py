@@ -7,12 +7,10 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE  # noqa: F401
+from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE, TIE_TOL  # noqa: F401
 from .._errors import BiasampError, UndefinedCellsWarning
 
 
-#: default tolerance under which ``P(T|A) - P(T)`` counts as a tie (indicator 0)
-DEFAULT_TIE_TOL = 1e-12
 #: tolerance for "rows / columns of the model sum to 1"
 SUM_TOL = 1e-6
 #: rows per chunk when accumulating matrix products over many examples
@@ -24,7 +22,7 @@ TABLE_COLUMNS = ["task", "attribute", "association", "p_base", "p_model", "delta
 def check_tie_tol(tie_tol) -> float:
     """Validate ``tie_tol``; ``None`` means the default (1e-12), as a BaseRateTable may carry."""
     if tie_tol is None:
-        return DEFAULT_TIE_TOL
+        return TIE_TOL
     try:
         tol = float(tie_tol)
     except (TypeError, ValueError):

@@ -12,7 +12,7 @@ from .._errors import BiasampError
 from .._validation import OneOf, check
 from ._common import (
     ATTRIBUTE_TO_TASK,
-    DEFAULT_TIE_TOL,
+    TIE_TOL,
     TASK_TO_ATTRIBUTE,
     align_to,
     as_table,
@@ -69,7 +69,7 @@ class DirectionalResult:
     n_nan: int
 
 
-def table_core(M, B, *, direction, y=None, Btr=None, tie_tol=DEFAULT_TIE_TOL, undefined="skip",
+def table_core(M, B, *, direction, y=None, Btr=None, tie_tol=TIE_TOL, undefined="skip",
                ties="zero", cells=None) -> dict:
     """The arithmetic of BiasAmp-> on probability tables, vectorised over leading axes.
 
@@ -148,7 +148,7 @@ def _finish(tasks, attrs, core: dict, direction) -> DirectionalResult:
 
 
 def directional_bias_amplification(model, base, *, direction="attribute_to_task", base_train=None,
-                                   association=None, tie_tol=DEFAULT_TIE_TOL,
+                                   association=None, tie_tol=TIE_TOL,
                                    undefined="skip", ties="zero", cells=None) -> DirectionalResult:
     """BiasAmp-> on probability tables (fill-in-the-blank form).
 

@@ -8,7 +8,7 @@ from .._conventions import ATTRIBUTE_TO_TASK, canonical_direction
 from .._errors import BiasampError
 from .._validation import OneOf, check
 from ._common import (
-    DEFAULT_TIE_TOL,
+    TIE_TOL,
     any_rows,
     as_label_data,
     checked_preds,
@@ -36,7 +36,7 @@ def _indicator(joint_counts, attr_counts, task_counts, *, n_keep, tie_tol):
 
 def directional_bias_amplification_labels(attributes, tasks, *, direction, attribute_preds=None,
                                           task_preds=None, attributes_train=None, tasks_train=None,
-                                          tie_tol=DEFAULT_TIE_TOL, ties="zero",
+                                          tie_tol=TIE_TOL, ties="zero",
                                           empty_rows="drop") -> DirectionalResult:
     """BiasAmp-> on per-example labels (Eq. 2 of Wang & Russakovsky 2021).
 

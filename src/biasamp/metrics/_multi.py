@@ -13,7 +13,7 @@ from .._validation import PositiveInt, check
 from ._common import (
     as_label_data,
     ATTRIBUTE_TO_TASK,
-    DEFAULT_TIE_TOL,
+    TIE_TOL,
     checked_preds,
     check_tie_tol,
     col_sums,
@@ -72,7 +72,7 @@ def _membership(rows: np.ndarray, combos: np.ndarray) -> np.ndarray:
 
 def multi_attribute_bias_amplification(attributes, tasks, *, direction, attribute_preds=None,
                                        task_preds=None, attributes_train=None, tasks_train=None,
-                                       min_count=1, tie_tol=DEFAULT_TIE_TOL) -> MultiResult:
+                                       min_count=1, tie_tol=TIE_TOL) -> MultiResult:
     """Multi-> : mean absolute bias amplification over attribute combinations.
 
     The attribute groups ``m`` are the distinct non-empty attribute sets that occur as a row of

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._conventions import CONFIDENCE, N_RESAMPLES
 from .._errors import BiasampError
 from .._output import OutputFolder
 from .._progress import as_progress
@@ -42,8 +43,8 @@ def preferences(score_more, score_less, digits: int = 3):
     return a > b, a == b
 
 
-def pair_summary(scores: pd.DataFrame, *, n_resamples: int = 10_000, seed: int = 0,
-                 confidence: float = 0.95, progress=None) -> pd.DataFrame:
+def pair_summary(scores: pd.DataFrame, *, n_resamples: int = N_RESAMPLES, seed: int = 0,
+                 confidence: float = CONFIDENCE, progress=None) -> pd.DataFrame:
     """The share of pairs whose more stereotypical sentence the model prefers, per group.
 
     Parameters

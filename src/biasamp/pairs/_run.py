@@ -8,6 +8,7 @@ import platform
 import numpy as np
 import pandas as pd
 
+from .._conventions import CONFIDENCE, N_RESAMPLES
 from .._memory import check_memory
 from .._validation import Interval, Optional, PositiveInt, Integer, validate_params
 from .._schema import ModelInfo, ScorerInfo
@@ -20,8 +21,8 @@ __all__ = ["score_pairs"]
 @validate_params({"n_resamples": PositiveInt, "seed": Integer(0),
                   "confidence": Interval(0.0, 1.0), "max_pairs": Optional(PositiveInt)})
 def score_pairs(pairs, model, *, bias_types=None, max_pairs: int | None = None, options=None,
-                progress=False, n_resamples: int = 10_000, seed: int = 0,
-                confidence: float = 0.95) -> PairResult:
+                progress=False, n_resamples: int = N_RESAMPLES, seed: int = 0,
+                confidence: float = CONFIDENCE) -> PairResult:
     """Score sentence pairs as CrowS-Pairs does (Nangia et al. 2020) and summarise them.
 
     Each sentence is scored by the pseudo-log-likelihood of the tokens the two sentences of

@@ -16,7 +16,6 @@ Orientation everywhere: rows are tasks (occupations), columns are attributes. A-
 """
 
 from .compare import paired_differences
-from ._options import ConfigOption, cli_help
 from .config import COMPAT_MODES, CompatMode, ProbeConfig
 from .evaluate import Evaluation, evaluate_tables
 from .prepare import prepare
@@ -25,10 +24,8 @@ from .run import evaluate_scores, probe, probe_many, row_scores
 __all__ = [
     "COMPAT_MODES",
     "CompatMode",
-    "ConfigOption",
     "Evaluation",
     "ProbeConfig",
-    "cli_help",
     "evaluate_scores",
     "evaluate_tables",
     "paired_differences",

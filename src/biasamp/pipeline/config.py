@@ -1,44 +1,66 @@
-"""The probe's configuration: :class:`ProbeConfig` (TOML/YAML loadable) and compat modes.
+"""The probe's configuration: :class:`ProbeConfig` (a pydantic model) and the compat modes.
 
-Every option is checked once, when the config is built (``__post_init__``); the stages that
-follow trust it. Compatibility modes are data (:data:`COMPAT_MODES`): a template set, an
-estimator and a mapping of base-rate names to their paper-compatible constructions; the
-base-rate tables themselves carry the paper's conventions (tie tolerance, undefined cells),
-so nothing downstream branches on ``compat``.
+Each option is one field of :class:`ProbeConfig`, declared once: its default, its constraint
+(the field's type) and its help (``description``); how the command line spells it (argument
+group, flags, metavar) sits in the field's ``json_schema_extra``. Generated from
+``ProbeConfig.model_fields``: the options of ``biasamp probe``, ``score`` and ``pairs`` with
+their ``--help`` (:func:`add_arguments`), the config-file reader (:meth:`ProbeConfig.from_file`,
+unknown keys refused), the ``Parameters`` section of the class docstring and the options page
+of the docs (:func:`options_markdown`).
+
+A value is checked and converted once, by pydantic, when the config is built; the stages that
+follow trust it. A refused value is one line (:func:`_one_line`) naming the parameter as it was
+given (the field in Python, the key in a config file, the flag on the command line), what it
+allows and the value given.
+
+Compatibility modes are data (:data:`COMPAT_MODES`): a template set, an estimator and a
+mapping of base-rate names to their paper-compatible constructions; the base-rate tables
+themselves carry the paper's conventions (tie tolerance, undefined cells), so nothing
+downstream branches on ``compat``.
 
 This module is long on purpose: the body of :class:`ProbeConfig` is the table of every probe
-option (its default, check, help and flag, declared once each), which the docstring and the
-CLI are generated from; split, one option would be described in two places again.
+option (its default, constraint, help and flag, declared once each), and what is generated
+from that table (messages, flags, --help, docs) sits next to it; split, an option would be
+described in two places again.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import contextvars
+import functools
+import importlib
 import logging
 import os
+import re
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from .._errors import BiasampError
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
+                      model_validator)
+
+from .._conventions import CONFIDENCE, MODEL_TYPES, N_RESAMPLES
+from .._errors import BiasampError, UnknownNameError
 from .._files import read_text, toml_loads
 from .._registry import Registry, did_you_mean
-from .._validation import (Bool, Convert, Integer, Interval, Names, NonEmptyStr, OneOf, Optional,
-                           PositiveInt, SubsetOf, check)
+from .._validation import Names, SubsetOf, check
 from ..base_rates import COMPAT_SOURCES
 from ..report import FORMATS
 from ..results import TABLE_FORMATS
-from ..scoring import (DEVICE_MAPS, ESTIMATORS, canonical_dtype, check_estimator,
-                       parse_max_memory)
-from ._options import config_options, option, parameters_doc
+from ..scoring import DEVICE_MAPS, ESTIMATORS, canonical_dtype, check_estimator, parse_max_memory
 from .resample import BASE_UNCERTAINTY, RESAMPLE_UNITS
 
-__all__ = ["COMPAT_MODES", "CompatMode", "DEFAULT_TASKS", "ProbeConfig"]
+__all__ = ["COMPAT_MODES", "CompatMode", "DEFAULT_TASKS", "GROUPS", "ProbeConfig", "cli_flags",
+           "cli_help", "cli_type", "options_markdown"]
 
 #: The task vocabulary when ``tasks`` is not given and the template set has no own tasks.
 DEFAULT_TASKS = "winobias32"
+
+#: The argument groups of ``biasamp probe``, in --help order.
+GROUPS = ("model", "loading the model", "templates and tasks", "base rates", "bootstrap",
+          "output")
 
 log = logging.getLogger(__name__)
 
@@ -60,28 +82,62 @@ COMPAT_MODES.register("wang2021", CompatMode(
     description="the paper's 20 templates, FitBERT first-piece scoring and the paper's "
                 "base-rate constructions"), description="Wang & Russakovsky (2021), Table 2")
 
-def _template_sets():
-    from ..templates import list_template_sets
-    return list_template_sets()
+
+# -- the kinds of value an option takes (pydantic checks them; _allowed words them) ------------
+PositiveInt = Annotated[int, Field(strict=True, ge=1)]
+NonNegativeInt = Annotated[int, Field(strict=True, ge=0)]
+Level = Annotated[float, Field(strict=True, gt=0, lt=1, allow_inf_nan=False)]
+Switch = Annotated[bool, Field(strict=True)]
+Text = Annotated[str, Field(strict=True, pattern=r"\S")]
 
 
-def _task_sets():
-    from ..tasks import list_task_sets
-    return list_task_sets()
+def _choice(choices) -> Any:
+    """One of ``choices`` (a tuple or a :class:`Registry`'s names)."""
+    return Literal[tuple(choices.names() if isinstance(choices, Registry) else choices)]
 
 
-def _sources():
-    from ..base_rates import list_sources
-    return list_sources()
+def _checked(convert) -> BeforeValidator:
+    """A validator ``convert(value, field_name) -> value`` whose error names the field."""
+    return BeforeValidator(lambda value, info: convert(value, info.field_name))
 
 
-@dataclass
-class ProbeConfig:
+def _names(min_size: int, what: str) -> Any:
+    """Distinct names, from a list or a comma-separated string (``"he,she"``)."""
+    return Annotated[list[str], _checked(lambda v, name: check(v, Names(min_size, what), name))]
+
+
+def _tasks(value, name):
+    """A vocabulary name, file or ``"a,b,c"`` (resolved by biasamp.tasks.load_tasks), or the
+    words as a list."""
+    if isinstance(value, str) or value is None:
+        return value
+    return check(value, Names(min_size=2, what="task"), name)
+
+
+def _opt(default: Any = None, *, help: str, group: str | None, flags: tuple[str, ...] = (),
+         metavar: str | None = None, action: str | None = None, factory=None) -> Any:
+    """A field with its help and its command-line spelling; ``group=None``: not a flag."""
+    extra = {"group": group, "flags": list(flags), "metavar": metavar, "action": action}
+    default_kw = {"default_factory": factory} if factory is not None else {"default": default}
+    return Field(**default_kw, description=" ".join(help.split()),
+                 json_schema_extra={k: v for k, v in extra.items() if v})
+
+
+#: How a refused value's parameter is named while :meth:`ProbeConfig.from_dict` builds a config
+#: (field -> its key in a config file or its flag); a plain ``ProbeConfig(...)`` names the field.
+_SHOWN: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar("shown", default={})
+
+#: The registered names an option takes, listed in its --help: (module, function listing them).
+_LISTED = {"templates": ("templates", "list_template_sets"), "tasks": ("tasks", "list_task_sets"),
+           "base_rates": ("base_rates", "list_sources")}
+
+
+class ProbeConfig(BaseModel):
     """Everything a probe needs; loadable from TOML or YAML (:meth:`from_file`).
 
-    Each option is declared once below, with its default, its check and its help
-    (:func:`~biasamp.pipeline._options.option`); the Parameters section of this docstring and
-    the options of ``biasamp probe`` are generated from them.
+    Each option is declared once below, with its default, its constraint and its help; the
+    Parameters section of this docstring and the options of ``biasamp probe`` are generated
+    from them. A config is checked when built and immutable after.
 
     Examples
     --------
@@ -92,156 +148,153 @@ class ProbeConfig:
     'first-piece'
     """
 
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     # -- the model ---------------------------------------------------------------
-    models: list[str] = option(
-        factory=list, constraint=Names(min_size=0, what="model"), group="model",
-        flags=("--model", "-m"), metavar="MODEL", action="append",
+    models: _names(0, "model") = _opt(
+        factory=list, group="model", flags=("--model", "-m"), metavar="MODEL", action="append",
         help="Hugging Face model ids or local model folders (one result per model); on the "
              "command line repeat the option (or comma-separate) for several models: one "
              "sub-folder each, plus a comparison.")
-    model_type: str = option(
-        "auto", OneOf(("auto", "masked", "causal")), group="model", metavar="TYPE",
+    model_type: _choice(MODEL_TYPES) = _opt(
+        MODEL_TYPES[0], group="model", metavar="TYPE",
         help="``auto`` (from each model's config.json), ``masked`` or ``causal``.")
-    scoring: str | None = option(
-        None, Optional(OneOf(ESTIMATORS)), group="model", metavar="MODE",
+    scoring: _choice(ESTIMATORS) | None = _opt(
+        None, group="model", metavar="MODE",
         help="Candidate estimator. Masked LMs: ``word`` (all word pieces, chain rule; their "
              "default), ``first-piece`` (FitBERT) or ``pll``; causal LMs: ``continuation`` "
              "(their default) or ``sentence``. Not given: the default of each model's type.")
-    compat: str | None = option(
-        None, Optional(OneOf(COMPAT_MODES)), group="model", metavar="MODE",
+    compat: _choice(COMPAT_MODES) | None = _opt(
+        None, group="model", metavar="MODE",
         help="``wang2021`` reproduces the paper's procedure: template set ``wang2021``, "
              "first-piece scoring and the paper's base-rate constructions (masked LMs only).")
-    context_token: str | None = option(
-        None, Optional(NonEmptyStr), group="model", metavar="TOKEN",
+    context_token: Text | None = _opt(
+        None, group="model", metavar="TOKEN",
         help="Causal LMs: the token put before every sentence. Not given: a document start, "
              "the BOS the tokenizer adds itself, else a BOS, EOS or document separator that "
              "is not a chat-turn marker (``<|endoftext|>`` for SmolLM2-Instruct and "
              "Qwen-Instruct); the choice and its rule are in the provenance and the report.")
     # -- loading the model (also the options of `biasamp score` and `biasamp pairs`) -----
-    device: str = option(
-        "auto", NonEmptyStr, group="loading the model",
+    device: Text = _opt(
+        "auto", group="loading the model",
         help="``auto``, ``cpu``, ``cuda``, ``cuda:1``, ``mps``.")
-    device_map: str | None = option(
-        None, Optional(OneOf(DEVICE_MAPS)), group="loading the model", metavar="MAP",
+    device_map: _choice(DEVICE_MAPS) | None = _opt(
+        None, group="loading the model", metavar="MAP",
         help="``auto`` (or ``balanced``, ``sequential``): accelerate places a model too "
              "large for one device over the GPUs, the CPU and disk. Not given: the whole "
              "model on ``device``.")
-    max_memory: dict | None = option(
-        None, Optional(Convert(parse_max_memory)), group="loading the model", metavar="LIST",
-        doc_type="str or dict or None",
+    max_memory: Annotated[dict | None, _checked(
+            lambda v, name: v if v is None else parse_max_memory(v, name))] = _opt(
+        None, group="loading the model", metavar="LIST",
         help="With ``device_map``: the most each device may hold, e.g. "
              "``0=20GiB,1=20GiB,cpu=60GiB`` (or a mapping).")
-    offload_folder: str | None = option(
-        None, Optional(NonEmptyStr), group="loading the model", metavar="DIR",
+    offload_folder: Text | None = _opt(
+        None, group="loading the model", metavar="DIR",
         help="With ``device_map``: where the layers that fit nowhere else go (disk).")
-    dtype: str = option(
-        "float32", Convert(canonical_dtype), group="loading the model",
+    dtype: Annotated[str, _checked(canonical_dtype)] = _opt(
+        "float32", group="loading the model",
         help="``float32``, ``bfloat16``, ``float16`` (GPU) or ``float64`` (an exact reference "
              "run, slower).")
-    batch_size: int = option(
-        32, PositiveInt, group="loading the model", type=int, metavar="N",
+    batch_size: PositiveInt = _opt(
+        32, group="loading the model", metavar="N",
         help="Inputs per forward pass: prompts, or masked contexts of sentence pairs.")
-    revision: str | None = option(
-        None, Optional(NonEmptyStr), group="loading the model",
+    revision: Text | None = _opt(
+        None, group="loading the model",
         help="Model revision (branch, tag or commit) on the hub.")
-    trust_remote_code: bool = option(
-        False, Bool, group="loading the model", action="store_true",
-        help="Allow custom model code from the hub.")
-    allow_missing_weights: bool = option(
-        False, Bool, group="loading the model", action="store_true",
+    trust_remote_code: Switch = _opt(
+        False, group="loading the model", help="Allow custom model code from the hub.")
+    allow_missing_weights: Switch = _opt(
+        False, group="loading the model",
         help="Load a checkpoint with weights missing (e.g. no trained LM head; transformers "
              "initialises them at random): the report says so at its top.")
-    score_cache: str | None = option(
-        None, Optional(NonEmptyStr), group="loading the model", metavar="DIR",
+    score_cache: Text | None = _opt(
+        None, group="loading the model", metavar="DIR",
         help="Folder of the sqlite score cache: prompts already scored with the same weights, "
              "tokenizer, estimator and dtype are reused.")
-    hf_cache_dir: str | None = option(
-        None, Optional(NonEmptyStr), group="loading the model", metavar="DIR",
+    hf_cache_dir: Text | None = _opt(
+        None, group="loading the model", metavar="DIR",
         help="Hugging Face download cache (``from_pretrained(cache_dir=...)``).")
     # -- templates and tasks -----------------------------------------------------
-    templates: str = option(
-        "adjectives", NonEmptyStr, group="templates and tasks", metavar="SET",
-        names=_template_sets,
+    templates: Text = _opt(
+        "adjectives", group="templates and tasks", metavar="SET",
         help="Template set name (``biasamp templates --list``) or path to a template file.")
-    attributes: list[str] = option(
-        factory=lambda: ["he", "she"], constraint=Names(min_size=2, what="attribute"),
-        group="templates and tasks", metavar="LIST",
+    attributes: _names(2, "attribute") = _opt(
+        factory=lambda: ["he", "she"], group="templates and tasks", metavar="LIST",
         help="Attribute identities, e.g. ``he,she`` or ``he,she,they``.")
-    tasks: str | list[str] | None = option(
-        None, None, group="templates and tasks", metavar="VOCAB", names=_task_sets,
+    tasks: Annotated[Text | list[str] | None, _checked(_tasks)] = _opt(
+        None, group="templates and tasks", metavar="VOCAB",
         help="Task vocabulary: a name, a file, ``@file``, ``a,b,c`` or the words. Not given: "
              "the template set's own tasks when its templates are bound to them "
              "(``winogender``, ``winobias``), else ``winobias32``.")
-    max_templates: int | None = option(
-        None, Optional(PositiveInt), group="templates and tasks", type=int, metavar="N",
+    max_templates: PositiveInt | None = _opt(
+        None, group="templates and tasks", metavar="N",
         help="Use only the first N templates of the set (quick runs); for a set of templates "
              "bound to their own tasks, the first N of each task.")
     # -- base rates --------------------------------------------------------------
-    base_rates: list[str] = option(
-        factory=lambda: ["uniform", "labor-2016"],
-        constraint=Names(min_size=1, what="base-rate source"), group="base rates",
-        metavar="LIST", names=_sources,
+    base_rates: _names(1, "base-rate source") = _opt(
+        factory=lambda: ["uniform", "labor-2016"], group="base rates", metavar="LIST",
         help="Base-rate sources (``biasamp base-rates --list``) or ``file:PATH.csv``, "
              "comma-separated.")
-    base_uncertainty: str = option(
-        "resample", OneOf(BASE_UNCERTAINTY), group="base rates", metavar="MODE",
+    base_uncertainty: _choice(BASE_UNCERTAINTY) = _opt(
+        "resample", group="base rates", metavar="MODE",
         help="``resample``: count-based base rates (corpus co-occurrence counts) are "
              "resampled jointly with the bootstrap's units, so every CI also covers their "
              "sampling error, and each association's sign gets its support; statistics and "
              "constructed tables are fixed either way. ``none``: every base table is treated "
              "as exact.")
-    min_base_count: int | None = option(
-        None, Optional(PositiveInt), group="base rates", type=int, metavar="N",
+    min_base_count: PositiveInt | None = _opt(
+        None, group="base rates", metavar="N",
         help="Leave out the tasks with fewer than N co-occurrences in a count-based source "
              "(reported).")
     # -- the bootstrap -----------------------------------------------------------
-    seed: int = option(0, Integer(0), group="bootstrap", type=int,
-                       help="Seed of the bootstrap behind every CI.")
-    n_resamples: int = option(10_000, PositiveInt, group="bootstrap", type=int, metavar="N",
-                              help="Bootstrap resamples.")
-    confidence: float = option(0.95, Interval(0.0, 1.0), group="bootstrap", type=float,
-                               help="Level of the percentile bootstrap CIs.")
-    resample: str = option(
-        "templates", OneOf(RESAMPLE_UNITS), group="bootstrap", metavar="UNITS",
+    seed: NonNegativeInt = _opt(0, group="bootstrap",
+                                help="Seed of the bootstrap behind every CI.")
+    n_resamples: PositiveInt = _opt(N_RESAMPLES, group="bootstrap", metavar="N",
+                                    help="Bootstrap resamples.")
+    confidence: Level = _opt(CONFIDENCE, group="bootstrap",
+                             help="Level of the percentile bootstrap CIs.")
+    resample: _choice(RESAMPLE_UNITS) = _opt(
+        "templates", group="bootstrap", metavar="UNITS",
         help="What the bootstrap resamples: ``templates`` (the value is a property of the "
              "chosen task vocabulary, the templates are a sample of wordings), ``tasks`` (to "
              "speak of occupations beyond the listed ones) or ``both`` (a two-way bootstrap).")
     # -- output ------------------------------------------------------------------
-    out: str | None = option(
-        None, Optional(NonEmptyStr), group="output", flags=("--out", "-o"), metavar="DIR",
+    out: Text | None = _opt(
+        None, group="output", flags=("--out", "-o"), metavar="DIR",
         help="Output folder (required), written as one transaction: refused when it exists "
              "and is not empty, unless ``overwrite``; a second writer is refused; an error, "
              "Ctrl-C, SIGTERM or SIGHUP leaves the previous result or nothing.")
-    overwrite: bool = option(
-        False, Bool, group="output", action="store_true",
+    overwrite: Switch = _opt(
+        False, group="output",
         help="Replace the probe result ``out`` holds as a whole (no stale files survive); a "
              "folder with files biasamp did not write, or a result of another kind, is "
              "refused.")
-    formats: list[str] = option(
-        factory=lambda: ["md", "html", "json"], constraint=SubsetOf(FORMATS, min_size=0),
-        group="output", flags=("--format",), metavar="LIST",
+    formats: Annotated[list[str], _checked(lambda v, name: check(v, SubsetOf(FORMATS, 0), name))
+                       ] = _opt(
+        factory=lambda: ["md", "html", "json"], group="output", flags=("--format",),
+        metavar="LIST",
         help="Reports to write next to the results: any of ``md``, ``html``, ``json``, "
              "``model-card``.")
-    tables: str = option(
-        "csv", OneOf(TABLE_FORMATS), group="output", metavar="FMT",
+    tables: _choice(TABLE_FORMATS) = _opt(
+        "csv", group="output", metavar="FMT",
         help="Probability tables as ``csv`` or ``parquet`` (needs pyarrow).")
-    note: str | None = option(
-        None, Optional(NonEmptyStr), group="output", metavar="TEXT",
+    note: Text | None = _opt(
+        None, group="output", metavar="TEXT",
         help="A free-text note shown at the top of every report (e.g. \"tiny random model\").")
-    progress: bool = option(
-        False, Bool, group=None,
+    progress: Switch = _opt(
+        False, group=None,
         help="Show the standard progress display on stderr (the command line shows it; ``-q`` "
              "does not); ``probe(progress=...)`` may give a reporter of its own instead.")
 
-    def __post_init__(self):
-        for opt in _OPTIONS:
-            if opt.constraint is not None:
-                setattr(self, opt.name, check(getattr(self, opt.name), opt.constraint,
-                                              opt.name))
-        # a vocabulary name/file/"a,b,c" or the words; resolved by biasamp.tasks.load_tasks
-        if self.tasks is not None:
-            self.tasks = check(self.tasks, NonEmptyStr if isinstance(self.tasks, str) else
-                               Names(min_size=2, what="task"), "tasks")
+    def __init__(self, **values):
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise _one_line(exc, _SHOWN.get()) from None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ProbeConfig:
+        """The checks across options."""
         for name in ("max_memory", "offload_folder"):
             if getattr(self, name) is not None and self.device_map is None:
                 raise BiasampError(f"{name} places a model with device_map; give device_map "
@@ -260,6 +313,7 @@ class ProbeConfig:
                 if os.path.exists(where) and (where == out or where.startswith(out + os.sep)):
                     raise BiasampError(f"--out {self.out!r} is or holds the model folder "
                                        f"{model!r}; write the result elsewhere")
+        return self
 
     def resolved(self) -> ProbeConfig:
         """Return a copy with the compat mode applied (template set, scoring, sources).
@@ -268,13 +322,12 @@ class ProbeConfig:
         ['uniform-wang2021']
         """
         if self.compat is None:
-            return dataclasses.replace(self)
+            return self.model_copy()
         mode = COMPAT_MODES.get(self.compat)
         changes: dict[str, Any] = {}
-        defaults = {opt.name: opt.default for opt in _OPTIONS}
         for key in ("templates", "scoring"):
             current, wanted = getattr(self, key), getattr(mode, key)
-            if current != wanted and current != defaults[key]:
+            if current != wanted and current != type(self).model_fields[key].default:
                 log.warning("compat=%r uses %s=%r; ignoring %s=%r", self.compat, key, wanted,
                             key, current)
             changes[key] = wanted
@@ -289,15 +342,17 @@ class ProbeConfig:
                     f"base_rates: source {name!r} has no {self.compat} construction; with "
                     f"compat={self.compat!r} use some of {sorted(mode.sources)}")
         changes["base_rates"] = sources
-        return dataclasses.replace(self, **changes)
+        return self.model_copy(update=changes)
 
     # -- loading -----------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ProbeConfig:
-        """Build a config from a mapping; unknown keys are an error (with "did you mean").
+    def from_dict(cls, data: Mapping[str, Any], *, names: Mapping[str, str] | None = None
+                  ) -> ProbeConfig:
+        """Build a config from a mapping; an unknown key is refused (with "did you mean").
 
         ``model`` is accepted for ``models``, ``format`` for ``formats`` and dashes for
-        underscores (``base-rates``), as on the command line.
+        underscores (``base-rates``), as on the command line. A refused value is named by its
+        key, or by ``names[key]`` (a flag, for the values of the command line).
 
         >>> ProbeConfig.from_dict({"model": "m", "base-rates": ["uniform"]}).models
         ['m']
@@ -305,20 +360,23 @@ class ProbeConfig:
         if not isinstance(data, Mapping):
             raise BiasampError(f"config must be a mapping of option names to values; got "
                                f"{type(data).__name__}")
-        names = [opt.name for opt in _OPTIONS]
-        kwargs = {}
+        names = names or {}
+        values, shown = {}, {}
         for key, value in data.items():
-            k = str(key).replace("-", "_")
-            k = {"model": "models", "format": "formats"}.get(k, k)
-            if k not in names:
-                raise BiasampError(f"unknown config option {key!r}{did_you_mean(k, names)}; "
-                                   f"allowed: {', '.join(names)}")
-            kwargs[k] = value
-        return cls(**kwargs)
+            field = str(key).replace("-", "_")
+            field = {"model": "models", "format": "formats"}.get(field, field)
+            values[field], shown[field] = value, names.get(key, str(key))
+        token = _SHOWN.set(shown)
+        try:
+            return cls(**values)
+        finally:
+            _SHOWN.reset(token)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, **overrides) -> ProbeConfig:
-        """Load a TOML (``.toml``) or YAML (``.yaml``/``.yml``) file; keyword overrides win.
+    def from_file(cls, path: str | os.PathLike, *, names: Mapping[str, str] | None = None,
+                  **overrides) -> ProbeConfig:
+        """Load a TOML (``.toml``) or YAML (``.yaml``/``.yml``) file; keyword overrides that
+        are not None win (``names``: how an error names an override, e.g. by its flag).
 
         The options may sit at the top level or under a ``[probe]`` table.
         """
@@ -341,24 +399,26 @@ class ProbeConfig:
         if isinstance(data, Mapping) and isinstance(data.get("probe"), Mapping):
             data = data["probe"]
         if isinstance(data, Mapping):
-            data = {**data, **{k: v for k, v in overrides.items() if v is not None}}
-        return cls.from_dict(data)
+            overrides = {k: v for k, v in overrides.items() if v is not None}
+            data = {**data, **overrides}
+            names = {k: (names or {}).get(k, k) for k in overrides}
+        return cls.from_dict(data, names=names)
 
     @classmethod
-    def options(cls) -> list:
-        """Every option as a :class:`~biasamp.pipeline.ConfigOption` (name, default, check,
-        help, command-line flags and group), in field order."""
-        return list(_OPTIONS)
+    def from_cli(cls, args) -> ProbeConfig:
+        """The config of parsed ``biasamp probe`` arguments: the ``--config`` file (if any)
+        with the flags given on top; a refused value is named by its flag (or its key)."""
+        flags = {name: cli_flags(name)[0] for name in cls.model_fields
+                 if _extra(name).get("group")}
+        given = {name: getattr(args, name) for name in flags
+                 if getattr(args, name, None) is not None}
+        if getattr(args, "config", None):
+            return cls.from_file(args.config, names=flags, **given)
+        return cls.from_dict(given, names=flags)
 
     def to_dict(self) -> dict:
         """Plain, JSON-serialisable dict of the options."""
-        return dataclasses.asdict(self)
-
-
-#: The options of ProbeConfig, in field order (one place for their help, default and check).
-_OPTIONS = config_options(ProbeConfig)
-ProbeConfig.__doc__ = ProbeConfig.__doc__.replace(
-    "    Examples\n", textwrap.indent(parameters_doc(ProbeConfig), "    ") + "\n\n    Examples\n", 1)
+        return self.model_dump()
 
 
 def as_config(config=None, **kwargs) -> ProbeConfig:
@@ -366,10 +426,142 @@ def as_config(config=None, **kwargs) -> ProbeConfig:
     if config is None:
         return ProbeConfig(**kwargs)
     if isinstance(config, ProbeConfig):
-        return dataclasses.replace(config, **kwargs) if kwargs else config
+        return ProbeConfig(**{**config.to_dict(), **kwargs}) if kwargs else config
     if isinstance(config, (str, os.PathLike)):
         return ProbeConfig.from_file(config, **kwargs)
     if isinstance(config, Mapping):
         return ProbeConfig.from_dict({**config, **kwargs})
     raise BiasampError(f"config must be a ProbeConfig, a mapping or a TOML/YAML path; got "
                        f"{type(config).__name__}")
+
+
+# -- what is generated from the fields: messages, flags, --help, docs -------------------------
+def _extra(name: str) -> dict:
+    return ProbeConfig.model_fields[name].json_schema_extra or {}
+
+
+@functools.cache
+def _schema() -> dict:
+    """Each option's JSON Schema (pydantic's, from the field's type and constraints)."""
+    return ProbeConfig.model_json_schema()["properties"]
+
+
+def _kind(name: str) -> dict:
+    """The schema of an option's value other than None."""
+    schema = _schema()[name]
+    kind = next((s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"), schema)
+    return {**kind, "enum": [kind["const"]]} if "const" in kind else kind  # a one-name Literal
+
+
+def _allowed(name: str) -> str:
+    """What an option allows, in words (``a positive integer``, ``one of 'csv', 'parquet'``)."""
+    kind = _kind(name)
+    if "enum" in kind:
+        return "one of " + ", ".join(repr(v) for v in kind["enum"])
+    if kind.get("type") == "integer":
+        return {0: "a non-negative integer", 1: "a positive integer"}[kind["minimum"]]
+    if kind.get("type") == "number":
+        return f"a number in ({kind['exclusiveMinimum']:g}, {kind['exclusiveMaximum']:g})"
+    return {"boolean": "True or False", "string": "a non-empty string"}[kind.get("type")]
+
+
+def _one_line(exc: ValidationError, shown: Mapping[str, str] | None = None) -> BiasampError:
+    """The house message of pydantic's first error: the parameter as it was given (``shown``
+    maps a field to its key or flag; default the field), what it allows, the value given."""
+    err = exc.errors(include_url=False)[0]
+    field = str(err["loc"][0]) if err["loc"] else ""
+    name = (shown or {}).get(field, field)
+    cause = (err.get("ctx") or {}).get("error")
+    if isinstance(cause, Exception):  # our checks' own one-line message, naming the field
+        text = str(cause)
+        if field and text.startswith(field + " "):
+            text = name + text[len(field):]
+        return (type(cause) if isinstance(cause, BiasampError) else BiasampError)(text)
+    if err["type"] == "extra_forbidden":
+        return BiasampError(f"unknown config option {name!r}"
+                            f"{did_you_mean(field, ProbeConfig.model_fields)}; allowed: "
+                            f"{', '.join(ProbeConfig.model_fields)}")
+    value, choices = err["input"], _kind(field).get("enum")
+    hint = did_you_mean(str(value), choices) if choices else ""
+    return (UnknownNameError if choices else BiasampError)(
+        f"{name} must be {_allowed(field)}; got {value!r}{hint}")
+
+
+def cli_flags(name: str) -> tuple[str, ...]:
+    """How the command line spells an option (first the long flag)."""
+    return tuple(_extra(name).get("flags") or ("--" + name.replace("_", "-"),))
+
+
+def cli_type(name: str) -> type:
+    """The Python type of an option's value on the command line (``int``, ``float``,
+    ``bool`` for a switch, else ``str``)."""
+    return {"integer": int, "number": float, "boolean": bool}.get(_kind(name).get("type"), str)
+
+
+def _default(name: str):
+    return ProbeConfig.model_fields[name].get_default(call_default_factory=True)
+
+
+def _shown(default) -> str:
+    return ",".join(map(str, default)) if isinstance(default, list) else str(default)
+
+
+def cli_help(name: str) -> str:
+    """An option's ``--help``: its help (````x```` as the flag of option ``x``, else ``'x'``),
+    the registered names it takes, its default unless None, False or empty; ``%`` escaped."""
+    flags = {n: cli_flags(n)[0] for n in ProbeConfig.model_fields if _extra(n).get("group")}
+    text = re.sub(r"``(.+?)``", lambda m: flags.get(m[1], f"'{m[1]}'"),
+                  ProbeConfig.model_fields[name].description)
+    if name in _LISTED:
+        module, listing = _LISTED[name]
+        text += f" [{', '.join(getattr(importlib.import_module('biasamp.' + module), listing)())}]"
+    default = _default(name)
+    if not (default is None or default is False or default == []):
+        text += f" (default: {_shown(default)})"
+    return text.replace("%", "%%")
+
+
+def _doc_type(name: str) -> str:
+    """The numpydoc type of an option (``int or None``), from its schema."""
+    schema = _schema()[name]
+    words = {"integer": "int", "number": "float", "boolean": "bool", "string": "str",
+             "array": "list of str", "object": "dict", "null": "None"}
+    kinds = ["{" + ", ".join(repr(v) for v in s.get("enum", [s.get("const")])) + "}"
+             if "enum" in s or "const" in s else words[s["type"]]
+             for s in schema.get("anyOf", [schema])]
+    return " or ".join(dict.fromkeys(kinds))
+
+
+def _parameters_doc() -> str:
+    """The numpydoc ``Parameters`` section of :class:`ProbeConfig`."""
+    lines = ["Parameters", "----------"]
+    for name, field in ProbeConfig.model_fields.items():
+        lines.append(f"{name} : {_doc_type(name)}")
+        lines += textwrap.wrap(field.description, width=88, initial_indent="    ",
+                               subsequent_indent="    ", break_on_hyphens=False)
+    return "\n".join(lines)
+
+
+ProbeConfig.__doc__ = ProbeConfig.__doc__.replace(
+    "    Examples\n", textwrap.indent(_parameters_doc(), "    ") + "\n\n    Examples\n", 1)
+
+
+def options_markdown() -> str:
+    """The options page of the docs: one Markdown table per argument group (key, flag,
+    default, what it allows, help), generated from the fields."""
+    out = []
+    for title in (*GROUPS, None):
+        names = [n for n in ProbeConfig.model_fields if _extra(n).get("group") == title]
+        out += [f"## {title or 'Python only'}", "",
+                "| Key | Flag | Default | Allowed | Description |", "|---|---|---|---|---|"]
+        for name in names:
+            allowed = _allowed(name) if "enum" in _kind(name) or _kind(name).get("type") in (
+                "integer", "number", "boolean") else _doc_type(name)
+            flags = ", ".join(f"`{f}`" for f in cli_flags(name)) if title else ""
+            default = _default(name)
+            text = re.sub(r"``(.+?)``", r"`\1`", ProbeConfig.model_fields[name].description)
+            shown = f"`{_shown(default)}`" if default not in (None, []) else ""
+            cells = [f"`{name}`", flags, shown, allowed, text]
+            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        out.append("")
+    return "\n".join(out)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._conventions import DIRECTIONS, TASK_TO_ATTRIBUTE
+from .._conventions import CONFIDENCE, DIRECTIONS, N_RESAMPLES, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError, UnavailableCIWarning, UndefinedCellsWarning
 from .._progress import as_progress
 from .._validation import (Integer, Interval, Names, OneOf, Optional, PositiveInt, normalised,
@@ -114,7 +114,7 @@ def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequ
                     template_tasks: Sequence | None = None,
                     template_groups: Sequence | None = None,
                     group_labels: Sequence[str] | None = None,
-                    n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
+                    n_resamples: int = N_RESAMPLES, seed: int = 0, confidence: float = CONFIDENCE,
                     resample: str = "templates", base_uncertainty: str = "resample",
                     min_base_count: int | None = None, progress=None) -> Evaluation:
     """BiasAmp-> per template and its aggregates, from fixed probability tables.

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._conventions import TASK_TO_ATTRIBUTE
+from .._conventions import TASK_TO_ATTRIBUTE, TIE_TOL
 from .._errors import BiasampError
 from ..metrics import directional_table_core as table_core
 from ..metrics import resample_indices
@@ -175,7 +175,7 @@ def replicates(mbar: np.ndarray, joint: np.ndarray, *, direction: str, metric: d
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         core = table_core(mbar, base, direction=direction, y=metric.get("association"),
-                          tie_tol=metric.get("tie_tol", 1e-12),
+                          tie_tol=metric.get("tie_tol", TIE_TOL),
                           undefined=metric.get("undefined") or "skip",
                           ties=metric.get("ties") or "zero", cells=cells)
     contribution = core["contribution"]

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .._errors import BiasampError, HubUnreachableWarning
 from .._files import sha256_file
+from .._conventions import MODEL_TYPES as MODEL_TYPE_CHOICES
 from .._validation import OneOf, check
 
 __all__ = ["ModelSource", "ResolvedModel", "check_model", "detect_model_type", "resolve_model",
@@ -334,12 +335,12 @@ def resolve_model(model, model_type="auto", *, options=None) -> ResolvedModel:
         Bad model id or folder, hub errors (see :func:`resolve_source`), a contradicted forced
         type, or a config that names neither kind under ``"auto"``.
     """
-    from . import MODEL_TYPES, LoadOptions
+    from . import LoadOptions
 
     if isinstance(model, ResolvedModel):
         return model
     options = options or LoadOptions()
-    model_type = check(model_type, OneOf(("auto", *MODEL_TYPES)), "model_type")
+    model_type = check(model_type, OneOf(MODEL_TYPE_CHOICES), "model_type")
     source = resolve_source(model, revision=options.revision, hf_cache_dir=options.hf_cache_dir)
     kind, evidence = check_model_type(model_type, model, source=source,
                                       trust_remote_code=options.trust_remote_code)
