@@ -28,12 +28,7 @@ def build_config(args):
     """ProbeConfig from --config (if any) with the given flags on top."""
     from ..pipeline import ProbeConfig
 
-    overrides = {opt.name: getattr(args, opt.name) for opt in ProbeConfig.options()
-                 if getattr(args, opt.name, None) is not None}
-    if args.config:
-        cfg = ProbeConfig.from_file(args.config, **overrides)
-    else:
-        cfg = ProbeConfig(**overrides)
+    cfg = ProbeConfig.from_cli(args)
     if not cfg.models:
         raise BiasampError("--model is required (or 'models' in --config); got none")
     if not cfg.out:
