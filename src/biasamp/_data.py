@@ -3,7 +3,7 @@ checkout."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 __all__ = ["data_dir"]
@@ -11,7 +11,7 @@ __all__ = ["data_dir"]
 _NAMES = ("templates", "base_rates", "pairs")
 
 
-@lru_cache(maxsize=None)
+@cache
 def data_dir(name: str) -> Path:
     """Return the folder holding biasamp's ``templates``, ``base_rates`` or ``pairs`` data.
 

@@ -68,7 +68,7 @@ _SUMMARY_TYPES = {"base_rates": _STR, "direction": _STR, "mean": _NUM, "std": _N
                   "n_tasks_unsupported": _OPT_INT, "n_tasks_excluded": _INT}
 _BY_GROUP_TYPES = {"base_rates": _STR, "direction": _STR, "group": _STR, "mean": _NUM,
                    "ci_low": _NUM, "ci_high": _NUM, "n_templates": _INT, "n_tasks": _INT}
-_BY_PAIR_TYPES = {c: _NUM for c in BY_PAIR_COLUMNS}
+_BY_PAIR_TYPES = dict.fromkeys(BY_PAIR_COLUMNS, _NUM)
 _BY_PAIR_TYPES.update(base_rates=_STR, direction=_STR, task=_STR, attribute=_STR,
                       n_templates=_INT, sign_supported=_OPT_BOOL)
 _AGREEMENT_TYPES = {"direction": _STR, "source_a": _STR, "source_b": _STR, "agreement": _NUM,

@@ -33,7 +33,7 @@ import pandas as pd
 from ._errors import BiasampError, MissingDependencyError
 from ._files import json_loads, read_text, sha256_file
 from ._output import MARK, OutputFolder
-from ._provenance import (BaseRatesInfo, BootstrapInfo, ContextInfo, ModelInfo,  # noqa: F401
+from ._provenance import (BaseRatesInfo, BootstrapInfo, ContextInfo, ModelInfo,
                           PlacementInfo, Provenance, ScorerInfo, TasksInfo, TemplatesInfo)
 from ._validation import OneOf, check
 
@@ -164,9 +164,9 @@ class ProbeResult:
                    tables=tables, audit=pd.DataFrame(data["audit"]), mass=data["mass"],
                    provenance=provenance, config=data["config"],
                    by_group=_frame(data["by_group"], BY_GROUP_COLUMNS).astype(
-                       {c: float for c in ("mean", "ci_low", "ci_high")}),
+                       dict.fromkeys(("mean", "ci_low", "ci_high"), float)),
                    sign_agreement=_frame(data["sign_agreement"], AGREEMENT_COLUMNS).astype(
-                       {c: float for c in ("agreement", "ci_low", "ci_high")}))
+                       dict.fromkeys(("agreement", "ci_low", "ci_high"), float)))
 
     def write_files(self, folder: Path, *, tables: str = "csv") -> None:
         """Write the data files (not ``results.json``) into an existing folder."""

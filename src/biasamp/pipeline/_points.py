@@ -79,8 +79,8 @@ def _per_template(tables, joint, kwargs, cells):
                                                  cells=cells, **kwargs)
             c = _cells_of(res, n_t, n_a)
             values[i], n_ties[i], n_nan[i] = res.value, res.n_ties, res.n_nan
-            for k in cols:
-                cols[k][i] = c[k]
+            for k, col in cols.items():
+                col[i] = c[k]
             first = c if first is None else first
     return values, n_ties, n_nan, cols, first
 

@@ -97,14 +97,15 @@ _PARAMS = {"tasks": Names(min_size=2, what="task"),
 
 
 @validate_params(_PARAMS)
-def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequence[str],
-                    sources: Sequence, *, template_ids: Sequence[str] | None = None,
-                    template_tasks: Sequence | None = None,
-                    template_groups: Sequence | None = None,
-                    group_labels: Sequence[str] | None = None,
-                    n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
-                    resample: str = "templates", base_uncertainty: str = "resample",
-                    min_base_count: int | None = None, progress=None) -> Evaluation:
+def evaluate_tables(  # noqa: PLR0917 - public contract: the data positional (sklearn style)
+        tables_at, tables_ta, tasks: Sequence[str], attributes: Sequence[str], sources: Sequence,
+        *, template_ids: Sequence[str] | None = None,
+        template_tasks: Sequence | None = None,
+        template_groups: Sequence | None = None,
+        group_labels: Sequence[str] | None = None,
+        n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95,
+        resample: str = "templates", base_uncertainty: str = "resample",
+        min_base_count: int | None = None, progress=None) -> Evaluation:
     """BiasAmp-> per template and its aggregates, from fixed probability tables.
 
     Parameters
