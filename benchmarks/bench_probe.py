@@ -56,7 +56,7 @@ def baseline(tables_at, tables_ta, tasks, n_resamples, seed):
                                 else (B[i][j] / row[i] if row[i] else float("nan")))
                         cells.append(y * (M[i][j] - base))
                 contribs.append(cells)
-                finite = [c for c in cells if c == c]
+                finite = [c for c in cells if not np.isnan(c)]
                 values.append(sum(finite) / len(finite))
             k = len(values)
             boot = sorted(sum(values[rng.integers(k)] for _ in range(k)) / k

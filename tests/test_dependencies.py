@@ -125,7 +125,7 @@ def test_decorator_frames_are_passed_through(fakelib, monkeypatch):
     # function: here the decorator is declared plumbing, as transformers' are
     import conftest
 
-    with pytest.warns(DeprecationWarning):  # not plumbing: attributed to fakelib itself
+    with pytest.warns(DeprecationWarning, match="decorated is deprecated"):  # not plumbing: attributed to fakelib itself
         fakelib.decorated()
     monkeypatch.setattr(conftest, "_PLUMBING", conftest._PLUMBING + ("fakelib",))
     with pytest.raises(DeprecationWarning, match="decorated is deprecated"):
@@ -142,7 +142,7 @@ def test_transformers_deprecated_cache_keyword_would_fail_the_suite(tiny_gpt2_di
     ids = torch.tensor([[1, 2, 3]])
     with torch.inference_mode():
         out = model(input_ids=ids, use_cache=True)
-        cache = out["cache"] if "cache" in out else out.past_key_values
+        cache = out["cache"] if "cache" in out else out.past_key_values  # noqa: SIM401 - lazy default
         key = cache_keyword(model)
         model(input_ids=torch.tensor([[4]]), **{key: cache})  # the keyword biasamp uses: silent
         if key == "cache":  # transformers renamed it: the old name is deprecated, and an error here

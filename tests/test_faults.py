@@ -175,7 +175,7 @@ def _counts_csv() -> str:
     from biasamp.tasks import load_tasks
     words = load_tasks("winobias32").words
     return ('# provenance: {"value": "count"}\ntask,he,she\n'
-            + f"{words[0]},13,0\n{words[1]},12,0\n" + "".join(f"{t},1,1\n" for t in words[2:]))
+             f"{words[0]},13,0\n{words[1]},12,0\n" + "".join(f"{t},1,1\n" for t in words[2:]))
 
 
 @pytest.mark.parametrize("extra, pattern", PROBE_CASES,

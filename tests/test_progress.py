@@ -113,11 +113,11 @@ def test_probe_stages_have_their_totals_before_the_first_step(tiny_gpt2_dir, tmp
     stages = rec.stages()
     assert [s[0] for s in stages] == [f"loading {tiny_gpt2_dir}", "scoring A->T",
                                       "scoring T->A", "bootstrap", "plots", "reports"]
-    for name, total, unit, done in stages:
+    for name, total, _unit, done in stages:
         assert total == done and total > 0, name
     # a causal LM runs each distinct filled sentence once: counted here from the prompts
     prep = prepare(ProbeConfig(**cfg).resolved())
-    for (name, total, unit, _), d in zip(stages[1:3], DIRECTIONS):
+    for (_, total, unit, _), d in zip(stages[1:3], DIRECTIONS):
         rows = prep.prompts[d]
         filled = {p.replace("[BLANK]", c) for p, cands in zip(rows["prompt"], rows["candidates"])
                   for c in cands}

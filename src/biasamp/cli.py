@@ -50,7 +50,7 @@ for _name, _target, _help in (
 class _Parser(argparse.ArgumentParser):
     """ArgumentParser whose usage errors raise instead of exiting, so main() returns 2."""
 
-    def error(self, message: str):  # noqa: D401 - argparse API
+    def error(self, message: str):
         raise _UsageError(f"{self.prog}: {message}")
 
 
@@ -125,7 +125,7 @@ class _Terminal:
             self.seen.add(text)
             self.line(text)
 
-    def showwarning(self, message, category, filename, lineno, file=None, line=None):
+    def showwarning(self, message, category, filename, lineno, file=None, line=None):  # noqa: PLR0917 - the warnings.showwarning protocol
         """``warnings.showwarning`` replacement."""
         self.warning(message, _warning_origin(filename))
 
@@ -149,7 +149,7 @@ class _LogHandler(logging.Handler):
                 self.terminal.warning(record.getMessage(), origin)
             else:
                 self.terminal.line(f"{record.levelname} {record.name}: {record.getMessage()}")
-        except Exception:  # pragma: no cover - logging's own contract
+        except Exception:  # noqa: BLE001  # pragma: no cover - logging.Handler.emit's contract
             self.handleError(record)
 
 

@@ -1,5 +1,6 @@
 """Tests of biasamp.corpus (counting rules, splitter, pool, CSV round trip, CLI)."""
 
+import itertools
 import re
 import warnings
 
@@ -25,6 +26,11 @@ DEFAULT_GROUPS = DEFAULT_WORD_GROUPS
 def wt_valid(wikitext_dir):
     """WikiText-103 valid (tests/data), as a file path."""
     return str(wikitext_dir / "wiki.valid.tokens")
+
+
+def _lines(path):
+    with open(path, encoding="utf-8") as f:
+        return f.readlines()
 
 TEXT = (
     "He is a cook .\n"                          # default: cook/he; wang2021: misses 'He'
@@ -80,7 +86,7 @@ def naive_wang2021(lines, occs, groups):
 
 
 def test_wang2021_equals_naive_on_wikitext(wt_valid):
-    lines = open(wt_valid, encoding="utf-8").readlines()
+    lines = _lines(wt_valid)
     got = count_text(lines, W32, rule="wang2021").to_numpy()
     np.testing.assert_array_equal(got, naive_wang2021(lines, W32, list(WANG2021_WORD_GROUPS.values())))
     assert got.sum() > 10
@@ -120,7 +126,7 @@ def naive_default(lines, occs, groups):
             continue
         for sent in split_sentences(line):
             toks = re.findall(r"\w+", sent.lower())
-            grams = set(toks) | {" ".join(p) for p in zip(toks, toks[1:])}
+            grams = set(toks) | {" ".join(p) for p in itertools.pairwise(toks)}
             found = {i for i, o in enumerate(occs) if grams & set(occupation_forms(o))}
             gs = {j for j, g in enumerate(groups) if grams & set(g)}
             if len(found) == 1 and len(gs) == 1:
@@ -129,7 +135,7 @@ def naive_default(lines, occs, groups):
 
 
 def test_default_equals_naive_on_wikitext(wt_valid):
-    lines = open(wt_valid, encoding="utf-8").readlines()
+    lines = _lines(wt_valid)
     groups = {"he": ["he", "him", "his", "himself", "man", "boy", "son"],
               "she": ["she", "her", "hers", "herself", "woman", "girl", "daughter"]}
     occs = W32 + ["construction worker", "police officer"]
@@ -168,9 +174,9 @@ def test_pool_equals_single_process_and_counts(wt_valid, tmp_path):
     assert (a.n_lines, a.n_sentences, a.n_kept) == (b.n_lines, b.n_sentences, b.n_kept)
     assert a.n_lines == 3760 and a.n_kept == a.counts.to_numpy().sum()
     w = count_cooccurrences(wt_valid, W32, rule="wang2021", n_jobs=2, chunk_chars=100_000)
-    lines = open(wt_valid, encoding="utf-8").readlines()
+    lines = _lines(wt_valid)
     # pieces scanned = sum over lines without '=' of (number of '.' + 1)
-    assert w.n_sentences == sum(l.count(".") + 1 for l in lines if "=" not in l)
+    assert w.n_sentences == sum(line.count(".") + 1 for line in lines if "=" not in line)
     assert w.provenance["corpus"]["files"][0]["sha256"].startswith("9aee9f52")
     assert w.provenance["rule"] == "wang2021" and w.provenance["n_kept"] == w.n_kept
 
@@ -200,7 +206,7 @@ def test_tasks_never_counted_warn_once_and_are_not_logged(wt_valid, caplog):
 def test_datasets_object_equals_files(wt_valid):
     import datasets
 
-    lines = open(wt_valid, encoding="utf-8").readlines()[:800]
+    lines = _lines(wt_valid)[:800]
     ds = datasets.Dataset.from_dict({"text": lines})
     a = count_cooccurrences(ds, W32, n_jobs=1)
     np.testing.assert_array_equal(a.counts.to_numpy(), count_text(lines, W32).to_numpy())
@@ -243,7 +249,7 @@ def test_cli_count(wt_valid, tmp_path, capsys):
     assert capsys.readouterr() == ("", "") and out.is_file()  # -q: only errors
     with pytest.warns(ZeroRowWarning):
         t = get_source(f"file:{out}").table(["nurse", "writer"], ["he", "she"]).joint
-    ref = count_text(open(wt_valid, encoding="utf-8").read(), ["nurse", "writer"], rule="wang2021")
+    ref = count_text("".join(_lines(wt_valid)), ["nurse", "writer"], rule="wang2021")
     np.testing.assert_array_equal(t.to_numpy(), ref.to_numpy())
     assert main(["count", "--tasks", "nurse", "-o", str(out)]) == 2
     assert "give either FILES or --dataset" in capsys.readouterr().err
@@ -379,7 +385,7 @@ def test_byte_ranges_match_text_mode_reading(tmp_path):
 @pytest.mark.filterwarnings("ignore::biasamp._errors.ZeroRowWarning")
 def test_hf_prefix_streams_a_local_datasets_folder(wt_valid, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
-    lines = open(wt_valid, encoding="utf-8").readlines()[:600]
+    lines = _lines(wt_valid)[:600]
     (tmp_path / "part.txt").write_text("".join(lines), encoding="utf-8")
     r = count_cooccurrences(f"hf:{tmp_path}", W32, rule="wang2021", n_jobs=2,
                             chunk_chars=20_000)
@@ -418,7 +424,7 @@ def test_count_text_splits_like_a_text_mode_file(tmp_path):
 def test_vectorised_boundary_count_equals_regex(wt_valid):
     from biasamp.corpus._sentences import BOUNDARY_NL, count_boundaries
 
-    text = open(wt_valid, encoding="utf-8").read()
+    text = "".join(_lines(wt_valid))
     assert count_boundaries(text, text.encode("utf-8")) == len(BOUNDARY_NL.findall(text))
     extra = TOKENS + ['"The', "“Yes", "”", "’", "\u00a0", "\u2028", "Mr.", "etc.", "A.", "?!",
                       "...", '."', "'s", ".)", "(He", "[It", "1.5", "\x0c", "\r", ".\t", "Ünal"]

@@ -424,7 +424,7 @@ def test_out_that_is_a_device_fifo_or_link_is_refused_before_counting(tmp_path, 
     assert fifo.is_fifo() and link.is_symlink() and target.read_text() == "keep\n"
     # the library refuses too (CorpusCounts.to_csv)
     r = quiet_count(wikitext_dir / "wiki.valid.tokens", ["cook"], n_jobs=1)
-    with pytest.raises(BiasampError, match="path .* exists; choose a new file"):
+    with pytest.raises(BiasampError, match=r"path .* exists; choose a new file"):
         r.to_csv(link)
     assert link.is_symlink() and target.read_text() == "keep\n"
     # a link is followed on purpose: the file it names is written, the link stays

@@ -83,11 +83,11 @@ def test_documents_are_biasamp_prompts_after_the_context_token():
 def test_settings_that_would_give_wrong_numbers_are_refused():
     from biasamp.harness import check_model_args
 
-    with pytest.raises(BiasampError, match="^logits_cache: got 'the harness default, True'"):
+    with pytest.raises(BiasampError, match=r"^logits_cache: got 'the harness default, True'"):
         check_model_args({"pretrained": "m"})
-    with pytest.raises(BiasampError, match="^logits_cache: got 'True'"):
+    with pytest.raises(BiasampError, match=r"^logits_cache: got 'True'"):
         check_model_args({"pretrained": "m", "logits_cache": "True"})
-    with pytest.raises(BiasampError, match="^add_bos_token: got 'True'"):
+    with pytest.raises(BiasampError, match=r"^add_bos_token: got 'True'"):
         check_model_args({"pretrained": "m", "logits_cache": "False", "add_bos_token": "True"})
     check_model_args({"pretrained": "m", "logits_cache": "False"})  # the README's settings
     check_model_args({"logits_cache": False})  # --metadata, for backends without the cache

@@ -103,7 +103,7 @@ def test_dpa_equalisation_is_seeded_and_exact_in_count():
                                                   attacker=BAYES, n_trials=4, seed=1)
     r2 = directional_predictability_amplification(A, T, direction="T->A", attribute_preds=Ahat,
                                                   attacker=BAYES, n_trials=4, seed=1)
-    err = float(np.mean(A != Ahat))
+    err = float(np.mean(Ahat != A))
     assert r1.error_rate == pytest.approx(err, abs=1e-15)
     assert r1.n_perturbed == round(err * len(A))
     np.testing.assert_array_equal(r1.trials, r2.trials)

@@ -492,7 +492,7 @@ def test_zero_base_row_skip_or_tie_as_published():
     rt = directional_bias_amplification(M, B, direction="T->A", undefined="tie", tie_tol=0.0)
     assert rt.value == pytest.approx(0.2 / 6, abs=1e-15) and (rt.n_nan, rt.n_cells, rt.n_ties) == (0, 6, 2)
     with np.errstate(invalid="ignore"):
-        diff, value = _utils_loop(M, B, "task_to_attribute")
+        _, value = _utils_loop(M, B, "task_to_attribute")
     assert rt.value == value
     with pytest.raises(BiasampError, match=r"undefined must be one of 'skip', 'tie'; got 'zero'"):
         directional_bias_amplification(M, B, direction="T->A", undefined="zero")

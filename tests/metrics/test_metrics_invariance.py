@@ -36,7 +36,7 @@ TABLE_METRICS = {
                      "attribute_to_task", lambda B: B / B.sum(axis=0)),
     "biasamp_T->A": (lambda M, B: directional_bias_amplification(M, B, direction="T->A"),
                      "task_to_attribute", lambda B: B.div(B.sum(axis=1), axis=0)),
-    "mals_table": (lambda M, B: mals_bias_amplification(M, B), "task_to_attribute", lambda B: B),
+    "mals_table": (mals_bias_amplification, "task_to_attribute", lambda B: B),
 }
 
 LABEL_METRICS = {

@@ -147,7 +147,7 @@ def test_crossed_sets_keep_their_numbers_and_get_groups():
     from biasamp.metrics import bootstrap_ci
 
     assert g.loc[("task_to_attribute", "x"), "mean"] == pytest.approx(np.mean(per[:2]))
-    lo, hi = bootstrap_ci(per[:2], n_resamples=300, seed=0)
+    lo, _ = bootstrap_ci(per[:2], n_resamples=300, seed=0)
     assert g.loc[("task_to_attribute", "x"), "ci_low"] == lo
     assert g.loc[("task_to_attribute", "y"), "n_templates"] == 1
 

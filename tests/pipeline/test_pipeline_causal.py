@@ -13,10 +13,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-import tiny_models as tm  # noqa: E402
-from biasamp import BiasampError  # noqa: E402
-from biasamp.cli import main  # noqa: E402
-from biasamp.pipeline import ProbeConfig, probe_many  # noqa: E402
+import tiny_models as tm
+from biasamp import BiasampError
+from biasamp.cli import main
+from biasamp.pipeline import ProbeConfig, probe_many
 
 FILES = ("results.json", "by_pair.csv", "per_template.csv", "tables.csv", "report.md",
          "report.html", "report.json", "model_card.md", "fig5_p_attribute_given_task.png",

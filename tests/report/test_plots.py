@@ -12,19 +12,19 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from conftest import FixedSource  # noqa: E402
+from conftest import FixedSource
 
-from biasamp import UndefinedCellsWarning  # noqa: E402
-from biasamp.pipeline import evaluate_tables  # noqa: E402
-from biasamp.report._plot_layout import DPI, LABEL_GID, save  # noqa: E402
-from biasamp.report._plots import (  # noqa: E402
+from biasamp import UndefinedCellsWarning
+from biasamp.pipeline import evaluate_tables
+from biasamp.report._plot_layout import DPI, LABEL_GID, save
+from biasamp.report._plots import (
     _base_rate_figure,
     _fig5_figure,
     _forest_figure,
     _spread,
     plot_all,
 )
-from biasamp.results import ProbeResult  # noqa: E402
+from biasamp.results import ProbeResult
 
 #: the 40 WinoBias occupations: the crowded case of the issue
 WINOBIAS = ["driver", "supervisor", "janitor", "cook", "mover", "laborer",

@@ -24,7 +24,7 @@ T2A, A2T = "task_to_attribute", "attribute_to_task"
 
 # ---------------------------------------------------------------- format_value, format_ci
 
-@pytest.mark.parametrize(("args", "kwargs", "expected"), [
+@pytest.mark.parametrize("args, kwargs, expected", [
     ((-0.0,), {}, "0.0000"),                               # a negative zero
     ((-0.00004,), {}, "0.0000"),                           # rounds to a negative zero
     ((-0.00006,), {}, "-0.0001"),                          # a real negative stays negative

@@ -60,11 +60,11 @@ def test_an_offloaded_probe_equals_the_in_memory_one(tiny_gpt2_dir, tmp_path):
 
 def test_placement_options_are_checked_before_loading(tmp_path):
     assert parse_max_memory("0=10GiB, cpu=200MB") == {0: "10GiB", "cpu": "200MB"}
-    with pytest.raises(BiasampError, match="^max_memory must look like '0=10GiB,cpu=30GiB'"):
+    with pytest.raises(BiasampError, match=r"^max_memory must look like '0=10GiB,cpu=30GiB'"):
         parse_max_memory("lots")
-    with pytest.raises(BiasampError, match="^max_memory places a model with device_map"):
+    with pytest.raises(BiasampError, match=r"^max_memory places a model with device_map"):
         biasamp.ProbeConfig(models=["m"], max_memory="cpu=1GB")
-    with pytest.raises(BiasampError, match="^offload_folder places a model with device_map"):
+    with pytest.raises(BiasampError, match=r"^offload_folder places a model with device_map"):
         biasamp.ProbeConfig(models=["m"], offload_folder=str(tmp_path))
     with pytest.raises(BiasampError, match="device_map"):
         biasamp.ProbeConfig(models=["m"], device_map="everywhere")

@@ -314,7 +314,7 @@ def test_running_out_of_memory_is_one_line_naming_the_batch_size(bert_dir, tmp_p
     def other(mode, rows, on_batch):
         raise RuntimeError("x")
     monkeypatch.setattr(s, "_score_rows", other)
-    with pytest.raises(RuntimeError, match="^x$"):  # other errors pass through unchanged
+    with pytest.raises(RuntimeError, match=r"^x$"):  # other errors pass through unchanged
         s.score(["[BLANK] is here."], CANDS, scoring="word")
 
 

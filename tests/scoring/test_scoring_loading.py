@@ -236,7 +236,7 @@ def test_hub_unreachable_is_one_attempt_and_one_line(tmp_path):
 class _NotFound(http.server.BaseHTTPRequestHandler):
     paths: list = []
 
-    def do_HEAD(self):  # noqa: N802 - http.server API
+    def do_HEAD(self):
         type(self).paths.append(self.path)
         self.send_response(404)
         self.send_header("X-Error-Code", "RepoNotFound")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -50,8 +50,9 @@ class MissingEntriesError(BiasampError):
     calls name all but ``source``.
     """
 
-    def __init__(self, source: str, missing_tasks=(), missing_attributes=(), tasks=(),
-                 attributes=(), note: str = ""):
+    def __init__(  # noqa: PLR0917 - a public exception's constructor
+            self, source: str, missing_tasks=(), missing_attributes=(), tasks=(), attributes=(),
+            note: str = ""):
         self.missing_tasks = list(missing_tasks)
         self.missing_attributes = list(missing_attributes)
         self.available_tasks = list(tasks)
@@ -305,7 +306,7 @@ def data_file(name: str) -> Path:
     return data_dir("base_rates") / name
 
 
-@lru_cache(maxsize=None)
+@cache
 def _shipped_sha256(path: str) -> str:
     return sha256_file(path)
 

@@ -162,7 +162,7 @@ _WORKER: tuple[CountingRule, ReadOptions] | None = None
 
 
 def _init_worker(rule: CountingRule, opts: ReadOptions, scanned=None) -> None:
-    global _WORKER
+    global _WORKER  # noqa: PLW0603 - a pool worker's state, set once by its initializer
     _WORKER = (rule, opts, scanned)
 
 

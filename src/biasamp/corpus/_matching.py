@@ -108,7 +108,7 @@ def trie_pattern(words: Iterable[str]) -> str:
 
 
 _HASH_MULT = np.uint32(2654435761)
-_ASCII_WORD = [bytes([i]).isalnum() and i < 128 or i == 95 for i in range(256)]
+_ASCII_WORD = [(bytes([i]).isalnum() and i < 128) or i == 95 for i in range(256)]
 
 
 class KeyIndex:

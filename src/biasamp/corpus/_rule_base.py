@@ -59,7 +59,7 @@ class ByteTicker:
             self.sent = self.size
 
 
-def _rebuild(cls, tasks, groups, plurals, matcher):
+def _rebuild(cls, tasks, groups, plurals, matcher):  # noqa: PLR0917 - pickle: CountingRule.__reduce__'s arguments
     """The rule, built once per process and configuration (Dask tasks unpickle it often)."""
     key = (cls, tuple(tasks), tuple((k, tuple(v)) for k, v in groups.items()), plurals, matcher)
     rule = _BUILT.get(key)

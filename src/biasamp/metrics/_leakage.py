@@ -246,7 +246,7 @@ def leakage_amplification(attributes, tasks, *, task_preds, attacker=None, quali
     n = a.codes.shape[0]
     err = 1.0 - accuracy(t.codes, t.pred_codes) if equalize else 0.0
     trials, dq, mq, k = [], [], [], 0
-    for i, ss in enumerate(np.random.SeedSequence(seed).spawn(n_trials)):
+    for ss in np.random.SeedSequence(seed).spawn(n_trials):
         rng = np.random.default_rng(ss)
         trial_seed = int(ss.generate_state(1)[0])
         split = make_split(n, test_fraction, rng)

@@ -207,7 +207,7 @@ def load_pairs(spec, *, more: str | None = None, less: str | None = None,
     if dup:
         raise BiasampError(f"{where}: pair ids {dup[:5]} occur more than once")
     prov = {"name": name, "file": path.name, "sha256": sha256_bytes(data), "n_pairs": len(df),
-            "columns": {k: v for k, v in cols.items()} | {"pair_id": id_col}}
+            "columns": dict(cols) | {"pair_id": id_col}}
     return PairSet(name, df, prov)
 
 

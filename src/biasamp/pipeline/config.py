@@ -393,7 +393,7 @@ class ProbeConfig(BaseModel):
             else:
                 import yaml
                 data = yaml.safe_load(text) or {}
-        except Exception as exc:  # tomllib.TOMLDecodeError, yaml.YAMLError
+        except Exception as exc:  # noqa: BLE001 - tomllib.TOMLDecodeError, yaml.YAMLError
             raise BiasampError(f"config file {str(path)!r} is not valid {suffix[1:]}: "
                                f"{' '.join(str(exc).split())}") from None
         if isinstance(data, Mapping) and isinstance(data.get("probe"), Mapping):

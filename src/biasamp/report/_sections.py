@@ -307,8 +307,8 @@ def _top_pairs(bp: pd.DataFrame) -> pd.DataFrame:
         "association": [format_value(v, digits=0, sign=True)
                         + (" (unsupported)" if pd.notna(s) and not s else "")
                         for v, s in zip(bp["association"], bp["sign_supported"])],
-        "p_base": bp["p_base"].map(lambda v: format_value(v)),
-        "p_model": bp["p_model"].map(lambda v: format_value(v)),
+        "p_base": bp["p_base"].map(format_value),
+        "p_model": bp["p_model"].map(format_value),
         "contribution [CI]": [format_value(c, ci=(lo, hi)) for c, lo, hi in
                               zip(bp["contribution"], bp["contribution_ci_low"],
                                   bp["contribution_ci_high"])],

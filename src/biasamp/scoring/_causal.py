@@ -136,7 +136,7 @@ class CausalLMScorer(BaseScorer):
             the context (``sentence``).
         """
         out = []
-        for (text, _, _, prompt, cand), sp in zip(rows, locate_spans(self.tokenizer, rows)):
+        for (_, _, _, prompt, cand), sp in zip(rows, locate_spans(self.tokenizer, rows)):
             ids, start = list(sp.ids), sp.start
             while ids and ids[-1] in self._special_ids and len(ids) > sp.end:
                 ids.pop()  # an EOS the tokenizer appends is not part of the sentence

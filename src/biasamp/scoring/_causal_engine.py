@@ -19,6 +19,7 @@ scored entries of the log-softmax are formed (:func:`target_log_softmax`).
 
 from __future__ import annotations
 
+import itertools
 import logging
 
 import numpy as np
@@ -55,7 +56,7 @@ def plan_splits(seqs, *, share=True, min_shared=2):
         return split
     order = sorted(range(len(seqs)), key=lambda i: seqs[i])
     shared = [0] * len(seqs)
-    for a, b in zip(order, order[1:]):
+    for a, b in itertools.pairwise(order):
         n = _lcp(seqs[a], seqs[b])
         shared[a], shared[b] = max(shared[a], n), max(shared[b], n)
     for i, n in enumerate(shared):
@@ -209,7 +210,7 @@ class CausalRunner:
         states, cache = self._forward(ids, att, pos, use_cache=bool(conts))
         rows, cols, tgts, where = [], [], [], []
         row_of = {}
-        for r, (_, prefix, mem) in enumerate(batch):
+        for r, (_, _prefix, mem) in enumerate(batch):
             for i in mem:
                 row_of[i] = r
                 for t in range(first[i], split[i] + 1):  # position t-1 lies in the prefix

@@ -264,7 +264,7 @@ def detect_model_type(model, *, revision=None, hf_cache_dir=None, trust_remote_c
     try:
         config = AutoConfig.from_pretrained(src.name, trust_remote_code=trust_remote_code,
                                             **src.kwargs())
-    except Exception as exc:  # noqa: BLE001 - OSError, ValueError (unknown model_type), ...
+    except Exception as exc:  # OSError, ValueError (unknown model_type), ...
         raise BiasampError(f"could not read the config of model {str(model)!r}: "
                            f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
     masked = _class_names(MODEL_FOR_MASKED_LM_MAPPING_NAMES)

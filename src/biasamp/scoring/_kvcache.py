@@ -58,4 +58,4 @@ def sliding_window(model):
 
 def cache_of(out):
     """The key/value cache of a model output (``cache`` in transformers 5.2x, else the old name)."""
-    return out["cache"] if "cache" in out else out.past_key_values
+    return out["cache"] if "cache" in out else out.past_key_values  # noqa: SIM401 - .get(k, default) would read the default eagerly
