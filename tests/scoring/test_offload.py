@@ -75,7 +75,7 @@ def test_the_cli_refuses_a_bad_max_memory(capsys):
 
     assert main(["probe", "--model", "x", "--device-map", "auto", "--max-memory", "a=b"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "max_memory must look like" in err[0]
+    assert len(err) == 1 and "--max-memory must look like" in err[0]  # named by its flag
 
 
 def test_biasamp_score_places_the_model_too(tiny_gpt2_dir, tmp_path, capsys):
