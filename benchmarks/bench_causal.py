@@ -186,14 +186,13 @@ def _score(scorer, items, mode):
 
 
 def run(args):
+    import warnings
+
     import numpy as np
     import torch
 
-    from biasamp.scoring import CausalLMScorer
-
-    import warnings
-
     from biasamp import ChatModelWarning
+    from biasamp.scoring import CausalLMScorer
 
     if args.model == "random-gpt2":
         folder, vocab_source = build_model(OUT / "gpt2-small-random")

@@ -185,8 +185,14 @@ def make_provenance(*, model="m", base_rates=None, bootstrap=None, **fields):
     """A complete :class:`~biasamp.results.Provenance` for results built by hand: the model
     ``model`` (a masked LM with one weight file), scored ``word`` on cpu, templates ``x``
     (``a``, ``b``), tasks ``t1``..``t4``, attributes he, she; ``fields`` replace the rest."""
-    from biasamp.results import (BootstrapInfo, ModelInfo, Provenance, ScorerInfo, TasksInfo,
-                                 TemplatesInfo)
+    from biasamp.results import (
+        BootstrapInfo,
+        ModelInfo,
+        Provenance,
+        ScorerInfo,
+        TasksInfo,
+        TemplatesInfo,
+    )
 
     boot = bootstrap or BootstrapInfo(
         n_resamples=100, confidence=0.95, seed=0, resample="templates",

@@ -12,9 +12,22 @@ import pytest
 
 import biasamp
 from biasamp import BiasampError
-from biasamp._validation import (VALIDATED, Bool, Direction, Integer, Interval, Names,
-                                 NonEmptyStr, OneOf, Optional, PositiveInt, SubsetOf, check,
-                                 normalised, validate_params)
+from biasamp._validation import (
+    VALIDATED,
+    Bool,
+    Direction,
+    Integer,
+    Interval,
+    Names,
+    NonEmptyStr,
+    OneOf,
+    Optional,
+    PositiveInt,
+    SubsetOf,
+    check,
+    normalised,
+    validate_params,
+)
 
 # importing the packages registers their validated functions
 for _module in ("biasamp.pipeline", "biasamp.report", "biasamp.corpus", "biasamp.pairs",

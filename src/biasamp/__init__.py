@@ -13,9 +13,17 @@ first access and listed by ``dir(biasamp)``:
 
 from __future__ import annotations
 
-from ._errors import (BiasampError, BiasampWarning, ChatModelWarning, MissingDependencyError,
-                      UnavailableCIWarning, UndefinedCellsWarning, UndefinedTrialsWarning,
-                      UnknownNameError, ZeroRowWarning)
+from ._errors import (
+    BiasampError,
+    BiasampWarning,
+    ChatModelWarning,
+    MissingDependencyError,
+    UnavailableCIWarning,
+    UndefinedCellsWarning,
+    UndefinedTrialsWarning,
+    UnknownNameError,
+    ZeroRowWarning,
+)
 from ._registry import Registry
 
 __version__ = "0.1.0"

@@ -12,7 +12,7 @@ import json
 import math
 import os
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ __all__ = ["check_keys", "check_metadata", "data_dir", "json_loads", "read_text"
 _DATA_NAMES = ("templates", "base_rates", "pairs")
 
 
-@lru_cache(maxsize=None)
+@cache
 def data_dir(name: str) -> Path:
     """Return the folder holding biasamp's ``templates``, ``base_rates`` or ``pairs`` data.
 

@@ -30,8 +30,19 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 from pandas import NA as _NA
-from pydantic import (BaseModel, ConfigDict, Field, PlainValidator, StrictBool, StrictFloat,
-                      StrictInt, StrictStr, ValidationError, WithJsonSchema, model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    WithJsonSchema,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from ._conventions import DIRECTIONS

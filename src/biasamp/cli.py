@@ -20,9 +20,9 @@ import warnings
 
 from . import __version__
 from ._errors import BiasampError
+from ._output import Stopped, stop_signals_raise
 from ._progress import Display
 from ._registry import Registry
-from ._output import Stopped, stop_signals_raise
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 

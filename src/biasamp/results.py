@@ -32,12 +32,33 @@ import pandas as pd
 from ._errors import BiasampError, MissingDependencyError
 from ._files import json_loads, read_text, sha256_file
 from ._output import OutputFolder
-from ._schema import (AGREEMENT_COLUMNS, BY_GROUP_COLUMNS, BY_PAIR_COLUMNS,  # noqa: F401
-                      DATA_FILES, PER_TEMPLATE_COLUMNS, SCHEMA_VERSION, SUMMARY_KEYS,
-                      TABLE_COLUMNS, TABLE_FORMATS, AgreementRow, BaseRatesInfo, BootstrapInfo,
-                      ByGroupRow, ByPairRow, ModelInfo, PerTemplateRow, Provenance, ResultsFile,
-                      ScorerInfo, SummaryRow, TasksInfo, TemplatesInfo, check_version,
-                      jsonable, parse)
+from ._schema import (  # noqa: F401
+    AGREEMENT_COLUMNS,
+    BY_GROUP_COLUMNS,
+    BY_PAIR_COLUMNS,
+    DATA_FILES,
+    PER_TEMPLATE_COLUMNS,
+    SCHEMA_VERSION,
+    SUMMARY_KEYS,
+    TABLE_COLUMNS,
+    TABLE_FORMATS,
+    AgreementRow,
+    BaseRatesInfo,
+    BootstrapInfo,
+    ByGroupRow,
+    ByPairRow,
+    ModelInfo,
+    PerTemplateRow,
+    Provenance,
+    ResultsFile,
+    ScorerInfo,
+    SummaryRow,
+    TasksInfo,
+    TemplatesInfo,
+    check_version,
+    jsonable,
+    parse,
+)
 from ._validation import OneOf, check
 
 __all__ = ["SCHEMA_VERSION", "ProbeResult", "Provenance"]

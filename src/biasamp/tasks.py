@@ -44,8 +44,16 @@ from pathlib import Path
 
 from ._conventions import BLANK
 from ._errors import BiasampError
-from ._files import (check_keys, check_metadata, data_dir, looks_like_path, read_toml,
-                     resolve_name_or_path, sha256_bytes, str_field)
+from ._files import (
+    check_keys,
+    check_metadata,
+    data_dir,
+    looks_like_path,
+    read_toml,
+    resolve_name_or_path,
+    sha256_bytes,
+    str_field,
+)
 from ._registry import Registry, did_you_mean
 
 __all__ = ["TaskVocabulary", "list_task_sets", "load_tasks", "task_aliases"]

@@ -11,8 +11,13 @@ from biasamp import BiasampError
 from biasamp._errors import ZeroRowWarning
 from biasamp.base_rates import get_source
 from biasamp.cli import main
-from biasamp.corpus import (DEFAULT_WORD_GROUPS, RULES, WANG2021_WORD_GROUPS,
-                            count_cooccurrences, count_text)
+from biasamp.corpus import (
+    DEFAULT_WORD_GROUPS,
+    RULES,
+    WANG2021_WORD_GROUPS,
+    count_cooccurrences,
+    count_text,
+)
 from biasamp.corpus._matching import occupation_forms
 from biasamp.corpus._sentences import split_sentences
 from biasamp.corpus._sources import split_lines

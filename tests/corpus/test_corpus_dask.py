@@ -6,6 +6,7 @@ import logging
 import sys
 import warnings
 
+import distributed  # the test extra installs dask[distributed]
 import numpy as np
 import pytest
 
@@ -14,8 +15,6 @@ from biasamp._errors import ZeroRowWarning
 from biasamp.cli import main
 from biasamp.corpus import count_cooccurrences
 from biasamp.tasks import load_tasks
-
-import distributed  # the test extra installs dask[distributed]
 
 W32 = load_tasks("winobias32").words
 

@@ -1,8 +1,8 @@
 """Corpus formats, inputs and early errors of biasamp.corpus (local engine)."""
 
 import bz2
-import gzip
 import errno
+import gzip
 import json
 import lzma
 import re

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from biasamp import BiasampError
 from biasamp._conventions import canonical_direction
 from biasamp.pipeline import ProbeConfig, probe, probe_many
 from biasamp.pipeline.run import model_slug
+
 
 # ------------------------------------------------------------------------------ config
 def test_config_from_toml_and_yaml(tmp_path):
@@ -112,7 +114,7 @@ def test_a_config_is_checked_once_and_immutable():
                       device_map="auto", dtype="bf16", scoring="pll")
     assert (cfg.models, cfg.attributes, cfg.max_memory, cfg.dtype) == (
         ["a", "b"], ["he", "she"], {0: "1GiB"}, "bfloat16")
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="frozen"):
         cfg.seed = 3
     assert ProbeConfig(**cfg.to_dict()) == cfg  # its dict builds the same config
     with pytest.raises(BiasampError, match=r"^scoring 'continuation' is an estimator for causal"):

@@ -8,9 +8,17 @@ import numpy as np
 import pytest
 
 from biasamp.metrics import bootstrap_ci, directional_bias_amplification
-from biasamp.pipeline.resample import (Units, interval, mean_tables, replicates,
-                                       resample_counts, sign_support, source_stream,
-                                       task_draws, unit_draws)
+from biasamp.pipeline.resample import (
+    Units,
+    interval,
+    mean_tables,
+    replicates,
+    resample_counts,
+    sign_support,
+    source_stream,
+    task_draws,
+    unit_draws,
+)
 
 
 def _tables(rng, m, t, a, direction):

@@ -12,8 +12,6 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from conftest import FixedSource
-
 from biasamp import UndefinedCellsWarning
 from biasamp.pipeline import evaluate_tables
 from biasamp.report._plot_layout import DPI, LABEL_GID, save
@@ -25,6 +23,7 @@ from biasamp.report._plots import (
     plot_all,
 )
 from biasamp.results import ProbeResult
+from conftest import FixedSource
 
 #: the 40 WinoBias occupations: the crowded case of the issue
 WINOBIAS = ["driver", "supervisor", "janitor", "cook", "mover", "laborer",

@@ -16,6 +16,8 @@ import pandas as pd
 import pytest
 
 from biasamp import BiasampError
+from biasamp.pipeline.evaluate import agreement_table
+from biasamp.pipeline.resample import Resampling
 from biasamp.report import (
     FORMATS,
     build_report,
@@ -28,8 +30,6 @@ from biasamp.report import (
     render_markdown,
     render_model_card,
 )
-from biasamp.pipeline.evaluate import agreement_table
-from biasamp.pipeline.resample import Resampling
 from biasamp.results import ProbeResult
 
 PNGS = {"fig5": "fig5_p_attribute_given_task.png", "forest": "forest_delta.png",

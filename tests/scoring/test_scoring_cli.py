@@ -9,7 +9,6 @@ torch = pytest.importorskip("torch")
 
 from biasamp.cli import main  # noqa: E402
 
-
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 

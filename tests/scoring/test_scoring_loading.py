@@ -24,8 +24,7 @@ transformers = pytest.importorskip("transformers")
 import tiny_models as tm  # noqa: E402
 from biasamp import BiasampError  # noqa: E402
 from biasamp._errors import MissingWeightsWarning  # noqa: E402
-from biasamp.scoring import (CausalLMScorer, MaskedLMScorer, detect_model_type,  # noqa: E402
-                             resolve_model)
+from biasamp.scoring import CausalLMScorer, MaskedLMScorer, detect_model_type, resolve_model  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

@@ -16,8 +16,14 @@ import pandas as pd
 
 from .._conventions import ATTRIBUTE_TO_TASK, ATTRIBUTES
 from ._file import WikiText103Source
-from ._labor import (LABOR2016_PROVENANCE, groups_for, labor2016_files, labor_counts, labor_shares,
-                     winobias_file_entry)
+from ._labor import (
+    LABOR2016_PROVENANCE,
+    groups_for,
+    labor2016_files,
+    labor_counts,
+    labor_shares,
+    winobias_file_entry,
+)
 from ._table import BaseRateSource, BaseRateTable, MissingEntriesError, select_entries
 
 __all__ = ["COMPAT_SOURCES", "EPS_WANG2021", "PAPER_METRIC", "Labor2016Wang2021Source",

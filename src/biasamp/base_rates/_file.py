@@ -14,8 +14,14 @@ import pandas as pd
 from .._conventions import ATTRIBUTE_TO_TASK
 from .._errors import BiasampError
 from .._files import json_loads, read_text, sha256_file
-from ._table import (BaseRateSource, BaseRateTable, MissingEntriesError, data_file, file_entry,
-                     select_entries)
+from ._table import (
+    BaseRateSource,
+    BaseRateTable,
+    MissingEntriesError,
+    data_file,
+    file_entry,
+    select_entries,
+)
 
 __all__ = ["BergsmaSource", "FileSource", "WikiText103Source", "read_table_csv"]
 

@@ -9,8 +9,14 @@ from functools import lru_cache
 
 import pandas as pd
 
-from ._table import (BaseRateSource, BaseRateTable, MissingEntriesError, data_file, file_entry,
-                     select_entries)
+from ._table import (
+    BaseRateSource,
+    BaseRateTable,
+    MissingEntriesError,
+    data_file,
+    file_entry,
+    select_entries,
+)
 
 __all__ = ["LABOR2016_PROVENANCE", "Labor2016SharesSource", "Labor2016Source", "Labor2022Source",
            "WINOBIAS_PROVENANCE", "groups_for", "labor2016_files", "labor_counts",

@@ -13,8 +13,7 @@ import pandas as pd
 from .._conventions import TIE_TOL
 from .._errors import BiasampError, ZeroRowWarning
 from .._files import data_dir, sha256_file
-from .._validation import (Constraint, Direction, OneOf, Optional, check, normalised,
-                           validate_params)
+from .._validation import Constraint, Direction, OneOf, Optional, check, normalised, validate_params
 
 __all__ = ["COUNTS_TRANSFORMS", "KINDS", "BaseRateSource", "BaseRateTable",
            "MissingEntriesError", "check_joint",

@@ -6,8 +6,7 @@ import sys
 
 from .._conventions import BLANK
 from .._errors import BiasampError
-from . import (add_config_options, add_model_options, report_file, say_report, table_lines,
-               work_done)
+from . import add_config_options, add_model_options, report_file, say_report, table_lines, work_done
 
 
 def probe(p) -> None:

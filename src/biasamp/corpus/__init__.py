@@ -41,8 +41,14 @@ prefilter, the scanners), ``_rule_base`` (the rule protocol, word groups and the
 entry points, the ``RULES`` registry, provenance, the CSV writer).
 """
 
-from ._driver import (RULES, CorpusCounts, count_cooccurrences, count_text, counts_output,
-                      write_counts_csv)
+from ._driver import (
+                      RULES,
+                      CorpusCounts,
+                      count_cooccurrences,
+                      count_text,
+                      counts_output,
+                      write_counts_csv,
+)
 from ._engines import ENGINES
 from ._inputs import FORMATS
 from ._matching import MATCHERS

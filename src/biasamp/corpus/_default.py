@@ -9,8 +9,7 @@ import numpy as np
 from ._buffer import Buffer
 from ._matching import make_scanner, occupation_forms, trie_pattern
 from ._rule_base import DEFAULT_WORD_GROUPS, ByteTicker, CountingRule
-from ._sentences import (HEADING, boundary_gaps, count_sentences, sentence_spans,
-                         split_sentences)
+from ._sentences import HEADING, boundary_gaps, count_sentences, sentence_spans, split_sentences
 
 __all__ = ["DefaultRule"]
 

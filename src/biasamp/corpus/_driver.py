@@ -19,8 +19,16 @@ from .._errors import BiasampError, ZeroRowWarning
 from .._output import OutputFile
 from .._progress import SILENT, as_progress
 from .._registry import Registry
-from .._validation import (Bool, Integer, NonEmptyStr, OneOf, Optional, PositiveInt, normalised,
-                           validate_params)
+from .._validation import (
+    Bool,
+    Integer,
+    NonEmptyStr,
+    OneOf,
+    Optional,
+    PositiveInt,
+    normalised,
+    validate_params,
+)
 from ._buffer import encode_text
 from ._default import DefaultRule
 from ._engines import ENGINES

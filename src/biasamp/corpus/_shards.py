@@ -17,8 +17,14 @@ import zlib
 from dataclasses import dataclass, field
 
 from .._errors import BiasampError
-from ._formats import (check_parquet_column, iter_jsonl, iter_parquet, iter_text,
-                       iter_wiki_articles, parquet_file)
+from ._formats import (
+    check_parquet_column,
+    iter_jsonl,
+    iter_parquet,
+    iter_text,
+    iter_wiki_articles,
+    parquet_file,
+)
 from ._inputs import Input, decompressed, open_raw
 
 __all__ = ["ReadOptions", "Shard", "check_input", "count_chunks", "guarded", "hash_input",

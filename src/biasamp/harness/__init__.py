@@ -161,7 +161,7 @@ def process_results(doc: dict, results) -> dict:
     computes BiasAmp-> from all of them."""
     item = (doc["setup"], doc["direction"], int(doc["row"]),
             tuple(float(r[0]) for r in results))
-    return {name: item for name in METRICS}
+    return dict.fromkeys(METRICS, item)
 
 
 def _digest(items) -> str:

@@ -10,7 +10,6 @@ import pandas as pd
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE, TIE_TOL  # noqa: F401
 from .._errors import BiasampError, UndefinedCellsWarning
 
-
 #: tolerance for "rows / columns of the model sum to 1"
 SUM_TOL = 1e-6
 #: rows per chunk when accumulating matrix products over many examples

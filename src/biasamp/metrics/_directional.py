@@ -12,8 +12,8 @@ from .._errors import BiasampError
 from .._validation import OneOf, check
 from ._common import (
     ATTRIBUTE_TO_TASK,
-    TIE_TOL,
     TASK_TO_ATTRIBUTE,
+    TIE_TOL,
     align_to,
     as_table,
     check_association,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._conventions import canonical_direction
 from .._errors import BiasampError
 from ._attackers import BayesOptimalAttacker  # noqa: F401  (used in the docstring example)
-from .._conventions import canonical_direction
 from ._common import ATTRIBUTE_TO_TASK, required_preds
 from ._leakage import (
     Encoded,

@@ -8,17 +8,17 @@ import numpy as np
 import pandas as pd
 
 from ._common import (
-    as_label_data,
     align_to,
+    as_label_data,
     as_label_matrix,
     as_table,
     check_nonneg,
     check_same,
+    check_two_attributes,
     col_sums,
     gram,
     pair_frame,
     warn_nan,
-    check_two_attributes,
 )
 
 __all__ = ["MALSResult", "mals_bias_amplification", "mals_bias_amplification_labels"]

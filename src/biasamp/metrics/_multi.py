@@ -11,11 +11,11 @@ from .._conventions import canonical_direction
 from .._errors import BiasampError
 from .._validation import PositiveInt, check
 from ._common import (
-    as_label_data,
     ATTRIBUTE_TO_TASK,
     TIE_TOL,
-    checked_preds,
+    as_label_data,
     check_tie_tol,
+    checked_preds,
     col_sums,
     gram,
     sign_with_tol,

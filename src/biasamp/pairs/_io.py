@@ -22,8 +22,17 @@ import pandas as pd
 from .._errors import BiasampError
 from .._files import data_dir, json_loads, read_text, sha256_bytes
 from .._registry import Registry
-from .._schema import (FileModel, Int, ModelInfo, Num, ScorerInfo, Str, check_version, jsonable,
-                       parse)
+from .._schema import (
+    FileModel,
+    Int,
+    ModelInfo,
+    Num,
+    ScorerInfo,
+    Str,
+    check_version,
+    jsonable,
+    parse,
+)
 from .._validation import Optional, PositiveInt, check
 
 __all__ = ["PAIR_SETS", "PairSet", "PairsProvenance", "list_pair_sets", "load_pairs",

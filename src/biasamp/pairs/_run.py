@@ -10,8 +10,8 @@ import pandas as pd
 
 from .._conventions import CONFIDENCE, N_RESAMPLES
 from .._memory import check_memory
-from .._validation import Interval, Optional, PositiveInt, Integer, validate_params
 from .._schema import ModelInfo, ScorerInfo
+from .._validation import Integer, Interval, Optional, PositiveInt, validate_params
 from ._io import PairsBootstrap, PairsProvenance, load_pairs
 from ._metric import SCORE_COLUMNS, PairResult, pair_summary, preferences
 

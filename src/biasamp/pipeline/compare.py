@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._conventions import DIRECTIONS, TASK_TO_ATTRIBUTE
+from .._conventions import DIRECTIONS
 from .._errors import BiasampError, ZeroRowWarning
 from ..results import ProbeResult
 from .evaluate import BaseView

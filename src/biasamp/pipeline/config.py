@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextvars
 import functools
-import importlib
 import logging
 import os
 import re
@@ -36,10 +35,10 @@ import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, ValidationError,
-                      model_validator)
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .._conventions import CONFIDENCE, MODEL_TYPES, N_RESAMPLES
 from .._errors import BiasampError, UnknownNameError
@@ -125,11 +124,14 @@ def _opt(default: Any = None, *, help: str, group: str | None, flags: tuple[str,
 
 #: How a refused value's parameter is named while :meth:`ProbeConfig.from_dict` builds a config
 #: (field -> its key in a config file or its flag); a plain ``ProbeConfig(...)`` names the field.
-_SHOWN: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar("shown", default={})
+_SHOWN: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar(
+    "shown", default=MappingProxyType({}))
 
 #: The registered names an option takes, listed in its --help: (module, function listing them).
-_LISTED = {"templates": ("templates", "list_template_sets"), "tasks": ("tasks", "list_task_sets"),
-           "base_rates": ("base_rates", "list_sources")}
+_LISTED = Registry("listed option")
+_LISTED.register_lazy("templates", "biasamp.templates:list_template_sets")
+_LISTED.register_lazy("tasks", "biasamp.tasks:list_task_sets")
+_LISTED.register_lazy("base_rates", "biasamp.base_rates:list_sources")
 
 
 class ProbeConfig(BaseModel):
@@ -512,9 +514,8 @@ def cli_help(name: str) -> str:
     flags = {n: cli_flags(n)[0] for n in ProbeConfig.model_fields if _extra(n).get("group")}
     text = re.sub(r"``(.+?)``", lambda m: flags.get(m[1], f"'{m[1]}'"),
                   ProbeConfig.model_fields[name].description)
-    if name in _LISTED:
-        module, listing = _LISTED[name]
-        text += f" [{', '.join(getattr(importlib.import_module('biasamp.' + module), listing)())}]"
+    if name in _LISTED.names():
+        text += f" [{', '.join(_LISTED.get(name)())}]"
     default = _default(name)
     if not (default is None or default is False or default == []):
         text += f" (default: {_shown(default)})"

@@ -40,15 +40,40 @@ import pandas as pd
 from .._conventions import CONFIDENCE, DIRECTIONS, N_RESAMPLES, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError, UnavailableCIWarning, UndefinedCellsWarning
 from .._progress import as_progress
-from .._validation import (Integer, Interval, Names, OneOf, Optional, PositiveInt, normalised,
-                           validate_params)
+from .._validation import (
+    Integer,
+    Interval,
+    Names,
+    OneOf,
+    Optional,
+    PositiveInt,
+    normalised,
+    validate_params,
+)
 from ..base_rates import BaseRateTable
 from ..metrics import directional_bias_amplification
-from ..results import (AGREEMENT_COLUMNS, BY_GROUP_COLUMNS, BY_PAIR_COLUMNS,
-                       PER_TEMPLATE_COLUMNS, SUMMARY_KEYS, BaseRatesInfo, BootstrapInfo,
-                       jsonable)
-from .resample import (BASE_UNCERTAINTY, RESAMPLE_UNITS, Resampling, Units, coverage, interval,
-                       mean_tables, pooled_units, replicates, sign_support)
+from ..results import (
+    AGREEMENT_COLUMNS,
+    BY_GROUP_COLUMNS,
+    BY_PAIR_COLUMNS,
+    PER_TEMPLATE_COLUMNS,
+    SUMMARY_KEYS,
+    BaseRatesInfo,
+    BootstrapInfo,
+    jsonable,
+)
+from .resample import (
+    BASE_UNCERTAINTY,
+    RESAMPLE_UNITS,
+    Resampling,
+    Units,
+    coverage,
+    interval,
+    mean_tables,
+    pooled_units,
+    replicates,
+    sign_support,
+)
 
 __all__ = ["BaseView", "Evaluation", "check_base", "evaluate_tables"]
 
@@ -109,7 +134,8 @@ _PARAMS = {"tasks": Names(min_size=2, what="task"),
 
 
 @validate_params(_PARAMS)
-def evaluate_tables(tables_at, tables_ta, tasks: Sequence[str], attributes: Sequence[str],
+def evaluate_tables(  # noqa: PLR0917 - public, sklearn-style: the data arguments positional
+    tables_at, tables_ta, tasks: Sequence[str], attributes: Sequence[str],
                     sources: Sequence, *, template_ids: Sequence[str] | None = None,
                     template_tasks: Sequence | None = None,
                     template_groups: Sequence | None = None,
@@ -378,8 +404,8 @@ def _per_template(tables, joint, kwargs, cells):
                                                  cells=cells, **kwargs)
             c = _cells_of(res, n_t, n_a)
             values[i], n_ties[i], n_nan[i] = res.value, res.n_ties, res.n_nan
-            for k in cols:
-                cols[k][i] = c[k]
+            for k, col in cols.items():
+                col[i] = c[k]
             first = c if first is None else first
     return values, n_ties, n_nan, cols, first
 

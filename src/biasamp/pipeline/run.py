@@ -29,8 +29,15 @@ from .._conventions import ATTRIBUTE_TO_TASK, DIRECTION_LABELS, DIRECTIONS, TASK
 from .._errors import BiasampError
 from .._output import OutputFolder
 from .._progress import as_progress
-from ..results import (TABLE_COLUMNS, BootstrapInfo, ModelInfo, ProbeResult, Provenance,
-                       ScorerInfo, TemplatesInfo)
+from ..results import (
+    TABLE_COLUMNS,
+    BootstrapInfo,
+    ModelInfo,
+    ProbeResult,
+    Provenance,
+    ScorerInfo,
+    TemplatesInfo,
+)
 from .config import ProbeConfig, as_config
 from .evaluate import Evaluation, _evaluate
 from .prepare import Prepared, prepare

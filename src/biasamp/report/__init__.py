@@ -33,16 +33,25 @@ from .._progress import as_progress
 from .._registry import Registry
 from .._validation import SubsetOf, normalised, validate_params
 from ..results import ProbeResult
-from ._compare import (compare_dirs, compare_table, paired_markdown, setup_differences,
-                       write_comparison)
+from ._compare import compare_dirs, compare_table
+from ._compare import paired_markdown as paired_markdown
+from ._compare import setup_differences as setup_differences
+from ._compare import write_comparison as write_comparison
 from ._format import format_value, markdown_table
 from ._plots import PLOT_KINDS
-from ._render import (html_report, json_report, markdown_report, model_card, render_html,
-                      render_markdown, render_model_card)
+from ._render import (
+    html_report,
+    json_report,
+    markdown_report,
+    model_card,
+    render_html,
+    render_markdown,
+    render_model_card,
+)
 from ._sections import Sections, build_sections
 
-# paired_markdown, setup_differences and write_comparison serve `biasamp compare` and
-# probe_many; they are not part of the public API
+# paired_markdown, setup_differences and write_comparison (imported `as` themselves: re-exported)
+# serve `biasamp compare` and probe_many; they are not part of the public API
 __all__ = [
     "FORMATS",
     "build_report",

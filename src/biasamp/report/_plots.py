@@ -21,8 +21,15 @@ import pandas as pd
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from ..results import ProbeResult
 from ._format import direction_label
-from ._plot_layout import (association_colors, association_entries, figure, freeze_layout,
-                           place_labels, save, text_width)
+from ._plot_layout import (
+    association_colors,
+    association_entries,
+    figure,
+    freeze_layout,
+    place_labels,
+    save,
+    text_width,
+)
 
 __all__ = ["PLOT_FILES", "PLOT_KINDS", "PLOT_TITLES", "plot_all"]
 

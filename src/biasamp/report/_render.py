@@ -26,8 +26,14 @@ import yaml
 from markupsafe import Markup
 
 from ..results import ProbeResult
-from ._format import (html_table, inline_html, markdown_html, markdown_list, markdown_table,
-                      plain_text)
+from ._format import (
+    html_table,
+    inline_html,
+    markdown_html,
+    markdown_list,
+    markdown_table,
+    plain_text,
+)
 from ._sections import Sections, build_sections
 
 __all__ = ["html_report", "json_report", "markdown_report", "model_card", "render_html",

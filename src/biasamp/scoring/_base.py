@@ -19,9 +19,17 @@ from .._progress import as_progress
 from .._validation import Bool, OneOf, Optional, PositiveInt, check
 from . import DEVICE_MAPS, LoadOptions, parse_max_memory, take_options
 from ._hub import ResolvedModel, resolve_model, weight_files_sha256
-from ._load import (check_vocabulary, input_device, load_model, load_tokenizer,
-                    model_fingerprint, resolve_device, resolve_dtype, tokenizer_fingerprint,
-                    transformers_logs_propagate)
+from ._load import (
+    check_vocabulary,
+    input_device,
+    load_model,
+    load_tokenizer,
+    model_fingerprint,
+    resolve_device,
+    resolve_dtype,
+    tokenizer_fingerprint,
+    transformers_logs_propagate,
+)
 from ._result import ScoreCache, ScoreResult, item_key
 from ._spans import BLANK, audit_candidates, check_score_inputs
 

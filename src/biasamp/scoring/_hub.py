@@ -22,9 +22,9 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._conventions import MODEL_TYPES as MODEL_TYPE_CHOICES
 from .._errors import BiasampError, HubUnreachableWarning
 from .._files import sha256_file
-from .._conventions import MODEL_TYPES as MODEL_TYPE_CHOICES
 from .._validation import OneOf, check
 
 __all__ = ["ModelSource", "ResolvedModel", "check_model", "detect_model_type", "resolve_model",
@@ -254,8 +254,10 @@ def detect_model_type(model, *, revision=None, hf_cache_dir=None, trust_remote_c
         The config cannot be read, or it names neither kind (then ``model_type`` must be given).
     """
     from transformers import AutoConfig
-    from transformers.models.auto.modeling_auto import (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-                                                        MODEL_FOR_MASKED_LM_MAPPING_NAMES)
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
 
     src = source or resolve_source(model, revision=revision, hf_cache_dir=hf_cache_dir)
     if src.local and not (Path(src.name) / "config.json").is_file():

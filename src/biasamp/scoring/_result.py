@@ -135,7 +135,7 @@ class ScoreCache:
         keys = list(dict.fromkeys(keys))
         for i in range(0, len(keys), 500):
             part = keys[i:i + 500]
-            q = "SELECT k, v FROM scores WHERE k IN (%s)" % ",".join("?" * len(part))
+            q = f"SELECT k, v FROM scores WHERE k IN ({','.join('?' * len(part))})"
             for k, v in self._con.execute(q, part):
                 found[k] = json.loads(v)
         return found

@@ -12,12 +12,25 @@ from typing import Any
 
 from .._conventions import BLANK, DIRECTIONS
 from .._errors import BiasampError
-from .._files import (check_keys, check_metadata, data_dir, read_toml, resolve_name_or_path,
-                      sha256_bytes, str_field)
+from .._files import (
+    check_keys,
+    check_metadata,
+    data_dir,
+    read_toml,
+    resolve_name_or_path,
+    sha256_bytes,
+    str_field,
+)
 from .._registry import Registry
 from .._validation import OneOf, check
-from ._checks import (check_bindings, check_template, default_mask, read_groups, read_label_list,
-                      read_task_binding)
+from ._checks import (
+    check_bindings,
+    check_template,
+    default_mask,
+    read_groups,
+    read_label_list,
+    read_task_binding,
+)
 from ._model import Template, TemplateSet
 from ._slots import ARTICLE_RULES, CONTEXTS, parse_text
 

@@ -13,8 +13,7 @@ from .._conventions import ATTRIBUTES
 from .._errors import BiasampError
 from .._registry import did_you_mean, unknown_name
 from .._validation import Constraint, check
-from ._slots import (ATTRIBUTE_FORMS, VERB_FORMS, Slot, article_for,
-                     resolve_ref, verb_form)
+from ._slots import ATTRIBUTE_FORMS, VERB_FORMS, Slot, article_for, resolve_ref, verb_form
 
 __all__ = ["Template", "TemplateSet", "attribute_hint", "masked_indexes", "render_parts"]
 
