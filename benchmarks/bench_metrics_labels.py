@@ -28,7 +28,9 @@ def make_data(n, n_tasks, n_attrs, seed=0, soft=False):
     rates = rng.uniform(0.02, 0.3, size=(n_attrs, n_tasks)).astype(np.float32)
     T = rng.random((n, n_tasks), dtype=np.float32) < rates[a_idx]
     if soft:
-        P = np.clip(T.astype(np.float32) * 0.7 + rng.random((n, n_tasks), dtype=np.float32) * 0.3, 0, 1)
+        P = np.clip(
+            T.astype(np.float32) * 0.7 + rng.random((n, n_tasks), dtype=np.float32) * 0.3, 0, 1
+        )
     else:
         P = rng.random((n, n_tasks), dtype=np.float32) < rates[a_idx] * 1.1
     return A, T, P
@@ -106,16 +108,22 @@ def main(argv=None):
     t_py_sub = time.perf_counter() - t0
     sub = directional_bias_amplification_labels(A[:k], T[:k], direction="A->T", task_preds=P[:k])
     sub_got = sub.by_pair["contribution"].to_numpy().reshape(args.tasks, args.attributes)
-    assert np.allclose(sub_got, ref_py, atol=1e-9, equal_nan=True), "vectorised and loop results differ"
+    assert np.allclose(sub_got, ref_py, atol=1e-9, equal_nan=True), (
+        "vectorised and loop results differ"
+    )
     t_py = t_py_sub * args.n / k
 
     kind = "soft float32" if args.soft else "0/1 boolean"
-    print(f"labels form, A->T, {args.n:,} examples x {args.tasks} tasks x {args.attributes} attributes "
-          f"({kind} predictions); value = {r.value:.6f}")
+    print(
+        f"labels form, A->T, {args.n:,} examples x {args.tasks} tasks x {args.attributes} attributes "
+        f"({kind} predictions); value = {r.value:.6f}"
+    )
     print(f"  vectorised (best of 3):                 {t_vec:9.3f} s")
     print(f"  per-cell loop, numpy masks (full data): {t_np:9.3f} s   ratio {t_np / t_vec:8.1f}x")
-    print(f"  per-cell loop, pure Python:             {t_py:9.3f} s   ratio {t_py / t_vec:8.1f}x  "
-          f"(measured {t_py_sub:.3f} s on {k:,} examples, extrapolated linearly to {args.n:,})")
+    print(
+        f"  per-cell loop, pure Python:             {t_py:9.3f} s   ratio {t_py / t_vec:8.1f}x  "
+        f"(measured {t_py_sub:.3f} s on {k:,} examples, extrapolated linearly to {args.n:,})"
+    )
     print("  results agree (atol 1e-9)")
 
 

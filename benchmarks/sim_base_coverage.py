@@ -54,8 +54,16 @@ def _bc(reps: np.ndarray, point: float, conf: float) -> tuple[float, float]:
     return tuple(np.nanpercentile(r, [100 * lo, 100 * hi]))
 
 
-def simulate(direction: str, n: int, k: int, *, truths: int, datasets: int, resamples: int,
-             conf: float = 0.95) -> dict:
+def simulate(
+    direction: str,
+    n: int,
+    k: int,
+    *,
+    truths: int,
+    datasets: int,
+    resamples: int,
+    conf: float = 0.95,
+) -> dict:
     hits = {"percentile": 0, "basic": 0, "bias-corrected": 0}
     biases, flagged, unflagged_hits, used = [], 0, 0, 0
     supported, supported_hits = 0, 0
@@ -72,15 +80,23 @@ def simulate(direction: str, n: int, k: int, *, truths: int, datasets: int, resa
             if not np.isfinite(point):
                 continue
             draws = resample_counts(c, n_resamples=resamples, seed=i, stream=t)
-            rep = replicates(np.broadcast_to(model, (resamples, k, 2)), c,
-                              direction=direction, metric={}, base_draws=draws,
-                              to_joint=lambda z: z)
+            rep = replicates(
+                np.broadcast_to(model, (resamples, k, 2)),
+                c,
+                direction=direction,
+                metric={},
+                base_draws=draws,
+                to_joint=lambda z: z,
+            )
             support = sign_support(rep["y"], at_point["y"][0], ~np.isnan(rep["contribution"]))
             all_supported = bool((support >= conf).all())
             reps = rep["value"]
             lo, hi = interval(reps, conf, point)
-            ivs = {"percentile": (lo, hi), "basic": (2 * point - hi, 2 * point - lo),
-                   "bias-corrected": _bc(reps, point, conf)}
+            ivs = {
+                "percentile": (lo, hi),
+                "basic": (2 * point - hi, 2 * point - lo),
+                "bias-corrected": _bc(reps, point, conf),
+            }
             for name, (a, b) in ivs.items():
                 hits[name] += a <= truth <= b
             bias = float(np.nanmean(reps) - point)
@@ -91,14 +107,20 @@ def simulate(direction: str, n: int, k: int, *, truths: int, datasets: int, resa
             supported += all_supported
             supported_hits += all_supported and lo <= truth <= hi
             used += 1
-    return {"direction": direction, "sentences": n, "occupations": k, "datasets": used,
-            "coverage": {m: h / used for m, h in hits.items()},
-            "mean_base_bias": float(np.mean(biases)), "flagged": flagged / used,
-            "coverage_unflagged": (unflagged_hits / (used - flagged) if used > flagged
-                                   else float("nan")),
-            "all_supported": supported / used,
-            "coverage_all_supported": (supported_hits / supported if supported
-                                       else float("nan"))}
+    return {
+        "direction": direction,
+        "sentences": n,
+        "occupations": k,
+        "datasets": used,
+        "coverage": {m: h / used for m, h in hits.items()},
+        "mean_base_bias": float(np.mean(biases)),
+        "flagged": flagged / used,
+        "coverage_unflagged": (
+            unflagged_hits / (used - flagged) if used > flagged else float("nan")
+        ),
+        "all_supported": supported / used,
+        "coverage_all_supported": (supported_hits / supported if supported else float("nan")),
+    }
 
 
 def main(argv=None) -> list:
@@ -112,15 +134,18 @@ def main(argv=None) -> list:
         warnings.simplefilter("ignore")
         for d in DIRECTIONS:
             for n, k in DESIGNS:
-                r = simulate(d, n, k, truths=args.truths, datasets=args.datasets,
-                             resamples=args.resamples)
+                r = simulate(
+                    d, n, k, truths=args.truths, datasets=args.datasets, resamples=args.resamples
+                )
                 rows.append(r)
                 cov = "  ".join(f"{m} {v:.2f}" for m, v in r["coverage"].items())
-                print(f"{d:18s} N={n:5d} K={k:2d}  coverage: {cov}  "
-                      f"mean base_bias {r['mean_base_bias']:+.4f}  flagged {r['flagged']:.2f}  "
-                      f"percentile when not flagged {r['coverage_unflagged']:.2f}  "
-                      f"every sign supported {r['all_supported']:.2f}, then percentile "
-                      f"{r['coverage_all_supported']:.2f}")
+                print(
+                    f"{d:18s} N={n:5d} K={k:2d}  coverage: {cov}  "
+                    f"mean base_bias {r['mean_base_bias']:+.4f}  flagged {r['flagged']:.2f}  "
+                    f"percentile when not flagged {r['coverage_unflagged']:.2f}  "
+                    f"every sign supported {r['all_supported']:.2f}, then percentile "
+                    f"{r['coverage_all_supported']:.2f}"
+                )
     print(json.dumps(rows))
     return rows
 

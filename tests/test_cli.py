@@ -15,9 +15,19 @@ import pytest
 from biasamp.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = ("results.json", "by_pair.csv", "per_template.csv", "tables.csv", "report.md",
-         "report.html", "report.json", "model_card.md", "fig5_p_attribute_given_task.png",
-         "forest_delta.png", "base_rate_panel.png")
+FILES = (
+    "results.json",
+    "by_pair.csv",
+    "per_template.csv",
+    "tables.csv",
+    "report.md",
+    "report.html",
+    "report.json",
+    "model_card.md",
+    "fig5_p_attribute_given_task.png",
+    "forest_delta.png",
+    "base_rate_panel.png",
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +38,28 @@ def tiny(tiny_bert_dir, tiny_bert2_dir):
 @pytest.fixture(scope="module")
 def probed(tiny, tmp_path_factory):
     out = tmp_path_factory.mktemp("run") / "bert"
-    rc = main(["-q", "probe", "--model", str(tiny[0]), "--templates", "adjectives",
-               "--max-templates", "2", "--base-rates", "uniform,labor-2016", "--n-resamples",
-               "200", "--seed", "3", "--format", "md,html,json,model-card", "--out", str(out)])
+    rc = main(
+        [
+            "-q",
+            "probe",
+            "--model",
+            str(tiny[0]),
+            "--templates",
+            "adjectives",
+            "--max-templates",
+            "2",
+            "--base-rates",
+            "uniform,labor-2016",
+            "--n-resamples",
+            "200",
+            "--seed",
+            "3",
+            "--format",
+            "md,html,json,model-card",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     return out
 
@@ -40,13 +69,28 @@ def test_probe_writes_every_file(probed, tiny):
         assert (probed / name).is_file(), name
     data = json.loads((probed / "results.json").read_text())
     assert [(r["base_rates"], r["direction"]) for r in data["summary"]] == [
-        ("uniform", "attribute_to_task"), ("uniform", "task_to_attribute"),
-        ("labor-2016", "attribute_to_task"), ("labor-2016", "task_to_attribute")]
+        ("uniform", "attribute_to_task"),
+        ("uniform", "task_to_attribute"),
+        ("labor-2016", "attribute_to_task"),
+        ("labor-2016", "task_to_attribute"),
+    ]
     for rec in data["summary"]:
-        assert set(rec) == {"base_rates", "direction", "mean", "std", "ci_low", "ci_high",
-                            "n_templates", "per_template", "aggregation", "resample",
-                            "base_resampled", "base_bias", "n_tasks_unsupported",
-                            "n_tasks_excluded"}
+        assert set(rec) == {
+            "base_rates",
+            "direction",
+            "mean",
+            "std",
+            "ci_low",
+            "ci_high",
+            "n_templates",
+            "per_template",
+            "aggregation",
+            "resample",
+            "base_resampled",
+            "base_bias",
+            "n_tasks_unsupported",
+            "n_tasks_excluded",
+        }
         assert rec["aggregation"] == "templates" and rec["resample"] == "templates"
         # neither source is counts: nothing to resample, no sign support to measure
         assert rec["base_resampled"] is False and rec["n_tasks_unsupported"] is None
@@ -61,15 +105,21 @@ def test_probe_writes_every_file(probed, tiny):
     assert prov["bootstrap"]["seed"] == 3 and prov["scorer"]["estimator"] == "word"
     assert prov["model"]["name"] == str(tiny[0]) and prov["model"]["revision"] is None
     assert set(prov["base_rates"]) == {"uniform", "labor-2016"}
-    assert all(set(d) == {"attribute_to_task", "task_to_attribute"}
-               for d in prov["base_rates"].values())
+    assert all(
+        set(d) == {"attribute_to_task", "task_to_attribute"} for d in prov["base_rates"].values()
+    )
     assert len(prov["templates"]["prompts_sha256"]) == 64
     assert "seed" not in data["config"] and "n_resamples" not in data["config"]  # once
     assert prov["bootstrap"] == {
-        "n_resamples": 200, "confidence": 0.95, "seed": 3,
-        "resample": "templates", "base_uncertainty": "resample", "min_base_count": None,
+        "n_resamples": 200,
+        "confidence": 0.95,
+        "seed": 3,
+        "resample": "templates",
+        "base_uncertainty": "resample",
+        "min_base_count": None,
         "method": "percentile bootstrap over templates; count-based base rates resampled "
-                  "jointly (multinomial over their counted sentences)"}
+        "jointly (multinomial over their counted sentences)",
+    }
     assert set(data["mass"]) == {"attribute_to_task", "task_to_attribute"}
     # 2 templates x 2 prompts (he, she) for A->T and 2 x 32 occupations for T->A
     assert data["mass"]["attribute_to_task"]["n_prompts"] == 4
@@ -80,9 +130,16 @@ def test_probe_writes_every_file(probed, tiny):
 def test_saved_tables_reproduce_the_summary(probed):
     """results.json follows from tables.csv alone (invariant across the stage boundary)."""
     from biasamp import evaluate_tables
+
     tables = pd.read_csv(probed / "tables.csv")
-    assert list(tables.columns) == ["template_id", "direction", "task", "attribute", "prob",
-                                    "log_prob"]
+    assert list(tables.columns) == [
+        "template_id",
+        "direction",
+        "task",
+        "attribute",
+        "prob",
+        "log_prob",
+    ]
     assert len(tables) == 2 * 2 * 32 * 2
     tasks = list(dict.fromkeys(tables["task"]))
     attrs = list(dict.fromkeys(tables["attribute"]))
@@ -94,8 +151,16 @@ def test_saved_tables_reproduce_the_summary(probed):
     assert np.allclose(arr["attribute_to_task"].sum(axis=1), 1.0)
     assert np.allclose(arr["task_to_attribute"].sum(axis=2), 1.0)
     assert np.allclose(np.exp(tables["log_prob"]) > 0, True)
-    ev = evaluate_tables(arr["attribute_to_task"], arr["task_to_attribute"], tasks, attrs,
-                         ["uniform", "labor-2016"], template_ids=tpl, n_resamples=200, seed=3)
+    ev = evaluate_tables(
+        arr["attribute_to_task"],
+        arr["task_to_attribute"],
+        tasks,
+        attrs,
+        ["uniform", "labor-2016"],
+        template_ids=tpl,
+        n_resamples=200,
+        seed=3,
+    )
     data = json.loads((probed / "results.json").read_text())
     for rec, mine in zip(data["summary"], ev.summary.to_dict("records")):
         assert rec["per_template"] == pytest.approx(mine["per_template"], abs=1e-12)
@@ -107,19 +172,56 @@ def test_report_rebuilds_from_results_json_alone(probed, tmp_path):
     alone.mkdir()
     (alone / "results.json").write_bytes((probed / "results.json").read_bytes())
     assert main(["-q", "report", str(alone), "--format", "md,html,json,model-card"]) == 0
-    for name in ("report.md", "report.html", "report.json", "model_card.md",
-                 "fig5_p_attribute_given_task.png", "forest_delta.png", "base_rate_panel.png"):
+    for name in (
+        "report.md",
+        "report.html",
+        "report.json",
+        "model_card.md",
+        "fig5_p_attribute_given_task.png",
+        "forest_delta.png",
+        "base_rate_panel.png",
+    ):
         assert (alone / name).is_file(), name
     assert (alone / "report.md").read_text() == (probed / "report.md").read_text()
 
 
 def test_compare_two_result_dirs(probed, tiny, tmp_path, capsys):
     other = tmp_path / "bert2"
-    assert main(["-q", "probe", "--model", str(tiny[1]), "--max-templates", "2",
-                 "--base-rates", "uniform,labor-2016", "--n-resamples", "200",
-                 "--format", "md", "--out", str(other)]) == 0
-    assert main(["compare", str(probed), str(other), "--out", str(tmp_path / "cmp"),
-                 "--format", "md,csv,html"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "probe",
+                "--model",
+                str(tiny[1]),
+                "--max-templates",
+                "2",
+                "--base-rates",
+                "uniform,labor-2016",
+                "--n-resamples",
+                "200",
+                "--format",
+                "md",
+                "--out",
+                str(other),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "compare",
+                str(probed),
+                str(other),
+                "--out",
+                str(tmp_path / "cmp"),
+                "--format",
+                "md,csv,html",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "tiny-bert-2" in printed and "| uniform | A→T |" in printed
     long = pd.read_csv(tmp_path / "cmp" / "comparison.csv")
@@ -129,9 +231,11 @@ def test_compare_two_result_dirs(probed, tiny, tmp_path, capsys):
 
 def test_several_models_and_config_file(tiny, tmp_path):
     cfg = tmp_path / "probe.toml"
-    cfg.write_text(f'[probe]\nmodels = ["{tiny[0]}", "{tiny[1]}"]\nbase-rates = ["uniform"]\n'
-                   f'max_templates = 1\nn_resamples = 50\nseed = 1\nformats = ["md"]\n'
-                   f'out = "{tmp_path / "ignored"}"\n')
+    cfg.write_text(
+        f'[probe]\nmodels = ["{tiny[0]}", "{tiny[1]}"]\nbase-rates = ["uniform"]\n'
+        f'max_templates = 1\nn_resamples = 50\nseed = 1\nformats = ["md"]\n'
+        f'out = "{tmp_path / "ignored"}"\n'
+    )
     out = tmp_path / "many"
     assert main(["-q", "probe", "--config", str(cfg), "--seed", "5", "--out", str(out)]) == 0
     for slug in ("tiny-bert", "tiny-bert-2"):
@@ -144,19 +248,28 @@ def test_several_models_and_config_file(tiny, tmp_path):
     assert not (tmp_path / "ignored").exists()
 
 
-
-@pytest.mark.parametrize("extra, message", [
-    (["--model", "MISSING"], r"model '.*does-not-exist': no such folder"),
-    (["--templates", "adjectivs"], r"unknown template set 'adjectivs' \(did you mean 'adjectives'"),
-    (["--base-rates", "uniform,wikitxt103-valtest"],
-     r"unknown base-rate source 'wikitxt103-valtest' \(did you mean 'wikitext103-valtest'"),
-    (["--tasks", "TASKFILE", "--base-rates", "labor-2016"],
-     r"tasks \['astronaut'\] not in base-rate source 'labor-2016'"),
-    (["--tasks", "EMPTYFILE"], r"empty"),
-    (["--compat", "wang"], r"compat must be one of 'wang2021'; got 'wang'"),
-    (["--format", "md,pdf"], r"--format must be some of 'md', .*; got 'pdf'"),
-    (["--no-out"], r"--out is required"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--model", "MISSING"], r"model '.*does-not-exist': no such folder"),
+        (
+            ["--templates", "adjectivs"],
+            r"unknown template set 'adjectivs' \(did you mean 'adjectives'",
+        ),
+        (
+            ["--base-rates", "uniform,wikitxt103-valtest"],
+            r"unknown base-rate source 'wikitxt103-valtest' \(did you mean 'wikitext103-valtest'",
+        ),
+        (
+            ["--tasks", "TASKFILE", "--base-rates", "labor-2016"],
+            r"tasks \['astronaut'\] not in base-rate source 'labor-2016'",
+        ),
+        (["--tasks", "EMPTYFILE"], r"empty"),
+        (["--compat", "wang"], r"compat must be one of 'wang2021'; got 'wang'"),
+        (["--format", "md,pdf"], r"--format must be some of 'md', .*; got 'pdf'"),
+        (["--no-out"], r"--out is required"),
+    ],
+)
 def test_probe_input_errors_exit_2(tiny, tmp_path, capsys, extra, message):
     (tmp_path / "tasks.txt").write_text("nurse\njanitor\nastronaut\n")
     (tmp_path / "empty.txt").write_text("")
@@ -167,8 +280,12 @@ def test_probe_input_errors_exit_2(tiny, tmp_path, capsys, extra, message):
         if extra[0] == "--model":
             argv[2] = str(tmp_path / "does-not-exist")
             extra = []
-        extra = [{"TASKFILE": str(tmp_path / "tasks.txt"),
-                  "EMPTYFILE": str(tmp_path / "empty.txt")}.get(e, e) for e in extra]
+        extra = [
+            {"TASKFILE": str(tmp_path / "tasks.txt"), "EMPTYFILE": str(tmp_path / "empty.txt")}.get(
+                e, e
+            )
+            for e in extra
+        ]
         argv += extra
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -192,8 +309,9 @@ def test_verbose_shows_traceback(tmp_path, capsys):
 
 
 def test_python_m_biasamp_help():
-    proc = subprocess.run([sys.executable, "-m", "biasamp", "--help"], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biasamp", "--help"], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     for name in ("probe", "report", "compare"):
         assert name in proc.stdout
@@ -205,12 +323,15 @@ def test_help_imports_little(argv, most):
     biasamp modules; ``biasamp probe --help`` builds probe's (ProbeConfig's), still no torch.
     The modules are read from ``sys.modules`` at exit (``-X importtime`` does not show what
     ``importlib.import_module`` imports, the registry's lazy entries)."""
-    code = ("import atexit, json, runpy, sys\n"
-            "atexit.register(lambda: sys.stderr.write('MODULES '\n"
-            "                                         + json.dumps(sorted(sys.modules))))\n"
-            "runpy.run_module('biasamp', run_name='__main__')\n")
-    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True,
-                          timeout=120)
+    code = (
+        "import atexit, json, runpy, sys\n"
+        "atexit.register(lambda: sys.stderr.write('MODULES '\n"
+        "                                         + json.dumps(sorted(sys.modules))))\n"
+        "runpy.run_module('biasamp', run_name='__main__')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     imported = json.loads(proc.stderr.rpartition("MODULES ")[2])
     ours = [m for m in imported if m == "biasamp" or m.startswith("biasamp.")]
@@ -261,22 +382,60 @@ def test_verbosity_flags_after_the_subcommand(tmp_path, capsys):
 def test_parquet_tables(tiny, tmp_path):
     pytest.importorskip("pyarrow")
     out = tmp_path / "pq"
-    assert main(["-q", "probe", "--model", str(tiny[0]), "--max-templates", "1",
-                 "--base-rates", "uniform", "--n-resamples", "20", "--tables", "parquet",
-                 "--format", "json", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "probe",
+                "--model",
+                str(tiny[0]),
+                "--max-templates",
+                "1",
+                "--base-rates",
+                "uniform",
+                "--n-resamples",
+                "20",
+                "--tables",
+                "parquet",
+                "--format",
+                "json",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     t = pd.read_parquet(out / "tables.parquet")
-    assert list(t.columns) == ["template_id", "direction", "task", "attribute", "prob",
-                               "log_prob"]
+    assert list(t.columns) == ["template_id", "direction", "task", "attribute", "prob", "log_prob"]
     assert len(t) == 1 * 2 * 32 * 2 and not (out / "tables.csv").exists()
 
 
 def test_unknown_hub_model_is_one_line_exit_2(tmp_path):
     import os
+
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, "-m", "biasamp", "-q", "probe", "--model",
-                           "biasamp-test/no-such-model", "--max-templates", "1", "--base-rates",
-                           "uniform", "--out", str(tmp_path / "o")], capture_output=True,
-                          text=True, timeout=300, env=env, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "biasamp",
+            "-q",
+            "probe",
+            "--model",
+            "biasamp-test/no-such-model",
+            "--max-templates",
+            "1",
+            "--base-rates",
+            "uniform",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
     assert "biasamp-test/no-such-model" in proc.stderr and "Traceback" not in proc.stderr
@@ -292,8 +451,9 @@ def test_the_model_options_are_declared_once():
     seen = {}
     for name in ("probe", "score", "pairs"):
         group = next(g for g in sub[name]._action_groups if g.title == "loading the model")
-        seen[name] = {a.option_strings[0]: (a.dest, a.help, a.default)
-                      for a in group._group_actions}
+        seen[name] = {
+            a.option_strings[0]: (a.dest, a.help, a.default) for a in group._group_actions
+        }
     assert set(seen["score"]) == set(seen["probe"]) == set(seen["pairs"]) | {"--score-cache"}
     fields = ProbeConfig.model_fields
     for flag, (dest, text, default) in seen["score"].items():

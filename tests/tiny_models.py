@@ -3,7 +3,7 @@
 Every builder writes a complete Hugging Face model folder (config, weights, tokenizer files) and
 returns its path, so tests load it exactly like a real model::
 
-    AutoModelForMaskedLM.from_pretrained(path)     # or AutoModelForCausalLM (GPT-2, Llama, Qwen2)
+    AutoModelForMaskedLM.from_pretrained(path)  # or AutoModelForCausalLM (GPT-2, Llama, Qwen2)
     AutoTokenizer.from_pretrained(path)
 
 The weights are random but deterministic (``torch.manual_seed(seed)``); the vocabularies are
@@ -41,27 +41,132 @@ __all__ = [
 
 #: Pronouns, determiners, verbs and fillers used by the templates.
 TEMPLATE_WORDS = (
-    "he", "she", "they", "his", "her", "their", "him", "them", "hers", "theirs",
-    "man", "woman", "person", "men", "women", "people", "boy", "girl", "male", "female",
-    "is", "are", "was", "were", "be", "been", "has", "have", "had", "will", "can",
-    "a", "an", "the", "this", "that", "who", "what", "as", "at", "for", "of", "in", "on",
-    "to", "and", "or", "with", "by", "from", "works", "worked", "work", "job", "said",
-    "because", "asked", "told", "very", "not", "my", "our", "your", "it", "its",
+    "he",
+    "she",
+    "they",
+    "his",
+    "her",
+    "their",
+    "him",
+    "them",
+    "hers",
+    "theirs",
+    "man",
+    "woman",
+    "person",
+    "men",
+    "women",
+    "people",
+    "boy",
+    "girl",
+    "male",
+    "female",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "has",
+    "have",
+    "had",
+    "will",
+    "can",
+    "a",
+    "an",
+    "the",
+    "this",
+    "that",
+    "who",
+    "what",
+    "as",
+    "at",
+    "for",
+    "of",
+    "in",
+    "on",
+    "to",
+    "and",
+    "or",
+    "with",
+    "by",
+    "from",
+    "works",
+    "worked",
+    "work",
+    "job",
+    "said",
+    "because",
+    "asked",
+    "told",
+    "very",
+    "not",
+    "my",
+    "our",
+    "your",
+    "it",
+    "its",
 )
 
 #: The ten adjectives of the paper's templates (reference-semantics section 3).
 ADJECTIVES = (
-    "new", "known", "single", "large", "small", "major", "french", "old", "short", "good",
+    "new",
+    "known",
+    "single",
+    "large",
+    "small",
+    "major",
+    "french",
+    "old",
+    "short",
+    "good",
 )
 
 #: WinoBias occupations (the 40 of the word lists plus "constructor" and "sewer" of the 32-list).
 OCCUPATIONS = (
-    "driver", "supervisor", "janitor", "cook", "mover", "laborer", "construction", "worker",
-    "chief", "developer", "carpenter", "manager", "lawyer", "farmer", "salesperson",
-    "physician", "guard", "analyst", "mechanic", "sheriff", "ceo", "attendant", "cashier",
-    "teacher", "nurse", "assistant", "secretary", "auditor", "cleaner", "receptionist",
-    "clerk", "counselor", "designer", "hairdresser", "writer", "housekeeper", "baker",
-    "accountant", "editor", "librarian", "tailor", "constructor", "sewer",
+    "driver",
+    "supervisor",
+    "janitor",
+    "cook",
+    "mover",
+    "laborer",
+    "construction",
+    "worker",
+    "chief",
+    "developer",
+    "carpenter",
+    "manager",
+    "lawyer",
+    "farmer",
+    "salesperson",
+    "physician",
+    "guard",
+    "analyst",
+    "mechanic",
+    "sheriff",
+    "ceo",
+    "attendant",
+    "cashier",
+    "teacher",
+    "nurse",
+    "assistant",
+    "secretary",
+    "auditor",
+    "cleaner",
+    "receptionist",
+    "clerk",
+    "counselor",
+    "designer",
+    "hairdresser",
+    "writer",
+    "housekeeper",
+    "baker",
+    "accountant",
+    "editor",
+    "librarian",
+    "tailor",
+    "constructor",
+    "sewer",
 )
 
 #: Occupations written to the WordPiece vocabulary as several pieces (greedy longest match
@@ -119,8 +224,9 @@ def _bert_tokenizer(path, vocab):
     return tok
 
 
-def make_tiny_bert(path, *, extra_words=(), seed=0, hidden_size=32, num_layers=2,
-                   initializer_range=0.5):
+def make_tiny_bert(
+    path, *, extra_words=(), seed=0, hidden_size=32, num_layers=2, initializer_range=0.5
+):
     """Write a tiny random ``BertForMaskedLM`` with a hand-written WordPiece vocab to ``path``.
 
     Parameters
@@ -145,9 +251,15 @@ def make_tiny_bert(path, *, extra_words=(), seed=0, hidden_size=32, num_layers=2
     vocab = wordpiece_vocab(extra_words)
     tok = _bert_tokenizer(path, vocab)
     config = BertConfig(
-        vocab_size=len(vocab), hidden_size=hidden_size, num_hidden_layers=num_layers,
-        num_attention_heads=2, intermediate_size=2 * hidden_size, max_position_embeddings=64,
-        type_vocab_size=2, pad_token_id=tok.pad_token_id, initializer_range=initializer_range,
+        vocab_size=len(vocab),
+        hidden_size=hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden_size,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+        pad_token_id=tok.pad_token_id,
+        initializer_range=initializer_range,
     )
     torch.manual_seed(seed)
     model = BertForMaskedLM(config).eval()
@@ -155,8 +267,9 @@ def make_tiny_bert(path, *, extra_words=(), seed=0, hidden_size=32, num_layers=2
     return path
 
 
-def make_tiny_distilbert(path, *, extra_words=(), seed=0, dim=32, num_layers=2,
-                         initializer_range=0.5):
+def make_tiny_distilbert(
+    path, *, extra_words=(), seed=0, dim=32, num_layers=2, initializer_range=0.5
+):
     """Write a tiny random ``DistilBertForMaskedLM`` sharing :func:`make_tiny_bert`'s vocab.
 
     Parameters and return value as :func:`make_tiny_bert`.
@@ -169,8 +282,13 @@ def make_tiny_distilbert(path, *, extra_words=(), seed=0, dim=32, num_layers=2,
     vocab = wordpiece_vocab(extra_words)
     tok = _bert_tokenizer(path, vocab)
     config = DistilBertConfig(
-        vocab_size=len(vocab), dim=dim, n_layers=num_layers, n_heads=2, hidden_dim=2 * dim,
-        max_position_embeddings=64, pad_token_id=tok.pad_token_id,
+        vocab_size=len(vocab),
+        dim=dim,
+        n_layers=num_layers,
+        n_heads=2,
+        hidden_dim=2 * dim,
+        max_position_embeddings=64,
+        pad_token_id=tok.pad_token_id,
         initializer_range=initializer_range,
     )
     torch.manual_seed(seed)
@@ -190,8 +308,20 @@ def _bpe_corpus():
                 lines.append(f"{pro} {verb} {art} {adj} person. {pro} {verb} {art} {adj} man.")
                 lines.append(f"The {adj} woman said {pro} {verb} good, the {adj} people work.")
     # occupations: a few frequent ones become whole tokens, the rest stay split.
-    frequent = ("nurse", "doctor", "cook", "driver", "lawyer", "teacher", "baker", "clerk",
-                "chief", "guard", "writer", "editor")
+    frequent = (
+        "nurse",
+        "doctor",
+        "cook",
+        "driver",
+        "lawyer",
+        "teacher",
+        "baker",
+        "clerk",
+        "chief",
+        "guard",
+        "writer",
+        "editor",
+    )
     for occ in frequent:
         for pro in ("he", "she", "they"):
             lines += [f"{pro} is a good {occ}.", f"the {occ} said {pro} was a new {occ}."] * 8
@@ -201,8 +331,9 @@ def _bpe_corpus():
     return lines
 
 
-def make_tiny_roberta(path, *, seed=0, hidden_size=32, num_layers=2, initializer_range=0.5,
-                      vocab_size=420):
+def make_tiny_roberta(
+    path, *, seed=0, hidden_size=32, num_layers=2, initializer_range=0.5, vocab_size=420
+):
     """Write a tiny random ``RobertaForMaskedLM`` with an in-process trained byte-level BPE.
 
     The tokenizer has leading-space ``Ġ`` tokens and ``<mask>``; frequent template words and a
@@ -229,15 +360,22 @@ def make_tiny_roberta(path, *, seed=0, hidden_size=32, num_layers=2, initializer
     path.mkdir(parents=True, exist_ok=True)
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(
-        _bpe_corpus(), vocab_size=vocab_size, min_frequency=2, show_progress=False,
+        _bpe_corpus(),
+        vocab_size=vocab_size,
+        min_frequency=2,
+        show_progress=False,
         special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
     )
     bpe_dir = path / "_bpe"
     bpe_dir.mkdir(exist_ok=True)
     vocab_file, merges_file = bpe.save_model(str(bpe_dir))
     # like roberta-base: "<mask>" absorbs the space before it ("a good <mask>." -> "Ġgood", "<mask>")
-    tok = RobertaTokenizer(vocab_file, merges_file, model_max_length=64,
-                           mask_token=AddedToken("<mask>", lstrip=True, rstrip=False))
+    tok = RobertaTokenizer(
+        vocab_file,
+        merges_file,
+        model_max_length=64,
+        mask_token=AddedToken("<mask>", lstrip=True, rstrip=False),
+    )
     tok.save_pretrained(str(path))
     # the tokenizer folder is self-contained; drop the training copy
     for f in bpe_dir.iterdir():
@@ -245,10 +383,17 @@ def make_tiny_roberta(path, *, seed=0, hidden_size=32, num_layers=2, initializer
     bpe_dir.rmdir()
     n_vocab = len(tok)
     config = RobertaConfig(
-        vocab_size=n_vocab, hidden_size=hidden_size, num_hidden_layers=num_layers,
-        num_attention_heads=2, intermediate_size=2 * hidden_size, max_position_embeddings=66,
-        type_vocab_size=1, pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
-        eos_token_id=tok.eos_token_id, initializer_range=initializer_range,
+        vocab_size=n_vocab,
+        hidden_size=hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden_size,
+        max_position_embeddings=66,
+        type_vocab_size=1,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        initializer_range=initializer_range,
     )
     torch.manual_seed(seed)
     model = RobertaForMaskedLM(config).eval()
@@ -275,8 +420,14 @@ def unigram_vocab():
     occupations, the split ones as :data:`SPLIT_OCCUPATIONS_SP`.
     """
     sp = "\u2581"
-    vocab = [("<pad>", 0.0), ("<unk>", 0.0), ("[CLS]", 0.0), ("[SEP]", 0.0), ("[MASK]", 0.0),
-             (sp, -4.0)]
+    vocab = [
+        ("<pad>", 0.0),
+        ("<unk>", 0.0),
+        ("[CLS]", 0.0),
+        ("[SEP]", 0.0),
+        ("[MASK]", 0.0),
+        (sp, -4.0),
+    ]
     vocab += [(c, -4.0) for c in _PUNCT]
     vocab += [(c, -8.0) for c in _LETTERS] + [(sp + c, -8.0) for c in _LETTERS]
     pieces = [sp + w for w in TEMPLATE_WORDS + ADJECTIVES]
@@ -305,9 +456,14 @@ def make_tiny_albert(path, *, seed=0, hidden_size=32, num_layers=2, initializer_
     tok = AlbertTokenizer(vocab=unigram_vocab(), model_max_length=64)
     tok.save_pretrained(str(path))
     config = AlbertConfig(
-        vocab_size=len(tok), embedding_size=16, hidden_size=hidden_size,
-        num_hidden_layers=num_layers, num_attention_heads=2, intermediate_size=2 * hidden_size,
-        max_position_embeddings=64, pad_token_id=tok.pad_token_id,
+        vocab_size=len(tok),
+        embedding_size=16,
+        hidden_size=hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden_size,
+        max_position_embeddings=64,
+        pad_token_id=tok.pad_token_id,
         initializer_range=initializer_range,
     )
     torch.manual_seed(seed)
@@ -346,14 +502,22 @@ def train_bpe(kind, *, vocab_size, special_tokens, corpus=None):
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         alphabet = pre_tokenizers.ByteLevel.alphabet()
     elif kind == "metaspace":
-        tok.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first"),
-            pre_tokenizers.Punctuation()])
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first"),
+                pre_tokenizers.Punctuation(),
+            ]
+        )
         alphabet = []
     else:  # pragma: no cover - test helper misuse
         raise ValueError(kind)
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=2, show_progress=False,
-                                  special_tokens=list(special_tokens), initial_alphabet=alphabet)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=2,
+        show_progress=False,
+        special_tokens=list(special_tokens),
+        initial_alphabet=alphabet,
+    )
     tok.train_from_iterator(corpus if corpus is not None else _bpe_corpus(), trainer)
     model = json.loads(tok.to_str())["model"]
     return dict(model["vocab"]), [tuple(m) for m in model["merges"]]
@@ -364,8 +528,16 @@ def _save(path, model):
     return path
 
 
-def make_tiny_gpt2(path, *, seed=0, hidden_size=32, num_layers=2, initializer_range=0.3,
-                   vocab_size=420, n_positions=64):
+def make_tiny_gpt2(
+    path,
+    *,
+    seed=0,
+    hidden_size=32,
+    num_layers=2,
+    initializer_range=0.3,
+    vocab_size=420,
+    n_positions=64,
+):
     """Write a tiny random ``GPT2LMHeadModel`` with an in-process trained byte-level BPE.
 
     The tokenizer is transformers' ``GPT2Tokenizer`` built from ``vocab.json``/``merges.txt``:
@@ -380,29 +552,36 @@ def make_tiny_gpt2(path, *, seed=0, hidden_size=32, num_layers=2, initializer_ra
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    vocab, merges = train_bpe("byte-level", vocab_size=vocab_size,
-                              special_tokens=["<|endoftext|>"])
+    vocab, merges = train_bpe("byte-level", vocab_size=vocab_size, special_tokens=["<|endoftext|>"])
     (path / "vocab.json").write_text(json.dumps(vocab), encoding="utf-8")
     (path / "merges.txt").write_text(
-        "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges), encoding="utf-8")
-    tok = GPT2Tokenizer(str(path / "vocab.json"), str(path / "merges.txt"),
-                        model_max_length=n_positions)
+        "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges), encoding="utf-8"
+    )
+    tok = GPT2Tokenizer(
+        str(path / "vocab.json"), str(path / "merges.txt"), model_max_length=n_positions
+    )
     if len(tok) != len(vocab):  # pragma: no cover - guards against a silently ignored vocab
         raise RuntimeError(f"tokenizer has {len(tok)} tokens, vocab.json has {len(vocab)}")
     tok.save_pretrained(str(path))
     config = GPT2Config(
-        vocab_size=len(tok), n_embd=hidden_size, n_layer=num_layers, n_head=2,
+        vocab_size=len(tok),
+        n_embd=hidden_size,
+        n_layer=num_layers,
+        n_head=2,
         n_positions=n_positions,
-        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-        initializer_range=initializer_range)
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        initializer_range=initializer_range,
+    )
     torch.manual_seed(seed)
     return _save(path, GPT2LMHeadModel(config).eval())
 
 
 def _llama_vocab(vocab_size):
     """Llama-style vocabulary: ``<unk> <s> </s>``, the 256 byte-fallback tokens, then BPE pieces."""
-    pieces, merges = train_bpe("metaspace", vocab_size=vocab_size,
-                               special_tokens=["<unk>", "<s>", "</s>"])
+    pieces, merges = train_bpe(
+        "metaspace", vocab_size=vocab_size, special_tokens=["<unk>", "<s>", "</s>"]
+    )
     vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
     for b in range(256):
         vocab[f"<0x{b:02X}>"] = len(vocab)
@@ -411,8 +590,17 @@ def _llama_vocab(vocab_size):
     return vocab, merges
 
 
-def make_tiny_llama(path, *, seed=0, hidden_size=32, num_layers=2, initializer_range=0.3,
-                    vocab_size=300, tie_word_embeddings=False, head=True):
+def make_tiny_llama(
+    path,
+    *,
+    seed=0,
+    hidden_size=32,
+    num_layers=2,
+    initializer_range=0.3,
+    vocab_size=300,
+    tie_word_embeddings=False,
+    head=True,
+):
     """Write a tiny random ``LlamaForCausalLM`` with a Llama tokenizer (BPE, byte fallback, ▁).
 
     The tokenizer (transformers' ``LlamaTokenizer``) adds ``<s>`` in front of every sentence and
@@ -429,10 +617,18 @@ def make_tiny_llama(path, *, seed=0, hidden_size=32, num_layers=2, initializer_r
     tok = LlamaTokenizer(vocab=vocab, merges=merges, model_max_length=64, add_bos_token=True)
     tok.save_pretrained(str(path))
     config = LlamaConfig(
-        vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
-        num_hidden_layers=num_layers, num_attention_heads=2, num_key_value_heads=1,
-        max_position_embeddings=64, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-        initializer_range=initializer_range, tie_word_embeddings=tie_word_embeddings)
+        vocab_size=len(tok),
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=64,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        initializer_range=initializer_range,
+        tie_word_embeddings=tie_word_embeddings,
+    )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config).eval()
     if not head:
@@ -441,8 +637,9 @@ def make_tiny_llama(path, *, seed=0, hidden_size=32, num_layers=2, initializer_r
     return _save(path, model)
 
 
-def make_tiny_qwen2_chat(path, *, seed=0, hidden_size=32, num_layers=2, initializer_range=0.3,
-                         vocab_size=420):
+def make_tiny_qwen2_chat(
+    path, *, seed=0, hidden_size=32, num_layers=2, initializer_range=0.3, vocab_size=420
+):
     """Write a tiny random ``Qwen2ForCausalLM`` whose tokenizer looks like an instruct model's.
 
     Byte-level BPE (``Qwen2Tokenizer``), **no BOS token**, ``<|endoftext|>`` as EOS and pad,
@@ -453,23 +650,38 @@ def make_tiny_qwen2_chat(path, *, seed=0, hidden_size=32, num_layers=2, initiali
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    vocab, merges = train_bpe("byte-level", vocab_size=vocab_size,
-                              special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"])
-    tok = Qwen2Tokenizer(vocab=vocab, merges=merges,
-                         model_max_length=64, chat_template=CHATML_TEMPLATE,
-                         additional_special_tokens=["<|im_start|>", "<|im_end|>"])
+    vocab, merges = train_bpe(
+        "byte-level",
+        vocab_size=vocab_size,
+        special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+    )
+    tok = Qwen2Tokenizer(
+        vocab=vocab,
+        merges=merges,
+        model_max_length=64,
+        chat_template=CHATML_TEMPLATE,
+        additional_special_tokens=["<|im_start|>", "<|im_end|>"],
+    )
     tok.save_pretrained(str(path))
     config = Qwen2Config(
-        vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
-        num_hidden_layers=num_layers, num_attention_heads=2, num_key_value_heads=2,
-        max_position_embeddings=64, eos_token_id=tok.eos_token_id,
-        initializer_range=initializer_range, tie_word_embeddings=True)
+        vocab_size=len(tok),
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        eos_token_id=tok.eos_token_id,
+        initializer_range=initializer_range,
+        tie_word_embeddings=True,
+    )
     torch.manual_seed(seed)
     return _save(path, Qwen2ForCausalLM(config).eval())
 
 
-def fill_hub_cache(model_dir, cache_dir, repo_id,
-                   commit="0123456789abcdef0123456789abcdef01234567"):
+def fill_hub_cache(
+    model_dir, cache_dir, repo_id, commit="0123456789abcdef0123456789abcdef01234567"
+):
     """Lay out ``model_dir``'s files in a Hugging Face hub cache as a download of ``repo_id`` would.
 
     ``cache_dir/models--ORG--NAME/{blobs,refs/main,snapshots/COMMIT}``; each snapshot file links

@@ -30,9 +30,13 @@ __version__ = "0.1.0"
 
 # public names imported on first access (pandas is not light)
 _PUBLIC = Registry("public name")
-for _name, _module in (("ProbeConfig", "pipeline.config"), ("ProbeResult", "results"),
-                       ("evaluate_tables", "pipeline.evaluate"), ("probe", "pipeline.run"),
-                       ("probe_many", "pipeline.run")):
+for _name, _module in (
+    ("ProbeConfig", "pipeline.config"),
+    ("ProbeResult", "results"),
+    ("evaluate_tables", "pipeline.evaluate"),
+    ("probe", "pipeline.run"),
+    ("probe_many", "pipeline.run"),
+):
     _PUBLIC.register_lazy(_name, f"biasamp.{_module}:{_name}")
 __getattr__ = _PUBLIC.module_getattr("biasamp")
 

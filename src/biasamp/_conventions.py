@@ -52,12 +52,18 @@ TASK_TO_ATTRIBUTE = "task_to_attribute"
 DIRECTIONS = (ATTRIBUTE_TO_TASK, TASK_TO_ATTRIBUTE)
 
 #: Accepted spellings (compared after ``strip().lower()``) -> canonical direction.
-DIRECTION_ALIASES = MappingProxyType({
-    ATTRIBUTE_TO_TASK: ATTRIBUTE_TO_TASK, "a->t": ATTRIBUTE_TO_TASK, "at": ATTRIBUTE_TO_TASK,
-    "a2t": ATTRIBUTE_TO_TASK,
-    TASK_TO_ATTRIBUTE: TASK_TO_ATTRIBUTE, "t->a": TASK_TO_ATTRIBUTE, "ta": TASK_TO_ATTRIBUTE,
-    "t2a": TASK_TO_ATTRIBUTE,
-})
+DIRECTION_ALIASES = MappingProxyType(
+    {
+        ATTRIBUTE_TO_TASK: ATTRIBUTE_TO_TASK,
+        "a->t": ATTRIBUTE_TO_TASK,
+        "at": ATTRIBUTE_TO_TASK,
+        "a2t": ATTRIBUTE_TO_TASK,
+        TASK_TO_ATTRIBUTE: TASK_TO_ATTRIBUTE,
+        "t->a": TASK_TO_ATTRIBUTE,
+        "ta": TASK_TO_ATTRIBUTE,
+        "t2a": TASK_TO_ATTRIBUTE,
+    }
+)
 
 #: How reports print a direction.
 DIRECTION_LABELS = MappingProxyType({ATTRIBUTE_TO_TASK: "A→T", TASK_TO_ATTRIBUTE: "T→A"})
@@ -99,6 +105,7 @@ def canonical_direction(direction, param: str = "direction") -> str:
         found = DIRECTION_ALIASES.get(direction.strip().lower())
         if found is not None:
             return found
-    raise BiasampError(f"{param} must be one of {{'attribute_to_task', 'task_to_attribute'}} "
-                       f"(aliases 'A->T', 'T->A', 'AT', 'TA'); got {direction!r}")
-
+    raise BiasampError(
+        f"{param} must be one of {{'attribute_to_task', 'task_to_attribute'}} "
+        f"(aliases 'A->T', 'T->A', 'AT', 'TA'); got {direction!r}"
+    )

@@ -8,9 +8,19 @@ never also logged; the CLI prints each distinct warning once.
 
 from __future__ import annotations
 
-__all__ = ["BiasampError", "BiasampWarning", "ChatModelWarning", "HubUnreachableWarning",
-           "MissingDependencyError", "MissingWeightsWarning", "UnavailableCIWarning",
-           "UndefinedCellsWarning", "UndefinedTrialsWarning", "UnknownNameError", "ZeroRowWarning"]
+__all__ = [
+    "BiasampError",
+    "BiasampWarning",
+    "ChatModelWarning",
+    "HubUnreachableWarning",
+    "MissingDependencyError",
+    "MissingWeightsWarning",
+    "UnavailableCIWarning",
+    "UndefinedCellsWarning",
+    "UndefinedTrialsWarning",
+    "UnknownNameError",
+    "ZeroRowWarning",
+]
 
 
 class BiasampError(ValueError):

@@ -27,8 +27,19 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     except ModuleNotFoundError:
         _toml = None
 
-__all__ = ["check_keys", "check_metadata", "data_dir", "json_loads", "read_text", "read_toml",
-           "resolve_name_or_path", "sha256_bytes", "sha256_file", "str_field", "toml_loads"]
+__all__ = [
+    "check_keys",
+    "check_metadata",
+    "data_dir",
+    "json_loads",
+    "read_text",
+    "read_toml",
+    "resolve_name_or_path",
+    "sha256_bytes",
+    "sha256_file",
+    "str_field",
+    "toml_loads",
+]
 
 _DATA_NAMES = ("templates", "base_rates", "pairs")
 
@@ -71,8 +82,9 @@ def sha256_file(path: str | os.PathLike) -> str:
 def toml_loads(text: str) -> dict:
     """Parse TOML text (tomllib, or tomli on Python 3.10)."""
     if _toml is None:  # pragma: no cover - Python 3.10 without tomli
-        raise MissingDependencyError("reading TOML files on Python 3.10 needs the 'tomli' "
-                                     "package: pip install tomli")
+        raise MissingDependencyError(
+            "reading TOML files on Python 3.10 needs the 'tomli' package: pip install tomli"
+        )
     return _toml.loads(text)
 
 
@@ -88,10 +100,12 @@ def decode_text(data: bytes, path, kind: str, encoding: str = "utf-8") -> str:
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise BiasampError(f"{kind} file {str(path)!r} is not UTF-8 text: byte "
-                           f"0x{data[exc.start]:02x} at position {exc.start} (line {line}) cannot "
-                           f"be decoded ({exc.reason}); save the file as UTF-8") from None
+        line = data[: exc.start].count(b"\n") + 1
+        raise BiasampError(
+            f"{kind} file {str(path)!r} is not UTF-8 text: byte "
+            f"0x{data[exc.start]:02x} at position {exc.start} (line {line}) cannot "
+            f"be decoded ({exc.reason}); save the file as UTF-8"
+        ) from None
 
 
 def read_text(path: str | os.PathLike, kind: str, encoding: str = "utf-8") -> str:
@@ -118,8 +132,10 @@ def check_keys(table: Any, allowed: Sequence[str], required: Sequence[str], wher
         raise BiasampError(f"{where} must be a table; got {type(table).__name__}")
     unknown = sorted(set(table) - set(allowed))
     if unknown:
-        raise BiasampError(f"{where}: unknown key(s) {unknown}{did_you_mean(unknown[0], allowed)}; "
-                           f"allowed: {', '.join(allowed)}")
+        raise BiasampError(
+            f"{where}: unknown key(s) {unknown}{did_you_mean(unknown[0], allowed)}; "
+            f"allowed: {', '.join(allowed)}"
+        )
     missing = [k for k in required if k not in table]
     if missing:
         raise BiasampError(f"{where}: missing required key(s) {missing}")
@@ -148,8 +164,7 @@ def looks_like_path(text: str) -> bool:
     return any(c in text for c in "/\\") or Path(text).suffix != ""
 
 
-def resolve_name_or_path(name_or_path: str | os.PathLike, registry: Registry,
-                         param: str) -> Path:
+def resolve_name_or_path(name_or_path: str | os.PathLike, registry: Registry, param: str) -> Path:
     """The file of a registered name, or a user's file path.
 
     ``registry`` maps names to paths. A string that is not registered and does not look like a
@@ -159,8 +174,9 @@ def resolve_name_or_path(name_or_path: str | os.PathLike, registry: Registry,
         path = Path(name_or_path)
     else:
         if not isinstance(name_or_path, str) or not name_or_path.strip():
-            raise BiasampError(f"{param} must be a {registry.kind} name or a file path; got "
-                               f"{name_or_path!r}")
+            raise BiasampError(
+                f"{param} must be a {registry.kind} name or a file path; got {name_or_path!r}"
+            )
         if name_or_path in registry:
             return registry.get(name_or_path)
         path = Path(name_or_path).expanduser()
@@ -183,11 +199,13 @@ def _finite(text: str):
 def _first_not_finite(obj, key: str):
     if isinstance(obj, _NotFinite):
         return key, str(obj)
-    items = (obj.items() if isinstance(obj, dict) else enumerate(obj)
-             if isinstance(obj, list) else ())
+    items = (
+        obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    )
     for k, v in items:
-        found = _first_not_finite(v, f"{key}[{k}]" if isinstance(k, int)
-                                  else f"{key}.{k}" if key else k)
+        found = _first_not_finite(
+            v, f"{key}[{k}]" if isinstance(k, int) else f"{key}.{k}" if key else k
+        )
         if found:
             return found
     return None
@@ -212,6 +230,8 @@ def json_loads(text: str, where: str):
     found = _first_not_finite(data, "")
     if found:
         key, value = found
-        raise BiasampError(f"{where}: {key or 'the value'} is {value}, not a finite number "
-                           "(JSON has no NaN or Infinity)")
+        raise BiasampError(
+            f"{where}: {key or 'the value'} is {value}, not a finite number "
+            "(JSON has no NaN or Infinity)"
+        )
     return data

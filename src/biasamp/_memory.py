@@ -45,6 +45,8 @@ def check_memory(need: int, name: str, value: int, what: str) -> None:
     """
     limit = memory_limit()
     if limit is not None and need > limit:
-        raise BiasampError(f"{name} {value} needs about {need / 2**30:,.1f} GiB {what}, more "
-                           f"than this machine's {limit / 2**30:,.1f} GiB of memory; use at "
-                           f"most about {value * limit // need:,}")
+        raise BiasampError(
+            f"{name} {value} needs about {need / 2**30:,.1f} GiB {what}, more "
+            f"than this machine's {limit / 2**30:,.1f} GiB of memory; use at "
+            f"most about {value * limit // need:,}"
+        )

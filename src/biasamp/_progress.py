@@ -119,8 +119,7 @@ class Display(Progress):
         terminal.
     """
 
-    def __init__(self, stream=None, *, interval: float | None = None,
-                 terminal: bool | None = None):
+    def __init__(self, stream=None, *, interval: float | None = None, terminal: bool | None = None):
         self._stream = stream
         self.interval = float(PLAIN_INTERVAL if interval is None else interval)
         self._terminal = terminal
@@ -148,9 +147,15 @@ class Display(Progress):
         from tqdm.auto import tqdm
 
         if self._bar is None:  # one bar for the run: later stages reset it
-            self._bar = tqdm(total=self._total, desc=self._name, unit=self._unit,
-                             unit_scale=self._unit == "B", file=self.stream, leave=False,
-                             dynamic_ncols=True)
+            self._bar = tqdm(
+                total=self._total,
+                desc=self._name,
+                unit=self._unit,
+                unit_scale=self._unit == "B",
+                file=self.stream,
+                leave=False,
+                dynamic_ncols=True,
+            )
             return
         self._bar.unit, self._bar.unit_scale = self._unit, self._unit == "B"
         self._bar.set_description_str(self._name, refresh=False)

@@ -79,8 +79,13 @@ class Registry:
         Called once, before the first lookup, to fill the registry (lazy data scans).
     """
 
-    def __init__(self, kind: str, *, extra_names: Iterable[str] = (),
-                 loader: Callable[[Registry], None] | None = None):
+    def __init__(
+        self,
+        kind: str,
+        *,
+        extra_names: Iterable[str] = (),
+        loader: Callable[[Registry], None] | None = None,
+    ):
         self.kind = kind
         self.extra_names = tuple(extra_names)
         self._items: dict[str, Any] = {}
@@ -95,9 +100,11 @@ class Registry:
     def register(self, name: str, obj: Any = None, *, description: str = ""):
         """Register ``obj`` under ``name`` (or decorate: ``@registry.register("name")``)."""
         if obj is None:
+
             def deco(o):
                 self.register(name, o, description=description)
                 return o
+
             return deco
         if not isinstance(name, str) or not name:
             raise BiasampError(f"{self.kind} name must be a non-empty string; got {name!r}")
@@ -144,10 +151,12 @@ class Registry:
 
     def module_getattr(self, module: str) -> Callable[[str], Any]:
         """A module's ``__getattr__`` serving this registry's names (PEP 562)."""
+
         def getattr_(name: str) -> Any:
             if name in self:
                 return self.get(name)
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
         return getattr_
 
     def __contains__(self, name) -> bool:

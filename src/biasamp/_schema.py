@@ -73,23 +73,31 @@ _VALUE = f"null or a number in [-{_BOUND:g}, {_BOUND:g}]"
 
 
 def _value(v):
-    if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
-                     and abs(v) <= _BOUND):
+    if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) <= _BOUND):
         return v
     raise PydanticCustomError("value", _VALUE)
 
 
 #: A number of a record: null (NaN) or in [-2, 2], kept as given.
-Value = Annotated[float | None, PlainValidator(_value), WithJsonSchema(
-    {"anyOf": [{"type": "number", "minimum": -_BOUND, "maximum": _BOUND}, {"type": "null"}]})]
+Value = Annotated[
+    float | None,
+    PlainValidator(_value),
+    WithJsonSchema(
+        {"anyOf": [{"type": "number", "minimum": -_BOUND, "maximum": _BOUND}, {"type": "null"}]}
+    ),
+]
 
 
 class FileModel(BaseModel):
     """Frozen, no other keys; read from a file (:func:`parse`), every field's key is
     required."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=(),
-                              json_schema_serialization_defaults_required=True)
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        protected_namespaces=(),
+        json_schema_serialization_defaults_required=True,
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -97,8 +105,9 @@ class FileModel(BaseModel):
         if info.context and isinstance(data, dict):
             missing = [k for k in cls.model_fields if k not in data]
             if missing:
-                raise PydanticCustomError("missing_keys", "lacks the keys {keys}",
-                                          {"keys": missing})
+                raise PydanticCustomError(
+                    "missing_keys", "lacks the keys {keys}", {"keys": missing}
+                )
         return data
 
 
@@ -122,8 +131,9 @@ class ModelInfo(FileModel):
     def of_scorer(cls, scorer: Mapping, *, name: str) -> ModelInfo:
         """From a scorer's own provenance (``BaseScorer.provenance``); ``name`` is the model
         as the run was asked for it."""
-        return cls(name=name, **{k: scorer[k] for k in cls.model_fields if k in scorer
-                                 and k != "name"})
+        return cls(
+            name=name, **{k: scorer[k] for k in cls.model_fields if k in scorer and k != "name"}
+        )
 
 
 class ContextInfo(FileModel):
@@ -159,14 +169,25 @@ class ScorerInfo(FileModel):
     @classmethod
     def of_scorer(cls, scorer: Mapping, *, estimator: str) -> ScorerInfo:
         """From a scorer's own provenance (``BaseScorer.provenance``)."""
-        context = None if "context_token" not in scorer else ContextInfo(
-            token=scorer["context_token"], rule=scorer["context_rule"],
-            chat_template=bool(scorer["chat_template"]),
-            skipped=tuple(scorer.get("context_skipped", ())))
-        return cls(estimator=estimator, device=str(scorer["device"]),
-                   dtype=str(scorer["dtype"]), device_map=scorer.get("device_map"),
-                   context=context, share_prefix=scorer.get("share_prefix"),
-                   head_split=scorer.get("head_split"))
+        context = (
+            None
+            if "context_token" not in scorer
+            else ContextInfo(
+                token=scorer["context_token"],
+                rule=scorer["context_rule"],
+                chat_template=bool(scorer["chat_template"]),
+                skipped=tuple(scorer.get("context_skipped", ())),
+            )
+        )
+        return cls(
+            estimator=estimator,
+            device=str(scorer["device"]),
+            dtype=str(scorer["dtype"]),
+            device_map=scorer.get("device_map"),
+            context=context,
+            share_prefix=scorer.get("share_prefix"),
+            head_split=scorer.get("head_split"),
+        )
 
 
 class TemplatesInfo(FileModel):
@@ -388,15 +409,22 @@ AGREEMENT_COLUMNS = tuple(AgreementRow.model_fields)
 
 
 # ------------------------------------------------------------------ reading
-_KINDS = {"string_type": "a string", "int_type": "an integer", "float_type": "a number",
-          "bool_type": "true or false", "dict_type": "an object", "model_type": "an object",
-          "list_type": "a list", "tuple_type": "a list"}
+_KINDS = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "list_type": "a list",
+    "tuple_type": "a list",
+}
 
 
 def _short(value, limit: int = 60) -> str:
     """The repr of a refused value, cut to ``limit`` characters (one line in a message)."""
     text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _where(loc) -> str:
@@ -431,8 +459,7 @@ def parse(model: type[FileModel], data, path: str, name: str = "results.json"):
     try:
         return model.model_validate(data, context={"file": path})
     except ValidationError as exc:
-        raise BiasampError(f"{path}: {_one_line(exc.errors(include_url=False)[0], name)}"
-                           ) from None
+        raise BiasampError(f"{path}: {_one_line(exc.errors(include_url=False)[0], name)}") from None
 
 
 def check_version(data, path: str, *, version: int, name: str, again: str) -> None:
@@ -441,9 +468,11 @@ def check_version(data, path: str, *, version: int, name: str, again: str) -> No
     if not isinstance(data, dict):
         raise BiasampError(f"{path}: {name} must hold a JSON object; got {type(data).__name__}")
     if data.get("schema_version") != version:
-        raise BiasampError(f"{path}: schema_version {data.get('schema_version')!r} is not "
-                           f"supported (this biasamp reads {version}): the folder was written "
-                           f"by another biasamp version; run {again} again")
+        raise BiasampError(
+            f"{path}: schema_version {data.get('schema_version')!r} is not "
+            f"supported (this biasamp reads {version}): the folder was written "
+            f"by another biasamp version; run {again} again"
+        )
 
 
 def jsonable(obj):

@@ -37,8 +37,21 @@ from ._errors import BiasampError, UnknownNameError
 from ._registry import Registry, did_you_mean
 
 __all__ = [
-    "Bool", "Constraint", "Direction", "Integer", "Interval", "Names", "NonEmptyStr", "OneOf",
-    "Optional", "PositiveInt", "SubsetOf", "VALIDATED", "check", "normalised", "validate_params",
+    "Bool",
+    "Constraint",
+    "Direction",
+    "Integer",
+    "Interval",
+    "Names",
+    "NonEmptyStr",
+    "OneOf",
+    "Optional",
+    "PositiveInt",
+    "SubsetOf",
+    "VALIDATED",
+    "check",
+    "normalised",
+    "validate_params",
 ]
 
 _SKIP = contextvars.ContextVar("biasamp_skip_validation", default=False)
@@ -79,8 +92,9 @@ class Integer(Constraint):
     def __call__(self, value, name):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             self.fail(value, name, self.describe())
-        if (self.low is not None and value < self.low) or (self.high is not None
-                                                            and value > self.high):
+        if (self.low is not None and value < self.low) or (
+            self.high is not None and value > self.high
+        ):
             self.fail(value, name, self.describe())
 
     def normalise(self, value):
@@ -129,8 +143,10 @@ class OneOf(Constraint):
         choices = self.choices
         if value in choices and not isinstance(value, bool):
             return
-        text = (f"{name} must be one of {', '.join(repr(c) for c in choices)}; got {value!r}"
-                f"{did_you_mean(str(value), [str(c) for c in choices])}")
+        text = (
+            f"{name} must be one of {', '.join(repr(c) for c in choices)}; got {value!r}"
+            f"{did_you_mean(str(value), [str(c) for c in choices])}"
+        )
         # an unknown registered name is an UnknownNameError (a BiasampError and a KeyError)
         raise (UnknownNameError if isinstance(self._choices, Registry) else BiasampError)(text)
 
@@ -146,13 +162,16 @@ class SubsetOf(OneOf):
         Names(min_size=0, what="name")(value, name)
         items, choices = self.normalise(value), self.choices
         if len(items) < self.min_size:
-            raise BiasampError(f"{name} must name at least {self.min_size} of "
-                               f"{', '.join(repr(c) for c in choices)}; got {value!r}")
+            raise BiasampError(
+                f"{name} must name at least {self.min_size} of "
+                f"{', '.join(repr(c) for c in choices)}; got {value!r}"
+            )
         for v in items:
             if v not in choices:
                 raise BiasampError(
                     f"{name} must be some of {', '.join(repr(c) for c in choices)}; got {v!r}"
-                    f"{did_you_mean(v, [str(c) for c in choices])}")
+                    f"{did_you_mean(v, [str(c) for c in choices])}"
+                )
 
     def normalise(self, value):
         return Names(min_size=0).normalise(value)
@@ -169,22 +188,30 @@ class Names(Constraint):
 
     def __call__(self, value, name):
         texts = [value] if isinstance(value, str) else value
-        if (not isinstance(texts, Iterable) or isinstance(texts, (bytes, dict))
-                or not all(isinstance(v, str) for v in texts)):
+        if (
+            not isinstance(texts, Iterable)
+            or isinstance(texts, (bytes, dict))
+            or not all(isinstance(v, str) for v in texts)
+        ):
             self.fail(value, name, "a list of strings or a comma-separated string")
         items = self.normalise(value)
         if "" in items:
-            raise BiasampError(f"{name} must not hold an empty {self.what}; got {value!r} "
-                               f"(name {items.index('') + 1} is empty)")
+            raise BiasampError(
+                f"{name} must not hold an empty {self.what}; got {value!r} "
+                f"(name {items.index('') + 1} is empty)"
+            )
         dup = sorted({v for v in items if items.count(v) > 1})
         if dup:
             article = "an" if self.what[:1] in "aeiou" else "a"
-            raise BiasampError(f"{name} must not repeat {article} {self.what}; got {value!r} "
-                               f"({dup[0]!r} repeats)")
+            raise BiasampError(
+                f"{name} must not repeat {article} {self.what}; got {value!r} ({dup[0]!r} repeats)"
+            )
         if len(items) < self.min_size:
             n = "one" if self.min_size == 1 else str(self.min_size)
-            raise BiasampError(f"{name} must name at least {n} {self.what}"
-                               f"{'' if self.min_size == 1 else 's'}; got {value!r}")
+            raise BiasampError(
+                f"{name} must name at least {n} {self.what}"
+                f"{'' if self.min_size == 1 else 's'}; got {value!r}"
+            )
 
     def normalise(self, value):
         """The names, stripped, from each string split at its commas; one trailing comma is
@@ -263,8 +290,7 @@ def normalised(constraints: dict[str, Constraint], **values):
 VALIDATED: list[Callable] = []
 
 
-def validate_params(constraints: dict[str, Constraint], *, skip_nested: bool = True
-                    ) -> Callable:
+def validate_params(constraints: dict[str, Constraint], *, skip_nested: bool = True) -> Callable:
     """Decorate a public function so that its arguments are checked once, on entry.
 
     Arguments named in ``constraints`` are checked, never rewritten: the function takes the
@@ -272,6 +298,7 @@ def validate_params(constraints: dict[str, Constraint], *, skip_nested: bool = T
     functions called while this one runs trust their arguments and skip their checks: a
     value is validated where it enters. The constraints are kept as ``__constraints__``.
     """
+
     def deco(fn):
         sig = inspect.signature(fn)
         unknown = set(constraints) - set(sig.parameters)
@@ -295,4 +322,5 @@ def validate_params(constraints: dict[str, Constraint], *, skip_nested: bool = T
         wrapper.__constraints__ = dict(constraints)
         VALIDATED.append(wrapper)
         return wrapper
+
     return deco

@@ -30,20 +30,31 @@ __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 #: when that subcommand is chosen), with its help line; in ``--help`` order.
 SUBCOMMANDS = Registry("subcommand")
 for _name, _target, _help in (
-        ("probe", "model:probe",
-         "measure BiasAmp-> of one or more masked or causal language models"),
-        ("report", "results:report",
-         "rebuild reports from a result directory (results.json), no model needed"),
-        ("compare", "results:compare", "compare several result directories side by side"),
-        ("templates", "data:templates",
-         "list template sets and task vocabularies; show generated sentences"),
-        ("base-rates", "data:base_rates", "list base-rate sources or show a source's joint table"),
-        ("count", "data:count",
-         "count (occupation, gender-word) co-occurrences per sentence in a corpus"),
-        ("score", "model:score",
-         "score candidate words for a blank with a masked or causal language model"),
-        ("pairs", "model:pairs",
-         "score sentence pairs (CrowS-Pairs) with a masked language model")):
+    ("probe", "model:probe", "measure BiasAmp-> of one or more masked or causal language models"),
+    (
+        "report",
+        "results:report",
+        "rebuild reports from a result directory (results.json), no model needed",
+    ),
+    ("compare", "results:compare", "compare several result directories side by side"),
+    (
+        "templates",
+        "data:templates",
+        "list template sets and task vocabularies; show generated sentences",
+    ),
+    ("base-rates", "data:base_rates", "list base-rate sources or show a source's joint table"),
+    (
+        "count",
+        "data:count",
+        "count (occupation, gender-word) co-occurrences per sentence in a corpus",
+    ),
+    (
+        "score",
+        "model:score",
+        "score candidate words for a blank with a masked or causal language model",
+    ),
+    ("pairs", "model:pairs", "score sentence pairs (CrowS-Pairs) with a masked language model"),
+):
     SUBCOMMANDS.register_lazy(_name, f"biasamp.commands.{_target}", description=_help)
 
 
@@ -59,10 +70,21 @@ class _UsageError(Exception):
 
 
 def _add_verbosity(parser, *, dest_prefix: str = "") -> None:
-    parser.add_argument("-v", "--verbose", dest=f"{dest_prefix}verbose", action="count",
-                        default=0, help="more logging (-v info, -vv debug); tracebacks on errors")
-    parser.add_argument("-q", "--quiet", dest=f"{dest_prefix}quiet", action="store_true",
-                        help="only errors: no progress bars, warnings or third-party logging")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        dest=f"{dest_prefix}verbose",
+        action="count",
+        default=0,
+        help="more logging (-v info, -vv debug); tracebacks on errors",
+    )
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        dest=f"{dest_prefix}quiet",
+        action="store_true",
+        help="only errors: no progress bars, warnings or third-party logging",
+    )
 
 
 def build_parser(commands=None) -> argparse.ArgumentParser:
@@ -154,8 +176,15 @@ class _LogHandler(logging.Handler):
 
 
 def _configure_logging(verbose: int, quiet: bool, terminal: _Terminal) -> None:
-    level = (logging.ERROR if quiet else logging.DEBUG if verbose >= 2
-             else logging.INFO if verbose == 1 else logging.WARNING)
+    level = (
+        logging.ERROR
+        if quiet
+        else logging.DEBUG
+        if verbose >= 2
+        else logging.INFO
+        if verbose == 1
+        else logging.WARNING
+    )
     logging.basicConfig(level=level, handlers=[_LogHandler(terminal)], force=True)
     if quiet:  # third-party libraries too (transformers and huggingface_hub log and print)
         os.environ["TRANSFORMERS_VERBOSITY"] = "error"

@@ -67,8 +67,9 @@ __all__ = ["SCHEMA_VERSION", "ProbeResult", "Provenance"]
 def _frame(rows, model) -> pd.DataFrame:
     """The validated records of ``model`` as a frame; their numbers (null: NaN) as floats."""
     df = pd.DataFrame([r.model_dump() for r in rows], columns=list(model.model_fields))
-    return df.astype({c: float for c, f in model.model_fields.items()
-                      if f.annotation == (float | None)})
+    return df.astype(
+        {c: float for c, f in model.model_fields.items() if f.annotation == (float | None)}
+    )
 
 
 @dataclass
@@ -117,27 +118,36 @@ class ProbeResult:
 
     def __post_init__(self):
         if not isinstance(self.provenance, Provenance):
-            raise TypeError("ProbeResult.provenance must be a biasamp.results.Provenance "
-                            "(Provenance.model_validate reads a dict); got "
-                            f"{type(self.provenance).__name__}")
+            raise TypeError(
+                "ProbeResult.provenance must be a biasamp.results.Provenance "
+                "(Provenance.model_validate reads a dict); got "
+                f"{type(self.provenance).__name__}"
+            )
         if self.by_group is None:
             self.by_group = pd.DataFrame(columns=list(BY_GROUP_COLUMNS))
         if self.sign_agreement is None:
             self.sign_agreement = pd.DataFrame(columns=list(AGREEMENT_COLUMNS))
-        defaults = {"aggregation": "templates", "resample": "templates",
-                    "base_resampled": False, "base_bias": np.nan, "n_tasks_unsupported": None,
-                    "n_tasks_excluded": 0}
+        defaults = {
+            "aggregation": "templates",
+            "resample": "templates",
+            "base_resampled": False,
+            "base_bias": np.nan,
+            "n_tasks_unsupported": None,
+            "n_tasks_excluded": 0,
+        }
         missing = {k: v for k, v in defaults.items() if k not in self.summary.columns}
         if missing:  # a summary built by hand (the reports only need the first keys)
             self.summary = self.summary.assign(**missing)
         # a count or "not measured" (None): nullable integers, written as int or null
         self.summary = self.summary.assign(
-            n_tasks_unsupported=self.summary["n_tasks_unsupported"].astype("Int64"))
+            n_tasks_unsupported=self.summary["n_tasks_unsupported"].astype("Int64")
+        )
         if "sign_support" not in self.by_pair.columns:
             self.by_pair = self.by_pair.assign(sign_support=np.nan, sign_supported=None)
         # true, false or "not measured" (null): a nullable boolean, in memory and on reading
         self.by_pair = self.by_pair.assign(
-            sign_supported=self.by_pair["sign_supported"].astype("boolean"))
+            sign_supported=self.by_pair["sign_supported"].astype("boolean")
+        )
 
     @property
     def model(self) -> str:
@@ -149,10 +159,14 @@ class ProbeResult:
         mark, written by :meth:`finish`)."""
         return {
             "schema_version": SCHEMA_VERSION,
-            "summary": [{k: jsonable(rec[k]) for k in SUMMARY_KEYS}
-                        for rec in self.summary.to_dict(orient="records")],
-            **{k: jsonable(getattr(self, k).to_dict(orient="records"))
-               for k in ("by_pair", "per_template", "by_group", "sign_agreement", "audit")},
+            "summary": [
+                {k: jsonable(rec[k]) for k in SUMMARY_KEYS}
+                for rec in self.summary.to_dict(orient="records")
+            ],
+            **{
+                k: jsonable(getattr(self, k).to_dict(orient="records"))
+                for k in ("by_pair", "per_template", "by_group", "sign_agreement", "audit")
+            },
             "mass": jsonable(self.mass),
             "provenance": jsonable(self.provenance.model_dump(mode="json")),
             "config": jsonable(self.config),
@@ -167,7 +181,8 @@ class ProbeResult:
             except ImportError:
                 raise MissingDependencyError(
                     "tables='parquet' needs pyarrow: pip install 'biasamp[parquet]' "
-                    "(or pip install pyarrow), or use tables='csv'") from None
+                    "(or pip install pyarrow), or use tables='csv'"
+                ) from None
         d = Path(folder)
         if self.tables is not None:
             if tables == "parquet":
@@ -183,15 +198,16 @@ class ProbeResult:
         """Write ``results.json`` last: this result, the sha256 of each data file in
         ``folder``, and the completion mark. A folder without the mark is not a result."""
         d = Path(folder)
-        data = {**self.to_json_dict(),
-                "data_sha256": {n: sha256_file(d / n) for n in DATA_FILES if (d / n).is_file()},
-                "complete": True}
+        data = {
+            **self.to_json_dict(),
+            "data_sha256": {n: sha256_file(d / n) for n in DATA_FILES if (d / n).is_file()},
+            "complete": True,
+        }
         path = d / "results.json"
         path.write_text(json.dumps(data, indent=2, allow_nan=False) + "\n", encoding="utf-8")
         return path
 
-    def save(self, out: str | os.PathLike, *, tables: str = "csv",
-             overwrite: bool = False) -> Path:
+    def save(self, out: str | os.PathLike, *, tables: str = "csv", overwrite: bool = False) -> Path:
         """Write the data files of a result folder (no reports; see :mod:`biasamp.report`).
 
         The folder is written as one transaction (:class:`biasamp._output.OutputFolder`): a
@@ -233,36 +249,51 @@ class ProbeResult:
         p = Path(path)
         f = p / "results.json" if p.is_dir() else p
         if not f.is_file():
-            raise BiasampError(f"result directory {str(path)!r} has no results.json (run "
-                               "`biasamp probe --out DIR` first)")
+            raise BiasampError(
+                f"result directory {str(path)!r} has no results.json (run "
+                "`biasamp probe --out DIR` first)"
+            )
         data = json_loads(read_text(f, "result file"), str(f))
-        check_version(data, str(f), version=SCHEMA_VERSION, name="results.json",
-                      again="`biasamp probe`")
+        check_version(
+            data, str(f), version=SCHEMA_VERSION, name="results.json", again="`biasamp probe`"
+        )
         if data.get("complete") is not True:
-            raise BiasampError(f"{str(f.parent)!r} holds no complete result (results.json has "
-                               "no completion mark: the run that wrote it did not finish); run "
-                               "`biasamp probe` again")
+            raise BiasampError(
+                f"{str(f.parent)!r} holds no complete result (results.json has "
+                "no completion mark: the run that wrote it did not finish); run "
+                "`biasamp probe` again"
+            )
         file = parse(ResultsFile, data, str(f))  # before anything else is read
         for name, digest in file.data_sha256.items():
             if (f.parent / name).is_file() and sha256_file(f.parent / name) != digest:
-                raise BiasampError(f"{str(f.parent)!r} is not a complete result: {name} was "
-                                   "changed after the run (its sha256 differs from "
-                                   "results.json)")
+                raise BiasampError(
+                    f"{str(f.parent)!r} is not a complete result: {name} was "
+                    "changed after the run (its sha256 differs from "
+                    "results.json)"
+                )
         tab = None
         if tables:
             d = f.parent
             if (d / "tables.parquet").is_file():
                 tab = pd.read_parquet(d / "tables.parquet")
             elif (d / "tables.csv").is_file():
-                tab = pd.read_csv(d / "tables.csv", dtype={"template_id": str, "task": str,
-                                                           "attribute": str})
+                tab = pd.read_csv(
+                    d / "tables.csv", dtype={"template_id": str, "task": str, "attribute": str}
+                )
             else:
-                raise BiasampError(f"result directory {str(d)!r} has no tables.csv or "
-                                   "tables.parquet (load with tables=False to skip them)")
-        return cls(summary=_frame(file.summary, SummaryRow),
-                   by_pair=_frame(file.by_pair, ByPairRow),
-                   per_template=_frame(file.per_template, PerTemplateRow), tables=tab,
-                   audit=pd.DataFrame(file.audit), mass=file.mass,
-                   provenance=file.provenance, config=file.config,
-                   by_group=_frame(file.by_group, ByGroupRow),
-                   sign_agreement=_frame(file.sign_agreement, AgreementRow))
+                raise BiasampError(
+                    f"result directory {str(d)!r} has no tables.csv or "
+                    "tables.parquet (load with tables=False to skip them)"
+                )
+        return cls(
+            summary=_frame(file.summary, SummaryRow),
+            by_pair=_frame(file.by_pair, ByPairRow),
+            per_template=_frame(file.per_template, PerTemplateRow),
+            tables=tab,
+            audit=pd.DataFrame(file.audit),
+            mass=file.mass,
+            provenance=file.provenance,
+            config=file.config,
+            by_group=_frame(file.by_group, ByGroupRow),
+            sign_agreement=_frame(file.sign_agreement, AgreementRow),
+        )

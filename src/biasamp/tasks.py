@@ -71,8 +71,7 @@ def _scan(registry: Registry) -> None:
 
 
 #: Shipped vocabularies: name -> TOML path (filled from ``templates/tasks/`` on first use).
-TASK_SETS = Registry("task vocabulary", extra_names=("a,b,c", "@FILE", "PATH.csv"),
-                     loader=_scan)
+TASK_SETS = Registry("task vocabulary", extra_names=("a,b,c", "@FILE", "PATH.csv"), loader=_scan)
 
 
 @dataclass(frozen=True)
@@ -145,23 +144,26 @@ def _decode(data: bytes, where: str) -> str:
         raise BiasampError(f"{where}: not UTF-8: {exc}") from None
 
 
-def _read_table(data: bytes, suffix: str, *, word_column: str | None, group_column: str | None,
-                where: str) -> tuple[list[str], dict[str, str]]:
+def _read_table(
+    data: bytes, suffix: str, *, word_column: str | None, group_column: str | None, where: str
+) -> tuple[list[str], dict[str, str]]:
     text = _decode(data, where)
     if suffix == ".txt":
         words = [w.strip() for w in text.splitlines()]
         return [w for w in words if w and not w.startswith("#")], {}
     delimiter = "\t" if suffix == ".tsv" else ","
-    rows = [r for r in csv.reader(io.StringIO(text), delimiter=delimiter)
-            if any(c.strip() for c in r)]
+    rows = [
+        r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in r)
+    ]
     if not rows:
         raise BiasampError(f"{where}: the file is empty (a header row is required)")
     header = [h.strip() for h in rows[0]]
     if word_column is None:
         word_column = next((c for c in ("task", "occupation") if c in header), None)
         if word_column is None:
-            raise BiasampError(f"{where}: needs a 'task' or 'occupation' column; columns are "
-                               f"{header}")
+            raise BiasampError(
+                f"{where}: needs a 'task' or 'occupation' column; columns are {header}"
+            )
         if group_column is None and "group" in header:
             group_column = "group"
     for col in (word_column, group_column):
@@ -172,15 +174,19 @@ def _read_table(data: bytes, suffix: str, *, word_column: str | None, group_colu
     words, groups = [], {}
     for line_no, row in enumerate(rows[1:], 2):
         if len(row) != len(header):
-            raise BiasampError(f"{where}: row {line_no} has {len(row)} fields, the header has "
-                               f"{len(header)}: {row!r}")
+            raise BiasampError(
+                f"{where}: row {line_no} has {len(row)} fields, the header has "
+                f"{len(header)}: {row!r}"
+            )
         word = row[wi].strip()
         words.append(word)
         if gi is not None and row[gi].strip():
             g = row[gi].strip()
             if g not in GROUPS:
-                raise BiasampError(f"{where}: row {line_no}: {group_column} must be one of "
-                                   f"{', '.join(map(repr, GROUPS))} or empty; got {g!r}")
+                raise BiasampError(
+                    f"{where}: row {line_no}: {group_column} must be one of "
+                    f"{', '.join(map(repr, GROUPS))} or empty; got {g!r}"
+                )
             groups[word] = g
     return words, groups
 
@@ -189,24 +195,37 @@ def _from_toml(path: Path) -> TaskVocabulary:
     doc, raw = read_toml(path, "task vocabulary")
     where_file = f"task vocabulary file {str(path)!r}"
     check_keys(doc, ("vocabulary",), ("vocabulary",), where_file)
-    meta = check_keys(doc["vocabulary"], _VOCAB_REQUIRED + _VOCAB_OPTIONAL, _VOCAB_REQUIRED,
-                      f"{where_file} [vocabulary]")
+    meta = check_keys(
+        doc["vocabulary"],
+        _VOCAB_REQUIRED + _VOCAB_OPTIONAL,
+        _VOCAB_REQUIRED,
+        f"{where_file} [vocabulary]",
+    )
     name = str_field(meta, "name", where_file)
     check_metadata(meta, f"{where_file} [vocabulary]")
     data_path = (path.parent / str_field(meta, "file", where_file)).resolve()
     if not data_path.is_file():
         raise BiasampError(f"{where_file}: data file not found: {str(data_path)!r}")
     data = data_path.read_bytes()
-    words, groups = _read_table(data, data_path.suffix.lower(),
-                                word_column=str_field(meta, "word_column", where_file),
-                                group_column=meta.get("group_column"),
-                                where=f"task file {str(data_path)!r}")
+    words, groups = _read_table(
+        data,
+        data_path.suffix.lower(),
+        word_column=str_field(meta, "word_column", where_file),
+        group_column=meta.get("group_column"),
+        where=f"task file {str(data_path)!r}",
+    )
     words = check_words(words, f"task vocabulary {name!r} ({data_path.name})")
     provenance = dict(meta)
-    provenance.update(metadata_file=path.name, metadata_sha256=sha256_bytes(raw),
-                      file=data_path.name, sha256=sha256_bytes(data), n_words=len(words))
-    return TaskVocabulary(name, str(meta["description"]), words, groups, provenance,
-                          provenance["sha256"], data_path)
+    provenance.update(
+        metadata_file=path.name,
+        metadata_sha256=sha256_bytes(raw),
+        file=data_path.name,
+        sha256=sha256_bytes(data),
+        n_words=len(words),
+    )
+    return TaskVocabulary(
+        name, str(meta["description"]), words, groups, provenance, provenance["sha256"], data_path
+    )
 
 
 def _from_file(path: Path) -> TaskVocabulary:
@@ -216,21 +235,34 @@ def _from_file(path: Path) -> TaskVocabulary:
         raise BiasampError(f"tasks: file {str(path)!r} must end in .csv, .tsv, .txt or .toml")
     data = path.read_bytes()
     where = f"task file {str(path)!r}"
-    words, groups = _read_table(data, path.suffix.lower(), word_column=None, group_column=None,
-                                where=where)
+    words, groups = _read_table(
+        data, path.suffix.lower(), word_column=None, group_column=None, where=where
+    )
     words = check_words(words, where)
     digest = sha256_bytes(data)
-    provenance = {"name": path.stem, "source": str(path), "file": path.name, "sha256": digest,
-                  "n_words": len(words)}
-    return TaskVocabulary(path.stem, f"user task vocabulary from {path.name}", words, groups,
-                          provenance, digest, path)
+    provenance = {
+        "name": path.stem,
+        "source": str(path),
+        "file": path.name,
+        "sha256": digest,
+        "n_words": len(words),
+    }
+    return TaskVocabulary(
+        path.stem, f"user task vocabulary from {path.name}", words, groups, provenance, digest, path
+    )
 
 
 def _inline(words, where: str = "tasks") -> TaskVocabulary:
     words = check_words(list(words), where)
-    return TaskVocabulary("custom", "task words given inline", words, {},
-                          {"name": "custom", "source": "given inline", "n_words": len(words)},
-                          None, None)
+    return TaskVocabulary(
+        "custom",
+        "task words given inline",
+        words,
+        {},
+        {"name": "custom", "source": "given inline", "n_words": len(words)},
+        None,
+        None,
+    )
 
 
 def load_tasks(spec) -> TaskVocabulary:
@@ -271,13 +303,15 @@ def load_tasks(spec) -> TaskVocabulary:
             raise BiasampError(
                 f"tasks: unknown task vocabulary {text!r}"
                 f"{did_you_mean(text, list_task_sets())}; give a name ({', '.join(list_task_sets())}), a file, "
-                f"'@FILE' or comma-separated words (a single word: {text + ','!r})")
+                f"'@FILE' or comma-separated words (a single word: {text + ','!r})"
+            )
         return _from_file(resolve_name_or_path(text, TASK_SETS, "tasks"))
     if isinstance(spec, Sequence) and not isinstance(spec, (bytes,)):
         return _inline(spec)
-    raise BiasampError(f"tasks must be a vocabulary name, a file path, comma-separated words or "
-                       f"a list of words; got {spec!r}")
-
+    raise BiasampError(
+        f"tasks must be a vocabulary name, a file path, comma-separated words or "
+        f"a list of words; got {spec!r}"
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -340,12 +374,14 @@ def task_aliases() -> TaskAliases:
     pairs, sources = {}, {}
     for line_no, row in enumerate(rows[1:], 2):
         if len(row) != 3 or not all(c.strip() for c in row):
-            raise BiasampError(f"{where}: row {line_no} must have three non-empty fields; "
-                               f"got {row!r}")
+            raise BiasampError(
+                f"{where}: row {line_no} must have three non-empty fields; got {row!r}"
+            )
         task, alias, source = (c.strip() for c in row)
         if alias in pairs or alias == task:
-            raise BiasampError(f"{where}: row {line_no}: alias {alias!r} is listed twice or "
-                               "equals its task")
+            raise BiasampError(
+                f"{where}: row {line_no}: alias {alias!r} is listed twice or equals its task"
+            )
         pairs[alias], sources[alias] = task, source
     chained = sorted(set(pairs) & set(pairs.values()))
     if chained:

@@ -1,6 +1,5 @@
 """Tests of biasamp.base_rates (sources, compat constructions, user CSVs, CLI)."""
 
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -51,11 +50,11 @@ def paper_uniform(direction, k):
     """Independent transcription of fit_sentences.py base_source 0 for the 32 (occu_num 16)."""
     occu_num = 16
     if direction == "A->T":
-        b = np.zeros((32, 2)) + (1. / (2 * occu_num))
+        b = np.zeros((32, 2)) + (1.0 / (2 * occu_num))
         if k == 3:
-            b = np.zeros((32, 3)) + (1. / 2 * occu_num)  # the precedence slip: 8.0
+            b = np.zeros((32, 3)) + (1.0 / 2 * occu_num)  # the precedence slip: 8.0
     else:
-        b = np.zeros((32, k)) + (.5 if k == 2 else 1. / 3.)
+        b = np.zeros((32, k)) + (0.5 if k == 2 else 1.0 / 3.0)
     b[:occu_num, 0] += 1e-7
     b[:occu_num, 1] -= 1e-7
     b[occu_num:, 0] -= 1e-7
@@ -119,7 +118,7 @@ def test_uniform_wang2021_winobias40_uses_groups():
     j = get_source("uniform-wang2021").table(w40, HSS, direction="T->A").joint
     g = winobias_groups()
     for t in w40:
-        assert j.loc[t, "he"] == (.5 + 1e-7 if g[t] == "male_biased" else .5 - 1e-7)
+        assert j.loc[t, "he"] == (0.5 + 1e-7 if g[t] == "male_biased" else 0.5 - 1e-7)
 
 
 # --------------------------------------------------------------------- uniform
@@ -128,9 +127,9 @@ def test_uniform_exact_and_association():
     j = t.joint.to_numpy()
     assert (j == 1.0).all()
     p_a_t = j / j.sum(axis=1, keepdims=True)
-    assert (p_a_t == 1.0 / 3).all()                     # exactly 1/|A|
+    assert (p_a_t == 1.0 / 3).all()  # exactly 1/|A|
     p_t = j.sum(axis=1) / j.sum()
-    assert (p_t == 1.0 / 3).all()                       # exactly 1/|T|
+    assert (p_t == 1.0 / 3).all()  # exactly 1/|T|
     assert t.association.to_numpy().tolist() == [[-1, 1, 0], [1, -1, 0], [-1, 1, 0]]
     assert t.direction is None and t.tie_tol is None
     same = get_source("uniform:winobias").table(["nurse", "cook", "tailor"], HST)
@@ -160,7 +159,7 @@ def test_uniform_from_other_source_signs():
 def test_labor_2016_values():
     t = get_source("labor-2016").table(["nurse", "janitor"], HSS)
     # nurse: 3102 employed, 90% women -> he 3102*(1-0.9) = 310.2, she 3102*0.9 = 2791.8
-    assert t.joint.loc["nurse", "he"] == 3102 * (1. - (90 / 100.))
+    assert t.joint.loc["nurse", "he"] == 3102 * (1.0 - (90 / 100.0))
     assert t.joint.loc["nurse", "she"] == pytest.approx(2791.8, abs=1e-9)
     # janitor: 2276 employed, 34% women -> 1502.16 / 773.84
     assert t.joint.loc["janitor"].tolist() == pytest.approx([1502.16, 773.84], abs=1e-9)
@@ -173,13 +172,15 @@ def test_labor_2016_values():
 def test_labor_2016_missing_employment_says_why():
     with pytest.raises(MissingEntriesError, match=r"tasks \['supervisor'\].*labor-2016-shares"):
         get_source("labor-2016").table(["nurse", "supervisor"], HSS)
-    with pytest.raises(MissingEntriesError, match=r"attributes \['they'\] not in .*it has: he, she"):
+    with pytest.raises(
+        MissingEntriesError, match=r"attributes \['they'\] not in .*it has: he, she"
+    ):
         get_source("labor-2016").table(["nurse"], HST)
 
 
 def test_labor_2016_aliases_and_shares():
     t = get_source("labor-2016").table(["tailor", "construction worker"], HSS).joint
-    assert t.loc["tailor", "she"] == 79 * (80 / 100.)
+    assert t.loc["tailor", "she"] == 79 * (80 / 100.0)
     assert list(t.index) == ["tailor", "construction worker"]
     s = get_source("labor-2016-shares").table(load_tasks("winobias40").words, HSS).joint
     assert s.loc["supervisor"].tolist() == [1 - 0.44, 0.44]
@@ -193,13 +194,13 @@ def test_labor_2016_wang2021_directions():
     nums, pct = raw["employed_thousands"].to_numpy(float), raw["pct_female"].to_numpy(float)
     naive = np.zeros((32, 2))
     for i in range(32):
-        naive[i, 0] = nums[i] * (1. - (pct[i] / 100.))
-        naive[i, 1] = nums[i] * (pct[i] / 100.)
+        naive[i, 0] = nums[i] * (1.0 - (pct[i] / 100.0))
+        naive[i, 1] = nums[i] * (pct[i] / 100.0)
     naive = naive / np.sum(naive, axis=0, keepdims=True)
     np.testing.assert_array_equal(at, naive)
     naive_ta = np.zeros((32, 2))
-    naive_ta[:, 1] = pct / 100.
-    naive_ta[:, 0] = 1. - naive_ta[:, 1]
+    naive_ta[:, 1] = pct / 100.0
+    naive_ta[:, 0] = 1.0 - naive_ta[:, 1]
     np.testing.assert_array_equal(ta, naive_ta)
     i = W32.index("salesperson")
     # A->T (employment-weighted): P(sales|she) = 1589.76/she-total > P(sales) -> [-1, 1]
@@ -214,16 +215,23 @@ def test_labor_2022_values_and_missing_rows():
     t = get_source("labor-2022").table(["nurse", "mechanic"], HSS)
     bls = pd.read_csv("base_rates/bls_cpsaat11_2022_clean.csv").set_index("occupation")
     rn = bls.loc["Registered nurses"]
-    assert t.joint.loc["nurse", "she"] == rn["total_employed_thousands"] * (rn["pct_women"] / 100.)
+    assert t.joint.loc["nurse", "she"] == rn["total_employed_thousands"] * (rn["pct_women"] / 100.0)
     assert (rn["total_employed_thousands"], rn["pct_women"]) == (3363, 87.9)
     # 'mechanic' (the WinoBias sentences' spelling) is looked up as 'mechanician' through the
     # one task alias table, and the table says so
     assert t.provenance["task_aliases"] == {"mechanic": "mechanician"}
     assert t.provenance["rows"]["mechanician"]["bls_title"].startswith("Automotive service")
     assert list(t.joint.index) == ["nurse", "mechanic"]
-    assert t.provenance["no_bls_row"] == ["assistant", "clerk", "counselor", "designer", "attendant"]
-    with pytest.raises(MissingEntriesError,
-                       match=r"tasks \['counselor', 'designer'\].*mapping 'none'"):
+    assert t.provenance["no_bls_row"] == [
+        "assistant",
+        "clerk",
+        "counselor",
+        "designer",
+        "attendant",
+    ]
+    with pytest.raises(
+        MissingEntriesError, match=r"tasks \['counselor', 'designer'\].*mapping 'none'"
+    ):
         get_source("labor-2022").table(W32, HSS)
 
 
@@ -231,7 +239,10 @@ def test_bergsma():
     t = get_source("bergsma").table(["nurse", "engineer"], HSS).joint
     assert t.loc["engineer"].tolist() == [1 - 1.99 / 100, 1.99 / 100]
     assert (t.sum(axis=1) == 1).all()  # shares: P(T) uniform
-    with pytest.raises(MissingEntriesError, match=r"tasks \['cook', 'mover', 'laborer'\] not in .*bergsma.*it has 60"):
+    with pytest.raises(
+        MissingEntriesError,
+        match=r"tasks \['cook', 'mover', 'laborer'\] not in .*bergsma.*it has 60",
+    ):
         get_source("bergsma").table(W32[:4], HSS)
 
 
@@ -239,10 +250,13 @@ def test_bergsma():
 def test_wikipedia_counts_reproducible_from_shipped_text(wikitext_dir):
     from biasamp.corpus import count_text
 
-    text = "".join((wikitext_dir / f"wiki.{s}.tokens").read_text(encoding="utf-8")
-                   for s in ("valid", "test"))
-    for rule, name in (("default", "wikitext103-valtest"),
-                       ("wang2021", "wikitext103-valtest-wang2021")):
+    text = "".join(
+        (wikitext_dir / f"wiki.{s}.tokens").read_text(encoding="utf-8") for s in ("valid", "test")
+    )
+    for rule, name in (
+        ("default", "wikitext103-valtest"),
+        ("wang2021", "wikitext103-valtest-wang2021"),
+    ):
         expect = count_text(text, W32, rule=rule)
         with pytest.warns(ZeroRowWarning, match="janitor"):
             t = get_source(name).table(W32, HSS, direction="T->A")
@@ -252,7 +266,11 @@ def test_wikipedia_counts_reproducible_from_shipped_text(wikitext_dir):
 
 def test_wikipedia_compat_a_to_t_and_vocab_choice():
     with pytest.warns(ZeroRowWarning):  # noqa: PT031 - either table may warn: one must
-        c = get_source("wikitext103-valtest-wang2021").table(W32, HSS, direction="T->A").joint.to_numpy()
+        c = (
+            get_source("wikitext103-valtest-wang2021")
+            .table(W32, HSS, direction="T->A")
+            .joint.to_numpy()
+        )
         at = get_source("wikitext103-valtest-wang2021").table(W32, HSS, direction="A->T")
     np.testing.assert_array_equal(at.joint.to_numpy(), c / np.sum(c, axis=0, keepdims=True))
     assert at.tie_tol == 0.0
@@ -275,37 +293,56 @@ def test_file_wide_and_long(tmp_path):
     assert t.joint.to_numpy().tolist() == [[1, 3], [9, 1]]
     assert t.provenance["files"][0]["sha256"]
     lg = write(tmp_path, "task,attribute,probability\nnurse,he,0.1\nnurse,she,0.9\n", "l.csv")
-    assert get_source(f"file:{lg}").table(["nurse"], HSS).joint.to_numpy().tolist() == [[.1, .9]]
+    assert get_source(f"file:{lg}").table(["nurse"], HSS).joint.to_numpy().tolist() == [[0.1, 0.9]]
 
 
-@pytest.mark.parametrize("text,match", [
-    ("", "is empty"),
-    ("# only a comment\n", "is empty"),
-    ("task,he,she\n", "header but no rows"),
-    ("name,he,she\nnurse,1,2\n", "needs a 'task' column"),
-    ("task\nnurse\n", "needs attribute columns"),
-    ("task,he,she\nnurse,1,-2\n", r"column 'she' must be non-negative; got \[\('nurse', '-2'\)\]"),
-    ("task,he,she\nnurse,1,lots\n", r"column 'she' must be numeric; got \[\('nurse', 'lots'\)\]"),
-    ("task,he,she\nnurse,1,\n", "column 'she' must be numeric"),
-    ("task,he,she\nnurse,1,inf\n", "column 'she' must be numeric"),
-    ("task,he,she\nnurse,1,2\nnurse,3,4\n", r"duplicate task rows: \['nurse'\]"),
-    ("task,he,he\nnurse,1,2\n", "duplicate columns"),
-    ("task,attribute,count\nnurse,he,1\nnurse,he,2\n", r"duplicate \(task, attribute\) rows"),
-    ("task,attribute,count\nnurse,he,1\ncook,she,2\n", r"lacks \(task, attribute\) pairs"),
-    ("task,attribute,count,probability\nnurse,he,1,1\n", "exactly the columns"),
-    ("task,attribute\nnurse,he\n", "exactly the columns"),
-    ("# provenance: {bad\ntask,he\nnurse,1\n",
-     r"t.csv', line 1 \('# provenance:'\) is not valid JSON: Expecting property name"),
-    ("#\n\n# provenance: [1, 2]\ntask,he\nnurse,1\n",
-     r"t.csv', line 3 \('# provenance:'\) must hold a JSON object .*; got list \[1, 2\]$"),
-    ('# provenance: "x"\ntask,he\nnurse,1\n', r"must hold a JSON object .*; got str \"x\"$"),
-    ('# provenance: {"n_kept": Infinity}\ntask,he\nnurse,1\n',
-     r"line 1 \('# provenance:'\): n_kept is Infinity, not a finite number"),
-    ('# provenance: {"n_kept": -3, "rule": "r"}\ntask,he\nnurse,1\n',
-     r"n_kept must be a non-negative integer \(the sentences counted\); got -3$"),
-    (b"task,he\nna\xefve,1\n",
-     r"base-rate CSV file '.*t.csv' is not UTF-8 text: byte 0xef at position 10 \(line 2\)"),
-])
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ("", "is empty"),
+        ("# only a comment\n", "is empty"),
+        ("task,he,she\n", "header but no rows"),
+        ("name,he,she\nnurse,1,2\n", "needs a 'task' column"),
+        ("task\nnurse\n", "needs attribute columns"),
+        (
+            "task,he,she\nnurse,1,-2\n",
+            r"column 'she' must be non-negative; got \[\('nurse', '-2'\)\]",
+        ),
+        (
+            "task,he,she\nnurse,1,lots\n",
+            r"column 'she' must be numeric; got \[\('nurse', 'lots'\)\]",
+        ),
+        ("task,he,she\nnurse,1,\n", "column 'she' must be numeric"),
+        ("task,he,she\nnurse,1,inf\n", "column 'she' must be numeric"),
+        ("task,he,she\nnurse,1,2\nnurse,3,4\n", r"duplicate task rows: \['nurse'\]"),
+        ("task,he,he\nnurse,1,2\n", "duplicate columns"),
+        ("task,attribute,count\nnurse,he,1\nnurse,he,2\n", r"duplicate \(task, attribute\) rows"),
+        ("task,attribute,count\nnurse,he,1\ncook,she,2\n", r"lacks \(task, attribute\) pairs"),
+        ("task,attribute,count,probability\nnurse,he,1,1\n", "exactly the columns"),
+        ("task,attribute\nnurse,he\n", "exactly the columns"),
+        (
+            "# provenance: {bad\ntask,he\nnurse,1\n",
+            r"t.csv', line 1 \('# provenance:'\) is not valid JSON: Expecting property name",
+        ),
+        (
+            "#\n\n# provenance: [1, 2]\ntask,he\nnurse,1\n",
+            r"t.csv', line 3 \('# provenance:'\) must hold a JSON object .*; got list \[1, 2\]$",
+        ),
+        ('# provenance: "x"\ntask,he\nnurse,1\n', r"must hold a JSON object .*; got str \"x\"$"),
+        (
+            '# provenance: {"n_kept": Infinity}\ntask,he\nnurse,1\n',
+            r"line 1 \('# provenance:'\): n_kept is Infinity, not a finite number",
+        ),
+        (
+            '# provenance: {"n_kept": -3, "rule": "r"}\ntask,he\nnurse,1\n',
+            r"n_kept must be a non-negative integer \(the sentences counted\); got -3$",
+        ),
+        (
+            b"task,he\nna\xefve,1\n",
+            r"base-rate CSV file '.*t.csv' is not UTF-8 text: byte 0xef at position 10 \(line 2\)",
+        ),
+    ],
+)
 def test_file_malformed(tmp_path, text, match):
     p = write(tmp_path, text)
     with pytest.raises(BiasampError, match=match):
@@ -321,9 +358,19 @@ def test_file_missing_and_lookup_errors(tmp_path):
 
 
 def test_registry_and_name_validation():
-    assert {"uniform", "uniform-wang2021", "labor-2016", "labor-2016-wang2021", "labor-2022",
-            "bergsma", "wikitext103-valtest", "wikitext103-valtest-wang2021"} <= set(list_sources())
-    with pytest.raises(UnknownNameError, match=r"unknown base-rate source 'labr-2016' \(did you mean"):
+    assert {
+        "uniform",
+        "uniform-wang2021",
+        "labor-2016",
+        "labor-2016-wang2021",
+        "labor-2022",
+        "bergsma",
+        "wikitext103-valtest",
+        "wikitext103-valtest-wang2021",
+    } <= set(list_sources())
+    with pytest.raises(
+        UnknownNameError, match=r"unknown base-rate source 'labr-2016' \(did you mean"
+    ):
         get_source("labr-2016")
     with pytest.raises(BiasampError, match="must be a non-empty string; got ''"):
         get_source("")
@@ -334,10 +381,16 @@ def test_registry_and_name_validation():
 
 
 def test_every_source_on_the_32(recwarn):
-    ok = {"uniform": None, "uniform:labor-2016": None, "labor-2016": None,
-          "uniform-wang2021": "A->T", "labor-2016-wang2021": "T->A",
-          "wikitext103-valtest": None, "wikitext103-valtest-wang2021": "A->T",
-          "labor-2016-shares": None}
+    ok = {
+        "uniform": None,
+        "uniform:labor-2016": None,
+        "labor-2016": None,
+        "uniform-wang2021": "A->T",
+        "labor-2016-wang2021": "T->A",
+        "wikitext103-valtest": None,
+        "wikitext103-valtest-wang2021": "A->T",
+        "labor-2016-shares": None,
+    }
     for name, d in ok.items():
         t = get_source(name).table(W32, HSS, direction=d)
         assert list(t.joint.index) == W32 and list(t.joint.columns) == HSS, name
@@ -390,8 +443,20 @@ def test_derive_association_ties():
 def test_cli_base_rates(capsys, tmp_path):
     assert main(["base-rates", "--list"]) == 0
     assert "labor-2016-wang2021" in capsys.readouterr().out
-    assert main(["base-rates", "show", "uniform", "--tasks", "nurse,cook",
-                 "--attributes", "he,she,they"]) == 0
+    assert (
+        main(
+            [
+                "base-rates",
+                "show",
+                "uniform",
+                "--tasks",
+                "nurse,cook",
+                "--attributes",
+                "he,she,they",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "sign(they)" in out and "nurse" in out
     assert main(["base-rates", "show", "wikitext103-valtest", "--tasks", "nurse,janitor"]) == 0
@@ -412,8 +477,11 @@ def test_count_sources_keep_their_counts_and_say_what_they_are(recwarn, tmp_path
     np.testing.assert_array_equal(t.joint_from_counts(t.counts.to_numpy()), t.joint.to_numpy())
     ta = get_source("wikitext103-valtest").table(W32, HSS, direction="T->A")
     assert ta.counts_transform == "identity" and ta.counts.equals(ta.joint)
-    for name, kind in (("labor-2016", "statistics"), ("uniform", "constructed"),
-                       ("labor-2016-shares", "statistics")):
+    for name, kind in (
+        ("labor-2016", "statistics"),
+        ("uniform", "constructed"),
+        ("labor-2016-shares", "statistics"),
+    ):
         t = get_source(name).table(W32, HSS)
         assert t.counts is None and t.provenance["kind"] == kind and t.provenance["about"]
     long = tmp_path / "long.csv"

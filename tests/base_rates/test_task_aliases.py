@@ -42,10 +42,20 @@ def test_the_table_agrees_with_the_winobias_list_names():
     assert all(o in words for o in task_aliases().pairs.values())
 
 
-@pytest.mark.parametrize("source", ["uniform", "labor-2016", "labor-2016-shares", "labor-2022",
-                                    "wikitext103-valtest", "uniform:labor-2016",
-                                    "labor-2016-wang2021", "uniform-wang2021",
-                                    "wikitext103-valtest-wang2021"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "uniform",
+        "labor-2016",
+        "labor-2016-shares",
+        "labor-2022",
+        "wikitext103-valtest",
+        "uniform:labor-2016",
+        "labor-2016-wang2021",
+        "uniform-wang2021",
+        "wikitext103-valtest-wang2021",
+    ],
+)
 def test_every_source_resolves_the_sentence_spellings_and_says_so(source):
     tasks = ["nurse"] + SENTENCE_SPELLINGS
     if source.startswith(("labor-2016", "uniform:labor")) and source != "labor-2016-shares":
@@ -56,8 +66,9 @@ def test_every_source_resolves_the_sentence_spellings_and_says_so(source):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         got = get_source(source).table(tasks, HS, direction=direction)
-        ref = get_source(source).table([task_aliases().canonical(t) for t in tasks], HS,
-                                       direction=direction)
+        ref = get_source(source).table(
+            [task_aliases().canonical(t) for t in tasks], HS, direction=direction
+        )
     assert list(got.joint.index) == tasks
     np.testing.assert_array_equal(got.joint.to_numpy(), ref.joint.to_numpy())
     if ref.association is not None:
@@ -81,14 +92,20 @@ def test_a_user_table_spelled_the_winobias_way(tmp_path):
 
 
 def test_missing_tasks_still_fail_and_two_spellings_conflict():
-    with pytest.raises(MissingEntriesError, match=r"tasks \['astronaut'\] not in base-rate "
-                                                  r"source 'labor-2016-shares'"):
+    with pytest.raises(
+        MissingEntriesError,
+        match=r"tasks \['astronaut'\] not in base-rate "
+        r"source 'labor-2016-shares'",
+    ):
         get_source("labor-2016-shares").table(["tailor", "astronaut"], HS)
     # the most informative error: labor-2016 has no employment count for 'mechanician'
     with pytest.raises(MissingEntriesError, match=r"tasks \['mechanic'\]|no employment count"):
         get_source("labor-2016").table(["mechanic", "nurse"], HS)
-    with pytest.raises(BiasampError, match=r"tasks \['mechanic', 'mechanician'\] are spellings "
-                                           r"of the same occupation"):
+    with pytest.raises(
+        BiasampError,
+        match=r"tasks \['mechanic', 'mechanician'\] are spellings "
+        r"of the same occupation",
+    ):
         get_source("labor-2016-shares").table(["mechanic", "mechanician"], HS)
 
 

@@ -37,15 +37,16 @@ def _lines(path):
     with open(path, encoding="utf-8") as f:
         return f.readlines()
 
+
 TEXT = (
-    "He is a cook .\n"                          # default: cook/he; wang2021: misses 'He'
-    "her cookie was good .\n"                   # wang2021: cookie counted as cook/she
-    " = = The nurse = = \n"                     # heading: skipped by both
-    "The nurses said she was tired . The baker left .\n"   # default: plural nurse/she
-    "the cook and the nurse said he left .\n"   # two occupations: dropped by both
+    "He is a cook .\n"  # default: cook/he; wang2021: misses 'He'
+    "her cookie was good .\n"  # wang2021: cookie counted as cook/she
+    " = = The nurse = = \n"  # heading: skipped by both
+    "The nurses said she was tired . The baker left .\n"  # default: plural nurse/she
+    "the cook and the nurse said he left .\n"  # two occupations: dropped by both
     "the cook , the nurse and the baker saw him .\n"  # wang2021: 3 substrings -> baker, but no 'him' in its groups
     "the cook , the nurse and the baker saw his dog .\n"  # wang2021: 3 -> last (baker)/he; default: dropped
-    "the baker saw his daughter .\n"            # both groups: dropped by both
+    "the baker saw his daughter .\n"  # both groups: dropped by both
 )
 
 
@@ -93,20 +94,28 @@ def naive_wang2021(lines, occs, groups):
 def test_wang2021_equals_naive_on_wikitext(wt_valid):
     lines = _lines(wt_valid)
     got = count_text(lines, W32, rule="wang2021").to_numpy()
-    np.testing.assert_array_equal(got, naive_wang2021(lines, W32, list(WANG2021_WORD_GROUPS.values())))
+    np.testing.assert_array_equal(
+        got, naive_wang2021(lines, W32, list(WANG2021_WORD_GROUPS.values()))
+    )
     assert got.sum() > 10
 
 
 def test_wang2021_equals_naive_on_long_lines():
     # many pieces on one line (the next newline is searched once per line, not per piece),
     # then short lines: the remembered newline must not leak from one line to the next
-    pieces = ["the nurse said he was tired", "a cook and she", "the cook and the nurse he",
-              "no one", "the writer she"]
+    pieces = [
+        "the nurse said he was tired",
+        "a cook and she",
+        "the cook and the nurse he",
+        "no one",
+        "the writer she",
+    ]
     long_line = " . ".join(pieces * 200) + " .\n"
     lines = [long_line, "the nurse he .\n", "the cook . she\n", long_line.rstrip("\n")]
     got = count_text(lines, W32, rule="wang2021").to_numpy()
-    np.testing.assert_array_equal(got, naive_wang2021(lines, W32,
-                                                      list(WANG2021_WORD_GROUPS.values())))
+    np.testing.assert_array_equal(
+        got, naive_wang2021(lines, W32, list(WANG2021_WORD_GROUPS.values()))
+    )
     # 3 of the 5 pieces count (two occupations reset the choice; "no one" names none), 200
     # times on each of the 2 long lines; then "the nurse he" ("the cook" has no pronoun)
     assert got.sum() == 3 * 200 * 2 + 1
@@ -114,8 +123,10 @@ def test_wang2021_equals_naive_on_long_lines():
 
 def test_wang2021_third_group_never_resets():
     groups = {"he": ["he"], "she": ["she"], "they": ["they"]}
-    text = ("the cook and he and they .\nthe cook and he and she .\nthe cook she they .\n"
-            "the cook he she they .\n")
+    text = (
+        "the cook and he and they .\nthe cook and he and she .\nthe cook she they .\n"
+        "the cook he she they .\n"
+    )
     got = count_text(text, ["cook"], rule="wang2021", word_groups=groups).to_numpy()
     naive = naive_wang2021(text.splitlines(keepends=True), ["cook"], list(groups.values()))
     np.testing.assert_array_equal(got, naive)
@@ -141,8 +152,10 @@ def naive_default(lines, occs, groups):
 
 def test_default_equals_naive_on_wikitext(wt_valid):
     lines = _lines(wt_valid)
-    groups = {"he": ["he", "him", "his", "himself", "man", "boy", "son"],
-              "she": ["she", "her", "hers", "herself", "woman", "girl", "daughter"]}
+    groups = {
+        "he": ["he", "him", "his", "himself", "man", "boy", "son"],
+        "she": ["she", "her", "hers", "herself", "woman", "girl", "daughter"],
+    }
     occs = W32 + ["construction worker", "police officer"]
     got = count_text(lines, occs, rule="default", word_groups=groups).to_numpy()
     np.testing.assert_array_equal(got, naive_default(lines, occs, list(groups.values())))
@@ -150,8 +163,10 @@ def test_default_equals_naive_on_wikitext(wt_valid):
 
 
 def test_default_forms_and_multiword():
-    text = ("The construction workers saw herself .\nTwo salespeople met him .\n"
-            "The HAIRDRESSER said hers .\nA worker saw her .\n")
+    text = (
+        "The construction workers saw herself .\nTwo salespeople met him .\n"
+        "The HAIRDRESSER said hers .\nA worker saw her .\n"
+    )
     d = count_text(text, ["construction worker", "salesperson", "hairdresser"])
     assert d.to_numpy().tolist() == [[0, 1], [1, 0], [0, 1]]
     assert count_text(text, ["salesperson"], plurals=False).to_numpy().tolist() == [[0, 0]]
@@ -162,11 +177,18 @@ def test_default_forms_and_multiword():
 
 def test_split_sentences():
     assert split_sentences("It rained . Then it stopped !  Why ? ok") == [
-        "It rained .", "Then it stopped !", "Why ? ok"]
+        "It rained .",
+        "Then it stopped !",
+        "Why ? ok",
+    ]
     assert split_sentences("Mr. Smith and Dr. Jones met Mrs. Doe in St. Louis.") == [
-        "Mr. Smith and Dr. Jones met Mrs. Doe in St. Louis."]
-    assert split_sentences("He won in 1990. The end \"came\" . 3 left.") == [
-        "He won in 1990.", "The end \"came\" .", "3 left."]
+        "Mr. Smith and Dr. Jones met Mrs. Doe in St. Louis."
+    ]
+    assert split_sentences('He won in 1990. The end "came" . 3 left.') == [
+        "He won in 1990.",
+        'The end "came" .',
+        "3 left.",
+    ]
     assert split_sentences("It is 1 @.@ 5 m long .") == ["It is 1 @.@ 5 m long ."]
     assert split_sentences("   ") == []
 
@@ -188,11 +210,15 @@ def test_pool_equals_single_process_and_counts(wt_valid, tmp_path):
 
 def test_csv_round_trip(wt_valid, tmp_path):
     with pytest.warns(ZeroRowWarning, match=r"2 task\(s\) never counted: \['nurse', 'sewer'\]"):
-        r = count_cooccurrences(wt_valid, ["nurse", "writer", "sewer"], n_jobs=1, corpus_name="wt-valid")
+        r = count_cooccurrences(
+            wt_valid, ["nurse", "writer", "sewer"], n_jobs=1, corpus_name="wt-valid"
+        )
     p = r.to_csv(tmp_path / "c.csv")
     with pytest.warns(ZeroRowWarning, match=r"\['nurse'\]"):
         t = get_source(f"file:{p}").table(["writer", "nurse"], ["she", "he"])
-    np.testing.assert_array_equal(t.joint.to_numpy(), r.counts.loc[["writer", "nurse"], ["she", "he"]].to_numpy())
+    np.testing.assert_array_equal(
+        t.joint.to_numpy(), r.counts.loc[["writer", "nurse"], ["she", "he"]].to_numpy()
+    )
     assert t.provenance["file_provenance"]["corpus"]["name"] == "wt-valid"
     assert r.zero_rows == [t for t in r.counts.index if r.counts.loc[t].sum() == 0]
     assert "sewer" in r.zero_rows and "writer" not in r.zero_rows
@@ -201,8 +227,7 @@ def test_csv_round_trip(wt_valid, tmp_path):
 def test_tasks_never_counted_warn_once_and_are_not_logged(wt_valid, caplog):
     with pytest.warns(ZeroRowWarning) as caught:
         r = count_cooccurrences(wt_valid, ["writer", "sewer", "astronaut"], n_jobs=1)
-    assert [str(w.message) for w in caught] == [
-        "2 task(s) never counted: ['sewer', 'astronaut']"]
+    assert [str(w.message) for w in caught] == ["2 task(s) never counted: ['sewer', 'astronaut']"]
     assert r.zero_rows == ["sewer", "astronaut"]
     assert not [rec for rec in caplog.records if "never counted" in rec.getMessage()]
 
@@ -220,19 +245,22 @@ def test_datasets_object_equals_files(wt_valid):
         count_cooccurrences(ds, W32, n_jobs=1, text_column="body")
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"rule": "paper"}, r"rule must be one of .*got 'paper'"),
-    ({"tasks": []}, r"tasks must not be empty"),
-    ({"tasks": "nurse"}, r"tasks must be a list of occupation names, not a string"),
-    ({"tasks": ["nurse", "nurse"]}, r"tasks must be unique; got duplicates \['nurse'\]"),
-    ({"word_groups": {}}, "word_groups must be a non-empty mapping"),
-    ({"word_groups": {"he": []}}, r"word_groups\['he'\] must be a non-empty list"),
-    ({"word_groups": {"he": "he"}}, r"word_groups\['he'\] must be a non-empty list"),
-    ({"n_jobs": 0}, "n_jobs must be a positive int"),
-    ({"chunk_chars": 0}, "chunk_chars must be a positive int"),
-    ({"corpus": "no/such/file.txt"}, r"corpus file\(s\) not found"),
-    ({"corpus": []}, "corpus must name at least one file"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"rule": "paper"}, r"rule must be one of .*got 'paper'"),
+        ({"tasks": []}, r"tasks must not be empty"),
+        ({"tasks": "nurse"}, r"tasks must be a list of occupation names, not a string"),
+        ({"tasks": ["nurse", "nurse"]}, r"tasks must be unique; got duplicates \['nurse'\]"),
+        ({"word_groups": {}}, "word_groups must be a non-empty mapping"),
+        ({"word_groups": {"he": []}}, r"word_groups\['he'\] must be a non-empty list"),
+        ({"word_groups": {"he": "he"}}, r"word_groups\['he'\] must be a non-empty list"),
+        ({"n_jobs": 0}, "n_jobs must be a positive int"),
+        ({"chunk_chars": 0}, "chunk_chars must be a positive int"),
+        ({"corpus": "no/such/file.txt"}, r"corpus file\(s\) not found"),
+        ({"corpus": []}, "corpus must name at least one file"),
+    ],
+)
 def test_errors(wt_valid, kwargs, match):
     args = {"corpus": wt_valid, "tasks": ["nurse"]}
     args.update(kwargs)
@@ -244,13 +272,44 @@ def test_cli_count(wt_valid, tmp_path, capsys):
     out = tmp_path / "c.csv"
     with warnings.catch_warnings():  # the zero-row tasks are in the summary line instead
         warnings.simplefilter("error", ZeroRowWarning)
-        assert main(["count", wt_valid, "--tasks", "nurse,writer", "--rule", "wang2021",
-                     "--jobs", "1", "-o", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "count",
+                    wt_valid,
+                    "--tasks",
+                    "nurse,writer",
+                    "--rule",
+                    "wang2021",
+                    "--jobs",
+                    "1",
+                    "-o",
+                    str(out),
+                ]
+            )
+            == 0
+        )
     printed = capsys.readouterr().out
     assert "sentences counted" in printed and "1 task(s) with no count: nurse" in printed
     out.unlink()
-    assert main(["-q", "count", wt_valid, "--tasks", "nurse,writer", "--rule", "wang2021",
-                 "--jobs", "1", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "count",
+                wt_valid,
+                "--tasks",
+                "nurse,writer",
+                "--rule",
+                "wang2021",
+                "--jobs",
+                "1",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr() == ("", "") and out.is_file()  # -q: only errors
     with pytest.warns(ZeroRowWarning):
         t = get_source(f"file:{out}").table(["nurse", "writer"], ["he", "she"]).joint
@@ -260,11 +319,44 @@ def test_cli_count(wt_valid, tmp_path, capsys):
     assert "give either FILES or --dataset" in capsys.readouterr().err
     assert main(["count", wt_valid, "--tasks", "nurse", "--groups", "he", "-o", str(out)]) == 2
     assert "--groups must look like" in capsys.readouterr().err
-    assert main(["-q", "count", wt_valid, "--tasks", "nurse,", "--jobs", "1", "--groups",
-                 "m=he,him;f=she,her", "-o", str(out)]) == 2  # a counts CSV is not replaced
+    assert (
+        main(
+            [
+                "-q",
+                "count",
+                wt_valid,
+                "--tasks",
+                "nurse,",
+                "--jobs",
+                "1",
+                "--groups",
+                "m=he,him;f=she,her",
+                "-o",
+                str(out),
+            ]
+        )
+        == 2
+    )  # a counts CSV is not replaced
     assert "exists; choose a new file or pass --overwrite" in capsys.readouterr().err
-    assert main(["-q", "count", wt_valid, "--tasks", "nurse,", "--jobs", "1", "--groups",
-                 "m=he,him;f=she,her", "-o", str(out), "--overwrite"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "count",
+                wt_valid,
+                "--tasks",
+                "nurse,",
+                "--jobs",
+                "1",
+                "--groups",
+                "m=he,him;f=she,her",
+                "-o",
+                str(out),
+                "--overwrite",
+            ]
+        )
+        == 0
+    )
     assert out.read_text().splitlines()[1] == "task,m,f"
 
 
@@ -279,32 +371,130 @@ def test_cli_count_tasks_go_through_load_tasks(wt_valid, tmp_path, capsys):
     words = tmp_path / "jobs.txt"
     words.write_text("writer\nnurse\n", encoding="utf-8")
     for spec in (f"@{words}", str(words), "writer,nurse"):
-        assert main(["-q", "count", wt_valid, "--tasks", spec, "--jobs", "1", "-o", str(out),
-                     "--overwrite"]) == 0
+        assert (
+            main(
+                [
+                    "-q",
+                    "count",
+                    wt_valid,
+                    "--tasks",
+                    spec,
+                    "--jobs",
+                    "1",
+                    "-o",
+                    str(out),
+                    "--overwrite",
+                ]
+            )
+            == 0
+        )
         assert [line.split(",")[0] for line in out.read_text().splitlines()[2:]] == [
-            "writer", "nurse"]
-    assert main(["-q", "count", wt_valid, "--tasks", "winobias32", "--jobs", "1", "-o", str(out),
-                 "--overwrite"]) == 0
+            "writer",
+            "nurse",
+        ]
+    assert (
+        main(
+            [
+                "-q",
+                "count",
+                wt_valid,
+                "--tasks",
+                "winobias32",
+                "--jobs",
+                "1",
+                "-o",
+                str(out),
+                "--overwrite",
+            ]
+        )
+        == 0
+    )
     assert len(out.read_text().splitlines()) == 2 + 32
     capsys.readouterr()
 
 
-TOKENS = ["the", "The", "cook", "cookie", "Cook", "COOK", "nurse", "nurses", "CEO", "ceos",
-          "baker", "construction", "worker", "workers", "he", "He", "she", "her", "hers", "him",
-          "his", "they", ".", ".", ".", "!", "?", "=", "Mr.", "J.", "U.S.", "\"", "(", ")",
-          "1990.", "café", "naïve", "İstanbul", "cooK", "salespeople", "salesperson", ",",
-          "@.@", "e.g.", "Dr.", "nurse.", ".cook", "\t", "  "]
+TOKENS = [
+    "the",
+    "The",
+    "cook",
+    "cookie",
+    "Cook",
+    "COOK",
+    "nurse",
+    "nurses",
+    "CEO",
+    "ceos",
+    "baker",
+    "construction",
+    "worker",
+    "workers",
+    "he",
+    "He",
+    "she",
+    "her",
+    "hers",
+    "him",
+    "his",
+    "they",
+    ".",
+    ".",
+    ".",
+    "!",
+    "?",
+    "=",
+    "Mr.",
+    "J.",
+    "U.S.",
+    '"',
+    "(",
+    ")",
+    "1990.",
+    "café",
+    "naïve",
+    "İstanbul",
+    "cooK",
+    "salespeople",
+    "salesperson",
+    ",",
+    "@.@",
+    "e.g.",
+    "Dr.",
+    "nurse.",
+    ".cook",
+    "\t",
+    "  ",
+]
 
 
-ENGINE_TOKENS = TOKENS + ["\r", "\r\n", "\n", "\u00a0", "\u2028", "\u212a", "\x1c", "”", "“Yes",
-                         "No.", "etc.", "i.e.", "A.", "é.", "x_.", "Dr!", ". (He", ". [It"]
+ENGINE_TOKENS = TOKENS + [
+    "\r",
+    "\r\n",
+    "\n",
+    "\u00a0",
+    "\u2028",
+    "\u212a",
+    "\x1c",
+    "”",
+    "“Yes",
+    "No.",
+    "etc.",
+    "i.e.",
+    "A.",
+    "é.",
+    "x_.",
+    "Dr!",
+    ". (He",
+    ". [It",
+]
 
 
 def random_corpus(seed: int) -> bytes:
     """Seeded random text over tricky tokens; every third one has undecodable bytes."""
     rng = np.random.default_rng(seed)
-    text = "".join(rng.choice(ENGINE_TOKENS) + rng.choice([" ", "", " ", "\n", "  "])
-                   for _ in range(rng.integers(1, 600)))
+    text = "".join(
+        rng.choice(ENGINE_TOKENS) + rng.choice([" ", "", " ", "\n", "  "])
+        for _ in range(rng.integers(1, 600))
+    )
     raw = text.encode("utf-8")
     if seed % 3 == 0:
         raw = raw.replace(b"e", b"\xe9", 2).replace(b"o", b"\xc3", 1).replace(b"a", b"\x80", 1)
@@ -320,8 +510,18 @@ def test_engine_equals_plain_path_on_random_bytes(seed, matcher, rule):
     lines = split_lines(raw.decode("utf-8", "replace"))
     # + occupations with a "." or a line break: never inside a wang2021 piece, whole lines
     # for the default rule
-    tasks = ["cook", "nurse", "CEO", "baker", "construction worker", "salesperson", "he",
-             ".cook", "nurse.", "e\n"]
+    tasks = [
+        "cook",
+        "nurse",
+        "CEO",
+        "baker",
+        "construction worker",
+        "salesperson",
+        "he",
+        ".cook",
+        "nurse.",
+        "e\n",
+    ]
     groups = {"he": ["he", "him", "his"], "she": ["she", "her", "hers"], "they": ["they"]}
     c = RULES.get(rule)(tasks, groups, matcher=matcher)
     got, ref = c.count_bytes(raw), c.count(lines, fast=False)
@@ -349,8 +549,10 @@ def test_engine_equals_plain_path_on_wikitext(wikitext_dir, matcher, rule):
 
 def test_non_ascii_forms_and_lowercase_expanding_characters():
     """Forms or text where lower() is not an ASCII byte map take the lower-cased text path."""
-    text = ("The CAFÉ OWNER saw her .\nThe \u212aEEPER saw him .\nİ the cook said he .\n"
-            "the café owners met his son .\n")
+    text = (
+        "The CAFÉ OWNER saw her .\nThe \u212aEEPER saw him .\nİ the cook said he .\n"
+        "the café owners met his son .\n"
+    )
     tasks = ["café owner", "keeper", "cook"]
     lines = split_lines(text)
     for matcher in ("hyperscan", "numpy"):
@@ -368,21 +570,27 @@ def test_record_with_inner_newline_uses_plain_path():
         np.testing.assert_array_equal(fast[0], plain[0])
         assert fast[1:] == plain[1:]
     # wang2021 treats each record as one line: 'he\nleft ' is not the word 'he'
-    assert count_text(lines, ["cook", "nurse"], rule="wang2021").to_numpy().tolist() == [[0, 1], [0, 0]]
+    assert count_text(lines, ["cook", "nurse"], rule="wang2021").to_numpy().tolist() == [
+        [0, 1],
+        [0, 0],
+    ]
 
 
 def test_byte_ranges_match_text_mode_reading(tmp_path):
     p = tmp_path / "mixed.txt"
-    body = ("The cook said he left .\r\nher cookie .\rThe nurse said she was tired . "
-            "The baker , café owner , saw his son .\n" * 40 + "the cook and he")
+    body = (
+        "The cook said he left .\r\nher cookie .\rThe nurse said she was tired . "
+        "The baker , café owner , saw his son .\n" * 40 + "the cook and he"
+    )
     p.write_bytes(body.encode("utf-8"))
-    with open(p, encoding="utf-8") as f:   # text mode: universal newlines
+    with open(p, encoding="utf-8") as f:  # text mode: universal newlines
         lines = f.readlines()
     for rule in ("wang2021", "default"):
         ref = count_text(lines, ["cook", "nurse", "baker"], rule=rule).to_numpy()
         for jobs, chunk in ((1, 37), (2, 101), (1, 10_000)):
-            r = count_cooccurrences(p, ["cook", "nurse", "baker"], rule=rule, n_jobs=jobs,
-                                    chunk_chars=chunk)
+            r = count_cooccurrences(
+                p, ["cook", "nurse", "baker"], rule=rule, n_jobs=jobs, chunk_chars=chunk
+            )
             np.testing.assert_array_equal(r.counts.to_numpy(), ref)
             assert r.n_lines == len(lines) == 121
 
@@ -392,13 +600,16 @@ def test_hf_prefix_streams_a_local_datasets_folder(wt_valid, tmp_path, monkeypat
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
     lines = _lines(wt_valid)[:600]
     (tmp_path / "part.txt").write_text("".join(lines), encoding="utf-8")
-    r = count_cooccurrences(f"hf:{tmp_path}", W32, rule="wang2021", n_jobs=2,
-                            chunk_chars=20_000)
+    r = count_cooccurrences(f"hf:{tmp_path}", W32, rule="wang2021", n_jobs=2, chunk_chars=20_000)
     # the 'text' builder drops the line breaks; a record is read as text ending with one, so
     # the dataset counts as the file it was made from (wang2021 sees "he\n", not "he")
     f = count_cooccurrences(tmp_path / "part.txt", W32, rule="wang2021", n_jobs=1)
     assert (r.counts.to_numpy().tolist(), r.n_lines, r.n_sentences, r.n_kept) == (
-        f.counts.to_numpy().tolist(), f.n_lines, f.n_sentences, f.n_kept)
+        f.counts.to_numpy().tolist(),
+        f.n_lines,
+        f.n_sentences,
+        f.n_kept,
+    )
     assert r.n_lines == 600 and r.provenance["corpus"]["kind"] == "datasets"
     assert r.provenance["corpus"]["split"] == "train" and r.provenance["corpus"]["streaming"]
 
@@ -419,11 +630,14 @@ def test_count_text_splits_like_a_text_mode_file(tmp_path):
         lines = f.readlines()
     assert len(lines) == 3  # only \n, \r\n and \r end lines (not \u2028 or \x0c)
     for rule in ("wang2021", "default"):
-        np.testing.assert_array_equal(count_text(text, ["cook", "nurse"], rule=rule).to_numpy(),
-                                      count_text(lines, ["cook", "nurse"], rule=rule).to_numpy())
+        np.testing.assert_array_equal(
+            count_text(text, ["cook", "nurse"], rule=rule).to_numpy(),
+            count_text(lines, ["cook", "nurse"], rule=rule).to_numpy(),
+        )
     np.testing.assert_array_equal(
         count_text(text, ["cook", "nurse"], rule="wang2021").to_numpy(),
-        naive_wang2021(lines, ["cook", "nurse"], list(WANG2021_WORD_GROUPS.values())))
+        naive_wang2021(lines, ["cook", "nurse"], list(WANG2021_WORD_GROUPS.values())),
+    )
 
 
 def test_vectorised_boundary_count_equals_regex(wt_valid):
@@ -431,10 +645,33 @@ def test_vectorised_boundary_count_equals_regex(wt_valid):
 
     text = "".join(_lines(wt_valid))
     assert count_boundaries(text, text.encode("utf-8")) == len(BOUNDARY_NL.findall(text))
-    extra = TOKENS + ['"The', "“Yes", "”", "’", "\u00a0", "\u2028", "Mr.", "etc.", "A.", "?!",
-                      "...", '."', "'s", ".)", "(He", "[It", "1.5", "\x0c", "\r", ".\t", "Ünal"]
+    extra = TOKENS + [
+        '"The',
+        "“Yes",
+        "”",
+        "’",
+        "\u00a0",
+        "\u2028",
+        "Mr.",
+        "etc.",
+        "A.",
+        "?!",
+        "...",
+        '."',
+        "'s",
+        ".)",
+        "(He",
+        "[It",
+        "1.5",
+        "\x0c",
+        "\r",
+        ".\t",
+        "Ünal",
+    ]
     for seed in range(200):
         rng = np.random.default_rng(seed)
-        s = "".join(rng.choice(extra) + rng.choice([" ", "", " ", "\n", "  "])
-                    for _ in range(rng.integers(1, 60)))
+        s = "".join(
+            rng.choice(extra) + rng.choice([" ", "", " ", "\n", "  "])
+            for _ in range(rng.integers(1, 60))
+        )
         assert count_boundaries(s, s.encode("utf-8")) == len(BOUNDARY_NL.findall(s)), s

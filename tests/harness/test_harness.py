@@ -32,22 +32,39 @@ def _harness(model, tasks, *, meta=None, **model_args):
     --include_path ... --metadata ...`` passes them (model_args, then --metadata, reach the
     tasks)."""
     args = {"pretrained": str(model), **model_args}
-    manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False,
-                          metadata={**args, **(meta or {})})
-    out = simple_evaluate(model="hf", model_args=args, tasks=tasks, task_manager=manager,
-                          device="cpu", batch_size=16, bootstrap_iters=0)
+    manager = TaskManager(
+        include_path=str(tasks_dir()), include_defaults=False, metadata={**args, **(meta or {})}
+    )
+    out = simple_evaluate(
+        model="hf",
+        model_args=args,
+        tasks=tasks,
+        task_manager=manager,
+        device="cpu",
+        batch_size=16,
+        bootstrap_iters=0,
+    )
     return out["results"]
 
 
 def _compare(model, tasks, max_templates, n_resamples=2000):
-    got = _harness(model, tasks, meta={"max_templates": max_templates,
-                                       "n_resamples": n_resamples}, logits_cache=False)
+    got = _harness(
+        model,
+        tasks,
+        meta={"max_templates": max_templates, "n_resamples": n_resamples},
+        logits_cache=False,
+    )
     diffs = []
     for task in tasks:
         templates, source = TASKS[task]
-        res = biasamp.probe(model=str(model), templates=templates, base_rates=[source],
-                            max_templates=max_templates, n_resamples=n_resamples,
-                            device="cpu")
+        res = biasamp.probe(
+            model=str(model),
+            templates=templates,
+            base_rates=[source],
+            max_templates=max_templates,
+            n_resamples=n_resamples,
+            device="cpu",
+        )
         s = res.summary
         for metric, (direction, column) in METRICS.items():
             want = float(s.loc[s["direction"] == direction, column].iloc[0])
@@ -76,8 +93,10 @@ def test_documents_are_biasamp_prompts_after_the_context_token():
     assert a2t["context"] == "<|endoftext|>he is a new "
     assert a2t["choices"][:2] == ["janitor.", "cook."] and len(a2t["choices"]) == 32
     t2a = next(d for d in docs if d["direction"] == "task_to_attribute")
-    assert t2a["context"] == "<|endoftext|>" and t2a["choices"] == ["he is a new janitor.",
-                                                                     "she is a new janitor."]
+    assert t2a["context"] == "<|endoftext|>" and t2a["choices"] == [
+        "he is a new janitor.",
+        "she is a new janitor.",
+    ]
 
 
 def test_settings_that_would_give_wrong_numbers_are_refused():
@@ -96,11 +115,17 @@ def test_settings_that_would_give_wrong_numbers_are_refused():
 def test_the_harness_defaults_stop_before_any_request(tiny_gpt2_dir):
     # `lm_eval --model hf --model_args pretrained=M` without logits_cache=False
     with pytest.raises(BiasampError, match="logits_cache"):
-        simple_evaluate(model="hf", model_args=f"pretrained={tiny_gpt2_dir}",
-                        tasks=["biasamp_wang2021_uniform"], device="cpu",
-                        task_manager=TaskManager(
-                            include_path=str(tasks_dir()), include_defaults=False,
-                            metadata={"pretrained": str(tiny_gpt2_dir)}))
+        simple_evaluate(
+            model="hf",
+            model_args=f"pretrained={tiny_gpt2_dir}",
+            tasks=["biasamp_wang2021_uniform"],
+            device="cpu",
+            task_manager=TaskManager(
+                include_path=str(tasks_dir()),
+                include_defaults=False,
+                metadata={"pretrained": str(tiny_gpt2_dir)},
+            ),
+        )
 
 
 def test_why_the_logits_cache_is_refused(tiny_gpt2_dir, monkeypatch):
@@ -111,8 +136,9 @@ def test_why_the_logits_cache_is_refused(tiny_gpt2_dir, monkeypatch):
     monkeypatch.setattr(harness, "check_model_args", lambda meta: None)
     task = "biasamp_wang2021_uniform"
     cached = _harness(tiny_gpt2_dir, [task], meta={"max_templates": 4})[task]["a2t,none"]
-    right = _harness(tiny_gpt2_dir, [task], meta={"max_templates": 4},
-                     logits_cache=False)[task]["a2t,none"]
+    right = _harness(tiny_gpt2_dir, [task], meta={"max_templates": 4}, logits_cache=False)[task][
+        "a2t,none"
+    ]
     assert abs(cached - right) > 1e-4
 
 
@@ -137,6 +163,7 @@ def test_a_limited_run_is_refused_at_the_aggregation():
 
     docs = documents(_setup("wang2021", "uniform", {"max_templates": 1}), "<|endoftext|>")
     items = [process_results(d, [(-1.0, False)] * len(d["choices"]))["t2a"] for d in docs]
-    with pytest.raises(BiasampError,
-                       match=r"^limit: the biasamp tasks need every document \(31 of 32 task_"):
+    with pytest.raises(
+        BiasampError, match=r"^limit: the biasamp tasks need every document \(31 of 32 task_"
+    ):
         evaluate_items(items[:-1])

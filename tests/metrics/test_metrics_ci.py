@@ -14,8 +14,9 @@ def naive_ci(values, n_resamples, seed, confidence=0.95):
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(values), size=(n_resamples, len(values)))
     stats = [np.nanmean(np.asarray(values)[row], axis=0) for row in idx]
-    return np.nanpercentile(stats, [2.5 if confidence == .95 else 5.0, 97.5 if confidence == .95 else 95.0],
-                            axis=0)
+    return np.nanpercentile(
+        stats, [2.5 if confidence == 0.95 else 5.0, 97.5 if confidence == 0.95 else 95.0], axis=0
+    )
 
 
 def test_matches_naive_resampling_1d_and_2d():
@@ -53,8 +54,9 @@ def test_one_unit_has_no_interval():
         lo, hi = bootstrap_ci([0.1, np.nan, np.nan])
     assert np.isnan(lo) and np.isnan(hi)
     with pytest.warns(UnavailableCIWarning, match="1 confidence interval"):
-        lo, hi = bootstrap_ci(np.array([[0.1, 1.0], [np.nan, 2.0], [np.nan, 4.0]]),
-                              n_resamples=300, seed=2)
+        lo, hi = bootstrap_ci(
+            np.array([[0.1, 1.0], [np.nan, 2.0], [np.nan, 4.0]]), n_resamples=300, seed=2
+        )
     assert np.isnan(lo[0]) and np.isnan(hi[0]) and 1.0 <= lo[1] < hi[1] <= 4.0
     ref = bootstrap_ci(np.array([1.0, 2.0, 4.0]), n_resamples=300, seed=2)
     assert (lo[1], hi[1]) == ref  # the other column: the same seeded draws as alone
@@ -63,10 +65,10 @@ def test_one_unit_has_no_interval():
 
 
 def test_degenerate_inputs_give_the_value():
-    assert bootstrap_ci([0.1] * 7) == (0.1, 0.1)                 # not 0.10000000000000002
+    assert bootstrap_ci([0.1] * 7) == (0.1, 0.1)  # not 0.10000000000000002
     lo, hi = bootstrap_ci(np.array([[0.3, 2.0]] * 5))
     assert lo.tolist() == hi.tolist() == [0.3, 2.0]
-    assert bootstrap_ci([0.1, np.nan, 0.1]) == (0.1, 0.1)       # NaN ignored
+    assert bootstrap_ci([0.1, np.nan, 0.1]) == (0.1, 0.1)  # NaN ignored
 
 
 def test_nan_aware():
@@ -85,7 +87,9 @@ def test_callable_form():
     lo, hi = bootstrap_ci(lambda idx: v[idx].mean(), n=4, n_resamples=400, seed=2)
     lo2, hi2 = bootstrap_ci(v, n_resamples=400, seed=2, statistic=np.mean)
     assert (lo, hi) == (pytest.approx(lo2, abs=1e-14), pytest.approx(hi2, abs=1e-14))
-    lo3, hi3 = bootstrap_ci(lambda idx: np.array([v[idx].mean(), v[idx].max()]), n=4, n_resamples=50)
+    lo3, hi3 = bootstrap_ci(
+        lambda idx: np.array([v[idx].mean(), v[idx].max()]), n=4, n_resamples=50
+    )
     assert lo3.shape == (2,) and np.all(lo3 <= hi3)
 
 
@@ -104,7 +108,9 @@ def test_errors():
         bootstrap_ci(np.zeros((2, 2, 2)))
     with pytest.raises(BiasampError, match=r"values must have shape"):
         bootstrap_ci([])
-    with pytest.raises(BiasampError, match="n must be a positive integer when a callable is given; got None"):
+    with pytest.raises(
+        BiasampError, match="n must be a positive integer when a callable is given; got None"
+    ):
         bootstrap_ci(lambda idx: 0.0)
     with pytest.raises(BiasampError, match=r"n must equal the number of values \(2\); got 3"):
         bootstrap_ci([1.0, 2.0], n=3)

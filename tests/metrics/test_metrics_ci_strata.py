@@ -77,23 +77,35 @@ def test_each_resample_keeps_the_composition():
 def test_unstratified_draws_are_unchanged():
     v = np.random.default_rng(2).normal(size=40)
     assert bootstrap_ci(v, strata=None, n_resamples=999, seed=8) == bootstrap_ci(
-        v, n_resamples=999, seed=8)
+        v, n_resamples=999, seed=8
+    )
     # resample_indices yields bootstrap_ci's resamples, with or without strata
     for strata in (None, [i % 4 for i in range(40)]):
-        means = np.concatenate([v[idx].mean(axis=1) for idx in
-                                resample_indices(40, n_resamples=999, seed=8, strata=strata)])
+        means = np.concatenate(
+            [
+                v[idx].mean(axis=1)
+                for idx in resample_indices(40, n_resamples=999, seed=8, strata=strata)
+            ]
+        )
         exp = np.percentile(means, [2.5, 97.5])
         got = bootstrap_ci(v, strata=strata, n_resamples=999, seed=8)
         assert got == (pytest.approx(exp[0], abs=1e-14), pytest.approx(exp[1], abs=1e-14))
 
 
-@pytest.mark.parametrize("call, pattern", [
-    (lambda: bootstrap_ci([1.0, 2.0, 3.0, 4.0], strata=["a", "b", "a"]),
-     r"strata must have one label per unit, shape \(4,\); got shape \(3,\)"),
-    (lambda: bootstrap_ci(lambda i: 0.0, n=3, strata=["a"]),
-     r"strata must have one label per unit, shape \(3,\); got shape \(1,\)"),
-    (lambda: list(resample_indices(0)), r"n must be a positive integer"),
-])
+@pytest.mark.parametrize(
+    "call, pattern",
+    [
+        (
+            lambda: bootstrap_ci([1.0, 2.0, 3.0, 4.0], strata=["a", "b", "a"]),
+            r"strata must have one label per unit, shape \(4,\); got shape \(3,\)",
+        ),
+        (
+            lambda: bootstrap_ci(lambda i: 0.0, n=3, strata=["a"]),
+            r"strata must have one label per unit, shape \(3,\); got shape \(1,\)",
+        ),
+        (lambda: list(resample_indices(0)), r"n must be a positive integer"),
+    ],
+)
 def test_errors(call, pattern):
     with pytest.raises(BiasampError, match=pattern):
         call()

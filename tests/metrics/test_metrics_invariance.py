@@ -32,24 +32,35 @@ def _table_model(B, direction, rng):
 
 # name -> (function(model, base) -> result, direction used to build the model, "model equal base" builder)
 TABLE_METRICS = {
-    "biasamp_A->T": (lambda M, B: directional_bias_amplification(M, B, direction="A->T"),
-                     "attribute_to_task", lambda B: B / B.sum(axis=0)),
-    "biasamp_T->A": (lambda M, B: directional_bias_amplification(M, B, direction="T->A"),
-                     "task_to_attribute", lambda B: B.div(B.sum(axis=1), axis=0)),
+    "biasamp_A->T": (
+        lambda M, B: directional_bias_amplification(M, B, direction="A->T"),
+        "attribute_to_task",
+        lambda B: B / B.sum(axis=0),
+    ),
+    "biasamp_T->A": (
+        lambda M, B: directional_bias_amplification(M, B, direction="T->A"),
+        "task_to_attribute",
+        lambda B: B.div(B.sum(axis=1), axis=0),
+    ),
     "mals_table": (mals_bias_amplification, "task_to_attribute", lambda B: B),
 }
 
 LABEL_METRICS = {
     "biasamp_labels_A->T": lambda A, T, Ap, Tp: directional_bias_amplification_labels(
-        A, T, direction="A->T", task_preds=Tp),
+        A, T, direction="A->T", task_preds=Tp
+    ),
     "biasamp_labels_T->A": lambda A, T, Ap, Tp: directional_bias_amplification_labels(
-        A, T, direction="T->A", attribute_preds=Ap),
+        A, T, direction="T->A", attribute_preds=Ap
+    ),
     "mals_labels": lambda A, T, Ap, Tp: mals_bias_amplification_labels(
-        A, T, attribute_preds=Ap, task_preds=Tp),
+        A, T, attribute_preds=Ap, task_preds=Tp
+    ),
     "multi_A->T": lambda A, T, Ap, Tp: multi_attribute_bias_amplification(
-        A, T, direction="A->T", task_preds=Tp),
+        A, T, direction="A->T", task_preds=Tp
+    ),
     "multi_T->A": lambda A, T, Ap, Tp: multi_attribute_bias_amplification(
-        A, T, direction="T->A", attribute_preds=Ap),
+        A, T, direction="T->A", attribute_preds=Ap
+    ),
 }
 
 
@@ -80,9 +91,11 @@ def test_table_permutation(name):
     # numpy input: by_pair rows follow the permutation of positions
     rn = fn(M.to_numpy()[np.ix_(pt, pa)], B.to_numpy()[np.ix_(pt, pa)])
     assert rn.value == pytest.approx(r.value, abs=1e-14)
-    np.testing.assert_allclose(rn.by_pair["contribution"].to_numpy().reshape(9, 3),
-                               r.by_pair["contribution"].to_numpy().reshape(9, 3)[np.ix_(pt, pa)],
-                               atol=1e-14)
+    np.testing.assert_allclose(
+        rn.by_pair["contribution"].to_numpy().reshape(9, 3),
+        r.by_pair["contribution"].to_numpy().reshape(9, 3)[np.ix_(pt, pa)],
+        atol=1e-14,
+    )
 
 
 @pytest.mark.parametrize("name", sorted(TABLE_METRICS))
@@ -110,8 +123,8 @@ def test_table_model_equal_base_is_zero(name):
 def _labels(seed, n=120):
     rng = np.random.default_rng(seed)
     A = pd.DataFrame(np.eye(3, dtype=int)[rng.integers(0, 3, n)], columns=ATTRS)
-    A.iloc[:10, 0] = 1                                        # a few rows with two attributes
-    T = pd.DataFrame((rng.random((n, 9)) < .35).astype(int), columns=TASKS)
+    A.iloc[:10, 0] = 1  # a few rows with two attributes
+    T = pd.DataFrame((rng.random((n, 9)) < 0.35).astype(int), columns=TASKS)
     Ap = pd.DataFrame(rng.random((n, 3)), columns=ATTRS)
     Tp = pd.DataFrame(rng.random((n, 9)), columns=TASKS)
     return rng, A, T, Ap, Tp
@@ -125,13 +138,15 @@ def test_labels_permutation(name):
         warnings.simplefilter("ignore", RuntimeWarning)
         r = fn(A, T, Ap, Tp)
         pt, pa = rng.permutation(9), rng.permutation(3)
-        rows = rng.permutation(len(A))                           # example order is irrelevant too
+        rows = rng.permutation(len(A))  # example order is irrelevant too
         rp = fn(A.iloc[rows, pa], T.iloc[rows, pt], Ap.iloc[rows, pa], Tp.iloc[rows, pt])
     assert rp.value == pytest.approx(r.value, abs=1e-13)
     a, b = _frame(rp), _frame(r)
-    if "attribute_group" in a.columns:   # group names follow the column order: compare as sets
+    if "attribute_group" in a.columns:  # group names follow the column order: compare as sets
         for df in (a, b):
-            df["attribute_group"] = df["attribute_group"].map(lambda s: "+".join(sorted(s.split("+"))))
+            df["attribute_group"] = df["attribute_group"].map(
+                lambda s: "+".join(sorted(s.split("+")))
+            )
         a = a.sort_values(["task", "attribute_group"]).reset_index(drop=True)
         b = b.sort_values(["task", "attribute_group"]).reset_index(drop=True)
     pd.testing.assert_frame_equal(a, b, atol=1e-13, rtol=0, check_dtype=False)

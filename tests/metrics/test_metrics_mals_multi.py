@@ -27,6 +27,7 @@ def groups(spec, k):
 
 # ---------------------------------------------------------------- MALS worked numbers (Sec. 3.2)
 
+
 def test_mals_two_group_example1_models():
     # data: A1 10 neg / 40 pos, A2 40 / 10.  P(A1|T=1) = 40/50 = .8 > 1/2 -> only A1 selected
     # model 1: correct on A1, T̂=0 on A2 -> P(Â1|T̂=1) = 40/40 -> delta = 1 - .8 = .2
@@ -53,8 +54,10 @@ def test_mals_example2_negative():
 
 def test_mals_three_groups_example1_is_zero():
     # Sec. 3.2 shortcoming 1: y = [1, 0, 0]; A1 predicted correctly -> 0 although A2, A3 amplify
-    A, T, P = groups([(10, 0, 0, 0), (40, 0, 1, 1), (40, 1, 0, 0), (10, 1, 1, 0),
-                      (10, 2, 0, 1), (20, 2, 1, 1)], 3)
+    A, T, P = groups(
+        [(10, 0, 0, 0), (40, 0, 1, 1), (40, 1, 0, 0), (10, 1, 1, 0), (10, 2, 0, 1), (20, 2, 1, 1)],
+        3,
+    )
     r = mals_bias_amplification_labels(A, T, attribute_preds=A, task_preds=P)
     # P(Â1|T̂=1) = 40/70 vs P(A1|T=1) = 40/70 -> 0
     assert r.value == pytest.approx(0.0, abs=1e-15)
@@ -81,10 +84,10 @@ def test_mals_labels_and_tables_match_naive_loop(soft):
     rng = np.random.default_rng(21)
     for _ in range(8):
         n, na, nt = int(rng.integers(30, 90)), int(rng.integers(2, 6)), int(rng.integers(1, 41))
-        A = (rng.random((n, na)) < .4).astype(int)
-        T = (rng.random((n, nt)) < .3).astype(int)
-        Ap = rng.random((n, na)) if soft else (rng.random((n, na)) < .4).astype(int)
-        Tp = rng.random((n, nt)) if soft else (rng.random((n, nt)) < .3).astype(int)
+        A = (rng.random((n, na)) < 0.4).astype(int)
+        T = (rng.random((n, nt)) < 0.3).astype(int)
+        Ap = rng.random((n, na)) if soft else (rng.random((n, na)) < 0.4).astype(int)
+        Tp = rng.random((n, nt)) if soft else (rng.random((n, nt)) < 0.3).astype(int)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             r = mals_bias_amplification_labels(A, T, attribute_preds=Ap, task_preds=Tp)
@@ -92,8 +95,10 @@ def test_mals_labels_and_tables_match_naive_loop(soft):
         # exclusive attributes (one per row; soft predictions sum to 1 per row): the table form on
         # co-occurrence counts equals the labels form, because row sums of T.T @ A count T
         Ax = np.eye(na, dtype=int)[rng.integers(0, na, n)]
-        Apx = rng.dirichlet(np.ones(na), n) if soft else np.eye(na, dtype=int)[rng.integers(0, na, n)]
-        T[0], Tp[0] = 1, 1                                   # every task occurs at least once
+        Apx = (
+            rng.dirichlet(np.ones(na), n) if soft else np.eye(na, dtype=int)[rng.integers(0, na, n)]
+        )
+        T[0], Tp[0] = 1, 1  # every task occurs at least once
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             rl = mals_bias_amplification_labels(Ax, T, attribute_preds=Apx, task_preds=Tp)
@@ -106,21 +111,27 @@ def test_mals_train_and_errors():
     A, T, P = groups([(60, 0, 0, 0), (30, 0, 1, 0), (10, 1, 0, 1), (20, 1, 1, 1)], 2)
     # training data where A2 dominates T=1 -> selection flips to A2: delta = 20/20 - 20/50 = .6
     Atr, Ttr, _ = groups([(10, 0, 1, 0), (40, 1, 1, 0)], 2)
-    r = mals_bias_amplification_labels(A, T, attribute_preds=A, task_preds=P,
-                                       attributes_train=Atr, tasks_train=Ttr)
+    r = mals_bias_amplification_labels(
+        A, T, attribute_preds=A, task_preds=P, attributes_train=Atr, tasks_train=Ttr
+    )
     assert r.value == pytest.approx(0.6, abs=1e-15)
-    assert mals_bias_amplification([[0, 20]], [[30, 20]], base_train=[[10, 40]]).value == pytest.approx(0.6)
+    assert mals_bias_amplification(
+        [[0, 20]], [[30, 20]], base_train=[[10, 40]]
+    ).value == pytest.approx(0.6)
     with pytest.raises(BiasampError, match="got only attributes_train"):
         mals_bias_amplification_labels(A, T, attribute_preds=A, task_preds=P, attributes_train=Atr)
     with pytest.raises(BiasampError, match=r"model must be non-negative.*-1.0"):
         mals_bias_amplification([[-1, 2]], [[1, 1]])
-    with pytest.raises(BiasampError, match=r"model must have the shape of base \(1, 2\); got \(1, 3\)"):
+    with pytest.raises(
+        BiasampError, match=r"model must have the shape of base \(1, 2\); got \(1, 3\)"
+    ):
         mals_bias_amplification([[1, 1, 1]], [[1, 1]])
     with pytest.raises(BiasampError, match="task_preds must have the shape of tasks"):
         mals_bias_amplification_labels(A, T, attribute_preds=A, task_preds=P[:5])
 
 
 # ---------------------------------------------------------------- Multi->
+
 
 def _compas(tab_true, tab_pred):
     r, c, cp = [], [], []
@@ -139,7 +150,9 @@ def test_multi_dpa_paper_compas_values():
     r = multi_attribute_bias_amplification(A, T, direction="T->A", attribute_preds=Ahat)
     assert r.value == pytest.approx((2 * 173 / 2631 + 2 * 241 / 2647) / 4, abs=1e-15)
     assert round(r.value, 3) == 0.078
-    d = np.array([-173 / 2631, 173 / 2631, 241 / 2647, -241 / 2647])   # task-major: (T0,A0),(T0,A1),...
+    d = np.array(
+        [-173 / 2631, 173 / 2631, 241 / 2647, -241 / 2647]
+    )  # task-major: (T0,A0),(T0,A1),...
     assert r.variance == pytest.approx(np.var(d), abs=1e-15)
     assert r.groups in ([(1,), (0,)], [(0,), (1,)])
     A2, T2, That = _compas([[1229, 874], [1402, 1773]], [[1165, 938], [1546, 1629]])
@@ -180,14 +193,15 @@ def test_multi_matches_naive_loop(direction, soft):
     rng = np.random.default_rng(8)
     for _ in range(5):
         n, na, nt = int(rng.integers(30, 80)), int(rng.integers(2, 6)), int(rng.integers(1, 41))
-        A = (rng.random((n, na)) < .4).astype(int)
-        T = (rng.random((n, nt)) < .3).astype(int)
-        Ap = rng.random((n, na)) if soft else (rng.random((n, na)) < .4).astype(int)
-        Tp = rng.random((n, nt)) if soft else (rng.random((n, nt)) < .3).astype(int)
+        A = (rng.random((n, na)) < 0.4).astype(int)
+        T = (rng.random((n, nt)) < 0.3).astype(int)
+        Ap = rng.random((n, na)) if soft else (rng.random((n, na)) < 0.4).astype(int)
+        Tp = rng.random((n, nt)) if soft else (rng.random((n, nt)) < 0.3).astype(int)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            r = multi_attribute_bias_amplification(A, T, direction=direction, attribute_preds=Ap,
-                                                   task_preds=Tp)
+            r = multi_attribute_bias_amplification(
+                A, T, direction=direction, attribute_preds=Ap, task_preds=Tp
+            )
         value, var, n_groups = naive_multi(A, T, Ap, Tp, direction)
         assert r.value == pytest.approx(value, abs=1e-12)
         assert r.variance == pytest.approx(var, abs=1e-12)
@@ -203,7 +217,7 @@ def test_multi_membership_is_superset():
     # group {0}: rows 0-3, P(T)=3/4 -> delta 1/4; group {0,1}: rows 2-3, P(T)=1 -> delta 0
     assert r.groups == [(0,), (0, 1)]
     assert r.by_group["delta"].tolist() == [0.25, 0.0]
-    assert r.value == 0.125 and r.variance == 0.015625          # mean |d|; var of [.25, 0]
+    assert r.value == 0.125 and r.variance == 0.015625  # mean |d|; var of [.25, 0]
 
 
 def test_multi_does_not_enumerate_subsets():
@@ -212,8 +226,8 @@ def test_multi_does_not_enumerate_subsets():
     A = np.zeros((200, 40), dtype=int)
     A[np.arange(200), rng.integers(0, 40, 200)] = 1
     A[:50] = 0
-    A[:50, [0, 1]] = 1                      # 50 rows share the combination {0, 1}
-    T = (rng.random((200, 3)) < .5).astype(int)
+    A[:50, [0, 1]] = 1  # 50 rows share the combination {0, 1}
+    T = (rng.random((200, 3)) < 0.5).astype(int)
     r = multi_attribute_bias_amplification(A, T, direction="A->T", task_preds=T)
     assert r.value == 0.0 and len(r.groups) == len({tuple(x) for x in A.tolist()})
     r = multi_attribute_bias_amplification(A, T, direction="A->T", task_preds=T, min_count=10)
@@ -239,10 +253,13 @@ def test_multi_errors():
         multi_attribute_bias_amplification(A, T, direction="A->T", task_preds=T, tasks_train=T)
 
 
-@pytest.mark.parametrize("direction, given, missing", [
-    ("A->T", {"attribute_preds": np.eye(2, dtype=int)}, "task_preds"),
-    ("T->A", {"task_preds": np.eye(2, dtype=int)}, "attribute_preds"),
-])
+@pytest.mark.parametrize(
+    "direction, given, missing",
+    [
+        ("A->T", {"attribute_preds": np.eye(2, dtype=int)}, "task_preds"),
+        ("T->A", {"task_preds": np.eye(2, dtype=int)}, "attribute_preds"),
+    ],
+)
 def test_multi_and_dpa_name_the_missing_predictions(direction, given, missing):
     from biasamp.metrics import directional_predictability_amplification
 
@@ -256,5 +273,6 @@ def test_multi_and_dpa_name_the_missing_predictions(direction, given, missing):
     # the predictions of the other direction are checked against what they predict
     other = {"task_preds": "tasks", "attribute_preds": "attributes"}[missing]
     with pytest.raises(BiasampError, match=f"{missing} must have the shape of {other}"):
-        multi_attribute_bias_amplification(A, T, direction=direction,
-                                           **{missing: np.ones((3, 2), dtype=int)})
+        multi_attribute_bias_amplification(
+            A, T, direction=direction, **{missing: np.ones((3, 2), dtype=int)}
+        )

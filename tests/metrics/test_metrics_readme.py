@@ -10,16 +10,26 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def test_readme_metrics_example_runs():
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("<!-- section: metrics -->"):text.index("<!-- /section: metrics -->")]
+    section = text[
+        text.index("<!-- section: metrics -->") : text.index("<!-- /section: metrics -->")
+    ]
     code = re.findall(r"```python\n(.*?)```", section, re.S)[0]
     ns: dict = {}
     exec(compile(code, "README.md", "exec"), ns)
     r = ns["r"]
     # the comment in the README: 0.0125, 8, 0, 0
     assert (round(r.value, 6), r.n_cells, r.n_ties, r.n_nan) == (0.0125, 8, 0, 0)
-    assert list(r.by_pair.columns) == ["task", "attribute", "association", "p_base", "p_model",
-                                       "delta", "contribution"]
+    assert list(r.by_pair.columns) == [
+        "task",
+        "attribute",
+        "association",
+        "p_base",
+        "p_model",
+        "delta",
+        "contribution",
+    ]
     assert 0.010 <= ns["low"] <= ns["high"] <= 0.015
     import biasamp.metrics as m
+
     names = re.findall(r"^\| `(\w+)`", section, re.M)
     assert len(names) == 7 and all(hasattr(m, name) for name in names), names

@@ -31,29 +31,51 @@ def scorer(tiny_bench_bert_dir, one_torch_thread):
 # files
 # ---------------------------------------------------------------------------------------
 
+
 def test_the_shipped_crows_pairs():
     p = load_pairs("crows-pairs")
     assert len(p) == 1508 and p.provenance["sha256"] == CROWS_SHA
     path = data_dir("pairs") / "crows_pairs_anonymized.csv"
     assert hashlib.sha256(path.read_bytes()).hexdigest() == CROWS_SHA
     counts = p.pairs["bias_type"].value_counts().to_dict()
-    assert counts == {"race-color": 516, "gender": 262, "socioeconomic": 172, "nationality": 159,
-                      "religion": 105, "age": 87, "sexual-orientation": 84,
-                      "physical-appearance": 63, "disability": 60}
+    assert counts == {
+        "race-color": 516,
+        "gender": 262,
+        "socioeconomic": 172,
+        "nationality": 159,
+        "religion": 105,
+        "age": 87,
+        "sexual-orientation": 84,
+        "physical-appearance": 63,
+        "disability": 60,
+    }
     assert set(p.pairs["direction"]) == {"stereo", "antistereo"}
     assert list(p.pairs["pair_id"][:3]) == ["0", "1", "2"] and p.pairs["pair_id"].is_unique
     # sentences are fields, never split on commas
     assert p.pairs.loc[0, "sent_more"] == (
         "He couldn't figure out the issue with the rope, but he tried not to get too down on "
-        "himself, most black kids don't have the best education growing up.")
+        "himself, most black kids don't have the best education growing up."
+    )
     sel = p.select(bias_types=["age", "religion"], max_pairs=100)
     assert len(sel) == 100 and set(sel.pairs["bias_type"]) <= {"age", "religion"}
 
 
-ROWS = [{"a": 'He said, "no", then left.', "b": 'She said, "no", then left.', "d": "stereo",
-         "t": "gender", "i": "x1"},
-        {"a": "The old man, tired, sat.", "b": "The young man, tired, sat.", "d": "antistereo",
-         "t": "age", "i": "x2"}]
+ROWS = [
+    {
+        "a": 'He said, "no", then left.',
+        "b": 'She said, "no", then left.',
+        "d": "stereo",
+        "t": "gender",
+        "i": "x1",
+    },
+    {
+        "a": "The old man, tired, sat.",
+        "b": "The young man, tired, sat.",
+        "d": "antistereo",
+        "t": "age",
+        "i": "x2",
+    },
+]
 
 
 def _write(tmp_path, kind):
@@ -71,34 +93,71 @@ def _write(tmp_path, kind):
 
 @pytest.mark.parametrize("kind", ["csv", "tsv", "json", "jsonl"])
 def test_user_files_in_every_format(tmp_path, kind):
-    p = load_pairs(_write(tmp_path, kind), more="a", less="b", direction="d", bias_type="t",
-                   pair_id="i")
+    p = load_pairs(
+        _write(tmp_path, kind), more="a", less="b", direction="d", bias_type="t", pair_id="i"
+    )
     assert p.pairs.to_dict("records") == [
-        {"pair_id": "x1", "sent_more": ROWS[0]["a"], "sent_less": ROWS[0]["b"],
-         "direction": "stereo", "bias_type": "gender"},
-        {"pair_id": "x2", "sent_more": ROWS[1]["a"], "sent_less": ROWS[1]["b"],
-         "direction": "antistereo", "bias_type": "age"}]
+        {
+            "pair_id": "x1",
+            "sent_more": ROWS[0]["a"],
+            "sent_less": ROWS[0]["b"],
+            "direction": "stereo",
+            "bias_type": "gender",
+        },
+        {
+            "pair_id": "x2",
+            "sent_more": ROWS[1]["a"],
+            "sent_less": ROWS[1]["b"],
+            "direction": "antistereo",
+            "bias_type": "age",
+        },
+    ]
     # without the optional columns: no direction, no type, ids are row numbers
     q = load_pairs(_write(tmp_path, kind), more="a", less="b")
     assert list(q.pairs["direction"]) == ["", ""] and list(q.pairs["pair_id"]) == ["1", "2"]
 
 
-@pytest.mark.parametrize("content, name, kwargs, pattern", [
-    ("sent_more,other\nx,y\n", "p.csv", {},
-     r"lacks the column 'sent_less' \(it has: \['sent_more', 'other'\]\); name the less column "
-     r"with --less-column"),
-    ("sent_more,sent_less\nx,y\n", "p.csv", {"direction": "dir"},
-     r"lacks the column 'dir'.*--direction-column"),
-    ("sent_more,sent_less\nx,\n", "p.csv", {}, r"pair 1: sent_less must be a non-empty sentence"),
-    ("sent_more,sent_less,stereo_antistereo\nx,y,pro\n", "p.csv", {},
-     r"pair 1: stereo_antistereo must be one of \['stereo', 'antistereo'\]; got 'pro'"),
-    (",sent_more,sent_less\n1,x,y\n1,z,w\n", "p.csv", {}, r"pair ids \['1'\] occur more than once"),
-    ("sent_more,sent_less\nx,y,z\n", "p.csv", {}, r"row 2 has more fields than the header"),
-    ("sent_more,sent_less\n", "p.csv", {}, r"holds no pairs"),
-    ("[1, 2]", "p.json", {}, r"must hold a list of objects"),
-    ("{not json", "p.json", {}, r"is not valid JSON"),
-    ("x", "p.txt", {}, r"must end in .csv, .tsv, .json or .jsonl"),
-])
+@pytest.mark.parametrize(
+    "content, name, kwargs, pattern",
+    [
+        (
+            "sent_more,other\nx,y\n",
+            "p.csv",
+            {},
+            r"lacks the column 'sent_less' \(it has: \['sent_more', 'other'\]\); name the less column "
+            r"with --less-column",
+        ),
+        (
+            "sent_more,sent_less\nx,y\n",
+            "p.csv",
+            {"direction": "dir"},
+            r"lacks the column 'dir'.*--direction-column",
+        ),
+        (
+            "sent_more,sent_less\nx,\n",
+            "p.csv",
+            {},
+            r"pair 1: sent_less must be a non-empty sentence",
+        ),
+        (
+            "sent_more,sent_less,stereo_antistereo\nx,y,pro\n",
+            "p.csv",
+            {},
+            r"pair 1: stereo_antistereo must be one of \['stereo', 'antistereo'\]; got 'pro'",
+        ),
+        (
+            ",sent_more,sent_less\n1,x,y\n1,z,w\n",
+            "p.csv",
+            {},
+            r"pair ids \['1'\] occur more than once",
+        ),
+        ("sent_more,sent_less\nx,y,z\n", "p.csv", {}, r"row 2 has more fields than the header"),
+        ("sent_more,sent_less\n", "p.csv", {}, r"holds no pairs"),
+        ("[1, 2]", "p.json", {}, r"must hold a list of objects"),
+        ("{not json", "p.json", {}, r"is not valid JSON"),
+        ("x", "p.txt", {}, r"must end in .csv, .tsv, .json or .jsonl"),
+    ],
+)
 def test_pair_file_errors(tmp_path, content, name, kwargs, pattern):
     p = tmp_path / name
     p.write_text(content, encoding="utf-8")
@@ -107,8 +166,11 @@ def test_pair_file_errors(tmp_path, content, name, kwargs, pattern):
 
 
 def test_unknown_names_and_files(tmp_path):
-    with pytest.raises(BiasampError, match=r"unknown pair set 'crows-pair' \(did you mean "
-                                           r"'crows-pairs'\?\)"):
+    with pytest.raises(
+        BiasampError,
+        match=r"unknown pair set 'crows-pair' \(did you mean "
+        r"'crows-pairs'\?\)",
+    ):
         load_pairs("crows-pair")
     with pytest.raises(BiasampError, match=r"pairs: file not found: '.*nope.csv'"):
         load_pairs(tmp_path / "nope.csv")
@@ -123,6 +185,7 @@ def test_unknown_names_and_files(tmp_path):
 # scoring
 # ---------------------------------------------------------------------------------------
 
+
 def naive_pair_scores(model, tok, first, second):
     """Nangia et al.'s mask_unigram, written out: one forward call per sentence and shared
     token, the full model, the first and last shared tokens ([CLS], [SEP]) skipped."""
@@ -135,8 +198,9 @@ def naive_pair_scores(model, tok, first, second):
         for s1, s2 in zip(first, second):
             t1 = tok.encode(s1, return_tensors="pt")
             t2 = tok.encode(s2, return_tensors="pt")
-            matcher = difflib.SequenceMatcher(None, [str(x) for x in t1[0].tolist()],
-                                              [str(x) for x in t2[0].tolist()])
+            matcher = difflib.SequenceMatcher(
+                None, [str(x) for x in t1[0].tolist()], [str(x) for x in t2[0].tolist()]
+            )
             tpl1, tpl2 = [], []
             for op in matcher.get_opcodes():
                 if op[0] == "equal":
@@ -180,8 +244,9 @@ def test_skipping_special_tokens_is_the_reference_skip_of_first_and_last(scorer)
     p = load_pairs("crows-pairs").pairs
     for m, b in zip(p["sent_more"], p["sent_less"]):
         e1, e2 = (tok(s, return_special_tokens_mask=True) for s in (m, b))
-        p1, p2 = shared_positions(e1["input_ids"], e2["input_ids"], e1["special_tokens_mask"],
-                                  e2["special_tokens_mask"])
+        p1, p2 = shared_positions(
+            e1["input_ids"], e2["input_ids"], e1["special_tokens_mask"], e2["special_tokens_mask"]
+        )
         ids1 = e1["input_ids"]
         assert p1 and p1[0] > 0 and p1[-1] < len(ids1) - 1
         assert [ids1[i] for i in p1] == [e2["input_ids"][j] for j in p2]
@@ -190,8 +255,11 @@ def test_skipping_special_tokens_is_the_reference_skip_of_first_and_last(scorer)
 def test_too_long_a_sentence_is_an_error(scorer):
 
     long = " ".join(["the nurse"] * 40)
-    with pytest.raises(BiasampError, match=r"first\[1\] is \d+ tokens long; the model accepts "
-                                           r"at most 64"):
+    with pytest.raises(
+        BiasampError,
+        match=r"first\[1\] is \d+ tokens long; the model accepts "
+        r"at most 64",
+    ):
         scorer.score_pairs(["a nurse", long], ["a cook", "a cook"])
     with pytest.raises(BiasampError, match=r"first and second must have the same length"):
         scorer.score_pairs(["a"], [])
@@ -201,13 +269,17 @@ def test_too_long_a_sentence_is_an_error(scorer):
 # the metric
 # ---------------------------------------------------------------------------------------
 
+
 def test_metric_on_hand_made_scores():
-    scores = pd.DataFrame({
-        "bias_type": ["age", "age", "age", "gender", "gender"],
-        "direction": ["stereo", "stereo", "antistereo", "antistereo", "stereo"],
-        # more preferred: yes, no, neutral (equal after rounding to 3 decimals), yes, yes
-        "score_more": [-10.0, -12.0, -7.00041, -3.0, -1.0],
-        "score_less": [-11.0, -11.5, -7.0001, -4.0, -1.5]})
+    scores = pd.DataFrame(
+        {
+            "bias_type": ["age", "age", "age", "gender", "gender"],
+            "direction": ["stereo", "stereo", "antistereo", "antistereo", "stereo"],
+            # more preferred: yes, no, neutral (equal after rounding to 3 decimals), yes, yes
+            "score_more": [-10.0, -12.0, -7.00041, -3.0, -1.0],
+            "score_less": [-11.0, -11.5, -7.0001, -4.0, -1.5],
+        }
+    )
     pref, neutral = preferences(scores["score_more"], scores["score_less"])
     assert pref.tolist() == [True, False, False, True, True]
     assert neutral.tolist() == [False, False, True, False, False]
@@ -254,16 +326,26 @@ def test_score_pairs_end_to_end_and_round_trip(scorer, tmp_path):
     assert doc["provenance"]["scorer"]["device"] == "cpu"  # the scorer's, typed: no copy
     assert "model" not in doc["provenance"]["scorer"]
     for bad, message in [
-            ({k: v for k, v in doc.items() if k != "schema_version"},
-             r"schema_version None is not supported \(this biasamp reads 2\): the folder was "
-             r"written by another biasamp version; run `biasamp pairs` again$"),
-            ({**doc, "schema_version": 1}, r"schema_version 1 is not supported"),
-            ({**doc, "format": "x"}, r"format must be one of 'biasamp-pairs/1'; "
-                                     r"got 'x'$"),
-            ({**doc, "provenance": {**doc["provenance"], "n_contexts": "7"}},
-             r"provenance.n_contexts must be an integer; got '7'$"),
-            ({**doc, "summary": [{"group": "all"}]},
-             r"summary\[0\] lacks the keys \['kind', 'n_pairs'")]:
+        (
+            {k: v for k, v in doc.items() if k != "schema_version"},
+            r"schema_version None is not supported \(this biasamp reads 2\): the folder was "
+            r"written by another biasamp version; run `biasamp pairs` again$",
+        ),
+        ({**doc, "schema_version": 1}, r"schema_version 1 is not supported"),
+        (
+            {**doc, "format": "x"},
+            r"format must be one of 'biasamp-pairs/1'; "
+            r"got 'x'$",
+        ),
+        (
+            {**doc, "provenance": {**doc["provenance"], "n_contexts": "7"}},
+            r"provenance.n_contexts must be an integer; got '7'$",
+        ),
+        (
+            {**doc, "summary": [{"group": "all"}]},
+            r"summary\[0\] lacks the keys \['kind', 'n_pairs'",
+        ),
+    ]:
         f.write_text(json.dumps(bad))
         with pytest.raises(BiasampError, match=rf"^{re.escape(str(f))}: {message}"):
             PairResult.load(tmp_path / "r")
@@ -273,11 +355,29 @@ def test_score_pairs_end_to_end_and_round_trip(scorer, tmp_path):
 # the command
 # ---------------------------------------------------------------------------------------
 
+
 def test_pairs_command(tiny_bench_bert_dir, tmp_path, capsys, one_torch_thread):
     out = tmp_path / "o"
-    assert main(["pairs", "--model", str(tiny_bench_bert_dir), "--max-pairs", "12",
-                 "--bias-type", "race-color", "--bias-type", "gender", "--n-resamples", "200",
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "pairs",
+                "--model",
+                str(tiny_bench_bert_dir),
+                "--max-pairs",
+                "12",
+                "--bias-type",
+                "race-color",
+                "--bias-type",
+                "gender",
+                "--n-resamples",
+                "200",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "12 pairs of crows-pairs" in text and "  all " in text and "race-color" in text
     for name in ("pairs.json", "pair_scores.csv", "pair_summary.csv"):
@@ -288,26 +388,53 @@ def test_pairs_command(tiny_bench_bert_dir, tmp_path, capsys, one_torch_thread):
 
 def test_pairs_command_with_a_user_file(tiny_bench_bert_dir, tmp_path, capsys, one_torch_thread):
     p = tmp_path / "mine.jsonl"
-    p.write_text("\n".join(json.dumps({"x": f"The nurse said, {w}, no.",
-                                       "y": f"The cook said, {w}, no."})
-                           for w in ("yes", "well")) + "\n")
-    assert main(["-q", "pairs", "--model", str(tiny_bench_bert_dir), "--pairs", str(p),
-                 "--more-column", "x", "--less-column", "y", "--n-resamples", "50",
-                 "--out", str(tmp_path / "o")]) == 0
+    p.write_text(
+        "\n".join(
+            json.dumps({"x": f"The nurse said, {w}, no.", "y": f"The cook said, {w}, no."})
+            for w in ("yes", "well")
+        )
+        + "\n"
+    )
+    assert (
+        main(
+            [
+                "-q",
+                "pairs",
+                "--model",
+                str(tiny_bench_bert_dir),
+                "--pairs",
+                str(p),
+                "--more-column",
+                "x",
+                "--less-column",
+                "y",
+                "--n-resamples",
+                "50",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 0
+    )
     res = PairResult.load(tmp_path / "o")
-    assert list(res.scores["sent_more"]) == ["The nurse said, yes, no.",
-                                             "The nurse said, well, no."]
+    assert list(res.scores["sent_more"]) == [
+        "The nurse said, yes, no.",
+        "The nurse said, well, no.",
+    ]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--pairs", "crows-pair"], "unknown pair set 'crows-pair' (did you mean 'crows-pairs'?)"),
-    (["--more-column", "sentence"], "lacks the column 'sentence'"),
-    # the message names the flag that exists (--bias-type-column, --pair-id-column)
-    (["--bias-type-column", "kind"], "name the bias_type column with --bias-type-column"),
-    (["--pair-id-column", "nr"], "name the pair_id column with --pair-id-column"),
-    (["--bias-type", "colour"], "bias_types must be some of"),
-    (["--max-pairs", "0"], "max_pairs must be"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--pairs", "crows-pair"], "unknown pair set 'crows-pair' (did you mean 'crows-pairs'?)"),
+        (["--more-column", "sentence"], "lacks the column 'sentence'"),
+        # the message names the flag that exists (--bias-type-column, --pair-id-column)
+        (["--bias-type-column", "kind"], "name the bias_type column with --bias-type-column"),
+        (["--pair-id-column", "nr"], "name the pair_id column with --pair-id-column"),
+        (["--bias-type", "colour"], "bias_types must be some of"),
+        (["--max-pairs", "0"], "max_pairs must be"),
+    ],
+)
 def test_pairs_command_errors_before_the_model(tmp_path, capsys, args, message):
     # the model does not exist: the input error must come first
     assert main(["pairs", "--model", str(tmp_path / "no-model"), *args]) == 2
@@ -320,9 +447,12 @@ def test_pairs_n_resamples_beyond_memory_is_refused_before_the_model(tmp_path, c
     model.mkdir()
     assert main(["pairs", "--model", str(model), "--n-resamples", "1000000000"]) == 2
     err = capsys.readouterr().err
-    assert re.fullmatch(r"error: n_resamples 1000000000 needs about 22,471\.0 GiB for the "
-                        r"bootstrap over 1508 pairs, more than this machine's [\d,]+\.\d GiB "
-                        r"of memory; use at most about [\d,]+\n", err), err
+    assert re.fullmatch(
+        r"error: n_resamples 1000000000 needs about 22,471\.0 GiB for the "
+        r"bootstrap over 1508 pairs, more than this machine's [\d,]+\.\d GiB "
+        r"of memory; use at most about [\d,]+\n",
+        err,
+    ), err
 
 
 def test_pairs_command_unknown_model(tmp_path, capsys):

@@ -12,8 +12,18 @@ from biasamp.pipeline import paired_differences
 from biasamp.results import ProbeResult
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-ARGS = ["--max-templates", "4", "--n-resamples", "400", "--seed", "2", "--format", "md",
-        "--base-rates", "uniform,labor-2016,wikitext103-valtest"]
+ARGS = [
+    "--max-templates",
+    "4",
+    "--n-resamples",
+    "400",
+    "--seed",
+    "2",
+    "--format",
+    "md",
+    "--base-rates",
+    "uniform,labor-2016,wikitext103-valtest",
+]
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +45,9 @@ def test_two_models_paired_difference(runs):
     a, b = ProbeResult.load(runs / "a"), ProbeResult.load(runs / "b")
     d = paired_differences([a, b]).set_index(["base_rates", "direction"])
     for rec in a.summary.itertuples():
-        other = b.summary.set_index(["base_rates", "direction"]).loc[(rec.base_rates,
-                                                                     rec.direction)]
+        other = b.summary.set_index(["base_rates", "direction"]).loc[
+            (rec.base_rates, rec.direction)
+        ]
         row = d.loc[(rec.base_rates, rec.direction)]
         assert row["difference"] == pytest.approx(rec.mean - other["mean"], abs=1e-12)
         assert row["ci_low"] <= row["difference"] <= row["ci_high"]
@@ -96,13 +107,38 @@ def bound_runs(tiny_bert_dir, tiny_bert2_dir, tmp_path_factory):
     # nurse rests on 3 sentences, cook and driver on 300: with --min-base-count 10 nurse is
     # left out of the counts' value in both results
     counts = root / "counts-long.csv"
-    counts.write_text("task,attribute,count\nnurse,he,1\nnurse,she,2\ncook,he,200\n"
-                      "cook,she,100\ndriver,he,120\ndriver,she,180\n")
+    counts.write_text(
+        "task,attribute,count\nnurse,he,1\nnurse,she,2\ncook,he,200\n"
+        "cook,she,100\ndriver,he,120\ndriver,she,180\n"
+    )
     for name, model in (("a", tiny_bert_dir), ("a2", tiny_bert_dir), ("b", tiny_bert2_dir)):
-        assert main(["-q", "probe", "--model", str(model), "--templates", str(root / "set.toml"),
-                     "--tasks", "nurse,cook,driver", "--base-rates", f"uniform,file:{counts}",
-                     "--min-base-count", "10", "--n-resamples", "300", "--seed", "3",
-                     "--format", "md", "--out", str(root / name)]) == 0
+        assert (
+            main(
+                [
+                    "-q",
+                    "probe",
+                    "--model",
+                    str(model),
+                    "--templates",
+                    str(root / "set.toml"),
+                    "--tasks",
+                    "nurse,cook,driver",
+                    "--base-rates",
+                    f"uniform,file:{counts}",
+                    "--min-base-count",
+                    "10",
+                    "--n-resamples",
+                    "300",
+                    "--seed",
+                    "3",
+                    "--format",
+                    "md",
+                    "--out",
+                    str(root / name),
+                ]
+            )
+            == 0
+        )
     return root
 
 
@@ -119,7 +155,8 @@ def test_bound_sets_are_compared_on_their_shared_units(bound_runs):
         # the point of the paired difference is the difference of the two results' values
         # (pooled over each task's own templates, nurse left out of the counts' value)
         assert row["difference"] == pytest.approx(
-            rec.mean - other.loc[(rec.base_rates, rec.direction), "mean"], abs=1e-12)
+            rec.mean - other.loc[(rec.base_rates, rec.direction), "mean"], abs=1e-12
+        )
         assert row["ci_low"] <= row["difference"] <= row["ci_high"]
         assert 0 <= row["p_sign"] <= 1
     counts_rows = a.summary[a.summary["base_rates"].str.startswith("file:")]
@@ -140,12 +177,25 @@ def test_compare_reads_each_folder_once(runs, tmp_path, monkeypatch):
     assert calls == dirs  # it read each folder three times
 
 
-def test_a_run_of_two_models_compares_them_in_memory(tiny_bert_dir, tiny_bert2_dir, tmp_path,
-                                                     monkeypatch):
+def test_a_run_of_two_models_compares_them_in_memory(
+    tiny_bert_dir, tiny_bert2_dir, tmp_path, monkeypatch
+):
     out = tmp_path / "two"
     monkeypatch.setattr(ProbeResult, "load", None)  # nothing is read back from disk
-    assert main(["-q", "probe", "--model", f"{tiny_bert_dir},{tiny_bert2_dir}", "--out",
-                 str(out), *ARGS]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "probe",
+                "--model",
+                f"{tiny_bert_dir},{tiny_bert2_dir}",
+                "--out",
+                str(out),
+                *ARGS,
+            ]
+        )
+        == 0
+    )
     monkeypatch.undo()
     long = pd.read_csv(out / "comparison.csv")
     # the folders beside the comparison, not the staging folder the run wrote them in
@@ -153,8 +203,11 @@ def test_a_run_of_two_models_compares_them_in_memory(tiny_bert_dir, tiny_bert2_d
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["tiny-bert", "tiny-bert-2"]
     back = {d: ProbeResult.load(out / d).summary for d in ("tiny-bert", "tiny-bert-2")}
     for rec in long.itertuples():
-        s = back[rec.result_dir].set_index(["base_rates", "direction"]).loc[
-            (rec.base_rates, rec.direction)]
+        s = (
+            back[rec.result_dir]
+            .set_index(["base_rates", "direction"])
+            .loc[(rec.base_rates, rec.direction)]
+        )
         assert rec.mean == pytest.approx(s["mean"], rel=1e-15, abs=0)
 
 

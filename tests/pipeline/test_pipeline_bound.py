@@ -19,10 +19,14 @@ JOINT = [[30.0, 10.0], [10.0, 30.0], [20.0, 20.0]]
 N = np.nan
 EPS = np.finfo(float).eps  # one ulp at 1.0
 # T->A: templates 0, 1 bound to a, 2 to b, 3 crossed (NaN where a template does not cover)
-TA = np.array([[[.8, .2], [N, N], [N, N]],
-               [[.6, .4], [N, N], [N, N]],
-               [[N, N], [.3, .7], [N, N]],
-               [[.5, .5], [.4, .6], [.9, .1]]])
+TA = np.array(
+    [
+        [[0.8, 0.2], [N, N], [N, N]],
+        [[0.6, 0.4], [N, N], [N, N]],
+        [[N, N], [0.3, 0.7], [N, N]],
+        [[0.5, 0.5], [0.4, 0.6], [0.9, 0.1]],
+    ]
+)
 BOUND = [["a"], ["a"], ["b"], []]
 
 
@@ -32,8 +36,9 @@ class Fixed:
     def table(self, tasks, attributes, *, direction=None):
         from biasamp.base_rates import BaseRateTable
 
-        return BaseRateTable(pd.DataFrame(JOINT, index=tasks, columns=attributes),
-                             provenance={"name": "fixed"})
+        return BaseRateTable(
+            pd.DataFrame(JOINT, index=tasks, columns=attributes), provenance={"name": "fixed"}
+        )
 
 
 def _at(seed=0):
@@ -43,8 +48,9 @@ def _at(seed=0):
 
 def _evaluate(**kw):
     kw.setdefault("n_resamples", 400)
-    return evaluate_tables(_at(), TA, TASKS, ATTRS, [Fixed()], template_ids=list("wxyz"),
-                           template_tasks=BOUND, **kw)
+    return evaluate_tables(
+        _at(), TA, TASKS, ATTRS, [Fixed()], template_ids=list("wxyz"), template_tasks=BOUND, **kw
+    )
 
 
 def test_pooled_values_by_hand():
@@ -55,7 +61,7 @@ def test_pooled_values_by_hand():
     # p_base a=[.75,.25] b=[.25,.75] c=[.5,.5]; signs a=(+,-) b=(-,+) c=(0,0);
     # contributions a: -.11667 twice, b: -.1 twice, c: 0 twice -> -0.43333 / 6
     assert s.loc["task_to_attribute", "mean"] == pytest.approx(-0.4333333333333 / 6, abs=1e-12)
-    pooled = np.array([[1.9 / 3, 1.1 / 3], [.35, .65], [.9, .1]])
+    pooled = np.array([[1.9 / 3, 1.1 / 3], [0.35, 0.65], [0.9, 0.1]])
     ref = directional_bias_amplification(pooled, JOINT, direction="T->A")
     # the pipeline pools the table and sums the contributions in its own order, the reference
     # in the metric's: the same formula, rounded differently by a few ulps (1 ulp was seen)
@@ -74,7 +80,7 @@ def test_pooled_values_by_hand():
     bp = ev.by_pair[ev.by_pair["direction"] == "task_to_attribute"]
     np.testing.assert_allclose(bp["p_model"], pooled.ravel(), atol=1e-15)
     assert list(bp["n_templates"]) == [3, 3, 2, 2, 1, 1]
-    assert bp["p_model_std"].iloc[0] == pytest.approx(np.std([.8, .6, .5]), abs=1e-15)
+    assert bp["p_model_std"].iloc[0] == pytest.approx(np.std([0.8, 0.6, 0.5]), abs=1e-15)
     per_t = ev.per_template[ev.per_template["direction"] == "task_to_attribute"]
     assert per_t["value"].isna().all() and list(per_t["template_id"]) == list("wxyz")
 
@@ -107,11 +113,14 @@ def _naive_ci(direction, n_resamples=400, seed=0):
 @pytest.mark.parametrize("direction", ["T->A", "A->T"])
 def test_stratified_ci_equals_the_naive_loop(direction):
     s = _evaluate().summary
-    row = s[s["direction"] == ("task_to_attribute" if direction == "T->A"
-                               else "attribute_to_task")].iloc[0]
+    row = s[
+        s["direction"] == ("task_to_attribute" if direction == "T->A" else "attribute_to_task")
+    ].iloc[0]
     lo, hi = _naive_ci(direction)
-    assert (row["ci_low"], row["ci_high"]) == (pytest.approx(lo, abs=1e-12),
-                                               pytest.approx(hi, abs=1e-12))
+    assert (row["ci_low"], row["ci_high"]) == (
+        pytest.approx(lo, abs=1e-12),
+        pytest.approx(hi, abs=1e-12),
+    )
     assert row["ci_low"] <= row["mean"] <= row["ci_high"]
 
 
@@ -136,9 +145,16 @@ def test_crossed_sets_keep_their_numbers_and_get_groups():
     at = _at()
     ta = np.where(np.isnan(TA), 0.5, TA)
     plain = evaluate_tables(at, ta, TASKS, ATTRS, [Fixed()], n_resamples=300)
-    same = evaluate_tables(at, ta, TASKS, ATTRS, [Fixed()], n_resamples=300,
-                           template_tasks=[[], [], [], ["a", "b", "c"]],
-                           template_groups=[["x"], ["x"], [], ["y"]])
+    same = evaluate_tables(
+        at,
+        ta,
+        TASKS,
+        ATTRS,
+        [Fixed()],
+        n_resamples=300,
+        template_tasks=[[], [], [], ["a", "b", "c"]],
+        template_groups=[["x"], ["x"], [], ["y"]],
+    )
     pd.testing.assert_frame_equal(plain.summary, same.summary)
     pd.testing.assert_frame_equal(plain.by_pair, same.by_pair)
     assert set(plain.summary["aggregation"]) == {"templates"} and plain.by_group.empty
@@ -152,13 +168,24 @@ def test_crossed_sets_keep_their_numbers_and_get_groups():
     assert g.loc[("task_to_attribute", "y"), "n_templates"] == 1
 
 
-@pytest.mark.parametrize("kw, pattern", [
-    ({"template_tasks": BOUND[:3]}, r"template_tasks must have one entry per template \(4\); got 3"),
-    ({"template_tasks": [["a"], ["z"], ["b"], []]}, r"template_tasks\[1\] names tasks \['z'\]"),
-    ({"template_tasks": [["a"], ["a"], ["b"], ["b"]]}, r"tasks \['c'\] are covered by no template"),
-    ({"template_tasks": BOUND, "template_groups": [["g"]]},
-     r"template_groups must have one entry per template \(4\); got 1"),
-])
+@pytest.mark.parametrize(
+    "kw, pattern",
+    [
+        (
+            {"template_tasks": BOUND[:3]},
+            r"template_tasks must have one entry per template \(4\); got 3",
+        ),
+        ({"template_tasks": [["a"], ["z"], ["b"], []]}, r"template_tasks\[1\] names tasks \['z'\]"),
+        (
+            {"template_tasks": [["a"], ["a"], ["b"], ["b"]]},
+            r"tasks \['c'\] are covered by no template",
+        ),
+        (
+            {"template_tasks": BOUND, "template_groups": [["g"]]},
+            r"template_groups must have one entry per template \(4\); got 1",
+        ),
+    ],
+)
 def test_evaluate_errors(kw, pattern):
     with pytest.raises(BiasampError, match=pattern):
         evaluate_tables(_at(), TA, TASKS, ATTRS, [Fixed()], n_resamples=10, **kw)
@@ -168,11 +195,20 @@ def test_evaluate_errors(kw, pattern):
 # results.json schema 4
 # ---------------------------------------------------------------------------------------
 
+
 def test_schema_4_round_trip_and_version_1_refused(golden_result, tmp_path, provenance):
     ev = _evaluate(template_groups=[["g1"], ["g1"], ["g2"], []])
-    res = ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
-                      tables=None, audit=pd.DataFrame(), mass={}, provenance=provenance(),
-                      config={}, by_group=ev.by_group)
+    res = ProbeResult(
+        summary=ev.summary,
+        by_pair=ev.by_pair,
+        per_template=ev.per_template,
+        tables=None,
+        audit=pd.DataFrame(),
+        mass={},
+        provenance=provenance(),
+        config={},
+        by_group=ev.by_group,
+    )
     d = res.save(tmp_path / "r")
     assert (d / "by_group.csv").is_file()
     data = json.loads((d / "results.json").read_text())
@@ -185,21 +221,31 @@ def test_schema_4_round_trip_and_version_1_refused(golden_result, tmp_path, prov
     v1.update(schema_version=1, complete=True, data_sha256={})
     (tmp_path / "v1").mkdir()
     (tmp_path / "v1" / "results.json").write_text(json.dumps(v1))
-    with pytest.raises(BiasampError, match=r"schema_version 1 is not supported \(this biasamp "
-                                           r"reads 4\)"):
+    with pytest.raises(
+        BiasampError,
+        match=r"schema_version 1 is not supported \(this biasamp "
+        r"reads 4\)",
+    ):
         ProbeResult.load(tmp_path / "v1", tables=False)
-    for bad, pattern in ((dict(v1, schema_version=5), r"schema_version 5 is not supported "
-                                                      r"\(this biasamp reads 4\)"),
-                         ({**data, "by_group": "x"}, r"by_group must be a list; got 'x'"),
-                         ({k: v for k, v in data.items() if k != "by_group"},
-                          r"lacks the keys \['by_group'\]")):
+    for bad, pattern in (
+        (
+            dict(v1, schema_version=5),
+            r"schema_version 5 is not supported "
+            r"\(this biasamp reads 4\)",
+        ),
+        ({**data, "by_group": "x"}, r"by_group must be a list; got 'x'"),
+        ({k: v for k, v in data.items() if k != "by_group"}, r"lacks the keys \['by_group'\]"),
+    ):
         (tmp_path / "v1" / "results.json").write_text(json.dumps(bad))
         with pytest.raises(BiasampError, match=pattern):
             ProbeResult.load(tmp_path / "v1", tables=False)
     data["summary"][0]["aggregation"] = "median"
     (tmp_path / "v1" / "results.json").write_text(json.dumps(data))
-    with pytest.raises(BiasampError, match=r"aggregation must be one of 'templates', "
-                                           r"'pooled'; got 'median'"):
+    with pytest.raises(
+        BiasampError,
+        match=r"aggregation must be one of 'templates', "
+        r"'pooled'; got 'median'",
+    ):
         ProbeResult.load(tmp_path / "v1", tables=False)
 
 
@@ -243,10 +289,26 @@ def mini_run(tiny_bench_bert_dir, tmp_path_factory, one_torch_thread):
     d = tmp_path_factory.mktemp("mini")
     (d / "mini.toml").write_text(SET)
     out = d / "out"
-    rc = main(["-q", "probe", "--model", str(tiny_bench_bert_dir), "--templates",
-               str(d / "mini.toml"), "--tasks", "nurse,cook,driver", "--attributes",
-               "he,she,they", "--base-rates", "uniform", "--n-resamples", "300",
-               "--out", str(out)])
+    rc = main(
+        [
+            "-q",
+            "probe",
+            "--model",
+            str(tiny_bench_bert_dir),
+            "--templates",
+            str(d / "mini.toml"),
+            "--tasks",
+            "nurse,cook,driver",
+            "--attributes",
+            "he,she,they",
+            "--base-rates",
+            "uniform",
+            "--n-resamples",
+            "300",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     return out
 
@@ -258,17 +320,27 @@ def test_per_attribute_context_equals_a_naive_computation(mini_run, tiny_bench_b
     ta = tables[tables["direction"] == "task_to_attribute"]
     # only the cells a template covers: nurse-1 (nurse), cook-2 (cook), all (3 tasks)
     assert sorted(set(zip(ta["template_id"], ta["task"]))) == [
-        ("all", "cook"), ("all", "driver"), ("all", "nurse"), ("cook-2", "cook"),
-        ("nurse-1", "nurse")]
+        ("all", "cook"),
+        ("all", "driver"),
+        ("all", "nurse"),
+        ("cook-2", "cook"),
+        ("nurse-1", "nurse"),
+    ]
     scorer = MaskedLMScorer(tiny_bench_bert_dir, device="cpu")
-    lp = [scorer.score([f"The cook told the driver that [BLANK] needed {poss} knife."], [a],
-                       scoring="word").log_prob[0, 0]
-          for a, poss in (("he", "his"), ("she", "her"), ("they", "their"))]
+    lp = [
+        scorer.score(
+            [f"The cook told the driver that [BLANK] needed {poss} knife."], [a], scoring="word"
+        ).log_prob[0, 0]
+        for a, poss in (("he", "his"), ("she", "her"), ("they", "their"))
+    ]
     expected = np.exp(lp) / np.exp(lp).sum()
     got = ta[ta["template_id"] == "cook-2"].set_index("attribute")["prob"]
     np.testing.assert_allclose(got[["he", "she", "they"]], expected, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(ta[ta["template_id"] == "cook-2"].set_index("attribute")
-                               ["log_prob"][["he", "she", "they"]], lp, rtol=1e-9)
+    np.testing.assert_allclose(
+        ta[ta["template_id"] == "cook-2"].set_index("attribute")["log_prob"][["he", "she", "they"]],
+        lp,
+        rtol=1e-9,
+    )
 
 
 def test_results_follow_from_the_tables(mini_run):
@@ -279,18 +351,28 @@ def test_results_follow_from_the_tables(mini_run):
     assert "stratified by task" in prov["bootstrap"]["method"]
     assert prov["templates"]["groups"] == {"own": "bound to their task"}
     tables = pd.read_csv(mini_run / "tables.csv")
-    tasks, attrs, ids = ["nurse", "cook", "driver"], ["he", "she", "they"], ["nurse-1", "cook-2",
-                                                                            "all"]
+    tasks, attrs, ids = (
+        ["nurse", "cook", "driver"],
+        ["he", "she", "they"],
+        ["nurse-1", "cook-2", "all"],
+    )
     arr = {}
     for d, g in tables.groupby("direction"):
         p = g.set_index(["template_id", "task", "attribute"])["prob"]
-        arr[d] = np.array([[[p.get((k, t, a), np.nan) for a in attrs] for t in tasks]
-                           for k in ids])
+        arr[d] = np.array([[[p.get((k, t, a), np.nan) for a in attrs] for t in tasks] for k in ids])
     from biasamp.base_rates import get_source
 
-    ev = evaluate_tables(arr["attribute_to_task"], arr["task_to_attribute"], tasks, attrs,
-                         [get_source("uniform")], template_ids=ids,
-                         template_tasks=[["nurse"], ["cook"], []], n_resamples=300, seed=0)
+    ev = evaluate_tables(
+        arr["attribute_to_task"],
+        arr["task_to_attribute"],
+        tasks,
+        attrs,
+        [get_source("uniform")],
+        template_ids=ids,
+        template_tasks=[["nurse"], ["cook"], []],
+        n_resamples=300,
+        seed=0,
+    )
     for rec, (_, row) in zip(data["summary"], ev.summary.iterrows()):
         assert rec["mean"] == pytest.approx(row["mean"], abs=1e-12)
         assert rec["ci_low"] == pytest.approx(row["ci_low"], abs=1e-12)
@@ -301,9 +383,28 @@ def test_results_follow_from_the_tables(mini_run):
 
 def test_probe_on_the_shipped_bound_sets(tiny_bench_bert_dir, tmp_path, capsys, one_torch_thread):
     out = tmp_path / "wg"
-    assert main(["probe", "--model", str(tiny_bench_bert_dir), "--templates", "winogender",
-                 "--max-templates", "1", "--base-rates", "uniform:bergsma,bergsma",
-                 "--n-resamples", "200", "--format", "md", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "probe",
+                "--model",
+                str(tiny_bench_bert_dir),
+                "--templates",
+                "winogender",
+                "--max-templates",
+                "1",
+                "--base-rates",
+                "uniform:bergsma,bergsma",
+                "--n-resamples",
+                "200",
+                "--format",
+                "md",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "group referent-" in text
     data = json.loads((out / "results.json").read_text())
@@ -313,9 +414,31 @@ def test_probe_on_the_shipped_bound_sets(tiny_bench_bert_dir, tmp_path, capsys, 
     assert all(r["n_templates"] == 60 for r in data["summary"])
     # WinoBias probed with the paper's 32-word vocabulary: its spellings meet through aliases
     out = tmp_path / "wb"
-    assert main(["-q", "probe", "--model", str(tiny_bench_bert_dir), "--templates", "winobias",
-                 "--tasks", "winobias32", "--max-templates", "1", "--base-rates", "labor-2016",
-                 "--n-resamples", "100", "--format", "md", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "probe",
+                "--model",
+                str(tiny_bench_bert_dir),
+                "--templates",
+                "winobias",
+                "--tasks",
+                "winobias32",
+                "--max-templates",
+                "1",
+                "--base-rates",
+                "labor-2016",
+                "--n-resamples",
+                "100",
+                "--format",
+                "md",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     data = json.loads((out / "results.json").read_text())
     assert len(data["provenance"]["tasks"]["words"]) == 32
     groups = {r["group"] for r in data["by_group"]}

@@ -17,7 +17,8 @@ from biasamp.pipeline.run import model_slug
 def test_config_from_toml_and_yaml(tmp_path):
     (tmp_path / "p.toml").write_text(
         '[probe]\nmodels = ["a", "b"]\nbase-rates = "uniform,labor-2016"\nseed = 3\n'
-        'attributes = ["he", "she", "they"]\n')
+        'attributes = ["he", "she", "they"]\n'
+    )
     cfg = ProbeConfig.from_file(tmp_path / "p.toml", seed=9, out=None)
     assert cfg.models == ["a", "b"]
     assert cfg.base_rates == ["uniform", "labor-2016"]
@@ -33,13 +34,20 @@ def test_example_config_loads():
     assert cfg.models and cfg.out
 
 
-@pytest.mark.parametrize("text, suffix, match", [
-    ("modles = ['a']\n", ".toml", r"unknown config option 'modles' \(did you mean 'models'\?\)"),
-    ("models = [\n", ".toml", r"is not valid toml"),
-    ("models: [a\n", ".yaml", r"is not valid yaml"),
-    ("models = 'a'", ".ini", r"config file must end in .toml, .yaml or .yml"),
-    ("- a\n- b\n", ".yaml", r"config must be a mapping"),
-])
+@pytest.mark.parametrize(
+    "text, suffix, match",
+    [
+        (
+            "modles = ['a']\n",
+            ".toml",
+            r"unknown config option 'modles' \(did you mean 'models'\?\)",
+        ),
+        ("models = [\n", ".toml", r"is not valid toml"),
+        ("models: [a\n", ".yaml", r"is not valid yaml"),
+        ("models = 'a'", ".ini", r"config file must end in .toml, .yaml or .yml"),
+        ("- a\n- b\n", ".yaml", r"config must be a mapping"),
+    ],
+)
 def test_config_file_errors(tmp_path, text, suffix, match):
     f = tmp_path / f"c{suffix}"
     f.write_text(text)
@@ -52,33 +60,50 @@ def test_config_missing_file(tmp_path):
         ProbeConfig.from_file(tmp_path / "nope.toml")
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"compat": "wang"}, r"compat must be one of 'wang2021'; got 'wang' \(did you mean"),
-    ({"batch_size": 0}, r"batch_size must be a positive integer; got 0"),
-    ({"n_resamples": 2.5}, r"n_resamples must be a positive integer; got 2.5"),
-    ({"max_templates": 0}, r"max_templates must be a positive integer; got 0"),
-    ({"seed": "x"}, r"seed must be a non-negative integer; got 'x'"),
-    ({"seed": -1}, r"seed must be a non-negative integer; got -1"),
-    ({"confidence": 1.5}, r"confidence must be a number in \(0, 1\); got 1.5"),
-    ({"tables": "xlsx"}, r"tables must be one of 'csv', 'parquet'; got 'xlsx'"),
-    ({"scoring": "first_piece"},
-     r"scoring must be one of 'word', .*; got 'first_piece' \(did you mean 'first-piece'"),
-    ({"formats": "md,htm"}, r"formats must be some of 'md', .*; got 'htm' \(did you mean 'html'"),
-    ({"base_rates": ""}, r"base_rates must name at least one base-rate source; got ''"),
-    ({"attributes": []}, r"attributes must name at least 2 attributes; got \[\]"),
-    ({"attributes": "he,he"}, r"attributes must not repeat an attribute; got 'he,he'"),
-    ({"attributes": "he,,she"},
-     r"^attributes must not hold an empty attribute; got 'he,,she' \(name 2 is empty\)$"),
-    ({"attributes": ["he", " ", "she"]},
-     r"^attributes must not hold an empty attribute; got \['he', ' ', 'she'\] \(name 2 is "
-     r"empty\)$"),
-    ({"base_rates": ",uniform"}, r"base_rates must not hold an empty base-rate source; got"),
-    ({"tasks": ["nurse"]}, r"^tasks must name at least 2 tasks; got \['nurse'\]$"),
-    ({"models": [1]}, r"models must be a list of strings or a comma-separated string; got \[1\]"),
-    ({"dtype": "fp128"},
-     r"dtype must be one of 'float32', 'bfloat16', 'float16', 'float64'; got 'fp128'"),
-    ({"trust_remote_code": "yes"}, r"trust_remote_code must be True or False; got 'yes'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"compat": "wang"}, r"compat must be one of 'wang2021'; got 'wang' \(did you mean"),
+        ({"batch_size": 0}, r"batch_size must be a positive integer; got 0"),
+        ({"n_resamples": 2.5}, r"n_resamples must be a positive integer; got 2.5"),
+        ({"max_templates": 0}, r"max_templates must be a positive integer; got 0"),
+        ({"seed": "x"}, r"seed must be a non-negative integer; got 'x'"),
+        ({"seed": -1}, r"seed must be a non-negative integer; got -1"),
+        ({"confidence": 1.5}, r"confidence must be a number in \(0, 1\); got 1.5"),
+        ({"tables": "xlsx"}, r"tables must be one of 'csv', 'parquet'; got 'xlsx'"),
+        (
+            {"scoring": "first_piece"},
+            r"scoring must be one of 'word', .*; got 'first_piece' \(did you mean 'first-piece'",
+        ),
+        (
+            {"formats": "md,htm"},
+            r"formats must be some of 'md', .*; got 'htm' \(did you mean 'html'",
+        ),
+        ({"base_rates": ""}, r"base_rates must name at least one base-rate source; got ''"),
+        ({"attributes": []}, r"attributes must name at least 2 attributes; got \[\]"),
+        ({"attributes": "he,he"}, r"attributes must not repeat an attribute; got 'he,he'"),
+        (
+            {"attributes": "he,,she"},
+            r"^attributes must not hold an empty attribute; got 'he,,she' \(name 2 is empty\)$",
+        ),
+        (
+            {"attributes": ["he", " ", "she"]},
+            r"^attributes must not hold an empty attribute; got \['he', ' ', 'she'\] \(name 2 is "
+            r"empty\)$",
+        ),
+        ({"base_rates": ",uniform"}, r"base_rates must not hold an empty base-rate source; got"),
+        ({"tasks": ["nurse"]}, r"^tasks must name at least 2 tasks; got \['nurse'\]$"),
+        (
+            {"models": [1]},
+            r"models must be a list of strings or a comma-separated string; got \[1\]",
+        ),
+        (
+            {"dtype": "fp128"},
+            r"dtype must be one of 'float32', 'bfloat16', 'float16', 'float64'; got 'fp128'",
+        ),
+        ({"trust_remote_code": "yes"}, r"trust_remote_code must be True or False; got 'yes'"),
+    ],
+)
 def test_config_validation(kwargs, match):
     with pytest.raises(BiasampError, match=match):
         ProbeConfig(models=["m"], **kwargs) if "models" not in kwargs else ProbeConfig(**kwargs)
@@ -87,22 +112,30 @@ def test_config_validation(kwargs, match):
 def test_a_refused_value_is_named_as_it_was_given(tmp_path):
     from biasamp.cli import build_parser
 
-    with pytest.raises(BiasampError, match=r"^unknown config option 'modles' \(did you mean "
-                                           r"'models'\?\); allowed: models, model_type, "):
+    with pytest.raises(
+        BiasampError,
+        match=r"^unknown config option 'modles' \(did you mean "
+        r"'models'\?\); allowed: models, model_type, ",
+    ):
         ProbeConfig(modles=["m"])  # a keyword in Python
     conf = tmp_path / "p.toml"
     conf.write_text('models = ["m"]\nn-resamples = 0\n', encoding="utf-8")
     with pytest.raises(BiasampError, match=r"^n-resamples must be a positive integer; got 0$"):
         ProbeConfig.from_file(conf)  # the key as the file spells it
     conf.write_text('models = ["m"]\nn-resamples = 50\n', encoding="utf-8")
-    for argv, message in ((["--n-resamples", "-3"], "--n-resamples must be a positive integer; "
-                                                    "got -3"),
-                          (["--format", "md,htm"], "--format must be some of 'md', 'html', "
-                                                   "'json', 'model-card'; got 'htm' (did you "
-                                                   "mean 'html'?)"),
-                          (["-m", "a,", "--compat", "wang"], "--compat must be one of "
-                                                             "'wang2021'; got 'wang' (did you "
-                                                             "mean 'wang2021'?)")):
+    for argv, message in (
+        (["--n-resamples", "-3"], "--n-resamples must be a positive integer; got -3"),
+        (
+            ["--format", "md,htm"],
+            "--format must be some of 'md', 'html', "
+            "'json', 'model-card'; got 'htm' (did you "
+            "mean 'html'?)",
+        ),
+        (
+            ["-m", "a,", "--compat", "wang"],
+            "--compat must be one of 'wang2021'; got 'wang' (did you mean 'wang2021'?)",
+        ),
+    ):
         args = build_parser().parse_args(["probe", "--config", str(conf), *argv])
         with pytest.raises(BiasampError) as err:  # the flag on the command line
             ProbeConfig.from_cli(args)
@@ -110,10 +143,20 @@ def test_a_refused_value_is_named_as_it_was_given(tmp_path):
 
 
 def test_a_config_is_checked_once_and_immutable():
-    cfg = ProbeConfig(models="a,b", attributes=("he", "she"), max_memory="0=1GiB",
-                      device_map="auto", dtype="bf16", scoring="pll")
+    cfg = ProbeConfig(
+        models="a,b",
+        attributes=("he", "she"),
+        max_memory="0=1GiB",
+        device_map="auto",
+        dtype="bf16",
+        scoring="pll",
+    )
     assert (cfg.models, cfg.attributes, cfg.max_memory, cfg.dtype) == (
-        ["a", "b"], ["he", "she"], {0: "1GiB"}, "bfloat16")
+        ["a", "b"],
+        ["he", "she"],
+        {0: "1GiB"},
+        "bfloat16",
+    )
     with pytest.raises(ValidationError, match="frozen"):
         cfg.seed = 3
     assert ProbeConfig(**cfg.to_dict()) == cfg  # its dict builds the same config
@@ -127,12 +170,15 @@ def test_one_trailing_comma_is_allowed_and_an_empty_string_is_no_names():
 
 
 def test_compat_resolution():
-    cfg = ProbeConfig(models=["m"], compat="wang2021",
-                      base_rates="uniform,wikipedia,labor-2016-wang2021").resolved()
-    assert cfg.base_rates == ["uniform-wang2021", "wikitext103-valtest-wang2021",
-                             "labor-2016-wang2021"]
-    assert ProbeConfig(models=["m"]).resolved().base_rates == ["uniform",
-                                                               "labor-2016"]
+    cfg = ProbeConfig(
+        models=["m"], compat="wang2021", base_rates="uniform,wikipedia,labor-2016-wang2021"
+    ).resolved()
+    assert cfg.base_rates == [
+        "uniform-wang2021",
+        "wikitext103-valtest-wang2021",
+        "labor-2016-wang2021",
+    ]
+    assert ProbeConfig(models=["m"]).resolved().base_rates == ["uniform", "labor-2016"]
     with pytest.raises(BiasampError, match=r"base_rates: source 'file:x.csv' has no wang2021"):
         ProbeConfig(models=["m"], compat="wang2021", base_rates="file:x.csv").resolved()
 
@@ -179,6 +225,7 @@ def test_resolve_direction_and_slug():
 
 # -- each option declared once: ProbeConfig's fields generate the CLI, its help and the docs --
 
+
 def test_every_option_is_declared_once_with_help_and_check():
     from biasamp.pipeline.config import GROUPS, cli_flags
 
@@ -196,8 +243,11 @@ def test_probe_options_are_generated_from_the_config():
     from biasamp.pipeline.config import cli_flags, cli_help
 
     sub = next(a for a in build_parser()._actions if a.dest == "command").choices
-    actions = {a.dest: a for a in sub["probe"]._actions
-               if a.dest not in ("help", "config", "sub_verbose", "sub_quiet")}
+    actions = {
+        a.dest: a
+        for a in sub["probe"]._actions
+        if a.dest not in ("help", "config", "sub_verbose", "sub_quiet")
+    }
     fields = {n for n, f in ProbeConfig.model_fields.items() if f.json_schema_extra.get("group")}
     assert set(actions) == fields  # nothing declared by hand beside --config
     assert "progress" not in actions  # the CLI's -q decides it
@@ -206,10 +256,17 @@ def test_probe_options_are_generated_from_the_config():
         assert action.help == cli_help(name), name
         assert action.default is None, name  # so that a --config file's value stands
     groups = [g.title for g in sub["probe"]._action_groups if g._group_actions]
-    assert groups[-6:] == ["model", "loading the model", "templates and tasks", "base rates",
-                           "bootstrap", "output"]
-    args = build_parser().parse_args(["probe", "--seed", "3", "--confidence", "0.5",
-                                      "--max-templates", "2", "--overwrite"])
+    assert groups[-6:] == [
+        "model",
+        "loading the model",
+        "templates and tasks",
+        "base rates",
+        "bootstrap",
+        "output",
+    ]
+    args = build_parser().parse_args(
+        ["probe", "--seed", "3", "--confidence", "0.5", "--max-templates", "2", "--overwrite"]
+    )
     assert (args.seed, args.confidence, args.max_templates, args.overwrite) == (3, 0.5, 2, True)
 
 
@@ -217,10 +274,29 @@ def test_probe_flags_build_the_config(tmp_path):
     from biasamp.cli import build_parser
     from biasamp.commands.model import build_config
 
-    args = build_parser().parse_args([
-        "probe", "-m", "a", "--model", "b,c", "--out", str(tmp_path / "o"), "--seed", "3",
-        "--confidence", "0.9", "--format", "md", "--overwrite", "--base-rates", "uniform",
-        "--max-templates", "2", "--trust-remote-code"])
+    args = build_parser().parse_args(
+        [
+            "probe",
+            "-m",
+            "a",
+            "--model",
+            "b,c",
+            "--out",
+            str(tmp_path / "o"),
+            "--seed",
+            "3",
+            "--confidence",
+            "0.9",
+            "--format",
+            "md",
+            "--overwrite",
+            "--base-rates",
+            "uniform",
+            "--max-templates",
+            "2",
+            "--trust-remote-code",
+        ]
+    )
     cfg = build_config(args)
     assert cfg.models == ["a", "b", "c"] and cfg.seed == 3 and cfg.confidence == 0.9
     assert cfg.formats == ["md"] and cfg.overwrite is True and cfg.base_rates == ["uniform"]
@@ -256,8 +332,9 @@ def test_the_options_page_is_generated_from_the_fields():
 
     page = options_markdown()
     assert page.startswith("## model\n")
-    assert ("| `n_resamples` | `--n-resamples` | `10000` | a positive integer | Bootstrap "
-            "resamples. |") in page
+    assert (
+        "| `n_resamples` | `--n-resamples` | `10000` | a positive integer | Bootstrap resamples. |"
+    ) in page
     assert "| `formats` | `--format` | `md,html,json` |" in page
     assert "`<\\|endoftext\\|>`" in page  # a | in a cell is escaped
     assert page.count("\n## ") == 6  # the six groups and the Python-only options

@@ -22,16 +22,17 @@ class _Source:
         self._joint = joint
 
     def table(self, tasks, attributes, *, direction=None):
-        return BaseRateTable(pd.DataFrame(np.asarray(self._joint, dtype=float), index=tasks,
-                                          columns=attributes),
-                             provenance={"name": "test", "sha256": "0" * 64})
+        return BaseRateTable(
+            pd.DataFrame(np.asarray(self._joint, dtype=float), index=tasks, columns=attributes),
+            provenance={"name": "test", "sha256": "0" * 64},
+        )
 
 
 TASKS = ["t1", "t2", "t3", "t4"]
 ATTRS = ["he", "she"]
 B = np.array([[30, 10], [10, 30], [20, 20], [5, 15]], dtype=float)
-M_AT = np.array([[.5, .2], [.1, .4], [.3, .3], [.1, .1]])
-M_TA = np.array([[.8, .2], [.3, .7], [.5, .5], [.2, .8]])
+M_AT = np.array([[0.5, 0.2], [0.1, 0.4], [0.3, 0.3], [0.1, 0.1]])
+M_TA = np.array([[0.8, 0.2], [0.3, 0.7], [0.5, 0.5], [0.2, 0.8]])
 
 
 def _golden_tables():
@@ -44,8 +45,16 @@ def _golden_tables():
 
 def test_evaluate_tables_golden_values():
     at, ta = _golden_tables()
-    ev = evaluate_tables(at, ta, TASKS, ATTRS, [_Source("golden", B)], template_ids=["a", "b"],
-                         n_resamples=200, seed=1)
+    ev = evaluate_tables(
+        at,
+        ta,
+        TASKS,
+        ATTRS,
+        [_Source("golden", B)],
+        template_ids=["a", "b"],
+        n_resamples=200,
+        seed=1,
+    )
     s = ev.summary.set_index("direction")
     # A->T, template a: he column (1/2-6/13) + (2/13-1/10) + (3/10-4/13) - (1/10-1/13)
     #   = 5/130 + 7/130 - 1/130 - 3/130 = 4/65;  she column -(1/5-2/15) + 0 - (3/10-4/15)
@@ -64,28 +73,34 @@ def test_evaluate_tables_golden_values():
     # per pair: T->A (t1, he) delta = (.8 - .75 + 0) / 2 = .025, contribution the same (y=+1)
     bp = ev.by_pair.set_index(["direction", "task", "attribute"])
     assert bp.loc[("task_to_attribute", "t1", "he"), "delta"] == pytest.approx(0.025, abs=1e-15)
-    assert bp.loc[("task_to_attribute", "t1", "he"), "contribution"] == pytest.approx(0.025,
-                                                                                        abs=1e-15)
+    assert bp.loc[("task_to_attribute", "t1", "he"), "contribution"] == pytest.approx(
+        0.025, abs=1e-15
+    )
     # A->T (t2, he): delta = (.1 - 2/13 + 0) / 2 = -7/260, association -1, contribution +7/260
     assert bp.loc[("attribute_to_task", "t2", "he"), "delta"] == pytest.approx(-7 / 260, abs=1e-15)
     assert bp.loc[("attribute_to_task", "t2", "he"), "association"] == -1
-    assert bp.loc[("attribute_to_task", "t2", "he"), "contribution"] == pytest.approx(7 / 260,
-                                                                                        abs=1e-15)
+    assert bp.loc[("attribute_to_task", "t2", "he"), "contribution"] == pytest.approx(
+        7 / 260, abs=1e-15
+    )
     # p_model is the mean over templates: (.1 + 10/65) / 2
     assert bp.loc[("attribute_to_task", "t2", "he"), "p_model"] == pytest.approx(
-        (0.1 + 10 / 65) / 2, abs=1e-15)
+        (0.1 + 10 / 65) / 2, abs=1e-15
+    )
     assert len(ev.by_pair) == 2 * 4 * 2
     assert list(ev.per_template["template_id"]) == ["a", "b", "a", "b"]
 
 
 def test_evaluate_tables_ci_is_metrics_bootstrap():
     from biasamp.metrics import bootstrap_ci
+
     at, ta = _golden_tables()
-    ev = evaluate_tables(at, ta, TASKS, ATTRS, [_Source("golden", B)], n_resamples=500, seed=7,
-                         confidence=0.9)
+    ev = evaluate_tables(
+        at, ta, TASKS, ATTRS, [_Source("golden", B)], n_resamples=500, seed=7, confidence=0.9
+    )
     for rec in ev.summary.to_dict("records"):
-        lo, hi = bootstrap_ci(np.asarray(rec["per_template"]), n_resamples=500, seed=7,
-                              confidence=0.9)
+        lo, hi = bootstrap_ci(
+            np.asarray(rec["per_template"]), n_resamples=500, seed=7, confidence=0.9
+        )
         # the joint bootstrap with a fixed base: the per-template bootstrap, same draws
         assert (rec["ci_low"], rec["ci_high"]) == pytest.approx((lo, hi), abs=1e-12)
         assert rec["ci_low"] <= rec["ci_high"]
@@ -118,18 +133,24 @@ def test_evaluate_tables_matches_naive_on_random_tables():
     at /= at.sum(axis=1, keepdims=True)
     ta = rng.random((n_tpl, n_t, n_a)) + 0.01
     ta /= ta.sum(axis=2, keepdims=True)
-    bases = {"b1": rng.integers(1, 50, (n_t, n_a)).astype(float),
-             "b2": rng.random((n_t, n_a)) + 0.05}
-    ev = evaluate_tables(at, ta, tasks, attrs, [_Source(k, v) for k, v in bases.items()],
-                         n_resamples=50, seed=0)
+    bases = {
+        "b1": rng.integers(1, 50, (n_t, n_a)).astype(float),
+        "b2": rng.random((n_t, n_a)) + 0.05,
+    }
+    ev = evaluate_tables(
+        at, ta, tasks, attrs, [_Source(k, v) for k, v in bases.items()], n_resamples=50, seed=0
+    )
     for rec in ev.summary.to_dict("records"):
         tables = at if rec["direction"] == "attribute_to_task" else ta
-        naive = [_naive_value(bases[rec["base_rates"]], tables[k], rec["direction"])
-                 for k in range(n_tpl)]
+        naive = [
+            _naive_value(bases[rec["base_rates"]], tables[k], rec["direction"])
+            for k in range(n_tpl)
+        ]
         assert rec["per_template"] == pytest.approx(naive, abs=1e-12)
         assert rec["mean"] == pytest.approx(np.mean(naive), abs=1e-12)
-        assert rec["std"] == pytest.approx(np.sqrt(np.mean((np.array(naive)
-                                                            - np.mean(naive)) ** 2)), abs=1e-12)
+        assert rec["std"] == pytest.approx(
+            np.sqrt(np.mean((np.array(naive) - np.mean(naive)) ** 2)), abs=1e-12
+        )
     # invariant: the mean of the per-pair contributions is the headline mean
     g = ev.by_pair.groupby(["base_rates", "direction"], sort=False)["contribution"].mean()
     for rec in ev.summary.to_dict("records"):
@@ -146,26 +167,47 @@ def test_evaluate_tables_zero_when_model_equals_base():
     assert np.allclose(ev.summary["std"], 0.0, atol=1e-15)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"tables_at": np.ones((2, 4, 2))}, r"tables_at: every column must sum to 1"),
-    ({"tables_ta": np.ones((2, 4, 2)) / 4}, r"tables_ta: every row must sum to 1"),
-    ({"tables_at": np.ones((2, 3, 2)) / 3}, r"tables_at must have shape \(n_templates, 4, 2\)"),
-    ({"tables_at": np.ones((3, 4, 2)) / 4}, r"same number of templates; got 3 and 2"),
-    ({"template_ids": ["x"]}, r"template_ids must have 2 entries; got 1"),
-    ({"sources": []}, r"sources must name at least one"),
-    ({"attributes": ["he"]}, r"attributes must name at least 2 attributes"),
-    ({"tasks": ["nurse"], "tables_at": np.ones((2, 1, 2)), "tables_ta": np.ones((2, 1, 2)) / 2},
-     r"^tasks must name at least 2 tasks; got \['nurse'\]$"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"tables_at": np.ones((2, 4, 2))}, r"tables_at: every column must sum to 1"),
+        ({"tables_ta": np.ones((2, 4, 2)) / 4}, r"tables_ta: every row must sum to 1"),
+        ({"tables_at": np.ones((2, 3, 2)) / 3}, r"tables_at must have shape \(n_templates, 4, 2\)"),
+        ({"tables_at": np.ones((3, 4, 2)) / 4}, r"same number of templates; got 3 and 2"),
+        ({"template_ids": ["x"]}, r"template_ids must have 2 entries; got 1"),
+        ({"sources": []}, r"sources must name at least one"),
+        ({"attributes": ["he"]}, r"attributes must name at least 2 attributes"),
+        (
+            {
+                "tasks": ["nurse"],
+                "tables_at": np.ones((2, 1, 2)),
+                "tables_ta": np.ones((2, 1, 2)) / 2,
+            },
+            r"^tasks must name at least 2 tasks; got \['nurse'\]$",
+        ),
+    ],
+)
 def test_evaluate_tables_errors(kwargs, match):
     at, ta = _golden_tables()
-    args = {"tables_at": at, "tables_ta": ta, "tasks": TASKS, "attributes": ATTRS,
-            "sources": [_Source("g", B)]}
+    args = {
+        "tables_at": at,
+        "tables_ta": ta,
+        "tasks": TASKS,
+        "attributes": ATTRS,
+        "sources": [_Source("g", B)],
+    }
     tpl = kwargs.pop("template_ids", None)
     args.update(kwargs)
     with pytest.raises(BiasampError, match=match):
-        evaluate_tables(args["tables_at"], args["tables_ta"], args["tasks"], args["attributes"],
-                        args["sources"], template_ids=tpl, n_resamples=10)
+        evaluate_tables(
+            args["tables_at"],
+            args["tables_ta"],
+            args["tasks"],
+            args["attributes"],
+            args["sources"],
+            template_ids=tpl,
+            n_resamples=10,
+        )
 
 
 def test_evaluate_tables_rejects_nan_probabilities():
@@ -178,16 +220,108 @@ def test_evaluate_tables_rejects_nan_probabilities():
 
 # ------------------------------------------------------------------- compat (wang2021)
 EPS = 1e-7
-OCC = ["janitor", "cook", "mover", "laborer", "constructor", "chief", "developer", "carpenter",
-       "lawyer", "farmer", "driver", "salesperson", "physician", "guard", "analyst", "sheriff",
-       "cashier", "nurse", "secretary", "auditor", "cleaner", "receptionist", "counselor",
-       "designer", "hairdresser", "writer", "housekeeper", "baker", "accountant", "editor",
-       "librarian", "sewer"]
-PCT_F = [34, 38, 18, 3.5, 3.5, 27, 20, 2.1, 35, 22, 6, 48, 38, 22, 41, 14,
-         73, 90, 95, 61, 89, 90, 73, 54, 92, 63, 89, 65, 61, 52, 84, 80]
-EMPLOYED = [2276, 2179, 1900, 1801, 1801, 1649, 1483, 1359, 1133, 1042, 3542, 3312, 1061, 923,
-            902, 708, 3260, 3102, 2744, 1777, 1485, 1331, 869, 787, 806, 229, 1485, 224, 1777,
-            167, 190, 79]
+OCC = [
+    "janitor",
+    "cook",
+    "mover",
+    "laborer",
+    "constructor",
+    "chief",
+    "developer",
+    "carpenter",
+    "lawyer",
+    "farmer",
+    "driver",
+    "salesperson",
+    "physician",
+    "guard",
+    "analyst",
+    "sheriff",
+    "cashier",
+    "nurse",
+    "secretary",
+    "auditor",
+    "cleaner",
+    "receptionist",
+    "counselor",
+    "designer",
+    "hairdresser",
+    "writer",
+    "housekeeper",
+    "baker",
+    "accountant",
+    "editor",
+    "librarian",
+    "sewer",
+]
+PCT_F = [
+    34,
+    38,
+    18,
+    3.5,
+    3.5,
+    27,
+    20,
+    2.1,
+    35,
+    22,
+    6,
+    48,
+    38,
+    22,
+    41,
+    14,
+    73,
+    90,
+    95,
+    61,
+    89,
+    90,
+    73,
+    54,
+    92,
+    63,
+    89,
+    65,
+    61,
+    52,
+    84,
+    80,
+]
+EMPLOYED = [
+    2276,
+    2179,
+    1900,
+    1801,
+    1801,
+    1649,
+    1483,
+    1359,
+    1133,
+    1042,
+    3542,
+    3312,
+    1061,
+    923,
+    902,
+    708,
+    3260,
+    3102,
+    2744,
+    1777,
+    1485,
+    1331,
+    869,
+    787,
+    806,
+    229,
+    1485,
+    224,
+    1777,
+    167,
+    190,
+    79,
+]
 
 
 def _paper_bases(kind, n_attr):
@@ -243,15 +377,19 @@ def _random_tables(n_attr, n_tpl=20, seed=0):
     return at, ta
 
 
-@pytest.mark.parametrize("kind, attrs, source", [
-    ("uniform", ["he", "she"], "uniform"),
-    ("uniform", ["he", "she", "they"], "uniform"),
-    ("labor", ["he", "she"], "labor-2016"),
-])
+@pytest.mark.parametrize(
+    "kind, attrs, source",
+    [
+        ("uniform", ["he", "she"], "uniform"),
+        ("uniform", ["he", "she", "they"], "uniform"),
+        ("labor", ["he", "she"], "labor-2016"),
+    ],
+)
 def test_compat_pipeline_equals_paper_procedure(kind, attrs, source):
     base_rates = pytest.importorskip("biasamp.base_rates")
-    cfg = ProbeConfig(models=["m"], compat="wang2021", base_rates=[source],
-                      attributes=attrs).resolved()
+    cfg = ProbeConfig(
+        models=["m"], compat="wang2021", base_rates=[source], attributes=attrs
+    ).resolved()
     assert cfg.templates == "wang2021" and cfg.scoring == "first-piece"
     name = cfg.base_rates[0]
     assert name in base_rates.list_sources()
@@ -259,8 +397,10 @@ def test_compat_pipeline_equals_paper_procedure(kind, attrs, source):
     ev = evaluate_tables(at, ta, OCC, attrs, [name], n_resamples=100, seed=0)
     base_at, base_ta = _paper_bases(kind, len(attrs))
     s = ev.summary.set_index("direction")
-    for direction, tables, base in (("attribute_to_task", at, base_at),
-                                    ("task_to_attribute", ta, base_ta)):
+    for direction, tables, base in (
+        ("attribute_to_task", at, base_at),
+        ("task_to_attribute", ta, base_ta),
+    ):
         naive = [_paper_value(base, tables[k], direction) for k in range(len(tables))]
         got = s.loc[direction, "per_template"]
         assert len(got) == 20
@@ -275,12 +415,17 @@ def test_compat_wikipedia_zero_rows_count_as_zero():
     """Paper: a T->A row of zeros has indicator sign(0 - 0) = 0, so its 0/0 diff becomes 0."""
     base_rates = pytest.importorskip("biasamp.base_rates")
     at, ta = _random_tables(2, seed=9)
-    counts = (base_rates.get_source("wikitext103-valtest-wang2021")
-              .table(OCC, ["he", "she"], direction="task_to_attribute").joint
-              .loc[OCC, ["he", "she"]].to_numpy(dtype=float))
+    counts = (
+        base_rates.get_source("wikitext103-valtest-wang2021")
+        .table(OCC, ["he", "she"], direction="task_to_attribute")
+        .joint.loc[OCC, ["he", "she"]]
+        .to_numpy(dtype=float)
+    )
     # this (small-corpus) table has zero rows, so the quirk matters
     assert (counts.sum(axis=1) == 0).any()
-    ev = evaluate_tables(at, ta, OCC, ["he", "she"], ["wikitext103-valtest-wang2021"], n_resamples=10)
+    ev = evaluate_tables(
+        at, ta, OCC, ["he", "she"], ["wikitext103-valtest-wang2021"], n_resamples=10
+    )
     s = ev.summary.set_index("direction")
     for direction, tables in (("attribute_to_task", at), ("task_to_attribute", ta)):
         naive = [_paper_value(counts, tables[k], direction) for k in range(20)]
@@ -294,8 +439,10 @@ def test_compat_wikipedia_zero_rows_count_as_zero():
         name = "wikipedia-default-convention"
 
         def table(self, tasks, attributes, *, direction=None):
-            return dataclasses.replace(compat.table(tasks, attributes, direction=direction),
-                                       undefined=None)
+            return dataclasses.replace(
+                compat.table(tasks, attributes, direction=direction), undefined=None
+            )
+
     default = evaluate_tables(at, ta, OCC, ["he", "she"], [_Default()], n_resamples=10)
     n_zero = int((counts.sum(axis=1) == 0).sum())
     v0 = default.summary.set_index("direction").loc["task_to_attribute", "per_template"][0]
@@ -318,5 +465,6 @@ def test_compat_uniform3_they_indicator_quirk():
     base_at, base_ta = _paper_bases("uniform", 3)
     b = base_at / base_at.sum(axis=0, keepdims=True)
     assert np.all(np.sign(b[:, 2] / b.sum(axis=0)[2] - b.sum(axis=1) / b.sum()) == -1)
-    assert np.all(np.sign(base_ta[:, 2] / base_ta.sum(axis=0)[2]
-                          - base_ta.sum(axis=1) / base_ta.sum()) == 0)
+    assert np.all(
+        np.sign(base_ta[:, 2] / base_ta.sum(axis=0)[2] - base_ta.sum(axis=1) / base_ta.sum()) == 0
+    )

@@ -72,11 +72,17 @@ def test_hand_made_counts_sign_support():
     # P(task 0 keeps its sentence) = 1 - (1 - 1/2021)^2021 ~ 1 - e^-1
     assert np.mean(draws[:, 0, 0] > 0) == pytest.approx(1 - np.exp(-1), abs=0.03)
     mbar = np.full((4000, 3, 2), 0.5)
-    rep = replicates(mbar, counts, direction="task_to_attribute", metric={},
-                     base_draws=draws, to_joint=lambda c: c)
+    rep = replicates(
+        mbar,
+        counts,
+        direction="task_to_attribute",
+        metric={},
+        base_draws=draws,
+        to_joint=lambda c: c,
+    )
     y0 = np.sign(counts / counts.sum(0) - counts.sum(1, keepdims=True) / counts.sum())
     support = sign_support(rep["y"], y0, ~np.isnan(rep["contribution"]))
-    assert support[0].max() < 0.95        # 1 vs 0: the sign is not supported
+    assert support[0].max() < 0.95  # 1 vs 0: the sign is not supported
     assert support[1].min() > 0.999 and support[2].min() > 0.999  # 1000 vs 10: supported
 
 
@@ -87,9 +93,14 @@ def test_base_resampling_widens_the_template_ci():
     units = Units.crossed(tables)
     mbar = mean_tables(units, unit_draws(units, n_resamples=5000, seed=0))
     tpl = replicates(mbar, counts, direction="task_to_attribute", metric={})
-    both = replicates(mbar, counts, direction="task_to_attribute", metric={},
-                      base_draws=resample_counts(counts, n_resamples=5000, seed=0, stream=0),
-                      to_joint=lambda c: c)
+    both = replicates(
+        mbar,
+        counts,
+        direction="task_to_attribute",
+        metric={},
+        base_draws=resample_counts(counts, n_resamples=5000, seed=0, stream=0),
+        to_joint=lambda c: c,
+    )
     lo_t, hi_t = interval(tpl["value"], 0.95, 0.0)
     lo_b, hi_b = interval(both["value"], 0.95, 0.0)
     assert lo_b <= lo_t and hi_t <= hi_b and (hi_b - lo_b) > 1.5 * (hi_t - lo_t)
@@ -112,11 +123,11 @@ def test_task_units_weight_cells_by_draw_counts():
 def test_stratified_units_pool_rows_per_task():
     # T->A of a bound set: units are (template, task) rows, drawn within their task
     X = np.zeros((4, 2, 2))
-    X[0, 0], X[1, 0], X[2, 1], X[3, 1] = (.7, .3), (.6, .4), (.2, .8), (.4, .6)
+    X[0, 0], X[1, 0], X[2, 1], X[3, 1] = (0.7, 0.3), (0.6, 0.4), (0.2, 0.8), (0.4, 0.6)
     rows = np.array([[1, 0], [1, 0], [0, 1], [0, 1]], dtype=bool)
     units = Units(X, rows, [0, 0, 1, 1], np.arange(4))
     point = mean_tables(units, None)[0]
-    np.testing.assert_allclose(point, [[.65, .35], [.3, .7]], atol=1e-15)
+    np.testing.assert_allclose(point, [[0.65, 0.35], [0.3, 0.7]], atol=1e-15)
     w = unit_draws(units, n_resamples=200, seed=1)
     assert (w[:, :2].sum(axis=1) == 2).all() and (w[:, 2:].sum(axis=1) == 2).all()
     mbar = mean_tables(units, w)
@@ -126,10 +137,13 @@ def test_stratified_units_pool_rows_per_task():
             np.testing.assert_allclose(mbar[b, t], naive, atol=1e-15)
 
 
-@pytest.mark.parametrize("sources, units", [
-    (["uniform", "labor-2016"], "templates"),
-    (["wikitext103-valtest", "file:{c1}", "file:{c2}"], "both"),
-])
+@pytest.mark.parametrize(
+    "sources, units",
+    [
+        (["uniform", "labor-2016"], "templates"),
+        (["wikitext103-valtest", "file:{c1}", "file:{c2}"], "both"),
+    ],
+)
 def test_bootstrap_bytes_bounds_the_measured_peak(tmp_path, sources, units):
     """The estimate the probe checks ``n_resamples`` against before loading a model is above
     what evaluate_tables really allocates (tracemalloc sees numpy's buffers)."""
@@ -160,6 +174,5 @@ def test_bootstrap_bytes_bounds_the_measured_peak(tmp_path, sources, units):
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-    estimate = bootstrap_bytes(4000, n_units=20, n_tasks=32, n_attributes=2,
-                               n_resampled=n_counted)
+    estimate = bootstrap_bytes(4000, n_units=20, n_tasks=32, n_attributes=2, n_resampled=n_counted)
     assert peak <= estimate < 1.5 * peak, (peak, estimate)

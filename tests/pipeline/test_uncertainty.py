@@ -34,8 +34,9 @@ def _tables(seed=0, m=4):
 @pytest.fixture(scope="module")
 def counts_source(tmp_path_factory):
     path = tmp_path_factory.mktemp("counts") / "hand.csv"
-    rows = [f"{t},{a},{int(COUNTS[i, j])}" for i, t in enumerate(TASKS)
-            for j, a in enumerate(ATTRS)]
+    rows = [
+        f"{t},{a},{int(COUNTS[i, j])}" for i, t in enumerate(TASKS) for j, a in enumerate(ATTRS)
+    ]
     path.write_text("task,attribute,count\n" + "\n".join(rows) + "\n")
     return get_source(f"file:{path}")
 
@@ -62,8 +63,9 @@ def _row(frame, source, direction):
 
 def test_one_sentence_is_unsupported_a_thousand_are_supported(counts_source):
     ev = _evaluate([counts_source])
-    bp = ev.by_pair[(ev.by_pair["base_rates"] == counts_source.name)
-                    & (ev.by_pair["direction"] == T2A)].set_index(["task", "attribute"])
+    bp = ev.by_pair[
+        (ev.by_pair["base_rates"] == counts_source.name) & (ev.by_pair["direction"] == T2A)
+    ].set_index(["task", "attribute"])
     # x keeps its only sentence in 1 - (1 - 1/2021)^2021 ~ 1 - 1/e of the resamples; in the
     # others its row is empty (undefined), which does not support the sign
     assert bp.loc[("x", "he"), "sign_support"] == pytest.approx(1 - np.exp(-1), abs=0.03)
@@ -79,15 +81,15 @@ def test_base_uncertainty_none_is_the_template_bootstrap(counts_source):
     for direction in (A2T, T2A):
         s = _row(ev.summary, counts_source.name, direction)
         assert not s["base_resampled"] and pd.isna(s["n_tasks_unsupported"])
-        ref = bootstrap_ci(np.asarray(s["per_template"]), n_resamples=4000, seed=5,
-                           confidence=0.9)
+        ref = bootstrap_ci(np.asarray(s["per_template"]), n_resamples=4000, seed=5, confidence=0.9)
         assert (s["ci_low"], s["ci_high"]) == pytest.approx(ref, abs=1e-12)
     assert ev.by_pair["sign_support"].isna().all() and ev.by_pair["sign_supported"].isna().all()
 
 
 def _counts_file(path, tasks, counts):
-    rows = [f"{t},{a},{int(counts[i][j])}" for i, t in enumerate(tasks)
-            for j, a in enumerate(ATTRS)]
+    rows = [
+        f"{t},{a},{int(counts[i][j])}" for i, t in enumerate(tasks) for j, a in enumerate(ATTRS)
+    ]
     path.write_text("task,attribute,count\n" + "\n".join(rows) + "\n")
     return f"file:{path}"
 
@@ -103,13 +105,18 @@ def test_base_resampling_widens_the_ci_when_every_task_has_data(tmp_path):
     # this design, checked; not a theorem of the percentile bootstrap) and the base's sampling
     # error puts only a small bias into the value
     tasks = ["x", "y", "z", "w"]
-    src = get_source(_counts_file(tmp_path / "c.csv", tasks,
-                                  [[60, 40], [300, 100], [50, 150], [90, 110]]))
+    src = get_source(
+        _counts_file(tmp_path / "c.csv", tasks, [[60, 40], [300, 100], [50, 150], [90, 110]])
+    )
     at, ta = _twenty_templates(4)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fixed, both = (evaluate_tables(at, ta, tasks, ATTRS, [src], n_resamples=4000, seed=5,
-                                       base_uncertainty=b) for b in ("none", "resample"))
+        fixed, both = (
+            evaluate_tables(
+                at, ta, tasks, ATTRS, [src], n_resamples=4000, seed=5, base_uncertainty=b
+            )
+            for b in ("none", "resample")
+        )
     for direction in (A2T, T2A):
         f, b = _row(fixed.summary, src.name, direction), _row(both.summary, src.name, direction)
         assert f["mean"] == b["mean"]  # the point estimate does not move
@@ -125,8 +132,13 @@ def test_base_resampling_widens_the_ci_when_every_task_has_data(tmp_path):
 def test_sparse_counts_bias_the_value_and_the_report_says_so(tmp_path, provenance):
     # 1 to 4 sentences per task: sign flips of B - m in the resamples pull BiasAmp down
     tasks = [f"t{i}" for i in range(8)]
-    src = get_source(_counts_file(tmp_path / "c.csv", tasks, [[2, 1], [1, 2], [3, 1], [1, 3],
-                                                             [2, 2], [1, 0], [0, 1], [2, 1]]))
+    src = get_source(
+        _counts_file(
+            tmp_path / "c.csv",
+            tasks,
+            [[2, 1], [1, 2], [3, 1], [1, 3], [2, 2], [1, 0], [0, 1], [2, 1]],
+        )
+    )
     at, ta = _twenty_templates(8)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -137,14 +149,21 @@ def test_sparse_counts_bias_the_value_and_the_report_says_so(tmp_path, provenanc
         assert s["base_bias"] < -0.2 * (s["ci_high"] - s["ci_low"])
         # the bias is the mean of the replicates minus the point: the point lies near the top
         assert s["mean"] > s["ci_low"] + 0.7 * (s["ci_high"] - s["ci_low"])
-    res = ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
-                      tables=None, audit=pd.DataFrame(), mass={},
-                      provenance=provenance(base_rates=ev.base_provenance,
-                                            bootstrap=ev.bootstrap), config={})
+    res = ProbeResult(
+        summary=ev.summary,
+        by_pair=ev.by_pair,
+        per_template=ev.per_template,
+        tables=None,
+        audit=pd.DataFrame(),
+        mass={},
+        provenance=provenance(base_rates=ev.base_provenance, bootstrap=ev.bootstrap),
+        config={},
+    )
     md = render_markdown(res)
     t2a = _row(ev.summary, src.name, T2A)
-    assert ("Values shifted by the sampling error of the counts (on average over the base "
-            "resamples): ") in md
+    assert (
+        "Values shifted by the sampling error of the counts (on average over the base resamples): "
+    ) in md
     assert f"{src.name}, T→A: {t2a['base_bias']:+.4f}" in md
     assert md.count("are too sparse for these values to be read at face value") == 1
     assert f"{src.name}, T→A: 8 of 8 tasks" in md
@@ -184,14 +203,19 @@ def test_sign_agreement_gets_a_ci_from_the_resampled_counts(counts_source, fixed
     assert r2["ci_low"] == r2["ci_high"] == r2["agreement"]
 
 
-def test_results_and_reports_keep_the_new_fields(counts_source, fixed_source, tmp_path,
-                                                 provenance):
+def test_results_and_reports_keep_the_new_fields(counts_source, fixed_source, tmp_path, provenance):
     ev = _evaluate([counts_source, fixed_source], min_base_count=5)
-    res = ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
-                      tables=None, audit=pd.DataFrame(), mass={},
-                      provenance=provenance(base_rates=ev.base_provenance,
-                                            bootstrap=ev.bootstrap),
-                      config={}, sign_agreement=ev.sign_agreement)
+    res = ProbeResult(
+        summary=ev.summary,
+        by_pair=ev.by_pair,
+        per_template=ev.per_template,
+        tables=None,
+        audit=pd.DataFrame(),
+        mass={},
+        provenance=provenance(base_rates=ev.base_provenance, bootstrap=ev.bootstrap),
+        config={},
+        sign_agreement=ev.sign_agreement,
+    )
     back = ProbeResult.load(res.save(tmp_path / "r"), tables=False)
     pd.testing.assert_frame_equal(back.summary, res.summary, check_dtype=False)
     pd.testing.assert_frame_equal(back.by_pair, res.by_pair, check_dtype=False)
@@ -201,9 +225,11 @@ def test_results_and_reports_keep_the_new_fields(counts_source, fixed_source, tm
     assert {r["sign_supported"] for r in data["by_pair"]} == {True, None}
     assert data["provenance"]["bootstrap"]["min_base_count"] == 5
     md = render_markdown(back)
-    assert ("Tasks with fewer than 5 co-occurrences, left out of the value (--min-base-count): "
-            f"{counts_source.name}, A→T: 1 of 3 tasks; {counts_source.name}, T→A: 1 of 3 "
-            "tasks.") in md
+    assert (
+        "Tasks with fewer than 5 co-occurrences, left out of the value (--min-base-count): "
+        f"{counts_source.name}, A→T: 1 of 3 tasks; {counts_source.name}, T→A: 1 of 3 "
+        "tasks."
+    ) in md
     assert "counts resampled in every CI" in md and "treated as exact" in md
     assert "Sign agreement of the association between sources" in md
     # x (one sentence) is left out: the sources agree on the 4 cells of y and z
@@ -215,14 +241,22 @@ def test_results_and_reports_keep_the_new_fields(counts_source, fixed_source, tm
 
 def test_unsupported_associations_are_told_in_the_report(counts_source, provenance):
     ev = _evaluate([counts_source])
-    res = ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
-                      tables=None, audit=pd.DataFrame(), mass={},
-                      provenance=provenance(base_rates=ev.base_provenance,
-                                            bootstrap=ev.bootstrap), config={})
+    res = ProbeResult(
+        summary=ev.summary,
+        by_pair=ev.by_pair,
+        per_template=ev.per_template,
+        tables=None,
+        audit=pd.DataFrame(),
+        mass={},
+        provenance=provenance(base_rates=ev.base_provenance, bootstrap=ev.bootstrap),
+        config={},
+    )
     md = render_markdown(res)
-    assert ("Associations not supported by the counts (the sign holds in fewer than 95% of "
-            f"the base resamples): {counts_source.name}, A→T: 1 of 3 tasks; "
-            f"{counts_source.name}, T→A: 1 of 3 tasks. ") in md
+    assert (
+        "Associations not supported by the counts (the sign holds in fewer than 95% of "
+        f"the base resamples): {counts_source.name}, A→T: 1 of 3 tasks; "
+        f"{counts_source.name}, T→A: 1 of 3 tasks. "
+    ) in md
     # the largest contributions mark the cells of x, and only those
     marked = [line for line in md.splitlines() if "(unsupported) |" in line]
     assert marked and all("| x |" in line for line in marked)
@@ -231,11 +265,25 @@ def test_unsupported_associations_are_told_in_the_report(counts_source, provenan
 @pytest.mark.usefixtures("one_torch_thread")
 def test_probe_ci_with_base_resampling(tiny_bert_dir, tmp_path):
     tasks = list(load_tasks("winobias32").words)
-    moderate = _counts_file(tmp_path / "moderate.csv", tasks,
-                            [[80 + 10 * i, 390 - 10 * i] for i in range(len(tasks))])
-    args = ["-q", "probe", "--model", str(tiny_bert_dir), "--max-templates", "6",
-            "--n-resamples", "2000", "--seed", "1", "--format", "md",
-            "--base-rates", f"labor-2016,wikitext103-valtest,{moderate}"]
+    moderate = _counts_file(
+        tmp_path / "moderate.csv", tasks, [[80 + 10 * i, 390 - 10 * i] for i in range(len(tasks))]
+    )
+    args = [
+        "-q",
+        "probe",
+        "--model",
+        str(tiny_bert_dir),
+        "--max-templates",
+        "6",
+        "--n-resamples",
+        "2000",
+        "--seed",
+        "1",
+        "--format",
+        "md",
+        "--base-rates",
+        f"labor-2016,wikitext103-valtest,{moderate}",
+    ]
     assert main([*args, "--out", str(tmp_path / "both")]) == 0
     assert main([*args, "--base-uncertainty", "none", "--out", str(tmp_path / "fixed")]) == 0
     both = ProbeResult.load(tmp_path / "both", tables=False).summary
@@ -258,8 +306,11 @@ def test_probe_ci_with_base_resampling(tiny_bert_dir, tmp_path):
         else:  # 97 sentences in all: the base's own error dominates and biases the value
             assert width > 1.5 * fixed_width and b.base_bias < -0.1 * width
     md = (tmp_path / "both" / "report.md").read_text()
-    (shifted,) = [line for line in md.splitlines()
-                  if line.startswith("- Values shifted by the sampling error of the counts")]
+    (shifted,) = [
+        line
+        for line in md.splitlines()
+        if line.startswith("- Values shifted by the sampling error of the counts")
+    ]
     wiki = both[(both["base_rates"] == "wikitext103-valtest") & (both["direction"] == T2A)]
     assert f"wikitext103-valtest, T→A: {wiki['base_bias'].iloc[0]:+.4f}" in shifted
     assert moderate not in shifted
@@ -276,10 +327,31 @@ def test_resample_tasks_end_to_end(tiny_bert_dir, tmp_path, one_torch_thread):
     runs = {}
     for units in ("tasks", "templates"):
         out = tmp_path / units
-        assert main(["-q", "probe", "--model", str(tiny_bert_dir), "--max-templates", "4",
-                     "--n-resamples", "300", "--seed", "3", "--resample", units,
-                     "--base-rates", "uniform,labor-2016", "--format", "json",
-                     "--out", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "-q",
+                    "probe",
+                    "--model",
+                    str(tiny_bert_dir),
+                    "--max-templates",
+                    "4",
+                    "--n-resamples",
+                    "300",
+                    "--seed",
+                    "3",
+                    "--resample",
+                    units,
+                    "--base-rates",
+                    "uniform,labor-2016",
+                    "--format",
+                    "json",
+                    "--out",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         runs[units] = ProbeResult.load(out)
     res = runs["tasks"]
     assert res.provenance.bootstrap.resample == "tasks"
@@ -287,10 +359,20 @@ def test_resample_tasks_end_to_end(tiny_bert_dir, tmp_path, one_torch_thread):
     assert set(res.summary["resample"]) == {"tasks"}
     tpl = list(res.provenance.templates.template_ids)
     tasks, attrs = list(res.provenance.tasks.words), list(res.provenance.attributes)
-    tables = [model_tables(res, d, template_ids=tpl, tasks=tasks, attributes=attrs)
-              for d in ("attribute_to_task", "task_to_attribute")]
-    again = evaluate_tables(*tables, tasks, attrs, ["uniform", "labor-2016"], template_ids=tpl,
-                            n_resamples=300, seed=3, resample="tasks").summary
+    tables = [
+        model_tables(res, d, template_ids=tpl, tasks=tasks, attributes=attrs)
+        for d in ("attribute_to_task", "task_to_attribute")
+    ]
+    again = evaluate_tables(
+        *tables,
+        tasks,
+        attrs,
+        ["uniform", "labor-2016"],
+        template_ids=tpl,
+        n_resamples=300,
+        seed=3,
+        resample="tasks",
+    ).summary
     for col in ("mean", "std", "ci_low", "ci_high"):
         np.testing.assert_allclose(again[col], res.summary[col], rtol=0, atol=1e-12)
     other = runs["templates"].summary

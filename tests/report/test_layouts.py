@@ -21,9 +21,14 @@ GOLDEN = Path(__file__).parent / "golden"
 @pytest.fixture(scope="module")
 def noted(golden_result):
     p = golden_result.provenance
-    return dataclasses.replace(golden_result, provenance=dataclasses.replace(
-        p, note="a <i>note</i> with `code` | and *em*",
-        model=dataclasses.replace(p.model, missing_weights=tuple(f"w{i}" for i in range(9)))))
+    return dataclasses.replace(
+        golden_result,
+        provenance=dataclasses.replace(
+            p,
+            note="a <i>note</i> with `code` | and *em*",
+            model=dataclasses.replace(p.model, missing_weights=tuple(f"w{i}" for i in range(9))),
+        ),
+    )
 
 
 def _same(name: str, text: str):
@@ -39,24 +44,50 @@ def test_the_reports_are_written_as_checked_in(noted):
 
 def test_the_comparison_is_written_as_checked_in(golden_result, tmp_path):
     p = golden_result.provenance
-    other = dataclasses.replace(golden_result, provenance=dataclasses.replace(
-        p, model=dataclasses.replace(p.model, name="other <model>"),
-        scorer=dataclasses.replace(p.scorer, estimator="pll")),
-        summary=golden_result.summary.assign(mean=golden_result.summary["mean"] + 0.5))
-    paired = pd.DataFrame({"base_rates": ["golden"], "direction": ["task_to_attribute"],
-                           "model_a": ["golden-model"], "model_b": ["other <model>"],
-                           "difference": [-0.5], "ci_low": [-0.6], "ci_high": [-0.4],
-                           "p_sign": [1.0], "n_templates": [2]})
-    write_comparison([golden_result, other], ["a", "b"], tmp_path, formats=["md", "html"],
-                     allow_mismatch=True, paired=paired)
+    other = dataclasses.replace(
+        golden_result,
+        provenance=dataclasses.replace(
+            p,
+            model=dataclasses.replace(p.model, name="other <model>"),
+            scorer=dataclasses.replace(p.scorer, estimator="pll"),
+        ),
+        summary=golden_result.summary.assign(mean=golden_result.summary["mean"] + 0.5),
+    )
+    paired = pd.DataFrame(
+        {
+            "base_rates": ["golden"],
+            "direction": ["task_to_attribute"],
+            "model_a": ["golden-model"],
+            "model_b": ["other <model>"],
+            "difference": [-0.5],
+            "ci_low": [-0.6],
+            "ci_high": [-0.4],
+            "p_sign": [1.0],
+            "n_templates": [2],
+        }
+    )
+    write_comparison(
+        [golden_result, other],
+        ["a", "b"],
+        tmp_path,
+        formats=["md", "html"],
+        allow_mismatch=True,
+        paired=paired,
+    )
     for name in ("comparison.md", "comparison.html"):
         _same(name, (tmp_path / name).read_text(encoding="utf-8"))
 
 
 def test_html_layouts_escape_what_they_are_given_and_markdown_ones_do_not():
     table = pd.DataFrame({"a": ["<b>"]})
-    given = {"differing": ["<x>"], "setup": table, "intro": "1 < 2", "wide": table,
-             "paired_intro": "", "paired": None}
+    given = {
+        "differing": ["<x>"],
+        "setup": table,
+        "intro": "1 < 2",
+        "wide": table,
+        "paired_intro": "",
+        "paired": None,
+    }
     page = render_template("comparison.html.j2", **given)
     assert "1 &lt; 2" in page and "&lt;x&gt;" in page and "<td>&lt;b&gt;</td>" in page
     assert "<b>" not in page and "<x>" not in page

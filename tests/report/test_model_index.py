@@ -22,7 +22,8 @@ def _card(result):
 def test_the_front_matter_parses_with_huggingface_hub(golden_result):
     card = hub.ModelCard(_card(golden_result), ignore_metadata_errors=False)
     name, results = hub.repocard_data.model_index_to_eval_results(
-        card.data.to_dict()["model-index"])
+        card.data.to_dict()["model-index"]
+    )
     assert name == "golden-model" and card.data.model_name == "golden-model"
     assert sorted(r.metric_type for r in results) == ["biasamp_a2t", "biasamp_t2a"]
     for r in results:

@@ -26,13 +26,48 @@ from biasamp.results import ProbeResult
 from conftest import FixedSource
 
 #: the 40 WinoBias occupations: the crowded case of the issue
-WINOBIAS = ["driver", "supervisor", "janitor", "cook", "mover", "laborer",
-            "construction worker", "chief", "developer", "carpenter", "manager", "lawyer",
-            "farmer", "salesperson", "physician", "guard", "analyst", "mechanic", "sheriff",
-            "CEO", "attendant", "cashier", "teacher", "nurse", "assistant", "secretary",
-            "auditor", "cleaner", "receptionist", "clerk", "counselor", "designer",
-            "hairdresser", "writer", "housekeeper", "baker", "accountant", "editor",
-            "librarian", "tailor"]
+WINOBIAS = [
+    "driver",
+    "supervisor",
+    "janitor",
+    "cook",
+    "mover",
+    "laborer",
+    "construction worker",
+    "chief",
+    "developer",
+    "carpenter",
+    "manager",
+    "lawyer",
+    "farmer",
+    "salesperson",
+    "physician",
+    "guard",
+    "analyst",
+    "mechanic",
+    "sheriff",
+    "CEO",
+    "attendant",
+    "cashier",
+    "teacher",
+    "nurse",
+    "assistant",
+    "secretary",
+    "auditor",
+    "cleaner",
+    "receptionist",
+    "clerk",
+    "counselor",
+    "designer",
+    "hairdresser",
+    "writer",
+    "housekeeper",
+    "baker",
+    "accountant",
+    "editor",
+    "librarian",
+    "tailor",
+]
 N_UNDEFINED = 4  # tasks of the "skewed" source without base data (all-zero rows)
 
 
@@ -51,24 +86,40 @@ def _crowded(golden: ProbeResult, *, bound: bool) -> ProbeResult:
     if bound:  # each template bound to its own tasks: pooled per task
         kw["template_tasks"] = [WINOBIAS[i::m] for i in range(m)]
     with pytest.warns(UndefinedCellsWarning, match="8 of 80 .* cells are undefined"):
-        ev = evaluate_tables(at, ta, WINOBIAS, ["he", "she"],
-                             ["uniform", FixedSource("skewed", counts)],
-                             template_ids=[f"t{i}" for i in range(m)], n_resamples=60, **kw)
+        ev = evaluate_tables(
+            at,
+            ta,
+            WINOBIAS,
+            ["he", "she"],
+            ["uniform", FixedSource("skewed", counts)],
+            template_ids=[f"t{i}" for i in range(m)],
+            n_resamples=60,
+            **kw,
+        )
     gp = golden.provenance
-    prov = gp.model_copy(update={
-        "model": gp.model.model_copy(update={"name": "crowded-model"}),
-        "base_rates": ev.base_provenance,
-        "bootstrap": gp.bootstrap.model_copy(update={"confidence": 0.9})})
-    return dataclasses.replace(golden, summary=ev.summary, by_pair=ev.by_pair,
-                               per_template=ev.per_template, sign_agreement=ev.sign_agreement,
-                               provenance=prov)
+    prov = gp.model_copy(
+        update={
+            "model": gp.model.model_copy(update={"name": "crowded-model"}),
+            "base_rates": ev.base_provenance,
+            "bootstrap": gp.bootstrap.model_copy(update={"confidence": 0.9}),
+        }
+    )
+    return dataclasses.replace(
+        golden,
+        summary=ev.summary,
+        by_pair=ev.by_pair,
+        per_template=ev.per_template,
+        sign_agreement=ev.sign_agreement,
+        provenance=prov,
+    )
 
 
 @pytest.fixture(scope="module", params=["crossed", "bound"])
 def crowded(request, golden_result):
     result = _crowded(golden_result, bound=request.param == "bound")
     assert set(result.summary["aggregation"]) == {
-        "pooled" if request.param == "bound" else "templates"}
+        "pooled" if request.param == "bound" else "templates"
+    }
     return result
 
 
@@ -95,8 +146,11 @@ def _texts(fig):
             for tick in [*axis.get_major_ticks(), *axis.get_minor_ticks()]:
                 if not lo - 1e-9 <= tick.get_loc() <= hi + 1e-9:
                     hidden |= {id(tick.label1), id(tick.label2)}
-    return [t for t in fig.findobj(Text)
-            if t.get_visible() and t.get_text().strip() and id(t) not in hidden]
+    return [
+        t
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip() and id(t) not in hidden
+    ]
 
 
 def _boxes(fig):
@@ -136,9 +190,16 @@ def test_the_overlap_check_finds_an_overlap():
 def _outside(fig) -> list[str]:
     """Texts not wholly inside the figure (half a pixel of slack)."""
     box = fig.bbox
-    return [t.get_text() for t, b in _boxes(fig)
-            if not (b.x0 >= box.x0 - 0.5 and b.x1 <= box.x1 + 0.5 and b.y0 >= box.y0 - 0.5
-                    and b.y1 <= box.y1 + 0.5)]
+    return [
+        t.get_text()
+        for t, b in _boxes(fig)
+        if not (
+            b.x0 >= box.x0 - 0.5
+            and b.x1 <= box.x1 + 0.5
+            and b.y0 >= box.y0 - 0.5
+            and b.y1 <= box.y1 + 0.5
+        )
+    ]
 
 
 @pytest.mark.parametrize("kind", list(BUILDERS))
@@ -190,8 +251,11 @@ def test_fig5_labels_sit_clear_of_points_titles_and_legends(crowded):
     assert _overlaps(labels) == []
     # the same result, the same picture
     names = sorted((t.get_text(), *np.round(b.bounds, 6)) for t, b in labels)
-    again = sorted((t.get_text(), *np.round(b.bounds, 6))
-                   for t, b in _boxes(_fig5_figure(crowded)) if t.get_gid() == LABEL_GID)
+    again = sorted(
+        (t.get_text(), *np.round(b.bounds, 6))
+        for t, b in _boxes(_fig5_figure(crowded))
+        if t.get_gid() == LABEL_GID
+    )
     assert names == again
 
 
@@ -199,15 +263,24 @@ def _legend_colors(fig) -> set[tuple]:
     from matplotlib.colors import to_rgba
 
     legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
-    return {to_rgba(h.get_color()) for leg in legends for h in leg.legend_handles
-            if hasattr(h, "get_color")}
+    return {
+        to_rgba(h.get_color())
+        for leg in legends
+        for h in leg.legend_handles
+        if hasattr(h, "get_color")
+    }
 
 
 def _point_colors(fig) -> set[tuple]:
     from matplotlib.colors import to_rgba
 
-    return {to_rgba(c) for ax in fig.axes for coll in ax.collections
-            if coll.get_offsets().size for c in coll.get_facecolors()}
+    return {
+        to_rgba(c)
+        for ax in fig.axes
+        for coll in ax.collections
+        if coll.get_offsets().size
+        for c in coll.get_facecolors()
+    }
 
 
 @pytest.mark.parametrize("kind", ["fig5", "forest"])
@@ -221,8 +294,7 @@ def test_every_colour_is_in_a_legend(crowded, kind):
 def test_forest_marks_undefined_rows(crowded):
     fig = _forest_figure(crowded)
     ax = next(a for a in fig.axes if a.get_title() == "T\u2192A vs skewed")
-    crosses = [c for c in ax.collections
-               if c.get_paths() and len(c.get_offsets()) == N_UNDEFINED]
+    crosses = [c for c in ax.collections if c.get_paths() and len(c.get_offsets()) == N_UNDEFINED]
     assert len(crosses) == 1
     rows = sorted(crosses[0].get_offsets()[:, 1])
     # rows are drawn top-down: task i at y = 39 - i
@@ -254,8 +326,11 @@ def test_fig5_bars_of_a_pooled_set_are_the_ci_of_delta(golden_result):
     legend = [t.get_text() for t in fig.axes[3].get_legend().get_texts()]
     assert legend[-1] == "bars: 90% bootstrap CI of \u0394 = model \u2212 base"
     bp = result.by_pair
-    rows = bp[(bp["base_rates"] == "skewed") & (bp["direction"] == "task_to_attribute")
-              & (bp["attribute"] == "he")]
+    rows = bp[
+        (bp["base_rates"] == "skewed")
+        & (bp["direction"] == "task_to_attribute")
+        & (bp["attribute"] == "he")
+    ]
     rows = rows[np.isfinite(rows["p_base"])]
     segs = np.array(ax.collections[0].get_segments())
     lo = np.minimum(rows["p_base"] + rows["delta_ci_low"], rows["p_model"])
@@ -280,8 +355,11 @@ def test_uniform_panel_spreads_its_points_deterministically(crowded):
     assert _spread(np.array([0.2, 0.5, np.nan])) is None  # differing bases: not spread
     spread = fig.axes[1].collections[-1].get_offsets()[:, 0]
     bp = crowded.by_pair
-    skewed = bp[(bp["base_rates"] == "skewed") & (bp["direction"] == "task_to_attribute")
-                & (bp["attribute"] == "he")]
+    skewed = bp[
+        (bp["base_rates"] == "skewed")
+        & (bp["direction"] == "task_to_attribute")
+        & (bp["attribute"] == "he")
+    ]
     np.testing.assert_array_equal(spread, skewed["p_base"].dropna())
 
 
@@ -292,9 +370,13 @@ def _renamed(result: ProbeResult, names: dict) -> ProbeResult:
             if c in df:
                 df[c] = df[c].replace(names)
         return df
-    return dataclasses.replace(result, summary=ren(result.summary),
-                               by_pair=ren(result.by_pair),
-                               sign_agreement=ren(result.sign_agreement))
+
+    return dataclasses.replace(
+        result,
+        summary=ren(result.summary),
+        by_pair=ren(result.by_pair),
+        sign_agreement=ren(result.sign_agreement),
+    )
 
 
 def test_base_rate_panel_reads_horizontally_and_is_sized_from_its_names(crowded):
@@ -315,8 +397,10 @@ def test_base_rate_panel_reads_horizontally_and_is_sized_from_its_names(crowded)
 def test_a_long_model_path_is_wrapped_not_cut_off(golden_result, kind):
     path = "/home/someone/.cache/huggingface/hub/models--org--a-rather-long-model-name/x"
     gp = golden_result.provenance
-    result = dataclasses.replace(golden_result, provenance=gp.model_copy(update={
-        "model": gp.model.model_copy(update={"name": path})}))
+    result = dataclasses.replace(
+        golden_result,
+        provenance=gp.model_copy(update={"model": gp.model.model_copy(update={"name": path})}),
+    )
     fig = BUILDERS[kind](result)
     assert _outside(fig) == [] and _overlaps(_boxes(fig)) == []
 

@@ -32,8 +32,11 @@ from biasamp.report import (
 )
 from biasamp.results import ProbeResult
 
-PNGS = {"fig5": "fig5_p_attribute_given_task.png", "forest": "forest_delta.png",
-        "base_rates": "base_rate_panel.png"}
+PNGS = {
+    "fig5": "fig5_p_attribute_given_task.png",
+    "forest": "forest_delta.png",
+    "base_rates": "base_rate_panel.png",
+}
 
 
 @pytest.fixture
@@ -47,8 +50,15 @@ def _load(result_dir) -> ProbeResult:
 
 def test_build_report_writes_every_format(result_dir):
     written = build_report(result_dir, formats="md,html,json,model-card")
-    for name in ("report.md", "report.html", "report.json", "model_card.md",
-                 "fig5_p_attribute_given_task.png", "forest_delta.png", "base_rate_panel.png"):
+    for name in (
+        "report.md",
+        "report.html",
+        "report.json",
+        "model_card.md",
+        "fig5_p_attribute_given_task.png",
+        "forest_delta.png",
+        "base_rate_panel.png",
+    ):
         assert (result_dir / name).is_file(), name
     assert set(written) == {"md", "html", "json", "model-card", "fig5", "forest", "base_rates"}
     for png in ("fig5", "forest", "base_rates"):
@@ -94,15 +104,21 @@ def test_report_rebuilds_from_results_json_alone_without_torch(result_dir, tmp_p
     alone = tmp_path / "alone"
     alone.mkdir()
     shutil.copy(result_dir / "results.json", alone / "results.json")
-    code = ("import sys; from biasamp.cli import main; "
-            f"rc = main(['-q', 'report', {str(alone)!r}, '--format', 'md,html,json,model-card']);"
-            " bad = [m for m in ('torch', 'transformers') if m in sys.modules];"
-            " print('IMPORTED', bad) if bad else None; sys.exit(rc or (3 if bad else 0))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
+    code = (
+        "import sys; from biasamp.cli import main; "
+        f"rc = main(['-q', 'report', {str(alone)!r}, '--format', 'md,html,json,model-card']);"
+        " bad = [m for m in ('torch', 'transformers') if m in sys.modules];"
+        " print('IMPORTED', bad) if bad else None; sys.exit(rc or (3 if bad else 0))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert {p.name for p in alone.iterdir()} >= {"report.md", "report.html", "report.json",
-                                                  "model_card.md", "forest_delta.png"}
+    assert {p.name for p in alone.iterdir()} >= {
+        "report.md",
+        "report.html",
+        "report.json",
+        "model_card.md",
+        "forest_delta.png",
+    }
     rep = json.loads((alone / "report.json").read_text())
     assert rep["summary"] == json.loads((result_dir / "results.json").read_text())["summary"]
 
@@ -114,19 +130,36 @@ def test_sign_agreement_exact():
     u = np.ones((4, 1))
     w = np.array([[1.0], [-1.0], [1.0], [1.0]])
     defined_w = np.array([[True], [True], [True], [False]])
-    w_rep = np.array([[1, -1, 1, 1], [1, 1, 1, 1], [-1, -1, 1, 1], [1, -1, 1, 1]],
-                     dtype=float)[:, :, None]
-    signs = {("u", "attribute_to_task"): (u, np.ones((4, 1), bool), np.repeat(u[None], 4, 0),
-                                          np.ones((4, 4, 1), bool)),
-             ("w", "attribute_to_task"): (w, defined_w, w_rep, np.repeat(defined_w[None], 4, 0))}
+    w_rep = np.array([[1, -1, 1, 1], [1, 1, 1, 1], [-1, -1, 1, 1], [1, -1, 1, 1]], dtype=float)[
+        :, :, None
+    ]
+    signs = {
+        ("u", "attribute_to_task"): (
+            u,
+            np.ones((4, 1), bool),
+            np.repeat(u[None], 4, 0),
+            np.ones((4, 4, 1), bool),
+        ),
+        ("w", "attribute_to_task"): (w, defined_w, w_rep, np.repeat(defined_w[None], 4, 0)),
+    }
     ag = agreement_table(signs, ["u", "w"], Resampling(n_resamples=4, confidence=0.9))
     lo, hi = np.percentile([2 / 3, 1, 1 / 3, 2 / 3], [5, 95])
-    assert ag.to_dict("records") == [{"direction": "attribute_to_task", "source_a": "u",
-                                      "source_b": "w", "agreement": 2 / 3, "ci_low": lo,
-                                      "ci_high": hi, "n_cells": 3}]
+    assert ag.to_dict("records") == [
+        {
+            "direction": "attribute_to_task",
+            "source_a": "u",
+            "source_b": "w",
+            "agreement": 2 / 3,
+            "ci_low": lo,
+            "ci_high": hi,
+            "n_cells": 3,
+        }
+    ]
     # exact sources: the interval is the point itself
-    fixed = {k: (y, d, np.repeat(y[None], 4, 0), np.repeat(d[None], 4, 0))
-             for k, (y, d, _, _) in signs.items()}
+    fixed = {
+        k: (y, d, np.repeat(y[None], 4, 0), np.repeat(d[None], 4, 0))
+        for k, (y, d, _, _) in signs.items()
+    }
     rec = agreement_table(fixed, ["u", "w"], Resampling(n_resamples=4)).iloc[0]
     assert rec["ci_low"] == rec["ci_high"] == rec["agreement"] == 2 / 3
 
@@ -135,9 +168,12 @@ def test_compare_two_dirs(tmp_path, golden_result):
     a = golden_result.save(tmp_path / "a")
     gp = golden_result.provenance
     res_b = dataclasses.replace(
-        golden_result, provenance=gp.model_copy(update={
-            "model": gp.model.model_copy(update={"name": "other-model"})}),
-        summary=golden_result.summary.assign(mean=golden_result.summary["mean"] + 0.5))
+        golden_result,
+        provenance=gp.model_copy(
+            update={"model": gp.model.model_copy(update={"name": "other-model"})}
+        ),
+        summary=golden_result.summary.assign(mean=golden_result.summary["mean"] + 0.5),
+    )
     b = res_b.save(tmp_path / "b")
     wide = compare_dirs([a, b], out=tmp_path / "cmp", formats="md,csv,html")
     assert list(wide.columns) == ["base rates", "direction", "golden-model", "other-model"]
@@ -171,27 +207,50 @@ def test_reports_read_through_probe_result_load(tmp_path):
         with pytest.raises(BiasampError, match="schema_version None is not supported"):
             read(tmp_path)
         (tmp_path / "results.json").write_text('{"schema_version": 4, "complete": true}')
-        with pytest.raises(BiasampError, match=r"lacks the keys \['summary', 'by_pair', "
-                                               r"'per_template', 'by_group', 'sign_agreement', "
-                                               r"'audit', 'mass', 'provenance', 'config', "
-                                               r"'data_sha256'\]"):
+        with pytest.raises(
+            BiasampError,
+            match=r"lacks the keys \['summary', 'by_pair', "
+            r"'per_template', 'by_group', 'sign_agreement', "
+            r"'audit', 'mass', 'provenance', 'config', "
+            r"'data_sha256'\]",
+        ):
             read(tmp_path)
-        (tmp_path / "results.json").write_text(json.dumps(
-            {"schema_version": 4, "summary": [{"mean": 1}], "by_pair": [], "per_template": [],
-             "by_group": [], "sign_agreement": [], "audit": [], "mass": {}, "provenance": {},
-             "config": {}, "data_sha256": {}, "complete": True}))
+        (tmp_path / "results.json").write_text(
+            json.dumps(
+                {
+                    "schema_version": 4,
+                    "summary": [{"mean": 1}],
+                    "by_pair": [],
+                    "per_template": [],
+                    "by_group": [],
+                    "sign_agreement": [],
+                    "audit": [],
+                    "mass": {},
+                    "provenance": {},
+                    "config": {},
+                    "data_sha256": {},
+                    "complete": True,
+                }
+            )
+        )
         with pytest.raises(BiasampError, match=r"summary\[0\] lacks the keys \['base_rates'"):
             read(tmp_path)
 
 
 def test_format_errors(result_dir):
-    with pytest.raises(BiasampError, match=r"formats must be some of 'md', 'html', 'json', "
-                                           r"'model-card'; got 'htm' \(did you mean 'html'"):
+    with pytest.raises(
+        BiasampError,
+        match=r"formats must be some of 'md', 'html', 'json', "
+        r"'model-card'; got 'htm' \(did you mean 'html'",
+    ):
         build_report(result_dir, formats="md,htm")
     with pytest.raises(BiasampError, match="formats must name at least 1 of"):
         build_report(result_dir, formats="")
-    with pytest.raises(BiasampError, match=r"formats must be some of 'md', 'csv', 'html'; "
-                                           r"got 'xls'"):
+    with pytest.raises(
+        BiasampError,
+        match=r"formats must be some of 'md', 'csv', 'html'; "
+        r"got 'xls'",
+    ):
         compare_dirs([result_dir], formats="md,xls")
     with pytest.raises(BiasampError, match="compare needs at least one RESULT_DIR"):
         compare_table([])
@@ -248,8 +307,12 @@ def test_model_card_alone_draws_only_fig5(result_dir):
 
 def test_formats_registry():
     assert FORMATS.names() == ["md", "html", "json", "model-card"]
-    assert [FORMATS.get(n).file for n in FORMATS] == ["report.md", "report.html", "report.json",
-                                                      "model_card.md"]
+    assert [FORMATS.get(n).file for n in FORMATS] == [
+        "report.md",
+        "report.html",
+        "report.json",
+        "model_card.md",
+    ]
     assert FORMATS.get("json").plots == () and FORMATS.get("model-card").plots == ("fig5",)
     with pytest.raises(BiasampError, match=r"unknown report format 'htlm' \(did you mean"):
         FORMATS.get("htlm")
@@ -259,7 +322,7 @@ def _md_rows(text: str, header: str) -> list[list[str]]:
     lines = text.splitlines()
     start = lines.index(header)
     rows = []
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         rows.append([c.strip() for c in line.strip("|").split(" | ")])
@@ -268,28 +331,33 @@ def _md_rows(text: str, header: str) -> list[list[str]]:
 
 def _html_first_table(text: str) -> list[list[str]]:
     table = re.search(r"<tbody>(.*?)</tbody>", text).group(1)
-    return [[html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", row)]
-            for row in re.findall(r"<tr>(.*?)</tr>", table)]
+    return [
+        [html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", row)]
+        for row in re.findall(r"<tr>(.*?)</tr>", table)
+    ]
 
 
 def test_markdown_html_and_model_card_share_the_sections(result_dir):
     build_report(result_dir, formats="md,html,json,model-card")
-    header = ("| base rates | direction | BiasAmp→ mean ± std | 95% CI | CI covers | templates "
-              "|")
+    header = "| base rates | direction | BiasAmp→ mean ± std | 95% CI | CI covers | templates |"
     md = _md_rows((result_dir / "report.md").read_text(), header)
     card = _md_rows((result_dir / "model_card.md").read_text(), header)
     page = _html_first_table((result_dir / "report.html").read_text())
     assert md == card == page
     # A->T per template [-9/520, 0], T->A [1/80, 0]: two templates, so the percentile CI
     # runs from one to the other
-    assert md == [["golden", "A→T", "-0.0087 ± 0.0087", "[-0.0173, 0.0000]", "templates", "2"],
-                  ["golden", "T→A", "0.0063 ± 0.0063", "[0.0000, 0.0125]", "templates", "2"]]
+    assert md == [
+        ["golden", "A→T", "-0.0087 ± 0.0087", "[-0.0173, 0.0000]", "templates", "2"],
+        ["golden", "T→A", "0.0063 ± 0.0063", "[0.0000, 0.0125]", "templates", "2"],
+    ]
     # the same caveats and provenance lines in every format
     text = {n: (result_dir / n).read_text() for n in ("report.md", "model_card.md")}
     assert "- model: `golden-model` (revision: `default`)" in text["report.md"]
     assert "- model: `golden-model` (revision: `default`)" in text["model_card.md"]
-    assert ("<li>model: <code>golden-model</code> (revision: <code>default</code>)</li>"
-            in (result_dir / "report.html").read_text())
+    assert (
+        "<li>model: <code>golden-model</code> (revision: <code>default</code>)</li>"
+        in (result_dir / "report.html").read_text()
+    )
     rep = json.loads((result_dir / "report.json").read_text())
     assert [r["mean"] for r in rep["summary"]] == pytest.approx([-9 / 1040, 1 / 160], abs=1e-15)
 
@@ -309,8 +377,7 @@ def test_render_computes_the_sections_once(result_dir, monkeypatch):
 def test_in_memory_and_loaded_results_render_the_same(golden_result, result_dir, tmp_path):
     loaded = _load(result_dir)
     assert render_markdown(golden_result) == render_markdown(loaded)
-    assert render_model_card(golden_result, plot="x.png") == render_model_card(loaded,
-                                                                              plot="x.png")
+    assert render_model_card(golden_result, plot="x.png") == render_model_card(loaded, plot="x.png")
     assert render_html(golden_result) == render_html(loaded)
     a = render(golden_result, tmp_path / "a", ["json"])
     b = render(loaded, tmp_path / "b", "json")

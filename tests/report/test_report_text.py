@@ -24,23 +24,27 @@ T2A, A2T = "task_to_attribute", "attribute_to_task"
 
 # ---------------------------------------------------------------- format_value, format_ci
 
-@pytest.mark.parametrize("args, kwargs, expected", [
-    ((-0.0,), {}, "0.0000"),                               # a negative zero
-    ((-0.00004,), {}, "0.0000"),                           # rounds to a negative zero
-    ((-0.00006,), {}, "-0.0001"),                          # a real negative stays negative
-    ((-0.004, 0.0, (-0.00001, 0.2)), {"digits": 2}, "0.00 ± 0.00 [0.00, 0.20]"),
-    ((None,), {}, "n/a"),
-    ((float("nan"), 0.1), {}, "n/a ± 0.1000"),
-    ((float("inf"),), {}, "n/a"),
-    ((0.5, None, (float("nan"), float("nan"))), {}, "0.5000 [n/a]"),   # unavailable
-    ((0.5, None, (0.4, None)), {}, "0.5000 [n/a]"),                    # one end missing
-    ((0.97, None, (0.97, 0.97)), {"digits": 2}, "0.97 [n/a]"),         # zero width
-    ((-0.2394, 0.0373, (-0.2557, -0.22341)), {}, "-0.2394 ± 0.0373 [-0.2557, -0.2234]"),
-    ((1.0,), {"digits": 0, "sign": True}, "+1"),
-    ((-1.0,), {"digits": 0, "sign": True}, "-1"),
-    ((-0.0,), {"digits": 0, "sign": True}, "0"),           # neither -0 nor +0
-    ((-0.0637,), {"sign": True}, "-0.0637"),
-])
+
+@pytest.mark.parametrize(
+    "args, kwargs, expected",
+    [
+        ((-0.0,), {}, "0.0000"),  # a negative zero
+        ((-0.00004,), {}, "0.0000"),  # rounds to a negative zero
+        ((-0.00006,), {}, "-0.0001"),  # a real negative stays negative
+        ((-0.004, 0.0, (-0.00001, 0.2)), {"digits": 2}, "0.00 ± 0.00 [0.00, 0.20]"),
+        ((None,), {}, "n/a"),
+        ((float("nan"), 0.1), {}, "n/a ± 0.1000"),
+        ((float("inf"),), {}, "n/a"),
+        ((0.5, None, (float("nan"), float("nan"))), {}, "0.5000 [n/a]"),  # unavailable
+        ((0.5, None, (0.4, None)), {}, "0.5000 [n/a]"),  # one end missing
+        ((0.97, None, (0.97, 0.97)), {"digits": 2}, "0.97 [n/a]"),  # zero width
+        ((-0.2394, 0.0373, (-0.2557, -0.22341)), {}, "-0.2394 ± 0.0373 [-0.2557, -0.2234]"),
+        ((1.0,), {"digits": 0, "sign": True}, "+1"),
+        ((-1.0,), {"digits": 0, "sign": True}, "-1"),
+        ((-0.0,), {"digits": 0, "sign": True}, "0"),  # neither -0 nor +0
+        ((-0.0637,), {"sign": True}, "-0.0637"),
+    ],
+)
 def test_format_value_cases(args, kwargs, expected):
     assert format_value(*args, **kwargs) == expected
 
@@ -55,11 +59,11 @@ def test_format_ci_alone():
 
 def test_zero_width_is_equality_up_to_rounding_error_not_up_to_the_digits_shown():
     assert degenerate_ci(0.1, 0.1)
-    assert degenerate_ci(0.1 + 0.2, 0.3)           # 0.30000000000000004 vs 0.3: one sum order
+    assert degenerate_ci(0.1 + 0.2, 0.3)  # 0.30000000000000004 vs 0.3: one sum order
     assert degenerate_ci(0.0, 0.0) and degenerate_ci(-0.0, 0.0)
-    assert not degenerate_ci(0.0010, 0.0010 + 1e-6)   # real, only narrower than 4 digits
+    assert not degenerate_ci(0.0010, 0.0010 + 1e-6)  # real, only narrower than 4 digits
     assert format_value(0.001, ci=(0.001, 0.001 + 1e-6)) == "0.0010 [0.0010, 0.0010]"
-    assert not degenerate_ci(float("nan"), float("nan"))   # unavailable, not degenerate
+    assert not degenerate_ci(float("nan"), float("nan"))  # unavailable, not degenerate
     assert not degenerate_ci(None, 0.1)
 
 
@@ -75,6 +79,7 @@ def test_format_value_matches_a_naive_rounding_on_random_numbers():
 
 
 # ---------------------------------------------------------------- Markdown to HTML
+
 
 class _Tree(HTMLParser):
     """A small element tree: each element a dict of tag, attrs, children (dicts or text)."""
@@ -115,15 +120,19 @@ def _text(node) -> str:
 
 
 def test_markdown_html_renders_lists_code_links_and_escapes_html():
-    tree = _Tree(markdown_html("- a `x < y` **b**\n- <script>alert(1)</script> "
-                               "[site](https://example.org) [bad](javascript:alert(1))\n"))
+    tree = _Tree(
+        markdown_html(
+            "- a `x < y` **b**\n- <script>alert(1)</script> "
+            "[site](https://example.org) [bad](javascript:alert(1))\n"
+        )
+    )
     (ul,) = _all(tree.root, "ul")
     items = list(_all(ul, "li"))
     assert len(items) == 2
     assert [_text(c) for c in _all(items[0], "code")] == ["x < y"]
     assert [_text(s) for s in _all(items[0], "strong")] == ["b"]
     assert list(_all(tree.root, "script")) == []
-    assert "<script>alert(1)</script>" in _text(items[1])          # shown, as text
+    assert "<script>alert(1)</script>" in _text(items[1])  # shown, as text
     assert [a["attrs"]["href"] for a in _all(items[1], "a")] == ["https://example.org"]
     assert "`" not in _text(tree.root)
     assert plain_text("BiasAmp→ report: `m<1>` **x**") == "BiasAmp→ report: m<1> x"
@@ -131,12 +140,14 @@ def test_markdown_html_renders_lists_code_links_and_escapes_html():
 
 # ---------------------------------------------------------------- a report with notes
 
+
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory):
     d = tmp_path_factory.mktemp("sources")
     # sparse counts: the signs of x and y rest on one or two sentences in both directions
-    (d / "sparse.csv").write_text("task,attribute,count\nx,he,1\nx,she,0\ny,he,1\ny,she,2\n"
-                                  "z,he,30\nz,she,1\n")
+    (d / "sparse.csv").write_text(
+        "task,attribute,count\nx,he,1\nx,she,0\ny,he,1\ny,she,2\nz,he,30\nz,she,1\n"
+    )
     (d / "exact_a.csv").write_text("task,he,she\nx,0.2,0.8\ny,0.7,0.3\nz,0.3,0.7\n")
     (d / "exact_b.csv").write_text("task,he,she\nx,0.3,0.7\ny,0.6,0.4\nz,0.6,0.4\n")
     return [get_source(f"file:{d / n}") for n in ("sparse.csv", "exact_a.csv", "exact_b.csv")]
@@ -150,12 +161,21 @@ def noted(sources, provenance):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ev = evaluate_tables(at, ta, TASKS, ATTRS, sources, n_resamples=2000, seed=1)
-    return ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
-                       tables=None, audit=pd.DataFrame(), mass={},
-                       provenance=provenance(base_rates=ev.base_provenance,
-                                             bootstrap=ev.bootstrap,
-                                             note="tiny <b>model</b>, see `notes.txt`"),
-                       config={}, sign_agreement=ev.sign_agreement)
+    return ProbeResult(
+        summary=ev.summary,
+        by_pair=ev.by_pair,
+        per_template=ev.per_template,
+        tables=None,
+        audit=pd.DataFrame(),
+        mass={},
+        provenance=provenance(
+            base_rates=ev.base_provenance,
+            bootstrap=ev.bootstrap,
+            note="tiny <b>model</b>, see `notes.txt`",
+        ),
+        config={},
+        sign_agreement=ev.sign_agreement,
+    )
 
 
 def _note_lists(page: str) -> dict[str, dict]:
@@ -174,14 +194,16 @@ def test_unsupported_associations_of_two_directions_are_explained_once(noted, so
     sparse = sources[0].name
     s = noted.summary[noted.summary["base_rates"] == sparse].set_index("direction")
     n = s["n_tasks_unsupported"]
-    assert n[A2T] > 0 and n[T2A] > 0          # both directions of the sparse source
+    assert n[A2T] > 0 and n[T2A] > 0  # both directions of the sparse source
     md = render_markdown(noted)
     explanation = "the CI of a value with unsupported associations is indicative only"
     assert md.count(explanation) == 1
     assert md.count("Associations not supported by the counts") == 1
-    assert (f"(the sign holds in fewer than 95% of the base resamples): "
-            f"{sparse}, A→T: {int(n[A2T])} of 3 tasks; {sparse}, T→A: {int(n[T2A])} of 3 "
-            "tasks. These cells are marked `sign_supported = false` in `by_pair.csv`") in md
+    assert (
+        f"(the sign holds in fewer than 95% of the base resamples): "
+        f"{sparse}, A→T: {int(n[A2T])} of 3 tasks; {sparse}, T→A: {int(n[T2A])} of 3 "
+        "tasks. These cells are marked `sign_supported = false` in `by_pair.csv`"
+    ) in md
 
 
 def test_html_notes_are_lists_with_code_and_nothing_raw(noted):
@@ -189,12 +211,12 @@ def test_html_notes_are_lists_with_code_and_nothing_raw(noted):
     notes = _note_lists(page)
     ul = notes["Evidence behind the base associations."]
     items = list(_all(ul, "li"))
-    assert 1 <= len(items) <= 3                # one bullet per kind of note, not per direction
+    assert 1 <= len(items) <= 3  # one bullet per kind of note, not per direction
     codes = [_text(c) for li in items for c in _all(li, "code")]
     assert codes[:2] == ["sign_supported = false", "by_pair.csv"]
     tree = _Tree(page)
-    assert "`" not in _text(tree.root)           # every code span rendered
-    assert list(_all(tree.root, "b")) == []      # the run's note: raw HTML shown as text
+    assert "`" not in _text(tree.root)  # every code span rendered
+    assert list(_all(tree.root, "b")) == []  # the run's note: raw HTML shown as text
     assert "tiny <b>model</b>, see notes.txt" in _text(tree.root)
     (title,) = _all(tree.root, "title")
     assert _text(title) == "BiasAmp→ report: m"
@@ -221,7 +243,7 @@ def test_zero_width_intervals_are_na_with_one_note(noted, sources):
 
 def test_no_negative_zero_in_a_report(golden_result):
     s = golden_result.summary.copy()
-    s["ci_high"] = s["ci_high"].where(s["ci_high"] != 0, -0.0)   # the A->T CI ends at -0.0
+    s["ci_high"] = s["ci_high"].where(s["ci_high"] != 0, -0.0)  # the A->T CI ends at -0.0
     s.loc[s["direction"] == T2A, "mean"] = -1e-6
     res = dataclasses.replace(golden_result, summary=s)
     md, page = render_markdown(res), render_html(res)
@@ -246,7 +268,7 @@ def test_a_pooled_summary_row_shows_no_std(golden_result):
 def test_the_unsupported_mark_is_explained_only_where_shown(golden_result, noted):
     """The contributions footer explains "(unsupported)" only when a shown row carries it."""
     why = "the counts do not support the sign of this association"
-    assert why not in render_markdown(golden_result)   # exact tables: nothing unsupported
+    assert why not in render_markdown(golden_result)  # exact tables: nothing unsupported
     md = render_markdown(noted)
     assert "(unsupported)" in md.split("## Largest contributions")[1].split("##")[0]
     assert md.count(why) == 1

@@ -12,16 +12,24 @@ from biasamp.scoring import CausalLMScorer, MaskedLMScorer, parse_max_memory
 
 pytest.importorskip("accelerate")
 
-PROMPTS = ["The nurse said that [BLANK] was tired.", "[BLANK] is a careful driver.",
-           "The [BLANK] said that he was late."]
+PROMPTS = [
+    "The nurse said that [BLANK] was tired.",
+    "[BLANK] is a careful driver.",
+    "The [BLANK] said that he was late.",
+]
 #: the tiny GPT-2 holds about 160 kB of float32 weights: 120 kB of CPU leaves the rest on disk
 SMALL_CPU = {"cpu": "120KB"}
 
 
 def test_part_of_the_model_on_disk_scores_as_in_memory(tiny_gpt2_dir, tmp_path):
     whole = CausalLMScorer(tiny_gpt2_dir, device="cpu")
-    placed = CausalLMScorer(tiny_gpt2_dir, device="cpu", device_map="auto",
-                            max_memory=SMALL_CPU, offload_folder=tmp_path / "offload")
+    placed = CausalLMScorer(
+        tiny_gpt2_dir,
+        device="cpu",
+        device_map="auto",
+        max_memory=SMALL_CPU,
+        offload_folder=tmp_path / "offload",
+    )
     where = set(placed.model.hf_device_map.values())
     assert where == {"cpu", "disk"}, placed.model.hf_device_map
     assert placed.share_prefix  # the key/value reuse passed its self-check
@@ -36,8 +44,13 @@ def test_part_of_the_model_on_disk_scores_as_in_memory(tiny_gpt2_dir, tmp_path):
 
 def test_a_masked_lm_with_its_encoder_on_disk_scores_as_in_memory(tiny_bert_dir, tmp_path):
     whole = MaskedLMScorer(tiny_bert_dir, device="cpu")
-    placed = MaskedLMScorer(tiny_bert_dir, device="cpu", device_map="auto",
-                            max_memory={"cpu": "80KB"}, offload_folder=tmp_path / "offload")
+    placed = MaskedLMScorer(
+        tiny_bert_dir,
+        device="cpu",
+        device_map="auto",
+        max_memory={"cpu": "80KB"},
+        offload_folder=tmp_path / "offload",
+    )
     assert set(placed.model.hf_device_map.values()) == {"cpu", "disk"}
     prompts = ["the nurse said that [BLANK] was tired.", "[BLANK] is a careful driver."]
     for scoring in ("word", "first-piece", "pll"):
@@ -47,15 +60,21 @@ def test_a_masked_lm_with_its_encoder_on_disk_scores_as_in_memory(tiny_bert_dir,
 
 
 def test_an_offloaded_probe_equals_the_in_memory_one(tiny_gpt2_dir, tmp_path):
-    kw = dict(model=str(tiny_gpt2_dir), templates="wang2021", base_rates=["uniform"],
-              max_templates=2, device="cpu", n_resamples=200)
+    kw = dict(
+        model=str(tiny_gpt2_dir),
+        templates="wang2021",
+        base_rates=["uniform"],
+        max_templates=2,
+        device="cpu",
+        n_resamples=200,
+    )
     whole = biasamp.probe(**kw)
-    placed = biasamp.probe(**kw, device_map="auto", max_memory="cpu=120KB",
-                           offload_folder=str(tmp_path / "off"))
+    placed = biasamp.probe(
+        **kw, device_map="auto", max_memory="cpu=120KB", offload_folder=str(tmp_path / "off")
+    )
     assert placed.provenance.scorer.device_map.modules.get("disk", 0) > 0
     np.testing.assert_allclose(placed.summary["mean"], whole.summary["mean"], rtol=0, atol=1e-6)
-    np.testing.assert_allclose(placed.summary["ci_low"], whole.summary["ci_low"], rtol=0,
-                               atol=1e-6)
+    np.testing.assert_allclose(placed.summary["ci_low"], whole.summary["ci_low"], rtol=0, atol=1e-6)
 
 
 def test_placement_options_are_checked_before_loading(tmp_path):
@@ -81,11 +100,33 @@ def test_the_cli_refuses_a_bad_max_memory(capsys):
 def test_biasamp_score_places_the_model_too(tiny_gpt2_dir, tmp_path, capsys):
     from biasamp.cli import main
 
-    args = ["-q", "score", "--model", str(tiny_gpt2_dir), "--device", "cpu",
-            "--prompt", "[BLANK] is a nurse.", "--candidates", "He,She"]
+    args = [
+        "-q",
+        "score",
+        "--model",
+        str(tiny_gpt2_dir),
+        "--device",
+        "cpu",
+        "--prompt",
+        "[BLANK] is a nurse.",
+        "--candidates",
+        "He,She",
+    ]
     assert main(args) == 0
     whole = capsys.readouterr().out
-    assert main(args + ["--device-map", "auto", "--max-memory", "cpu=120KB",
-                        "--offload-folder", str(tmp_path / "off")]) == 0
+    assert (
+        main(
+            args
+            + [
+                "--device-map",
+                "auto",
+                "--max-memory",
+                "cpu=120KB",
+                "--offload-folder",
+                str(tmp_path / "off"),
+            ]
+        )
+        == 0
+    )
     placed = capsys.readouterr().out
     assert placed == whole and "He" in placed  # the printed (rounded) scores agree

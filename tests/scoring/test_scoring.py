@@ -160,11 +160,13 @@ def naive_pll(path, prompts, cands):
 
 # ----------------------------------------------------------------------------- lightness
 def test_import_biasamp_and_scoring_do_not_import_torch():
-    code = ("import sys, biasamp, biasamp.scoring; "
-            "assert biasamp.scoring.SCORING_MODES == ('word', 'first-piece', 'pll', "
-            "'continuation', 'sentence'); "
-            "bad = [m for m in ('torch', 'transformers') if m in sys.modules]; "
-            "assert not bad, bad")
+    code = (
+        "import sys, biasamp, biasamp.scoring; "
+        "assert biasamp.scoring.SCORING_MODES == ('word', 'first-piece', 'pll', "
+        "'continuation', 'sentence'); "
+        "bad = [m for m in ('torch', 'transformers') if m in sys.modules]; "
+        "assert not bad, bad"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -293,10 +295,10 @@ def test_a_huge_batch_size_is_one_forward_pass_per_chunk(bert_dir, bert):
     np.testing.assert_allclose(r.log_prob, ref.log_prob, rtol=0, atol=5e-5)
 
 
-def test_running_out_of_memory_is_one_line_naming_the_batch_size(bert_dir, tmp_path,
-                                                                monkeypatch):
-    s = MaskedLMScorer(bert_dir, device="cpu", batch_size=10**9, chunk_size=2,
-                       score_cache=str(tmp_path / "cache"))
+def test_running_out_of_memory_is_one_line_naming_the_batch_size(bert_dir, tmp_path, monkeypatch):
+    s = MaskedLMScorer(
+        bert_dir, device="cpu", batch_size=10**9, chunk_size=2, score_cache=str(tmp_path / "cache")
+    )
     calls = []
 
     def forward(mode, rows, on_batch):
@@ -304,15 +306,21 @@ def test_running_out_of_memory_is_one_line_naming_the_batch_size(bert_dir, tmp_p
         if len(calls) == 2:
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 80.00 GiB")
         return np.zeros(len(rows))
+
     monkeypatch.setattr(s, "_score_rows", forward)
-    with pytest.raises(BiasampError, match=r"^model '.*' ran out of memory on cpu scoring a "
-                                           r"batch of up to 1000000000 prompts "
-                                           r"\(OutOfMemoryError\); lower batch_size "
-                                           r"\(--batch-size\); the 2 prompts scored before are "
-                                           r"in the score cache$"):
+    with pytest.raises(
+        BiasampError,
+        match=r"^model '.*' ran out of memory on cpu scoring a "
+        r"batch of up to 1000000000 prompts "
+        r"\(OutOfMemoryError\); lower batch_size "
+        r"\(--batch-size\); the 2 prompts scored before are "
+        r"in the score cache$",
+    ):
         s.score(PROMPTS, CANDS, scoring="word")
+
     def other(mode, rows, on_batch):
         raise RuntimeError("x")
+
     monkeypatch.setattr(s, "_score_rows", other)
     with pytest.raises(RuntimeError, match=r"^x$"):  # other errors pass through unchanged
         s.score(["[BLANK] is here."], CANDS, scoring="word")
@@ -343,8 +351,14 @@ def test_per_prompt_candidate_lists(bert):
     assert r.candidates == (("he", "she", "they are"), ("nurse", "janitor", "cook"))
     frame = r.to_frame()
     assert list(frame["candidate"]) == per[0] + per[1]
-    assert list(frame.columns) == ["prompt_index", "prompt", "candidate", "log_prob", "prob",
-                                   "mass"]
+    assert list(frame.columns) == [
+        "prompt_index",
+        "prompt",
+        "candidate",
+        "log_prob",
+        "prob",
+        "mass",
+    ]
 
 
 def test_distinct_contexts_run_once(bert):
@@ -354,14 +368,19 @@ def test_distinct_contexts_run_once(bert):
     from biasamp.scoring._spans import locate_spans
 
     tok = bert.tokenizer
-    rows = [(p.replace("[BLANK]", c), p.index("[BLANK]"), p.index("[BLANK]") + len(c), p, c)
-            for p in PROMPTS for c in ["he", "she", "nurse"]]
+    rows = [
+        (p.replace("[BLANK]", c), p.index("[BLANK]"), p.index("[BLANK]") + len(c), p, c)
+        for p in PROMPTS
+        for c in ["he", "she", "nurse"]
+    ]
     qs = build_queries("word", locate_spans(tok, rows), tok.mask_token_id)
     assert len(qs.contexts) == len(PROMPTS) and len(qs) == 3 * len(PROMPTS)
     # word with pieces 1, 2, 3 and a multi-word (2 pieces): step-0 contexts 1/2/3 masks (3),
     # step-1 contexts: janitor, hairdresser, "they are" (3); step-2: hairdresser (1) -> 7
-    rows = [(PROMPTS[0].replace("[BLANK]", c), 13, 13 + len(c), PROMPTS[0], c)
-            for c in ["nurse", "cook", "janitor", "hairdresser", "they are"]]
+    rows = [
+        (PROMPTS[0].replace("[BLANK]", c), 13, 13 + len(c), PROMPTS[0], c)
+        for c in ["nurse", "cook", "janitor", "hairdresser", "they are"]
+    ]
     qs = build_queries("word", locate_spans(tok, rows), tok.mask_token_id)
     assert len(qs.contexts) == 7 and len(qs) == 1 + 1 + 2 + 3 + 2
     assert bert.n_forward_calls == before
@@ -373,12 +392,12 @@ def test_lm_head_at_mask_equals_full_model_output(scorers):
     for scorer in scorers.values():
         model, tok = scorer.model, scorer.tokenizer
         encoder, head = lm_head_fn(model)
-        enc = tok(["he is a good nurse.", "she was a new cook ."], padding=True,
-                  return_tensors="pt")
+        enc = tok(
+            ["he is a good nurse.", "she was a new cook ."], padding=True, return_tensors="pt"
+        )
         with torch.no_grad():
             full = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).logits
-            hidden = encoder(input_ids=enc["input_ids"],
-                             attention_mask=enc["attention_mask"])[0]
+            hidden = encoder(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"])[0]
             rows, cols = torch.tensor([0, 0, 1]), torch.tensor([1, 3, 2])
             part = head(hidden[rows, cols])
         torch.testing.assert_close(part, full[rows, cols], rtol=0, atol=1e-5)
@@ -402,8 +421,14 @@ def test_extra_words_become_single_pieces(tmp_path):
 # ----------------------------------------------------------------------------- audit
 def test_audit_columns_and_shared_first_pieces(bert):
     a = bert.audit(["nurse", "janitor", "jan", "hairdresser", "they are"])
-    assert list(a.columns) == ["candidate", "pieces", "n_pieces", "single_piece", "first_piece",
-                               "shares_first_piece_with"]
+    assert list(a.columns) == [
+        "candidate",
+        "pieces",
+        "n_pieces",
+        "single_piece",
+        "first_piece",
+        "shares_first_piece_with",
+    ]
     assert list(a["n_pieces"]) == [1, 2, 1, 3, 2]
     assert a["pieces"][3] == ("hair", "##dre", "##sser")
     assert a["first_piece"][4] == "they"
@@ -446,36 +471,46 @@ def test_cache_partial_hit_only_runs_new_prompts(bert_dir, tmp_path):
     before = s.n_forward_calls
     r = s.score(PROMPTS, ["nurse", "cook"], scoring="first-piece")
     assert s.n_forward_calls == before + 1  # one batch of the 4 new prompts
-    ref = MaskedLMScorer(bert_dir, device="cpu").score(PROMPTS, ["nurse", "cook"],
-                                                        scoring="first-piece")
+    ref = MaskedLMScorer(bert_dir, device="cpu").score(
+        PROMPTS, ["nurse", "cook"], scoring="first-piece"
+    )
     np.testing.assert_allclose(r.log_prob, ref.log_prob, atol=2e-5)
 
 
 # ----------------------------------------------------------------------------- errors
-@pytest.mark.parametrize("prompts, match", [
-    (["he is a good nurse."], r"prompts\[0\] must contain the blank '\[BLANK\]' exactly once; "
-                              r"found it 0 times"),
-    (["[BLANK] is a [BLANK]."], r"exactly once; found it 2 times in '\[BLANK\] is a"),
-    ([], "at least one prompt"),
-    ("[BLANK] is here.", "not a single string"),
-    ([3], r"prompts\[0\] must be a string; got int"),
-])
+@pytest.mark.parametrize(
+    "prompts, match",
+    [
+        (
+            ["he is a good nurse."],
+            r"prompts\[0\] must contain the blank '\[BLANK\]' exactly once; "
+            r"found it 0 times",
+        ),
+        (["[BLANK] is a [BLANK]."], r"exactly once; found it 2 times in '\[BLANK\] is a"),
+        ([], "at least one prompt"),
+        ("[BLANK] is here.", "not a single string"),
+        ([3], r"prompts\[0\] must be a string; got int"),
+    ],
+)
 def test_bad_prompts(bert, prompts, match):
     with pytest.raises(BiasampError, match=match):
         bert.score(prompts, ["he", "she"])
 
 
-@pytest.mark.parametrize("cands, match", [
-    ([], "candidates must contain at least one candidate; got an empty list"),
-    ("he,she", "not a single string"),
-    (["he", ""], r"candidates\[1\] must be a non-empty word; got ''"),
-    (["he", " she"], r"must not start or end with whitespace; got ' she'"),
-    (["he", "he"], r"must not repeat a candidate .* 'he' appears more than once"),
-    (["he", ["she"]], "not a mix"),
-    ([["he", "she"], ["he"]], r"same length; candidates\[0\] has 2, candidates\[1\] has 1"),
-    ([["he", "she"]], r"one list per prompt \(2\); got 1 lists"),
-    ([["he", "she"], []], r"candidates\[1\] must contain at least one candidate"),
-])
+@pytest.mark.parametrize(
+    "cands, match",
+    [
+        ([], "candidates must contain at least one candidate; got an empty list"),
+        ("he,she", "not a single string"),
+        (["he", ""], r"candidates\[1\] must be a non-empty word; got ''"),
+        (["he", " she"], r"must not start or end with whitespace; got ' she'"),
+        (["he", "he"], r"must not repeat a candidate .* 'he' appears more than once"),
+        (["he", ["she"]], "not a mix"),
+        ([["he", "she"], ["he"]], r"same length; candidates\[0\] has 2, candidates\[1\] has 1"),
+        ([["he", "she"]], r"one list per prompt \(2\); got 1 lists"),
+        ([["he", "she"], []], r"candidates\[1\] must contain at least one candidate"),
+    ],
+)
 def test_bad_candidates(bert, cands, match):
     with pytest.raises(BiasampError, match=match):
         bert.score(PROMPTS[:2], cands)
@@ -493,8 +528,11 @@ def test_candidate_with_unknown_piece(bert):
 
 def test_candidate_not_on_token_boundary(bert):
     # "ja" + "nitor" -> "janitor" = jan ##itor: the piece "jan" straddles the candidate's end
-    with pytest.raises(BiasampError, match=r"candidate 'ja' does not end on a token boundary .*"
-                                           r"'jan'"):
+    with pytest.raises(
+        BiasampError,
+        match=r"candidate 'ja' does not end on a token boundary .*"
+        r"'jan'",
+    ):
         bert.score(["he is a [BLANK]nitor."], ["ja", "he"])
 
 
@@ -505,9 +543,12 @@ def test_prompt_too_long(bert):
 
 
 def test_unknown_scoring_mode_with_did_you_mean(bert):
-    with pytest.raises(UnknownNameError, match=r"scoring must be one of 'word', 'first-piece', "
-                                               r"'pll'; got 'first_piece' \(did you mean "
-                                               r"'first-piece'\?\)"):
+    with pytest.raises(
+        UnknownNameError,
+        match=r"scoring must be one of 'word', 'first-piece', "
+        r"'pll'; got 'first_piece' \(did you mean "
+        r"'first-piece'\?\)",
+    ):
         bert.score(PROMPTS, ["he"], scoring="first_piece")
 
 
@@ -532,19 +573,28 @@ def test_unknown_model_path(tmp_path):
 
 def test_folder_that_is_not_a_model(tmp_path):
     (tmp_path / "junk").mkdir()
-    with pytest.raises(BiasampError, match=r"model '.*junk': no config.json in .*junk \(not a "
-                                           r"transformers model folder\)"):
+    with pytest.raises(
+        BiasampError,
+        match=r"model '.*junk': no config.json in .*junk \(not a "
+        r"transformers model folder\)",
+    ):
         MaskedLMScorer(str(tmp_path / "junk"))
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"batch_size": 0}, "batch_size must be a positive integer; got 0"),
-    ({"batch_size": 2.5}, "batch_size must be a positive integer; got 2.5"),
-    ({"chunk_size": -1}, "chunk_size must be a positive integer; got -1"),
-    ({"dtype": "float128"}, r"dtype must be one of .*; got 'float128'"),
-    ({"dtype": "bfloat"}, r"did you mean 'bfloat16'"),
-    ({"device": "tpu9"}, r"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got 'tpu9'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"batch_size": 0}, "batch_size must be a positive integer; got 0"),
+        ({"batch_size": 2.5}, "batch_size must be a positive integer; got 2.5"),
+        ({"chunk_size": -1}, "chunk_size must be a positive integer; got -1"),
+        ({"dtype": "float128"}, r"dtype must be one of .*; got 'float128'"),
+        ({"dtype": "bfloat"}, r"did you mean 'bfloat16'"),
+        (
+            {"device": "tpu9"},
+            r"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got 'tpu9'",
+        ),
+    ],
+)
 def test_bad_constructor_arguments(bert_dir, kwargs, match):
     with pytest.raises(BiasampError, match=match):
         MaskedLMScorer(bert_dir, **kwargs)
@@ -578,8 +628,9 @@ def test_provenance(bert, bert_dir):
 
 def test_score_result_from_log_prob_hand_computed():
     # probabilities 0.1, 0.3, 0.1 -> mass 0.5, renormalised 0.2, 0.6, 0.2
-    r = ScoreResult.from_log_prob(np.log([[0.1, 0.3, 0.1]]), candidates=("a", "b", "c"),
-                                  scoring="word")
+    r = ScoreResult.from_log_prob(
+        np.log([[0.1, 0.3, 0.1]]), candidates=("a", "b", "c"), scoring="word"
+    )
     np.testing.assert_allclose(r.prob, [[0.2, 0.6, 0.2]], rtol=1e-12)
     np.testing.assert_allclose(r.mass, [0.5], rtol=1e-12)
     # very negative log probs do not underflow the renormalisation: e^-1000 : e^-1001
@@ -618,8 +669,7 @@ def test_first_piece_matches_fitbert_if_installed(bert_dir, bert):
     cands = ["nurse", "cook", "baker", "janitor"]
     ours = bert.score(PROMPTS, cands, scoring="first-piece")
     for i, p in enumerate(PROMPTS):
-        ranked, prob = fb.rank(p.replace("[BLANK]", "***mask***"), options=cands,
-                               with_prob=True)
+        ranked, prob = fb.rank(p.replace("[BLANK]", "***mask***"), options=cands, with_prob=True)
         prob = np.asarray(prob) / np.sum(prob)
         for j, c in enumerate(cands):
             assert abs(prob[ranked.index(c)] - ours.prob[i, j]) < 1e-6
@@ -646,8 +696,8 @@ def _filled_context(tok, prompt, cand, n_masks):
     piece_ids = tok.convert_tokens_to_ids(tok.tokenize(cand))
     k = len(piece_ids)
     s = 1 + len(tok(prompt.split("[BLANK]")[0], add_special_tokens=False)["input_ids"])
-    assert ids[s:s + k] == piece_ids, (prompt, cand, ids, piece_ids)
-    ctx = ids[:s] + [tok.mask_token_id] * n_masks + ids[s + k:]
+    assert ids[s : s + k] == piece_ids, (prompt, cand, ids, piece_ids)
+    ctx = ids[:s] + [tok.mask_token_id] * n_masks + ids[s + k :]
     return ctx, piece_ids, list(range(s, s + n_masks))
 
 
@@ -675,8 +725,12 @@ def naive_filled(path, prompts, cands, mode):
 def test_albert_sentencepiece_pieces(albert):
     assert type(albert.tokenizer).__name__ == "AlbertTokenizer" and albert.tokenizer.is_fast
     audit = albert.audit(["nurse", "janitor", "hairdresser", "they are"])
-    assert audit["pieces"].tolist() == [("\u2581nurse",), ("\u2581jan", "itor"),
-                                        ("\u2581hair", "dress", "er"), ("\u2581they", "\u2581are")]
+    assert audit["pieces"].tolist() == [
+        ("\u2581nurse",),
+        ("\u2581jan", "itor"),
+        ("\u2581hair", "dress", "er"),
+        ("\u2581they", "\u2581are"),
+    ]
     assert audit["n_pieces"].tolist() == [1, 2, 3, 2]
     start = albert.audit(["nurse"], prompt="[BLANK] is here.")  # sentence start: same piece
     assert start["pieces"][0] == ("\u2581nurse",)
@@ -707,10 +761,15 @@ def test_albert_context_is_the_filled_sentence_not_the_masked_string(albert, alb
     ctx, _, _ = _filled_context(tok, prompt, "nurse", 1)
     assert tok.convert_ids_to_tokens(ctx)[-3:] == ["[MASK]", ".", "[SEP]"]
     r = albert.score([prompt], ["nurse", "cook"], scoring="first-piece")
-    np.testing.assert_allclose(r.log_prob, naive_filled(albert_dir, [prompt], ["nurse", "cook"],
-                                                        "first-piece"), rtol=0, atol=2e-5)
-    assert not np.allclose(r.log_prob, naive_first_piece(albert_dir, [prompt], ["nurse", "cook"]),
-                           rtol=0, atol=1e-3)
+    np.testing.assert_allclose(
+        r.log_prob,
+        naive_filled(albert_dir, [prompt], ["nurse", "cook"], "first-piece"),
+        rtol=0,
+        atol=2e-5,
+    )
+    assert not np.allclose(
+        r.log_prob, naive_first_piece(albert_dir, [prompt], ["nurse", "cook"]), rtol=0, atol=1e-3
+    )
 
 
 def test_log_softmax_is_float64_exact(bert_dir, bert):
@@ -720,6 +779,7 @@ def test_log_softmax_is_float64_exact(bert_dir, bert):
     from transformers import AutoTokenizer
 
     from biasamp.scoring._engine import QuerySet, run_queries
+
     tok = AutoTokenizer.from_pretrained(bert_dir)
     ids = tuple(tok(f"he is a good {tok.mask_token}.")["input_ids"])
     pos = ids.index(tok.mask_token_id)
@@ -727,11 +787,18 @@ def test_log_softmax_is_float64_exact(bert_dir, bert):
     qs = QuerySet()
     for k, t in enumerate(targets):
         qs.add(ids, pos, t, k)
-    got = run_queries(qs, model=bert.model, head=None, device=torch.device("cpu"),
-                      batch_size=4, pad_id=tok.pad_token_id)
+    got = run_queries(
+        qs,
+        model=bert.model,
+        head=None,
+        device=torch.device("cpu"),
+        batch_size=4,
+        pad_id=tok.pad_token_id,
+    )
     with torch.no_grad():
-        logits = bert.model(input_ids=torch.tensor([ids]),
-                            attention_mask=torch.ones(1, len(ids), dtype=torch.long)).logits[0, pos]
+        logits = bert.model(
+            input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long)
+        ).logits[0, pos]
     exact = torch.log_softmax(logits.double(), -1)[targets].numpy()
     f32 = torch.log_softmax(logits.float(), -1).double()[targets].numpy()
     assert np.max(np.abs(got - exact)) < 1e-13
@@ -747,8 +814,11 @@ def test_a_score_cache_that_cannot_be_written_is_one_line(tmp_path):
     cache = ScoreCache(tmp_path / "c", {"model": "m"})
     cache.put_many([("a", [-1.0, -2.0])])
     cache._con.execute("PRAGMA query_only = ON")
-    with pytest.raises(BiasampError, match=r"score_cache '.*scores-.*\.sqlite' cannot be "
-                                           r"written \(attempt to write a readonly database\); "
-                                           r"the 1 scores it holds are kept"):
+    with pytest.raises(
+        BiasampError,
+        match=r"score_cache '.*scores-.*\.sqlite' cannot be "
+        r"written \(attempt to write a readonly database\); "
+        r"the 1 scores it holds are kept",
+    ):
         cache.put_many([("b", [-3.0])])
     assert cache.get_many(["a", "b"]) == {"a": [-1.0, -2.0]}

@@ -86,8 +86,11 @@ def test_tiny_causal_tokenizers_are_what_the_tests_claim(scorers):
     assert type(ll).__name__ == "LlamaTokenizer" and ll.pad_token is None
     assert ll("he is")["input_ids"][0] == ll.bos_token_id  # Llama adds <s>
     assert type(q).__name__ == "Qwen2Tokenizer" and q.bos_token is None and q.chat_template
-    assert [s.context_id for s in scorers.values()] == [g.eos_token_id, ll.bos_token_id,
-                                                         q.eos_token_id]
+    assert [s.context_id for s in scorers.values()] == [
+        g.eos_token_id,
+        ll.bos_token_id,
+        q.eos_token_id,
+    ]
     assert len(g.tokenize(" hairdresser")) > 1  # a split candidate
 
 
@@ -112,8 +115,9 @@ def test_estimators_equal_naive_per_sentence_computation(name, mode, scorers, di
 def test_default_estimator_is_continuation(gpt2):
     r = gpt2.score(PROMPTS[:2], CANDS)
     assert r.scoring == "continuation"
-    np.testing.assert_array_equal(r.log_prob,
-                                  gpt2.score(PROMPTS[:2], CANDS, scoring="continuation").log_prob)
+    np.testing.assert_array_equal(
+        r.log_prob, gpt2.score(PROMPTS[:2], CANDS, scoring="continuation").log_prob
+    )
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -145,13 +149,16 @@ def test_blank_at_end_is_the_next_word_probability(gpt2, gpt2_naive_model):
 
 @pytest.fixture(scope="module")
 def gpt2_naive_model(dirs):
-    return (transformers.AutoTokenizer.from_pretrained(dirs["gpt2"]),
-            transformers.AutoModelForCausalLM.from_pretrained(dirs["gpt2"]).eval())
+    return (
+        transformers.AutoTokenizer.from_pretrained(dirs["gpt2"]),
+        transformers.AutoModelForCausalLM.from_pretrained(dirs["gpt2"]).eval(),
+    )
 
 
 def test_candidate_pieces_carry_the_leading_space(gpt2):
-    ((ids, first),) = gpt2.sequences([("he is a good nurse.", 13, 18, "p", "nurse")],
-                                     "continuation")
+    ((ids, first),) = gpt2.sequences(
+        [("he is a good nurse.", 13, 18, "p", "nurse")], "continuation"
+    )
     pieces = gpt2.tokenizer.convert_ids_to_tokens(list(ids))
     assert pieces[0] == "<|endoftext|>" and pieces[first] == "\u0120nurse"
     assert pieces[1:first] == ["he", "\u0120is", "\u0120a", "\u0120good"]
@@ -168,15 +175,24 @@ def test_kv_reuse_equals_no_reuse_and_runs_fewer_tokens(name, scorers, dirs):
         a = fast.score(PROMPTS, CANDS, scoring=mode)
         b = slow.score(PROMPTS, CANDS, scoring=mode)
         np.testing.assert_allclose(a.log_prob, b.log_prob, rtol=0, atol=1e-5)
-    seqs = [ids for ids, _ in fast.sequences(
-        [(p.replace("[BLANK]", c), p.index("[BLANK]"), p.index("[BLANK]") + len(c), p, c)
-         for p in PROMPTS for c in CANDS], "continuation")]
+    seqs = [
+        ids
+        for ids, _ in fast.sequences(
+            [
+                (p.replace("[BLANK]", c), p.index("[BLANK]"), p.index("[BLANK]") + len(c), p, c)
+                for p in PROMPTS
+                for c in CANDS
+            ],
+            "continuation",
+        )
+    ]
     from biasamp.scoring._causal_engine import plan_splits
 
     split = plan_splits(seqs)
     whole = sum(len(s) - 1 for s in seqs)
-    shared = (sum(len(p) for p in {s[:k] for s, k in zip(seqs, split)})
-              + sum(len(s) - 1 - k for s, k in zip(seqs, split)))
+    shared = sum(len(p) for p in {s[:k] for s, k in zip(seqs, split)}) + sum(
+        len(s) - 1 - k for s, k in zip(seqs, split)
+    )
     assert shared < 0.75 * whole  # the shared prefixes are run once
 
 
@@ -184,9 +200,12 @@ def test_kv_reuse_equals_no_reuse_and_runs_fewer_tokens(name, scorers, dirs):
 def test_batch_size_and_chunking_do_not_change_results(dirs, gpt2, batch_size, chunk_size):
     s = CausalLMScorer(dirs["gpt2"], device="cpu", batch_size=batch_size, chunk_size=chunk_size)
     for mode in MODES:
-        np.testing.assert_allclose(s.score(PROMPTS, CANDS, scoring=mode).log_prob,
-                                   gpt2.score(PROMPTS, CANDS, scoring=mode).log_prob,
-                                   rtol=0, atol=1e-5)
+        np.testing.assert_allclose(
+            s.score(PROMPTS, CANDS, scoring=mode).log_prob,
+            gpt2.score(PROMPTS, CANDS, scoring=mode).log_prob,
+            rtol=0,
+            atol=1e-5,
+        )
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -206,8 +225,9 @@ def test_per_prompt_candidates_and_duplicate_sentences(gpt2):
     for i, (p, cands) in enumerate(zip(prompts, per)):
         np.testing.assert_allclose(r.log_prob[i], gpt2.score([p], cands).log_prob[0], atol=1e-5)
     # "he is a nurse." is the same filled sentence from two prompts (different candidate spans)
-    r2 = gpt2.score(["[BLANK] is a nurse.", "he is a [BLANK]."], [["he"], ["nurse"]],
-                    scoring="sentence")
+    r2 = gpt2.score(
+        ["[BLANK] is a nurse.", "he is a [BLANK]."], [["he"], ["nurse"]], scoring="sentence"
+    )
     assert r2.log_prob[0, 0] == pytest.approx(r2.log_prob[1, 0], abs=1e-9)
 
 
@@ -216,8 +236,9 @@ def test_multi_word_candidates_at_sentence_start(scorers, dirs):
     cands = ["He is", "She is", "They are"]
     for name in ("gpt2", "llama"):
         r = scorers[name].score(prompts, cands)
-        np.testing.assert_allclose(r.log_prob, naive(dirs[name], prompts, cands, "continuation"),
-                                   atol=1e-5)
+        np.testing.assert_allclose(
+            r.log_prob, naive(dirs[name], prompts, cands, "continuation"), atol=1e-5
+        )
 
 
 def test_fallback_without_cache_reuse_or_head_split_gives_same_numbers(dirs, gpt2, monkeypatch):
@@ -230,8 +251,9 @@ def test_fallback_without_cache_reuse_or_head_split_gives_same_numbers(dirs, gpt
     assert not s.provenance["share_prefix"]
     np.testing.assert_allclose(s.score(PROMPTS, CANDS).log_prob, ref["continuation"], atol=1e-5)
     s._runner._body_head = None  # the full model's logits, gathered at the scored positions
-    np.testing.assert_allclose(s.score(PROMPTS, CANDS, scoring="sentence").log_prob,
-                               ref["sentence"], atol=1e-5)
+    np.testing.assert_allclose(
+        s.score(PROMPTS, CANDS, scoring="sentence").log_prob, ref["sentence"], atol=1e-5
+    )
 
 
 def test_plan_splits_hand_computed():
@@ -264,8 +286,7 @@ def test_score_cache_keeps_apart_what_another_context_token_gives(dirs, tmp_path
     s = CausalLMScorer(dirs["gpt2"], device="cpu", score_cache=tmp_path / "c")
     a = s.score(PROMPTS, CANDS)
     other = s.tokenizer.convert_ids_to_tokens(7)
-    s2 = CausalLMScorer(dirs["gpt2"], device="cpu", score_cache=tmp_path / "c",
-                        context_token=other)
+    s2 = CausalLMScorer(dirs["gpt2"], device="cpu", score_cache=tmp_path / "c", context_token=other)
     b = s2.score(PROMPTS, CANDS)
     assert s2.n_forward_calls > 0 and s2.context_id == 7 != s.context_id
     plain = CausalLMScorer(dirs["gpt2"], device="cpu", context_token=other).score(PROMPTS, CANDS)
@@ -275,25 +296,40 @@ def test_score_cache_keeps_apart_what_another_context_token_gives(dirs, tmp_path
 
 # ----------------------------------------------------------------------------- errors
 def test_wrong_estimator_for_a_causal_model(gpt2):
-    with pytest.raises(BiasampError, match=r"scoring 'word' is an estimator for masked language "
-                                           r"models, but model '.*tiny-gpt2' is a causal language "
-                                           r"model; valid: 'continuation', 'sentence'"):
+    with pytest.raises(
+        BiasampError,
+        match=r"scoring 'word' is an estimator for masked language "
+        r"models, but model '.*tiny-gpt2' is a causal language "
+        r"model; valid: 'continuation', 'sentence'",
+    ):
         gpt2.score(PROMPTS, CANDS, scoring="word")
-    with pytest.raises(UnknownNameError, match=r"scoring must be one of 'continuation', "
-                                               r"'sentence'; got 'sentense' \(did you mean"):
+    with pytest.raises(
+        UnknownNameError,
+        match=r"scoring must be one of 'continuation', "
+        r"'sentence'; got 'sentense' \(did you mean",
+    ):
         gpt2.score(PROMPTS, CANDS, scoring="sentense")
 
 
 def test_masked_model_refused_by_the_causal_scorer_and_vice_versa(tiny_bert_dir, dirs):
-    with pytest.raises(BiasampError, match=r"model_type 'causal' does not fit model '.*tiny-bert"
-                                           r"': it is a masked language model \(config.json "
-                                           r"architectures \['BertForMaskedLM'\]\)"):
+    with pytest.raises(
+        BiasampError,
+        match=r"model_type 'causal' does not fit model '.*tiny-bert"
+        r"': it is a masked language model \(config.json "
+        r"architectures \['BertForMaskedLM'\]\)",
+    ):
         CausalLMScorer(tiny_bert_dir, device="cpu")
-    with pytest.raises(BiasampError, match=r"model_type 'masked' does not fit .* it is a causal "
-                                           r"language model"):
+    with pytest.raises(
+        BiasampError,
+        match=r"model_type 'masked' does not fit .* it is a causal "
+        r"language model",
+    ):
         MaskedLMScorer(dirs["llama"], device="cpu")
-    with pytest.raises(BiasampError, match=r"model_type must be one of 'auto', 'masked', "
-                                           r"'causal'; got 'decoder'"):
+    with pytest.raises(
+        BiasampError,
+        match=r"model_type must be one of 'auto', 'masked', "
+        r"'causal'; got 'decoder'",
+    ):
         load_scorer(dirs["gpt2"], model_type="decoder")
 
 
@@ -303,22 +339,28 @@ def test_load_scorer_picks_the_class_from_the_config(dirs, tiny_bert_dir):
 
 
 def test_prompt_too_long_for_the_model(gpt2):
-    with pytest.raises(BiasampError, match=r"is \d+ tokens long \(with the context token\); the "
-                                           r"model accepts at most 64"):
+    with pytest.raises(
+        BiasampError,
+        match=r"is \d+ tokens long \(with the context token\); the "
+        r"model accepts at most 64",
+    ):
         gpt2.score(["he is " + "a good " * 40 + "[BLANK]."], ["nurse"])
 
 
 def test_trust_remote_code_stays_off(tmp_path):
     d = tmp_path / "remote"
     d.mkdir()
-    (d / "config.json").write_text('{"model_type": "tiny-remote", "architectures": '
-                                   '["RemoteForCausalLM"], "auto_map": {"AutoConfig": '
-                                   '"configuration_remote.RemoteConfig"}}')
+    (d / "config.json").write_text(
+        '{"model_type": "tiny-remote", "architectures": '
+        '["RemoteForCausalLM"], "auto_map": {"AutoConfig": '
+        '"configuration_remote.RemoteConfig"}}'
+    )
     marker = tmp_path / "ran"
     (d / "configuration_remote.py").write_text(
         f"open({str(marker)!r}, 'w').write('x')\n"
         "from transformers import PretrainedConfig\n"
-        "class RemoteConfig(PretrainedConfig):\n    model_type = 'tiny-remote'\n")
+        "class RemoteConfig(PretrainedConfig):\n    model_type = 'tiny-remote'\n"
+    )
     with pytest.raises(BiasampError, match=r"could not read the config of model .*remote"):
         CausalLMScorer(d, device="cpu")
     assert not marker.exists()

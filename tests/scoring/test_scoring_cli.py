@@ -20,13 +20,27 @@ def bert_dir(tiny_bert_dir):
 def test_score_prints_table_matching_library(bert_dir, capsys):
     from biasamp.scoring import MaskedLMScorer
 
-    rc = main(["-q", "score", "--model", bert_dir, "--prompt", "he is a good [BLANK].",
-               "-p", "[BLANK] was a cook.", "--candidates", "nurse, janitor,they are",
-               "--device", "cpu"])
+    rc = main(
+        [
+            "-q",
+            "score",
+            "--model",
+            bert_dir,
+            "--prompt",
+            "he is a good [BLANK].",
+            "-p",
+            "[BLANK] was a cook.",
+            "--candidates",
+            "nurse, janitor,they are",
+            "--device",
+            "cpu",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0
     ref = MaskedLMScorer(bert_dir, device="cpu").score(
-        ["he is a good [BLANK].", "[BLANK] was a cook."], ["nurse", "janitor", "they are"])
+        ["he is a good [BLANK].", "[BLANK] was a cook."], ["nurse", "janitor", "they are"]
+    )
     lines = [ln.split() for ln in out.splitlines() if ln.startswith("  ") and "log_prob" not in ln]
     assert [ln[0] for ln in lines] == ["nurse", "janitor", "they", "nurse", "janitor", "they"]
     got_lp = np.array([float(ln[-2]) for ln in lines]).reshape(2, 3)
@@ -37,8 +51,23 @@ def test_score_prints_table_matching_library(bert_dir, capsys):
 
 
 def test_score_audit(bert_dir, capsys):
-    rc = main(["-q", "score", "--model", bert_dir, "--prompt", "he is a [BLANK].", "--candidates",
-               "jan,janitor,hairdresser", "--scoring", "first-piece", "--audit", "--device", "cpu"])
+    rc = main(
+        [
+            "-q",
+            "score",
+            "--model",
+            bert_dir,
+            "--prompt",
+            "he is a [BLANK].",
+            "--candidates",
+            "jan,janitor,hairdresser",
+            "--scoring",
+            "first-piece",
+            "--audit",
+            "--device",
+            "cpu",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0
     assert "tokenisation audit" in out
@@ -47,15 +76,22 @@ def test_score_audit(bert_dir, capsys):
     assert row and row[0].rstrip().endswith("jan")
 
 
-@pytest.mark.parametrize("argv, match", [
-    (["--prompt", "no blank here", "--candidates", "a,b"], "exactly once"),
-    (["--prompt", "[BLANK].", "--candidates", "a,,b"], "empty entry at position 2"),
-    (["--prompt", "[BLANK].", "--candidates", " , "], "at least one word"),
-    (["--prompt", "[BLANK].", "--candidates", "he", "--scoring", "wordz"],
-     "scoring must be one of 'word', 'first-piece', 'pll'; got 'wordz' (did you mean 'word'?)"),
-    (["--prompt", "[BLANK].", "--candidates", "he", "--dtype", "float16", "--device", "cpu"],
-     "needs a CUDA device"),
-])
+@pytest.mark.parametrize(
+    "argv, match",
+    [
+        (["--prompt", "no blank here", "--candidates", "a,b"], "exactly once"),
+        (["--prompt", "[BLANK].", "--candidates", "a,,b"], "empty entry at position 2"),
+        (["--prompt", "[BLANK].", "--candidates", " , "], "at least one word"),
+        (
+            ["--prompt", "[BLANK].", "--candidates", "he", "--scoring", "wordz"],
+            "scoring must be one of 'word', 'first-piece', 'pll'; got 'wordz' (did you mean 'word'?)",
+        ),
+        (
+            ["--prompt", "[BLANK].", "--candidates", "he", "--dtype", "float16", "--device", "cpu"],
+            "needs a CUDA device",
+        ),
+    ],
+)
 def test_score_bad_input_exit_2(bert_dir, capsys, argv, match):
     rc = main(["-q", "score", "--model", bert_dir, *argv])
     err = capsys.readouterr().err
@@ -64,7 +100,8 @@ def test_score_bad_input_exit_2(bert_dir, capsys, argv, match):
 
 
 def test_score_unknown_model_exit_2(tmp_path, capsys):
-    rc = main(["score", "--model", str(tmp_path / "missing"), "--prompt", "[BLANK].",
-               "--candidates", "a"])
+    rc = main(
+        ["score", "--model", str(tmp_path / "missing"), "--prompt", "[BLANK].", "--candidates", "a"]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and "no such folder" in err and "Traceback" not in err

@@ -85,8 +85,10 @@ def test_gpt2_body_checkpoint_is_complete_because_its_head_is_tied(tmp_path, tin
     s = CausalLMScorer(d, device="cpu")  # lm_head.weight is the token embedding: nothing missing
     assert s.missing_weights == [] and "missing_weights" not in s.provenance
     ref = CausalLMScorer(tiny_gpt2_dir, device="cpu")
-    assert s.score(["he is a [BLANK]."], ["nurse", "cook"]).log_prob.tolist() == \
-        ref.score(["he is a [BLANK]."], ["nurse", "cook"]).log_prob.tolist()
+    assert (
+        s.score(["he is a [BLANK]."], ["nurse", "cook"]).log_prob.tolist()
+        == ref.score(["he is a [BLANK]."], ["nurse", "cook"]).log_prob.tolist()
+    )
 
 
 def test_folder_with_weights_but_no_tokenizer(tmp_path, tiny_bert_dir):
@@ -107,7 +109,8 @@ def _copy_model(src: Path, dst: Path) -> Path:
 
 
 def test_tokenizer_without_a_mask_token_is_refused_before_the_weights_load(
-        tmp_path, tiny_bert_dir, monkeypatch, capsys):
+    tmp_path, tiny_bert_dir, monkeypatch, capsys
+):
     import json
 
     import biasamp.scoring._base as base
@@ -119,19 +122,28 @@ def test_tokenizer_without_a_mask_token_is_refused_before_the_weights_load(
 
     def no_load(*args, **kwargs):
         raise AssertionError("the weights were loaded")
+
     monkeypatch.setattr(base, "load_model", no_load)
-    with pytest.raises(BiasampError, match=r"^model '.*no-mask': its tokenizer has no mask "
-                                           r"token; a masked language model is needed$"):
+    with pytest.raises(
+        BiasampError,
+        match=r"^model '.*no-mask': its tokenizer has no mask "
+        r"token; a masked language model is needed$",
+    ):
         MaskedLMScorer(d, device="cpu")
-    assert main(["probe", "--model", str(d), "--out", str(tmp_path / "o"),
-                 "--max-templates", "2"]) == 2
+    assert (
+        main(["probe", "--model", str(d), "--out", str(tmp_path / "o"), "--max-templates", "2"])
+        == 2
+    )
     err = capsys.readouterr().err
-    assert err.splitlines() == [f"error: model {str(d)!r}: its tokenizer has no mask token; a "
-                                "masked language model is needed"]
+    assert err.splitlines() == [
+        f"error: model {str(d)!r}: its tokenizer has no mask token; a "
+        "masked language model is needed"
+    ]
 
 
-def test_tokenizer_with_ids_beyond_the_embeddings_is_refused_at_load(tmp_path, tiny_bert_dir,
-                                                                     capsys):
+def test_tokenizer_with_ids_beyond_the_embeddings_is_refused_at_load(
+    tmp_path, tiny_bert_dir, capsys
+):
     import json
 
     from safetensors.torch import load_file, save_file
@@ -142,19 +154,29 @@ def test_tokenizer_with_ids_beyond_the_embeddings_is_refused_at_load(tmp_path, t
     weights = load_file(d / "model.safetensors")
     rows = weights["bert.embeddings.word_embeddings.weight"].shape[0]
     keep = rows - 40  # the tokenizer's last 40 ids have no embedding row
-    save_file({k: (v[:keep].clone() if v.shape and v.shape[0] == rows else v)
-               for k, v in weights.items()}, d / "model.safetensors", metadata={"format": "pt"})
+    save_file(
+        {
+            k: (v[:keep].clone() if v.shape and v.shape[0] == rows else v)
+            for k, v in weights.items()
+        },
+        d / "model.safetensors",
+        metadata={"format": "pt"},
+    )
     conf = json.loads((d / "config.json").read_text())
     (d / "config.json").write_text(json.dumps({**conf, "vocab_size": keep}))
     vocab = (d / "vocab.txt").read_text().splitlines()
-    message = (f"model {str(d)!r}: its tokenizer has ids up to {rows - 1} ({vocab[-1]!r}; 40 of "
-               f"its {rows} tokens are beyond the model's {keep} embedding rows): the tokenizer "
-               "does not belong to this model, or tokens were added without resizing its "
-               "embeddings")
+    message = (
+        f"model {str(d)!r}: its tokenizer has ids up to {rows - 1} ({vocab[-1]!r}; 40 of "
+        f"its {rows} tokens are beyond the model's {keep} embedding rows): the tokenizer "
+        "does not belong to this model, or tokens were added without resizing its "
+        "embeddings"
+    )
     with pytest.raises(BiasampError, match=rf"^{re.escape(message)}$"):
         MaskedLMScorer(d, device="cpu")
-    assert main(["probe", "--model", str(d), "--out", str(tmp_path / "o"),
-                 "--max-templates", "2"]) == 2
+    assert (
+        main(["probe", "--model", str(d), "--out", str(tmp_path / "o"), "--max-templates", "2"])
+        == 2
+    )
     err = capsys.readouterr().err  # after the weight-loading bar
     assert [x for x in err.splitlines() if x.startswith("error")] == [f"error: {message}"]
     assert "Traceback" not in err
@@ -162,8 +184,14 @@ def test_tokenizer_with_ids_beyond_the_embeddings_is_refused_at_load(tmp_path, t
 
 
 # ----------------------------------------------------------------------------- model type
-def test_detect_model_type_from_config(tiny_bert_dir, tiny_roberta_dir, tiny_gpt2_dir,
-                                       tiny_llama_dir, tiny_qwen2_chat_dir, headless_bert):
+def test_detect_model_type_from_config(
+    tiny_bert_dir,
+    tiny_roberta_dir,
+    tiny_gpt2_dir,
+    tiny_llama_dir,
+    tiny_qwen2_chat_dir,
+    headless_bert,
+):
     assert detect_model_type(tiny_bert_dir)[0] == "masked"
     assert detect_model_type(tiny_roberta_dir)[0] == "masked"
     assert detect_model_type(headless_bert) == ("masked", "config.json model_type 'bert'")
@@ -175,12 +203,16 @@ def test_detect_model_type_from_config(tiny_bert_dir, tiny_roberta_dir, tiny_gpt
 def test_unknown_kind_needs_model_type(tmp_path, tiny_gpt2_dir):
     d = tmp_path / "odd"
     d.mkdir()
-    (d / "config.json").write_text('{"model_type": "gpt2", "architectures": ["GPT2Model"], '
-                                   '"n_layer": 1}')
+    (d / "config.json").write_text(
+        '{"model_type": "gpt2", "architectures": ["GPT2Model"], "n_layer": 1}'
+    )
     assert detect_model_type(d)[0] == "causal"  # gpt2 has only a causal-LM class
     (d / "config.json").write_text('{"model_type": "clip_text_model"}')
-    with pytest.raises(BiasampError, match=r"cannot tell from its config.json .* whether it is a "
-                                           r"masked or a causal language model; give model_type"):
+    with pytest.raises(
+        BiasampError,
+        match=r"cannot tell from its config.json .* whether it is a "
+        r"masked or a causal language model; give model_type",
+    ):
         detect_model_type(d)
     r = resolve_model(d, "causal")
     assert (r.model_type, r.evidence) == ("causal", "given")
@@ -195,7 +227,8 @@ def test_weights_sha256_of_a_local_folder(tiny_bert_dir):
 
 
 def test_offline_hub_model_from_a_filled_cache_records_commit_and_blob_hashes(
-        tmp_path, tiny_gpt2_dir, monkeypatch):
+    tmp_path, tiny_gpt2_dir, monkeypatch
+):
     from huggingface_hub import constants
 
     cache = tmp_path / "hf"
@@ -206,8 +239,11 @@ def test_offline_hub_model_from_a_filled_cache_records_commit_and_blob_hashes(
     assert p["commit"] == COMMIT and p["model"] == "org/tiny-gpt2"
     want = hashlib.sha256((tiny_gpt2_dir / "model.safetensors").read_bytes()).hexdigest()
     assert p["weights_sha256"] == {"model.safetensors": want}
-    with pytest.raises(BiasampError, match=r"model 'org/other' is not in the Hugging Face cache "
-                                           r"and HF_HUB_OFFLINE=1 forbids downloading it"):
+    with pytest.raises(
+        BiasampError,
+        match=r"model 'org/other' is not in the Hugging Face cache "
+        r"and HF_HUB_OFFLINE=1 forbids downloading it",
+    ):
         CausalLMScorer("org/other", device="cpu", hf_cache_dir=cache)
 
 
@@ -216,15 +252,30 @@ def _run_cli(args, env_extra, timeout=120):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE"))}
     env.update(PYTHONPATH=SRC + os.pathsep + env.get("PYTHONPATH", ""), **env_extra)
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "biasamp", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "biasamp", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return proc, time.monotonic() - t0
 
 
 def test_hub_unreachable_is_one_attempt_and_one_line(tmp_path):
-    proc, took = _run_cli(["-q", "score", "--model", "bert-base-uncased", "--prompt", "[BLANK].",
-                           "--candidates", "he,she"],
-                          {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "h")})
+    proc, took = _run_cli(
+        [
+            "-q",
+            "score",
+            "--model",
+            "bert-base-uncased",
+            "--prompt",
+            "[BLANK].",
+            "--candidates",
+            "he,she",
+        ],
+        {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "h")},
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stdout == ""
     assert proc.stderr.startswith("error: the Hugging Face hub is unreachable (http://127.0.0.1:9")
@@ -254,29 +305,53 @@ def test_hub_not_found_is_told_apart_from_unreachable(tmp_path):
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        proc, _ = _run_cli(["probe", "--model", "org/no-such-model", "--out", str(tmp_path / "o"),
-                            "--base-rates", "uniform"],
-                           {"HF_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}",
-                            "HF_HOME": str(tmp_path / "h")})
+        proc, _ = _run_cli(
+            [
+                "probe",
+                "--model",
+                "org/no-such-model",
+                "--out",
+                str(tmp_path / "o"),
+                "--base-rates",
+                "uniform",
+            ],
+            {
+                "HF_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}",
+                "HF_HOME": str(tmp_path / "h"),
+            },
+        )
     finally:
         server.shutdown()
         thread.join(timeout=10)
     assert proc.returncode == 2, proc.stderr
     last = proc.stderr.strip().splitlines()[-1]
-    assert last.startswith("error: model 'org/no-such-model' was not found on the Hugging Face "
-                           "hub (HTTP 404")
+    assert last.startswith(
+        "error: model 'org/no-such-model' was not found on the Hugging Face hub (HTTP 404"
+    )
     assert "unreachable" not in proc.stderr
     # one attempt (huggingface_hub itself may also ask an /api/ route once)
     assert [p for p in _NotFound.paths if "/resolve/" in p] == [
-        "/org/no-such-model/resolve/main/config.json"]
+        "/org/no-such-model/resolve/main/config.json"
+    ]
     assert not (tmp_path / "o").exists()
 
 
 def test_hub_unreachable_with_a_filled_cache_loads_it_with_one_warning(tmp_path, tiny_gpt2_dir):
     tm.fill_hub_cache(tiny_gpt2_dir, tmp_path / "h" / "hub", "org/tiny-gpt2", COMMIT)
-    proc, _ = _run_cli(["score", "--model", "org/tiny-gpt2", "--prompt", "he is a [BLANK].",
-                        "--candidates", "nurse,cook", "--device", "cpu"],
-                       {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "h")})
+    proc, _ = _run_cli(
+        [
+            "score",
+            "--model",
+            "org/tiny-gpt2",
+            "--prompt",
+            "he is a [BLANK].",
+            "--candidates",
+            "nurse,cook",
+            "--device",
+            "cpu",
+        ],
+        {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "h")},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "(causal LM)  scoring continuation" in proc.stdout
     warn = [ln for ln in proc.stderr.splitlines() if ln.startswith("warning:")]

@@ -31,41 +31,78 @@ from biasamp.templates import (
 from biasamp.templates._slots import indefinite_article
 
 TEMPLATES = data_dir("templates")
-TASKS = TEMPLATES.parent / "base_rates"  # the one copy of each vocabulary data file (sha256 checked below)
+TASKS = (
+    TEMPLATES.parent / "base_rates"
+)  # the one copy of each vocabulary data file (sha256 checked below)
 
 # The paper's 20 sentences (Sec. 5.3 / fit_sentences.py --version 10), written out by hand.
 WANG_HE = [
-    "he is a new nurse.", "he is a known nurse.", "he is a single nurse.",
-    "he is a large nurse.", "he is a small nurse.", "he is a major nurse.",
-    "he is a French nurse.", "he is an old nurse.", "he is a short nurse.",
+    "he is a new nurse.",
+    "he is a known nurse.",
+    "he is a single nurse.",
+    "he is a large nurse.",
+    "he is a small nurse.",
+    "he is a major nurse.",
+    "he is a French nurse.",
+    "he is an old nurse.",
+    "he is a short nurse.",
     "he is a good nurse.",
-    "he was a new nurse.", "he was a known nurse.", "he was a single nurse.",
-    "he was a large nurse.", "he was a small nurse.", "he was a major nurse.",
-    "he was a French nurse.", "he was an old nurse.", "he was a short nurse.",
+    "he was a new nurse.",
+    "he was a known nurse.",
+    "he was a single nurse.",
+    "he was a large nurse.",
+    "he was a small nurse.",
+    "he was a major nurse.",
+    "he was a French nurse.",
+    "he was an old nurse.",
+    "he was a short nurse.",
     "he was a good nurse.",
 ]
 WANG_SHE = [
-    "she is a new nurse.", "she is a known nurse.", "she is a single nurse.",
-    "she is a large nurse.", "she is a small nurse.", "she is a major nurse.",
-    "she is a French nurse.", "she is an old nurse.", "she is a short nurse.",
+    "she is a new nurse.",
+    "she is a known nurse.",
+    "she is a single nurse.",
+    "she is a large nurse.",
+    "she is a small nurse.",
+    "she is a major nurse.",
+    "she is a French nurse.",
+    "she is an old nurse.",
+    "she is a short nurse.",
     "she is a good nurse.",
-    "she was a new nurse.", "she was a known nurse.", "she was a single nurse.",
-    "she was a large nurse.", "she was a small nurse.", "she was a major nurse.",
-    "she was a French nurse.", "she was an old nurse.", "she was a short nurse.",
+    "she was a new nurse.",
+    "she was a known nurse.",
+    "she was a single nurse.",
+    "she was a large nurse.",
+    "she was a small nurse.",
+    "she was a major nurse.",
+    "she was a French nurse.",
+    "she was an old nurse.",
+    "she was a short nurse.",
     "she was a good nurse.",
 ]
 WANG_THEY = [
-    "they is a new nurse.", "they is a known nurse.", "they is a single nurse.",
-    "they is a large nurse.", "they is a small nurse.", "they is a major nurse.",
-    "they is a French nurse.", "they is an old nurse.", "they is a short nurse.",
+    "they is a new nurse.",
+    "they is a known nurse.",
+    "they is a single nurse.",
+    "they is a large nurse.",
+    "they is a small nurse.",
+    "they is a major nurse.",
+    "they is a French nurse.",
+    "they is an old nurse.",
+    "they is a short nurse.",
     "they is a good nurse.",
-    "they was a new nurse.", "they was a known nurse.", "they was a single nurse.",
-    "they was a large nurse.", "they was a small nurse.", "they was a major nurse.",
-    "they was a French nurse.", "they was an old nurse.", "they was a short nurse.",
+    "they was a new nurse.",
+    "they was a known nurse.",
+    "they was a single nurse.",
+    "they was a large nurse.",
+    "they was a small nurse.",
+    "they was a major nurse.",
+    "they was a French nurse.",
+    "they was an old nurse.",
+    "they was a short nurse.",
     "they was a good nurse.",
 ]
-ADJECTIVES = ["new", "known", "single", "large", "small", "major", "French", "old", "short",
-              "good"]
+ADJECTIVES = ["new", "known", "single", "large", "small", "major", "French", "old", "short", "good"]
 
 
 def _write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
@@ -95,6 +132,7 @@ def _one(text: str, extra: str = "") -> str:
 # ---------------------------------------------------------------------------------------
 # the paper's set
 # ---------------------------------------------------------------------------------------
+
 
 def test_wang2021_generates_exactly_the_20_paper_sentences_per_pronoun():
     s = load_template_set("wang2021")
@@ -158,9 +196,13 @@ def test_lu2019_sets():
     assert [t.tense for t in ext.templates[40:]] == ["present"] * 31 + ["past"] * 31
     assert s.render("past-01-hungry", "she", "nurse") == "The nurse ate because she was hungry."
     assert s.render("past-01-hungry", "they", "nurse") == "The nurse ate because they were hungry."
-    assert s.render("present-01-hungry", "he", "cook") == "The cook is eating because he was hungry."
-    assert ext.render("past-extra-31-vain", "they", "baker") == \
-        "The baker used lots of mirrors because they were vain."
+    assert (
+        s.render("present-01-hungry", "he", "cook") == "The cook is eating because he was hungry."
+    )
+    assert (
+        ext.render("past-extra-31-vain", "they", "baker")
+        == "The baker used lots of mirrors because they were vain."
+    )
     t2a = build_prompts(s, "he,she,they", ["cook"], direction="T->A")
     assert t2a.loc[20, "prompt"] == "The cook ate because [BLANK] hungry."
     assert t2a.loc[20, "candidates"] == ("he was", "she was", "they were")
@@ -179,18 +221,32 @@ def test_adjectives_large_generated_from_the_word_list():
     assert len(lines) == 1347
     distinct = list(dict.fromkeys(lines))
     assert len(distinct) == 1339 == len(s)
-    assert s.provenance["dropped_duplicates"] == ["adorable", "dismal", "distant", "downright",
-                                                  "dreary", "oblong", "precious", "tremendous"]
+    assert s.provenance["dropped_duplicates"] == [
+        "adorable",
+        "dismal",
+        "distant",
+        "downright",
+        "dreary",
+        "oblong",
+        "precious",
+        "tremendous",
+    ]
     # the first occurrence is kept: its id carries its 1-based line number
     first = lines.index("oblong") + 1
     assert f"present-{first:04d}-oblong" in s.ids
     assert [t.id.split("-", 2)[2] for t in s.templates] == distinct
-    assert s.render(f"present-{lines.index('honest') + 1:04d}-honest", "they", "cook") == \
-        "They are an honest cook."
-    assert s.render(f"present-{lines.index('unique') + 1:04d}-unique", "he", "cook") == \
-        "He is a unique cook."
-    assert s.render(f"present-{lines.index('unimportant') + 1:04d}-unimportant", "he", "cook") == \
-        "He is an unimportant cook."
+    assert (
+        s.render(f"present-{lines.index('honest') + 1:04d}-honest", "they", "cook")
+        == "They are an honest cook."
+    )
+    assert (
+        s.render(f"present-{lines.index('unique') + 1:04d}-unique", "he", "cook")
+        == "He is a unique cook."
+    )
+    assert (
+        s.render(f"present-{lines.index('unimportant') + 1:04d}-unimportant", "he", "cook")
+        == "He is an unimportant cook."
+    )
     words_sha = hashlib.sha256((TEMPLATES / "english-adjectives.txt").read_bytes()).hexdigest()
     assert s.provenance["words_files"] == {"english-adjectives.txt": words_sha}
     assert words_sha == "92432c11dde3b2a6db12642012d2ecf42156f51234a88cff69b1e779bd98078d"
@@ -198,10 +254,24 @@ def test_adjectives_large_generated_from_the_word_list():
 
 def test_every_shipped_set_loads_with_provenance():
     names = list_template_sets()
-    assert names == ["adjectives", "adjectives-large", "lu2019", "lu2019-extended", "wang2021",
-                     "winobias", "winogender"]
-    counts = {"adjectives": 20, "adjectives-large": 1339, "lu2019": 40, "lu2019-extended": 102,
-              "wang2021": 20, "winobias": 1606, "winogender": 120}
+    assert names == [
+        "adjectives",
+        "adjectives-large",
+        "lu2019",
+        "lu2019-extended",
+        "wang2021",
+        "winobias",
+        "winogender",
+    ]
+    counts = {
+        "adjectives": 20,
+        "adjectives-large": 1339,
+        "lu2019": 40,
+        "lu2019-extended": 102,
+        "wang2021": 20,
+        "winobias": 1606,
+        "winogender": 120,
+    }
     for name in names:
         s = load_template_set(name)
         assert s.name == name and len(s) == counts[name]
@@ -217,16 +287,42 @@ def test_every_shipped_set_loads_with_provenance():
 # a / an
 # ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("word, sound, compat", [
-    ("new", "a", "a"), ("old", "an", "an"), ("French", "a", "a"), ("Old", "an", "a"),
-    ("Each", "an", "a"), ("elderly", "an", "an"), ("hour", "an", "a"), ("honest", "an", "a"),
-    ("honorable", "an", "a"), ("hourly", "an", "a"), ("university", "a", "an"),
-    ("unique", "a", "an"), ("uniform", "a", "an"), ("unimportant", "an", "an"),
-    ("unhappy", "an", "an"), ("utter", "an", "an"), ("urban", "an", "an"), ("useful", "a", "an"),
-    ("European", "a", "a"), ("euphoric", "a", "an"), ("one-way", "a", "an"), ("one", "a", "an"),
-    ("MBA", "an", "a"), ("RN", "an", "a"), ("mba", "a", "a"), ("X-ray", "an", "a"),
-    ("8-year-old", "a", "a"), ("umbrella", "an", "an"), ("house", "a", "a"), ("old,", "an", "an"),
-])
+
+@pytest.mark.parametrize(
+    "word, sound, compat",
+    [
+        ("new", "a", "a"),
+        ("old", "an", "an"),
+        ("French", "a", "a"),
+        ("Old", "an", "a"),
+        ("Each", "an", "a"),
+        ("elderly", "an", "an"),
+        ("hour", "an", "a"),
+        ("honest", "an", "a"),
+        ("honorable", "an", "a"),
+        ("hourly", "an", "a"),
+        ("university", "a", "an"),
+        ("unique", "a", "an"),
+        ("uniform", "a", "an"),
+        ("unimportant", "an", "an"),
+        ("unhappy", "an", "an"),
+        ("utter", "an", "an"),
+        ("urban", "an", "an"),
+        ("useful", "a", "an"),
+        ("European", "a", "a"),
+        ("euphoric", "a", "an"),
+        ("one-way", "a", "an"),
+        ("one", "a", "an"),
+        ("MBA", "an", "a"),
+        ("RN", "an", "a"),
+        ("mba", "a", "a"),
+        ("X-ray", "an", "a"),
+        ("8-year-old", "a", "a"),
+        ("umbrella", "an", "an"),
+        ("house", "a", "a"),
+        ("old,", "an", "an"),
+    ],
+)
 def test_indefinite_article_both_rules(word, sound, compat):
     assert indefinite_article(word) == sound
     assert indefinite_article(word, rule="wang2021") == compat
@@ -240,10 +336,12 @@ def test_indefinite_article_errors():
 
 
 def test_article_follows_the_next_word_in_a_custom_set(tmp_path):
-    p = _set_file(tmp_path, _one("{A} {task} met {attribute}.",
-                                 'mask = { attribute_to_task = ["a", "task"] }') +
-                  '[[template]]\nid = "y"\ntext = "{Attribute} {be} {a} {task}\'s friend."\n'
-                  'mask = { attribute_to_task = ["a", "task"] }\n')
+    p = _set_file(
+        tmp_path,
+        _one("{A} {task} met {attribute}.", 'mask = { attribute_to_task = ["a", "task"] }')
+        + '[[template]]\nid = "y"\ntext = "{Attribute} {be} {a} {task}\'s friend."\n'
+        'mask = { attribute_to_task = ["a", "task"] }\n',
+    )
     s = load_template_set(p)
     assert s.render("x", "he", "engineer") == "An engineer met he."
     assert s.render("x", "he", "hour-long guest") == "An hour-long guest met he."
@@ -259,9 +357,11 @@ def test_article_follows_the_next_word_in_a_custom_set(tmp_path):
 # prompts against a naive implementation
 # ---------------------------------------------------------------------------------------
 
-NAIVE_FORMS = {"attribute": {"he": "he", "she": "she", "they": "they"},
-               "attribute_possessive": {"he": "his", "she": "her", "they": "their"},
-               "attribute_noun": {"he": "man", "she": "woman", "they": "person"}}
+NAIVE_FORMS = {
+    "attribute": {"he": "he", "she": "she", "they": "they"},
+    "attribute_possessive": {"he": "his", "she": "her", "they": "their"},
+    "attribute_noun": {"he": "man", "she": "woman", "they": "person"},
+}
 
 
 def _naive_article(next_word: str, rule: str) -> str:
@@ -282,18 +382,25 @@ def _naive_render(text: str, attribute: str, task: str, agreement: bool, rule: s
         text = text.replace("{" + slot + "}", forms[attribute])
         text = text.replace("{" + slot.capitalize() + "}", forms[attribute].capitalize())
     plural = agreement and attribute == "they"
-    text = text.replace("{be}", "are" if plural else "is").replace("{was}", "were" if plural else "was")
+    text = text.replace("{be}", "are" if plural else "is").replace(
+        "{was}", "were" if plural else "was"
+    )
     text = text.replace("{task}", task)
     while "{a}" in text or "{A}" in text:
         m = re.search(r"\{([aA])\} (\S+)", text)
         art = _naive_article(m.group(2), rule)
-        text = text[:m.start()] + (art.capitalize() if m.group(1) == "A" else art) + " " + \
-            text[m.start() + 4:]
+        text = (
+            text[: m.start()]
+            + (art.capitalize() if m.group(1) == "A" else art)
+            + " "
+            + text[m.start() + 4 :]
+        )
     return text
 
 
-@pytest.mark.parametrize("name", ["wang2021", "adjectives", "lu2019", "lu2019-extended",
-                                  "adjectives-large"])
+@pytest.mark.parametrize(
+    "name", ["wang2021", "adjectives", "lu2019", "lu2019-extended", "adjectives-large"]
+)
 def test_build_prompts_matches_naive_rendering(name):
     s = load_template_set(name)
     attrs = ["he", "she", "they"]
@@ -304,16 +411,25 @@ def test_build_prompts_matches_naive_rendering(name):
         df = build_prompts(s, attrs, tasks, direction=direction)
         outer = tasks if direction == "task_to_attribute" else attrs
         assert len(df) == len(s) * len(outer)
-        assert list(df.columns) == ["template_id", "direction", "attribute", "task", "prompt",
-                                    "candidates"]
+        assert list(df.columns) == [
+            "template_id",
+            "direction",
+            "attribute",
+            "task",
+            "prompt",
+            "candidates",
+        ]
         assert (df["direction"] == direction).all()
         assert df["template_id"].tolist() == [i for i in s.ids for _ in outer]
         k = 0
         for t in s.templates:
             masked = t.mask[direction]
             assert list(masked) == set_mask[direction] or t.id.startswith("past")
-            tokens = [m.group(0) for m in re.finditer(r"\{\w+\}", t.text)
-                      if m.group(0)[1:-1].lower() in masked]
+            tokens = [
+                m.group(0)
+                for m in re.finditer(r"\{\w+\}", t.text)
+                if m.group(0)[1:-1].lower() in masked
+            ]
             lo = t.text.index(tokens[0])
             hi = t.text.index(tokens[-1]) + len(tokens[-1])
             span_raw, outside = t.text[lo:hi], t.text[:lo] + "@@" + t.text[hi:]
@@ -330,21 +446,26 @@ def test_build_prompts_matches_naive_rendering(name):
                 prompt = _naive_render(outside, a0, w0, s.agreement, s.article).replace("@@", BLANK)
                 assert row["prompt"] == prompt
                 assert row["prompt"].count(BLANK) == 1
-                cands = tuple(_naive_render(span_raw, a, w, s.agreement, s.article)
-                              for a, w in pairs)
+                cands = tuple(
+                    _naive_render(span_raw, a, w, s.agreement, s.article) for a, w in pairs
+                )
                 assert row["candidates"] == cands
                 # invariant: filling the blank with a candidate gives the full sentence
                 for (a, w), c in zip(pairs, cands):
-                    assert row["prompt"].replace(BLANK, c) == s.render(t, a, w) == \
-                        _naive_render(t.text, a, w, s.agreement, s.article)
+                    assert (
+                        row["prompt"].replace(BLANK, c)
+                        == s.render(t, a, w)
+                        == _naive_render(t.text, a, w, s.agreement, s.article)
+                    )
         assert k == len(df)
 
 
 def test_build_prompts_dtypes_aliases_and_inputs():
     vocab = load_tasks("winobias32")
     a = build_prompts("adjectives", "he,she", vocab, direction="A->T")
-    b = build_prompts(load_template_set("adjectives"), ["he", "she"], vocab.words,
-                      direction="attribute_to_task")
+    b = build_prompts(
+        load_template_set("adjectives"), ["he", "she"], vocab.words, direction="attribute_to_task"
+    )
     c = build_prompts("adjectives", "he,she", "winobias32", direction="attribute_to_task")
     pd.testing.assert_frame_equal(a, b)
     pd.testing.assert_frame_equal(a, c)
@@ -361,21 +482,25 @@ def test_build_prompts_dtypes_aliases_and_inputs():
 # attributes and directions
 # ---------------------------------------------------------------------------------------
 
+
 def test_resolve_attributes():
     assert resolve_attributes("he,she") == ["he", "she"]
     assert resolve_attributes(" they , he ") == ["they", "he"]
     assert resolve_attributes(("he", "she", "they")) == ["he", "she", "they"]
 
 
-@pytest.mark.parametrize("spec, pattern", [
-    ("He,she", r"attributes must be a subset of .*got 'He' \(did you mean 'he'\?\)"),
-    ("he,she,it", r"attributes must be a subset of .*got 'it'"),
-    ("he,he", r"attributes must not repeat a name; got 'he,he'"),
-    ("he", r"attributes must name at least two attributes; got 'he'"),
-    ("", r"attributes must be a subset of .*got ''"),
-    (["he", 3], r"attributes must be a subset of .*got 3"),
-    (5, r"attributes must be a comma-separated string or a list; got 5"),
-])
+@pytest.mark.parametrize(
+    "spec, pattern",
+    [
+        ("He,she", r"attributes must be a subset of .*got 'He' \(did you mean 'he'\?\)"),
+        ("he,she,it", r"attributes must be a subset of .*got 'it'"),
+        ("he,he", r"attributes must not repeat a name; got 'he,he'"),
+        ("he", r"attributes must name at least two attributes; got 'he'"),
+        ("", r"attributes must be a subset of .*got ''"),
+        (["he", 3], r"attributes must be a subset of .*got 3"),
+        (5, r"attributes must be a comma-separated string or a list; got 5"),
+    ],
+)
 def test_resolve_attributes_errors(spec, pattern):
     with pytest.raises(BiasampError, match=pattern):
         resolve_attributes(spec)
@@ -387,13 +512,16 @@ def test_direction_and_render_errors():
     s = load_template_set("wang2021")
     with pytest.raises(BiasampError, match=r"attribute must be one of .*got 'it'"):
         s.render("present-01-new", "it", "nurse")
-    with pytest.raises(UnknownNameError, match=r"unknown template id in set 'wang2021' 'present-1-new'"):
+    with pytest.raises(
+        UnknownNameError, match=r"unknown template id in set 'wang2021' 'present-1-new'"
+    ):
         s.template("present-1-new")
 
 
 # ---------------------------------------------------------------------------------------
 # task vocabularies
 # ---------------------------------------------------------------------------------------
+
 
 def _csv_column(path: Path, column: str, delimiter: str = ",") -> list[str]:
     with open(path, newline="") as f:
@@ -416,7 +544,9 @@ def test_shipped_task_vocabularies():
     assert len(v60) == 60 and v60.groups == {}
     assert v40.sha256 == "3ee796761c0fa13a3a018bca663f909a878e531528b1cc9cc497e4afe2d74df7"
     assert v60.sha256 == "3f7f37c16381a70571356982ea7fe613ac700ad04a6d3b19b9f2be18248df567"
-    assert v60.words[:3] == ["technician", "accountant", "supervisor"] and v60.words[-1] == "secretary"
+    assert (
+        v60.words[:3] == ["technician", "accountant", "supervisor"] and v60.words[-1] == "secretary"
+    )
     for v in (v32, v40, v60):
         assert v.sha256 == hashlib.sha256(v.path.read_bytes()).hexdigest()
         for key in ("source", "year", "license"):
@@ -424,8 +554,9 @@ def test_shipped_task_vocabularies():
 
 
 def test_user_task_files(tmp_path):
-    p = _write(tmp_path, "task,group,pct\nnurse,female_biased,90\ncook,,38\nCEO,male_biased,\n",
-               "mine.csv")
+    p = _write(
+        tmp_path, "task,group,pct\nnurse,female_biased,90\ncook,,38\nCEO,male_biased,\n", "mine.csv"
+    )
     v = load_tasks(str(p))
     assert v.name == "mine" and v.words == ["nurse", "cook", "CEO"]
     assert v.groups == {"nurse": "female_biased", "CEO": "male_biased"}
@@ -433,20 +564,33 @@ def test_user_task_files(tmp_path):
     assert load_tasks(p).words == ["pilot", "chef"]
     p = _write(tmp_path, "# my list\npilot\n\nchef\n", "w.txt")
     assert load_tasks(p).words == ["pilot", "chef"]
-    assert build_prompts("wang2021", "he,she", p, direction="A->T").loc[0, "candidates"] == \
-        ("pilot", "chef")
+    assert build_prompts("wang2021", "he,she", p, direction="A->T").loc[0, "candidates"] == (
+        "pilot",
+        "chef",
+    )
 
 
-@pytest.mark.parametrize("name, text, pattern", [
-    ("e.txt", "# nothing\n\n", r"task file '[^']*/e\.txt': the vocabulary is empty"),
-    ("d.txt", "nurse\ncook\nnurse\n", r"duplicate word 'nurse' \(entries 1 and 3\)"),
-    ("c.csv", "job,group\nnurse,\n", r"needs a 'task' or 'occupation' column; columns are \['job', 'group'\]"),
-    ("g.csv", "task,group\nnurse,female\n", r"row 2: group must be one of .*got 'female'"),
-    ("r.csv", "task,group\nnurse,female_biased,extra\n", r"row 2 has 3 fields, the header has 2"),
-    ("h.csv", "\n\n", r"the file is empty \(a header row is required\)"),
-    ("b.csv", "task\n \n", r"task file '[^']*/b\.csv': the vocabulary is empty"),
-    ("x.txt", "nurse\n{task}\n", r"entry 2 '\{task\}' contains a brace"),
-])
+@pytest.mark.parametrize(
+    "name, text, pattern",
+    [
+        ("e.txt", "# nothing\n\n", r"task file '[^']*/e\.txt': the vocabulary is empty"),
+        ("d.txt", "nurse\ncook\nnurse\n", r"duplicate word 'nurse' \(entries 1 and 3\)"),
+        (
+            "c.csv",
+            "job,group\nnurse,\n",
+            r"needs a 'task' or 'occupation' column; columns are \['job', 'group'\]",
+        ),
+        ("g.csv", "task,group\nnurse,female\n", r"row 2: group must be one of .*got 'female'"),
+        (
+            "r.csv",
+            "task,group\nnurse,female_biased,extra\n",
+            r"row 2 has 3 fields, the header has 2",
+        ),
+        ("h.csv", "\n\n", r"the file is empty \(a header row is required\)"),
+        ("b.csv", "task\n \n", r"task file '[^']*/b\.csv': the vocabulary is empty"),
+        ("x.txt", "nurse\n{task}\n", r"entry 2 '\{task\}' contains a brace"),
+    ],
+)
 def test_task_file_errors(tmp_path, name, text, pattern):
     p = _write(tmp_path, text, name)
     with pytest.raises(BiasampError, match=pattern):
@@ -457,20 +601,28 @@ def test_inline_tasks_allow_one_trailing_comma_and_refuse_other_empty_words():
     assert load_tasks("nurse,").words == ["nurse"]  # the documented single-word form
     assert load_tasks(" nurse , cook ,").words == ["nurse", "cook"]
     for spec, entry in (("nurse,,cook", 2), (",nurse", 1), ("nurse,cook,,", 3)):
-        with pytest.raises(BiasampError, match=rf"^tasks {re.escape(repr(spec))}: entry "
-                                               rf"{entry} is empty$"):
+        with pytest.raises(
+            BiasampError,
+            match=rf"^tasks {re.escape(repr(spec))}: entry "
+            rf"{entry} is empty$",
+        ):
             load_tasks(spec)
 
 
 def test_task_name_and_path_errors(tmp_path):
     # biasamp.tasks.load_tasks: a BiasampError that also says how to give words inline
-    with pytest.raises(BiasampError, match=r"tasks: unknown task vocabulary 'winobias23' \(did "
-                                             r"you mean 'winobias32'\?\); give a name "
-                                             r"\(winobias32, winobias40, winogender60\)"):
+    with pytest.raises(
+        BiasampError,
+        match=r"tasks: unknown task vocabulary 'winobias23' \(did "
+        r"you mean 'winobias32'\?\); give a name "
+        r"\(winobias32, winobias40, winogender60\)",
+    ):
         load_tasks("winobias23")
     with pytest.raises(BiasampError, match=r"tasks: task vocabulary file not found: '.*nope.csv'"):
         load_tasks(str(tmp_path / "nope.csv"))
-    with pytest.raises(BiasampError, match=r"tasks must be a task vocabulary name or a file path; got ''"):
+    with pytest.raises(
+        BiasampError, match=r"tasks must be a task vocabulary name or a file path; got ''"
+    ):
         load_tasks("")
     (tmp_path / "bad.txt").write_bytes(b"nurse\n\xff\xfe\n")
     with pytest.raises(BiasampError, match=r"not UTF-8"):
@@ -481,15 +633,20 @@ def test_task_name_and_path_errors(tmp_path):
         build_prompts("wang2021", "he,she", [], direction="A->T")
     with pytest.raises(BiasampError, match=r"tasks: duplicate word 'cook'"):
         build_prompts("wang2021", "he,she", ["cook", "cook"], direction="A->T")
-    with pytest.raises(BiasampError, match=r"tasks must be a vocabulary name, a file path, "
-                                           r"comma-separated words or a list of words; got 7"):
+    with pytest.raises(
+        BiasampError,
+        match=r"tasks must be a vocabulary name, a file path, "
+        r"comma-separated words or a list of words; got 7",
+    ):
         build_prompts("wang2021", "he,she", 7, direction="A->T")
 
 
 def test_task_toml_errors(tmp_path):
     (tmp_path / "w.csv").write_text("occupation,grp\nnurse,female_biased\n")
-    base = ('[vocabulary]\nname = "v"\ndescription = "d"\nfile = "{file}"\nword_column = '
-            '"occupation"\nsource = "s"\nyear = 2020\nlicense = "MIT"\n')
+    base = (
+        '[vocabulary]\nname = "v"\ndescription = "d"\nfile = "{file}"\nword_column = '
+        '"occupation"\nsource = "s"\nyear = 2020\nlicense = "MIT"\n'
+    )
     ok = _write(tmp_path, base.format(file="w.csv") + 'group_column = "grp"\n', "v.toml")
     v = load_tasks(ok)
     assert v.words == ["nurse"] and v.groups == {"nurse": "female_biased"}
@@ -498,13 +655,17 @@ def test_task_toml_errors(tmp_path):
     with pytest.raises(BiasampError, match=r"data file not found: '.*missing.csv'"):
         load_tasks(p)
     p = _write(tmp_path, base.format(file="w.csv").replace('license = "MIT"\n', ""), "k.toml")
-    with pytest.raises(BiasampError, match=r"\[vocabulary\]: missing required key\(s\) \['license'\]"):
+    with pytest.raises(
+        BiasampError, match=r"\[vocabulary\]: missing required key\(s\) \['license'\]"
+    ):
         load_tasks(p)
     p = _write(tmp_path, base.format(file="w.csv").replace("2020", '"2020"'), "y.toml")
     with pytest.raises(BiasampError, match=r"\[vocabulary\]: year must be an integer; got '2020'"):
         load_tasks(p)
     p = _write(tmp_path, base.format(file="w.csv") + 'group_column = "g"\n', "g.toml")
-    with pytest.raises(BiasampError, match=r"column 'g' not found; columns are \['occupation', 'grp'\]"):
+    with pytest.raises(
+        BiasampError, match=r"column 'g' not found; columns are \['occupation', 'grp'\]"
+    ):
         load_tasks(p)
 
 
@@ -512,9 +673,13 @@ def test_task_toml_errors(tmp_path):
 # template-file errors
 # ---------------------------------------------------------------------------------------
 
+
 def test_template_set_name_and_path_errors(tmp_path):
-    with pytest.raises(UnknownNameError, match=r"unknown template set 'wang2020' \(did you mean "
-                                                r"'wang2021'\?\); available: adjectives, "):
+    with pytest.raises(
+        UnknownNameError,
+        match=r"unknown template set 'wang2020' \(did you mean "
+        r"'wang2021'\?\); available: adjectives, ",
+    ):
         load_template_set("wang2020")
     with pytest.raises(BiasampError, match=r"template_set: template set file not found"):
         load_template_set(str(tmp_path / "x.toml"))
@@ -522,84 +687,213 @@ def test_template_set_name_and_path_errors(tmp_path):
         load_template_set(_write(tmp_path, "[set\nname = 1\n"))
 
 
-@pytest.mark.parametrize("templates, agreement, extra_set, pattern", [
-    # structure of the file
-    ("", "true", "", r"the set has no templates"),
-    ('[template]\nid = "x"\n', "true", "", r"'template' must be an array of tables"),
-    ('[other]\nx = 1\n', "true", "", r"unknown key\(s\) \['other'\]"),
-    (_one("{attribute} {be} {task}."), '"yes"', "", r"agreement must be true or false; got 'yes'"),
-    (_one("{attribute} {be} {task}."), "true", 'article = "vowel"\n',
-     r"article must be one of .*got 'vowel'"),
-    (_one("{attribute} {be} {task}."), "true", 'agrement = true\n',
-     r"unknown key\(s\) \['agrement'\] \(did you mean 'agreement'\?\)"),
-    ('[[template]]\ntext = "{attribute} {task}"\n', "true", "",
-     r"template #1: missing required key\(s\) \['id'\]"),
-    ('[[template]]\nid = "x"\ntext = "{attribute} {task}"\ntense = ""\n', "true", "",
-     r"template 'x': tense must be a non-empty string; got ''"),
-    ('[[template]]\nid = "x y"\ntext = "{attribute} {task}"\n', "true", "",
-     r"id must be letters, digits, '-', '_' or '.'; got 'x y'"),
-    (_one("{attribute} {task}.") + _one("{attribute} {task}!"), "true", "",
-     r"duplicate template id 'x'"),
-    # slots
-    (_one("{attribute} {be} {profession}."), "true", "",
-     r"unknown slot \{profession\}.*known slots: \{a\}, \{attribute\}"),
-    (_one("{atribute} {be} {task}."), "true", "",
-     r"unknown slot \{atribute\} \(did you mean 'attribute'\?\)"),
-    (_one("{ATTRIBUTE} {task}."), "true", "", r"slot \{ATTRIBUTE\} may only capitalise its first"),
-    (_one("{attribute} {be} {task."), "true", "", r"unbalanced brace"),
-    (_one("{attribute} } {task}"), "true", "", r"unbalanced brace"),
-    (_one("{attribute} is [BLANK] {task}"), "true", "", r"text must not contain '\[BLANK\]'"),
-    (_one("{attribute} {be} a nurse."), "true", "", r"must contain the \{task\} slot exactly once; got 0"),
-    (_one("{task} and {task} met {attribute}."), "true", "", r"exactly once; got 2"),
-    (_one("The {task} is here."), "true", "", r"must contain an attribute slot"),
-    (_one("The {task} {be} a {attribute_noun}."), "true", "",
-     r"the verb slots \{be\}/\{was\} agree with the pronoun and need an \{attribute\} slot"),
-    (_one("{attribute} {be} {a}"), "true", "", r"must contain the \{task\} slot"),
-    (_one("{task}: {attribute} {be} {a}"), "true", "",
-     r"the article slot \{a\} must be followed by a word"),
-    # masks
-    (_one("{attribute} {be} {a} new {task}.", 'mask = { task_to_attribute = ["attribute"] }'),
-     "true", "", r"mask.task_to_attribute must cover every slot that depends on the attribute, "
-                 r"else the prompt leaks the answer; missing \['be'\]"),
-    (_one("{attribute} {be} {a} {task}."), "true", "",
-     r"the article \{a\} directly precedes the masked slot \{task\} for attribute_to_task"),
-    (_one("The {task} is {a} {attribute_noun}."), "true", "",
-     r"the article \{a\} directly precedes the masked slot \{attribute_noun\} for task_to_attribute"),
-    (_one("{attribute} {be} {task}.", 'mask = { task_to_attribute = ["attribute", "be", "task"] }'),
-     "true", "", r"mask.task_to_attribute must not contain 'task'"),
-    (_one("{attribute} {be} new {task}.", 'mask = { attribute_to_task = ["be"] }'),
-     "false", "", r"mask.attribute_to_task must contain 'task'"),
-    (_one("{attribute} {be} {task}.", 'mask = { attribute_to_task = ["be", "task"] }'),
-     "true", "", r"mask.attribute_to_task must not cover attribute slots \['be'\]"),
-    (_one("{attribute} met the {task} and {attribute_possessive} friend."), "false", "",
-     r"is not contiguous: slot \{task\} lies inside"),
-    (_one("{attribute} {be} {task}.", 'mask = { task_to_attribute = ["pronoun"] }'), "true", "",
-     r"mask.task_to_attribute names unknown slot 'pronoun'"),
-    (_one("{attribute} {be} {task}.", 'mask = { task_to_attribute = ["attribute", "attribute"] }'),
-     "false", "", r"mask.task_to_attribute repeats a slot"),
-    (_one("{attribute} {be} {task}.", 'mask = { task_to_attribute = ["attribute", "was"] }'),
-     "true", "", r"slot 'was' must occur exactly once in the text; it occurs 0 times"),
-    (_one("{attribute} {be} {task}.", 'mask = { T2A = ["attribute"] }'), "true", "",
-     r"mask key must be one of .*got 'T2A'"),
-    (_one("{attribute} {be} {task}.", 'mask = { task_to_attribute = [] }'), "true", "",
-     r"mask.task_to_attribute must be a non-empty list of slot names; got \[\]"),
-    (_one("{attribute} {be} {task}.", 'mask = "attribute"'), "true", "",
-     r"mask must be a table with keys"),
-    (_one("{attribute} {be} {task}."), "true", '\n[set.mask]\ntask_to_attribute = ["attribute"]\n',
-     r"missing \['be'\]"),
-])
+@pytest.mark.parametrize(
+    "templates, agreement, extra_set, pattern",
+    [
+        # structure of the file
+        ("", "true", "", r"the set has no templates"),
+        ('[template]\nid = "x"\n', "true", "", r"'template' must be an array of tables"),
+        ("[other]\nx = 1\n", "true", "", r"unknown key\(s\) \['other'\]"),
+        (
+            _one("{attribute} {be} {task}."),
+            '"yes"',
+            "",
+            r"agreement must be true or false; got 'yes'",
+        ),
+        (
+            _one("{attribute} {be} {task}."),
+            "true",
+            'article = "vowel"\n',
+            r"article must be one of .*got 'vowel'",
+        ),
+        (
+            _one("{attribute} {be} {task}."),
+            "true",
+            "agrement = true\n",
+            r"unknown key\(s\) \['agrement'\] \(did you mean 'agreement'\?\)",
+        ),
+        (
+            '[[template]]\ntext = "{attribute} {task}"\n',
+            "true",
+            "",
+            r"template #1: missing required key\(s\) \['id'\]",
+        ),
+        (
+            '[[template]]\nid = "x"\ntext = "{attribute} {task}"\ntense = ""\n',
+            "true",
+            "",
+            r"template 'x': tense must be a non-empty string; got ''",
+        ),
+        (
+            '[[template]]\nid = "x y"\ntext = "{attribute} {task}"\n',
+            "true",
+            "",
+            r"id must be letters, digits, '-', '_' or '.'; got 'x y'",
+        ),
+        (
+            _one("{attribute} {task}.") + _one("{attribute} {task}!"),
+            "true",
+            "",
+            r"duplicate template id 'x'",
+        ),
+        # slots
+        (
+            _one("{attribute} {be} {profession}."),
+            "true",
+            "",
+            r"unknown slot \{profession\}.*known slots: \{a\}, \{attribute\}",
+        ),
+        (
+            _one("{atribute} {be} {task}."),
+            "true",
+            "",
+            r"unknown slot \{atribute\} \(did you mean 'attribute'\?\)",
+        ),
+        (
+            _one("{ATTRIBUTE} {task}."),
+            "true",
+            "",
+            r"slot \{ATTRIBUTE\} may only capitalise its first",
+        ),
+        (_one("{attribute} {be} {task."), "true", "", r"unbalanced brace"),
+        (_one("{attribute} } {task}"), "true", "", r"unbalanced brace"),
+        (_one("{attribute} is [BLANK] {task}"), "true", "", r"text must not contain '\[BLANK\]'"),
+        (
+            _one("{attribute} {be} a nurse."),
+            "true",
+            "",
+            r"must contain the \{task\} slot exactly once; got 0",
+        ),
+        (_one("{task} and {task} met {attribute}."), "true", "", r"exactly once; got 2"),
+        (_one("The {task} is here."), "true", "", r"must contain an attribute slot"),
+        (
+            _one("The {task} {be} a {attribute_noun}."),
+            "true",
+            "",
+            r"the verb slots \{be\}/\{was\} agree with the pronoun and need an \{attribute\} slot",
+        ),
+        (_one("{attribute} {be} {a}"), "true", "", r"must contain the \{task\} slot"),
+        (
+            _one("{task}: {attribute} {be} {a}"),
+            "true",
+            "",
+            r"the article slot \{a\} must be followed by a word",
+        ),
+        # masks
+        (
+            _one(
+                "{attribute} {be} {a} new {task}.", 'mask = { task_to_attribute = ["attribute"] }'
+            ),
+            "true",
+            "",
+            r"mask.task_to_attribute must cover every slot that depends on the attribute, "
+            r"else the prompt leaks the answer; missing \['be'\]",
+        ),
+        (
+            _one("{attribute} {be} {a} {task}."),
+            "true",
+            "",
+            r"the article \{a\} directly precedes the masked slot \{task\} for attribute_to_task",
+        ),
+        (
+            _one("The {task} is {a} {attribute_noun}."),
+            "true",
+            "",
+            r"the article \{a\} directly precedes the masked slot \{attribute_noun\} for task_to_attribute",
+        ),
+        (
+            _one(
+                "{attribute} {be} {task}.",
+                'mask = { task_to_attribute = ["attribute", "be", "task"] }',
+            ),
+            "true",
+            "",
+            r"mask.task_to_attribute must not contain 'task'",
+        ),
+        (
+            _one("{attribute} {be} new {task}.", 'mask = { attribute_to_task = ["be"] }'),
+            "false",
+            "",
+            r"mask.attribute_to_task must contain 'task'",
+        ),
+        (
+            _one("{attribute} {be} {task}.", 'mask = { attribute_to_task = ["be", "task"] }'),
+            "true",
+            "",
+            r"mask.attribute_to_task must not cover attribute slots \['be'\]",
+        ),
+        (
+            _one("{attribute} met the {task} and {attribute_possessive} friend."),
+            "false",
+            "",
+            r"is not contiguous: slot \{task\} lies inside",
+        ),
+        (
+            _one("{attribute} {be} {task}.", 'mask = { task_to_attribute = ["pronoun"] }'),
+            "true",
+            "",
+            r"mask.task_to_attribute names unknown slot 'pronoun'",
+        ),
+        (
+            _one(
+                "{attribute} {be} {task}.",
+                'mask = { task_to_attribute = ["attribute", "attribute"] }',
+            ),
+            "false",
+            "",
+            r"mask.task_to_attribute repeats a slot",
+        ),
+        (
+            _one("{attribute} {be} {task}.", 'mask = { task_to_attribute = ["attribute", "was"] }'),
+            "true",
+            "",
+            r"slot 'was' must occur exactly once in the text; it occurs 0 times",
+        ),
+        (
+            _one("{attribute} {be} {task}.", 'mask = { T2A = ["attribute"] }'),
+            "true",
+            "",
+            r"mask key must be one of .*got 'T2A'",
+        ),
+        (
+            _one("{attribute} {be} {task}.", "mask = { task_to_attribute = [] }"),
+            "true",
+            "",
+            r"mask.task_to_attribute must be a non-empty list of slot names; got \[\]",
+        ),
+        (
+            _one("{attribute} {be} {task}.", 'mask = "attribute"'),
+            "true",
+            "",
+            r"mask must be a table with keys",
+        ),
+        (
+            _one("{attribute} {be} {task}."),
+            "true",
+            '\n[set.mask]\ntask_to_attribute = ["attribute"]\n',
+            r"missing \['be'\]",
+        ),
+    ],
+)
 def test_template_file_errors(tmp_path, templates, agreement, extra_set, pattern):
     p = _set_file(tmp_path, templates, agreement, extra_set)
     with pytest.raises(BiasampError, match=pattern):
         load_template_set(p)
 
 
-@pytest.mark.parametrize("old, new, pattern", [
-    ("year = 2024", 'year = "2024"', r"\[set\]: year must be an integer; got '2024'"),
-    ("year = 2024", "year = true", r"\[set\]: year must be an integer; got True"),
-    ('description = "test set"', "description = 3", r"\[set\]: description must be a non-empty string; got 3"),
-    ('license = "MIT"', 'license = ""', r"\[set\]: license must be a non-empty string; got ''"),
-])
+@pytest.mark.parametrize(
+    "old, new, pattern",
+    [
+        ("year = 2024", 'year = "2024"', r"\[set\]: year must be an integer; got '2024'"),
+        ("year = 2024", "year = true", r"\[set\]: year must be an integer; got True"),
+        (
+            'description = "test set"',
+            "description = 3",
+            r"\[set\]: description must be a non-empty string; got 3",
+        ),
+        ('license = "MIT"', 'license = ""', r"\[set\]: license must be a non-empty string; got ''"),
+    ],
+)
 def test_set_metadata_errors(tmp_path, old, new, pattern):
     p = _set_file(tmp_path, _one("{attribute} {be} {task}."))
     p.write_text(p.read_text().replace(old, new))
@@ -608,21 +902,32 @@ def test_set_metadata_errors(tmp_path, old, new, pattern):
 
 
 def test_default_mask_inference_and_compat_without_agreement(tmp_path):
-    p = _set_file(tmp_path, _one("{Attribute} said {attribute_possessive} friend was a {task}."),
-                  agreement="false")
+    p = _set_file(
+        tmp_path,
+        _one("{Attribute} said {attribute_possessive} friend was a {task}."),
+        agreement="false",
+    )
     s = load_template_set(p)
-    assert dict(s.templates[0].mask) == {"task_to_attribute": ("attribute", "attribute_possessive"),
-                                         "attribute_to_task": ("task",)}
+    assert dict(s.templates[0].mask) == {
+        "task_to_attribute": ("attribute", "attribute_possessive"),
+        "attribute_to_task": ("task",),
+    }
     df = build_prompts(s, "he,she,they", ["cook"], direction="T->A")
     assert df.loc[0, "prompt"] == "[BLANK] friend was a cook."
     assert df.loc[0, "candidates"] == ("He said his", "She said her", "They said their")
     # without agreement the verb does not depend on the attribute and stays visible
     p = _set_file(tmp_path, _one("{attribute} {be} the {task}."), agreement="false")
     df = build_prompts(p, "he,they", ["cook"], direction="T->A")
-    assert df.loc[0, "prompt"] == "[BLANK] is the cook." and df.loc[0, "candidates"] == ("he", "they")
+    assert df.loc[0, "prompt"] == "[BLANK] is the cook." and df.loc[0, "candidates"] == (
+        "he",
+        "they",
+    )
     p = _set_file(tmp_path, _one("{attribute} {be} the {task}."), agreement="true")
     df = build_prompts(p, "he,they", ["cook"], direction="T->A")
-    assert df.loc[0, "prompt"] == "[BLANK] the cook." and df.loc[0, "candidates"] == ("he is", "they are")
+    assert df.loc[0, "prompt"] == "[BLANK] the cook." and df.loc[0, "candidates"] == (
+        "he is",
+        "they are",
+    )
 
 
 GEN = """[[generate]]
@@ -632,20 +937,39 @@ text = "{text}"
 """
 
 
-@pytest.mark.parametrize("extra, text, pattern", [
-    ('words = ["new", "old"]\nwords_file = "w.txt"', "{Attribute} {be} {a} {word} {task}.",
-     r"give exactly one of 'words' \(a list\) or 'words_file'"),
-    ('words = ["new", "new"]', "{Attribute} {be} {a} {word} {task}.",
-     r"duplicate word 'new' \(entries 1 and 2\); set duplicates = \"drop\""),
-    ('words = ["new"]\nduplicates = "keep"', "{Attribute} {be} {a} {word} {task}.",
-     r"duplicates must be one of .*got 'keep'"),
-    ('words = ["new"]', "{Attribute} {be} {a} new {task}.", r"must contain the \{word\} placeholder"),
-    ('words = []', "{Attribute} {be} {a} {word} {task}.", r"the word list is empty"),
-    ('words = ["a{b"]', "{Attribute} {be} {a} {word} {task}.", r"word 'a\{b' contains a brace"),
-    ('words_file = "nope.txt"', "{Attribute} {be} {a} {word} {task}.", r"words_file not found"),
-    ('words = ["new"]\ncolour = "x"', "{Attribute} {be} {a} {word} {task}.",
-     r"\[\[generate\]\] #1: unknown key\(s\) \['colour'\]"),
-])
+@pytest.mark.parametrize(
+    "extra, text, pattern",
+    [
+        (
+            'words = ["new", "old"]\nwords_file = "w.txt"',
+            "{Attribute} {be} {a} {word} {task}.",
+            r"give exactly one of 'words' \(a list\) or 'words_file'",
+        ),
+        (
+            'words = ["new", "new"]',
+            "{Attribute} {be} {a} {word} {task}.",
+            r"duplicate word 'new' \(entries 1 and 2\); set duplicates = \"drop\"",
+        ),
+        (
+            'words = ["new"]\nduplicates = "keep"',
+            "{Attribute} {be} {a} {word} {task}.",
+            r"duplicates must be one of .*got 'keep'",
+        ),
+        (
+            'words = ["new"]',
+            "{Attribute} {be} {a} new {task}.",
+            r"must contain the \{word\} placeholder",
+        ),
+        ("words = []", "{Attribute} {be} {a} {word} {task}.", r"the word list is empty"),
+        ('words = ["a{b"]', "{Attribute} {be} {a} {word} {task}.", r"word 'a\{b' contains a brace"),
+        ('words_file = "nope.txt"', "{Attribute} {be} {a} {word} {task}.", r"words_file not found"),
+        (
+            'words = ["new"]\ncolour = "x"',
+            "{Attribute} {be} {a} {word} {task}.",
+            r"\[\[generate\]\] #1: unknown key\(s\) \['colour'\]",
+        ),
+    ],
+)
 def test_generator_errors(tmp_path, extra, text, pattern):
     p = _set_file(tmp_path, GEN.format(text=text, extra=extra))
     with pytest.raises(BiasampError, match=pattern):
@@ -654,12 +978,20 @@ def test_generator_errors(tmp_path, extra, text, pattern):
 
 def test_generator_with_inline_words_and_drop(tmp_path):
     (tmp_path / "w.txt").write_text("new\n# comment\nold\nnew\nhonest\n")
-    p = _set_file(tmp_path, GEN.format(text="{Attribute} {be} {a} {word} {task}.",
-                                       extra='words_file = "w.txt"\nduplicates = "drop"\ntense = "present"'))
+    p = _set_file(
+        tmp_path,
+        GEN.format(
+            text="{Attribute} {be} {a} {word} {task}.",
+            extra='words_file = "w.txt"\nduplicates = "drop"\ntense = "present"',
+        ),
+    )
     s = load_template_set(p)
     assert s.ids == ["g-0001-new", "g-0002-old", "g-0004-honest"]
     assert [s.render(t, "they", "cook") for t in s.templates] == [
-        "They are a new cook.", "They are an old cook.", "They are an honest cook."]
+        "They are a new cook.",
+        "They are an old cook.",
+        "They are an honest cook.",
+    ]
     assert s.provenance["dropped_duplicates"] == ["new"]
 
 
@@ -667,10 +999,13 @@ def test_generator_with_inline_words_and_drop(tmp_path):
 # data provenance
 # ---------------------------------------------------------------------------------------
 
+
 def test_every_data_file_is_documented_with_its_hash():
     readme = (TEMPLATES / "README.md").read_text()
     files = sorted(p for p in TEMPLATES.rglob("*") if p.is_file() and p.name != "README.md")
-    assert len(files) >= 9  # 5 set files + english-adjectives.txt + 3 vocabulary TOMLs (data in base_rates/)
+    assert (
+        len(files) >= 9
+    )  # 5 set files + english-adjectives.txt + 3 vocabulary TOMLs (data in base_rates/)
     for p in files:
         rel = p.relative_to(TEMPLATES).as_posix()
         assert rel in readme, rel

@@ -34,10 +34,15 @@ def winobias():
 # Winogender
 # ---------------------------------------------------------------------------------------
 
+
 def test_winogender_reproduces_the_shipped_set(winogender):
-    assert winogender.text.encode("utf-8") == (data_dir("templates") / "winogender.toml").read_bytes()
+    assert (
+        winogender.text.encode("utf-8") == (data_dir("templates") / "winogender.toml").read_bytes()
+    )
     assert winogender.losses == []
-    assert winogender.files == {"templates.tsv": "496f2e2dc77296bcebcdd8865a8dc5715ce22b772de9abb5f531d5b3114c48a0"}
+    assert winogender.files == {
+        "templates.tsv": "496f2e2dc77296bcebcdd8865a8dc5715ce22b772de9abb5f531d5b3114c48a0"
+    }
 
 
 def test_winogender_counts(winogender):
@@ -53,10 +58,14 @@ def test_winogender_counts(winogender):
     assert set(per.values()) == {2} and len(per) == 60
     assert list(s.tasks) == list(per)  # order of first appearance = the 60-word vocabulary's
     from biasamp.tasks import load_tasks
+
     assert list(s.tasks) == load_tasks("winogender60").words
     names = Counter(n for t in s.templates for n in t.slot_names())
     assert (names["attribute"], names["attribute_accusative"], names["attribute_possessive"]) == (
-        89, 4, 27)
+        89,
+        4,
+        27,
+    )
 
 
 def test_winogender_renders_the_published_sentences():
@@ -97,6 +106,7 @@ def test_winogender_errors_and_losses(tmp_path):
 # WinoBias
 # ---------------------------------------------------------------------------------------
 
+
 def test_winobias_reproduces_the_shipped_set(winobias):
     assert winobias.text.encode("utf-8") == (data_dir("templates") / "winobias.toml").read_bytes()
     assert winobias.losses == []
@@ -105,8 +115,12 @@ def test_winobias_reproduces_the_shipped_set(winobias):
 
 def test_winobias_counts(winobias):
     c = winobias.counts
-    assert c["sentences"] == {"type1-dev": 396, "type1-test": 396, "type2-dev": 396,
-                              "type2-test": 396}
+    assert c["sentences"] == {
+        "type1-dev": 396,
+        "type1-test": 396,
+        "type2-dev": 396,
+        "type2-test": 396,
+    }
     assert c["sentences_total"] == 3168
     # 1,562 pro/anti twins are one template, 22 twins differ: 1,562 + 2 x 22 = 1,606
     assert (c["pro_anti_twins_merged"], c["pro_anti_twins_kept_apart"]) == (1562, 22)
@@ -114,17 +128,31 @@ def test_winobias_counts(winobias):
     per = c["templates_per_occupation"]
     assert len(per) == 40 and sum(per.values()) == 1606 and min(per.values()) == 36
     assert (per["mechanic"], per["construction worker"], per["tailor"], per["CEO"]) == (
-        41, 40, 41, 36)
+        41,
+        40,
+        41,
+        36,
+    )
     # every case the sentences use, counted over the 3,168 sentences (3,255 brackets)
-    assert c["pronoun_cases"] == {"nominative": 1467, "possessive_determiner": 367,
-                                  "accusative": 1418, "reflexive": 3}
+    assert c["pronoun_cases"] == {
+        "nominative": 1467,
+        "possessive_determiner": 367,
+        "accusative": 1418,
+        "reflexive": 3,
+    }
     assert sum(c["pronoun_cases"].values()) == 3255
     assert c["her_resolved_by_twin"] + c["her_resolved_by_next_word"] == 891
     assert c["agreeing_verbs"]["was|were"] == 332 and c["agreeing_verbs"]["knows|know"] == 24
     assert c["two_pronoun_templates"] == 46 and c["a_an_referents"] == 2
     assert c["sentences_with_literal_gendered_words"] == 5 and c["spaces_normalised"] == 1
-    assert c["groups"] == {"type1": 799, "type2": 807, "pro": 1584, "anti": 1584, "dev": 804,
-                           "test": 802}
+    assert c["groups"] == {
+        "type1": 799,
+        "type2": 807,
+        "pro": 1584,
+        "anti": 1584,
+        "dev": 804,
+        "test": 802,
+    }
 
 
 def _source_sentences():
@@ -142,7 +170,9 @@ def test_winobias_renders_every_source_sentence():
     s = load_template_set("winobias")
     n = 0
     for name, line, gender, sentence in _source_sentences():
-        kind, t, split = re.match(r"(pro|anti)_stereotyped_type(\d)\.txt\.(dev|test)", name).groups()
+        kind, t, split = re.match(
+            r"(pro|anti)_stereotyped_type(\d)\.txt\.(dev|test)", name
+        ).groups()
         tid = f"t{t}-{split}-{line:03d}"
         if tid not in s.ids:
             tid += f"-{kind}"
@@ -156,8 +186,10 @@ def test_winobias_renders_every_source_sentence():
 def test_winobias_two_pronoun_templates_score_each_attribute_in_context():
     s = load_template_set("winobias")
     t = s.template("t1-dev-027")
-    assert t.text == ("The {task} visited the hairdresser because {attribute} needed to cut "
-                      "{attribute_possessive} hair.")
+    assert t.text == (
+        "The {task} visited the hairdresser because {attribute} needed to cut "
+        "{attribute_possessive} hair."
+    )
     assert t.context == "per-attribute" and t.mask["task_to_attribute"] == ("attribute",)
     assert t.tasks == ("developer",) and set(t.groups) == {"type1", "dev", "pro", "anti"}
 
@@ -173,8 +205,11 @@ def test_winobias_errors(tmp_path):
     shutil.copy(WB / "pro_stereotyped_type2.txt.test", d)
     anti = d / "anti_stereotyped_type1.txt.dev"
     anti.write_text("\n".join(anti.read_text().splitlines()[:-1]) + "\n")
-    with pytest.raises(BiasampError, match=r"type 1 dev: the pro file has 396 sentences and the "
-                                           r"anti file 395"):
+    with pytest.raises(
+        BiasampError,
+        match=r"type 1 dev: the pro file has 396 sentences and the "
+        r"anti file 395",
+    ):
         convert_winobias(d)
     shutil.copy(WB / "anti_stereotyped_type1.txt.dev", d)
     pro = d / "pro_stereotyped_type1.txt.dev"
@@ -182,8 +217,9 @@ def test_winobias_errors(tmp_path):
     lines[0] = lines[0].replace("[The developer]", "[The astronaut]")
     pro.write_text("\n".join(lines) + "\n")
     conv = convert_winobias(d)
-    assert conv.losses == ["pro_stereotyped_type1.txt.dev line 1: referent 'astronaut' is not "
-                           "one of the occupations"]
+    assert conv.losses == [
+        "pro_stereotyped_type1.txt.dev line 1: referent 'astronaut' is not one of the occupations"
+    ]
     assert conv.counts["templates"] == 1606  # the anti twin stays, as its own template
     assert "t1-dev-001-anti" in conv.text
 
@@ -192,28 +228,48 @@ def test_winobias_errors(tmp_path):
 # the command
 # ---------------------------------------------------------------------------------------
 
+
 def test_convert_command(tmp_path, capsys):
     out = tmp_path / "wg.toml"
-    assert main(["templates", "convert", "winogender", str(WG / "templates.tsv"), "-o",
-                 str(out)]) == 0
+    assert (
+        main(["templates", "convert", "winogender", str(WG / "templates.tsv"), "-o", str(out)]) == 0
+    )
     text = capsys.readouterr().out
     assert f"# winogender: wrote {out}" in text
     assert "templates: 120" in text and "lost: 0" in text
     assert "pronoun_cases: nominative 89, accusative 4, possessive_determiner 27" in text
     assert out.read_bytes() == (data_dir("templates") / "winogender.toml").read_bytes()
-    assert main(["templates", "convert", "winogender", str(WG), "-o", str(out), "--name",
-                 "wg2"]) == 2  # an existing file is not replaced silently
+    assert (
+        main(["templates", "convert", "winogender", str(WG), "-o", str(out), "--name", "wg2"]) == 2
+    )  # an existing file is not replaced silently
     assert "exists; choose a new file or pass --overwrite" in capsys.readouterr().err
-    assert main(["templates", "convert", "winogender", str(WG), "-o", str(out), "--name",
-                 "wg2", "--overwrite"]) == 0
+    assert (
+        main(
+            [
+                "templates",
+                "convert",
+                "winogender",
+                str(WG),
+                "-o",
+                str(out),
+                "--name",
+                "wg2",
+                "--overwrite",
+            ]
+        )
+        == 0
+    )
     assert load_template_set(out).name == "wg2"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["wino", "x"], "unknown benchmark 'wino' (did you mean 'winobias'?)"),
-    (["winobias", "no/such/dir"], "winobias: path must be the folder"),
-    (["winogender", "no/such.tsv"], "winogender: file not found"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["wino", "x"], "unknown benchmark 'wino' (did you mean 'winobias'?)"),
+        (["winobias", "no/such/dir"], "winobias: path must be the folder"),
+        (["winogender", "no/such.tsv"], "winogender: file not found"),
+    ],
+)
 def test_convert_command_errors(tmp_path, capsys, args, message):
     assert main(["templates", "convert", *args, "-o", str(tmp_path / "x.toml")]) == 2
     err = capsys.readouterr().err
@@ -229,4 +285,7 @@ def test_list_and_show_the_bound_sets(capsys):
     assert main(["templates", "show", "winogender", "--limit", "2"]) == 0
     out = capsys.readouterr().out
     assert "# winogender: 120 templates x 2 attributes x 60 tasks" in out
-    assert "technician.customer.1\tThe technician told the customer that he could pay with cash." in out
+    assert (
+        "technician.customer.1\tThe technician told the customer that he could pay with cash."
+        in out
+    )

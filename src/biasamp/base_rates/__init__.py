@@ -66,9 +66,17 @@ __all__ = [
 #: ``uniform:SOURCE`` and ``file:PATH.csv`` are forms of :func:`get_source`, not entries.
 SOURCES = Registry("base-rate source", extra_names=("file:PATH.csv", "uniform:SOURCE"))
 
-for _cls in (UniformSource, UniformWang2021Source, Labor2016Source, Labor2016SharesSource,
-             Labor2016Wang2021Source, Labor2022Source, BergsmaSource, WikiText103Source,
-             WikiText103Wang2021Source):
+for _cls in (
+    UniformSource,
+    UniformWang2021Source,
+    Labor2016Source,
+    Labor2016SharesSource,
+    Labor2016Wang2021Source,
+    Labor2022Source,
+    BergsmaSource,
+    WikiText103Source,
+    WikiText103Wang2021Source,
+):
     SOURCES.register(_cls.name, _cls, description=_cls.description)
 del _cls
 
@@ -105,9 +113,9 @@ def get_source(name: str) -> BaseRateSource:
     """
     name = check(name, NonEmptyStr, "base-rate source name").strip()
     if name.startswith("file:"):
-        return FileSource(name[len("file:"):])
+        return FileSource(name[len("file:") :])
     if name.startswith("uniform:"):
-        inner = name[len("uniform:"):]
+        inner = name[len("uniform:") :]
         if inner == "winobias":  # the default association, spelled out
             return UniformSource()
         if inner not in SOURCES and not inner.startswith("file:"):

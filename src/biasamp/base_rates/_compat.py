@@ -26,8 +26,14 @@ from ._labor import (
 )
 from ._table import BaseRateSource, BaseRateTable, MissingEntriesError, select_entries
 
-__all__ = ["COMPAT_SOURCES", "EPS_WANG2021", "PAPER_METRIC", "Labor2016Wang2021Source",
-           "UniformWang2021Source", "WikiText103Wang2021Source"]
+__all__ = [
+    "COMPAT_SOURCES",
+    "EPS_WANG2021",
+    "PAPER_METRIC",
+    "Labor2016Wang2021Source",
+    "UniformWang2021Source",
+    "WikiText103Wang2021Source",
+]
 
 #: The nudge of the paper's uniform base.
 EPS_WANG2021 = 1e-7
@@ -36,9 +42,13 @@ EPS_WANG2021 = 1e-7
 PAPER_METRIC = {"tie_tol": 0.0, "undefined": "tie"}
 
 #: compat mode -> {plain source: its paper-compatible construction}.
-COMPAT_SOURCES = {"wang2021": {"uniform": "uniform-wang2021",
-                               "labor-2016": "labor-2016-wang2021",
-                               "wikipedia": "wikitext103-valtest-wang2021"}}
+COMPAT_SOURCES = {
+    "wang2021": {
+        "uniform": "uniform-wang2021",
+        "labor-2016": "labor-2016-wang2021",
+        "wikipedia": "wikitext103-valtest-wang2021",
+    }
+}
 
 
 class UniformWang2021Source(BaseRateSource):
@@ -60,9 +70,12 @@ class UniformWang2021Source(BaseRateSource):
         bad = [a for a in attributes if a not in ATTRIBUTES]
         if bad or "he" not in attributes or "she" not in attributes:
             missing = bad or [a for a in ("he", "she") if a not in attributes]
-            raise MissingEntriesError(self.name, missing_attributes=missing,
-                                      attributes=ATTRIBUTES,
-                                      note="needs he and she, optionally they")
+            raise MissingEntriesError(
+                self.name,
+                missing_attributes=missing,
+                attributes=ATTRIBUTES,
+                note="needs he and she, optionally they",
+            )
         groups = np.array(groups_for(tasks, self.name))
         male, female = groups == "male_biased", groups == "female_biased"
         cols = [a for a in ATTRIBUTES if a in attributes]  # the paper's column order
@@ -70,9 +83,9 @@ class UniformWang2021Source(BaseRateSource):
         occu_num = n / 2
         eps = EPS_WANG2021
         if direction == ATTRIBUTE_TO_TASK:
-            c = 1. / (2 * occu_num) if k == 2 else 1. / 2 * occu_num
+            c = 1.0 / (2 * occu_num) if k == 2 else 1.0 / 2 * occu_num
         else:
-            c = .5 if k == 2 else 1. / 3.
+            c = 0.5 if k == 2 else 1.0 / 3.0
         x = np.zeros((n, k)) + c
         x[male, 0] += eps
         x[male, 1] -= eps
@@ -83,16 +96,22 @@ class UniformWang2021Source(BaseRateSource):
             x[female, 2] -= eps
         if direction == ATTRIBUTE_TO_TASK:
             x = x / np.sum(x, axis=0, keepdims=True)
-        joint = pd.DataFrame(x, index=pd.Index(tasks, name="task"),
-                             columns=pd.Index(cols, name="attribute"))[list(attributes)]
-        prov = {"name": self.name, "year": 2021, "license": "n/a (constructed)",
-                "citation": "Wang & Russakovsky (2021), Directional Bias Amplification, ICML; "
-                            "fit_bert/fit_sentences.py (base_source 0)",
-                "url": "https://github.com/princetonvisualai/directional-bias-amp",
-                "method": f"{direction}: constant {c!r} +-{eps} by WinoBias group"
-                          + (", column-normalised" if direction == ATTRIBUTE_TO_TASK else ""),
-                "files": [winobias_file_entry()], "kind": "constructed",
-                "about": "the paper's uniform base (+-1e-7 nudges by WinoBias group)"}
+        joint = pd.DataFrame(
+            x, index=pd.Index(tasks, name="task"), columns=pd.Index(cols, name="attribute")
+        )[list(attributes)]
+        prov = {
+            "name": self.name,
+            "year": 2021,
+            "license": "n/a (constructed)",
+            "citation": "Wang & Russakovsky (2021), Directional Bias Amplification, ICML; "
+            "fit_bert/fit_sentences.py (base_source 0)",
+            "url": "https://github.com/princetonvisualai/directional-bias-amp",
+            "method": f"{direction}: constant {c!r} +-{eps} by WinoBias group"
+            + (", column-normalised" if direction == ATTRIBUTE_TO_TASK else ""),
+            "files": [winobias_file_entry()],
+            "kind": "constructed",
+            "about": "the paper's uniform base (+-1e-7 nudges by WinoBias group)",
+        }
         return BaseRateTable(joint, direction=direction, provenance=prov, **PAPER_METRIC)
 
 
@@ -114,14 +133,18 @@ class Labor2016Wang2021Source(BaseRateSource):
             she = cols["she"].to_numpy()
             x = np.zeros((len(tasks), 2))
             x[:, 1] = she
-            x[:, 0] = 1. - x[:, 1]
+            x[:, 0] = 1.0 - x[:, 1]
             method = "[1 - pct/100, pct/100] per occupation (not employment-weighted)"
         full = pd.DataFrame(x, index=cols.index, columns=pd.Index(["he", "she"], name="attribute"))
         joint = select_entries(full, tasks, attributes, self.name)
-        prov = {"name": self.name, **LABOR2016_PROVENANCE, "files": labor2016_files(),
-                "method": f"{direction}: {method} (fit_sentences.py base_source 1)",
-                "kind": "statistics",
-                "about": "US labor statistics (c. 2015-2017 CPS) as the paper builds them"}
+        prov = {
+            "name": self.name,
+            **LABOR2016_PROVENANCE,
+            "files": labor2016_files(),
+            "method": f"{direction}: {method} (fit_sentences.py base_source 1)",
+            "kind": "statistics",
+            "about": "US labor statistics (c. 2015-2017 CPS) as the paper builds them",
+        }
         return BaseRateTable(joint, direction=direction, provenance=prov, **PAPER_METRIC)
 
 
@@ -133,8 +156,10 @@ class WikiText103Wang2021Source(WikiText103Source):
     """
 
     name = "wikitext103-valtest-wang2021"
-    description = ("co-occurrence counts (wang2021 rule) of WikiText-103 valid+test "
-                   "(compat; needs direction; demonstration only)")
+    description = (
+        "co-occurrence counts (wang2021 rule) of WikiText-103 valid+test "
+        "(compat; needs direction; demonstration only)"
+    )
     rule = "wang2021"
     requires_direction = True
 

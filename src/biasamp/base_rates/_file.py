@@ -34,14 +34,18 @@ def _read_header_comments(lines: list[str], path: Path) -> tuple[int, dict]:
         line = lines[i].lstrip("#").strip()
         if line.startswith("provenance:"):
             where = f"base-rate CSV {str(path)!r}, line {i + 1} ('# provenance:')"
-            prov = json_loads(line[len("provenance:"):], where)
+            prov = json_loads(line[len("provenance:") :], where)
             if not isinstance(prov, dict):
-                raise BiasampError(f"{where} must hold a JSON object ({{\"key\": value, ...}}); "
-                                   f"got {type(prov).__name__} {line[len('provenance:'):].strip()}")
+                raise BiasampError(
+                    f'{where} must hold a JSON object ({{"key": value, ...}}); '
+                    f"got {type(prov).__name__} {line[len('provenance:') :].strip()}"
+                )
             n_kept = prov.get("n_kept", 0)
             if isinstance(n_kept, bool) or not isinstance(n_kept, int) or n_kept < 0:
-                raise BiasampError(f"{where}: n_kept must be a non-negative integer (the "
-                                   f"sentences counted); got {n_kept!r}")
+                raise BiasampError(
+                    f"{where}: n_kept must be a non-negative integer (the "
+                    f"sentences counted); got {n_kept!r}"
+                )
         i += 1
     return i, prov
 
@@ -51,35 +55,45 @@ def _numeric(df: pd.DataFrame, cols, path) -> None:
         vals = pd.to_numeric(df[c], errors="coerce")
         bad = df.loc[vals.isna() | ~np.isfinite(vals.fillna(0)), ["task", c]]
         if len(bad):
-            raise BiasampError(f"base-rate CSV {str(path)!r}: column {c!r} must be numeric; "
-                               f"got {list(zip(bad['task'], bad[c]))[:5]}")
+            raise BiasampError(
+                f"base-rate CSV {str(path)!r}: column {c!r} must be numeric; "
+                f"got {list(zip(bad['task'], bad[c]))[:5]}"
+            )
         neg = df.loc[vals < 0, ["task", c]]
         if len(neg):
-            raise BiasampError(f"base-rate CSV {str(path)!r}: column {c!r} must be non-negative; "
-                               f"got {list(zip(neg['task'], neg[c]))[:5]}")
+            raise BiasampError(
+                f"base-rate CSV {str(path)!r}: column {c!r} must be non-negative; "
+                f"got {list(zip(neg['task'], neg[c]))[:5]}"
+            )
         df[c] = vals.astype(float)
 
 
 def _long_joint(df: pd.DataFrame, value_cols: list[str], path: Path) -> tuple[pd.DataFrame, str]:
     """Joint of a long table (task, attribute, count|probability); every pair present."""
     if len(value_cols) != 1 or len(df.columns) != 3:
-        raise BiasampError(f"long base-rate CSV {str(path)!r} must have exactly the columns "
-                           f"task,attribute and one of count|probability; got {list(df.columns)}")
+        raise BiasampError(
+            f"long base-rate CSV {str(path)!r} must have exactly the columns "
+            f"task,attribute and one of count|probability; got {list(df.columns)}"
+        )
     vcol = value_cols[0]
     _numeric(df, [vcol], path)
     dup = df[df.duplicated(["task", "attribute"], keep=False)]
     if len(dup):
         pairs = sorted(set(zip(dup["task"], dup["attribute"])))
-        raise BiasampError(f"base-rate CSV {str(path)!r} has duplicate (task, attribute) rows: "
-                           f"{pairs}")
+        raise BiasampError(
+            f"base-rate CSV {str(path)!r} has duplicate (task, attribute) rows: {pairs}"
+        )
     tasks = list(dict.fromkeys(df["task"]))
     attrs = list(dict.fromkeys(df["attribute"]))
     joint = df.pivot(index="task", columns="attribute", values=vcol).reindex(
-        index=tasks, columns=attrs)
+        index=tasks, columns=attrs
+    )
     if joint.isna().any().any():
         miss = [(t, a) for t in tasks for a in attrs if pd.isna(joint.loc[t, a])]
-        raise BiasampError(f"long base-rate CSV {str(path)!r} lacks (task, attribute) pairs "
-                           f"{miss} (every pair needs a row; write 0 for none)")
+        raise BiasampError(
+            f"long base-rate CSV {str(path)!r} lacks (task, attribute) pairs "
+            f"{miss} (every pair needs a row; write 0 for none)"
+        )
     return joint.astype(float), vcol
 
 
@@ -87,8 +101,10 @@ def _wide_joint(df: pd.DataFrame, path: Path) -> pd.DataFrame:
     """Joint of a wide table (task, ATTR1, ATTR2, ...); one row per task."""
     attrs = [c for c in df.columns if c != "task"]
     if not attrs:
-        raise BiasampError(f"wide base-rate CSV {str(path)!r} needs attribute columns after "
-                           f"'task'; got {list(df.columns)}")
+        raise BiasampError(
+            f"wide base-rate CSV {str(path)!r} needs attribute columns after "
+            f"'task'; got {list(df.columns)}"
+        )
     _numeric(df, attrs, path)
     dup = sorted(set(df.loc[df["task"].duplicated(), "task"]))
     if dup:
@@ -139,9 +155,11 @@ def read_table_csv(path) -> tuple[pd.DataFrame, dict]:
         raise BiasampError(f"base-rate CSV {str(path)!r} has duplicate columns: {header}")
     df.columns = [str(c).strip() for c in df.columns]
     if "task" not in df.columns:
-        raise BiasampError(f"base-rate CSV {str(path)!r} needs a 'task' column; got columns "
-                           f"{list(df.columns)} (wide: task,he,she,...; long: "
-                           f"task,attribute,count|probability)")
+        raise BiasampError(
+            f"base-rate CSV {str(path)!r} needs a 'task' column; got columns "
+            f"{list(df.columns)} (wide: task,he,she,...; long: "
+            f"task,attribute,count|probability)"
+        )
     if df.empty:
         raise BiasampError(f"base-rate CSV {str(path)!r} has a header but no rows")
     for c in df.columns:
@@ -174,26 +192,42 @@ class FileSource(BaseRateSource):
 
     def _table(self, tasks, attributes, direction):
         joint = select_entries(self._joint, tasks, attributes, self.name)
-        prov = {"name": self.name, "year": None, "license": "user-supplied",
-                "method": "read from a user CSV",
-                "files": [{"name": self.path.name, "path": str(self.path),
-                           "sha256": sha256_file(self.path)}],
-                "file_provenance": self._prov}
+        prov = {
+            "name": self.name,
+            "year": None,
+            "license": "user-supplied",
+            "method": "read from a user CSV",
+            "files": [
+                {"name": self.path.name, "path": str(self.path), "sha256": sha256_file(self.path)}
+            ],
+            "file_provenance": self._prov,
+        }
         for key in ("citation", "url", "year", "license"):
             if key in self._prov:
                 prov[key] = self._prov[key]
         if not self.is_counts:
-            prov.update(kind="user", about=f"user table of probabilities/weights {self.path.name} "
-                                           "(treated as fixed)")
+            prov.update(
+                kind="user",
+                about=f"user table of probabilities/weights {self.path.name} (treated as fixed)",
+            )
             return BaseRateTable(joint, provenance=prov)
         n_kept = int(self._prov.get("n_kept", self._joint.to_numpy().sum()))
-        corpus = (self._prov.get("corpus") or {}).get("name") if isinstance(
-            self._prov.get("corpus"), dict) else None
+        corpus = (
+            (self._prov.get("corpus") or {}).get("name")
+            if isinstance(self._prov.get("corpus"), dict)
+            else None
+        )
         rule = self._prov.get("rule")
-        prov.update(kind="counts", n_kept=n_kept, demonstration=n_kept < DEMONSTRATION_BELOW,
-                    about=(f"co-occurrence counts{f' ({rule} rule)' if rule else ''}"
-                           f"{f' of {corpus}' if corpus else ''} in {self.path.name}: "
-                           f"{n_kept} sentences kept"))
+        prov.update(
+            kind="counts",
+            n_kept=n_kept,
+            demonstration=n_kept < DEMONSTRATION_BELOW,
+            about=(
+                f"co-occurrence counts{f' ({rule} rule)' if rule else ''}"
+                f"{f' of {corpus}' if corpus else ''} in {self.path.name}: "
+                f"{n_kept} sentences kept"
+            ),
+        )
         return BaseRateTable(joint, provenance=prov, counts=joint.copy())
 
     @property
@@ -222,18 +256,23 @@ class BergsmaSource(BaseRateSource):
     def _table(self, tasks, attributes, direction):
         path = data_file("winogender_occupations_stats.tsv")
         t = pd.read_csv(path, sep="\t", dtype={"occupation": str}).set_index("occupation")
-        she = t["bergsma_pct_female"].astype(float) / 100.
-        joint = select_entries(pd.DataFrame({"he": 1. - she, "she": she}), tasks, attributes,
-                               self.name)
-        prov = {"name": self.name, "year": 2006,
-                "citation": "Bergsma & Lin (2006), Bootstrapping Path-Based Pronoun Resolution, "
-                            "ACL; via Rudinger et al. (2018) Winogender schemas",
-                "url": "https://github.com/rudinger/winogender-schemas",
-                "license": "MIT (winogender-schemas)",
-                "method": "joint[t] = [1 - bergsma_pct_female/100, bergsma_pct_female/100]; "
-                          "rows sum to 1, so P(T) is uniform over the requested tasks",
-                "files": [file_entry(path)], "kind": "statistics",
-                "about": "pronoun shares of Bergsma & Lin (2006), from web text (P(T) uniform)"}
+        she = t["bergsma_pct_female"].astype(float) / 100.0
+        joint = select_entries(
+            pd.DataFrame({"he": 1.0 - she, "she": she}), tasks, attributes, self.name
+        )
+        prov = {
+            "name": self.name,
+            "year": 2006,
+            "citation": "Bergsma & Lin (2006), Bootstrapping Path-Based Pronoun Resolution, "
+            "ACL; via Rudinger et al. (2018) Winogender schemas",
+            "url": "https://github.com/rudinger/winogender-schemas",
+            "license": "MIT (winogender-schemas)",
+            "method": "joint[t] = [1 - bergsma_pct_female/100, bergsma_pct_female/100]; "
+            "rows sum to 1, so P(T) is uniform over the requested tasks",
+            "files": [file_entry(path)],
+            "kind": "statistics",
+            "about": "pronoun shares of Bergsma & Lin (2006), from web text (P(T) uniform)",
+        }
         return BaseRateTable(joint, provenance=prov)
 
 
@@ -252,8 +291,10 @@ class WikiText103Source(BaseRateSource):
     """
 
     name = "wikitext103-valtest"
-    description = ("co-occurrence counts (default rule) of WikiText-103 valid+test: "
-                   "demonstration only (about 100 sentences)")
+    description = (
+        "co-occurrence counts (default rule) of WikiText-103 valid+test: "
+        "demonstration only (about 100 sentences)"
+    )
     #: Counting rule of the shipped CSVs read (``wikitext103_valtest_<rule>_<vocabulary>.csv``).
     rule = "default"
 
@@ -267,28 +308,44 @@ class WikiText103Source(BaseRateSource):
                 break
         else:
             missing = [t for t in tasks if t not in tried]
-            raise MissingEntriesError(self.name, missing_tasks=missing, tasks=tried,
-                                      attributes=("he", "she"))
+            raise MissingEntriesError(
+                self.name, missing_tasks=missing, tasks=tried, attributes=("he", "she")
+            )
         raw = select_entries(counts.astype(float), tasks, attributes, self.name)
         joint, transform = raw, "identity"
-        method = (f"sentences with exactly one {vocab} occupation and one gender word group "
-                  f"({self.rule} rule) in WikiText-103 valid+test")
+        method = (
+            f"sentences with exactly one {vocab} occupation and one gender word group "
+            f"({self.rule} rule) in WikiText-103 valid+test"
+        )
         if direction == ATTRIBUTE_TO_TASK:
             full = np.ascontiguousarray(
-                select_entries(counts.astype(float), tasks, ["he", "she"], self.name).to_numpy())
+                select_entries(counts.astype(float), tasks, ["he", "she"], self.name).to_numpy()
+            )
             full = full / np.sum(full, axis=0, keepdims=True)
-            joint = pd.DataFrame(full, index=raw.index,
-                                 columns=pd.Index(["he", "she"], name="attribute"))[attributes]
+            joint = pd.DataFrame(
+                full, index=raw.index, columns=pd.Index(["he", "she"], name="attribute")
+            )[attributes]
             transform = "column-normalise"
             method += "; column-normalised (A->T)"
         n_kept = int(prov0.get("n_kept", int(counts.to_numpy().sum())))
-        prov = {"name": self.name, "year": 2016,
-                "citation": "Merity et al. (2016), Pointer Sentinel Mixture Models (WikiText-103)",
-                "url": "https://huggingface.co/datasets/Salesforce/wikitext",
-                "license": "CC BY-SA 3.0 (WikiText)", "method": method, "vocabulary": vocab,
-                "files": [file_entry(path)], "counting": prov0, "kind": "counts",
-                "about": (f"co-occurrence counts ({self.rule} rule) of WikiText-103 valid+test "
-                          f"(2.4 MB of Wikipedia text): {n_kept} sentences kept"),
-                "n_kept": n_kept, "demonstration": True}
-        return BaseRateTable(joint, direction=direction, provenance=prov, counts=raw,
-                             counts_transform=transform)
+        prov = {
+            "name": self.name,
+            "year": 2016,
+            "citation": "Merity et al. (2016), Pointer Sentinel Mixture Models (WikiText-103)",
+            "url": "https://huggingface.co/datasets/Salesforce/wikitext",
+            "license": "CC BY-SA 3.0 (WikiText)",
+            "method": method,
+            "vocabulary": vocab,
+            "files": [file_entry(path)],
+            "counting": prov0,
+            "kind": "counts",
+            "about": (
+                f"co-occurrence counts ({self.rule} rule) of WikiText-103 valid+test "
+                f"(2.4 MB of Wikipedia text): {n_kept} sentences kept"
+            ),
+            "n_kept": n_kept,
+            "demonstration": True,
+        }
+        return BaseRateTable(
+            joint, direction=direction, provenance=prov, counts=raw, counts_transform=transform
+        )

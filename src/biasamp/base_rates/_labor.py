@@ -18,18 +18,28 @@ from ._table import (
     select_entries,
 )
 
-__all__ = ["LABOR2016_PROVENANCE", "Labor2016SharesSource", "Labor2016Source", "Labor2022Source",
-           "WINOBIAS_PROVENANCE", "groups_for", "labor2016_files", "labor_counts",
-           "labor_shares", "winobias_file_entry", "winobias_groups"]
+__all__ = [
+    "LABOR2016_PROVENANCE",
+    "Labor2016SharesSource",
+    "Labor2016Source",
+    "Labor2022Source",
+    "WINOBIAS_PROVENANCE",
+    "groups_for",
+    "labor2016_files",
+    "labor_counts",
+    "labor_shares",
+    "winobias_file_entry",
+    "winobias_groups",
+]
 
 #: Citation shared by the 2016 labor sources (plain and compat).
 LABOR2016_PROVENANCE = {
     "year": 2016,
     "citation": "U.S. Bureau of Labor Statistics, CPS Table 11 (c. 2015-2017 annual averages) "
-                "as used by WinoBias (Zhao et al. 2018) and Wang & Russakovsky (2021)",
+    "as used by WinoBias (Zhao et al. 2018) and Wang & Russakovsky (2021)",
     "url": "https://www.bls.gov/cps/cpsaat11.htm",
     "license": "US federal government work (public domain); derived table MIT "
-               "(princetonvisualai/directional-bias-amp)",
+    "(princetonvisualai/directional-bias-amp)",
 }
 
 
@@ -37,7 +47,8 @@ LABOR2016_PROVENANCE = {
 def _labor2016() -> pd.DataFrame:
     t = winobias_table().set_index("occupation")
     return t[["winobias_group", "pct_female", "employed_thousands"]].astype(
-        {"pct_female": float, "employed_thousands": float})
+        {"pct_female": float, "employed_thousands": float}
+    )
 
 
 def labor2016_files() -> list[dict]:
@@ -50,20 +61,25 @@ def labor_counts(tasks, attributes, source: str) -> pd.DataFrame:
     t = _labor2016()
     no_emp = [x for x in t.index if math.isnan(t.loc[x, "employed_thousands"])]
     have = t.drop(index=no_emp)
-    df = pd.DataFrame({"he": have["employed_thousands"] * (1. - (have["pct_female"] / 100.)),
-                       "she": have["employed_thousands"] * (have["pct_female"] / 100.)})
+    df = pd.DataFrame(
+        {
+            "he": have["employed_thousands"] * (1.0 - (have["pct_female"] / 100.0)),
+            "she": have["employed_thousands"] * (have["pct_female"] / 100.0),
+        }
+    )
     note = ""
     if any(x in no_emp for x in tasks):
-        note = (f"no employment count for {no_emp} (only pct_female is known: use "
-                f"'labor-2016-shares')")
+        note = (
+            f"no employment count for {no_emp} (only pct_female is known: use 'labor-2016-shares')"
+        )
     return select_entries(df, tasks, attributes, source, note=note)
 
 
 def labor_shares(tasks, attributes, source: str) -> pd.DataFrame:
     """[1 - pct_female, pct_female] / 100 per occupation (40 WinoBias)."""
     t = _labor2016()
-    she = t["pct_female"] / 100.
-    df = pd.DataFrame({"he": 1. - she, "she": she})
+    she = t["pct_female"] / 100.0
+    df = pd.DataFrame({"he": 1.0 - she, "she": she})
     return select_entries(df, tasks, attributes, source)
 
 
@@ -76,14 +92,20 @@ class Labor2016Source(BaseRateSource):
 
     name = "labor-2016"
     description = "employed x share, 32 WinoBias occupations (c. 2015-2017 CPS)"
-    about = ("US labor statistics (BLS CPS, c. 2015-2017, as used by WinoBias): employed x "
-             "share of women, a survey of millions of workers (treated as fixed)")
+    about = (
+        "US labor statistics (BLS CPS, c. 2015-2017, as used by WinoBias): employed x "
+        "share of women, a survey of millions of workers (treated as fixed)"
+    )
 
     def _table(self, tasks, attributes, direction):
         joint = labor_counts(tasks, attributes, self.name)
-        prov = {"name": self.name, **LABOR2016_PROVENANCE, "files": labor2016_files(),
-                "method": "joint[t, he] = employed_thousands * (1 - pct_female/100), "
-                          "joint[t, she] = employed_thousands * pct_female/100"}
+        prov = {
+            "name": self.name,
+            **LABOR2016_PROVENANCE,
+            "files": labor2016_files(),
+            "method": "joint[t, he] = employed_thousands * (1 - pct_female/100), "
+            "joint[t, she] = employed_thousands * pct_female/100",
+        }
         prov.update(kind="statistics", about=self.about)
         return BaseRateTable(joint, provenance=prov)
 
@@ -93,14 +115,20 @@ class Labor2016SharesSource(BaseRateSource):
 
     name = "labor-2016-shares"
     description = "P(A|T) shares, 40 WinoBias occupations, no employment weight (P(T) uniform)"
-    about = ("US labor statistics (BLS CPS, c. 2015-2017): share of women per occupation, "
-             "no employment weight (treated as fixed)")
+    about = (
+        "US labor statistics (BLS CPS, c. 2015-2017): share of women per occupation, "
+        "no employment weight (treated as fixed)"
+    )
 
     def _table(self, tasks, attributes, direction):
         joint = labor_shares(tasks, attributes, self.name)
-        prov = {"name": self.name, **LABOR2016_PROVENANCE, "files": labor2016_files(),
-                "method": "joint[t] = [1 - pct_female/100, pct_female/100]; rows sum to 1, "
-                          "so P(T) is uniform over the requested tasks"}
+        prov = {
+            "name": self.name,
+            **LABOR2016_PROVENANCE,
+            "files": labor2016_files(),
+            "method": "joint[t] = [1 - pct_female/100, pct_female/100]; rows sum to 1, "
+            "so P(T) is uniform over the requested tasks",
+        }
         prov.update(kind="statistics", about=self.about)
         return BaseRateTable(joint, provenance=prov)
 
@@ -122,9 +150,14 @@ def _labor2022() -> tuple[pd.DataFrame, list[str]]:
             continue
         r = bls.loc[title]
         emp, pct = float(r["total_employed_thousands"]), float(r["pct_women"])
-        rows[occ] = {"he": emp * (1. - pct / 100.), "she": emp * (pct / 100.),
-                     "bls_title": title, "mapping": quality, "employed_thousands": emp,
-                     "pct_women": pct}
+        rows[occ] = {
+            "he": emp * (1.0 - pct / 100.0),
+            "she": emp * (pct / 100.0),
+            "bls_title": title,
+            "mapping": quality,
+            "employed_thousands": emp,
+            "pct_women": pct,
+        }
     return pd.DataFrame.from_dict(rows, orient="index"), none
 
 
@@ -139,28 +172,41 @@ class Labor2022Source(BaseRateSource):
 
     name = "labor-2022"
     description = "BLS CPS 2022 Table 11 via the WinoBias -> BLS mapping (35 of 40)"
-    about = ("US labor statistics (BLS CPS Table 11, 2022 annual averages) through a "
-             "WinoBias -> BLS occupation mapping (treated as fixed)")
+    about = (
+        "US labor statistics (BLS CPS Table 11, 2022 annual averages) through a "
+        "WinoBias -> BLS occupation mapping (treated as fixed)"
+    )
 
     def _table(self, tasks, attributes, direction):
         df, none = _labor2022()
         hit = [t for t in tasks if t in none]
         joint = select_entries(
-            df[["he", "she"]].astype(float), tasks, attributes, self.name,
-            note=(f"no single BLS 2022 row for {none} (mapping 'none')" if hit else ""))
+            df[["he", "she"]].astype(float),
+            tasks,
+            attributes,
+            self.name,
+            note=(f"no single BLS 2022 row for {none} (mapping 'none')" if hit else ""),
+        )
         keys = list(tasks)
-        prov = {"name": self.name, "year": 2022,
-                "citation": "U.S. Bureau of Labor Statistics, Current Population Survey, "
-                            "Table 11 (2022 annual averages)",
-                "url": "https://www.bls.gov/cps/cpsaat11.htm",
-                "license": "US federal government work (public domain)",
-                "method": "joint[t, he] = employed * (1 - pct_women/100), joint[t, she] = "
-                          "employed * pct_women/100 (thousands) of the mapped BLS row",
-                "no_bls_row": list(none),
-                "rows": {t: {"bls_title": df.loc[k, "bls_title"], "mapping": df.loc[k, "mapping"]}
-                         for t, k in zip(tasks, keys)},
-                "files": [file_entry(data_file(_BLS2022_MAPPING)),
-                          file_entry(data_file(_BLS2022_TABLE))]}
+        prov = {
+            "name": self.name,
+            "year": 2022,
+            "citation": "U.S. Bureau of Labor Statistics, Current Population Survey, "
+            "Table 11 (2022 annual averages)",
+            "url": "https://www.bls.gov/cps/cpsaat11.htm",
+            "license": "US federal government work (public domain)",
+            "method": "joint[t, he] = employed * (1 - pct_women/100), joint[t, she] = "
+            "employed * pct_women/100 (thousands) of the mapped BLS row",
+            "no_bls_row": list(none),
+            "rows": {
+                t: {"bls_title": df.loc[k, "bls_title"], "mapping": df.loc[k, "mapping"]}
+                for t, k in zip(tasks, keys)
+            },
+            "files": [
+                file_entry(data_file(_BLS2022_MAPPING)),
+                file_entry(data_file(_BLS2022_TABLE)),
+            ],
+        }
         prov.update(kind="statistics", about=self.about)
         return BaseRateTable(joint, provenance=prov)
 
@@ -171,7 +217,7 @@ WINOBIAS_FILE = "winobias40_pct_female.csv"
 #: Citation of the WinoBias occupation groups.
 WINOBIAS_PROVENANCE = {
     "citation": "Zhao et al. (2018), Gender Bias in Coreference Resolution: Evaluation and "
-                "Debiasing Methods, NAACL (WinoBias occupation groups)",
+    "Debiasing Methods, NAACL (WinoBias occupation groups)",
     "url": "https://github.com/uclanlp/corefBias",
 }
 
@@ -222,7 +268,10 @@ def groups_for(tasks, source: str) -> list[str]:
     missing = [t for t in tasks if t not in g]
     if missing:
         raise MissingEntriesError(
-            source, missing_tasks=missing, tasks=sorted(g),
+            source,
+            missing_tasks=missing,
+            tasks=sorted(g),
             note="the association needs a WinoBias group (male_biased/female_biased) per task; "
-                 "use 'uniform:SOURCE' to take the signs from another source")
+            "use 'uniform:SOURCE' to take the signs from another source",
+        )
     return [g[t] for t in tasks]

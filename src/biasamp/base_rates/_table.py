@@ -15,10 +15,19 @@ from .._errors import BiasampError, ZeroRowWarning
 from .._files import data_dir, sha256_file
 from .._validation import Constraint, Direction, OneOf, Optional, check, normalised, validate_params
 
-__all__ = ["COUNTS_TRANSFORMS", "KINDS", "BaseRateSource", "BaseRateTable",
-           "MissingEntriesError", "check_joint",
-           "data_file", "derive_association", "file_entry", "select_entries",
-           "warn_zero_rows"]
+__all__ = [
+    "COUNTS_TRANSFORMS",
+    "KINDS",
+    "BaseRateSource",
+    "BaseRateTable",
+    "MissingEntriesError",
+    "check_joint",
+    "data_file",
+    "derive_association",
+    "file_entry",
+    "select_entries",
+    "warn_zero_rows",
+]
 
 #: Values of :attr:`BaseRateTable.undefined` (``None`` = the metric's default, ``"skip"``).
 UNDEFINED_MODES = ("skip", "tie")
@@ -50,18 +59,28 @@ class MissingEntriesError(BiasampError):
     """
 
     def __init__(  # noqa: PLR0917 - a public exception's constructor
-            self, source: str, missing_tasks=(), missing_attributes=(), tasks=(), attributes=(),
-            note: str = ""):
+        self,
+        source: str,
+        missing_tasks=(),
+        missing_attributes=(),
+        tasks=(),
+        attributes=(),
+        note: str = "",
+    ):
         self.missing_tasks = list(missing_tasks)
         self.missing_attributes = list(missing_attributes)
         self.available_tasks = list(tasks)
         parts = []
         if self.missing_tasks:
-            parts.append(f"tasks {self.missing_tasks} not in base-rate source {source!r} "
-                         f"(it has {len(tasks)}: {', '.join(map(str, tasks))})")
+            parts.append(
+                f"tasks {self.missing_tasks} not in base-rate source {source!r} "
+                f"(it has {len(tasks)}: {', '.join(map(str, tasks))})"
+            )
         if self.missing_attributes:
-            parts.append(f"attributes {self.missing_attributes} not in base-rate source "
-                         f"{source!r} (it has: {', '.join(map(str, attributes))})")
+            parts.append(
+                f"attributes {self.missing_attributes} not in base-rate source "
+                f"{source!r} (it has: {', '.join(map(str, attributes))})"
+            )
         super().__init__("; ".join(parts) + (f"; {note}" if note else ""))
 
 
@@ -192,13 +211,15 @@ class BaseRateSource:
         -------
         BaseRateTable
         """
-        tasks, attributes, direction = normalised(_TABLE_PARAMS, tasks=tasks,
-                                                  attributes=attributes, direction=direction)
+        tasks, attributes, direction = normalised(
+            _TABLE_PARAMS, tasks=tasks, attributes=attributes, direction=direction
+        )
         if direction is None and self.requires_direction:
             raise BiasampError(
                 f"direction is required for base-rate source {self.name!r} (a compat source "
                 f"builds one table per direction); use one of {{'attribute_to_task', "
-                f"'task_to_attribute'}}; got None")
+                f"'task_to_attribute'}}; got None"
+            )
         table = self._with_aliases(list(tasks), list(attributes), direction)
         check_joint(table.joint, self.name)
         warn_zero_rows(table, self.name)
@@ -216,13 +237,17 @@ class BaseRateSource:
             errors = [exc]
         aliases = task_aliases()
         have = set(errors[0].available_tasks)
-        tries = [[aliases.canonical(t) for t in tasks],
-                 [next((w for w in aliases.spellings(t) if w in have), t) for t in tasks]]
+        tries = [
+            [aliases.canonical(t) for t in tasks],
+            [next((w for w in aliases.spellings(t) if w in have), t) for t in tasks],
+        ]
         for alt in dict.fromkeys(tuple(a) for a in tries if a != tasks):
             if len(set(alt)) != len(alt):
                 same = sorted({t for t, a in zip(tasks, alt) if alt.count(a) > 1})
-                raise BiasampError(f"tasks {same} are spellings of the same occupation (task "
-                                   f"alias table {aliases.file!r}); request one of them")
+                raise BiasampError(
+                    f"tasks {same} are spellings of the same occupation (task "
+                    f"alias table {aliases.file!r}); request one of them"
+                )
             try:
                 table = self._table(list(alt), attributes, direction)
             except MissingEntriesError as exc:
@@ -230,12 +255,18 @@ class BaseRateSource:
                 continue
             index = pd.Index(tasks, name="task")
             used = {t: a for t, a in zip(tasks, alt) if t != a}
-            prov = {**table.provenance, "task_aliases": used,
-                    "task_aliases_file": {"name": aliases.file, "sha256": aliases.sha256}}
+            prov = {
+                **table.provenance,
+                "task_aliases": used,
+                "task_aliases_file": {"name": aliases.file, "sha256": aliases.sha256},
+            }
             assoc = table.association
-            return replace(table, joint=table.joint.set_axis(index, axis=0),
-                           association=None if assoc is None else assoc.set_axis(index, axis=0),
-                           provenance=prov)
+            return replace(
+                table,
+                joint=table.joint.set_axis(index, axis=0),
+                association=None if assoc is None else assoc.set_axis(index, axis=0),
+                provenance=prov,
+            )
         raise min(errors, key=lambda e: len(e.missing_tasks))
 
     def _table(self, tasks, attributes, direction) -> BaseRateTable:  # pragma: no cover
@@ -245,8 +276,9 @@ class BaseRateSource:
         return f"<{type(self).__name__} {self.name!r}>"
 
 
-def select_entries(df: pd.DataFrame, tasks, attributes, source: str, *,
-                   note: str = "") -> pd.DataFrame:
+def select_entries(
+    df: pd.DataFrame, tasks, attributes, source: str, *, note: str = ""
+) -> pd.DataFrame:
     """Rows/columns of df in the requested order (other spellings of a task are resolved by
     :meth:`BaseRateSource.table` through the task alias table).
 
@@ -257,8 +289,14 @@ def select_entries(df: pd.DataFrame, tasks, attributes, source: str, *,
     miss_t = [t for t, k in zip(tasks, keys) if k not in df.index]
     miss_a = [a for a in attributes if a not in df.columns]
     if miss_t or miss_a:
-        raise MissingEntriesError(source, missing_tasks=miss_t, missing_attributes=miss_a,
-                                  tasks=list(df.index), attributes=list(df.columns), note=note)
+        raise MissingEntriesError(
+            source,
+            missing_tasks=miss_t,
+            missing_attributes=miss_a,
+            tasks=list(df.index),
+            attributes=list(df.columns),
+            note=note,
+        )
     out = df.loc[keys, list(attributes)].copy()
     out.index = pd.Index(list(tasks), name="task")
     out.columns = pd.Index(list(attributes), name="attribute")
@@ -275,19 +313,24 @@ def check_joint(joint: pd.DataFrame, source: str) -> None:
     def cell(mask) -> str:
         i, j = np.argwhere(mask)[0]
         return f"({joint.index[i]!r}, {joint.columns[j]!r}) = {values[i, j]!r}"
+
     if not np.isfinite(values).all():
         raise BiasampError(f"{where} has a non-finite value: {cell(~np.isfinite(values))}")
     if (values < 0).any():
         raise BiasampError(f"{where} has a negative value: {cell(values < 0)}")
     if not (values > 0).any():
-        raise BiasampError(f"{where} is all zero for the requested tasks and attributes; "
-                           "BiasAmp-> is undefined against it")
+        raise BiasampError(
+            f"{where} is all zero for the requested tasks and attributes; "
+            "BiasAmp-> is undefined against it"
+        )
     with np.errstate(over="ignore"):
         sums = (values.sum(axis=0), values.sum(axis=1), values.sum())
     if not all(np.isfinite(s).all() for s in sums):
-        raise BiasampError(f"{where} overflows when normalised (a row, column or total sum is "
-                           f"infinite; largest value {cell(values == values.max())}); rescale "
-                           "the table")
+        raise BiasampError(
+            f"{where} overflows when normalised (a row, column or total sum is "
+            f"infinite; largest value {cell(values == values.max())}); rescale "
+            "the table"
+        )
 
 
 def warn_zero_rows(table: BaseRateTable, source: str) -> None:
@@ -295,9 +338,12 @@ def warn_zero_rows(table: BaseRateTable, source: str) -> None:
     zero = table.zero_rows
     if zero:
         # stacklevel: warn_zero_rows <- table <- validate_params wrapper <- the caller
-        warnings.warn(f"base-rate source {source!r}: {len(zero)} task(s) have an all-zero row, "
-                      f"so P(A|T) is undefined (NaN) for them: {zero}", ZeroRowWarning,
-                      stacklevel=4)
+        warnings.warn(
+            f"base-rate source {source!r}: {len(zero)} task(s) have an all-zero row, "
+            f"so P(A|T) is undefined (NaN) for them: {zero}",
+            ZeroRowWarning,
+            stacklevel=4,
+        )
 
 
 def data_file(name: str) -> Path:

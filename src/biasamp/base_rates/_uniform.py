@@ -18,8 +18,10 @@ from ._table import (
 __all__ = ["UniformSource"]
 
 #: Sign of each pronoun per WinoBias group.
-_GROUP_SIGNS = {"male_biased": {"he": 1, "she": -1, "they": 0},
-                "female_biased": {"he": -1, "she": 1, "they": 0}}
+_GROUP_SIGNS = {
+    "male_biased": {"he": 1, "she": -1, "they": 0},
+    "female_biased": {"he": -1, "she": 1, "they": 0},
+}
 
 
 def _signs(table: BaseRateTable) -> pd.DataFrame:
@@ -48,30 +50,48 @@ class UniformSource(BaseRateSource):
             self.description = f"equal joint; association from the signs of {association_source!r}"
 
     def _table(self, tasks, attributes, direction):
-        joint = pd.DataFrame(np.ones((len(tasks), len(attributes))),
-                             index=pd.Index(tasks, name="task"),
-                             columns=pd.Index(attributes, name="attribute"))
-        prov = {"name": self.name, "year": None, "license": "n/a (constructed)",
-                "method": "joint = 1 for every (task, attribute): P(A|T) = 1/|A|, P(T) = 1/|T|; "
-                          + self.description, "files": []}
+        joint = pd.DataFrame(
+            np.ones((len(tasks), len(attributes))),
+            index=pd.Index(tasks, name="task"),
+            columns=pd.Index(attributes, name="attribute"),
+        )
+        prov = {
+            "name": self.name,
+            "year": None,
+            "license": "n/a (constructed)",
+            "method": "joint = 1 for every (task, attribute): P(A|T) = 1/|A|, P(T) = 1/|T|; "
+            + self.description,
+            "files": [],
+        }
         if self.association_source is None:
             assoc = self._group_signs(tasks, attributes)
             prov.update(WINOBIAS_PROVENANCE)
             prov["files"] = [winobias_file_entry()]
         else:
             assoc, prov["association_provenance"] = self._source_signs(tasks, attributes)
-        association = pd.DataFrame(np.asarray(assoc, dtype=int), index=joint.index,
-                                   columns=joint.columns)
-        prov.update(kind="constructed", about="equal joint (P(A|T) = 1/|A|) with the signs of "
-                    + ("the WinoBias groups" if self.association_source is None
-                       else repr(self.association_source)))
+        association = pd.DataFrame(
+            np.asarray(assoc, dtype=int), index=joint.index, columns=joint.columns
+        )
+        prov.update(
+            kind="constructed",
+            about="equal joint (P(A|T) = 1/|A|) with the signs of "
+            + (
+                "the WinoBias groups"
+                if self.association_source is None
+                else repr(self.association_source)
+            ),
+        )
         return BaseRateTable(joint, association, provenance=prov)
 
     def _group_signs(self, tasks, attributes) -> list[list[int]]:
         bad = [a for a in attributes if a not in ATTRIBUTES]
         if bad:
-            raise MissingEntriesError(self.name, missing_attributes=bad, attributes=ATTRIBUTES,
-                                      note="WinoBias groups define signs for he/she/they only")
+            raise MissingEntriesError(
+                self.name,
+                missing_attributes=bad,
+                attributes=ATTRIBUTES,
+                note="WinoBias groups define signs for he/she/they only",
+            )
         return [[_GROUP_SIGNS[g][a] for a in attributes] for g in groups_for(tasks, self.name)]
 
     def _source_signs(self, tasks, attributes) -> tuple[np.ndarray, dict]:
@@ -79,8 +99,10 @@ class UniformSource(BaseRateSource):
 
         other = get_source(self.association_source)
         if other.requires_direction:
-            raise BiasampError(f"uniform:SOURCE needs a direction-independent source; "
-                               f"{self.association_source!r} is a compat source")
+            raise BiasampError(
+                f"uniform:SOURCE needs a direction-independent source; "
+                f"{self.association_source!r} is a compat source"
+            )
         known = [a for a in attributes if a != "they"]
         try:
             base = other.table(tasks, attributes)

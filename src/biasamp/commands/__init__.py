@@ -22,8 +22,10 @@ from pathlib import Path
 #: The report a finished run names on its last line: the first of these it wrote.
 _REPORT_ORDER = ("html", "md", "model-card", "json")
 
-def add_config_options(parser, *, groups=None, from_config: bool = False, without=(),
-                       only=None) -> None:
+
+def add_config_options(
+    parser, *, groups=None, from_config: bool = False, without=(), only=None
+) -> None:
     """Options of :class:`~biasamp.pipeline.ProbeConfig` into ``parser``, one argument group
     each, generated from the fields (their flags, help and defaults are declared there once).
 
@@ -35,28 +37,39 @@ def add_config_options(parser, *, groups=None, from_config: bool = False, withou
     """
     from ..pipeline.config import GROUPS, ProbeConfig, cli_flags, cli_help, cli_type
 
-    fields = {name: field.json_schema_extra for name, field in ProbeConfig.model_fields.items()
-              if field.json_schema_extra.get("group") and (only is None or name in only)
-              and cli_flags(name)[0] not in without}
+    fields = {
+        name: field.json_schema_extra
+        for name, field in ProbeConfig.model_fields.items()
+        if field.json_schema_extra.get("group")
+        and (only is None or name in only)
+        and cli_flags(name)[0] not in without
+    }
     for title in groups or [g for g in GROUPS if g in {e["group"] for e in fields.values()}]:
         group = parser.add_argument_group(title)
         for name in (n for n, extra in fields.items() if extra["group"] == title):
             field, extra = ProbeConfig.model_fields[name], fields[name]
             kind = cli_type(name)
-            kwargs = {"metavar": extra.get("metavar"),
-                      "type": kind if kind in (int, float) else None,
-                      "action": "store_true" if kind is bool else extra.get("action")}
+            kwargs = {
+                "metavar": extra.get("metavar"),
+                "type": kind if kind in (int, float) else None,
+                "action": "store_true" if kind is bool else extra.get("action"),
+            }
             default = field.get_default(call_default_factory=True)
-            group.add_argument(*cli_flags(name), dest=name, help=cli_help(name),
-                               default=None if from_config or "action" in extra else default,
-                               **{k: v for k, v in kwargs.items() if v is not None})
+            group.add_argument(
+                *cli_flags(name),
+                dest=name,
+                help=cli_help(name),
+                default=None if from_config or "action" in extra else default,
+                **{k: v for k, v in kwargs.items() if v is not None},
+            )
 
 
 def add_model_options(parser, *, from_config: bool = False, without=()) -> None:
     """The options that load a model (one argument group, "loading the model"), for
     ``probe``, ``score`` and ``pairs``: one help text and one default each."""
-    add_config_options(parser, groups=("loading the model",), from_config=from_config,
-                       without=without)
+    add_config_options(
+        parser, groups=("loading the model",), from_config=from_config, without=without
+    )
 
 
 def report_file(folder, formats, *, comparison: bool = False) -> Path:
@@ -101,8 +114,9 @@ def table_lines(rows, *, header=None, left=(), widths=None, indent="  ") -> list
     """
     import pandas as pd
 
-    frame = pd.DataFrame([[str(c) for c in row]
-                          for row in ([header] if header is not None else []) + list(rows)])
+    frame = pd.DataFrame(
+        [[str(c) for c in row] for row in ([header] if header is not None else []) + list(rows)]
+    )
     if frame.empty:
         return []
     widths = widths or {}

@@ -21,47 +21,82 @@ def templates(p) -> None:
         "Without arguments (or with --list): the template sets and task vocabularies with their "
         "sizes. `biasamp templates show SET` prints the full sentences of a set, then the "
         "masked prompts and candidates per direction. SET and --tasks also accept file paths "
-        "(see templates/README.md).")
+        "(see templates/README.md)."
+    )
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.add_argument("--list", action="store_true", help="list template sets and task vocabularies")
     sub = p.add_subparsers(dest="templates_command", metavar="ACTION")
-    s = sub.add_parser("show", help="print the sentences, prompts and candidates of a set",
-                       description="Print the full sentences of a template set for the given "
-                                   "attributes and tasks, then the masked prompts with their "
-                                   "candidates for each direction.")
-    s.add_argument("set", metavar="SET",
-                   help=f"template set name [{', '.join(T.list_template_sets())}] or TOML path")
-    s.add_argument("--attributes", default="he,she", metavar="LIST",
-                   help="comma-separated attributes out of he,she,they (default he,she)")
-    s.add_argument("--tasks", default=None, metavar="VOCAB",
-                   help=f"task vocabulary [{', '.join(list_task_sets())}], a "
-                        "CSV/TSV/TXT/TOML path, @FILE or comma-separated words (default: "
-                        "the set's own tasks for a set of bound templates, else winobias32)")
-    s.add_argument("--direction", default="both", metavar="DIR",
-                   help="which prompts to show: both (default), attribute_to_task, "
-                        "task_to_attribute (aliases AT, TA, 'A->T', 'T->A', any case: quote "
-                        "the arrows in a shell)")
-    s.add_argument("--limit", type=int, default=None, metavar="N",
-                   help="print at most N lines per section (default: all)")
+    s = sub.add_parser(
+        "show",
+        help="print the sentences, prompts and candidates of a set",
+        description="Print the full sentences of a template set for the given "
+        "attributes and tasks, then the masked prompts with their "
+        "candidates for each direction.",
+    )
+    s.add_argument(
+        "set",
+        metavar="SET",
+        help=f"template set name [{', '.join(T.list_template_sets())}] or TOML path",
+    )
+    s.add_argument(
+        "--attributes",
+        default="he,she",
+        metavar="LIST",
+        help="comma-separated attributes out of he,she,they (default he,she)",
+    )
+    s.add_argument(
+        "--tasks",
+        default=None,
+        metavar="VOCAB",
+        help=f"task vocabulary [{', '.join(list_task_sets())}], a "
+        "CSV/TSV/TXT/TOML path, @FILE or comma-separated words (default: "
+        "the set's own tasks for a set of bound templates, else winobias32)",
+    )
+    s.add_argument(
+        "--direction",
+        default="both",
+        metavar="DIR",
+        help="which prompts to show: both (default), attribute_to_task, "
+        "task_to_attribute (aliases AT, TA, 'A->T', 'T->A', any case: quote "
+        "the arrows in a shell)",
+    )
+    s.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="print at most N lines per section (default: all)",
+    )
     s.add_argument("--family", default=None, help="only templates of this family")
     s.add_argument("--tense", default=None, help="only templates of this tense")
     s.add_argument("--group", default=None, help="only templates of this group (e.g. pro)")
     s.set_defaults(func=run_templates_show)
-    c = sub.add_parser("convert", help="convert a benchmark's published files into a template "
-                                       "set file",
-                       description="Convert the published files of a benchmark into a template "
-                                   "set (the shipped winogender and winobias sets are this "
-                                   "command's output) and print what was converted. winogender: "
-                                   "PATH is templates.tsv or its folder; winobias: the folder of "
-                                   "the eight {pro,anti}_stereotyped_type{1,2}.txt.{dev,test} "
-                                   "files.")
-    c.add_argument("benchmark", metavar="BENCHMARK",
-                   help=f"which converter [{', '.join(T.CONVERTERS)}]")
+    c = sub.add_parser(
+        "convert",
+        help="convert a benchmark's published files into a template set file",
+        description="Convert the published files of a benchmark into a template "
+        "set (the shipped winogender and winobias sets are this "
+        "command's output) and print what was converted. winogender: "
+        "PATH is templates.tsv or its folder; winobias: the folder of "
+        "the eight {pro,anti}_stereotyped_type{1,2}.txt.{dev,test} "
+        "files.",
+    )
+    c.add_argument(
+        "benchmark", metavar="BENCHMARK", help=f"which converter [{', '.join(T.CONVERTERS)}]"
+    )
     c.add_argument("path", metavar="PATH", help="the benchmark's file or folder")
-    c.add_argument("--out", "-o", required=True, metavar="FILE",
-                   help="template set file to write (TOML; a new file)")
-    c.add_argument("--overwrite", action="store_true",
-                   help="replace the template set --out names (one a converter wrote)")
+    c.add_argument(
+        "--out",
+        "-o",
+        required=True,
+        metavar="FILE",
+        help="template set file to write (TOML; a new file)",
+    )
+    c.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the template set --out names (one a converter wrote)",
+    )
     c.add_argument("--name", default=None, help="the set's name (default: the benchmark's)")
     c.set_defaults(func=run_templates_convert)
     p.set_defaults(func=run_templates_list)
@@ -73,17 +108,38 @@ def run_templates_list(args) -> int:
 
     sets = [(n, T.load_template_set(n)) for n in T.list_template_sets()]
     print("Template sets:")
-    print("\n".join(table_lines([(name, f"{len(ts)} templates", ts.description)
-                                 for name, ts in sets], left={0, 2}, widths={1: 15})))
+    print(
+        "\n".join(
+            table_lines(
+                [(name, f"{len(ts)} templates", ts.description) for name, ts in sets],
+                left={0, 2},
+                widths={1: 15},
+            )
+        )
+    )
     bound = [n for n, ts in sets if ts.bound]
     if bound:
-        print(f"  ({', '.join(bound)}: templates bound to their own task, not crossed with the "
-              "vocabulary)")
+        print(
+            f"  ({', '.join(bound)}: templates bound to their own task, not crossed with the "
+            "vocabulary)"
+        )
     vocabs = [(name, load_tasks(name)) for name in list_task_sets()]
     print("Task vocabularies:")
-    print("\n".join(table_lines(
-        [(name, f"{len(v):>5} words" + (f", {len(v.groups)} grouped" if v.groups else ""),
-          v.description) for name, v in vocabs], left={0, 1, 2})))
+    print(
+        "\n".join(
+            table_lines(
+                [
+                    (
+                        name,
+                        f"{len(v):>5} words" + (f", {len(v.groups)} grouped" if v.groups else ""),
+                        v.description,
+                    )
+                    for name, v in vocabs
+                ],
+                left={0, 1, 2},
+            )
+        )
+    )
     print(f"Attributes: {', '.join(T.ATTRIBUTES)}")
     return 0
 
@@ -116,17 +172,21 @@ def run_templates_show(args) -> int:
         vocab = load_tasks(own if tset.bound and own else "winobias32")
     else:
         vocab = load_tasks(args.tasks)
-    print(f"# {tset.name}: {len(tset)} templates x {len(attributes)} attributes x "
-          f"{len(vocab)} tasks (agreement={'yes' if tset.agreement else 'no'}, "
-          f"a/an rule={tset.article}, sha256 {tset.sha256[:12]})")
+    print(
+        f"# {tset.name}: {len(tset)} templates x {len(attributes)} attributes x "
+        f"{len(vocab)} tasks (agreement={'yes' if tset.agreement else 'no'}, "
+        f"a/an rule={tset.article}, sha256 {tset.sha256[:12]})"
+    )
     sentences = T.render_sentences(tset, attributes, vocab)
     print(f"## sentences ({len(sentences)})")
     _limited([f"{r.template_id}\t{r.sentence}" for r in sentences.itertuples()], limit)
     for direction in directions:
         df = T.build_prompts(tset, attributes, vocab, direction=direction)
         print(f"## {direction} prompts ({len(df)})")
-        _limited([f"{r.template_id}\t{r.prompt}\t{' | '.join(r.candidates)}"
-                  for r in df.itertuples()], limit)
+        _limited(
+            [f"{r.template_id}\t{r.prompt}\t{' | '.join(r.candidates)}" for r in df.itertuples()],
+            limit,
+        )
     return 0
 
 
@@ -153,11 +213,17 @@ def base_rates(p) -> None:
     p.add_argument("--list", action="store_true", help="list the registered sources")
     p.add_argument("action", nargs="?", choices=("show",), help="show a source's table")
     p.add_argument("source", nargs="?", help="source name, uniform:SOURCE or file:PATH.csv")
-    p.add_argument("--tasks", default="winobias32",
-                   help="a,b,c | @file.txt | a file | winobias32 | winobias40 | winogender60")
+    p.add_argument(
+        "--tasks",
+        default="winobias32",
+        help="a,b,c | @file.txt | a file | winobias32 | winobias40 | winogender60",
+    )
     p.add_argument("--attributes", default="he,she", help="comma list (default he,she)")
-    p.add_argument("--direction", help="attribute_to_task | task_to_attribute (A->T / T->A); "
-                   "required by the *-wang2021 sources")
+    p.add_argument(
+        "--direction",
+        help="attribute_to_task | task_to_attribute (A->T / T->A); "
+        "required by the *-wang2021 sources",
+    )
     p.add_argument("--provenance", action="store_true", help="also print the provenance JSON")
     p.set_defaults(func=run_base_rates)
 
@@ -169,8 +235,10 @@ def run_base_rates(args: argparse.Namespace) -> int:
 
     if args.list or args.action is None:
         rows = [(name, SOURCES.description(name)) for name in list_sources()]
-        rows += [("uniform:SOURCE", "equal joint, association = signs of SOURCE"),
-                 ("file:PATH.csv", "your own table (see base_rates/README.md)")]
+        rows += [
+            ("uniform:SOURCE", "equal joint, association = signs of SOURCE"),
+            ("file:PATH.csv", "your own table (see base_rates/README.md)"),
+        ]
         print("\n".join(table_lines(rows, left={0, 1}, widths={0: 21}, indent="")))
         return 0
     if not args.source:
@@ -185,8 +253,7 @@ def run_base_rates(args: argparse.Namespace) -> int:
     if table.association is not None:
         for c in table.association.columns:
             out[f"sign({c})"] = table.association[c]
-    print(f"# {table.provenance.get('name')}: direction={table.direction} "
-          f"tie_tol={table.tie_tol}")
+    print(f"# {table.provenance.get('name')}: direction={table.direction} tie_tol={table.tie_tol}")
     print(out.to_string(float_format=lambda v: f"{v:.10g}"))
     if table.zero_rows:
         print(f"# all-zero rows (P(A|T) undefined): {', '.join(table.zero_rows)}")
@@ -219,45 +286,96 @@ def count(p) -> None:
     from ..corpus import ENGINES, FORMATS, MATCHERS, RULES
     from ..tasks import list_task_sets
 
-    p.description = (f"{p.description} Writes a base-rate CSV readable as 'file:OUT.csv'.")
-    p.add_argument("files", nargs="*", help="files, globs or fsspec URLs (s3://, gs://, hf://, "
-                   "https://): text (one paragraph per line), .jsonl, .parquet, Wikipedia "
-                   "pages-articles .xml; each optionally .gz/.bz2/.xz/.zst")
-    p.add_argument("--dataset", help="a Hugging Face datasets name instead of files "
-                   "(e.g. wikitext), streamed")
+    p.description = f"{p.description} Writes a base-rate CSV readable as 'file:OUT.csv'."
+    p.add_argument(
+        "files",
+        nargs="*",
+        help="files, globs or fsspec URLs (s3://, gs://, hf://, "
+        "https://): text (one paragraph per line), .jsonl, .parquet, Wikipedia "
+        "pages-articles .xml; each optionally .gz/.bz2/.xz/.zst",
+    )
+    p.add_argument(
+        "--dataset", help="a Hugging Face datasets name instead of files (e.g. wikitext), streamed"
+    )
     p.add_argument("--config", help="dataset config (e.g. wikitext-103-raw-v1)")
     p.add_argument("--split", default="train", help="dataset split (default train)")
-    p.add_argument("--text-column", default="text",
-                   help="the text of JSON Lines / Parquet / dataset records (default text)")
-    p.add_argument("--format", choices=FORMATS.names(), default=None,
-                   help="read every file as this format (default: from each file name)")
-    p.add_argument("--tasks", required=True,
-                   help="occupations: a,b,c | @file.txt | FILE.csv/.txt/.toml | "
-                   + " | ".join(list_task_sets()))
-    p.add_argument("--rule", choices=RULES.names(), default="default",
-                   help="; ".join(f"{name}: {RULES.description(name)}" for name in RULES.names()))
-    p.add_argument("--groups", help="word groups, e.g. 'he=he,him,his;she=she,her' "
-                   "(default: the rule's groups)")
+    p.add_argument(
+        "--text-column",
+        default="text",
+        help="the text of JSON Lines / Parquet / dataset records (default text)",
+    )
+    p.add_argument(
+        "--format",
+        choices=FORMATS.names(),
+        default=None,
+        help="read every file as this format (default: from each file name)",
+    )
+    p.add_argument(
+        "--tasks",
+        required=True,
+        help="occupations: a,b,c | @file.txt | FILE.csv/.txt/.toml | "
+        + " | ".join(list_task_sets()),
+    )
+    p.add_argument(
+        "--rule",
+        choices=RULES.names(),
+        default="default",
+        help="; ".join(f"{name}: {RULES.description(name)}" for name in RULES.names()),
+    )
+    p.add_argument(
+        "--groups",
+        help="word groups, e.g. 'he=he,him,his;she=she,her' (default: the rule's groups)",
+    )
     p.add_argument("--no-plurals", action="store_true", help="default rule: singular only")
-    p.add_argument("--jobs", type=int, default=None, help="worker processes (default all "
-                   "cores; 1 = this process); with --engine dask and no --scheduler, the "
-                   "local cluster's workers")
-    p.add_argument("--engine", choices=ENGINES.names(), default="local",
-                   help="; ".join(f"{n}: {ENGINES.description(n)}" for n in ENGINES.names()))
-    p.add_argument("--scheduler", help="--engine dask: the scheduler address, e.g. "
-                   "tcp://HOST:8786 (default: a local cluster)")
-    p.add_argument("--retries", type=int, default=1,
-                   help="--engine dask: runs again of a failed shard (default 1)")
-    p.add_argument("--shard-mb", type=float, default=None,
-                   help="shard size in MB (default 4 locally, 64 with dask)")
-    p.add_argument("--matcher", choices=MATCHERS.names(), default=None,
-                   help="the occupation scanner (speed only; default hyperscan if it imports)")
-    p.add_argument("--no-hash", action="store_true",
-                   help="do not record the sha256 of local files (saves reading them twice)")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="worker processes (default all "
+        "cores; 1 = this process); with --engine dask and no --scheduler, the "
+        "local cluster's workers",
+    )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES.names(),
+        default="local",
+        help="; ".join(f"{n}: {ENGINES.description(n)}" for n in ENGINES.names()),
+    )
+    p.add_argument(
+        "--scheduler",
+        help="--engine dask: the scheduler address, e.g. "
+        "tcp://HOST:8786 (default: a local cluster)",
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=1,
+        help="--engine dask: runs again of a failed shard (default 1)",
+    )
+    p.add_argument(
+        "--shard-mb",
+        type=float,
+        default=None,
+        help="shard size in MB (default 4 locally, 64 with dask)",
+    )
+    p.add_argument(
+        "--matcher",
+        choices=MATCHERS.names(),
+        default=None,
+        help="the occupation scanner (speed only; default hyperscan if it imports)",
+    )
+    p.add_argument(
+        "--no-hash",
+        action="store_true",
+        help="do not record the sha256 of local files (saves reading them twice)",
+    )
     p.add_argument("--name", help="corpus name for the provenance")
     p.add_argument("-o", "--out", required=True, help="output CSV (a new file)")
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace the counts CSV --out names (one biasamp wrote)")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the counts CSV --out names (one biasamp wrote)",
+    )
     p.set_defaults(func=run_count)
 
 
@@ -266,8 +384,10 @@ def run_count(args: argparse.Namespace) -> int:
     from ..tasks import load_tasks
 
     if bool(args.files) == bool(args.dataset):
-        raise BiasampError("give either FILES or --dataset (exactly one); got "
-                           f"files={args.files!r}, dataset={args.dataset!r}")
+        raise BiasampError(
+            "give either FILES or --dataset (exactly one); got "
+            f"files={args.files!r}, dataset={args.dataset!r}"
+        )
     corpus = f"hf:{args.dataset}" if args.dataset else args.files
     word_groups = parse_groups(args.groups) if args.groups else None
     tasks = load_tasks(args.tasks).words
@@ -281,18 +401,34 @@ def run_count(args: argparse.Namespace) -> int:
     with warnings.catch_warnings():  # the zero-row tasks are printed in the summary below
         warnings.simplefilter("ignore", ZeroRowWarning)
         result = count_cooccurrences(
-            corpus, tasks, rule=args.rule, word_groups=word_groups,
-            plurals=not args.no_plurals, dataset_config=args.config, split=args.split,
-            text_column=args.text_column, fmt=args.format, n_jobs=args.jobs,
-            chunk_chars=shard, engine=args.engine, scheduler=args.scheduler,
-            retries=args.retries, matcher=args.matcher, hash_inputs=not args.no_hash,
-            progress=getattr(args, "display", None) or False, corpus_name=args.name)
+            corpus,
+            tasks,
+            rule=args.rule,
+            word_groups=word_groups,
+            plurals=not args.no_plurals,
+            dataset_config=args.config,
+            split=args.split,
+            text_column=args.text_column,
+            fmt=args.format,
+            n_jobs=args.jobs,
+            chunk_chars=shard,
+            engine=args.engine,
+            scheduler=args.scheduler,
+            retries=args.retries,
+            matcher=args.matcher,
+            hash_inputs=not args.no_hash,
+            progress=getattr(args, "display", None) or False,
+            corpus_name=args.name,
+        )
     work_done(args)
     out = write_counts_csv(result, out)
     if args.quiet:  # -q: only errors, as for every command
         return 0
-    print(f"{out}: {result.n_kept} sentences counted of {result.n_sentences} scanned "
-          f"({result.n_lines} lines) in {result.provenance['seconds']:.1f} s; "
-          f"{len(result.zero_rows)} task(s) with no count"
-          + (f": {', '.join(result.zero_rows)}" if result.zero_rows else ""), file=sys.stdout)
+    print(
+        f"{out}: {result.n_kept} sentences counted of {result.n_sentences} scanned "
+        f"({result.n_lines} lines) in {result.provenance['seconds']:.1f} s; "
+        f"{len(result.zero_rows)} task(s) with no count"
+        + (f": {', '.join(result.zero_rows)}" if result.zero_rows else ""),
+        file=sys.stdout,
+    )
     return 0

@@ -15,9 +15,13 @@ def probe(p) -> None:
         "Score fill-in-the-blank templates with a masked or causal (decoder-only) language "
         "model and report BiasAmp-> per base-rate source and direction (mean, population std "
         "and bootstrap CI over templates), the per-(task, attribute) disaggregation, the "
-        "tokenisation audit and plots. Options given here override --config.")
-    p.add_argument("--config", metavar="FILE", help="TOML or YAML file with probe options "
-                   "(see examples/probe.toml); flags override it")
+        "tokenisation audit and plots. Options given here override --config."
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="TOML or YAML file with probe options (see examples/probe.toml); flags override it",
+    )
     # every other option is a ProbeConfig field (help, default, check and flag declared there)
     add_config_options(p, from_config=True)
     p.set_defaults(func=run_probe)
@@ -46,11 +50,24 @@ def summary_lines(models, results) -> list[str]:
     for model, res in zip(models, results):
         for rec in res.summary.to_dict(orient="records"):
             std = rec["std"] if rec["std"] == rec["std"] else None  # none when pooled
-            rows.append((model, rec["base_rates"], rec["direction"],
-                         format_value(rec["mean"], std, (rec["ci_low"], rec["ci_high"]))))
+            rows.append(
+                (
+                    model,
+                    rec["base_rates"],
+                    rec["direction"],
+                    format_value(rec["mean"], std, (rec["ci_low"], rec["ci_high"])),
+                )
+            )
         for rec in res.by_group.to_dict(orient="records"):
-            rows.append((model, rec["base_rates"], rec["direction"], f"group {rec['group']}: "
-                         + format_value(rec["mean"], ci=(rec["ci_low"], rec["ci_high"]))))
+            rows.append(
+                (
+                    model,
+                    rec["base_rates"],
+                    rec["direction"],
+                    f"group {rec['group']}: "
+                    + format_value(rec["mean"], ci=(rec["ci_low"], rec["ci_high"])),
+                )
+            )
     table = table_lines([r[1:] for r in rows], left={0, 1, 2})
     lines, shown = [], None
     for (model, *_), line in zip(rows, table):
@@ -59,8 +76,10 @@ def summary_lines(models, results) -> list[str]:
             shown = model
         lines.append(line)
     if any("[n/a" in r[3] for r in rows):
-        lines.append("n/a: no confidence interval: fewer than 2 templates to resample, or "
-                     "every bootstrap replicate gave the same value (zero width)")
+        lines.append(
+            "n/a: no confidence interval: fewer than 2 templates to resample, or "
+            "every bootstrap replicate gave the same value (zero width)"
+        )
     return lines
 
 
@@ -81,16 +100,30 @@ def score(p) -> None:
     p.description = (
         "Print, for each prompt and candidate, the log probability under the estimator, the "
         "probability renormalised over the candidates, and the raw probability mass the "
-        "candidates cover. Example: biasamp score --model bert-base-uncased --prompt \"he is "
-        "a good [BLANK].\" --candidates nurse,doctor")
+        'candidates cover. Example: biasamp score --model bert-base-uncased --prompt "he is '
+        'a good [BLANK]." --candidates nurse,doctor'
+    )
     p.add_argument("--model", "-m", required=True, help="Hugging Face model id or local folder")
-    p.add_argument("--prompt", "-p", action="append", required=True, dest="prompts",
-                   metavar="TEXT", help=f"prompt containing {BLANK} once; repeat for several")
-    p.add_argument("--candidates", "-c", required=True, metavar="LIST",
-                   help="comma-separated candidates (may contain spaces: 'he is,she is')")
+    p.add_argument(
+        "--prompt",
+        "-p",
+        action="append",
+        required=True,
+        dest="prompts",
+        metavar="TEXT",
+        help=f"prompt containing {BLANK} once; repeat for several",
+    )
+    p.add_argument(
+        "--candidates",
+        "-c",
+        required=True,
+        metavar="LIST",
+        help="comma-separated candidates (may contain spaces: 'he is,she is')",
+    )
     p.add_argument("--blank", default=BLANK, help=f"blank marker (default {BLANK})")
-    p.add_argument("--audit", action="store_true",
-                   help="also print how the tokenizer splits each candidate")
+    p.add_argument(
+        "--audit", action="store_true", help="also print how the tokenizer splits each candidate"
+    )
     add_config_options(p, groups=("model",), only=("model_type", "scoring", "context_token"))
     add_model_options(p)
     p.set_defaults(func=run_score)
@@ -102,8 +135,9 @@ def _split_candidates(text):
         raise BiasampError(f"--candidates must list at least one word; got {text!r}")
     empty = [i for i, c in enumerate(parts) if not c]
     if empty:
-        raise BiasampError(f"--candidates has an empty entry at position {empty[0] + 1}; got "
-                           f"{text!r}")
+        raise BiasampError(
+            f"--candidates has an empty entry at position {empty[0] + 1}; got {text!r}"
+        )
     return parts
 
 
@@ -117,40 +151,78 @@ def run_score(args) -> int:
     options = LoadOptions.of(args)
     resolved = resolve_model(args.model, args.model_type, options=options)
     kind = resolved.model_type
-    scoring = check_score_inputs(args.prompts, candidates, scoring=args.scoring, blank=args.blank,
-                                 model_type=kind, model=args.model)[3]
+    scoring = check_score_inputs(
+        args.prompts,
+        candidates,
+        scoring=args.scoring,
+        blank=args.blank,
+        model_type=kind,
+        model=args.model,
+    )[3]
     extra = {}
     if kind == "causal":
         extra = {"context_token": args.context_token}
     elif args.context_token is not None:
-        raise BiasampError(f"--context-token is for causal language models; model "
-                           f"{args.model!r} is a {kind} language model")
-    scorer = load_scorer(resolved, options, progress=getattr(args, "display", None) or False,
-                         **extra)
-    scorer.progress.stage("scoring", scorer.count_contexts(
-        args.prompts, candidates, scoring=scoring, blank=args.blank), scorer.count_unit)
+        raise BiasampError(
+            f"--context-token is for causal language models; model "
+            f"{args.model!r} is a {kind} language model"
+        )
+    scorer = load_scorer(
+        resolved, options, progress=getattr(args, "display", None) or False, **extra
+    )
+    scorer.progress.stage(
+        "scoring",
+        scorer.count_contexts(args.prompts, candidates, scoring=scoring, blank=args.blank),
+        scorer.count_unit,
+    )
     result = scorer.score(args.prompts, candidates, scoring=scoring, blank=args.blank)
     work_done(args)
     out = sys.stdout
     table = result.to_frame()
-    print(f"model {args.model} ({kind} LM)  scoring {result.scoring}  device "
-          f"{scorer.provenance['device']}  dtype {scorer.provenance['dtype']}", file=out)
+    print(
+        f"model {args.model} ({kind} LM)  scoring {result.scoring}  device "
+        f"{scorer.provenance['device']}  dtype {scorer.provenance['dtype']}",
+        file=out,
+    )
     for i, prompt in enumerate(args.prompts):
         print(f"\n{prompt}    (mass covered: {result.mass[i]:.6g})", file=out)
         rows = table[table["prompt_index"] == i]
-        print("\n".join(table_lines(
-            [(c, f"{lp:.6f}", f"{pr:.6f}")
-             for c, lp, pr in zip(rows["candidate"], rows["log_prob"], rows["prob"])],
-            header=("candidate", "log_prob", "prob"), left={0}, widths={1: 12, 2: 9})), file=out)
+        print(
+            "\n".join(
+                table_lines(
+                    [
+                        (c, f"{lp:.6f}", f"{pr:.6f}")
+                        for c, lp, pr in zip(rows["candidate"], rows["log_prob"], rows["prob"])
+                    ],
+                    header=("candidate", "log_prob", "prob"),
+                    left={0},
+                    widths={1: 12, 2: 9},
+                )
+            ),
+            file=out,
+        )
     if args.audit:
         audit = scorer.audit(candidates, blank=args.blank)
         print("\ntokenisation audit", file=out)
-        print("\n".join(table_lines(
-            [(r.candidate, r.n_pieces, " ".join(r.pieces),
-              ", ".join(r.shares_first_piece_with) or "-")
-             for r in audit.itertuples(index=False)],
-            header=("candidate", "n", "pieces", "shares first piece with"), left={0, 2, 3},
-            widths={2: 30})), file=out)
+        print(
+            "\n".join(
+                table_lines(
+                    [
+                        (
+                            r.candidate,
+                            r.n_pieces,
+                            " ".join(r.pieces),
+                            ", ".join(r.shares_first_piece_with) or "-",
+                        )
+                        for r in audit.itertuples(index=False)
+                    ],
+                    header=("candidate", "n", "pieces", "shares first piece with"),
+                    left={0, 2, 3},
+                    widths={2: 30},
+                )
+            ),
+            file=out,
+        )
     return 0
 
 
@@ -163,26 +235,55 @@ def pairs(p) -> None:
         "masked one at a time (Nangia et al. 2020), and report the share of pairs where the "
         "model prefers the more stereotypical sentence (50%% = no preference), overall, per "
         "direction and per bias type, with bootstrap CIs over pairs. Sentences come from a "
-        "file (CSV, TSV, JSON or JSONL), never from the command line.")
+        "file (CSV, TSV, JSON or JSONL), never from the command line."
+    )
     p.add_argument("--model", "-m", required=True, help="Hugging Face model id or local folder")
-    p.add_argument("--pairs", default="crows-pairs", metavar="SET",
-                   help=f"pair set [{', '.join(list_pair_sets())}] or a CSV/TSV/JSON/JSONL file "
-                        "(default crows-pairs)")
+    p.add_argument(
+        "--pairs",
+        default="crows-pairs",
+        metavar="SET",
+        help=f"pair set [{', '.join(list_pair_sets())}] or a CSV/TSV/JSON/JSONL file "
+        "(default crows-pairs)",
+    )
     # --KEY-column names load_pairs' KEY= column (the flag its messages name)
-    for key, default in (("more", "sent_more"), ("less", "sent_less"),
-                         ("direction", "stereo_antistereo"), ("bias_type", "bias_type"),
-                         ("pair_id", "CrowS-Pairs' unnamed first column, else the row number")):
-        p.add_argument(f"--{key.replace('_', '-')}-column", dest=f"{key}_column", metavar="NAME",
-                       help=f"column of the file holding the {key} field (default {default})")
-    p.add_argument("--bias-type", dest="bias_types", action="append", metavar="TYPE",
-                   help="only pairs of this bias type; repeat for several")
-    p.add_argument("--max-pairs", dest="max_pairs", type=int, metavar="N",
-                   help="only the first N pairs (quick runs)")
-    p.add_argument("--out", "-o", metavar="DIR",
-                   help="write pairs.json, pair_scores.csv and pair_summary.csv into this new "
-                        "folder")
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace the pairs result --out holds (one biasamp wrote)")
+    for key, default in (
+        ("more", "sent_more"),
+        ("less", "sent_less"),
+        ("direction", "stereo_antistereo"),
+        ("bias_type", "bias_type"),
+        ("pair_id", "CrowS-Pairs' unnamed first column, else the row number"),
+    ):
+        p.add_argument(
+            f"--{key.replace('_', '-')}-column",
+            dest=f"{key}_column",
+            metavar="NAME",
+            help=f"column of the file holding the {key} field (default {default})",
+        )
+    p.add_argument(
+        "--bias-type",
+        dest="bias_types",
+        action="append",
+        metavar="TYPE",
+        help="only pairs of this bias type; repeat for several",
+    )
+    p.add_argument(
+        "--max-pairs",
+        dest="max_pairs",
+        type=int,
+        metavar="N",
+        help="only the first N pairs (quick runs)",
+    )
+    p.add_argument(
+        "--out",
+        "-o",
+        metavar="DIR",
+        help="write pairs.json, pair_scores.csv and pair_summary.csv into this new folder",
+    )
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the pairs result --out holds (one biasamp wrote)",
+    )
     # over pairs: the bootstrap options of a probe
     add_config_options(p, groups=("bootstrap",), only=("seed", "n_resamples", "confidence"))
     add_model_options(p, without=("--score-cache",))  # pairs are scored without the cache
@@ -196,9 +297,14 @@ def run_pairs(args) -> int:
     from ..scoring import LoadOptions, check_model
 
     # everything that can fail on input fails before the model is loaded
-    pset = load_pairs(args.pairs, more=args.more_column, less=args.less_column,
-                      direction=args.direction_column, bias_type=args.bias_type_column,
-                      pair_id=args.pair_id_column)
+    pset = load_pairs(
+        args.pairs,
+        more=args.more_column,
+        less=args.less_column,
+        direction=args.direction_column,
+        bias_type=args.bias_type_column,
+        pair_id=args.pair_id_column,
+    )
     pset = pset.select(bias_types=args.bias_types, max_pairs=args.max_pairs)
     if len(pset) == 0:
         raise BiasampError(f"--pairs {args.pairs!r} with the selection given holds no pairs")
@@ -207,21 +313,40 @@ def run_pairs(args) -> int:
     if args.out:
         output = OutputFolder(args.out, kind="pairs", overwrite=args.overwrite)
         output.check()
-    res = score_pairs(pset, args.model, options=LoadOptions.of(args),
-                      progress=getattr(args, "display", None) or False,
-                      n_resamples=args.n_resamples, seed=args.seed, confidence=args.confidence)
+    res = score_pairs(
+        pset,
+        args.model,
+        options=LoadOptions.of(args),
+        progress=getattr(args, "display", None) or False,
+        n_resamples=args.n_resamples,
+        seed=args.seed,
+        confidence=args.confidence,
+    )
     work_done(args)
     if not args.quiet:
         prov = res.provenance
-        print(f"{args.model}: {len(pset)} pairs of {pset.name} ({prov['n_contexts']:,} masked "
-              f"contexts, {prov['n_contexts_run']:,} distinct ones run); share of pairs where "
-              f"the more stereotypical sentence is preferred [{args.confidence:.0%} CI]:")
+        print(
+            f"{args.model}: {len(pset)} pairs of {pset.name} ({prov['n_contexts']:,} masked "
+            f"contexts, {prov['n_contexts_run']:,} distinct ones run); share of pairs where "
+            f"the more stereotypical sentence is preferred [{args.confidence:.0%} CI]:"
+        )
         rows = []
         for r in res.summary.itertuples(index=False):
-            excl = "" if r.kind == "bias_type" else (f"; excluding {r.n_neutral} neutral: "
-                                                     f"{format_value(r.share_more_excluding_neutral)}")
-            rows.append((r.group, f"{r.n_pairs} pairs",
-                         format_value(r.share_more, ci=(r.ci_low, r.ci_high)) + excl))
+            excl = (
+                ""
+                if r.kind == "bias_type"
+                else (
+                    f"; excluding {r.n_neutral} neutral: "
+                    f"{format_value(r.share_more_excluding_neutral)}"
+                )
+            )
+            rows.append(
+                (
+                    r.group,
+                    f"{r.n_pairs} pairs",
+                    format_value(r.share_more, ci=(r.ci_low, r.ci_high)) + excl,
+                )
+            )
         print("\n".join(table_lines(rows, left={0, 2}, widths={0: 19, 1: 11})))
     if output is not None:
         say_report(res.save(output) / "pairs.json", args)

@@ -42,12 +42,12 @@ entry points, the ``RULES`` registry, provenance, the CSV writer).
 """
 
 from ._driver import (
-                      RULES,
-                      CorpusCounts,
-                      count_cooccurrences,
-                      count_text,
-                      counts_output,
-                      write_counts_csv,
+    RULES,
+    CorpusCounts,
+    count_cooccurrences,
+    count_text,
+    counts_output,
+    write_counts_csv,
 )
 from ._engines import ENGINES
 from ._inputs import FORMATS

@@ -18,7 +18,7 @@ __all__ = ["Buffer", "encode_text"]
 
 
 def _to_replacement_char(exc: UnicodeEncodeError):
-    return b"\xef\xbf\xbd", exc.end   # U+FFFD (the encoder takes bytes, not non-ASCII str)
+    return b"\xef\xbf\xbd", exc.end  # U+FFFD (the encoder takes bytes, not non-ASCII str)
 
 
 codecs.register_error("biasamp.replace", _to_replacement_char)
@@ -94,11 +94,11 @@ class Buffer:
     def line(self, i: int) -> str:
         """Line ``i`` decoded (with its ``\\n`` when it has one)."""
         start, end = self.span(i)
-        return self.b[start:end + 1].decode("utf-8", "replace")
+        return self.b[start : end + 1].decode("utf-8", "replace")
 
     def lines_with(self, byte: int) -> np.ndarray:
         """Sorted indices of the lines containing ``byte`` (an ASCII code)."""
-        lines = self.line_of(np.flatnonzero(self.a == byte))     # sorted, with repeats
+        lines = self.line_of(np.flatnonzero(self.a == byte))  # sorted, with repeats
         return lines[np.concatenate(([True], lines[1:] != lines[:-1]))] if lines.size else lines
 
     def stripped_edges(self, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -145,7 +145,7 @@ class Buffer:
             todo, pos = todo[~at_end], pos[~at_end]
             c = self.a[pos]
             on_text.append(todo[c >= 128])
-            todo = todo[_ASCII_SPACE[c]]    # spaces so far; an ASCII non-space decides
+            todo = todo[_ASCII_SPACE[c]]  # spaces so far; an ASCII non-space decides
         on_text.append(todo)
         for i in np.concatenate(on_text).tolist():
             blank[i] = not self.line(i).strip()

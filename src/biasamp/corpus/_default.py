@@ -48,8 +48,12 @@ class DefaultRule(CountingRule):
         # forms without sentence marks lie inside one sentence: only that one is matched
         self.in_one_sentence = not any(c in f for f in forms for c in ".!?")
         # + the characters whose lower() is ASCII: a hit there sends the chunk to lower()
-        self.scanner = make_scanner(matcher, [f.encode("utf-8") for f in forms]
-                                    + list(_LOWER_TO_ASCII), word_bounded=True, caseless=True)
+        self.scanner = make_scanner(
+            matcher,
+            [f.encode("utf-8") for f in forms] + list(_LOWER_TO_ASCII),
+            word_bounded=True,
+            caseless=True,
+        )
 
     def match(self, sentence):
         s = sentence.lower()
@@ -111,8 +115,9 @@ class DefaultRule(CountingRule):
         first, last, sure = buf.stripped_edges(lines)
         a = buf.a
         yes = sure & (a[first] == 61) & (a[last] == 61) & (first < last)
-        return lines[yes].tolist() + [i for i in lines[~sure].tolist()
-                                      if HEADING.match(buf.line(i))]
+        return lines[yes].tolist() + [
+            i for i in lines[~sure].tolist() if HEADING.match(buf.line(i))
+        ]
 
     def _candidates(self, buf: Buffer, skip: np.ndarray, gaps):
         """``(end, sentence)``: the sentences where an occupation can occur, each once, in
@@ -136,12 +141,13 @@ class DefaultRule(CountingRule):
             return
         # the sentence of each hit: between the boundary gaps around it, within its line
         gap_starts, gap_ends = gaps
-        gap_ends = np.concatenate(([0], gap_ends))              # sentinels: text start, end
+        gap_ends = np.concatenate(([0], gap_ends))  # sentinels: text start, end
         gap_starts = np.concatenate((gap_starts, [len(b)]))
         line_start = np.where(lines > 0, buf.ends[np.maximum(lines - 1, 0)] + 1, 0)
         start = np.maximum(gap_ends[np.searchsorted(gap_ends[1:], hits, "right")], line_start)
-        end = np.minimum(gap_starts[np.searchsorted(gap_starts[:-1], hits, "right")],
-                         buf.ends[lines])
+        end = np.minimum(
+            gap_starts[np.searchsorted(gap_starts[:-1], hits, "right")], buf.ends[lines]
+        )
         for s, e in sorted(set(zip(start.tolist(), end.tolist()))):
             yield e, b[s:e].decode("utf-8", "replace")
 

@@ -39,23 +39,39 @@ from ._shards import ReadOptions
 from ._sources import DASK_SHARD_BYTES, plan_corpus
 from ._wang2021 import Wang2021Rule
 
-__all__ = ["CorpusCounts", "RULES", "count_cooccurrences", "count_text", "counts_output",
-           "write_counts_csv"]
+__all__ = [
+    "CorpusCounts",
+    "RULES",
+    "count_cooccurrences",
+    "count_text",
+    "counts_output",
+    "write_counts_csv",
+]
 
 
 #: The counting rules: name -> :class:`CountingRule` subclass (see :mod:`biasamp.corpus`).
 RULES = Registry("counting rule")
-RULES.register("default", DefaultRule, description="case-insensitive whole words per sentence, "
-               "plurals and multi-word occupations")
-RULES.register("wang2021", Wang2021Rule, description="the BiasAmp-> paper's read_wiki2.py rule, "
-               "exactly (substrings, case-sensitive words, '.'-pieces)")
+RULES.register(
+    "default",
+    DefaultRule,
+    description="case-insensitive whole words per sentence, plurals and multi-word occupations",
+)
+RULES.register(
+    "wang2021",
+    Wang2021Rule,
+    description="the BiasAmp-> paper's read_wiki2.py rule, "
+    "exactly (substrings, case-sensitive words, '.'-pieces)",
+)
 
-_VOCAB_PARAMS = {"rule": OneOf(RULES), "tasks": TaskList, "word_groups": Optional(WordGroups),
-                 "matcher": Optional(OneOf(MATCHERS))}
+_VOCAB_PARAMS = {
+    "rule": OneOf(RULES),
+    "tasks": TaskList,
+    "word_groups": Optional(WordGroups),
+    "matcher": Optional(OneOf(MATCHERS)),
+}
 
 
-def _build_rule(rule: str, tasks: list[str], *, word_groups, plurals,
-                matcher=None) -> CountingRule:
+def _build_rule(rule: str, tasks: list[str], *, word_groups, plurals, matcher=None) -> CountingRule:
     """The rule for this configuration, compiled once per process (``_rule_base._rebuild``)."""
     cls = RULES.get(rule)
     groups = dict(cls.default_groups) if word_groups is None else word_groups
@@ -63,14 +79,23 @@ def _build_rule(rule: str, tasks: list[str], *, word_groups, plurals,
 
 
 def _frame(counts: np.ndarray, counter: CountingRule) -> pd.DataFrame:
-    return pd.DataFrame(counts, index=pd.Index(counter.tasks, name="task"),
-                        columns=pd.Index(list(counter.groups), name="attribute"))
+    return pd.DataFrame(
+        counts,
+        index=pd.Index(counter.tasks, name="task"),
+        columns=pd.Index(list(counter.groups), name="attribute"),
+    )
 
 
 @validate_params(_VOCAB_PARAMS)
-def count_text(text: str | Sequence[str], tasks: Sequence[str], *, rule: str = "default",
-               word_groups: Mapping[str, Sequence[str]] | None = None,
-               plurals: bool = True, matcher: str | None = None) -> pd.DataFrame:
+def count_text(
+    text: str | Sequence[str],
+    tasks: Sequence[str],
+    *,
+    rule: str = "default",
+    word_groups: Mapping[str, Sequence[str]] | None = None,
+    plurals: bool = True,
+    matcher: str | None = None,
+) -> pd.DataFrame:
     """Count co-occurrences in an in-memory text (single process).
 
     Parameters
@@ -103,8 +128,7 @@ def count_text(text: str | Sequence[str], tasks: Sequence[str], *, rule: str = "
     [0, 1]
     """
     tasks, word_groups = normalised(_VOCAB_PARAMS, tasks=tasks, word_groups=word_groups)
-    counter = _build_rule(rule, tasks, word_groups=word_groups, plurals=plurals,
-                          matcher=matcher)
+    counter = _build_rule(rule, tasks, word_groups=word_groups, plurals=plurals, matcher=matcher)
     if isinstance(text, str):
         counts, *_ = counter.count_bytes(encode_text(text))
     else:
@@ -162,16 +186,19 @@ def is_counts_csv(path: Path) -> bool:
     return isinstance(prov, dict) and "rule" in prov
 
 
-def counts_output(path: str | os.PathLike, *, overwrite: bool = False,
-                  param: str = "path") -> OutputFile:
+def counts_output(
+    path: str | os.PathLike, *, overwrite: bool = False, param: str = "path"
+) -> OutputFile:
     """The output file of a counts CSV (checked with :meth:`OutputFile.check` before a long
     count; ``overwrite`` replaces only a counts CSV biasamp wrote)."""
-    return OutputFile(path, overwrite=overwrite, param=param, owned=is_counts_csv,
-                      what="a counts CSV")
+    return OutputFile(
+        path, overwrite=overwrite, param=param, owned=is_counts_csv, what="a counts CSV"
+    )
 
 
-def write_counts_csv(result: CorpusCounts, path: str | os.PathLike | OutputFile, *,
-                     overwrite: bool = False) -> Path:
+def write_counts_csv(
+    result: CorpusCounts, path: str | os.PathLike | OutputFile, *, overwrite: bool = False
+) -> Path:
     """Write counts as a wide base-rate CSV (``task,he,she,...``).
 
     The first line is ``# provenance: {json}``; :func:`biasamp.base_rates._file.read_table_csv`
@@ -192,8 +219,9 @@ def write_counts_csv(result: CorpusCounts, path: str | os.PathLike | OutputFile,
     """
     out = path if isinstance(path, OutputFile) else counts_output(path, overwrite=overwrite)
     with out.open() as f:
-        f.write("# provenance: " + json.dumps(result.provenance, sort_keys=True, allow_nan=False)
-                + "\n")
+        f.write(
+            "# provenance: " + json.dumps(result.provenance, sort_keys=True, allow_nan=False) + "\n"
+        )
         df = result.counts.copy()
         df.index.name = "task"
         df.columns.name = None
@@ -201,24 +229,43 @@ def write_counts_csv(result: CorpusCounts, path: str | os.PathLike | OutputFile,
     return out.named
 
 
-_COUNT_PARAMS = {**_VOCAB_PARAMS, "chunk_chars": Optional(PositiveInt),
-                 "n_jobs": Optional(PositiveInt), "engine": OneOf(ENGINES),
-                 "fmt": Optional(OneOf(FORMATS)), "text_column": NonEmptyStr,
-                 "retries": Integer(0), "hash_inputs": Bool,
-                 "scheduler": Optional(NonEmptyStr)}
+_COUNT_PARAMS = {
+    **_VOCAB_PARAMS,
+    "chunk_chars": Optional(PositiveInt),
+    "n_jobs": Optional(PositiveInt),
+    "engine": OneOf(ENGINES),
+    "fmt": Optional(OneOf(FORMATS)),
+    "text_column": NonEmptyStr,
+    "retries": Integer(0),
+    "hash_inputs": Bool,
+    "scheduler": Optional(NonEmptyStr),
+}
 
 
 @validate_params(_COUNT_PARAMS)
-def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
-                        word_groups: Mapping[str, Sequence[str]] | None = None,
-                        plurals: bool = True, dataset_config: str | None = None,
-                        split: str = "train", text_column: str = "text", streaming: bool = True,
-                        fmt: str | None = None, n_jobs: int | None = None,
-                        chunk_chars: int | None = None, engine: str = "local",
-                        scheduler: str | None = None, retries: int = 1,
-                        matcher: str | None = None, hash_inputs: bool = True,
-                        storage_options: Mapping | None = None, progress=False,
-                        corpus_name: str | None = None) -> CorpusCounts:
+def count_cooccurrences(
+    corpus,
+    tasks: Sequence[str],
+    *,
+    rule: str = "default",
+    word_groups: Mapping[str, Sequence[str]] | None = None,
+    plurals: bool = True,
+    dataset_config: str | None = None,
+    split: str = "train",
+    text_column: str = "text",
+    streaming: bool = True,
+    fmt: str | None = None,
+    n_jobs: int | None = None,
+    chunk_chars: int | None = None,
+    engine: str = "local",
+    scheduler: str | None = None,
+    retries: int = 1,
+    matcher: str | None = None,
+    hash_inputs: bool = True,
+    storage_options: Mapping | None = None,
+    progress=False,
+    corpus_name: str | None = None,
+) -> CorpusCounts:
     """Count (task, attribute-group) co-occurrences per sentence over a corpus.
 
     Parameters
@@ -313,17 +360,25 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
     if n_jobs is None:
         n_jobs = os.cpu_count() or 1
     if scheduler is not None and engine != "dask":
-        raise BiasampError(f"scheduler needs engine 'dask'; got engine={engine!r}, "
-                           f"scheduler={scheduler!r}")
+        raise BiasampError(
+            f"scheduler needs engine 'dask'; got engine={engine!r}, scheduler={scheduler!r}"
+        )
     tasks, word_groups = normalised(_VOCAB_PARAMS, tasks=tasks, word_groups=word_groups)
-    counter = _build_rule(rule, tasks, word_groups=word_groups, plurals=plurals,
-                          matcher=matcher)
+    counter = _build_rule(rule, tasks, word_groups=word_groups, plurals=plurals, matcher=matcher)
     opts = ReadOptions(text_column, 4 << 20, dict(storage_options or {}))
     if engine == "dask" and chunk_chars is None:
         chunk_chars = DASK_SHARD_BYTES
-    plan = plan_corpus(corpus, opts=opts, fmt=fmt, dataset_config=dataset_config, split=split,
-                       streaming=streaming, shard_bytes=chunk_chars, n_jobs=n_jobs,
-                       corpus_name=corpus_name)
+    plan = plan_corpus(
+        corpus,
+        opts=opts,
+        fmt=fmt,
+        dataset_config=dataset_config,
+        split=split,
+        streaming=streaming,
+        shard_bytes=chunk_chars,
+        n_jobs=n_jobs,
+        corpus_name=corpus_name,
+    )
     reporter.stage(f"counting ({rule})", plan.total, "B")
     bar = None if reporter is SILENT else reporter  # the engines count no bytes for none
     run = ENGINES.get(engine)
@@ -339,16 +394,25 @@ def count_cooccurrences(corpus, tasks: Sequence[str], *, rule: str = "default",
         key = entry.get("path") or entry.get("url")
         if key in out.hashes:
             entry["sha256"] = out.hashes[key]
-    prov: dict = {"rule": rule, "word_groups": {k: list(v) for k, v in counter.groups.items()},
-                  "tasks": list(tasks), "plurals": bool(plurals) if counter.uses_plurals else None,
-                  "corpus": corpus_prov, "engine": out.info,
-                  "matcher": matcher or default_matcher(),
-                  "n_lines": t.n_lines, "n_sentences": t.n_sentences, "n_kept": t.n_kept,
-                  "started": started.isoformat(timespec="seconds"),
-                  "seconds": round(time.perf_counter() - clock, 3),
-                  "biasamp_version": __version__}
+    prov: dict = {
+        "rule": rule,
+        "word_groups": {k: list(v) for k, v in counter.groups.items()},
+        "tasks": list(tasks),
+        "plurals": bool(plurals) if counter.uses_plurals else None,
+        "corpus": corpus_prov,
+        "engine": out.info,
+        "matcher": matcher or default_matcher(),
+        "n_lines": t.n_lines,
+        "n_sentences": t.n_sentences,
+        "n_kept": t.n_kept,
+        "started": started.isoformat(timespec="seconds"),
+        "seconds": round(time.perf_counter() - clock, 3),
+        "biasamp_version": __version__,
+    }
     result = CorpusCounts(_frame(t.counts, counter), t.n_lines, t.n_sentences, t.n_kept, prov)
     if result.zero_rows:
-        warnings.warn(ZeroRowWarning(f"{len(result.zero_rows)} task(s) never counted: "
-                                     f"{result.zero_rows}"), stacklevel=3)
+        warnings.warn(
+            ZeroRowWarning(f"{len(result.zero_rows)} task(s) never counted: {result.zero_rows}"),
+            stacklevel=3,
+        )
     return result

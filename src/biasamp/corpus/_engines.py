@@ -65,8 +65,9 @@ def _progress(bar, chunks):
         yield chunk
 
 
-def run_local(rule: CountingRule, plan: CorpusPlan, *, n_jobs: int, bar,
-              hash_inputs: bool) -> EngineRun:
+def run_local(
+    rule: CountingRule, plan: CorpusPlan, *, n_jobs: int, bar, hash_inputs: bool
+) -> EngineRun:
     """Count in this process (``n_jobs=1``) or over a pool of ``n_jobs`` processes."""
     to_hash = [inp for inp in plan.inputs if inp.local] if hash_inputs else []
     if n_jobs == 1:
@@ -87,14 +88,20 @@ def _run_in_process(rule, plan: CorpusPlan, bar, to_hash) -> EngineRun:
                 # moves within one long line); a whole file: the stored bytes as they are read
                 scanned = _scanned(shard)
                 chunks = shard_chunks(shard, opts, bar.advance if whole else None)
-                totals.add(count_chunks(rule, chunks, shard.describe(),
-                                        bar.advance if scanned and bar is not None else None))
+                totals.add(
+                    count_chunks(
+                        rule,
+                        chunks,
+                        shard.describe(),
+                        bar.advance if scanned and bar is not None else None,
+                    )
+                )
                 if bar is not None and not whole and not scanned:
                     bar.advance(shard.size)
             for where, stream in plan.streams:
                 totals.add(count_chunks(rule, _progress(bar, stream), where))
         except BaseException:
-            stop.set()     # do not finish hashing a large file for a count that failed
+            stop.set()  # do not finish hashing a large file for a count that failed
             raise
         hashes = {url: fut.result() for url, fut in hashing.items()}
     return EngineRun(totals, hashes, {"engine": "local", "jobs": 1})
@@ -109,9 +116,13 @@ def _run_pool(rule, plan: CorpusPlan, *, n_jobs: int, bar, to_hash) -> EngineRun
     shards = [s for s in plan.shards if s not in streamed]
     # (where, chunks, progress by chunk length; streamed files report the bytes they read)
     streams = [(where, guarded(stream, where), True) for where, stream in plan.streams] + [
-        (s.describe(), guarded(shard_chunks(s, opts, bar.advance if bar is not None else None),
-                               s.describe()), False)
-        for s in streamed]
+        (
+            s.describe(),
+            guarded(shard_chunks(s, opts, bar.advance if bar is not None else None), s.describe()),
+            False,
+        )
+        for s in streamed
+    ]
 
     # byte ranges of text files: the workers add the bytes their rule has scanned to a shared
     # counter (progress moves within one long line); others move when their shard is done
@@ -139,11 +150,14 @@ def _run_pool(rule, plan: CorpusPlan, *, n_jobs: int, bar, to_hash) -> EngineRun
         if bar is not None and step:
             bar.advance(step)
 
-    with ProcessPoolExecutor(n_jobs, initializer=_init_worker,
-                             initargs=(rule, opts, scanned if bar is not None else None)) as pool:
+    with ProcessPoolExecutor(
+        n_jobs,
+        initializer=_init_worker,
+        initargs=(rule, opts, scanned if bar is not None else None),
+    ) as pool:
         # hashes: collected at the end (they hold no memory), never waited for in between
         hashing = [pool.submit(_hash_task, inp) for inp in to_hash]
-        pending: deque = deque()   # counts: at most 2 per worker in flight (bounded memory)
+        pending: deque = deque()  # counts: at most 2 per worker in flight (bounded memory)
         try:
             for fn, args, step in work():
                 pending.append((pool.submit(fn, *args), step))
@@ -178,6 +192,7 @@ def _shard_task(shard):
     def on_bytes(n):
         with scanned.get_lock():
             scanned.value += n
+
     tell = on_bytes if scanned is not None and _scanned(shard) else None
     return count_chunks(rule, shard_chunks(shard, opts), shard.describe(), tell)
 
@@ -217,27 +232,40 @@ def _connect(scheduler: str | None, n_workers: int, timeout: float):
     try:
         import distributed
     except ImportError as exc:
-        raise MissingDependencyError("engine 'dask' needs `pip install 'biasamp[dask]'` "
-                                     "(dask[distributed]); got ImportError") from exc
+        raise MissingDependencyError(
+            "engine 'dask' needs `pip install 'biasamp[dask]'` (dask[distributed]); got ImportError"
+        ) from exc
     if scheduler is None:
-        cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                           processes=True, dashboard_address=":0")
+        cluster = distributed.LocalCluster(
+            n_workers=n_workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+        )
         return distributed.Client(cluster), cluster
     try:
         return distributed.Client(scheduler, timeout=timeout), None
     except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError (bad address)
         reason = " ".join(str(exc).split())[:200]
-        raise BiasampError(f"scheduler {scheduler!r} cannot be reached: "
-                           f"{type(exc).__name__}: {reason}") from None
+        raise BiasampError(
+            f"scheduler {scheduler!r} cannot be reached: {type(exc).__name__}: {reason}"
+        ) from None
 
 
-def run_dask(rule, plan, *, scheduler: str | None = None, n_jobs: int = 2, bar=None,
-             hash_inputs: bool = True, retries: int = 1) -> EngineRun:
+def run_dask(
+    rule,
+    plan,
+    *,
+    scheduler: str | None = None,
+    n_jobs: int = 2,
+    bar=None,
+    hash_inputs: bool = True,
+    retries: int = 1,
+) -> EngineRun:
     """Count the plan's shards on a Dask cluster (see the module docstring)."""
     if plan.streams:
-        raise BiasampError("engine 'dask' counts files and URLs (shards that workers read); "
-                           "a datasets corpus is read by this process: use engine 'local', "
-                           "or give the dataset's files (hf://datasets/NAME/...)")
+        raise BiasampError(
+            "engine 'dask' counts files and URLs (shards that workers read); "
+            "a datasets corpus is read by this process: use engine 'local', "
+            "or give the dataset's files (hf://datasets/NAME/...)"
+        )
     client, cluster = _connect(scheduler, n_jobs, CONNECT_TIMEOUT)
     try:
         return _run(client, rule, plan, bar=bar, hash_inputs=hash_inputs, retries=retries)
@@ -256,13 +284,24 @@ def _run(client, rule, plan, *, bar, hash_inputs, retries) -> EngineRun:
     size_of, what = {}, {}
     futures = []
     for i, shard in enumerate(plan.shards):
-        fut = client.submit(_count_shard, rule, shard, opts, key=f"biasamp-shard-{token}-{i}",
-                            retries=retries, pure=False)
+        fut = client.submit(
+            _count_shard,
+            rule,
+            shard,
+            opts,
+            key=f"biasamp-shard-{token}-{i}",
+            retries=retries,
+            pure=False,
+        )
         size_of[fut.key], what[fut.key] = shard.size, shard.describe()
         futures.append(fut)
-    hashing = [client.submit(_hash, inp, opts, key=f"biasamp-sha256-{token}-{i}",
-                             retries=retries, pure=False)
-               for i, inp in enumerate(plan.inputs) if inp.local and hash_inputs]
+    hashing = [
+        client.submit(
+            _hash, inp, opts, key=f"biasamp-sha256-{token}-{i}", retries=retries, pure=False
+        )
+        for i, inp in enumerate(plan.inputs)
+        if inp.local and hash_inputs
+    ]
     done = as_completed(futures)
     ready, n_sums = [], 0
     for fut in done:
@@ -272,8 +311,13 @@ def _run(client, rule, plan, *, bar, hash_inputs, retries) -> EngineRun:
             bar.advance(size_of[fut.key])
         ready.append(fut)
         if len(ready) >= _FAN_IN or (len(ready) > 1 and done.is_empty()):
-            total = client.submit(_sum_counts, *ready, key=f"biasamp-sum-{token}-{n_sums}",
-                                  retries=retries, pure=False)
+            total = client.submit(
+                _sum_counts,
+                *ready,
+                key=f"biasamp-sum-{token}-{n_sums}",
+                retries=retries,
+                pure=False,
+            )
             n_sums += 1
             done.add(total)
             ready = []
@@ -281,10 +325,14 @@ def _run(client, rule, plan, *, bar, hash_inputs, retries) -> EngineRun:
     if ready:
         totals.add(ready[0].result())
     hashes = dict(client.gather(hashing)) if hashing else {}
-    info = {"engine": "dask", "scheduler": client.scheduler.address,
-            "n_workers": len(client.scheduler_info().get("workers", {})),
-            "shards": len(plan.shards), "retries": retries,
-            "distributed_version": distributed_version}
+    info = {
+        "engine": "dask",
+        "scheduler": client.scheduler.address,
+        "n_workers": len(client.scheduler_info().get("workers", {})),
+        "shards": len(plan.shards),
+        "retries": retries,
+        "distributed_version": distributed_version,
+    }
     return EngineRun(totals, hashes, info)
 
 
@@ -302,7 +350,15 @@ def _fail(fut, what: dict, retries: int):
 
 #: Engines: name -> ``run(rule, plan, **options) -> EngineRun``.
 ENGINES = Registry("engine")
-ENGINES.register("local", run_local, description="this machine: one process (--jobs 1) or a "
-                 "process pool (default all cores); no extra dependency")
-ENGINES.register("dask", run_dask, description="a Dask distributed cluster (--scheduler "
-                 "tcp://HOST:8786) or a local one; needs biasamp[dask]")
+ENGINES.register(
+    "local",
+    run_local,
+    description="this machine: one process (--jobs 1) or a "
+    "process pool (default all cores); no extra dependency",
+)
+ENGINES.register(
+    "dask",
+    run_dask,
+    description="a Dask distributed cluster (--scheduler "
+    "tcp://HOST:8786) or a local one; needs biasamp[dask]",
+)

@@ -26,8 +26,15 @@ from collections.abc import Iterable, Iterator
 from .._errors import BiasampError, MissingDependencyError
 from ._buffer import encode_text
 
-__all__ = ["iter_jsonl", "iter_parquet", "iter_text", "iter_wiki_articles", "record_chunks",
-           "record_text", "strip_wikitext"]
+__all__ = [
+    "iter_jsonl",
+    "iter_parquet",
+    "iter_text",
+    "iter_wiki_articles",
+    "record_chunks",
+    "record_text",
+    "strip_wikitext",
+]
 
 
 def record_text(value, column: str, where: str) -> str:
@@ -35,8 +42,10 @@ def record_text(value, column: str, where: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise BiasampError(f"text_column {column!r} must hold strings; got "
-                           f"{type(value).__name__} {str(value)[:40]!r} in {where}")
+        raise BiasampError(
+            f"text_column {column!r} must hold strings; got "
+            f"{type(value).__name__} {str(value)[:40]!r} in {where}"
+        )
     return value
 
 
@@ -67,7 +76,7 @@ def iter_text(f, chunk_bytes: int) -> Iterator[bytes]:
             break
         data = carry + block if carry else block
         cut = data.rfind(b"\n") + 1
-        if cut == 0:        # no line end yet: hold on (a line is read whole)
+        if cut == 0:  # no line end yet: hold on (a line is read whole)
             carry = data
             continue
         carry = data[cut:]
@@ -86,12 +95,13 @@ def _json_records(data: bytes, where: str) -> list:
     except ValueError:
         pass
     records = []
-    for line in lines:   # find the bad line
+    for line in lines:  # find the bad line
         try:
             records.append(json.loads(line))
         except ValueError as exc:
-            raise BiasampError(f"corpus file {where} is not JSON Lines: {exc} in "
-                               f"{line[:60]!r}") from None
+            raise BiasampError(
+                f"corpus file {where} is not JSON Lines: {exc} in {line[:60]!r}"
+            ) from None
     return records
 
 
@@ -100,16 +110,21 @@ def jsonl_texts(data_chunks: Iterable[bytes], column: str, where: str) -> Iterat
     for data in data_chunks:
         for record in _json_records(data, where):
             if not isinstance(record, dict):
-                raise BiasampError(f"corpus file {where} holds a JSON {type(record).__name__}, "
-                                   f"not an object with a text_column: {str(record)[:60]!r}")
+                raise BiasampError(
+                    f"corpus file {where} holds a JSON {type(record).__name__}, "
+                    f"not an object with a text_column: {str(record)[:60]!r}"
+                )
             if column not in record:
-                raise BiasampError(f"text_column {column!r} is not in the records of {where}; "
-                                   f"they have {sorted(record)}")
+                raise BiasampError(
+                    f"text_column {column!r} is not in the records of {where}; "
+                    f"they have {sorted(record)}"
+                )
             yield record_text(record[column], column, where)
 
 
-def iter_jsonl(data_chunks: Iterable[bytes], column: str, chunk_bytes: int,
-               where: str) -> Iterator[bytes]:
+def iter_jsonl(
+    data_chunks: Iterable[bytes], column: str, chunk_bytes: int, where: str
+) -> Iterator[bytes]:
     """JSON Lines -> text chunks of the records' ``column``."""
     return record_chunks(jsonl_texts(data_chunks, column, where), chunk_bytes)
 
@@ -119,8 +134,9 @@ def parquet_file(raw, where: str):
     try:
         import pyarrow.parquet as pq
     except ImportError as exc:  # pragma: no cover - the extra is installed in CI
-        raise MissingDependencyError("Parquet corpora need `pip install pyarrow` (or "
-                                     "biasamp[formats])") from exc
+        raise MissingDependencyError(
+            "Parquet corpora need `pip install pyarrow` (or biasamp[formats])"
+        ) from exc
     try:
         return pq.ParquetFile(raw)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a bad file
@@ -137,15 +153,17 @@ def check_parquet_column(pf, column: str, where: str) -> None:
         raise BiasampError(f"text_column {column!r} of {where} must hold strings; got {kind}")
 
 
-def iter_parquet(raw, column: str, *, row_groups: Iterable[int], chunk_bytes: int,
-                 where: str) -> Iterator[bytes]:
+def iter_parquet(
+    raw, column: str, *, row_groups: Iterable[int], chunk_bytes: int, where: str
+) -> Iterator[bytes]:
     """Parquet row groups -> text chunks of the ``column`` (read in record batches)."""
     pf = parquet_file(raw, where)
     check_parquet_column(pf, column, where)
 
     def texts():
-        for batch in pf.iter_batches(batch_size=8192, columns=[column],
-                                     row_groups=list(row_groups)):
+        for batch in pf.iter_batches(
+            batch_size=8192, columns=[column], row_groups=list(row_groups)
+        ):
             for value in batch.column(0).to_pylist():
                 yield record_text(value, column, where)
 
@@ -161,8 +179,9 @@ def _mwparser():
     try:
         import mwparserfromhell
     except ImportError as exc:  # pragma: no cover - the extra is installed in CI
-        raise MissingDependencyError("Wikipedia XML dumps need `pip install mwparserfromhell` "
-                                     "(or biasamp[formats])") from exc
+        raise MissingDependencyError(
+            "Wikipedia XML dumps need `pip install mwparserfromhell` (or biasamp[formats])"
+        ) from exc
     return mwparserfromhell
 
 
@@ -176,8 +195,12 @@ def _remove(code, node) -> None:
 def strip_wikitext(text: str) -> str:
     """Plain text of an article's wikitext.
 
-    >>> print(strip_wikitext("'''Ada''' was a [[nurse|nurse]].<ref>x</ref>\\n== Life ==\\n"
-    ...                      "{{Infobox|a=b}}She wrote [[poetry]].[[Category:Nurses]]"))
+    >>> print(
+    ...     strip_wikitext(
+    ...         "'''Ada''' was a [[nurse|nurse]].<ref>x</ref>\\n== Life ==\\n"
+    ...         "{{Infobox|a=b}}She wrote [[poetry]].[[Category:Nurses]]"
+    ...     )
+    ... )
     Ada was a nurse.
     == Life ==
     She wrote poetry.
@@ -213,9 +236,11 @@ def iter_wiki_articles(f, where: str) -> Iterator[str]:
                 if root is None:
                     root = elem
                     if _local(elem.tag) != "mediawiki":
-                        raise BiasampError(f"corpus file {where} is not a Wikipedia XML dump "
-                                           f"(root element <{_local(elem.tag)}>, not "
-                                           "<mediawiki>)")
+                        raise BiasampError(
+                            f"corpus file {where} is not a Wikipedia XML dump "
+                            f"(root element <{_local(elem.tag)}>, not "
+                            "<mediawiki>)"
+                        )
                 depth += 1
                 continue
             depth -= 1
@@ -227,6 +252,6 @@ def iter_wiki_articles(f, where: str) -> Iterator[str]:
                 article = strip_wikitext(text)
                 if article:
                     yield article
-            root.clear()   # drop the pages read so far: bounded memory
+            root.clear()  # drop the pages read so far: bounded memory
     except ET.ParseError as exc:
         raise BiasampError(f"corpus file {where} is not well-formed XML: {exc}") from None

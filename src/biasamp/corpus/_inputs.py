@@ -26,17 +26,34 @@ __all__ = ["COMPRESSIONS", "FORMATS", "Input", "open_raw", "resolve_inputs"]
 #: Corpus formats: name -> description (how a file's text is read: ``_formats``).
 FORMATS = Registry("corpus format")
 FORMATS.register("text", "text", description="UTF-8 text, one paragraph per line")
-FORMATS.register("jsonl", "jsonl", description="JSON Lines, one record per line; its "
-                 "text_column is the text")
+FORMATS.register(
+    "jsonl", "jsonl", description="JSON Lines, one record per line; its text_column is the text"
+)
 FORMATS.register("parquet", "parquet", description="Parquet with a text_column (pyarrow)")
-FORMATS.register("wikixml", "wikixml", description="a Wikipedia XML dump (pages-articles), "
-                 "articles' wikitext stripped with mwparserfromhell")
+FORMATS.register(
+    "wikixml",
+    "wikixml",
+    description="a Wikipedia XML dump (pages-articles), "
+    "articles' wikitext stripped with mwparserfromhell",
+)
 
 #: File-name suffix -> fsspec compression name.
-COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".lzma": "lzma", ".zst": "zstd",
-                ".zstd": "zstd"}
-_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet",
-               ".pq": "parquet", ".xml": "wikixml"}
+COMPRESSIONS = {
+    ".gz": "gzip",
+    ".bz2": "bz2",
+    ".xz": "xz",
+    ".lzma": "lzma",
+    ".zst": "zstd",
+    ".zstd": "zstd",
+}
+_EXTENSIONS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".xml": "wikixml",
+}
 _GLOB_CHARS = ("*", "?", "[")
 
 
@@ -97,17 +114,32 @@ def _detect(name: str, fmt: str | None) -> tuple[str, str | None]:
     if fmt is not None:
         return fmt, compression
     ext = os.path.splitext(base)[1]
-    if ext.startswith(".xml-"):          # Wikipedia's parts: pages-articles1.xml-p1p41242.bz2
+    if ext.startswith(".xml-"):  # Wikipedia's parts: pages-articles1.xml-p1p41242.bz2
         return "wikixml", compression
     return _EXTENSIONS.get(ext, "text"), compression
 
 
-_INFO_KEYS = ("ETag", "etag", "md5", "md5Hash", "crc32c", "checksum", "sha256", "blob_id",
-              "LastModified", "last_modified", "mtime", "updated", "version_id", "VersionId")
+_INFO_KEYS = (
+    "ETag",
+    "etag",
+    "md5",
+    "md5Hash",
+    "crc32c",
+    "checksum",
+    "sha256",
+    "blob_id",
+    "LastModified",
+    "last_modified",
+    "mtime",
+    "updated",
+    "version_id",
+    "VersionId",
+)
 
 
-def resolve_inputs(corpus, *, fmt: str | None = None,
-                   storage_options: dict | None = None) -> list[Input]:
+def resolve_inputs(
+    corpus, *, fmt: str | None = None, storage_options: dict | None = None
+) -> list[Input]:
     """Expand paths, globs and URLs into :class:`Input` files (in the order given, globs sorted).
 
     Raises
@@ -135,13 +167,16 @@ def resolve_inputs(corpus, *, fmt: str | None = None,
             except (FileNotFoundError, OSError) as exc:
                 raise BiasampError(f"corpus file not found: {text!r} ({exc})") from exc
             if info.get("type") == "directory":
-                raise BiasampError(f"corpus {text!r} is a folder; give files or a glob such as "
-                                   f"'{text.rstrip('/')}/*.txt'")
+                raise BiasampError(
+                    f"corpus {text!r} is a folder; give files or a glob such as "
+                    f"'{text.rstrip('/')}/*.txt'"
+                )
             url = fs.unstrip_protocol(p)
             kept = tuple((k, str(info[k])) for k in _INFO_KEYS if info.get(k) is not None)
             f, c = _detect(p, fmt)
-            out.append(Input(url, f, c, int(info.get("size") or 0), protocol in ("file", "local"),
-                             kept))
+            out.append(
+                Input(url, f, c, int(info.get("size") or 0), protocol in ("file", "local"), kept)
+            )
     return out
 
 
@@ -154,11 +189,13 @@ def _local_inputs(text: str, fmt: str | None) -> list[Input]:
     out = []
     for p in paths:
         if os.path.isdir(p):
-            raise BiasampError(f"corpus {p!r} is a folder; give files or a glob such as "
-                               f"'{os.path.join(p, '*.txt')}'")
+            raise BiasampError(
+                f"corpus {p!r} is a folder; give files or a glob such as "
+                f"'{os.path.join(p, '*.txt')}'"
+            )
         if not os.path.isfile(p):
             raise BiasampError(f"corpus file(s) not found: [{p!r}]")
-        f, c = _detect(p, fmt)   # absolute: workers of a cluster may run elsewhere
+        f, c = _detect(p, fmt)  # absolute: workers of a cluster may run elsewhere
         out.append(Input(os.path.abspath(p), f, c, os.path.getsize(p), True))
     return out
 
@@ -178,6 +215,8 @@ def decompressed(raw, inp: Input):
     from fsspec.compression import compr
 
     if inp.compression not in compr or compr[inp.compression] is None:
-        raise MissingDependencyError(f"corpus {inp.url!r} is {inp.compression}-compressed: "
-                                     "`pip install zstandard` (or biasamp[formats])")
+        raise MissingDependencyError(
+            f"corpus {inp.url!r} is {inp.compression}-compressed: "
+            "`pip install zstandard` (or biasamp[formats])"
+        )
     return compr[inp.compression](raw, mode="rb")

@@ -28,12 +28,22 @@ import numpy as np
 from .._errors import MissingDependencyError
 from .._registry import Registry
 
-__all__ = ["KeyIndex", "MATCHERS", "default_matcher", "make_scanner", "occupation_forms",
-           "trie_pattern"]
+__all__ = [
+    "KeyIndex",
+    "MATCHERS",
+    "default_matcher",
+    "make_scanner",
+    "occupation_forms",
+    "trie_pattern",
+]
 
 
-_IRREGULAR_TAILS = (("person", ("people", "persons")), ("woman", ("women",)), ("man", ("men",)),
-                    ("child", ("children",)))
+_IRREGULAR_TAILS = (
+    ("person", ("people", "persons")),
+    ("woman", ("women",)),
+    ("man", ("men",)),
+    ("child", ("children",)),
+)
 
 
 def occupation_forms(name: str, *, plurals: bool = True) -> list[str]:
@@ -132,16 +142,16 @@ class KeyIndex:
             if len(pat) < 4:
                 owners.setdefault(pat, []).append((pi, 0))
                 continue
-            grams = sorted({pat[i:i + 4] for i in range(len(pat) - 3)})
+            grams = sorted({pat[i : i + 4] for i in range(len(pat) - 3)})
             key = min(grams, key=sample.count)
             owners.setdefault(key, []).append((pi, pat.index(key)))
         # a pattern may also contain another pattern's key at other offsets: that is
         # harmless (hits are verified against the key's own owners only)
-        self.owners = {int.from_bytes(k, "little") if len(k) == 4 else k: v
-                       for k, v in owners.items()}
+        self.owners = {
+            int.from_bytes(k, "little") if len(k) == 4 else k: v for k, v in owners.items()
+        }
         self.short = sorted(k for k in owners if len(k) < 4)
-        self.keys = np.array(sorted(k for k in self.owners if isinstance(k, int)),
-                             dtype=np.uint32)
+        self.keys = np.array(sorted(k for k in self.owners if isinstance(k, int)), dtype=np.uint32)
         self.table = np.zeros(1 << 16, dtype=bool)
         if len(self.keys):
             self.table[(self.keys * _HASH_MULT) >> np.uint32(16)] = True
@@ -155,8 +165,7 @@ class KeyIndex:
         """
         return self.find_ids(b, word_bounded=word_bounded)[0]
 
-    def find_ids(self, b: bytes, *, word_bounded: bool = False
-                 ) -> tuple[np.ndarray, np.ndarray]:
+    def find_ids(self, b: bytes, *, word_bounded: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """(starts, pattern indices) of every occurrence, sorted by (start, index).
 
         >>> [a.tolist() for a in KeyIndex([b"cook", b"oo"], b"").find_ids(b"a cook")]
@@ -188,13 +197,17 @@ class KeyIndex:
                 if start < 0 or b[start:end] != pat:
                     continue
                 left, right = edges[pi]
-                if word_bounded and ((left and start > 0 and _ASCII_WORD[b[start - 1]])
-                                     or (right and end < nb and _ASCII_WORD[b[end]])):
+                if word_bounded and (
+                    (left and start > 0 and _ASCII_WORD[b[start - 1]])
+                    or (right and end < nb and _ASCII_WORD[b[end]])
+                ):
                     continue
                 out.append((start, pi))
         out.sort()
-        return (np.array([s for s, _ in out], dtype=np.int64),
-                np.array([i for _, i in out], dtype=np.int64))
+        return (
+            np.array([s for s, _ in out], dtype=np.int64),
+            np.array([i for _, i in out], dtype=np.int64),
+        )
 
 
 _WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
@@ -226,28 +239,34 @@ class HyperscanScanner:
     [0, 5]
     """
 
-    def __init__(self, patterns: Sequence[bytes], *, word_bounded: bool = False,
-                 caseless: bool = False):
+    def __init__(
+        self, patterns: Sequence[bytes], *, word_bounded: bool = False, caseless: bool = False
+    ):
         try:
             import hyperscan
         except ImportError as exc:  # pragma: no cover - hyperscan is a dependency
-            raise MissingDependencyError("matcher 'hyperscan' needs `pip install hyperscan`; "
-                                         "got ImportError") from exc
+            raise MissingDependencyError(
+                "matcher 'hyperscan' needs `pip install hyperscan`; got ImportError"
+            ) from exc
         self._hs = hyperscan
         self.patterns = list(patterns)
         self.lengths = [len(p) for p in self.patterns]
         self.word_bounded = word_bounded
         self.caseless = caseless
         self._db = None
-        self._local = threading.local()   # a scratch space per thread
+        self._local = threading.local()  # a scratch space per thread
 
     def _database(self):
         if self._db is None:
             hs = self._hs
             db = hs.Database(mode=hs.HS_MODE_BLOCK)
             exprs = [_hs_literal(p, self.word_bounded) for p in self.patterns]
-            db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs),
-                       flags=hs.HS_FLAG_CASELESS if self.caseless else 0)
+            db.compile(
+                expressions=exprs,
+                ids=list(range(len(exprs))),
+                elements=len(exprs),
+                flags=hs.HS_FLAG_CASELESS if self.caseless else 0,
+            )
             self._db = db
         return self._db
 
@@ -265,11 +284,16 @@ class HyperscanScanner:
             scratch = self._local.scratch = self._hs.Scratch(db)
         out: list[tuple[int, int]] = []
         lengths = self.lengths
-        db.scan(b, match_event_handler=lambda i, _f, to, _fl, _c: out.append(
-            (to - lengths[i], i)), scratch=scratch)
+        db.scan(
+            b,
+            match_event_handler=lambda i, _f, to, _fl, _c: out.append((to - lengths[i], i)),
+            scratch=scratch,
+        )
         out.sort()
-        return (np.array([s for s, _ in out], dtype=np.int64),
-                np.array([i for _, i in out], dtype=np.int64))
+        return (
+            np.array([s for s, _ in out], dtype=np.int64),
+            np.array([i for _, i in out], dtype=np.int64),
+        )
 
 
 class NumpyScanner:
@@ -281,8 +305,9 @@ class NumpyScanner:
     [0, 5]
     """
 
-    def __init__(self, patterns: Sequence[bytes], *, word_bounded: bool = False,
-                 caseless: bool = False):
+    def __init__(
+        self, patterns: Sequence[bytes], *, word_bounded: bool = False, caseless: bool = False
+    ):
         self.caseless = caseless
         self.patterns = [p.lower() for p in patterns] if caseless else list(patterns)
         self.word_bounded = word_bounded
@@ -304,10 +329,14 @@ class NumpyScanner:
 #: Scanner implementations: name -> class taking ``(patterns, *, word_bounded, caseless)``
 #: (``caseless``: ASCII letters match either case, as ``bytes.lower()`` on both sides).
 MATCHERS = Registry("matcher")
-MATCHERS.register("hyperscan", HyperscanScanner,
-                  description="Hyperscan (compiled SIMD multi-literal matching; the default)")
-MATCHERS.register("numpy", NumpyScanner,
-                  description="numpy 4-byte-key prefilter (no compiled dependency)")
+MATCHERS.register(
+    "hyperscan",
+    HyperscanScanner,
+    description="Hyperscan (compiled SIMD multi-literal matching; the default)",
+)
+MATCHERS.register(
+    "numpy", NumpyScanner, description="numpy 4-byte-key prefilter (no compiled dependency)"
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -320,8 +349,14 @@ def default_matcher() -> str:
     return "hyperscan"
 
 
-def make_scanner(name: str | None, patterns: Sequence[bytes], *, word_bounded: bool = False,
-                 caseless: bool = False):
+def make_scanner(
+    name: str | None,
+    patterns: Sequence[bytes],
+    *,
+    word_bounded: bool = False,
+    caseless: bool = False,
+):
     """Build the scanner ``name`` (None = :func:`default_matcher`) for ``patterns``."""
-    return MATCHERS.get(name or default_matcher())(patterns, word_bounded=word_bounded,
-                                                   caseless=caseless)
+    return MATCHERS.get(name or default_matcher())(
+        patterns, word_bounded=word_bounded, caseless=caseless
+    )

@@ -22,8 +22,14 @@ import numpy as np
 from .._errors import BiasampError
 from .._validation import Constraint
 
-__all__ = ["ByteTicker", "CountingRule", "DEFAULT_WORD_GROUPS", "TaskList",
-           "WANG2021_WORD_GROUPS", "WordGroups"]
+__all__ = [
+    "ByteTicker",
+    "CountingRule",
+    "DEFAULT_WORD_GROUPS",
+    "TaskList",
+    "WANG2021_WORD_GROUPS",
+    "WordGroups",
+]
 
 
 #: ``(counts of shape (n_tasks, n_groups), n_lines, n_sentences, n_kept)``
@@ -41,7 +47,8 @@ class ByteTicker:
     >>> tick = ByteTicker(got.append, 10, step=4)
     >>> for pos in (1, 5, 6, 9):
     ...     tick.at(pos)
-    >>> tick.done(); got
+    >>> tick.done()
+    ... got
     [5, 4, 1]
     """
 
@@ -93,8 +100,13 @@ class CountingRule(abc.ABC):
     #: Whether a line's final newline is part of what the rule sees (wang2021's last piece).
     newline_matters: ClassVar[bool] = False
 
-    def __init__(self, tasks: Sequence[str], groups: Mapping[str, Sequence[str]],
-                 plurals: bool = True, matcher: str | None = None):
+    def __init__(
+        self,
+        tasks: Sequence[str],
+        groups: Mapping[str, Sequence[str]],
+        plurals: bool = True,
+        matcher: str | None = None,
+    ):
         self.tasks = list(tasks)
         self.groups = {k: tuple(v) for k, v in groups.items()}
         self.plurals = plurals
@@ -174,12 +186,14 @@ class _TaskList(Constraint):
     def __call__(self, value, name):
         if isinstance(value, str):
             raise BiasampError(
-                f"{name} must be a list of occupation names, not a string; got {value!r}")
+                f"{name} must be a list of occupation names, not a string; got {value!r}"
+            )
         try:
             tasks = [str(t) for t in value]
         except TypeError:
-            raise BiasampError(f"{name} must be a list of occupation names; got {value!r}"
-                               ) from None
+            raise BiasampError(
+                f"{name} must be a list of occupation names; got {value!r}"
+            ) from None
         if not tasks:
             raise BiasampError(f"{name} must not be empty; got []")
         dup = sorted({t for t in tasks if tasks.count(t) > 1})
@@ -199,12 +213,14 @@ class _WordGroups(Constraint):
     def __call__(self, value, name):
         if not isinstance(value, Mapping) or not value:
             raise BiasampError(
-                f"{name} must be a non-empty mapping attribute -> words; got {value!r}")
+                f"{name} must be a non-empty mapping attribute -> words; got {value!r}"
+            )
         groups = {}
         for attr, words in value.items():
             if isinstance(words, str) or not words or not all(str(w).strip() for w in words):
                 raise BiasampError(
-                    f"{name}[{attr!r}] must be a non-empty list of words; got {words!r}")
+                    f"{name}[{attr!r}] must be a non-empty list of words; got {words!r}"
+                )
             groups[str(attr)] = tuple(str(w) for w in words)
         return groups
 

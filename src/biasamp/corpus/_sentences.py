@@ -11,12 +11,53 @@ import re
 
 import numpy as np
 
-__all__ = ["BOUNDARY", "BOUNDARY_NL", "HEADING", "boundary_gaps", "count_boundaries",
-           "count_sentences", "sentence_spans", "split_sentences"]
+__all__ = [
+    "BOUNDARY",
+    "BOUNDARY_NL",
+    "HEADING",
+    "boundary_gaps",
+    "count_boundaries",
+    "count_sentences",
+    "sentence_spans",
+    "split_sentences",
+]
 
-_ABBREVIATIONS = ("Mr", "Mrs", "Ms", "Dr", "St", "Jr", "Sr", "Prof", "Gen", "Col", "Lt", "Capt",
-                  "Sgt", "Rev", "Gov", "Sen", "Rep", "Inc", "Co", "Corp", "Ltd", "vs", "etc",
-                  "No", "Nos", "Mt", "Ft", "Vol", "pp", "ca", "cf", "e.g", "i.e", "approx")
+_ABBREVIATIONS = (
+    "Mr",
+    "Mrs",
+    "Ms",
+    "Dr",
+    "St",
+    "Jr",
+    "Sr",
+    "Prof",
+    "Gen",
+    "Col",
+    "Lt",
+    "Capt",
+    "Sgt",
+    "Rev",
+    "Gov",
+    "Sen",
+    "Rep",
+    "Inc",
+    "Co",
+    "Corp",
+    "Ltd",
+    "vs",
+    "etc",
+    "No",
+    "Nos",
+    "Mt",
+    "Ft",
+    "Vol",
+    "pp",
+    "ca",
+    "cf",
+    "e.g",
+    "i.e",
+    "approx",
+)
 
 
 def _grouped_lookbehinds(words) -> str:
@@ -32,7 +73,9 @@ _NOT_AFTER = _grouped_lookbehinds(_ABBREVIATIONS)
 #: quote, unless the period ends an initial (``J.``, ``U.S.``) or a listed abbreviation.
 #: (The abbreviation look-behinds only run when a letter precedes the period.)
 BOUNDARY = re.compile(
-    r"[.!?](?:(?<=[^A-Za-z][.!?])|(?<!\b[A-Z]\.)" + _NOT_AFTER + r")"
+    r"[.!?](?:(?<=[^A-Za-z][.!?])|(?<!\b[A-Z]\.)"
+    + _NOT_AFTER
+    + r")"
     + r"[\"'”’)\]]?(\s+)(?=[\"'“‘(\[]*[A-Z0-9])"
 )
 #: The same boundary, never crossing a line break (for counting over joined lines).
@@ -51,18 +94,19 @@ _T_ALPHA = _class_table("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _T_UPPER = _class_table("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _T_WORD = _class_table("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _T_CAP_DIGIT = _class_table("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-_T_OPEN = _class_table("\"'([")                         # ASCII part of the look-ahead's quotes
-_T_CLOSE = _class_table("\"')]")                        # ASCII part of the optional closer
+_T_OPEN = _class_table("\"'([")  # ASCII part of the look-ahead's quotes
+_T_CLOSE = _class_table("\"')]")  # ASCII part of the optional closer
 _T_SPACE = _class_table(" \t\x0b\x0c\r\x1c\x1d\x1e\x1f")  # ASCII \s other than \n
-_T_HIGH = np.arange(256) >= 128                         # a byte of a non-ASCII character
-_T_UNSURE_LEAD = _T_SPACE | _T_HIGH | _T_OPEN           # after "<mark> ": more to look at
+_T_HIGH = np.arange(256) >= 128  # a byte of a non-ASCII character
+_T_UNSURE_LEAD = _T_SPACE | _T_HIGH | _T_OPEN  # after "<mark> ": more to look at
 _T_UNSURE_NEXT = (_T_SPACE & ~_class_table(" ")) | _T_HIGH
 # the abbreviations as little-endian integer keys of their bytes, by length
 _ABBREVIATION_KEYS: dict[int, np.ndarray] = {}
 for _length in sorted({len(w) for w in _ABBREVIATIONS}):
     _ABBREVIATION_KEYS[_length] = np.array(
         [int.from_bytes(w.encode(), "little") for w in _ABBREVIATIONS if len(w) == _length],
-        dtype=np.uint64)
+        dtype=np.uint64,
+    )
 
 
 def _bytes_at(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -127,10 +171,10 @@ def _decide(a: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _marks(b: bytes, a: np.ndarray) -> np.ndarray:
     """Offsets of ``.``, ``!`` and ``?`` (sorted)."""
-    if (b.count(b"!") + b.count(b"?")) * 64 > len(b):   # not rare here: vectorised
+    if (b.count(b"!") + b.count(b"?")) * 64 > len(b):  # not rare here: vectorised
         return np.flatnonzero((a == 46) | (a == 33) | (a == 63))
     pos = np.flatnonzero(a == 46)
-    rare = []                                         # "!" and "?": found one by one
+    rare = []  # "!" and "?": found one by one
     for mark in (b"!", b"?"):
         i = b.find(mark)
         while i >= 0:
@@ -150,8 +194,8 @@ def count_boundaries(text: str, b: bytes) -> int:
     sure, cpos = _decide(a, _marks(b, a))
     count = sure.size
     if cpos.size:
-        cont = np.flatnonzero((a & 0xC0) == 0x80)     # UTF-8 continuation bytes
-        chars = cpos - np.searchsorted(cont, cpos)    # byte offset -> str index
+        cont = np.flatnonzero((a & 0xC0) == 0x80)  # UTF-8 continuation bytes
+        chars = cpos - np.searchsorted(cont, cpos)  # byte offset -> str index
         match = BOUNDARY_NL.match
         count += sum(1 for c in chars.tolist() if match(text, c) is not None)
     return count
@@ -184,7 +228,7 @@ def boundary_gaps(buf, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.n
     if skip is not None and pos.size and skip.any():
         pos = pos[~skip[buf.line_of(pos)]]
     sure, cpos = _decide(a, pos)
-    starts = sure + 1 + (a[sure + 1] != 32)           # "<mark> " or "<mark><closer> "
+    starts = sure + 1 + (a[sure + 1] != 32)  # "<mark> " or "<mark><closer> "
     if not cpos.size:
         return starts, starts + 1
     extra_s, extra_e = [], []
@@ -196,19 +240,21 @@ def boundary_gaps(buf, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.n
         start, end = buf.span(li)
         raw = b[start:end]
         text = raw.decode("utf-8", "replace")
-        aligned = len(text) == len(raw)               # one byte per character
+        aligned = len(text) == len(raw)  # one byte per character
         while k < len(lines) and lines[k] == li:
             off = int(cpos[k]) - start
             c = off if aligned else len(raw[:off].decode("utf-8", "replace"))
             m = match(text, c)
-            if m is not None:   # the closer and the spaces are whole characters: re-encode
-                gap = int(cpos[k]) + 1 + len(text[c + 1:m.start(1)].encode("utf-8"))
+            if m is not None:  # the closer and the spaces are whole characters: re-encode
+                gap = int(cpos[k]) + 1 + len(text[c + 1 : m.start(1)].encode("utf-8"))
                 extra_s.append(gap)
                 extra_e.append(gap + len(m.group(1).encode("utf-8")))
             k += 1
     order = np.argsort(np.concatenate((starts, extra_s)), kind="stable")
-    return (np.concatenate((starts, extra_s)).astype(np.int64)[order],
-            np.concatenate((starts + 1, extra_e)).astype(np.int64)[order])
+    return (
+        np.concatenate((starts, extra_s)).astype(np.int64)[order],
+        np.concatenate((starts + 1, extra_e)).astype(np.int64)[order],
+    )
 
 
 def split_sentences(text: str) -> list[str]:
@@ -236,7 +282,7 @@ def split_sentences(text: str) -> list[str]:
         return []
     out, start = [], 0
     for m in BOUNDARY.finditer(text):
-        out.append(text[start:m.start(1)])
+        out.append(text[start : m.start(1)])
         start = m.end(1)
     out.append(text[start:])
     return out

@@ -27,9 +27,16 @@ from ._formats import (
 )
 from ._inputs import Input, decompressed, open_raw
 
-__all__ = ["ReadOptions", "Shard", "check_input", "count_chunks", "guarded", "hash_input",
-           "make_shards", "shard_chunks"]
-
+__all__ = [
+    "ReadOptions",
+    "Shard",
+    "check_input",
+    "count_chunks",
+    "guarded",
+    "hash_input",
+    "make_shards",
+    "shard_chunks",
+]
 
 
 @functools.lru_cache(maxsize=1)
@@ -42,6 +49,7 @@ def _damage_errors() -> tuple:
         except (ImportError, AttributeError):
             pass
     return tuple(errors)
+
 
 _SNIFF = 1 << 16
 
@@ -125,36 +133,42 @@ def check_input(inp: Input, opts: ReadOptions) -> None:
     try:
         with open_raw(inp, opts.storage_options) as raw:
             if inp.fmt == "parquet":
-                check_parquet_column(parquet_file(decompressed(raw, inp), where),
-                                     opts.text_column, where)
+                check_parquet_column(
+                    parquet_file(decompressed(raw, inp), where), opts.text_column, where
+                )
                 return
             head = decompressed(raw, inp).read(_SNIFF)
     except BiasampError:
         raise
     except _damage_errors() + (ValueError,) as exc:
-        raise BiasampError(f"corpus file {where} is not a valid {inp.compression or 'file'} "
-                           f"archive: {exc}") from None
+        raise BiasampError(
+            f"corpus file {where} is not a valid {inp.compression or 'file'} archive: {exc}"
+        ) from None
     except Exception as exc:  # noqa: BLE001 - zstandard.ZstdError and file-system errors
         raise BiasampError(f"corpus file {where} cannot be read: {exc}") from None
     if not head.strip():
         raise BiasampError(f"corpus file {where} is empty (no text)")
     if inp.fmt == "wikixml":
         if b"<mediawiki" not in head:
-            raise BiasampError(f"corpus file {where} is not a Wikipedia XML dump (no "
-                               "<mediawiki> element at its start)")
+            raise BiasampError(
+                f"corpus file {where} is not a Wikipedia XML dump (no "
+                "<mediawiki> element at its start)"
+            )
         return
     nul = head.find(b"\x00")
     if nul >= 0:
-        raise BiasampError(f"corpus file {where} is binary (a NUL byte at offset {nul}), "
-                           "not UTF-8 text")
+        raise BiasampError(
+            f"corpus file {where} is binary (a NUL byte at offset {nul}), not UTF-8 text"
+        )
     bad = _decode_error(head)
     if bad is not None:
-        raise BiasampError(f"corpus file {where} is not UTF-8 text (byte 0x{head[bad]:02x} at "
-                           f"offset {bad})")
+        raise BiasampError(
+            f"corpus file {where} is not UTF-8 text (byte 0x{head[bad]:02x} at offset {bad})"
+        )
     if inp.fmt == "jsonl":
         first = next((line for line in head.splitlines() if line.strip()), b"")
         if len(head) == _SNIFF and not head.endswith(b"\n") and first == head.splitlines()[-1]:
-            return   # a first record longer than the sniffed head: checked while counting
+            return  # a first record longer than the sniffed head: checked while counting
         for _ in iter_jsonl([first + b"\n"], opts.text_column, 1, where):
             pass
 
@@ -179,7 +193,7 @@ def _byte_range(raw, start: int, length: int) -> _Window:
     from fsspec.utils import seek_delimiter
 
     raw.seek(start)
-    seek_delimiter(raw, b"\n", 1 << 16)        # no-op at 0, else just after a newline
+    seek_delimiter(raw, b"\n", 1 << 16)  # no-op at 0, else just after a newline
     first = raw.tell()
     raw.seek(start + length)
     seek_delimiter(raw, b"\n", 1 << 16)
@@ -217,10 +231,10 @@ def shard_chunks(shard: Shard, opts: ReadOptions, on_read=None):
     ``on_read(n)`` is called with the stored bytes read, for whole-file shards.
     """
     inp, where = shard.inp, repr(shard.inp.url)
-    if shard.length is not None:   # read in chunks: a shard may be larger than a chunk
+    if shard.length is not None:  # read in chunks: a shard may be larger than a chunk
         with open_raw(inp, opts.storage_options) as raw:
             window = _byte_range(raw, shard.start, shard.length)
-            if window.size <= 2 * opts.chunk_bytes:   # one read, no copies to cut lines
+            if window.size <= 2 * opts.chunk_bytes:  # one read, no copies to cut lines
                 chunks = iter([window.read()] if window.size else [])
             else:
                 chunks = iter_text(window, opts.chunk_bytes)
@@ -234,12 +248,14 @@ def shard_chunks(shard: Shard, opts: ReadOptions, on_read=None):
         if inp.fmt == "text":
             yield from iter_text(f, opts.chunk_bytes)
         elif inp.fmt == "jsonl":
-            yield from iter_jsonl(iter_text(f, opts.chunk_bytes), opts.text_column,
-                                  opts.chunk_bytes, where)
+            yield from iter_jsonl(
+                iter_text(f, opts.chunk_bytes), opts.text_column, opts.chunk_bytes, where
+            )
         elif inp.fmt == "parquet":
             groups = shard.row_groups or range(parquet_file(f, where).metadata.num_row_groups)
-            yield from iter_parquet(f, opts.text_column, row_groups=groups,
-                                    chunk_bytes=opts.chunk_bytes, where=where)
+            yield from iter_parquet(
+                f, opts.text_column, row_groups=groups, chunk_bytes=opts.chunk_bytes, where=where
+            )
         else:
             from ._formats import record_chunks
 
@@ -256,8 +272,9 @@ def guarded(chunks, where: str):
     except BiasampError:
         raise
     except _damage_errors() as exc:
-        raise BiasampError(f"corpus {where} cannot be read (damaged or unreadable): "
-                           f"{type(exc).__name__}: {exc}") from None
+        raise BiasampError(
+            f"corpus {where} cannot be read (damaged or unreadable): {type(exc).__name__}: {exc}"
+        ) from None
 
 
 def count_chunks(rule, chunks, where: str, on_bytes=None):

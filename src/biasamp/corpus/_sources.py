@@ -62,9 +62,18 @@ class CorpusPlan:
     opts: ReadOptions = field(default_factory=ReadOptions)
 
 
-def plan_corpus(corpus, *, opts: ReadOptions, fmt: str | None, dataset_config: str | None,
-                split: str, streaming: bool, shard_bytes: int | None, n_jobs: int,
-                corpus_name: str | None) -> CorpusPlan:
+def plan_corpus(
+    corpus,
+    *,
+    opts: ReadOptions,
+    fmt: str | None,
+    dataset_config: str | None,
+    split: str,
+    streaming: bool,
+    shard_bytes: int | None,
+    n_jobs: int,
+    corpus_name: str | None,
+) -> CorpusPlan:
     """Open files/globs/URLs, an ``hf:NAME`` dataset or a ``datasets`` object.
 
     Every local file (and the first remote file of each kind) is checked before counting
@@ -72,24 +81,35 @@ def plan_corpus(corpus, *, opts: ReadOptions, fmt: str | None, dataset_config: s
     """
     hub = isinstance(corpus, (str, os.PathLike)) and str(corpus).startswith("hf:")
     if hub and "://" not in str(corpus):
-        plan = _open_hub(str(corpus)[3:], opts, dataset_config=dataset_config, split=split,
-                         streaming=streaming)
+        plan = _open_hub(
+            str(corpus)[3:], opts, dataset_config=dataset_config, split=split, streaming=streaming
+        )
     elif _is_dataset(corpus):
         columns = getattr(corpus, "column_names", None)
         if columns is not None and opts.text_column not in columns:
-            raise BiasampError(f"text_column {opts.text_column!r} not in the dataset's columns "
-                               f"{sorted(columns)}")
+            raise BiasampError(
+                f"text_column {opts.text_column!r} not in the dataset's columns {sorted(columns)}"
+            )
         n_records = _len_or_none(corpus)
-        prov = {"kind": "datasets-object", "text_column": opts.text_column,
-                "fingerprint": getattr(corpus, "_fingerprint", None), "n_records": n_records}
-        stream = record_chunks(_dataset_texts(corpus, opts.text_column, "the dataset"),
-                               opts.chunk_bytes)
+        prov = {
+            "kind": "datasets-object",
+            "text_column": opts.text_column,
+            "fingerprint": getattr(corpus, "_fingerprint", None),
+            "n_records": n_records,
+        }
+        stream = record_chunks(
+            _dataset_texts(corpus, opts.text_column, "the dataset"), opts.chunk_bytes
+        )
         plan = CorpusPlan([], [("the dataset", stream)], [], prov, None, opts)
     else:
         plan = _open_files(corpus, opts, fmt=fmt, shard_bytes=shard_bytes, n_jobs=n_jobs)
     prov = plan.provenance
-    prov["name"] = corpus_name or prov.get("name") or ", ".join(
-        f["name"] for f in prov.get("files", [])) or "dataset"
+    prov["name"] = (
+        corpus_name
+        or prov.get("name")
+        or ", ".join(f["name"] for f in prov.get("files", []))
+        or "dataset"
+    )
     return plan
 
 
@@ -102,7 +122,7 @@ def _open_files(corpus, opts: ReadOptions, *, fmt, shard_bytes, n_jobs) -> Corpu
             check_input(inp, opts)
             checked.add(kind)
     total = sum(inp.size for inp in inputs)
-    if shard_bytes is None:   # small corpora: about four shards per worker
+    if shard_bytes is None:  # small corpora: about four shards per worker
         shard_bytes = min(CHUNK_BYTES, max(1 << 18, total // (4 * n_jobs) + 1))
     prov = {"kind": "files", "files": [_file_provenance(inp) for inp in inputs]}
     if any(inp.fmt in ("jsonl", "parquet") for inp in inputs):
@@ -111,8 +131,12 @@ def _open_files(corpus, opts: ReadOptions, *, fmt, shard_bytes, n_jobs) -> Corpu
 
 
 def _file_provenance(inp: Input) -> dict:
-    entry = {"path" if inp.local and "://" not in inp.url else "url": inp.url,
-             "name": inp.name, "bytes": inp.size, "format": inp.fmt}
+    entry = {
+        "path" if inp.local and "://" not in inp.url else "url": inp.url,
+        "name": inp.name,
+        "bytes": inp.size,
+        "format": inp.fmt,
+    }
     if inp.compression:
         entry["compression"] = inp.compression
     entry.update(dict(inp.info))
@@ -122,13 +146,13 @@ def _file_provenance(inp: Input) -> dict:
 def _dataset_texts(ds, column: str, where: str) -> Iterator[str]:
     for record in ds:
         if column not in record:
-            raise BiasampError(f"text_column {column!r} not in the dataset's columns "
-                               f"{sorted(record)}")
+            raise BiasampError(
+                f"text_column {column!r} not in the dataset's columns {sorted(record)}"
+            )
         yield record_text(record[column], column, where)
 
 
-def _open_hub(name: str, opts: ReadOptions, *, dataset_config, split,
-              streaming) -> CorpusPlan:
+def _open_hub(name: str, opts: ReadOptions, *, dataset_config, split, streaming) -> CorpusPlan:
     try:
         import datasets
     except ImportError as exc:  # pragma: no cover - datasets is a dependency
@@ -141,25 +165,35 @@ def _open_hub(name: str, opts: ReadOptions, *, dataset_config, split,
         raise
     except Exception as exc:  # noqa: BLE001 - offline, unknown name, bad config or split
         reason = " ".join(str(exc).split())[:300]
-        raise BiasampError(f"dataset {name!r} (corpus 'hf:{name}', config {dataset_config!r}, "
-                           f"split {split!r}) cannot be loaded: {type(exc).__name__}: "
-                           f"{reason}") from None
+        raise BiasampError(
+            f"dataset {name!r} (corpus 'hf:{name}', config {dataset_config!r}, "
+            f"split {split!r}) cannot be loaded: {type(exc).__name__}: "
+            f"{reason}"
+        ) from None
     if first is None:
         raise BiasampError(f"dataset {name!r} (corpus 'hf:{name}', split {split!r}) is empty")
     if opts.text_column not in first:
-        raise BiasampError(f"text_column {opts.text_column!r} not in the dataset's columns "
-                           f"{sorted(first)}")
+        raise BiasampError(
+            f"text_column {opts.text_column!r} not in the dataset's columns {sorted(first)}"
+        )
 
     def all_records():
         yield first
         yield from records
 
-    prov = {"kind": "datasets", "name": name, "config": dataset_config, "split": split,
-            "streaming": streaming, "text_column": opts.text_column,
-            "datasets_version": datasets.__version__,
-            "fingerprint": getattr(ds, "_fingerprint", None)}
-    stream = record_chunks(_dataset_texts(all_records(), opts.text_column, f"hf:{name}"),
-                           opts.chunk_bytes)
+    prov = {
+        "kind": "datasets",
+        "name": name,
+        "config": dataset_config,
+        "split": split,
+        "streaming": streaming,
+        "text_column": opts.text_column,
+        "datasets_version": datasets.__version__,
+        "fingerprint": getattr(ds, "_fingerprint", None),
+    }
+    stream = record_chunks(
+        _dataset_texts(all_records(), opts.text_column, f"hf:{name}"), opts.chunk_bytes
+    )
     return CorpusPlan([], [(f"hf:{name}", stream)], [], prov, None, opts)
 
 

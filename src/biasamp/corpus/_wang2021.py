@@ -29,7 +29,7 @@ class Wang2021Rule(CountingRule):
     """
 
     default_groups = WANG2021_WORD_GROUPS
-    newline_matters = True   # the line's last piece keeps its "\n" ("he\n" is not "he")
+    newline_matters = True  # the line's last piece keeps its "\n" ("he\n" is not "he")
 
     def __init__(self, tasks, groups, plurals=True, matcher=None):
         super().__init__(tasks, groups, plurals, matcher)
@@ -85,26 +85,26 @@ class Wang2021Rule(CountingRule):
         if eq_lines.size:
             n_sent -= eq_lines.size + self._dots_in(buf, eq_lines)
         hits, ids = self.scanner.find_ids(b)
-        keep = (a[hits] != 46) & (a[hits] != 10)   # an occurrence from a "." or "\n" is in no piece
+        keep = (a[hits] != 46) & (a[hits] != 10)  # an occurrence from a "." or "\n" is in no piece
         if eq_lines.size and hits.size:
             keep &= ~np.isin(buf.line_of(hits), eq_lines)
         hits, ids = hits[keep], ids[keep]
         ends = (hits + self.lengths[ids]).tolist()
         hits, ids = hits.tolist(), ids.tolist()
         kept, k, n = 0, 0, len(hits)
-        piece_end, nl = 0, -2   # nl: the first newline at or after the last pos (-1: none)
+        piece_end, nl = 0, -2  # nl: the first newline at or after the last pos (-1: none)
         while k < n:
             pos = hits[k]
             tick.at(pos)
             start = max(b.rfind(b".", piece_end, pos), b.rfind(b"\n", piece_end, pos)) + 1
-            if nl == -2 or 0 <= nl < pos:   # searched again only past it: a long line is
-                nl = b.find(b"\n", pos)     # scanned once, not once per piece
+            if nl == -2 or 0 <= nl < pos:  # searched again only past it: a long line is
+                nl = b.find(b"\n", pos)  # scanned once, not once per piece
             line_end = nl if nl >= 0 else len(b)
             dot = b.find(b".", pos, line_end)
             piece_end = dot if dot >= 0 else line_end
             # the line's last piece keeps its newline, as str.split(".") of the line does
             stop = piece_end + 1 if dot < 0 and nl >= 0 else piece_end
-            found = set()    # the occupations that occur whole in the piece
+            found = set()  # the occupations that occur whole in the piece
             while k < n and hits[k] < piece_end:
                 if ends[k] <= stop:
                     found.add(ids[k])
@@ -118,7 +118,7 @@ class Wang2021Rule(CountingRule):
 
     def _decide(self, found: set, piece: str):
         """:meth:`match` given the occupations found in the piece (vocabulary order)."""
-        if len(found) % 2 == 0:    # every second occupation resets the choice
+        if len(found) % 2 == 0:  # every second occupation resets the choice
             return None
         index_i = max(found)
         words = set(piece.split(" "))

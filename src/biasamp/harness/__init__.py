@@ -47,12 +47,21 @@ TASKS = {
     "biasamp_winobias_labor2016shares": ("winobias", "labor-2016-shares"),
 }
 #: metric name -> (direction, summary column)
-METRICS = {f"{short}{suffix}": (direction, column)
-           for short, direction in (("t2a", "task_to_attribute"), ("a2t", "attribute_to_task"))
-           for suffix, column in (("", "mean"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high"))}
+METRICS = {
+    f"{short}{suffix}": (direction, column)
+    for short, direction in (("t2a", "task_to_attribute"), ("a2t", "attribute_to_task"))
+    for suffix, column in (("", "mean"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high"))
+}
 #: ``--metadata`` keys the tasks read (besides the model's own arguments)
-OPTIONS = ("context_token", "attributes", "tasks", "max_templates", "n_resamples", "seed",
-           "confidence")
+OPTIONS = (
+    "context_token",
+    "attributes",
+    "tasks",
+    "max_templates",
+    "n_resamples",
+    "seed",
+    "confidence",
+)
 
 
 def _truthy(value) -> bool:
@@ -81,11 +90,13 @@ def check_model_args(meta: dict) -> None:
             "biasamp tasks need logits_cache=False in --model_args (hf backend; backends "
             "without the cache: --metadata '{\"logits_cache\": false}'): with the cache on, the "
             "hf backend reuses one forward pass for requests whose sentences coincide, as "
-            "biasamp's two directions do, and scores some of them wrongly")
+            "biasamp's two directions do, and scores some of them wrongly"
+        )
     if _truthy(meta.get("add_bos_token", False)):
         raise BiasampError(
             f"add_bos_token: got {meta['add_bos_token']!r}; the biasamp tasks put the model's "
-            "document-start token in front of each sentence themselves (leave it False)")
+            "document-start token in front of each sentence themselves (leave it False)"
+        )
 
 
 def context_token(meta: dict) -> tuple[str, str]:
@@ -101,10 +112,15 @@ def context_token(meta: dict) -> tuple[str, str]:
             raise BiasampError(
                 "context_token: the biasamp tasks found no model name in --model_args "
                 "(pretrained=, tokenizer= or model=) to choose the document-start token "
-                "from; give it with --metadata '{\"context_token\": \"<|endoftext|>\"}'")
+                'from; give it with --metadata \'{"context_token": "<|endoftext|>"}\''
+            )
         return str(given), "given with --metadata context_token"
-    ctx = model_context(str(model), given, revision=meta.get("revision"),
-                        trust_remote_code=_truthy(meta.get("trust_remote_code", False)))
+    ctx = model_context(
+        str(model),
+        given,
+        revision=meta.get("revision"),
+        trust_remote_code=_truthy(meta.get("trust_remote_code", False)),
+    )
     return ctx.token, ctx.rule
 
 
@@ -133,9 +149,16 @@ def documents(setup: str, token: str) -> list[dict]:
         frame = prep.prompts[direction]
         for row, (prompt, cands) in enumerate(zip(frame["prompt"], frame["candidates"])):
             pre, post = str(prompt).split(BLANK)
-            docs.append({"setup": setup, "direction": direction, "row": row,
-                         "prompt": str(prompt), "context": token + pre,
-                         "choices": [str(c) + post for c in cands]})
+            docs.append(
+                {
+                    "setup": setup,
+                    "direction": direction,
+                    "row": row,
+                    "prompt": str(prompt),
+                    "context": token + pre,
+                    "choices": [str(c) + post for c in cands],
+                }
+            )
     return docs
 
 
@@ -151,16 +174,21 @@ def dataset(templates: str, base_rates: str, **meta):
     token, rule = context_token(meta)
     setup = _setup(templates, base_rates, meta)
     docs = documents(setup, token)
-    log.info("biasamp task %s / %s: %d documents, context token %r (%s)", templates,
-             base_rates, len(docs), token, rule)
+    log.info(
+        "biasamp task %s / %s: %d documents, context token %r (%s)",
+        templates,
+        base_rates,
+        len(docs),
+        token,
+        rule,
+    )
     return {"test": datasets.Dataset.from_list(docs)}
 
 
 def process_results(doc: dict, results) -> dict:
     """Each metric gets the document's log-likelihoods (one per choice); the aggregation
     computes BiasAmp-> from all of them."""
-    item = (doc["setup"], doc["direction"], int(doc["row"]),
-            tuple(float(r[0]) for r in results))
+    item = (doc["setup"], doc["direction"], int(doc["row"]), tuple(float(r[0]) for r in results))
     return dict.fromkeys(METRICS, item)
 
 
@@ -192,7 +220,8 @@ def evaluate_items(items) -> dict:
             raise BiasampError(
                 f"limit: the biasamp tasks need every document ({len(by_row[direction])} of "
                 f"{n} {direction} prompts were scored); drop --limit, and use --metadata "
-                "'{\"max_templates\": N}' for a shorter run")
+                "'{\"max_templates\": N}' for a shorter run"
+            )
         scores[direction] = row_scores([np.asarray(by_row[direction][i]) for i in range(n)])
     summary = evaluate_scores(cfg, prep, scores).evaluation.summary
     out = {}
@@ -206,8 +235,10 @@ def evaluate_items(items) -> dict:
 
 def aggregate(name: str):
     """The aggregation function of metric ``name``."""
+
     def agg(items):
         return evaluate_items(items)[name]
+
     agg.__name__ = f"biasamp_{name}"
     return agg
 
@@ -224,9 +255,13 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m biasamp.harness",
         description="Print the folder of biasamp's lm-evaluation-harness tasks "
-                    "(for lm_eval --include_path).")
-    parser.add_argument("--list", action="store_true",
-                        help="also list the tasks: name, template set, base-rate source")
+        "(for lm_eval --include_path).",
+    )
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="also list the tasks: name, template set, base-rate source",
+    )
     args = parser.parse_args(argv)
     print(tasks_dir())
     if args.list:

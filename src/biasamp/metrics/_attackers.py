@@ -12,7 +12,9 @@ __all__ = ["BayesOptimalAttacker", "MLPAttacker"]
 def _check_xy(X, y=None):
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
-        raise BiasampError(f"attacker input X must be 2-D (n_examples, n_features); got shape {X.shape}")
+        raise BiasampError(
+            f"attacker input X must be 2-D (n_examples, n_features); got shape {X.shape}"
+        )
     if y is not None:
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
@@ -40,7 +42,7 @@ class BayesOptimalAttacker:
         self._rows, x_code = np.unique(X, axis=0, return_inverse=True)
         counts = np.zeros((self._rows.shape[0], self.classes_.size), dtype=np.int64)
         np.add.at(counts, (x_code.ravel(), y_code.ravel()), 1)
-        self._best = counts.argmax(axis=1)                 # first maximum = smallest label
+        self._best = counts.argmax(axis=1)  # first maximum = smallest label
         self._default = int(np.bincount(y_code.ravel(), minlength=self.classes_.size).argmax())
         return self
 
@@ -51,8 +53,8 @@ class BayesOptimalAttacker:
         allrows, inv = np.unique(np.concatenate([self._rows, X]), axis=0, return_inverse=True)
         inv = inv.ravel()
         lookup = np.full(allrows.shape[0], self._default, dtype=np.int64)
-        lookup[inv[:self._rows.shape[0]]] = self._best
-        return self.classes_[lookup[inv[self._rows.shape[0]:]]]
+        lookup[inv[: self._rows.shape[0]]] = self._best
+        return self.classes_[lookup[inv[self._rows.shape[0] :]]]
 
 
 class MLPAttacker:
@@ -99,7 +101,11 @@ class MLPAttacker:
         Xs = (X - self._mu) / self._sd
         rng = np.random.default_rng(self.seed)
         width = self.hidden if self.hidden else d
-        self._W1 = rng.normal(0.0, 1.0 / np.sqrt(max(d, 1)), size=(d, self.hidden)) if self.hidden else None
+        self._W1 = (
+            rng.normal(0.0, 1.0 / np.sqrt(max(d, 1)), size=(d, self.hidden))
+            if self.hidden
+            else None
+        )
         self._b1 = np.zeros(self.hidden) if self.hidden else None
         self._W2 = rng.normal(0.0, 1.0 / np.sqrt(width), size=(width, k))
         self._b2 = np.zeros(k)
@@ -111,7 +117,7 @@ class MLPAttacker:
         b1, b2, eps = 0.9, 0.999, 1e-8
         for step in range(1, self.epochs + 1):
             h, p = self._forward(Xs)
-            g = (p - Y) / n                                  # d loss / d logits
+            g = (p - Y) / n  # d loss / d logits
             grads = [h.T @ g, g.sum(axis=0)]
             if self.hidden:
                 gh = (g @ self._W2.T) * (1.0 - h * h)
@@ -119,7 +125,7 @@ class MLPAttacker:
             for i, (prm, gr) in enumerate(zip(params, grads)):
                 m[i] = b1 * m[i] + (1 - b1) * gr
                 v[i] = b2 * v[i] + (1 - b2) * gr * gr
-                prm -= self.lr * (m[i] / (1 - b1 ** step)) / (np.sqrt(v[i] / (1 - b2 ** step)) + eps)
+                prm -= self.lr * (m[i] / (1 - b1**step)) / (np.sqrt(v[i] / (1 - b2**step)) + eps)
         return self
 
     def predict(self, X):

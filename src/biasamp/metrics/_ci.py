@@ -23,8 +23,16 @@ _STRATA_BLOCK = 256
 _LOCATION_STATS = (np.nanmean, np.mean, np.nanmedian, np.median)
 
 
-def bootstrap_ci(values_or_callable, *, n=None, confidence=CONFIDENCE, n_resamples=N_RESAMPLES, seed=0,
-                 statistic=np.nanmean, strata=None):
+def bootstrap_ci(
+    values_or_callable,
+    *,
+    n=None,
+    confidence=CONFIDENCE,
+    n_resamples=N_RESAMPLES,
+    seed=0,
+    statistic=np.nanmean,
+    strata=None,
+):
     """Seeded percentile bootstrap confidence interval, optionally stratified.
 
     Parameters
@@ -90,14 +98,19 @@ def bootstrap_ci(values_or_callable, *, n=None, confidence=CONFIDENCE, n_resampl
         if strata is None:
             draws = (rng.integers(0, n, size=n) for _ in range(int(n_resamples)))
         else:
-            draws = (row for block in _stratified(rng, _strata(strata, n), int(n_resamples))
-                     for row in block)
+            draws = (
+                row
+                for block in _stratified(rng, _strata(strata, n), int(n_resamples))
+                for row in block
+            )
         stats = np.asarray([np.asarray(fn(idx), dtype=np.float64) for idx in draws])
         return _percentiles(stats, q)
 
     values = np.asarray(values_or_callable, dtype=np.float64)
     if values.ndim not in (1, 2) or values.shape[0] < 1:
-        raise BiasampError(f"values must have shape (n,) or (n, k) with n >= 1; got shape {values.shape}")
+        raise BiasampError(
+            f"values must have shape (n,) or (n, k) with n >= 1; got shape {values.shape}"
+        )
     if n is not None and n != values.shape[0]:
         raise BiasampError(f"n must equal the number of values ({values.shape[0]}); got {n!r}")
     m = values.shape[0]
@@ -107,8 +120,14 @@ def bootstrap_ci(values_or_callable, *, n=None, confidence=CONFIDENCE, n_resampl
         if np.all(units < 2):
             nan = np.full(values.shape[1:], np.nan)
             return (float("nan"), float("nan")) if values.ndim == 1 else (nan, nan.copy())
-        lo, hi = bootstrap_ci(values[:, units >= 2], confidence=conf, n_resamples=n_resamples,
-                              seed=seed, statistic=statistic, strata=strata)
+        lo, hi = bootstrap_ci(
+            values[:, units >= 2],
+            confidence=conf,
+            n_resamples=n_resamples,
+            seed=seed,
+            statistic=statistic,
+            strata=strata,
+        )
         low, high = np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
         low[units >= 2], high[units >= 2] = lo, hi
         return low, high
@@ -130,15 +149,18 @@ def bootstrap_ci(values_or_callable, *, n=None, confidence=CONFIDENCE, n_resampl
         else:
             for draws in _stratified(rng, members, int(n_resamples)):
                 for s in range(0, len(draws), block):
-                    idx = draws[s:s + block]
+                    idx = draws[s : s + block]
                     chunks.append(np.asarray(statistic(values[idx], axis=1), dtype=np.float64))
     return _percentiles(np.concatenate(chunks, axis=0), q)
 
 
 def _warn_unavailable(n_columns: int) -> None:
-    warnings.warn(f"bootstrap_ci: {n_columns} confidence interval(s) need at least two units "
-                  "(non-NaN values) and are unavailable (NaN)", UnavailableCIWarning,
-                  stacklevel=3)
+    warnings.warn(
+        f"bootstrap_ci: {n_columns} confidence interval(s) need at least two units "
+        "(non-NaN values) and are unavailable (NaN)",
+        UnavailableCIWarning,
+        stacklevel=3,
+    )
 
 
 def resample_indices(n: int, *, n_resamples: int = N_RESAMPLES, seed: int = 0, strata=None):
@@ -167,8 +189,9 @@ def _strata(strata, n: int) -> list[np.ndarray]:
     """Member indexes of each stratum, in order of first appearance."""
     labels = np.asarray(strata, dtype=object)
     if labels.ndim != 1 or labels.shape[0] != n:
-        raise BiasampError(f"strata must have one label per unit, shape ({n},); got shape "
-                           f"{labels.shape}")
+        raise BiasampError(
+            f"strata must have one label per unit, shape ({n},); got shape {labels.shape}"
+        )
     order: dict = {}
     for i, lab in enumerate(labels.tolist()):
         order.setdefault(lab, []).append(i)
@@ -179,8 +202,9 @@ def _stratified(rng, members, n_resamples: int):
     """Blocks of stratified resamples, shape (b, n): within each stratum, in stratum order."""
     for s in range(0, n_resamples, _STRATA_BLOCK):
         b = min(_STRATA_BLOCK, n_resamples - s)
-        yield np.concatenate([ix[rng.integers(0, len(ix), size=(b, len(ix)))]
-                              for ix in members], axis=1)
+        yield np.concatenate(
+            [ix[rng.integers(0, len(ix), size=(b, len(ix)))] for ix in members], axis=1
+        )
 
 
 def _percentiles(stats: np.ndarray, q):

@@ -46,20 +46,28 @@ def as_table(x, name: str):
         try:
             arr = x.to_numpy(dtype=np.float64)
         except (TypeError, ValueError):
-            raise BiasampError(f"{name} must hold numbers; got dtypes {sorted(set(map(str, x.dtypes)))}") from None
+            raise BiasampError(
+                f"{name} must hold numbers; got dtypes {sorted(set(map(str, x.dtypes)))}"
+            ) from None
         is_frame = True
     else:
         try:
             arr = np.asarray(x, dtype=np.float64)
         except (TypeError, ValueError):
-            raise BiasampError(f"{name} must be a numeric array of shape (n_tasks, n_attributes); "
-                               f"got {type(x).__name__}") from None
+            raise BiasampError(
+                f"{name} must be a numeric array of shape (n_tasks, n_attributes); "
+                f"got {type(x).__name__}"
+            ) from None
         tasks = attrs = None
         is_frame = False
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise BiasampError(f"{name} must be 2-D of shape (n_tasks, n_attributes); got shape {arr.shape}")
+        raise BiasampError(
+            f"{name} must be 2-D of shape (n_tasks, n_attributes); got shape {arr.shape}"
+        )
     if not np.all(np.isfinite(arr)):
-        raise BiasampError(f"{name} must be finite; got {int(np.sum(~np.isfinite(arr)))} NaN/inf entries")
+        raise BiasampError(
+            f"{name} must be finite; got {int(np.sum(~np.isfinite(arr)))} NaN/inf entries"
+        )
     if tasks is None:
         tasks, attrs = list(range(arr.shape[0])), list(range(arr.shape[1]))
     # C order, as the published code's arrays: numpy's row/column sums round differently on a
@@ -72,15 +80,22 @@ def align_to(ref, other, name: str, ref_name: str = "base"):
     r_arr, r_tasks, r_attrs, r_frame = ref
     o_arr, o_tasks, o_attrs, o_frame = other
     if o_arr.shape != r_arr.shape:
-        raise BiasampError(f"{name} must have the shape of {ref_name} {r_arr.shape}; got {o_arr.shape}")
+        raise BiasampError(
+            f"{name} must have the shape of {ref_name} {r_arr.shape}; got {o_arr.shape}"
+        )
     if not (r_frame and o_frame):
         return o_arr
-    for what, r_lab, o_lab in (("tasks (index)", r_tasks, o_tasks), ("attributes (columns)", r_attrs, o_attrs)):
+    for what, r_lab, o_lab in (
+        ("tasks (index)", r_tasks, o_tasks),
+        ("attributes (columns)", r_attrs, o_attrs),
+    ):
         if set(r_lab) != set(o_lab) or len(set(o_lab)) != len(o_lab):
             missing = [v for v in r_lab if v not in set(o_lab)]
             extra = [v for v in o_lab if v not in set(r_lab)]
-            raise BiasampError(f"{name} {what} do not match {ref_name}: missing {missing}, extra {extra}"
-                               f"{' (duplicate labels)' if not missing and not extra else ''}")
+            raise BiasampError(
+                f"{name} {what} do not match {ref_name}: missing {missing}, extra {extra}"
+                f"{' (duplicate labels)' if not missing and not extra else ''}"
+            )
     t_pos = {v: i for i, v in enumerate(o_tasks)}
     a_pos = {v: i for i, v in enumerate(o_attrs)}
     return o_arr[np.ix_([t_pos[v] for v in r_tasks], [a_pos[v] for v in r_attrs])]
@@ -90,14 +105,17 @@ def check_two_attributes(arr: np.ndarray, name: str) -> None:
     """A table form needs two attributes at least: with one, P(A|T) = 1 and P(T|A) = P(T)
     identically, so the value would be 0 by construction, whatever the model does."""
     if arr.shape[1] < 2:
-        raise BiasampError(f"{name} must have at least two attributes (columns); got "
-                           f"{arr.shape[1]} (with one attribute the value is 0 by construction)")
+        raise BiasampError(
+            f"{name} must have at least two attributes (columns); got "
+            f"{arr.shape[1]} (with one attribute the value is 0 by construction)"
+        )
 
 
 def check_nonneg(arr: np.ndarray, name: str) -> None:
     if np.any(arr < 0):
-        raise BiasampError(f"{name} must be non-negative counts or probabilities; "
-                           f"got minimum {float(arr.min())!r}")
+        raise BiasampError(
+            f"{name} must be non-negative counts or probabilities; got minimum {float(arr.min())!r}"
+        )
     if not np.any(arr > 0):
         raise BiasampError(f"{name} must not be all zero")
 
@@ -107,8 +125,10 @@ def check_sums_to_one(arr: np.ndarray, axis: int, name: str, what: str) -> None:
     bad = np.abs(sums - 1.0) > SUM_TOL
     if np.any(bad):
         i = int(np.flatnonzero(bad)[0])
-        raise BiasampError(f"{name} {what} must each sum to 1 (tolerance {SUM_TOL:g}); "
-                           f"{int(bad.sum())} do not, e.g. index {i} sums to {float(sums[i])!r}")
+        raise BiasampError(
+            f"{name} {what} must each sum to 1 (tolerance {SUM_TOL:g}); "
+            f"{int(bad.sum())} do not, e.g. index {i} sums to {float(sums[i])!r}"
+        )
 
 
 def check_association(assoc, ref, name: str = "association") -> np.ndarray:
@@ -132,27 +152,34 @@ def as_label_matrix(x, name: str, *, soft: bool):
         labels = None
     arr = np.asarray(x)
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
-        raise BiasampError(f"{name} must be 2-D of shape (n_examples, n_columns); got shape {arr.shape}")
+        raise BiasampError(
+            f"{name} must be 2-D of shape (n_examples, n_columns); got shape {arr.shape}"
+        )
     if arr.dtype != np.bool_:
         if not (np.issubdtype(arr.dtype, np.number)):
             raise BiasampError(f"{name} must be numeric or boolean; got dtype {arr.dtype}")
         if np.issubdtype(arr.dtype, np.integer):
             ok = (arr == 0) | (arr == 1)
             if not ok.all():
-                raise BiasampError(f"{name} must be 0/1; got values {np.unique(arr[~ok])[:5].tolist()}")
+                raise BiasampError(
+                    f"{name} must be 0/1; got values {np.unique(arr[~ok])[:5].tolist()}"
+                )
             arr = arr.astype(np.bool_)
         else:
             arr = arr.astype(np.float64, copy=False) if arr.dtype != np.float32 else arr
             if soft:
                 ok = (arr >= 0) & (arr <= 1)
                 if not ok.all():
-                    raise BiasampError(f"{name} must hold probabilities in [0, 1]; "
-                                       f"got values {np.unique(arr[~ok])[:5].tolist()}")
+                    raise BiasampError(
+                        f"{name} must hold probabilities in [0, 1]; "
+                        f"got values {np.unique(arr[~ok])[:5].tolist()}"
+                    )
             else:
                 ok = (arr == 0) | (arr == 1)
                 if not ok.all():
-                    raise BiasampError(f"{name} must be 0/1 labels; got values "
-                                       f"{np.unique(arr[~ok])[:5].tolist()}")
+                    raise BiasampError(
+                        f"{name} must be 0/1 labels; got values {np.unique(arr[~ok])[:5].tolist()}"
+                    )
                 arr = arr == 1
     if labels is None:
         labels = list(range(arr.shape[1]))
@@ -163,26 +190,31 @@ def check_same(ref_labels, labels, *, ref_shape, shape, name: str, ref_name: str
     if shape != ref_shape:
         raise BiasampError(f"{name} must have the shape of {ref_name} {ref_shape}; got {shape}")
     if list(labels) != list(ref_labels):
-        raise BiasampError(f"{name} columns do not match {ref_name}: {list(labels)} vs {list(ref_labels)}")
+        raise BiasampError(
+            f"{name} columns do not match {ref_name}: {list(labels)} vs {list(ref_labels)}"
+        )
 
 
 def required_preds(direction: str, task_preds, attribute_preds):
     """The predictions a (canonical) direction scores and their name: ``task_preds`` for
     A->T, ``attribute_preds`` for T->A; an error naming them when they are missing."""
-    name, preds = (("task_preds", task_preds) if direction == ATTRIBUTE_TO_TASK
-                   else ("attribute_preds", attribute_preds))
+    name, preds = (
+        ("task_preds", task_preds)
+        if direction == ATTRIBUTE_TO_TASK
+        else ("attribute_preds", attribute_preds)
+    )
     if preds is None:
         raise BiasampError(f"{name} is required for direction {direction!r}; got None")
     return preds, name
 
 
-def checked_preds(direction: str, task_preds, attribute_preds, *, T, t_lab, A,
-                  a_lab) -> np.ndarray:
+def checked_preds(direction: str, task_preds, attribute_preds, *, T, t_lab, A, a_lab) -> np.ndarray:
     """The label matrix of :func:`required_preds`, checked against the labels it predicts
     (``T``/``t_lab`` for A->T, ``A``/``a_lab`` for T->A): same shape, same columns."""
     preds, name = required_preds(direction, task_preds, attribute_preds)
-    ref, ref_lab, ref_name = ((T, t_lab, "tasks") if direction == ATTRIBUTE_TO_TASK
-                              else (A, a_lab, "attributes"))
+    ref, ref_lab, ref_name = (
+        (T, t_lab, "tasks") if direction == ATTRIBUTE_TO_TASK else (A, a_lab, "attributes")
+    )
     P, p_lab = as_label_matrix(preds, name, soft=True)
     check_same(ref_lab, p_lab, ref_shape=ref.shape, shape=P.shape, name=name, ref_name=ref_name)
     return P
@@ -198,22 +230,40 @@ def as_label_data(attributes, tasks, attributes_train=None, tasks_train=None):
     A, a_lab = as_label_matrix(attributes, "attributes", soft=False)
     T, t_lab = as_label_matrix(tasks, "tasks", soft=False)
     if A.shape[0] != T.shape[0]:
-        raise BiasampError(f"attributes and tasks must have the same number of rows; "
-                           f"got {A.shape[0]} and {T.shape[0]}")
+        raise BiasampError(
+            f"attributes and tasks must have the same number of rows; "
+            f"got {A.shape[0]} and {T.shape[0]}"
+        )
     if (attributes_train is None) != (tasks_train is None):
         given = "attributes_train" if attributes_train is not None else "tasks_train"
-        raise BiasampError(f"give both attributes_train and tasks_train or neither; got only {given}")
+        raise BiasampError(
+            f"give both attributes_train and tasks_train or neither; got only {given}"
+        )
     Atr = Ttr = None
     if attributes_train is not None:
         Atr, atr_lab = as_label_matrix(attributes_train, "attributes_train", soft=False)
         Ttr, ttr_lab = as_label_matrix(tasks_train, "tasks_train", soft=False)
         if Atr.shape[0] != Ttr.shape[0]:
-            raise BiasampError(f"attributes_train and tasks_train must have the same number of rows; "
-                               f"got {Atr.shape[0]} and {Ttr.shape[0]}")
-        check_same(a_lab, atr_lab, ref_shape=A.shape[1:], shape=Atr.shape[1:],
-                   name="attributes_train", ref_name="attributes")
-        check_same(t_lab, ttr_lab, ref_shape=T.shape[1:], shape=Ttr.shape[1:],
-                   name="tasks_train", ref_name="tasks")
+            raise BiasampError(
+                f"attributes_train and tasks_train must have the same number of rows; "
+                f"got {Atr.shape[0]} and {Ttr.shape[0]}"
+            )
+        check_same(
+            a_lab,
+            atr_lab,
+            ref_shape=A.shape[1:],
+            shape=Atr.shape[1:],
+            name="attributes_train",
+            ref_name="attributes",
+        )
+        check_same(
+            t_lab,
+            ttr_lab,
+            ref_shape=T.shape[1:],
+            shape=Ttr.shape[1:],
+            name="tasks_train",
+            ref_name="tasks",
+        )
     return A, a_lab, T, t_lab, Atr, Ttr
 
 
@@ -232,8 +282,8 @@ def _masked_sums(x: np.ndarray, m: np.ndarray) -> np.ndarray:
     xv = x.view(np.uint8) if is_bool else x
     acc = np.int32 if is_bool else np.float64
     for s in range(0, x.shape[0], CHUNK_ROWS):
-        xc, mc = xv[s:s + CHUNK_ROWS], m[s:s + CHUNK_ROWS]
-        for j in range(m.shape[1]):      # few columns; never a loop over examples
+        xc, mc = xv[s : s + CHUNK_ROWS], m[s : s + CHUNK_ROWS]
+        for j in range(m.shape[1]):  # few columns; never a loop over examples
             out[:, j] += np.add.reduce(xc[mc[:, j]], axis=0, dtype=acc)
     return out
 
@@ -250,8 +300,8 @@ def gram(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return _masked_sums(y, x).T
     out = np.zeros((x.shape[1], y.shape[1]), dtype=np.float64)
     for s in range(0, x.shape[0], CHUNK_ROWS):
-        xc = x[s:s + CHUNK_ROWS].astype(np.float64)
-        yc = y[s:s + CHUNK_ROWS].astype(np.float64)
+        xc = x[s : s + CHUNK_ROWS].astype(np.float64)
+        yc = y[s : s + CHUNK_ROWS].astype(np.float64)
         out += xc.T @ yc
     return out
 
@@ -263,7 +313,7 @@ def col_sums(x: np.ndarray) -> np.ndarray:
     out = np.zeros(x.shape[1], dtype=np.int64)
     xv = x.view(np.uint8)
     for s in range(0, x.shape[0], CHUNK_ROWS):
-        out += np.add.reduce(xv[s:s + CHUNK_ROWS], axis=0, dtype=np.int32)
+        out += np.add.reduce(xv[s : s + CHUNK_ROWS], axis=0, dtype=np.int32)
     return out.astype(np.float64)
 
 
@@ -285,12 +335,15 @@ def warn_nan(n_nan: int, what: str) -> None:
 def pair_frame(tasks, attrs, *, assoc, p_base, p_model, delta, contribution) -> pd.DataFrame:
     """Tidy per-pair table, task-major order. All arrays are (n_tasks, n_attributes)."""
     nt, na = len(tasks), len(attrs)
-    return pd.DataFrame({
-        "task": pd.Index(list(tasks)).repeat(na),
-        "attribute": pd.Index(list(attrs) * nt),
-        "association": np.asarray(assoc).astype(np.int64).ravel(),
-        "p_base": np.asarray(p_base, dtype=np.float64).ravel(),
-        "p_model": np.asarray(p_model, dtype=np.float64).ravel(),
-        "delta": np.asarray(delta, dtype=np.float64).ravel(),
-        "contribution": np.asarray(contribution, dtype=np.float64).ravel(),
-    }, columns=TABLE_COLUMNS)
+    return pd.DataFrame(
+        {
+            "task": pd.Index(list(tasks)).repeat(na),
+            "attribute": pd.Index(list(attrs) * nt),
+            "association": np.asarray(assoc).astype(np.int64).ravel(),
+            "p_base": np.asarray(p_base, dtype=np.float64).ravel(),
+            "p_model": np.asarray(p_model, dtype=np.float64).ravel(),
+            "delta": np.asarray(delta, dtype=np.float64).ravel(),
+            "contribution": np.asarray(contribution, dtype=np.float64).ravel(),
+        },
+        columns=TABLE_COLUMNS,
+    )

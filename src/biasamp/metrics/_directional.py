@@ -69,8 +69,9 @@ class DirectionalResult:
     n_nan: int
 
 
-def table_core(M, B, *, direction, y=None, Btr=None, tie_tol=TIE_TOL, undefined="skip",
-               ties="zero", cells=None) -> dict:
+def table_core(
+    M, B, *, direction, y=None, Btr=None, tie_tol=TIE_TOL, undefined="skip", ties="zero", cells=None
+) -> dict:
     """The arithmetic of BiasAmp-> on probability tables, vectorised over leading axes.
 
     Arrays of shape (..., n_tasks, n_attributes); inputs are trusted (validated by the
@@ -104,11 +105,17 @@ def table_core(M, B, *, direction, y=None, Btr=None, tie_tol=TIE_TOL, undefined=
             # the published code divides by the base's column sums (= 1 for a normalised base)
             normalised = np.all(np.abs(num_attr - 1.0) <= 1e-9, axis=-1)
             if np.ndim(normalised) == 0:
-                p_model = (M / np.expand_dims(num_attr, -2) if normalised
-                           else M / np.sum(M, axis=-2, keepdims=True))
+                p_model = (
+                    M / np.expand_dims(num_attr, -2)
+                    if normalised
+                    else M / np.sum(M, axis=-2, keepdims=True)
+                )
             else:
-                p_model = np.where(normalised[..., None, None], M / np.expand_dims(num_attr, -2),
-                                   M / np.sum(M, axis=-2, keepdims=True))
+                p_model = np.where(
+                    normalised[..., None, None],
+                    M / np.expand_dims(num_attr, -2),
+                    M / np.sum(M, axis=-2, keepdims=True),
+                )
         delta = p_model - p_base
         if ties == "zero":  # published code: a tie (y = 0) contributes 0
             contribution = np.where(y == 0, 0.0, np.where(y < 0, -delta, delta))
@@ -128,10 +135,17 @@ def table_core(M, B, *, direction, y=None, Btr=None, tie_tol=TIE_TOL, undefined=
             value = np.nanmean(contribution) if defined.any() else np.nan
         else:
             n = defined.sum(axis=(-2, -1))
-            value = np.where(n > 0, np.nansum(contribution, axis=(-2, -1)) / np.maximum(n, 1),
-                             np.nan)
-    return {"y": y, "p_base": p_base, "p_model": p_model, "delta": delta,
-            "contribution": contribution, "value": value}
+            value = np.where(
+                n > 0, np.nansum(contribution, axis=(-2, -1)) / np.maximum(n, 1), np.nan
+            )
+    return {
+        "y": y,
+        "p_base": p_base,
+        "p_model": p_model,
+        "delta": delta,
+        "contribution": contribution,
+        "value": value,
+    }
 
 
 def _finish(tasks, attrs, core: dict, direction) -> DirectionalResult:
@@ -141,15 +155,37 @@ def _finish(tasks, attrs, core: dict, direction) -> DirectionalResult:
     warn_nan(n_nan, f"of {contribution.size} (task, attribute) cells")
     value = float("nan") if n_cells == 0 else float(core["value"])
     n_ties = int(np.sum((y == 0) & ~np.isnan(contribution)))
-    by_pair = pair_frame(tasks, attrs, assoc=y, p_base=core["p_base"], p_model=core["p_model"],
-                         delta=core["delta"], contribution=contribution)
-    return DirectionalResult(value=value, by_pair=by_pair, direction=direction,
-                             n_cells=int(n_cells), n_ties=n_ties, n_nan=n_nan)
+    by_pair = pair_frame(
+        tasks,
+        attrs,
+        assoc=y,
+        p_base=core["p_base"],
+        p_model=core["p_model"],
+        delta=core["delta"],
+        contribution=contribution,
+    )
+    return DirectionalResult(
+        value=value,
+        by_pair=by_pair,
+        direction=direction,
+        n_cells=int(n_cells),
+        n_ties=n_ties,
+        n_nan=n_nan,
+    )
 
 
-def directional_bias_amplification(model, base, *, direction="attribute_to_task", base_train=None,
-                                   association=None, tie_tol=TIE_TOL,
-                                   undefined="skip", ties="zero", cells=None) -> DirectionalResult:
+def directional_bias_amplification(
+    model,
+    base,
+    *,
+    direction="attribute_to_task",
+    base_train=None,
+    association=None,
+    tie_tol=TIE_TOL,
+    undefined="skip",
+    ties="zero",
+    cells=None,
+) -> DirectionalResult:
     """BiasAmp-> on probability tables (fill-in-the-blank form).
 
     Parameters
@@ -208,7 +244,7 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
     Examples
     --------
     >>> B = [[30, 10], [10, 30], [20, 20], [5, 15]]
-    >>> M = [[.8, .2], [.3, .7], [.5, .5], [.2, .8]]
+    >>> M = [[0.8, 0.2], [0.3, 0.7], [0.5, 0.5], [0.2, 0.8]]
     >>> r = directional_bias_amplification(M, B, direction="T->A")
     >>> round(r.value, 6), r.n_cells, r.n_ties
     (0.0125, 8, 0)
@@ -223,7 +259,9 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
     check_nonneg(B, "base")
     M = align_to(b, as_table(model, "model"), "model")
     if np.any(M < 0):
-        raise BiasampError(f"model must be non-negative probabilities; got minimum {float(M.min())!r}")
+        raise BiasampError(
+            f"model must be non-negative probabilities; got minimum {float(M.min())!r}"
+        )
     if direction == ATTRIBUTE_TO_TASK:
         check_sums_to_one(M, 0, "model", "columns (P(task | attribute) for attribute_to_task)")
     else:
@@ -239,6 +277,15 @@ def directional_bias_amplification(model, base, *, direction="attribute_to_task"
         check_nonneg(Btr, "base_train")
     if cells is not None:
         cells = align_to(b, as_table(cells, "cells"), "cells") != 0
-    core = table_core(M, B, direction=direction, y=y, Btr=Btr, tie_tol=tie_tol,
-                      undefined=undefined, ties=ties, cells=cells)
+    core = table_core(
+        M,
+        B,
+        direction=direction,
+        y=y,
+        Btr=Btr,
+        tie_tol=tie_tol,
+        undefined=undefined,
+        ties=ties,
+        cells=cells,
+    )
     return _finish(b[1], b[2], core, direction)

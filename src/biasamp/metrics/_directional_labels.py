@@ -34,10 +34,19 @@ def _indicator(joint_counts, attr_counts, task_counts, *, n_keep, tie_tol):
     return sign_with_tol(joint - np.outer(task_counts / n_keep, attr_counts / n_keep), tie_tol)
 
 
-def directional_bias_amplification_labels(attributes, tasks, *, direction, attribute_preds=None,
-                                          task_preds=None, attributes_train=None, tasks_train=None,
-                                          tie_tol=TIE_TOL, ties="zero",
-                                          empty_rows="drop") -> DirectionalResult:
+def directional_bias_amplification_labels(
+    attributes,
+    tasks,
+    *,
+    direction,
+    attribute_preds=None,
+    task_preds=None,
+    attributes_train=None,
+    tasks_train=None,
+    tie_tol=TIE_TOL,
+    ties="zero",
+    empty_rows="drop",
+) -> DirectionalResult:
     """BiasAmp-> on per-example labels (Eq. 2 of Wang & Russakovsky 2021).
 
     Parameters
@@ -82,7 +91,7 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
     --------
     >>> A = [[1, 0]] * 50 + [[0, 1]] * 50
     >>> T = [[0]] * 10 + [[1]] * 40 + [[0]] * 40 + [[1]] * 10
-    >>> That = [[0]] * 10 + [[1]] * 40 + [[0]] * 50        # group 2 always predicted 0
+    >>> That = [[0]] * 10 + [[1]] * 40 + [[0]] * 50  # group 2 always predicted 0
     >>> r = directional_bias_amplification_labels(A, T, direction="A->T", task_preds=That)
     >>> round(r.value, 4)
     0.1
@@ -92,25 +101,23 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
     check(ties, OneOf(TIE_POLICIES), "ties")
     check(empty_rows, OneOf(EMPTY_ROW_POLICIES), "empty_rows")
     A, a_lab, T, t_lab, Atr, Ttr = as_label_data(attributes, tasks, attributes_train, tasks_train)
-    P = checked_preds(direction, task_preds, attribute_preds, T=T, t_lab=t_lab, A=A,
-                      a_lab=a_lab)
+    P = checked_preds(direction, task_preds, attribute_preds, T=T, t_lab=t_lab, A=A, a_lab=a_lab)
 
     # counts on the evaluation labels: joint[t, a] = #(T_t = 1 and A_a = 1)
     joint = gram(T, A)
     if attributes_train is not None:
         n_rows = any_rows(Atr, Ttr) if empty_rows == "drop" else Atr.shape[0]
-        y = _indicator(gram(Ttr, Atr), col_sums(Atr), col_sums(Ttr), n_keep=n_rows,
-                       tie_tol=tie_tol)
+        y = _indicator(gram(Ttr, Atr), col_sums(Atr), col_sums(Ttr), n_keep=n_rows, tie_tol=tie_tol)
     else:
         n_rows = any_rows(A, T) if empty_rows == "drop" else A.shape[0]
         y = _indicator(joint, col_sums(A), col_sums(T), n_keep=n_rows, tie_tol=tie_tol)
     with np.errstate(divide="ignore", invalid="ignore"):
         if direction == ATTRIBUTE_TO_TASK:
-            count = col_sums(A)                   # (n_attributes,)
-            p_base = joint / count[None, :]       # (n_tasks, n_attributes)
+            count = col_sums(A)  # (n_attributes,)
+            p_base = joint / count[None, :]  # (n_tasks, n_attributes)
             p_model = gram(P, A) / count[None, :]
         else:
-            count = col_sums(T)                   # (n_tasks,)
+            count = col_sums(T)  # (n_tasks,)
             p_base = joint / count[:, None]
             p_model = gram(T, P) / count[:, None]
     delta = p_model - p_base
@@ -121,6 +128,12 @@ def directional_bias_amplification_labels(attributes, tasks, *, direction, attri
     contribution = np.where(np.isnan(delta), np.nan, contribution)  # empty conditioning set
     with np.errstate(invalid="ignore"):
         value = np.nanmean(contribution) if (~np.isnan(contribution)).any() else np.nan
-    core = {"y": y, "p_base": p_base, "p_model": p_model, "delta": delta,
-            "contribution": contribution, "value": value}
+    core = {
+        "y": y,
+        "p_base": p_base,
+        "p_model": p_model,
+        "delta": delta,
+        "contribution": contribution,
+        "value": value,
+    }
     return _finish(t_lab, a_lab, core, direction)

@@ -24,10 +24,20 @@ from ._leakage import (
 __all__ = ["directional_predictability_amplification"]
 
 
-def directional_predictability_amplification(attributes, tasks, *, direction, attribute_preds=None,
-                                             task_preds=None, attacker=None, quality="accuracy",
-                                             n_trials=5, seed=0, equalize=True,
-                                             test_fraction=0.0) -> TrialsResult:
+def directional_predictability_amplification(
+    attributes,
+    tasks,
+    *,
+    direction,
+    attribute_preds=None,
+    task_preds=None,
+    attacker=None,
+    quality="accuracy",
+    n_trials=5,
+    seed=0,
+    equalize=True,
+    test_fraction=0.0,
+) -> TrialsResult:
     """DPA = (Psi_M - Psi_D) / (Psi_M + Psi_D) in one direction (DPA paper Eq. 9-14).
 
     ``task_to_attribute``: the attacker predicts the attribute from the ground-truth tasks;
@@ -67,9 +77,16 @@ def directional_predictability_amplification(attributes, tasks, *, direction, at
     >>> T = [0] * 2631 + [1] * 2647
     >>> A = [0] * 1229 + [1] * 1402 + [0] * 874 + [1] * 1773
     >>> Ahat = [0] * 1056 + [1] * 1575 + [0] * 1115 + [1] * 1532
-    >>> r = directional_predictability_amplification(A, T, direction="T->A", attribute_preds=Ahat,
-    ...         attacker=BayesOptimalAttacker(), equalize=False, n_trials=1)
-    >>> round(r.mean, 6)        # (3107 - 3175) / (3107 + 3175)
+    >>> r = directional_predictability_amplification(
+    ...     A,
+    ...     T,
+    ...     direction="T->A",
+    ...     attribute_preds=Ahat,
+    ...     attacker=BayesOptimalAttacker(),
+    ...     equalize=False,
+    ...     n_trials=1,
+    ... )
+    >>> round(r.mean, 6)  # (3107 - 3175) / (3107 + 3175)
     -0.010824
     """
     direction = canonical_direction(direction)
@@ -84,8 +101,10 @@ def directional_predictability_amplification(attributes, tasks, *, direction, at
         x = Encoded(tasks, None, "tasks", "")
         y = Encoded(attributes, preds, "attributes", name)
     if x.codes.shape[0] != y.codes.shape[0]:
-        raise BiasampError(f"attributes and tasks must have the same number of rows; "
-                           f"got {x.codes.shape[0]} and {y.codes.shape[0]}")
+        raise BiasampError(
+            f"attributes and tasks must have the same number of rows; "
+            f"got {x.codes.shape[0]} and {y.codes.shape[0]}"
+        )
     n = x.codes.shape[0]
     X = x.features(x.codes)
     err = 1.0 - accuracy(y.codes, y.pred_codes) if equalize else 0.0
@@ -101,5 +120,6 @@ def directional_predictability_amplification(attributes, tasks, *, direction, at
         trials.append((psi_m - psi_d) / total if total != 0 else float("nan"))
         dq.append(psi_d)
         mq.append(psi_m)
-    return summarise(trials, dq, mq, error_rate=err, k=k, metric="dpa", direction=direction,
-                     qname=qname)
+    return summarise(
+        trials, dq, mq, error_rate=err, k=k, metric="dpa", direction=direction, qname=qname
+    )

@@ -68,8 +68,9 @@ def accuracy(y_true, y_pred) -> float:
 
 def macro_f1(y_true, y_pred) -> float:
     """Macro-averaged F1 over the classes present in ``y_true`` or ``y_pred``."""
-    classes, inv = np.unique(np.concatenate([np.asarray(y_true), np.asarray(y_pred)]),
-                             return_inverse=True)
+    classes, inv = np.unique(
+        np.concatenate([np.asarray(y_true), np.asarray(y_pred)]), return_inverse=True
+    )
     inv = inv.ravel()
     n = len(y_true)
     t, p = inv[:n], inv[n:]
@@ -87,7 +88,9 @@ def resolve_quality(quality):
         return accuracy, "accuracy"
     if quality == "f1":
         return macro_f1, "f1"
-    raise BiasampError(f"quality must be one of {{'accuracy', 'f1'}} or a callable; got {quality!r}")
+    raise BiasampError(
+        f"quality must be one of {{'accuracy', 'f1'}} or a callable; got {quality!r}"
+    )
 
 
 class Encoded:
@@ -100,13 +103,18 @@ class Encoded:
     def __init__(self, truth, pred, name: str, pred_name: str):
         t = _as_array(truth, name)
         p = _as_array(pred, pred_name) if pred is not None else None
-        if p is not None and (p.ndim != t.ndim or p.shape[1:] != t.shape[1:] or p.shape[0] != t.shape[0]):
-            raise BiasampError(f"{pred_name} must have the shape of {name} {t.shape}; got {p.shape}")
+        if p is not None and (
+            p.ndim != t.ndim or p.shape[1:] != t.shape[1:] or p.shape[0] != t.shape[0]
+        ):
+            raise BiasampError(
+                f"{pred_name} must have the shape of {name} {t.shape}; got {p.shape}"
+            )
         both = t if p is None else np.concatenate([t, p])
         if t.ndim == 2:
             if not np.all((both == 0) | (both == 1)):
-                raise BiasampError(f"{name} / {pred_name} as matrices must be 0/1 (hard labels); "
-                                   f"got other values")
+                raise BiasampError(
+                    f"{name} / {pred_name} as matrices must be 0/1 (hard labels); got other values"
+                )
             self.table, inv = np.unique(both.astype(np.float64), axis=0, return_inverse=True)
         else:
             _, inv = np.unique(both, return_inverse=True)
@@ -124,8 +132,9 @@ class Encoded:
 def _as_array(x, name):
     arr = x.to_numpy() if isinstance(x, (pd.DataFrame, pd.Series)) else np.asarray(x)
     if arr.ndim not in (1, 2) or arr.shape[0] < 2:
-        raise BiasampError(f"{name} must have shape (n,) labels or (n, k) 0/1 with n >= 2; "
-                           f"got shape {arr.shape}")
+        raise BiasampError(
+            f"{name} must have shape (n,) labels or (n, k) 0/1 with n >= 2; got shape {arr.shape}"
+        )
     if arr.ndim == 2 and not np.issubdtype(arr.dtype, np.number) and arr.dtype != np.bool_:
         raise BiasampError(f"{name} as a matrix must be numeric 0/1; got dtype {arr.dtype}")
     return arr
@@ -148,13 +157,16 @@ def perturb(codes: np.ndarray, pool: np.ndarray, rate: float, rng: np.random.Gen
 
 
 def check_trials(n_trials, test_fraction):
-    return (check(n_trials, PositiveInt, "n_trials"),
-            check(test_fraction, Interval(0.0, 1.0, closed="left"), "test_fraction"))
+    return (
+        check(n_trials, PositiveInt, "n_trials"),
+        check(test_fraction, Interval(0.0, 1.0, closed="left"), "test_fraction"),
+    )
 
 
 def check_attacker(attacker):
-    if attacker is not None and not (callable(getattr(attacker, "fit", None))
-                                     and callable(getattr(attacker, "predict", None))):
+    if attacker is not None and not (
+        callable(getattr(attacker, "fit", None)) and callable(getattr(attacker, "predict", None))
+    ):
         raise BiasampError(f"attacker must have fit(X, y) and predict(X) methods; got {attacker!r}")
 
 
@@ -187,15 +199,33 @@ def summarise(trials, dq, mq, *, error_rate, k, metric, direction, qname) -> Tri
         mean = std = float("nan")
     else:
         mean, std = float(np.nanmean(trials)), float(np.nanstd(trials))
-    return TrialsResult(value=mean, mean=mean, std=std, trials=trials,
-                        data_quality=np.asarray(dq, dtype=np.float64),
-                        model_quality=np.asarray(mq, dtype=np.float64),
-                        error_rate=float(error_rate), n_perturbed=int(k), metric=metric,
-                        direction=direction, quality=qname)
+    return TrialsResult(
+        value=mean,
+        mean=mean,
+        std=std,
+        trials=trials,
+        data_quality=np.asarray(dq, dtype=np.float64),
+        model_quality=np.asarray(mq, dtype=np.float64),
+        error_rate=float(error_rate),
+        n_perturbed=int(k),
+        metric=metric,
+        direction=direction,
+        quality=qname,
+    )
 
 
-def leakage_amplification(attributes, tasks, *, task_preds, attacker=None, quality="accuracy",
-                          n_trials=5, seed=0, equalize=True, test_fraction=0.0) -> TrialsResult:
+def leakage_amplification(
+    attributes,
+    tasks,
+    *,
+    task_preds,
+    attacker=None,
+    quality="accuracy",
+    n_trials=5,
+    seed=0,
+    equalize=True,
+    test_fraction=0.0,
+) -> TrialsResult:
     """Leakage amplification ``lambda_M - lambda_D`` (Wang et al. 2019; DPA paper Eq. 1-3).
 
     An attacker predicts the attribute from the ground-truth tasks (``lambda_D``) and from the
@@ -229,9 +259,10 @@ def leakage_amplification(attributes, tasks, *, task_preds, attacker=None, quali
     --------
     >>> A = [0, 0, 0, 1, 1, 1]
     >>> T = [0, 0, 1, 1, 1, 0]
-    >>> That = [0, 0, 0, 1, 1, 1]                 # predictions reveal A perfectly
-    >>> r = leakage_amplification(A, T, task_preds=That, attacker=BayesOptimalAttacker(),
-    ...                           equalize=False, n_trials=1)
+    >>> That = [0, 0, 0, 1, 1, 1]  # predictions reveal A perfectly
+    >>> r = leakage_amplification(
+    ...     A, T, task_preds=That, attacker=BayesOptimalAttacker(), equalize=False, n_trials=1
+    ... )
     >>> round(r.mean, 4), r.data_quality.tolist(), r.model_quality.tolist()
     (0.3333, [0.6666666666666666], [1.0])
     """
@@ -241,8 +272,10 @@ def leakage_amplification(attributes, tasks, *, task_preds, attacker=None, quali
     a = Encoded(attributes, None, "attributes", "")
     t = Encoded(tasks, task_preds, "tasks", "task_preds")
     if a.codes.shape[0] != t.codes.shape[0]:
-        raise BiasampError(f"attributes and tasks must have the same number of rows; "
-                           f"got {a.codes.shape[0]} and {t.codes.shape[0]}")
+        raise BiasampError(
+            f"attributes and tasks must have the same number of rows; "
+            f"got {a.codes.shape[0]} and {t.codes.shape[0]}"
+        )
     n = a.codes.shape[0]
     err = 1.0 - accuracy(t.codes, t.pred_codes) if equalize else 0.0
     trials, dq, mq, k = [], [], [], 0
@@ -251,12 +284,15 @@ def leakage_amplification(attributes, tasks, *, task_preds, attacker=None, quali
         trial_seed = int(ss.generate_state(1)[0])
         split = make_split(n, test_fraction, rng)
         t_codes, k = perturb(t.codes, t.pool, err, rng)
-        lam_d = fit_score(attacker, t.features(t_codes), a.codes, trial_seed=trial_seed,
-                          qfn=qfn, split=split)
-        lam_m = fit_score(attacker, t.features(t.pred_codes), a.codes, trial_seed=trial_seed,
-                          qfn=qfn, split=split)
+        lam_d = fit_score(
+            attacker, t.features(t_codes), a.codes, trial_seed=trial_seed, qfn=qfn, split=split
+        )
+        lam_m = fit_score(
+            attacker, t.features(t.pred_codes), a.codes, trial_seed=trial_seed, qfn=qfn, split=split
+        )
         trials.append(lam_m - lam_d)
         dq.append(lam_d)
         mq.append(lam_m)
-    return summarise(trials, dq, mq, error_rate=err, k=k, metric="leakage", direction=None,
-                     qname=qname)
+    return summarise(
+        trials, dq, mq, error_rate=err, k=k, metric="leakage", direction=None, qname=qname
+    )

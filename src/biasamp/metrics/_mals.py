@@ -56,10 +56,20 @@ def _mals(tasks, attrs, *, p_ind, p_base, p_model) -> MALSResult:
     n_nan = int(np.sum((y == 1) & np.isnan(delta)))
     warn_nan(n_nan, "selected (task, attribute) cells of BiasAmp_MALS are")
     value = (1.0 / n_tasks) * np.nansum(contribution)
-    return MALSResult(value=float(value),
-                      by_pair=pair_frame(tasks, attrs, assoc=y, p_base=p_base, p_model=p_model,
-                                         delta=delta, contribution=contribution),
-                      n_cells=int(np.sum((y == 1) & ~np.isnan(delta))), n_nan=n_nan)
+    return MALSResult(
+        value=float(value),
+        by_pair=pair_frame(
+            tasks,
+            attrs,
+            assoc=y,
+            p_base=p_base,
+            p_model=p_model,
+            delta=delta,
+            contribution=contribution,
+        ),
+        n_cells=int(np.sum((y == 1) & ~np.isnan(delta))),
+        n_nan=n_nan,
+    )
 
 
 def mals_bias_amplification(model, base, *, base_train=None) -> MALSResult:
@@ -99,12 +109,12 @@ def mals_bias_amplification(model, base, *, base_train=None) -> MALSResult:
         p_base = b[0] / np.sum(b[0], axis=1, keepdims=True)
         p_model = M / np.sum(M, axis=1, keepdims=True)
         p_ind = ind / np.sum(ind, axis=1, keepdims=True)
-    return _mals(b[1], b[2], p_ind=np.nan_to_num(p_ind, nan=0.0), p_base=p_base,
-                 p_model=p_model)
+    return _mals(b[1], b[2], p_ind=np.nan_to_num(p_ind, nan=0.0), p_base=p_base, p_model=p_model)
 
 
-def mals_bias_amplification_labels(attributes, tasks, *, attribute_preds, task_preds,
-                                   attributes_train=None, tasks_train=None) -> MALSResult:
+def mals_bias_amplification_labels(
+    attributes, tasks, *, attribute_preds, task_preds, attributes_train=None, tasks_train=None
+) -> MALSResult:
     """BiasAmp_MALS on per-example labels (Eq. 1 of Wang & Russakovsky 2021).
 
     ``y[t, a] = 1[P(A_a=1 | T_t=1) > 1/|A|]`` on the training labels (default: the given
@@ -128,20 +138,26 @@ def mals_bias_amplification_labels(attributes, tasks, *, attribute_preds, task_p
     --------
     >>> A = [[1, 0]] * 90 + [[0, 1]] * 30
     >>> T = [[0]] * 60 + [[1]] * 30 + [[0]] * 10 + [[1]] * 20
-    >>> That = [[0]] * 90 + [[1]] * 30      # Sec. 3.2 example 2
+    >>> That = [[0]] * 90 + [[1]] * 30  # Sec. 3.2 example 2
     >>> round(mals_bias_amplification_labels(A, T, attribute_preds=A, task_preds=That).value, 4)
     -0.6
     """
     A, a_lab, T, t_lab, Atr, Ttr = as_label_data(attributes, tasks, attributes_train, tasks_train)
     Ap, ap_lab = as_label_matrix(attribute_preds, "attribute_preds", soft=True)
     Tp, tp_lab = as_label_matrix(task_preds, "task_preds", soft=True)
-    check_same(a_lab, ap_lab, ref_shape=A.shape, shape=Ap.shape, name="attribute_preds",
-               ref_name="attributes")
-    check_same(t_lab, tp_lab, ref_shape=T.shape, shape=Tp.shape, name="task_preds",
-               ref_name="tasks")
+    check_same(
+        a_lab,
+        ap_lab,
+        ref_shape=A.shape,
+        shape=Ap.shape,
+        name="attribute_preds",
+        ref_name="attributes",
+    )
+    check_same(
+        t_lab, tp_lab, ref_shape=T.shape, shape=Tp.shape, name="task_preds", ref_name="tasks"
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         p_base = gram(T, A) / col_sums(T)[:, None]
         p_model = gram(Tp, Ap) / col_sums(Tp)[:, None]
         p_ind = p_base if Atr is None else gram(Ttr, Atr) / col_sums(Ttr)[:, None]
-    return _mals(t_lab, a_lab, p_ind=np.nan_to_num(p_ind, nan=0.0), p_base=p_base,
-                 p_model=p_model)
+    return _mals(t_lab, a_lab, p_ind=np.nan_to_num(p_ind, nan=0.0), p_base=p_base, p_model=p_model)

@@ -70,9 +70,18 @@ def _membership(rows: np.ndarray, combos: np.ndarray) -> np.ndarray:
     return out
 
 
-def multi_attribute_bias_amplification(attributes, tasks, *, direction, attribute_preds=None,
-                                       task_preds=None, attributes_train=None, tasks_train=None,
-                                       min_count=1, tie_tol=TIE_TOL) -> MultiResult:
+def multi_attribute_bias_amplification(
+    attributes,
+    tasks,
+    *,
+    direction,
+    attribute_preds=None,
+    task_preds=None,
+    attributes_train=None,
+    tasks_train=None,
+    min_count=1,
+    tie_tol=TIE_TOL,
+) -> MultiResult:
     """Multi-> : mean absolute bias amplification over attribute combinations.
 
     The attribute groups ``m`` are the distinct non-empty attribute sets that occur as a row of
@@ -113,7 +122,7 @@ def multi_attribute_bias_amplification(attributes, tasks, *, direction, attribut
     >>> T = [[1], [1], [0], [0], [1], [1], [0], [0]]
     >>> That = [[1], [1], [1], [0], [1], [0], [0], [0]]
     >>> r = multi_attribute_bias_amplification(A, T, direction="A->T", task_preds=That)
-    >>> r.value, r.variance        # deltas +0.25 and -0.25
+    >>> r.value, r.variance  # deltas +0.25 and -0.25
     (0.25, 0.0625)
     """
     direction = canonical_direction(direction)
@@ -130,16 +139,17 @@ def multi_attribute_bias_amplification(attributes, tasks, *, direction, attribut
     groups = [tuple(a_lab[j] for j in np.flatnonzero(c)) for c in combos]
     names = ["+".join(map(str, g)) for g in groups]
 
-    G = _membership(A, combos)            # (n, n_groups), exact 0/1 here
+    G = _membership(A, combos)  # (n, n_groups), exact 0/1 here
     # informational association on the training rows with any label
     rows = Atr.any(axis=1) | Ttr.any(axis=1)
     Gtr = _membership(Atr[rows], combos)
     ntr = max(int(rows.sum()), 1)
-    assoc = sign_with_tol(gram(Ttr[rows], Gtr) / ntr
-                          - np.outer(col_sums(Ttr[rows]) / ntr, Gtr.sum(axis=0) / ntr), tie_tol)
+    assoc = sign_with_tol(
+        gram(Ttr[rows], Gtr) / ntr - np.outer(col_sums(Ttr[rows]) / ntr, Gtr.sum(axis=0) / ntr),
+        tie_tol,
+    )
 
-    P = checked_preds(direction, task_preds, attribute_preds, T=T, t_lab=t_lab, A=A,
-                      a_lab=a_lab)
+    P = checked_preds(direction, task_preds, attribute_preds, T=T, t_lab=t_lab, A=A, a_lab=a_lab)
     with np.errstate(divide="ignore", invalid="ignore"):
         if direction == ATTRIBUTE_TO_TASK:
             cnt = G.sum(axis=0)
@@ -160,12 +170,23 @@ def multi_attribute_bias_amplification(attributes, tasks, *, direction, attribut
     else:
         value = variance = float("nan")
     nt, ng = delta.shape
-    by_group = pd.DataFrame({
-        "task": pd.Index(list(t_lab)).repeat(ng),
-        "attribute_group": pd.Index(names * nt),
-        "association": assoc.astype(np.int64).ravel(),
-        "p_base": p_base.ravel(), "p_model": p_model.ravel(),
-        "delta": delta.ravel(), "abs_delta": np.abs(delta).ravel(),
-    })
-    return MultiResult(value=value, variance=variance, by_group=by_group, groups=groups,
-                       direction=direction, n_cells=int(n_cells), n_nan=n_nan)
+    by_group = pd.DataFrame(
+        {
+            "task": pd.Index(list(t_lab)).repeat(ng),
+            "attribute_group": pd.Index(names * nt),
+            "association": assoc.astype(np.int64).ravel(),
+            "p_base": p_base.ravel(),
+            "p_model": p_model.ravel(),
+            "delta": delta.ravel(),
+            "abs_delta": np.abs(delta).ravel(),
+        }
+    )
+    return MultiResult(
+        value=value,
+        variance=variance,
+        by_group=by_group,
+        groups=groups,
+        direction=direction,
+        n_cells=int(n_cells),
+        n_nan=n_nan,
+    )

@@ -35,21 +35,34 @@ from .._schema import (
 )
 from .._validation import Optional, PositiveInt, check
 
-__all__ = ["PAIR_SETS", "PairSet", "PairsProvenance", "list_pair_sets", "load_pairs",
-           "read_pairs_json", "write_pairs_json"]
+__all__ = [
+    "PAIR_SETS",
+    "PairSet",
+    "PairsProvenance",
+    "list_pair_sets",
+    "load_pairs",
+    "read_pairs_json",
+    "write_pairs_json",
+]
 
 #: Values of the direction column (Nangia et al. 2020).
 DIRECTIONS = ("stereo", "antistereo")
 #: Columns of :attr:`PairSet.pairs`.
 PAIR_COLUMNS = ("pair_id", "sent_more", "sent_less", "direction", "bias_type")
-_DEFAULTS = {"more": "sent_more", "less": "sent_less", "direction": "stereo_antistereo",
-             "bias_type": "bias_type"}
+_DEFAULTS = {
+    "more": "sent_more",
+    "less": "sent_less",
+    "direction": "stereo_antistereo",
+    "bias_type": "bias_type",
+}
 
 
 def _scan(registry: Registry) -> None:
-    registry.register("crows-pairs", data_dir("pairs") / "crows_pairs_anonymized.csv",
-                      description="CrowS-Pairs (Nangia et al. 2020): 1,508 pairs, 9 bias types "
-                                  "(CC BY-SA 4.0)")
+    registry.register(
+        "crows-pairs",
+        data_dir("pairs") / "crows_pairs_anonymized.csv",
+        description="CrowS-Pairs (Nangia et al. 2020): 1,508 pairs, 9 bias types (CC BY-SA 4.0)",
+    )
 
 
 #: Shipped pair sets: name -> file.
@@ -89,8 +102,11 @@ class PairSet:
             df = df[df["bias_type"].isin(list(bias_types))]
         if max_pairs is not None:
             df = df.iloc[:max_pairs]
-        prov = {**self.provenance, "selected": {"bias_types": list(bias_types or []),
-                                                "max_pairs": max_pairs}, "n_pairs": len(df)}
+        prov = {
+            **self.provenance,
+            "selected": {"bias_types": list(bias_types or []), "max_pairs": max_pairs},
+            "n_pairs": len(df),
+        }
         return PairSet(self.name, df.reset_index(drop=True), prov)
 
 
@@ -111,8 +127,7 @@ def _records(path: Path, data: bytes) -> list[dict]:
         raise BiasampError(f"{where} is not UTF-8: {exc}") from None
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
-        rows = list(csv.DictReader(io.StringIO(text), delimiter="\t" if suffix == ".tsv"
-                                   else ","))
+        rows = list(csv.DictReader(io.StringIO(text), delimiter="\t" if suffix == ".tsv" else ","))
         long = [n for n, r in enumerate(rows, 2) if None in r]
         if long:
             raise BiasampError(f"{where}: row {long[0]} has more fields than the header")
@@ -128,7 +143,7 @@ def _records(path: Path, data: bytes) -> list[dict]:
     except json.JSONDecodeError as exc:
         raise BiasampError(f"{where} is not valid JSON: {exc}") from None
     if not isinstance(recs, list) or not all(isinstance(r, dict) for r in recs):
-        raise BiasampError(f"{where} must hold a list of objects (or {{\"pairs\": [...]}})")
+        raise BiasampError(f'{where} must hold a list of objects (or {{"pairs": [...]}})')
     return recs
 
 
@@ -138,13 +153,21 @@ def _column(given, key: str, header: list, *, where: str, required: bool):
         return name
     if given is None and not required:
         return None
-    raise BiasampError(f"{where} lacks the column {name!r} (it has: {header}); name the "
-                       f"{key} column with --{key.replace('_', '-')}-column (Python: {key}=)")
+    raise BiasampError(
+        f"{where} lacks the column {name!r} (it has: {header}); name the "
+        f"{key} column with --{key.replace('_', '-')}-column (Python: {key}=)"
+    )
 
 
-def load_pairs(spec, *, more: str | None = None, less: str | None = None,
-               direction: str | None = None, bias_type: str | None = None,
-               pair_id: str | None = None) -> PairSet:
+def load_pairs(
+    spec,
+    *,
+    more: str | None = None,
+    less: str | None = None,
+    direction: str | None = None,
+    bias_type: str | None = None,
+    pair_id: str | None = None,
+) -> PairSet:
     """Load sentence pairs from a shipped name (``"crows-pairs"``) or a file.
 
     Parameters
@@ -188,10 +211,12 @@ def load_pairs(spec, *, more: str | None = None, less: str | None = None,
     if not recs:
         raise BiasampError(f"{where} holds no pairs")
     header = list(recs[0])
-    cols = {"more": _column(more, "more", header, where=where, required=True),
-            "less": _column(less, "less", header, where=where, required=True),
-            "direction": _column(direction, "direction", header, where=where, required=False),
-            "bias_type": _column(bias_type, "bias_type", header, where=where, required=False)}
+    cols = {
+        "more": _column(more, "more", header, where=where, required=True),
+        "less": _column(less, "less", header, where=where, required=True),
+        "direction": _column(direction, "direction", header, where=where, required=False),
+        "bias_type": _column(bias_type, "bias_type", header, where=where, required=False),
+    }
     id_col = pair_id if pair_id is not None else ("" if "" in header else None)
     if id_col is not None:
         _column(id_col, "pair_id", header, where=where, required=True)
@@ -201,13 +226,16 @@ def load_pairs(spec, *, more: str | None = None, less: str | None = None,
         for key in ("more", "less"):
             value = rec.get(cols[key])
             if not isinstance(value, str) or not value.strip():
-                raise BiasampError(f"{where}: pair {n}: {cols[key]} must be a non-empty "
-                                   f"sentence; got {value!r}")
+                raise BiasampError(
+                    f"{where}: pair {n}: {cols[key]} must be a non-empty sentence; got {value!r}"
+                )
             out[f"sent_{key}"] = value
         d = str(rec.get(cols["direction"], "")).strip() if cols["direction"] else ""
         if cols["direction"] and d not in DIRECTIONS:
-            raise BiasampError(f"{where}: pair {n}: {cols['direction']} must be one of "
-                               f"{list(DIRECTIONS)}; got {d!r}")
+            raise BiasampError(
+                f"{where}: pair {n}: {cols['direction']} must be one of "
+                f"{list(DIRECTIONS)}; got {d!r}"
+            )
         out["direction"] = d
         out["bias_type"] = str(rec.get(cols["bias_type"], "")).strip() if cols["bias_type"] else ""
         rows.append(out)
@@ -215,8 +243,13 @@ def load_pairs(spec, *, more: str | None = None, less: str | None = None,
     dup = df["pair_id"][df["pair_id"].duplicated()].tolist()
     if dup:
         raise BiasampError(f"{where}: pair ids {dup[:5]} occur more than once")
-    prov = {"name": name, "file": path.name, "sha256": sha256_bytes(data), "n_pairs": len(df),
-            "columns": dict(cols) | {"pair_id": id_col}}
+    prov = {
+        "name": name,
+        "file": path.name,
+        "sha256": sha256_bytes(data),
+        "n_pairs": len(df),
+        "columns": dict(cols) | {"pair_id": id_col},
+    }
     return PairSet(name, df, prov)
 
 
@@ -275,9 +308,12 @@ class PairsFile(FileModel):
 
 def write_pairs_json(path: Path, summary: pd.DataFrame, provenance: PairsProvenance) -> None:
     """Write ``pairs.json`` (NaN as null)."""
-    doc = {"format": "biasamp-pairs/1", "schema_version": PAIRS_SCHEMA_VERSION,
-           "summary": jsonable(summary.to_dict(orient="records")),
-           "provenance": jsonable(provenance.model_dump(mode="json"))}
+    doc = {
+        "format": "biasamp-pairs/1",
+        "schema_version": PAIRS_SCHEMA_VERSION,
+        "summary": jsonable(summary.to_dict(orient="records")),
+        "provenance": jsonable(provenance.model_dump(mode="json")),
+    }
     path.write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
 
 
@@ -285,9 +321,11 @@ def read_pairs_json(path: Path) -> tuple[pd.DataFrame, PairsProvenance]:
     """The summary and provenance of ``pairs.json``, checked; one-line errors naming the file
     and the key's path."""
     data = json_loads(read_text(path, "pairs result"), str(path))
-    check_version(data, str(path), version=PAIRS_SCHEMA_VERSION, name="pairs.json",
-                  again="`biasamp pairs`")
+    check_version(
+        data, str(path), version=PAIRS_SCHEMA_VERSION, name="pairs.json", again="`biasamp pairs`"
+    )
     doc = parse(PairsFile, data, str(path), "pairs.json")
-    summary = pd.DataFrame([r.model_dump() for r in doc.summary],
-                           columns=list(PairSummaryRow.model_fields))
+    summary = pd.DataFrame(
+        [r.model_dump() for r in doc.summary], columns=list(PairSummaryRow.model_fields)
+    )
     return summary, doc.provenance

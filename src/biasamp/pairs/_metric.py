@@ -25,8 +25,18 @@ from ._io import PairsProvenance, PairSummaryRow, read_pairs_json, write_pairs_j
 __all__ = ["PairResult", "SCORE_COLUMNS", "SUMMARY_COLUMNS", "pair_summary"]
 
 #: Columns of :attr:`PairResult.scores`.
-SCORE_COLUMNS = ("pair_id", "bias_type", "direction", "sent_more", "sent_less", "score_more",
-                 "score_less", "n_shared", "more_preferred", "neutral")
+SCORE_COLUMNS = (
+    "pair_id",
+    "bias_type",
+    "direction",
+    "sent_more",
+    "sent_less",
+    "score_more",
+    "score_less",
+    "n_shared",
+    "more_preferred",
+    "neutral",
+)
 #: Columns of :attr:`PairResult.summary`.
 SUMMARY_COLUMNS = tuple(PairSummaryRow.model_fields)
 
@@ -43,8 +53,14 @@ def preferences(score_more, score_less, digits: int = 3):
     return a > b, a == b
 
 
-def pair_summary(scores: pd.DataFrame, *, n_resamples: int = N_RESAMPLES, seed: int = 0,
-                 confidence: float = CONFIDENCE, progress=None) -> pd.DataFrame:
+def pair_summary(
+    scores: pd.DataFrame,
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+    progress=None,
+) -> pd.DataFrame:
     """The share of pairs whose more stereotypical sentence the model prefers, per group.
 
     Parameters
@@ -82,8 +98,18 @@ def pair_summary(scores: pd.DataFrame, *, n_resamples: int = N_RESAMPLES, seed: 
         lo, hi = bootstrap_ci(pref[m], n_resamples=n_resamples, seed=seed, confidence=confidence)
         progress.advance()
         kept = m & ~neutral
-        rows.append((g, kind, int(m.sum()), int((m & neutral).sum()), float(pref[m].mean()),
-                     lo, hi, float(pref[kept].mean()) if kept.any() else float("nan")))
+        rows.append(
+            (
+                g,
+                kind,
+                int(m.sum()),
+                int((m & neutral).sum()),
+                float(pref[m].mean()),
+                lo,
+                hi,
+                float(pref[kept].mean()) if kept.any() else float("nan"),
+            )
+        )
     return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
 
 
@@ -115,8 +141,11 @@ class PairResult:
         non-empty ``out`` is refused unless ``overwrite`` and it holds a pairs result biasamp
         wrote and nothing else; an error or Ctrl-C leaves the previous folder or nothing.
         ``out`` may be an :class:`~biasamp._output.OutputFolder` already checked."""
-        output = out if isinstance(out, OutputFolder) else OutputFolder(
-            out, kind="pairs", overwrite=overwrite)
+        output = (
+            out
+            if isinstance(out, OutputFolder)
+            else OutputFolder(out, kind="pairs", overwrite=overwrite)
+        )
         with output as d:
             self.scores.to_csv(d / "pair_scores.csv", index=False)
             self.summary.to_csv(d / "pair_summary.csv", index=False)
@@ -129,10 +158,13 @@ class PairResult:
         d = Path(path)
         f = d / "pairs.json"
         if not f.is_file() or not (d / "pair_scores.csv").is_file():
-            raise BiasampError(f"{str(path)!r} is not a pairs result folder (no pairs.json or "
-                               "pair_scores.csv)")
+            raise BiasampError(
+                f"{str(path)!r} is not a pairs result folder (no pairs.json or pair_scores.csv)"
+            )
         summary, provenance = read_pairs_json(f)
-        scores = pd.read_csv(d / "pair_scores.csv", dtype={"pair_id": str, "bias_type": str,
-                                                           "direction": str},
-                             keep_default_na=False)
+        scores = pd.read_csv(
+            d / "pair_scores.csv",
+            dtype={"pair_id": str, "bias_type": str, "direction": str},
+            keep_default_na=False,
+        )
         return cls(scores, summary, provenance)

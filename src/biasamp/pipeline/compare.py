@@ -28,12 +28,22 @@ from .resample import Resampling, interval, mean_tables, pooled_units, replicate
 __all__ = ["model_tables", "paired_differences"]
 
 #: Columns of :func:`paired_differences`.
-PAIRED_COLUMNS = ("model_a", "model_b", "base_rates", "direction", "difference", "ci_low",
-                  "ci_high", "p_sign", "n_templates")
+PAIRED_COLUMNS = (
+    "model_a",
+    "model_b",
+    "base_rates",
+    "direction",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "p_sign",
+    "n_templates",
+)
 
 
-def model_tables(result: ProbeResult, direction: str, *, template_ids, tasks, attributes
-                 ) -> np.ndarray:
+def model_tables(
+    result: ProbeResult, direction: str, *, template_ids, tasks, attributes
+) -> np.ndarray:
     """The model's probability tables of a result, shape (n_templates, n_tasks,
     n_attributes); NaN on the rows a bound template does not cover."""
     if result.tables is None:
@@ -45,27 +55,35 @@ def model_tables(result: ProbeResult, direction: str, *, template_ids, tasks, at
     return arr.reshape(len(template_ids), len(tasks), len(attributes))
 
 
-def _base_view(source: str, *, tasks, attributes, direction, recorded: dict,
-               min_count: int | None) -> BaseView:
+def _base_view(
+    source: str, *, tasks, attributes, direction, recorded: dict, min_count: int | None
+) -> BaseView:
     from ..base_rates import get_source
 
     with warnings.catch_warnings():  # zero rows were announced by the runs themselves
         warnings.simplefilter("ignore", ZeroRowWarning)
         table = get_source(source).table(tasks, attributes, direction=direction)
-    view = BaseView.of(table, source, tasks, attributes, direction=direction,
-                       min_base_count=min_count)
+    view = BaseView.of(
+        table, source, tasks, attributes, direction=direction, min_base_count=min_count
+    )
     digest = hashlib.sha256(view.joint.tobytes()).hexdigest()
     for model, sha in recorded.items():
         if sha and sha != digest:
-            raise BiasampError(f"base-rate source {source!r} ({direction}) is not the table the "
-                               f"run of {model!r} used (its sha256 differs): the shipped or "
-                               "user data changed since; re-run the probes")
+            raise BiasampError(
+                f"base-rate source {source!r} ({direction}) is not the table the "
+                f"run of {model!r} used (its sha256 differs): the shipped or "
+                "user data changed since; re-run the probes"
+            )
     return view
 
 
-def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | None = None,
-                       seed: int | None = None, confidence: float | None = None
-                       ) -> pd.DataFrame:
+def paired_differences(
+    results: Sequence[ProbeResult],
+    *,
+    n_resamples: int | None = None,
+    seed: int | None = None,
+    confidence: float | None = None,
+) -> pd.DataFrame:
     """The difference of each result from the first, per source and direction, with a paired
     bootstrap CI and ``p_sign``: the share of replicates whose difference has the sign of the
     observed one (NaN for a difference of exactly 0).
@@ -77,63 +95,114 @@ def paired_differences(results: Sequence[ProbeResult], *, n_resamples: int | Non
         return pd.DataFrame(columns=list(PAIRED_COLUMNS))
     ref = results[0]
     b = ref.provenance.bootstrap
-    boot = Resampling(units=b.resample, base=b.base_uncertainty,
-                      n_resamples=int(n_resamples or b.n_resamples),
-                      seed=int(b.seed if seed is None else seed),
-                      confidence=float(confidence or b.confidence))
+    boot = Resampling(
+        units=b.resample,
+        base=b.base_uncertainty,
+        n_resamples=int(n_resamples or b.n_resamples),
+        seed=int(b.seed if seed is None else seed),
+        confidence=float(confidence or b.confidence),
+    )
     tasks = list(ref.provenance.tasks.words)
     attributes = list(ref.provenance.attributes)
     task_w = boot.task_weights(len(tasks))  # the same seed: the same task draws for all
     min_count = b.min_base_count
     rows = []
     for other in results[1:]:
-        shared = [t for t in dict.fromkeys(ref.per_template["template_id"])
-                  if t in set(other.per_template["template_id"])]
+        shared = [
+            t
+            for t in dict.fromkeys(ref.per_template["template_id"])
+            if t in set(other.per_template["template_id"])
+        ]
         if not shared:
             raise BiasampError(f"{ref.model!r} and {other.model!r} share no template")
         # the same seed and the same units: the same draws for both models
         units, covers = {}, []
         for i, r in enumerate((ref, other)):
-            tabs = {d: model_tables(r, d, template_ids=shared, tasks=tasks,
-                                    attributes=attributes) for d in DIRECTIONS}
+            tabs = {
+                d: model_tables(r, d, template_ids=shared, tasks=tasks, attributes=attributes)
+                for d in DIRECTIONS
+            }
             cover, strata = Design.from_dict(r.provenance.design).select(shared).coverage()
             covers.append(cover)
             for d in DIRECTIONS:
                 units[(i, d)] = pooled_units(np.nan_to_num(tabs[d]), cover, strata, d)
         if not (covers[0] is None and covers[1] is None) and not np.array_equal(*covers):
-            raise BiasampError(f"{ref.model!r} and {other.model!r}: the templates cover "
-                               "different tasks in the two results; they cannot be paired")
+            raise BiasampError(
+                f"{ref.model!r} and {other.model!r}: the templates cover "
+                "different tasks in the two results; they cannot be paired"
+            )
         for rec in ref.summary.itertuples():
-            rows.append(_paired_row(ref, other, rec.base_rates, rec.direction, units=units,
-                                    boot=boot, task_w=task_w, tasks=tasks,
-                                    attributes=attributes, min_count=min_count,
-                                    n_shared=len(shared)))
+            rows.append(
+                _paired_row(
+                    ref,
+                    other,
+                    rec.base_rates,
+                    rec.direction,
+                    units=units,
+                    boot=boot,
+                    task_w=task_w,
+                    tasks=tasks,
+                    attributes=attributes,
+                    min_count=min_count,
+                    n_shared=len(shared),
+                )
+            )
     return pd.DataFrame(rows, columns=list(PAIRED_COLUMNS))
 
 
-def _paired_row(ref, other, source, direction, *, units, boot, task_w, tasks, attributes,
-                min_count, n_shared) -> dict:
+def _paired_row(
+    ref, other, source, direction, *, units, boot, task_w, tasks, attributes, min_count, n_shared
+) -> dict:
     """The paired difference ``ref - other`` of one (source, direction)."""
     infos = {r.model: r.provenance.base_rate(source, direction) for r in (ref, other)}
     recorded = {model: b.joint_sha256 for model, b in infos.items() if b is not None}
-    base = _base_view(source, tasks=tasks, attributes=attributes, direction=direction,
-                      recorded=recorded, min_count=min_count)
+    base = _base_view(
+        source,
+        tasks=tasks,
+        attributes=attributes,
+        direction=direction,
+        recorded=recorded,
+        min_count=min_count,
+    )
     draws = boot.base_draws(base.counts)
     points, reps = [], []
     for i in (0, 1):
         u = units[(i, direction)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            points.append(replicates(mean_tables(u, None), base.joint, direction=direction,
-                                     metric=base.metric, cells=base.cells)["value"][0])
-        reps.append(replicates(boot.model_tables(u), base.joint, direction=direction,
-                               metric=base.metric, base_draws=draws,
-                               to_joint=base.table.joint_from_counts, cells=base.cells,
-                               task_weights=task_w)["value"])
+            points.append(
+                replicates(
+                    mean_tables(u, None),
+                    base.joint,
+                    direction=direction,
+                    metric=base.metric,
+                    cells=base.cells,
+                )["value"][0]
+            )
+        reps.append(
+            replicates(
+                boot.model_tables(u),
+                base.joint,
+                direction=direction,
+                metric=base.metric,
+                base_draws=draws,
+                to_joint=base.table.joint_from_counts,
+                cells=base.cells,
+                task_weights=task_w,
+            )["value"]
+        )
     pt = float(points[0] - points[1])
     diff = reps[0] - reps[1]
     lo, hi = interval(diff, boot.confidence, pt)
     p_sign = float(np.mean(np.sign(diff) == np.sign(pt))) if pt != 0 else float("nan")
-    return {"model_a": ref.model, "model_b": other.model, "base_rates": source,
-            "direction": direction, "difference": pt, "ci_low": float(lo), "ci_high": float(hi),
-            "p_sign": p_sign, "n_templates": n_shared}
+    return {
+        "model_a": ref.model,
+        "model_b": other.model,
+        "base_rates": source,
+        "direction": direction,
+        "difference": pt,
+        "ci_low": float(lo),
+        "ci_high": float(hi),
+        "p_sign": p_sign,
+        "n_templates": n_shared,
+    }

@@ -51,15 +51,23 @@ from ..results import TABLE_FORMATS
 from ..scoring import DEVICE_MAPS, ESTIMATORS, canonical_dtype, check_estimator, parse_max_memory
 from .resample import BASE_UNCERTAINTY, RESAMPLE_UNITS
 
-__all__ = ["COMPAT_MODES", "CompatMode", "DEFAULT_TASKS", "GROUPS", "ProbeConfig", "cli_flags",
-           "cli_help", "cli_type", "options_markdown"]
+__all__ = [
+    "COMPAT_MODES",
+    "CompatMode",
+    "DEFAULT_TASKS",
+    "GROUPS",
+    "ProbeConfig",
+    "cli_flags",
+    "cli_help",
+    "cli_type",
+    "options_markdown",
+]
 
 #: The task vocabulary when ``tasks`` is not given and the template set has no own tasks.
 DEFAULT_TASKS = "winobias32"
 
 #: The argument groups of ``biasamp probe``, in --help order.
-GROUPS = ("model", "loading the model", "templates and tasks", "base rates", "bootstrap",
-          "output")
+GROUPS = ("model", "loading the model", "templates and tasks", "base rates", "bootstrap", "output")
 
 log = logging.getLogger(__name__)
 
@@ -76,10 +84,17 @@ class CompatMode:
 
 #: Compatibility modes; ``wang2021`` reproduces the BiasAmp-> paper's Table 2 pipeline.
 COMPAT_MODES = Registry("compat mode")
-COMPAT_MODES.register("wang2021", CompatMode(
-    templates="wang2021", scoring="first-piece", sources=COMPAT_SOURCES["wang2021"],
-    description="the paper's 20 templates, FitBERT first-piece scoring and the paper's "
-                "base-rate constructions"), description="Wang & Russakovsky (2021), Table 2")
+COMPAT_MODES.register(
+    "wang2021",
+    CompatMode(
+        templates="wang2021",
+        scoring="first-piece",
+        sources=COMPAT_SOURCES["wang2021"],
+        description="the paper's 20 templates, FitBERT first-piece scoring and the paper's "
+        "base-rate constructions",
+    ),
+    description="Wang & Russakovsky (2021), Table 2",
+)
 
 
 # -- the kinds of value an option takes (pydantic checks them; _allowed words them) ------------
@@ -113,19 +128,31 @@ def _tasks(value, name):
     return check(value, Names(min_size=2, what="task"), name)
 
 
-def _opt(default: Any = None, *, help: str, group: str | None, flags: tuple[str, ...] = (),
-         metavar: str | None = None, action: str | None = None, factory=None) -> Any:
+def _opt(
+    default: Any = None,
+    *,
+    help: str,
+    group: str | None,
+    flags: tuple[str, ...] = (),
+    metavar: str | None = None,
+    action: str | None = None,
+    factory=None,
+) -> Any:
     """A field with its help and its command-line spelling; ``group=None``: not a flag."""
     extra = {"group": group, "flags": list(flags), "metavar": metavar, "action": action}
     default_kw = {"default_factory": factory} if factory is not None else {"default": default}
-    return Field(**default_kw, description=" ".join(help.split()),
-                 json_schema_extra={k: v for k, v in extra.items() if v})
+    return Field(
+        **default_kw,
+        description=" ".join(help.split()),
+        json_schema_extra={k: v for k, v in extra.items() if v},
+    )
 
 
 #: How a refused value's parameter is named while :meth:`ProbeConfig.from_dict` builds a config
 #: (field -> its key in a config file or its flag); a plain ``ProbeConfig(...)`` names the field.
 _SHOWN: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar(
-    "shown", default=MappingProxyType({}))
+    "shown", default=MappingProxyType({})
+)
 
 #: The registered names an option takes, listed in its --help: (module, function listing them).
 _LISTED = Registry("listed option")
@@ -154,139 +181,223 @@ class ProbeConfig(BaseModel):
 
     # -- the model ---------------------------------------------------------------
     models: _names(0, "model") = _opt(
-        factory=list, group="model", flags=("--model", "-m"), metavar="MODEL", action="append",
+        factory=list,
+        group="model",
+        flags=("--model", "-m"),
+        metavar="MODEL",
+        action="append",
         help="Hugging Face model ids or local model folders (one result per model); on the "
-             "command line repeat the option (or comma-separate) for several models: one "
-             "sub-folder each, plus a comparison.")
+        "command line repeat the option (or comma-separate) for several models: one "
+        "sub-folder each, plus a comparison.",
+    )
     model_type: _choice(MODEL_TYPES) = _opt(
-        MODEL_TYPES[0], group="model", metavar="TYPE",
-        help="``auto`` (from each model's config.json), ``masked`` or ``causal``.")
+        MODEL_TYPES[0],
+        group="model",
+        metavar="TYPE",
+        help="``auto`` (from each model's config.json), ``masked`` or ``causal``.",
+    )
     scoring: _choice(ESTIMATORS) | None = _opt(
-        None, group="model", metavar="MODE",
+        None,
+        group="model",
+        metavar="MODE",
         help="Candidate estimator. Masked LMs: ``word`` (all word pieces, chain rule; their "
-             "default), ``first-piece`` (FitBERT) or ``pll``; causal LMs: ``continuation`` "
-             "(their default) or ``sentence``. Not given: the default of each model's type.")
+        "default), ``first-piece`` (FitBERT) or ``pll``; causal LMs: ``continuation`` "
+        "(their default) or ``sentence``. Not given: the default of each model's type.",
+    )
     compat: _choice(COMPAT_MODES) | None = _opt(
-        None, group="model", metavar="MODE",
+        None,
+        group="model",
+        metavar="MODE",
         help="``wang2021`` reproduces the paper's procedure: template set ``wang2021``, "
-             "first-piece scoring and the paper's base-rate constructions (masked LMs only).")
+        "first-piece scoring and the paper's base-rate constructions (masked LMs only).",
+    )
     context_token: Text | None = _opt(
-        None, group="model", metavar="TOKEN",
+        None,
+        group="model",
+        metavar="TOKEN",
         help="Causal LMs: the token put before every sentence. Not given: a document start, "
-             "the BOS the tokenizer adds itself, else a BOS, EOS or document separator that "
-             "is not a chat-turn marker (``<|endoftext|>`` for SmolLM2-Instruct and "
-             "Qwen-Instruct); the choice and its rule are in the provenance and the report.")
+        "the BOS the tokenizer adds itself, else a BOS, EOS or document separator that "
+        "is not a chat-turn marker (``<|endoftext|>`` for SmolLM2-Instruct and "
+        "Qwen-Instruct); the choice and its rule are in the provenance and the report.",
+    )
     # -- loading the model (also the options of `biasamp score` and `biasamp pairs`) -----
     device: Text = _opt(
-        "auto", group="loading the model",
-        help="``auto``, ``cpu``, ``cuda``, ``cuda:1``, ``mps``.")
+        "auto", group="loading the model", help="``auto``, ``cpu``, ``cuda``, ``cuda:1``, ``mps``."
+    )
     device_map: _choice(DEVICE_MAPS) | None = _opt(
-        None, group="loading the model", metavar="MAP",
+        None,
+        group="loading the model",
+        metavar="MAP",
         help="``auto`` (or ``balanced``, ``sequential``): accelerate places a model too "
-             "large for one device over the GPUs, the CPU and disk. Not given: the whole "
-             "model on ``device``.")
-    max_memory: Annotated[dict | None, _checked(
-            lambda v, name: v if v is None else parse_max_memory(v, name))] = _opt(
-        None, group="loading the model", metavar="LIST",
+        "large for one device over the GPUs, the CPU and disk. Not given: the whole "
+        "model on ``device``.",
+    )
+    max_memory: Annotated[
+        dict | None, _checked(lambda v, name: v if v is None else parse_max_memory(v, name))
+    ] = _opt(
+        None,
+        group="loading the model",
+        metavar="LIST",
         help="With ``device_map``: the most each device may hold, e.g. "
-             "``0=20GiB,1=20GiB,cpu=60GiB`` (or a mapping).")
+        "``0=20GiB,1=20GiB,cpu=60GiB`` (or a mapping).",
+    )
     offload_folder: Text | None = _opt(
-        None, group="loading the model", metavar="DIR",
-        help="With ``device_map``: where the layers that fit nowhere else go (disk).")
+        None,
+        group="loading the model",
+        metavar="DIR",
+        help="With ``device_map``: where the layers that fit nowhere else go (disk).",
+    )
     dtype: Annotated[str, _checked(canonical_dtype)] = _opt(
-        "float32", group="loading the model",
+        "float32",
+        group="loading the model",
         help="``float32``, ``bfloat16``, ``float16`` (GPU) or ``float64`` (an exact reference "
-             "run, slower).")
+        "run, slower).",
+    )
     batch_size: PositiveInt = _opt(
-        32, group="loading the model", metavar="N",
-        help="Inputs per forward pass: prompts, or masked contexts of sentence pairs.")
+        32,
+        group="loading the model",
+        metavar="N",
+        help="Inputs per forward pass: prompts, or masked contexts of sentence pairs.",
+    )
     revision: Text | None = _opt(
-        None, group="loading the model",
-        help="Model revision (branch, tag or commit) on the hub.")
+        None, group="loading the model", help="Model revision (branch, tag or commit) on the hub."
+    )
     trust_remote_code: Switch = _opt(
-        False, group="loading the model", help="Allow custom model code from the hub.")
+        False, group="loading the model", help="Allow custom model code from the hub."
+    )
     allow_missing_weights: Switch = _opt(
-        False, group="loading the model",
+        False,
+        group="loading the model",
         help="Load a checkpoint with weights missing (e.g. no trained LM head; transformers "
-             "initialises them at random): the report says so at its top.")
+        "initialises them at random): the report says so at its top.",
+    )
     score_cache: Text | None = _opt(
-        None, group="loading the model", metavar="DIR",
+        None,
+        group="loading the model",
+        metavar="DIR",
         help="Folder of the sqlite score cache: prompts already scored with the same weights, "
-             "tokenizer, estimator and dtype are reused.")
+        "tokenizer, estimator and dtype are reused.",
+    )
     hf_cache_dir: Text | None = _opt(
-        None, group="loading the model", metavar="DIR",
-        help="Hugging Face download cache (``from_pretrained(cache_dir=...)``).")
+        None,
+        group="loading the model",
+        metavar="DIR",
+        help="Hugging Face download cache (``from_pretrained(cache_dir=...)``).",
+    )
     # -- templates and tasks -----------------------------------------------------
     templates: Text = _opt(
-        "adjectives", group="templates and tasks", metavar="SET",
-        help="Template set name (``biasamp templates --list``) or path to a template file.")
+        "adjectives",
+        group="templates and tasks",
+        metavar="SET",
+        help="Template set name (``biasamp templates --list``) or path to a template file.",
+    )
     attributes: _names(2, "attribute") = _opt(
-        factory=lambda: ["he", "she"], group="templates and tasks", metavar="LIST",
-        help="Attribute identities, e.g. ``he,she`` or ``he,she,they``.")
+        factory=lambda: ["he", "she"],
+        group="templates and tasks",
+        metavar="LIST",
+        help="Attribute identities, e.g. ``he,she`` or ``he,she,they``.",
+    )
     tasks: Annotated[Text | list[str] | None, _checked(_tasks)] = _opt(
-        None, group="templates and tasks", metavar="VOCAB",
+        None,
+        group="templates and tasks",
+        metavar="VOCAB",
         help="Task vocabulary: a name, a file, ``@file``, ``a,b,c`` or the words. Not given: "
-             "the template set's own tasks when its templates are bound to them "
-             "(``winogender``, ``winobias``), else ``winobias32``.")
+        "the template set's own tasks when its templates are bound to them "
+        "(``winogender``, ``winobias``), else ``winobias32``.",
+    )
     max_templates: PositiveInt | None = _opt(
-        None, group="templates and tasks", metavar="N",
+        None,
+        group="templates and tasks",
+        metavar="N",
         help="Use only the first N templates of the set (quick runs); for a set of templates "
-             "bound to their own tasks, the first N of each task.")
+        "bound to their own tasks, the first N of each task.",
+    )
     # -- base rates --------------------------------------------------------------
     base_rates: _names(1, "base-rate source") = _opt(
-        factory=lambda: ["uniform", "labor-2016"], group="base rates", metavar="LIST",
+        factory=lambda: ["uniform", "labor-2016"],
+        group="base rates",
+        metavar="LIST",
         help="Base-rate sources (``biasamp base-rates --list``) or ``file:PATH.csv``, "
-             "comma-separated.")
+        "comma-separated.",
+    )
     base_uncertainty: _choice(BASE_UNCERTAINTY) = _opt(
-        "resample", group="base rates", metavar="MODE",
+        "resample",
+        group="base rates",
+        metavar="MODE",
         help="``resample``: count-based base rates (corpus co-occurrence counts) are "
-             "resampled jointly with the bootstrap's units, so every CI also covers their "
-             "sampling error, and each association's sign gets its support; statistics and "
-             "constructed tables are fixed either way. ``none``: every base table is treated "
-             "as exact.")
+        "resampled jointly with the bootstrap's units, so every CI also covers their "
+        "sampling error, and each association's sign gets its support; statistics and "
+        "constructed tables are fixed either way. ``none``: every base table is treated "
+        "as exact.",
+    )
     min_base_count: PositiveInt | None = _opt(
-        None, group="base rates", metavar="N",
+        None,
+        group="base rates",
+        metavar="N",
         help="Leave out the tasks with fewer than N co-occurrences in a count-based source "
-             "(reported).")
+        "(reported).",
+    )
     # -- the bootstrap -----------------------------------------------------------
-    seed: NonNegativeInt = _opt(0, group="bootstrap",
-                                help="Seed of the bootstrap behind every CI.")
-    n_resamples: PositiveInt = _opt(N_RESAMPLES, group="bootstrap", metavar="N",
-                                    help="Bootstrap resamples.")
-    confidence: Level = _opt(CONFIDENCE, group="bootstrap",
-                             help="Level of the percentile bootstrap CIs.")
+    seed: NonNegativeInt = _opt(0, group="bootstrap", help="Seed of the bootstrap behind every CI.")
+    n_resamples: PositiveInt = _opt(
+        N_RESAMPLES, group="bootstrap", metavar="N", help="Bootstrap resamples."
+    )
+    confidence: Level = _opt(
+        CONFIDENCE, group="bootstrap", help="Level of the percentile bootstrap CIs."
+    )
     resample: _choice(RESAMPLE_UNITS) = _opt(
-        "templates", group="bootstrap", metavar="UNITS",
+        "templates",
+        group="bootstrap",
+        metavar="UNITS",
         help="What the bootstrap resamples: ``templates`` (the value is a property of the "
-             "chosen task vocabulary, the templates are a sample of wordings), ``tasks`` (to "
-             "speak of occupations beyond the listed ones) or ``both`` (a two-way bootstrap).")
+        "chosen task vocabulary, the templates are a sample of wordings), ``tasks`` (to "
+        "speak of occupations beyond the listed ones) or ``both`` (a two-way bootstrap).",
+    )
     # -- output ------------------------------------------------------------------
     out: Text | None = _opt(
-        None, group="output", flags=("--out", "-o"), metavar="DIR",
+        None,
+        group="output",
+        flags=("--out", "-o"),
+        metavar="DIR",
         help="Output folder (required), written as one transaction: refused when it exists "
-             "and is not empty, unless ``overwrite``; a second writer is refused; an error, "
-             "Ctrl-C, SIGTERM or SIGHUP leaves the previous result or nothing.")
+        "and is not empty, unless ``overwrite``; a second writer is refused; an error, "
+        "Ctrl-C, SIGTERM or SIGHUP leaves the previous result or nothing.",
+    )
     overwrite: Switch = _opt(
-        False, group="output",
+        False,
+        group="output",
         help="Replace the probe result ``out`` holds as a whole (no stale files survive); a "
-             "folder with files biasamp did not write, or a result of another kind, is "
-             "refused.")
-    formats: Annotated[list[str], _checked(lambda v, name: check(v, SubsetOf(FORMATS, 0), name))
-                       ] = _opt(
-        factory=lambda: ["md", "html", "json"], group="output", flags=("--format",),
+        "folder with files biasamp did not write, or a result of another kind, is "
+        "refused.",
+    )
+    formats: Annotated[
+        list[str], _checked(lambda v, name: check(v, SubsetOf(FORMATS, 0), name))
+    ] = _opt(
+        factory=lambda: ["md", "html", "json"],
+        group="output",
+        flags=("--format",),
         metavar="LIST",
         help="Reports to write next to the results: any of ``md``, ``html``, ``json``, "
-             "``model-card``.")
+        "``model-card``.",
+    )
     tables: _choice(TABLE_FORMATS) = _opt(
-        "csv", group="output", metavar="FMT",
-        help="Probability tables as ``csv`` or ``parquet`` (needs pyarrow).")
+        "csv",
+        group="output",
+        metavar="FMT",
+        help="Probability tables as ``csv`` or ``parquet`` (needs pyarrow).",
+    )
     note: Text | None = _opt(
-        None, group="output", metavar="TEXT",
-        help="A free-text note shown at the top of every report (e.g. \"tiny random model\").")
+        None,
+        group="output",
+        metavar="TEXT",
+        help='A free-text note shown at the top of every report (e.g. "tiny random model").',
+    )
     progress: Switch = _opt(
-        False, group=None,
+        False,
+        group=None,
         help="Show the standard progress display on stderr (the command line shows it; ``-q`` "
-             "does not); ``probe(progress=...)`` may give a reporter of its own instead.")
+        "does not); ``probe(progress=...)`` may give a reporter of its own instead.",
+    )
 
     def __init__(self, **values):
         try:
@@ -299,22 +410,28 @@ class ProbeConfig(BaseModel):
         """The checks across options."""
         for name in ("max_memory", "offload_folder"):
             if getattr(self, name) is not None and self.device_map is None:
-                raise BiasampError(f"{name} places a model with device_map; give device_map "
-                                   f"'auto' (--device-map auto) too (got {name}="
-                                   f"{getattr(self, name)!r})")
+                raise BiasampError(
+                    f"{name} places a model with device_map; give device_map "
+                    f"'auto' (--device-map auto) too (got {name}="
+                    f"{getattr(self, name)!r})"
+                )
         if self.model_type != "auto" and self.scoring is not None:
             check_estimator(self.scoring, self.model_type)
         if self.compat is not None and self.model_type == "causal":
-            raise BiasampError(f"compat {self.compat!r} reproduces the paper's masked-LM "
-                               "procedure (FitBERT first-piece scoring); it cannot be used with "
-                               "model_type 'causal'")
+            raise BiasampError(
+                f"compat {self.compat!r} reproduces the paper's masked-LM "
+                "procedure (FitBERT first-piece scoring); it cannot be used with "
+                "model_type 'causal'"
+            )
         if self.out is not None:  # a result folder never replaces a model it probes
             out = os.path.realpath(os.path.expanduser(self.out))
             for model in self.models:
                 where = os.path.realpath(os.path.expanduser(model))
                 if os.path.exists(where) and (where == out or where.startswith(out + os.sep)):
-                    raise BiasampError(f"--out {self.out!r} is or holds the model folder "
-                                       f"{model!r}; write the result elsewhere")
+                    raise BiasampError(
+                        f"--out {self.out!r} is or holds the model folder "
+                        f"{model!r}; write the result elsewhere"
+                    )
         return self
 
     def resolved(self) -> ProbeConfig:
@@ -330,8 +447,9 @@ class ProbeConfig(BaseModel):
         for key in ("templates", "scoring"):
             current, wanted = getattr(self, key), getattr(mode, key)
             if current != wanted and current != type(self).model_fields[key].default:
-                log.warning("compat=%r uses %s=%r; ignoring %s=%r", self.compat, key, wanted,
-                            key, current)
+                log.warning(
+                    "compat=%r uses %s=%r; ignoring %s=%r", self.compat, key, wanted, key, current
+                )
             changes[key] = wanted
         sources = []
         for name in self.base_rates:
@@ -342,14 +460,16 @@ class ProbeConfig(BaseModel):
             else:
                 raise BiasampError(
                     f"base_rates: source {name!r} has no {self.compat} construction; with "
-                    f"compat={self.compat!r} use some of {sorted(mode.sources)}")
+                    f"compat={self.compat!r} use some of {sorted(mode.sources)}"
+                )
         changes["base_rates"] = sources
         return self.model_copy(update=changes)
 
     # -- loading -----------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, names: Mapping[str, str] | None = None
-                  ) -> ProbeConfig:
+    def from_dict(
+        cls, data: Mapping[str, Any], *, names: Mapping[str, str] | None = None
+    ) -> ProbeConfig:
         """Build a config from a mapping; an unknown key is refused (with "did you mean").
 
         ``model`` is accepted for ``models``, ``format`` for ``formats`` and dashes for
@@ -360,8 +480,9 @@ class ProbeConfig(BaseModel):
         ['m']
         """
         if not isinstance(data, Mapping):
-            raise BiasampError(f"config must be a mapping of option names to values; got "
-                               f"{type(data).__name__}")
+            raise BiasampError(
+                f"config must be a mapping of option names to values; got {type(data).__name__}"
+            )
         names = names or {}
         values, shown = {}, {}
         for key, value in data.items():
@@ -375,8 +496,9 @@ class ProbeConfig(BaseModel):
             _SHOWN.reset(token)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, *, names: Mapping[str, str] | None = None,
-                  **overrides) -> ProbeConfig:
+    def from_file(
+        cls, path: str | os.PathLike, *, names: Mapping[str, str] | None = None, **overrides
+    ) -> ProbeConfig:
         """Load a TOML (``.toml``) or YAML (``.yaml``/``.yml``) file; keyword overrides that
         are not None win (``names``: how an error names an override, e.g. by its flag).
 
@@ -394,10 +516,12 @@ class ProbeConfig(BaseModel):
                 data = toml_loads(text)
             else:
                 import yaml
+
                 data = yaml.safe_load(text) or {}
         except Exception as exc:  # noqa: BLE001 - tomllib.TOMLDecodeError, yaml.YAMLError
-            raise BiasampError(f"config file {str(path)!r} is not valid {suffix[1:]}: "
-                               f"{' '.join(str(exc).split())}") from None
+            raise BiasampError(
+                f"config file {str(path)!r} is not valid {suffix[1:]}: {' '.join(str(exc).split())}"
+            ) from None
         if isinstance(data, Mapping) and isinstance(data.get("probe"), Mapping):
             data = data["probe"]
         if isinstance(data, Mapping):
@@ -410,10 +534,10 @@ class ProbeConfig(BaseModel):
     def from_cli(cls, args) -> ProbeConfig:
         """The config of parsed ``biasamp probe`` arguments: the ``--config`` file (if any)
         with the flags given on top; a refused value is named by its flag (or its key)."""
-        flags = {name: cli_flags(name)[0] for name in cls.model_fields
-                 if _extra(name).get("group")}
-        given = {name: getattr(args, name) for name in flags
-                 if getattr(args, name, None) is not None}
+        flags = {name: cli_flags(name)[0] for name in cls.model_fields if _extra(name).get("group")}
+        given = {
+            name: getattr(args, name) for name in flags if getattr(args, name, None) is not None
+        }
         if getattr(args, "config", None):
             return cls.from_file(args.config, names=flags, **given)
         return cls.from_dict(given, names=flags)
@@ -433,8 +557,9 @@ def as_config(config=None, **kwargs) -> ProbeConfig:
         return ProbeConfig.from_file(config, **kwargs)
     if isinstance(config, Mapping):
         return ProbeConfig.from_dict({**config, **kwargs})
-    raise BiasampError(f"config must be a ProbeConfig, a mapping or a TOML/YAML path; got "
-                       f"{type(config).__name__}")
+    raise BiasampError(
+        f"config must be a ProbeConfig, a mapping or a TOML/YAML path; got {type(config).__name__}"
+    )
 
 
 # -- what is generated from the fields: messages, flags, --help, docs -------------------------
@@ -477,16 +602,19 @@ def _one_line(exc: ValidationError, shown: Mapping[str, str] | None = None) -> B
     if isinstance(cause, Exception):  # our checks' own one-line message, naming the field
         text = str(cause)
         if field and text.startswith(field + " "):
-            text = name + text[len(field):]
+            text = name + text[len(field) :]
         return (type(cause) if isinstance(cause, BiasampError) else BiasampError)(text)
     if err["type"] == "extra_forbidden":
-        return BiasampError(f"unknown config option {name!r}"
-                            f"{did_you_mean(field, ProbeConfig.model_fields)}; allowed: "
-                            f"{', '.join(ProbeConfig.model_fields)}")
+        return BiasampError(
+            f"unknown config option {name!r}"
+            f"{did_you_mean(field, ProbeConfig.model_fields)}; allowed: "
+            f"{', '.join(ProbeConfig.model_fields)}"
+        )
     value, choices = err["input"], _kind(field).get("enum")
     hint = did_you_mean(str(value), choices) if choices else ""
     return (UnknownNameError if choices else BiasampError)(
-        f"{name} must be {_allowed(field)}; got {value!r}{hint}")
+        f"{name} must be {_allowed(field)}; got {value!r}{hint}"
+    )
 
 
 def cli_flags(name: str) -> tuple[str, ...]:
@@ -512,8 +640,11 @@ def cli_help(name: str) -> str:
     """An option's ``--help``: its help (````x```` as the flag of option ``x``, else ``'x'``),
     the registered names it takes, its default unless None, False or empty; ``%`` escaped."""
     flags = {n: cli_flags(n)[0] for n in ProbeConfig.model_fields if _extra(n).get("group")}
-    text = re.sub(r"``(.+?)``", lambda m: flags.get(m[1], f"'{m[1]}'"),
-                  ProbeConfig.model_fields[name].description)
+    text = re.sub(
+        r"``(.+?)``",
+        lambda m: flags.get(m[1], f"'{m[1]}'"),
+        ProbeConfig.model_fields[name].description,
+    )
     if name in _LISTED.names():
         text += f" [{', '.join(_LISTED.get(name)())}]"
     default = _default(name)
@@ -525,11 +656,21 @@ def cli_help(name: str) -> str:
 def _doc_type(name: str) -> str:
     """The numpydoc type of an option (``int or None``), from its schema."""
     schema = _schema()[name]
-    words = {"integer": "int", "number": "float", "boolean": "bool", "string": "str",
-             "array": "list of str", "object": "dict", "null": "None"}
-    kinds = ["{" + ", ".join(repr(v) for v in s.get("enum", [s.get("const")])) + "}"
-             if "enum" in s or "const" in s else words[s["type"]]
-             for s in schema.get("anyOf", [schema])]
+    words = {
+        "integer": "int",
+        "number": "float",
+        "boolean": "bool",
+        "string": "str",
+        "array": "list of str",
+        "object": "dict",
+        "null": "None",
+    }
+    kinds = [
+        "{" + ", ".join(repr(v) for v in s.get("enum", [s.get("const")])) + "}"
+        if "enum" in s or "const" in s
+        else words[s["type"]]
+        for s in schema.get("anyOf", [schema])
+    ]
     return " or ".join(dict.fromkeys(kinds))
 
 
@@ -538,13 +679,19 @@ def _parameters_doc() -> str:
     lines = ["Parameters", "----------"]
     for name, field in ProbeConfig.model_fields.items():
         lines.append(f"{name} : {_doc_type(name)}")
-        lines += textwrap.wrap(field.description, width=88, initial_indent="    ",
-                               subsequent_indent="    ", break_on_hyphens=False)
+        lines += textwrap.wrap(
+            field.description,
+            width=88,
+            initial_indent="    ",
+            subsequent_indent="    ",
+            break_on_hyphens=False,
+        )
     return "\n".join(lines)
 
 
 ProbeConfig.__doc__ = ProbeConfig.__doc__.replace(
-    "    Examples\n", textwrap.indent(_parameters_doc(), "    ") + "\n\n    Examples\n", 1)
+    "    Examples\n", textwrap.indent(_parameters_doc(), "    ") + "\n\n    Examples\n", 1
+)
 
 
 def options_markdown() -> str:
@@ -553,11 +700,19 @@ def options_markdown() -> str:
     out = []
     for title in (*GROUPS, None):
         names = [n for n in ProbeConfig.model_fields if _extra(n).get("group") == title]
-        out += [f"## {title or 'Python only'}", "",
-                "| Key | Flag | Default | Allowed | Description |", "|---|---|---|---|---|"]
+        out += [
+            f"## {title or 'Python only'}",
+            "",
+            "| Key | Flag | Default | Allowed | Description |",
+            "|---|---|---|---|---|",
+        ]
         for name in names:
-            allowed = _allowed(name) if "enum" in _kind(name) or _kind(name).get("type") in (
-                "integer", "number", "boolean") else _doc_type(name)
+            allowed = (
+                _allowed(name)
+                if "enum" in _kind(name)
+                or _kind(name).get("type") in ("integer", "number", "boolean")
+                else _doc_type(name)
+            )
             flags = ", ".join(f"`{f}`" for f in cli_flags(name)) if title else ""
             default = _default(name)
             text = re.sub(r"``(.+?)``", r"`\1`", ProbeConfig.model_fields[name].description)

@@ -122,27 +122,43 @@ def _source(source):
     """(name, source) for a source object or a registered name."""
     if isinstance(source, str):
         from ..base_rates import get_source
+
         return source, get_source(source)
     return str(getattr(source, "name", None) or type(source).__name__), source
 
 
-_PARAMS = {"tasks": Names(min_size=2, what="task"),
-           "attributes": Names(min_size=2, what="attribute"),
-           "n_resamples": PositiveInt, "seed": Integer(0), "confidence": Interval(0.0, 1.0),
-           "resample": OneOf(RESAMPLE_UNITS), "base_uncertainty": OneOf(BASE_UNCERTAINTY),
-           "min_base_count": Optional(PositiveInt)}
+_PARAMS = {
+    "tasks": Names(min_size=2, what="task"),
+    "attributes": Names(min_size=2, what="attribute"),
+    "n_resamples": PositiveInt,
+    "seed": Integer(0),
+    "confidence": Interval(0.0, 1.0),
+    "resample": OneOf(RESAMPLE_UNITS),
+    "base_uncertainty": OneOf(BASE_UNCERTAINTY),
+    "min_base_count": Optional(PositiveInt),
+}
 
 
 @validate_params(_PARAMS)
 def evaluate_tables(  # noqa: PLR0917 - public, sklearn-style: the data arguments positional
-    tables_at, tables_ta, tasks: Sequence[str], attributes: Sequence[str],
-                    sources: Sequence, *, template_ids: Sequence[str] | None = None,
-                    template_tasks: Sequence | None = None,
-                    template_groups: Sequence | None = None,
-                    group_labels: Sequence[str] | None = None,
-                    n_resamples: int = N_RESAMPLES, seed: int = 0, confidence: float = CONFIDENCE,
-                    resample: str = "templates", base_uncertainty: str = "resample",
-                    min_base_count: int | None = None, progress=None) -> Evaluation:
+    tables_at,
+    tables_ta,
+    tasks: Sequence[str],
+    attributes: Sequence[str],
+    sources: Sequence,
+    *,
+    template_ids: Sequence[str] | None = None,
+    template_tasks: Sequence | None = None,
+    template_groups: Sequence | None = None,
+    group_labels: Sequence[str] | None = None,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = 0,
+    confidence: float = CONFIDENCE,
+    resample: str = "templates",
+    base_uncertainty: str = "resample",
+    min_base_count: int | None = None,
+    progress=None,
+) -> Evaluation:
     """BiasAmp-> per template and its aggregates, from fixed probability tables.
 
     Parameters
@@ -192,20 +208,49 @@ def evaluate_tables(  # noqa: PLR0917 - public, sklearn-style: the data argument
     per (source, direction).
     """
     tasks, attributes, n_resamples, seed, confidence, min_base_count = normalised(
-        _PARAMS, tasks=tasks, attributes=attributes, n_resamples=n_resamples, seed=seed,
-        confidence=confidence, min_base_count=min_base_count)
-    bases = [(name, {d: src.table(tasks, attributes, direction=d) for d in DIRECTIONS})
-             for name, src in map(_source, sources)]
-    return _evaluate(tables_at, tables_ta, bases, tasks=tasks, attributes=attributes,
-                     template_ids=template_ids, template_tasks=template_tasks,
-                     template_groups=template_groups, group_labels=group_labels,
-                     cfg=Resampling(resample, base_uncertainty, n_resamples, seed, confidence),
-                     min_base_count=min_base_count, progress=progress)
+        _PARAMS,
+        tasks=tasks,
+        attributes=attributes,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
+        min_base_count=min_base_count,
+    )
+    bases = [
+        (name, {d: src.table(tasks, attributes, direction=d) for d in DIRECTIONS})
+        for name, src in map(_source, sources)
+    ]
+    return _evaluate(
+        tables_at,
+        tables_ta,
+        bases,
+        tasks=tasks,
+        attributes=attributes,
+        template_ids=template_ids,
+        template_tasks=template_tasks,
+        template_groups=template_groups,
+        group_labels=group_labels,
+        cfg=Resampling(resample, base_uncertainty, n_resamples, seed, confidence),
+        min_base_count=min_base_count,
+        progress=progress,
+    )
 
 
-def _evaluate(tables_at, tables_ta, bases: list, *, tasks: list, attributes: list, template_ids,
-              template_tasks, template_groups, group_labels, cfg: Resampling,
-              min_base_count: int | None, progress) -> Evaluation:
+def _evaluate(
+    tables_at,
+    tables_ta,
+    bases: list,
+    *,
+    tasks: list,
+    attributes: list,
+    template_ids,
+    template_tasks,
+    template_groups,
+    group_labels,
+    cfg: Resampling,
+    min_base_count: int | None,
+    progress,
+) -> Evaluation:
     """:func:`evaluate_tables` of checked settings and built base tables (``bases``: (name,
     {direction: BaseRateTable}) per source), as the probe's :func:`~.run.evaluate_scores`
     calls it with the tables :func:`~.prepare.prepare` built."""
@@ -214,11 +259,14 @@ def _evaluate(tables_at, tables_ta, bases: list, *, tasks: list, attributes: lis
     at = check_tables(tables_at, "tables_at", n_tasks=n_t, n_attr=n_a, axis=1)
     ta = check_tables(tables_ta, "tables_ta", n_tasks=n_t, n_attr=n_a, axis=2, cover=cover)
     if at.shape[0] != ta.shape[0]:
-        raise BiasampError(f"tables_at and tables_ta must hold the same number of templates; got "
-                           f"{at.shape[0]} and {ta.shape[0]}")
+        raise BiasampError(
+            f"tables_at and tables_ta must hold the same number of templates; got "
+            f"{at.shape[0]} and {ta.shape[0]}"
+        )
     n_tpl = at.shape[0]
-    template_ids = ([f"t{i}" for i in range(n_tpl)] if template_ids is None
-                    else [str(t) for t in template_ids])
+    template_ids = (
+        [f"t{i}" for i in range(n_tpl)] if template_ids is None else [str(t) for t in template_ids]
+    )
     if len(template_ids) != n_tpl:
         raise BiasampError(f"template_ids must have {n_tpl} entries; got {len(template_ids)}")
     if not bases:
@@ -226,9 +274,12 @@ def _evaluate(tables_at, tables_ta, bases: list, *, tasks: list, attributes: lis
     groups = template_masks(template_groups, n_tpl, group_labels)
     one_template = n_tpl < 2 and cover is None and cfg.units == "templates"
     if one_template:
-        warnings.warn("1 template: confidence intervals over templates need at least 2 and are "
-                      "unavailable (NaN); the std is 0 by construction", UnavailableCIWarning,
-                      stacklevel=4)
+        warnings.warn(
+            "1 template: confidence intervals over templates need at least 2 and are "
+            "unavailable (NaN); the std is 0 by construction",
+            UnavailableCIWarning,
+            stacklevel=4,
+        )
     task_w = cfg.task_weights(n_t)
     per_dir = {}
     for direction, tables in zip(DIRECTIONS, (at, ta)):
@@ -240,100 +291,177 @@ def _evaluate(tables_at, tables_ta, bases: list, *, tasks: list, attributes: lis
     for name, tables_of in bases:
         for direction in DIRECTIONS:
             tables, units, mbar = per_dir[direction]
-            base = BaseView.of(tables_of[direction], name, tasks, attributes,
-                               direction=direction, min_base_count=min_base_count)
+            base = BaseView.of(
+                tables_of[direction],
+                name,
+                tasks,
+                attributes,
+                direction=direction,
+                min_base_count=min_base_count,
+            )
             base_prov.setdefault(name, {})[direction] = base.info(tasks, attributes)
-            point, iv, draws = _point_and_intervals(base, tables=tables, units=units,
-                                                    mbar=mbar, pooled=cover is not None,
-                                                    cfg=cfg, task_w=task_w,
-                                                    one_template=one_template)
-            signs[(name, direction)] = (point.y, ~np.isnan(point.contribution), iv.y_rep,
-                                        iv.defined_rep)
-            summary.append(_summary_row(base, point, iv, pooled=cover is not None, cfg=cfg,
-                                        base_resampled=draws is not None))
-            pairs.append(_pair_frame(base, tasks=tasks, attributes=attributes, point=point,
-                                     iv=iv))
-            templates.append(pd.DataFrame({"base_rates": name, "direction": direction,
-                                           "template_id": template_ids,
-                                           "value": point.per_template, "n_ties": point.n_ties,
-                                           "n_nan": point.n_nan},
-                                          columns=list(PER_TEMPLATE_COLUMNS)))
-            group_rows += [(name, direction, label, *_group_value(units, members, base, cfg,
-                                                                  draws=draws, task_w=task_w))
-                           for label, members in groups.items()]
+            point, iv, draws = _point_and_intervals(
+                base,
+                tables=tables,
+                units=units,
+                mbar=mbar,
+                pooled=cover is not None,
+                cfg=cfg,
+                task_w=task_w,
+                one_template=one_template,
+            )
+            signs[(name, direction)] = (
+                point.y,
+                ~np.isnan(point.contribution),
+                iv.y_rep,
+                iv.defined_rep,
+            )
+            summary.append(
+                _summary_row(
+                    base,
+                    point,
+                    iv,
+                    pooled=cover is not None,
+                    cfg=cfg,
+                    base_resampled=draws is not None,
+                )
+            )
+            pairs.append(_pair_frame(base, tasks=tasks, attributes=attributes, point=point, iv=iv))
+            templates.append(
+                pd.DataFrame(
+                    {
+                        "base_rates": name,
+                        "direction": direction,
+                        "template_id": template_ids,
+                        "value": point.per_template,
+                        "n_ties": point.n_ties,
+                        "n_nan": point.n_nan,
+                    },
+                    columns=list(PER_TEMPLATE_COLUMNS),
+                )
+            )
+            group_rows += [
+                (
+                    name,
+                    direction,
+                    label,
+                    *_group_value(units, members, base, cfg, draws=draws, task_w=task_w),
+                )
+                for label, members in groups.items()
+            ]
             progress.advance()
     names = list(dict.fromkeys(name for name, _ in bases))
-    return Evaluation(summary=pd.DataFrame(summary, columns=list(SUMMARY_KEYS)),
-                      by_pair=pd.concat(pairs, ignore_index=True),
-                      per_template=pd.concat(templates, ignore_index=True),
-                      base_provenance=base_prov,
-                      by_group=pd.DataFrame(group_rows, columns=list(BY_GROUP_COLUMNS)),
-                      sign_agreement=agreement_table(signs, names, cfg),
-                      bootstrap=cfg.provenance(bound=cover is not None,
-                                               min_base_count=min_base_count))
+    return Evaluation(
+        summary=pd.DataFrame(summary, columns=list(SUMMARY_KEYS)),
+        by_pair=pd.concat(pairs, ignore_index=True),
+        per_template=pd.concat(templates, ignore_index=True),
+        base_provenance=base_prov,
+        by_group=pd.DataFrame(group_rows, columns=list(BY_GROUP_COLUMNS)),
+        sign_agreement=agreement_table(signs, names, cfg),
+        bootstrap=cfg.provenance(bound=cover is not None, min_base_count=min_base_count),
+    )
 
 
-def _point_and_intervals(base: BaseView, *, tables, units, mbar, pooled: bool, cfg: Resampling,
-                         task_w, one_template: bool):
+def _point_and_intervals(
+    base: BaseView,
+    *,
+    tables,
+    units,
+    mbar,
+    pooled: bool,
+    cfg: Resampling,
+    task_w,
+    one_template: bool,
+):
     """(point, intervals, base draws) of one (source, direction); its undefined cells warned
     once."""
     n_t, n_a = base.joint.shape
-    point = point_estimate(tables, units, base.joint,
-                           kwargs={"direction": base.direction, **base.metric},
-                           direction=base.direction, pooled=pooled, cells=base.cells)
+    point = point_estimate(
+        tables,
+        units,
+        base.joint,
+        kwargs={"direction": base.direction, **base.metric},
+        direction=base.direction,
+        pooled=pooled,
+        cells=base.cells,
+    )
     n_undefined = int(np.isnan(point.contribution).sum()) - int(base.excluded.sum()) * n_a
     if n_undefined > 0:
-        warnings.warn(f"{base.label}: {n_undefined} of {n_t * n_a} (task, attribute) cells are "
-                      "undefined (all-zero base row/column) and left out of the value",
-                      UndefinedCellsWarning, stacklevel=5)
+        warnings.warn(
+            f"{base.label}: {n_undefined} of {n_t * n_a} (task, attribute) cells are "
+            "undefined (all-zero base row/column) and left out of the value",
+            UndefinedCellsWarning,
+            stacklevel=5,
+        )
     if not np.isfinite(point.value):
         raise BiasampError(f"BiasAmp-> is undefined (NaN) for every template with {base.label}")
     draws = cfg.base_draws(base.counts)
-    iv = table_intervals(point, mbar, base, cfg, base_draws=draws, task_weights=task_w,
-                         unavailable=one_template)
+    iv = table_intervals(
+        point, mbar, base, cfg, base_draws=draws, task_weights=task_w, unavailable=one_template
+    )
     return point, iv, draws
 
 
-def _summary_row(base: BaseView, point, iv, *, pooled: bool, cfg: Resampling,
-                 base_resampled: bool) -> dict:
+def _summary_row(
+    base: BaseView, point, iv, *, pooled: bool, cfg: Resampling, base_resampled: bool
+) -> dict:
     unsupported = None
     if iv.supported is not None:
         has_data = base.counts.sum(axis=1) > 0
         bad = np.nan_to_num(iv.supported, nan=1.0) == 0
         unsupported = int((bad.any(axis=1) & has_data & ~base.excluded).sum())
     return {
-        "base_rates": base.name, "direction": base.direction, "mean": point.value,
-        "std": point.std, "ci_low": float(iv.value_ci[0]), "ci_high": float(iv.value_ci[1]),
+        "base_rates": base.name,
+        "direction": base.direction,
+        "mean": point.value,
+        "std": point.std,
+        "ci_low": float(iv.value_ci[0]),
+        "ci_high": float(iv.value_ci[1]),
         "n_templates": point.n_templates,
-        "per_template": [] if pooled and base.direction == TASK_TO_ATTRIBUTE
+        "per_template": []
+        if pooled and base.direction == TASK_TO_ATTRIBUTE
         else [float(v) for v in point.per_template],
-        "aggregation": point.aggregation, "resample": cfg.units,
-        "base_resampled": base_resampled, "base_bias": iv.base_bias,
+        "aggregation": point.aggregation,
+        "resample": cfg.units,
+        "base_resampled": base_resampled,
+        "base_bias": iv.base_bias,
         "n_tasks_unsupported": unsupported,
-        "n_tasks_excluded": int(base.excluded.sum())}
+        "n_tasks_excluded": int(base.excluded.sum()),
+    }
 
 
 def _pair_frame(base: BaseView, *, tasks, attributes, point, iv: Intervals) -> pd.DataFrame:
     n_t, n_a = len(tasks), len(attributes)
     nan = np.full(n_t * n_a, np.nan)
-    return pd.DataFrame({
-        "base_rates": base.name, "direction": base.direction,
-        "task": np.repeat(np.asarray(tasks, dtype=object), n_a),
-        "attribute": np.tile(np.asarray(attributes, dtype=object), n_t),
-        "association": point.y.ravel(), "p_base": point.p_base.ravel(),
-        "p_model": point.p_model.ravel(), "p_model_std": point.p_model_std.ravel(),
-        "delta": point.delta.ravel(), "delta_ci_low": iv.delta_ci[0].ravel(),
-        "delta_ci_high": iv.delta_ci[1].ravel(),
-        "contribution": point.contribution.ravel(),
-        "contribution_ci_low": iv.contribution_ci[0].ravel(),
-        "contribution_ci_high": iv.contribution_ci[1].ravel(),
-        "n_templates": point.n_templates_cell.ravel().astype(np.int64),
-        "sign_support": nan if iv.support is None else iv.support.ravel(),
-        "sign_supported": (pd.array([None] * (n_t * n_a), dtype="boolean")
-                           if iv.supported is None
-                           else pd.array([None if np.isnan(v) else bool(v)
-                                          for v in iv.supported.ravel()], dtype="boolean")),
-    }, columns=list(BY_PAIR_COLUMNS))
+    return pd.DataFrame(
+        {
+            "base_rates": base.name,
+            "direction": base.direction,
+            "task": np.repeat(np.asarray(tasks, dtype=object), n_a),
+            "attribute": np.tile(np.asarray(attributes, dtype=object), n_t),
+            "association": point.y.ravel(),
+            "p_base": point.p_base.ravel(),
+            "p_model": point.p_model.ravel(),
+            "p_model_std": point.p_model_std.ravel(),
+            "delta": point.delta.ravel(),
+            "delta_ci_low": iv.delta_ci[0].ravel(),
+            "delta_ci_high": iv.delta_ci[1].ravel(),
+            "contribution": point.contribution.ravel(),
+            "contribution_ci_low": iv.contribution_ci[0].ravel(),
+            "contribution_ci_high": iv.contribution_ci[1].ravel(),
+            "n_templates": point.n_templates_cell.ravel().astype(np.int64),
+            "sign_support": nan if iv.support is None else iv.support.ravel(),
+            "sign_supported": (
+                pd.array([None] * (n_t * n_a), dtype="boolean")
+                if iv.supported is None
+                else pd.array(
+                    [None if np.isnan(v) else bool(v) for v in iv.supported.ravel()],
+                    dtype="boolean",
+                )
+            ),
+        },
+        columns=list(BY_PAIR_COLUMNS),
+    )
 
 
 def _group_value(units, members, base: BaseView, cfg: Resampling, *, draws, task_w):
@@ -348,16 +476,29 @@ def _group_value(units, members, base: BaseView, cfg: Resampling, *, draws, task
     mask = np.repeat(covered[:, None], base.joint.shape[1], axis=1)
     mask = mask if base.cells is None else mask & base.cells
     with np.errstate(invalid="ignore"):
-        point = replicates(mean_tables(sub, None), base.joint, direction=base.direction,
-                           metric=base.metric, cells=mask)["value"][0]
-    rep = replicates(cfg.model_tables(sub), base.joint, direction=base.direction,
-                     metric=base.metric, base_draws=draws, to_joint=base.table.joint_from_counts,
-                     cells=mask, task_weights=task_w)
+        point = replicates(
+            mean_tables(sub, None),
+            base.joint,
+            direction=base.direction,
+            metric=base.metric,
+            cells=mask,
+        )["value"][0]
+    rep = replicates(
+        cfg.model_tables(sub),
+        base.joint,
+        direction=base.direction,
+        metric=base.metric,
+        base_draws=draws,
+        to_joint=base.table.joint_from_counts,
+        cells=mask,
+        task_weights=task_w,
+    )
     lo, hi = interval(rep["value"], cfg.confidence, point)
     return float(point), float(lo), float(hi), n_tpl, int(covered.sum())
 
 
 # -- point estimates --------------------------------------------------------------------------
+
 
 @dataclass
 class Point:
@@ -365,11 +506,11 @@ class Point:
 
     value: float
     std: float
-    per_template: np.ndarray   # (m,) value per template (NaN where a template has none)
-    n_ties: np.ndarray         # (m,) or a single count for a pooled table
+    per_template: np.ndarray  # (m,) value per template (NaN where a template has none)
+    n_ties: np.ndarray  # (m,) or a single count for a pooled table
     n_nan: np.ndarray
-    n_templates: int           # templates behind the value
-    aggregation: str           # "templates" or "pooled"
+    n_templates: int  # templates behind the value
+    aggregation: str  # "templates" or "pooled"
     y: np.ndarray
     p_base: np.ndarray
     p_model: np.ndarray
@@ -400,8 +541,9 @@ def _per_template(tables, joint, kwargs, cells):
     with warnings.catch_warnings():  # the caller warns once per (source, direction)
         warnings.simplefilter("ignore", UndefinedCellsWarning)
         for i in range(m):
-            res = directional_bias_amplification(np.ascontiguousarray(tables[i]), joint,
-                                                 cells=cells, **kwargs)
+            res = directional_bias_amplification(
+                np.ascontiguousarray(tables[i]), joint, cells=cells, **kwargs
+            )
             c = _cells_of(res, n_t, n_a)
             values[i], n_ties[i], n_nan[i] = res.value, res.n_ties, res.n_nan
             for k, col in cols.items():
@@ -410,8 +552,16 @@ def _per_template(tables, joint, kwargs, cells):
     return values, n_ties, n_nan, cols, first
 
 
-def point_estimate(tables: np.ndarray, units: Units, joint: np.ndarray, *, kwargs: dict,
-                   direction: str, pooled: bool, cells=None) -> Point:
+def point_estimate(
+    tables: np.ndarray,
+    units: Units,
+    joint: np.ndarray,
+    *,
+    kwargs: dict,
+    direction: str,
+    pooled: bool,
+    cells=None,
+) -> Point:
     """The point estimate of one (source, direction) (``kwargs``: the metric settings of
     the base table, with ``direction``)."""
     m, n_t, n_a = tables.shape
@@ -423,19 +573,28 @@ def point_estimate(tables: np.ndarray, units: Units, joint: np.ndarray, *, kwarg
             warnings.simplefilter("ignore", RuntimeWarning)
             means = {k: np.nanmean(v, axis=0) for k, v in cols.items()}
             p_std = np.nanstd(cols["p_model"], axis=0, ddof=0)
-        return Point(value=float(np.mean(finite)) if finite.size else float("nan"),
-                     std=float(np.std(finite, ddof=0)) if finite.size else float("nan"),
-                     per_template=values, n_ties=n_ties, n_nan=n_nan,
-                     n_templates=int(finite.size), aggregation="templates",
-                     y=first["association"], p_base=first["p_base"], p_model=means["p_model"],
-                     p_model_std=p_std, delta=means["delta"],
-                     contribution=means["contribution"],
-                     n_templates_cell=np.sum(np.isfinite(cols["contribution"]), axis=0))
+        return Point(
+            value=float(np.mean(finite)) if finite.size else float("nan"),
+            std=float(np.std(finite, ddof=0)) if finite.size else float("nan"),
+            per_template=values,
+            n_ties=n_ties,
+            n_nan=n_nan,
+            n_templates=int(finite.size),
+            aggregation="templates",
+            y=first["association"],
+            p_base=first["p_base"],
+            p_model=means["p_model"],
+            p_model_std=p_std,
+            delta=means["delta"],
+            contribution=means["contribution"],
+            n_templates_cell=np.sum(np.isfinite(cols["contribution"]), axis=0),
+        )
     pooled_table = mean_tables(units, None)[0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UndefinedCellsWarning)
-        res = directional_bias_amplification(np.ascontiguousarray(pooled_table), joint,
-                                             cells=cells, **kwargs)
+        res = directional_bias_amplification(
+            np.ascontiguousarray(pooled_table), joint, cells=cells, **kwargs
+        )
     c = _cells_of(res, n_t, n_a)
     defined = ~np.isnan(c["contribution"])
     x = units.X
@@ -451,14 +610,26 @@ def point_estimate(tables: np.ndarray, units: Units, joint: np.ndarray, *, kwarg
             p_std = np.std(tables, axis=0, ddof=0)
             per_tpl, std = values, float(np.std(values[np.isfinite(values)], ddof=0))
             n_cell = np.where(defined, m, 0)
-    return Point(value=float(res.value), std=std, per_template=per_tpl, n_ties=n_ties,
-                 n_nan=n_nan, n_templates=int(len(np.unique(units.template))),
-                 aggregation="pooled", y=c["association"], p_base=c["p_base"],
-                 p_model=c["p_model"], p_model_std=p_std, delta=c["delta"],
-                 contribution=c["contribution"], n_templates_cell=n_cell)
+    return Point(
+        value=float(res.value),
+        std=std,
+        per_template=per_tpl,
+        n_ties=n_ties,
+        n_nan=n_nan,
+        n_templates=int(len(np.unique(units.template))),
+        aggregation="pooled",
+        y=c["association"],
+        p_base=c["p_base"],
+        p_model=c["p_model"],
+        p_model_std=p_std,
+        delta=c["delta"],
+        contribution=c["contribution"],
+        n_templates_cell=n_cell,
+    )
 
 
 # -- intervals --------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Intervals:
@@ -481,15 +652,23 @@ class Intervals:
     defined_rep: np.ndarray
 
 
-def table_intervals(point, mbar, base: BaseView, cfg: Resampling, *, base_draws, task_weights,
-                    unavailable: bool) -> Intervals:
+def table_intervals(
+    point, mbar, base: BaseView, cfg: Resampling, *, base_draws, task_weights, unavailable: bool
+) -> Intervals:
     """CIs of the value and of every cell's delta and contribution, and (for a resampled
     base) the sign support of every cell and the bias the base's sampling error puts into
     the value; also the replicate signs for the agreement (:class:`Intervals`)."""
     n_t, n_a = base.joint.shape
-    rep = replicates(mbar, base.joint, direction=base.direction, metric=base.metric,
-                     base_draws=base_draws, to_joint=base.table.joint_from_counts,
-                     cells=base.cells, task_weights=task_weights)
+    rep = replicates(
+        mbar,
+        base.joint,
+        direction=base.direction,
+        metric=base.metric,
+        base_draws=base_draws,
+        to_joint=base.table.joint_from_counts,
+        cells=base.cells,
+        task_weights=task_weights,
+    )
     conf = cfg.confidence
     nan_cells = np.full((n_t, n_a), np.nan)
     if unavailable:
@@ -500,20 +679,29 @@ def table_intervals(point, mbar, base: BaseView, cfg: Resampling, *, base_draws,
         d_ci = interval(rep["delta"].reshape(r, -1), conf, point.delta.ravel())
         c_ci = interval(rep["contribution"].reshape(r, -1), conf, point.contribution.ravel())
         d_ci = tuple(np.where(np.isnan(point.delta), np.nan, x.reshape(n_t, n_a)) for x in d_ci)
-        c_ci = tuple(np.where(np.isnan(point.contribution), np.nan, x.reshape(n_t, n_a))
-                     for x in c_ci)
+        c_ci = tuple(
+            np.where(np.isnan(point.contribution), np.nan, x.reshape(n_t, n_a)) for x in c_ci
+        )
     defined = ~np.isnan(point.contribution)
     support = supported = None
     if base_draws is not None:
-        support = np.where(defined, sign_support(rep["y"], point.y,
-                                                 ~np.isnan(rep["contribution"])), np.nan)
+        support = np.where(
+            defined, sign_support(rep["y"], point.y, ~np.isnan(rep["contribution"])), np.nan
+        )
         supported = np.where(defined, support >= conf, np.nan)
     bias = float("nan")
     if base_draws is not None and np.isfinite(rep["value"]).any():
         bias = float(np.nanmean(rep["value"]) - point.value)
-    return Intervals(value_ci=value_ci, delta_ci=d_ci, contribution_ci=c_ci, base_bias=bias,
-                     support=support, supported=supported, y_rep=rep["y"],
-                     defined_rep=~np.isnan(rep["contribution"]))
+    return Intervals(
+        value_ci=value_ci,
+        delta_ci=d_ci,
+        contribution_ci=c_ci,
+        base_bias=bias,
+        support=support,
+        supported=supported,
+        y_rep=rep["y"],
+        defined_rep=~np.isnan(rep["contribution"]),
+    )
 
 
 def agreement_table(signs: dict, sources: list, cfg: Resampling) -> pd.DataFrame:
@@ -525,7 +713,7 @@ def agreement_table(signs: dict, sources: list, cfg: Resampling) -> pd.DataFrame
     rows = []
     for direction in DIRECTIONS:
         for i, a in enumerate(sources):
-            for b in sources[i + 1:]:
+            for b in sources[i + 1 :]:
                 if (a, direction) not in signs or (b, direction) not in signs:
                     continue
                 ya, da, ra, rda = signs[(a, direction)]
@@ -538,22 +726,33 @@ def agreement_table(signs: dict, sources: list, cfg: Resampling) -> pd.DataFrame
                     ok = rda & rdb & both[None]
                     agree = ((ra == rb) & ok).sum(axis=(1, 2))
                     with np.errstate(invalid="ignore", divide="ignore"):
-                        reps = np.where(ok.sum(axis=(1, 2)) > 0, agree / ok.sum(axis=(1, 2)),
-                                        np.nan)
+                        reps = np.where(
+                            ok.sum(axis=(1, 2)) > 0, agree / ok.sum(axis=(1, 2)), np.nan
+                        )
                     lo, hi = interval(reps, cfg.confidence, point)
-                rows.append({"direction": direction, "source_a": a, "source_b": b,
-                             "agreement": point, "ci_low": float(lo), "ci_high": float(hi),
-                             "n_cells": n})
+                rows.append(
+                    {
+                        "direction": direction,
+                        "source_a": a,
+                        "source_b": b,
+                        "agreement": point,
+                        "ci_low": float(lo),
+                        "ci_high": float(hi),
+                        "n_cells": n,
+                    }
+                )
     return pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
 
 
 # -- the tables: the model's, the bases', the groups of templates -----------------------------
 
+
 def check_tables(tables, name, *, n_tasks, n_attr, axis, cover=None) -> np.ndarray:
     arr = np.asarray(tables, dtype=np.float64)
     if arr.ndim != 3 or arr.shape[1:] != (n_tasks, n_attr):
-        raise BiasampError(f"{name} must have shape (n_templates, {n_tasks}, {n_attr}); got "
-                           f"{arr.shape}")
+        raise BiasampError(
+            f"{name} must have shape (n_templates, {n_tasks}, {n_attr}); got {arr.shape}"
+        )
     if arr.shape[0] == 0:
         raise BiasampError(f"{name} holds no templates (shape {arr.shape})")
     if cover is not None:  # rows of tasks a bound template does not cover are not read
@@ -584,8 +783,9 @@ def c_table(x, tasks, attributes, what) -> np.ndarray:
             raise BiasampError(f"{what} lacks values for some (task, attribute) cells")
     arr = np.ascontiguousarray(np.asarray(x, dtype=np.float64))
     if arr.shape != (len(tasks), len(attributes)):
-        raise BiasampError(f"{what} must have shape ({len(tasks)}, {len(attributes)}); got "
-                           f"{arr.shape}")
+        raise BiasampError(
+            f"{what} must have shape ({len(tasks)}, {len(attributes)}); got {arr.shape}"
+        )
     return arr
 
 
@@ -624,16 +824,28 @@ class BaseView:
     cells: np.ndarray | None
 
     @classmethod
-    def of(cls, table: BaseRateTable, name: str, tasks, attributes, *,
-           direction: str | None, min_base_count: int | None) -> BaseView:
+    def of(
+        cls,
+        table: BaseRateTable,
+        name: str,
+        tasks,
+        attributes,
+        *,
+        direction: str | None,
+        min_base_count: int | None,
+    ) -> BaseView:
         what = f"base source {name!r}"
         joint = c_table(table.joint, tasks, attributes, f"{what} joint")
-        counts = (None if table.counts is None
-                  else c_table(table.counts, tasks, attributes, f"{what} counts"))
+        counts = (
+            None
+            if table.counts is None
+            else c_table(table.counts, tasks, attributes, f"{what} counts")
+        )
         metric = {}
         if table.association is not None:
-            metric["association"] = c_table(table.association, tasks, attributes,
-                                            f"{what} association")
+            metric["association"] = c_table(
+                table.association, tasks, attributes, f"{what} association"
+            )
         if table.tie_tol is not None:
             metric["tie_tol"] = table.tie_tol
         if table.undefined is not None:
@@ -656,12 +868,17 @@ class BaseView:
             joint_sha256=hashlib.sha256(self.joint.tobytes()).hexdigest(),
             marginal={a: float(v) for a, v in zip(attributes, self.joint.sum(axis=0) / total)},
             association_given=self.table.association is not None,
-            row_totals=(None if self.counts is None else
-                        {t: float(v) for t, v in zip(tasks, self.counts.sum(axis=1))}))
+            row_totals=(
+                None
+                if self.counts is None
+                else {t: float(v) for t, v in zip(tasks, self.counts.sum(axis=1))}
+            ),
+        )
 
 
-def excluded_tasks(counts: np.ndarray | None, n_tasks: int, min_base_count: int | None
-                   ) -> tuple[np.ndarray, np.ndarray | None]:
+def excluded_tasks(
+    counts: np.ndarray | None, n_tasks: int, min_base_count: int | None
+) -> tuple[np.ndarray, np.ndarray | None]:
     """(excluded, cells): the tasks with fewer than ``min_base_count`` counted sentences in a
     count-based table (none for other tables or without a minimum), and the (T, A) mask of
     the cells that count (None: every cell)."""
@@ -678,29 +895,36 @@ def check_base(table, name: str, *, tasks, attributes, min_base_count: int | Non
     ``min_base_count`` leaving fewer than 2 of its tasks, an attribute that never occurs in
     the tasks kept (P(A=a) = 0: P(T|A=a) is 0/0, the value a silent 0), or fewer than 2 kept
     tasks that occur (P(T=t) = 1 for the one: every association a tie)."""
-    view = BaseView.of(table, name, tasks, attributes, direction=None,
-                       min_base_count=min_base_count)
+    view = BaseView.of(
+        table, name, tasks, attributes, direction=None, min_base_count=min_base_count
+    )
     joint, counts, excluded = view.joint, view.counts, view.excluded
     kept = int((~excluded).sum())
     if kept < 2:
         raise BiasampError(
             f"min_base_count {min_base_count} leaves {kept} of the {len(tasks)} tasks of "
             f"base-rate source {name!r} (its largest task count is {counts.sum(axis=1).max():g}); "
-            "BiasAmp-> needs at least 2: lower it or leave the source out")
+            "BiasAmp-> needs at least 2: lower it or leave the source out"
+        )
     live = joint[~excluded]
-    scope = (f"the tasks min_base_count {min_base_count} keeps" if excluded.any()
-             else "the requested tasks")
+    scope = (
+        f"the tasks min_base_count {min_base_count} keeps"
+        if excluded.any()
+        else "the requested tasks"
+    )
     empty = [a for a, s in zip(attributes, live.sum(axis=0)) if not s > 0]
     if empty:
         raise BiasampError(
             f"base_rates: source {name!r}: attribute {empty[0]!r} never occurs (its column is "
             f"all zero for {scope}), so P(A={empty[0]}) = 0 and BiasAmp-> is undefined "
-            "against it")
+            "against it"
+        )
     rows = int((live.sum(axis=1) > 0).sum())
     if rows < 2:
         raise BiasampError(
             f"base_rates: source {name!r}: only {rows} of {scope} occurs (the others' rows are "
-            "all zero); BiasAmp-> needs P(T=t) > 0 for at least 2 tasks")
+            "all zero); BiasAmp-> needs P(T=t) > 0 for at least 2 tasks"
+        )
 
 
 def template_masks(template_groups, n_tpl, order=None) -> dict:
@@ -710,8 +934,12 @@ def template_masks(template_groups, n_tpl, order=None) -> dict:
         return {}
     per = [list(map(str, g or ())) for g in template_groups]
     if len(per) != n_tpl:
-        raise BiasampError(f"template_groups must have one entry per template ({n_tpl}); got "
-                           f"{len(per)}")
-    labels = list(dict.fromkeys([g for g in (order or ()) if any(g in gs for gs in per)]
-                                + [g for gs in per for g in gs]))
+        raise BiasampError(
+            f"template_groups must have one entry per template ({n_tpl}); got {len(per)}"
+        )
+    labels = list(
+        dict.fromkeys(
+            [g for g in (order or ()) if any(g in gs for gs in per)] + [g for gs in per for g in gs]
+        )
+    )
     return {lab: np.array([lab in gs for gs in per]) for lab in labels}

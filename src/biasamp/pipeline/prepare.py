@@ -34,8 +34,7 @@ class Design:
     (:func:`~.run.evaluate_scores`), saved in ``results.json`` (``provenance.design``) and
     read back by :func:`~.compare.paired_differences`, so no step works it out again.
 
-    >>> d = Design(("t1", "t2"), ("nurse", "cook"), ("he", "she"), (("nurse",), ()), ((), ()),
-    ...            ())
+    >>> d = Design(("t1", "t2"), ("nurse", "cook"), ("he", "she"), (("nurse",), ()), ((), ()), ())
     >>> d.bound, d.expected().tolist()
     (True, [[True, False], [True, True]])
 
@@ -72,8 +71,9 @@ class Design:
     def coverage(self):
         """``(cover, strata)`` as :func:`~.resample.coverage` gives them (None, None:
         crossed)."""
-        return coverage(self.template_tasks if self.bound else None, list(self.tasks),
-                        len(self.template_ids))
+        return coverage(
+            self.template_tasks if self.bound else None, list(self.tasks), len(self.template_ids)
+        )
 
     def expected(self) -> np.ndarray:
         """(n_templates, n_tasks) of bool: the task rows each template fills."""
@@ -86,25 +86,36 @@ class Design:
         """The design of some of the templates (in the order given)."""
         at = {t: i for i, t in enumerate(self.template_ids)}
         idx = [at[str(t)] for t in template_ids]
-        return Design(tuple(self.template_ids[i] for i in idx), self.tasks, self.attributes,
-                      tuple(self.template_tasks[i] for i in idx),
-                      tuple(self.template_groups[i] for i in idx), self.group_labels)
+        return Design(
+            tuple(self.template_ids[i] for i in idx),
+            self.tasks,
+            self.attributes,
+            tuple(self.template_tasks[i] for i in idx),
+            tuple(self.template_groups[i] for i in idx),
+            self.group_labels,
+        )
 
     def to_dict(self) -> dict:
         """JSON-ready (``results.json``)."""
-        return {"template_ids": list(self.template_ids), "tasks": list(self.tasks),
-                "attributes": list(self.attributes),
-                "template_tasks": [list(t) for t in self.template_tasks],
-                "template_groups": [list(g) for g in self.template_groups],
-                "group_labels": list(self.group_labels)}
+        return {
+            "template_ids": list(self.template_ids),
+            "tasks": list(self.tasks),
+            "attributes": list(self.attributes),
+            "template_tasks": [list(t) for t in self.template_tasks],
+            "template_groups": [list(g) for g in self.template_groups],
+            "group_labels": list(self.group_labels),
+        }
 
     @classmethod
     def from_dict(cls, data: dict) -> Design:
-        return cls(tuple(map(str, data["template_ids"])), tuple(map(str, data["tasks"])),
-                   tuple(map(str, data["attributes"])),
-                   tuple(tuple(map(str, t)) for t in data["template_tasks"]),
-                   tuple(tuple(map(str, g)) for g in data["template_groups"]),
-                   tuple(map(str, data["group_labels"])))
+        return cls(
+            tuple(map(str, data["template_ids"])),
+            tuple(map(str, data["tasks"])),
+            tuple(map(str, data["attributes"])),
+            tuple(tuple(map(str, t)) for t in data["template_tasks"]),
+            tuple(tuple(map(str, g)) for g in data["template_groups"]),
+            tuple(map(str, data["group_labels"])),
+        )
 
 
 @dataclass
@@ -113,7 +124,7 @@ class Prepared:
 
     #: templates, tasks, attributes and which template covers which task (built once)
     design: Design
-    prompts: dict[str, pd.DataFrame]          # direction -> build_prompts frame
+    prompts: dict[str, pd.DataFrame]  # direction -> build_prompts frame
     #: source name (as requested) -> direction -> its BaseRateTable, each built once
     base_tables: dict
     prompts_sha256: str
@@ -143,14 +154,25 @@ class Prepared:
     def check_memory(self, cfg: ProbeConfig) -> None:
         """Refuse ``cfg.n_resamples`` whose bootstrap cannot fit in memory (the estimate:
         :func:`~.resample.bootstrap_bytes`); the runner asks before the model loads."""
-        n_resampled = sum(cfg.base_uncertainty == "resample"
-                          and any(t.counts is not None for t in tables.values())
-                          for tables in self.base_tables.values())
+        n_resampled = sum(
+            cfg.base_uncertainty == "resample"
+            and any(t.counts is not None for t in tables.values())
+            for tables in self.base_tables.values()
+        )
         n_t, n_a = len(self.design.tasks), len(self.design.attributes)
-        need = bootstrap_bytes(cfg.n_resamples, n_units=self.n_units, n_tasks=n_t,
-                               n_attributes=n_a, n_resampled=n_resampled)
-        check_memory(need, "n_resamples", cfg.n_resamples,
-                     f"for the bootstrap ({n_t} tasks x {n_a} attributes per replicate)")
+        need = bootstrap_bytes(
+            cfg.n_resamples,
+            n_units=self.n_units,
+            n_tasks=n_t,
+            n_attributes=n_a,
+            n_resampled=n_resampled,
+        )
+        check_memory(
+            need,
+            "n_resamples",
+            cfg.n_resamples,
+            f"for the bootstrap ({n_t} tasks x {n_a} attributes per replicate)",
+        )
 
 
 def _vocabulary(cfg: ProbeConfig, tset):
@@ -163,10 +185,20 @@ def _vocabulary(cfg: ProbeConfig, tset):
     if not tset.bound:
         return load_tasks(DEFAULT_TASKS)
     words = list(tset.tasks)
-    return TaskVocabulary(f"{tset.name}:tasks", f"the own tasks of template set {tset.name!r}",
-                          words, {}, {"name": f"{tset.name}:tasks", "source": tset.name,
-                                      "set_sha256": tset.sha256, "n_words": len(words)},
-                          None, None)
+    return TaskVocabulary(
+        f"{tset.name}:tasks",
+        f"the own tasks of template set {tset.name!r}",
+        words,
+        {},
+        {
+            "name": f"{tset.name}:tasks",
+            "source": tset.name,
+            "set_sha256": tset.sha256,
+            "n_words": len(words),
+        },
+        None,
+        None,
+    )
 
 
 def _keep(t2a: pd.DataFrame, bound: bool, n: int) -> list[str]:
@@ -188,49 +220,68 @@ def prepare(cfg: ProbeConfig) -> Prepared:
     vocab = _vocabulary(cfg, tset)
     tasks = list(vocab.words)
     if len(tasks) < 2:  # the vocabulary of a name or file is known only now
-        raise BiasampError(f"tasks must name at least 2 tasks; got {cfg.tasks!r} ({len(tasks)}: "
-                           f"{tasks!r}); with one, P(T=t|A=a) = P(T=t) = 1: every association "
-                           "is a tie and BiasAmp-> says nothing")
+        raise BiasampError(
+            f"tasks must name at least 2 tasks; got {cfg.tasks!r} ({len(tasks)}: "
+            f"{tasks!r}); with one, P(T=t|A=a) = P(T=t) = 1: every association "
+            "is a tie and BiasAmp-> says nothing"
+        )
     attributes = resolve_attributes(cfg.attributes)
     prompts = {d: build_prompts(tset, attributes, vocab, direction=d) for d in DIRECTIONS}
     if cfg.max_templates is not None:
         keep = set(_keep(prompts[TASK_TO_ATTRIBUTE], tset.bound, cfg.max_templates))
-        prompts = {d: df[df["template_id"].astype(str).isin(keep)].reset_index(drop=True)
-                   for d, df in prompts.items()}
+        prompts = {
+            d: df[df["template_id"].astype(str).isin(keep)].reset_index(drop=True)
+            for d, df in prompts.items()
+        }
     for direction, df in prompts.items():
         if len(df) == 0:
-            raise BiasampError(f"template set {cfg.templates!r} gives no prompts for direction "
-                               f"{direction!r}")
+            raise BiasampError(
+                f"template set {cfg.templates!r} gives no prompts for direction {direction!r}"
+            )
     base_tables = {}
     for name in cfg.base_rates:
         src = get_source(name)
         base_tables[name] = {}
         for direction in DIRECTIONS:  # a task missing from a source fails before scoring
             table = src.table(tasks, attributes, direction=direction)
-            check_base(table, name, tasks=tasks, attributes=attributes,
-                       min_base_count=cfg.min_base_count)
+            check_base(
+                table, name, tasks=tasks, attributes=attributes, min_base_count=cfg.min_base_count
+            )
             base_tables[name][direction] = table
     t2a = prompts[TASK_TO_ATTRIBUTE]
-    both = pd.concat([prompts[ATTRIBUTE_TO_TASK], prompts[TASK_TO_ATTRIBUTE]],
-                     ignore_index=True)
+    both = pd.concat([prompts[ATTRIBUTE_TO_TASK], prompts[TASK_TO_ATTRIBUTE]], ignore_index=True)
     both = both.assign(candidates=both["candidates"].map(lambda c: "|".join(map(str, c))))
     digest = hashlib.sha256(both.to_csv(index=False).encode("utf-8")).hexdigest()
     tprov = {f"set_{k}": jsonable(getattr(tset, k)) for k in ("sha256", "path", "provenance")}
     by_template = t2a.groupby("template_id", sort=False)["task"].agg(
-        lambda x: tuple(dict.fromkeys(x)))
+        lambda x: tuple(dict.fromkeys(x))
+    )
     own = {str(k): (v if tset.template(str(k)).bound else ()) for k, v in by_template.items()}
     groups = {t.id: tuple(t.groups) for t in tset.templates if t.id in own}
     tpl_ids = tuple(dict.fromkeys(str(t) for d in DIRECTIONS for t in prompts[d]["template_id"]))
-    design = Design(tpl_ids, tuple(tasks), tuple(attributes),
-                    tuple(tuple(own.get(t, ())) for t in tpl_ids),
-                    tuple(groups.get(t, ()) for t in tpl_ids), tuple(tset.groups))
+    design = Design(
+        tpl_ids,
+        tuple(tasks),
+        tuple(attributes),
+        tuple(tuple(own.get(t, ())) for t in tpl_ids),
+        tuple(groups.get(t, ()) for t in tpl_ids),
+        tuple(tset.groups),
+    )
     if tset.bound or any(groups.values()):
         tprov["aggregation"] = "pooled" if tset.bound else "templates"
-        tprov["groups"] = {g: d for g, d in tset.groups.items()
-                           if any(g in x for x in groups.values())}
-    return Prepared(design=design, prompts=prompts, base_tables=base_tables,
-                    prompts_sha256=digest, template_provenance=tprov,
-                    tasks_provenance=TasksInfo(name=cfg.tasks if isinstance(cfg.tasks, str)
-                                               else vocab.name, words=tuple(tasks),
-                                               sha256=vocab.sha256),
-                    n_units=len(t2a) if tset.bound else t2a["template_id"].nunique())
+        tprov["groups"] = {
+            g: d for g, d in tset.groups.items() if any(g in x for x in groups.values())
+        }
+    return Prepared(
+        design=design,
+        prompts=prompts,
+        base_tables=base_tables,
+        prompts_sha256=digest,
+        template_provenance=tprov,
+        tasks_provenance=TasksInfo(
+            name=cfg.tasks if isinstance(cfg.tasks, str) else vocab.name,
+            words=tuple(tasks),
+            sha256=vocab.sha256,
+        ),
+        n_units=len(t2a) if tset.bound else t2a["template_id"].nunique(),
+    )

@@ -49,17 +49,34 @@ from ..metrics import directional_table_core as table_core
 from ..metrics import resample_indices
 from ..results import BootstrapInfo
 
-__all__ = ["BASE_UNCERTAINTY", "RESAMPLE_UNITS", "Resampling", "Units", "bootstrap_bytes",
-           "coverage", "interval", "mean_tables", "pooled_units", "replicates",
-           "resample_counts", "sign_support", "source_stream", "task_draws", "unit_draws"]
+__all__ = [
+    "BASE_UNCERTAINTY",
+    "RESAMPLE_UNITS",
+    "Resampling",
+    "Units",
+    "bootstrap_bytes",
+    "coverage",
+    "interval",
+    "mean_tables",
+    "pooled_units",
+    "replicates",
+    "resample_counts",
+    "sign_support",
+    "source_stream",
+    "task_draws",
+    "unit_draws",
+]
 
 #: What a bootstrap replicate resamples besides the base counts.
 RESAMPLE_UNITS = ("templates", "tasks", "both")
 #: Whether count-based base rates are resampled (their sampling error enters the CIs).
 BASE_UNCERTAINTY = ("resample", "none")
 
-_UNITS_TEXT = {"templates": "templates", "tasks": "tasks (occupations)",
-               "both": "templates and tasks (two-way)"}
+_UNITS_TEXT = {
+    "templates": "templates",
+    "tasks": "tasks (occupations)",
+    "both": "templates and tasks (two-way)",
+}
 
 
 @dataclass
@@ -102,17 +119,25 @@ def unit_draws(units: Units, *, n_resamples: int, seed: int) -> np.ndarray:
     parts = []
     for idx in resample_indices(u, n_resamples=n_resamples, seed=seed, strata=units.strata):
         b = idx.shape[0]
-        parts.append(np.bincount((idx + (np.arange(b) * u)[:, None]).ravel(),
-                                 minlength=b * u).reshape(b, u).astype(np.float64))
+        parts.append(
+            np.bincount((idx + (np.arange(b) * u)[:, None]).ravel(), minlength=b * u)
+            .reshape(b, u)
+            .astype(np.float64)
+        )
     return np.concatenate(parts)
 
 
 def task_draws(n_tasks: int, *, n_resamples: int, seed: int) -> np.ndarray:
     """How often each task is drawn in each replicate, shape (R, T); stream ``(seed, 1)``."""
     idx = np.random.default_rng([seed, 1]).integers(0, n_tasks, size=(n_resamples, n_tasks))
-    return np.bincount((idx + (np.arange(n_resamples) * n_tasks)[:, None]).ravel(),
-                       minlength=n_resamples * n_tasks).reshape(n_resamples, n_tasks).astype(
-        np.float64)
+    return (
+        np.bincount(
+            (idx + (np.arange(n_resamples) * n_tasks)[:, None]).ravel(),
+            minlength=n_resamples * n_tasks,
+        )
+        .reshape(n_resamples, n_tasks)
+        .astype(np.float64)
+    )
 
 
 def mean_tables(units: Units, weights: np.ndarray | None) -> np.ndarray:
@@ -136,8 +161,7 @@ def source_stream(counts: np.ndarray) -> int:
     return int(digest[:8], 16)
 
 
-def resample_counts(counts: np.ndarray, *, n_resamples: int, seed: int, stream: int
-                    ) -> np.ndarray:
+def resample_counts(counts: np.ndarray, *, n_resamples: int, seed: int, stream: int) -> np.ndarray:
     """``n_resamples`` multinomial resamples of a count table (its sentences), shape
     ``(n_resamples, *counts.shape)``; seeded by ``(seed, 2, stream)``."""
     c = np.asarray(counts, dtype=np.float64)
@@ -149,10 +173,17 @@ def resample_counts(counts: np.ndarray, *, n_resamples: int, seed: int, stream: 
     return draws.reshape(n_resamples, *c.shape).astype(np.float64)
 
 
-def replicates(mbar: np.ndarray, joint: np.ndarray, *, direction: str, metric: dict,
-               base_draws: np.ndarray | None = None, to_joint=None,
-               cells: np.ndarray | None = None, task_weights: np.ndarray | None = None
-               ) -> dict:
+def replicates(
+    mbar: np.ndarray,
+    joint: np.ndarray,
+    *,
+    direction: str,
+    metric: dict,
+    base_draws: np.ndarray | None = None,
+    to_joint=None,
+    cells: np.ndarray | None = None,
+    task_weights: np.ndarray | None = None,
+) -> dict:
     """BiasAmp-> of every replicate: ``value`` (R,), ``delta``, ``contribution`` and ``y``
     (R, T, A).
 
@@ -174,10 +205,16 @@ def replicates(mbar: np.ndarray, joint: np.ndarray, *, direction: str, metric: d
     base = joint if base_draws is None else to_joint(base_draws)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        core = table_core(mbar, base, direction=direction, y=metric.get("association"),
-                          tie_tol=metric.get("tie_tol", TIE_TOL),
-                          undefined=metric.get("undefined") or "skip",
-                          ties=metric.get("ties") or "zero", cells=cells)
+        core = table_core(
+            mbar,
+            base,
+            direction=direction,
+            y=metric.get("association"),
+            tie_tol=metric.get("tie_tol", TIE_TOL),
+            undefined=metric.get("undefined") or "skip",
+            ties=metric.get("ties") or "zero",
+            cells=cells,
+        )
     contribution = core["contribution"]
     defined = ~np.isnan(contribution)
     c0 = np.where(defined, contribution, 0.0)
@@ -186,12 +223,17 @@ def replicates(mbar: np.ndarray, joint: np.ndarray, *, direction: str, metric: d
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.where(den > 0, num / np.maximum(den, 1e-300), np.nan)
     shape = contribution.shape
-    return {"value": value, "delta": np.broadcast_to(core["delta"], shape),
-            "contribution": contribution, "y": np.broadcast_to(core["y"], shape)}
+    return {
+        "value": value,
+        "delta": np.broadcast_to(core["delta"], shape),
+        "contribution": contribution,
+        "y": np.broadcast_to(core["y"], shape),
+    }
 
 
-def bootstrap_bytes(n_resamples: int, *, n_units: int, n_tasks: int, n_attributes: int,
-                    n_resampled: int) -> int:
+def bootstrap_bytes(
+    n_resamples: int, *, n_units: int, n_tasks: int, n_attributes: int, n_resampled: int
+) -> int:
     """An upper estimate of the bootstrap's peak memory in bytes (measured with tracemalloc
     on the probe's own evaluation; checked against it in the tests).
 
@@ -233,8 +275,8 @@ def sign_support(y_rep: np.ndarray, y_point: np.ndarray, defined_rep: np.ndarray
 class Resampling:
     """The bootstrap settings of a run."""
 
-    units: str = "templates"          # templates | tasks | both
-    base: str = "resample"            # resample | none
+    units: str = "templates"  # templates | tasks | both
+    base: str = "resample"  # resample | none
     n_resamples: int = 10_000
     seed: int = 0
     confidence: float = 0.95
@@ -245,11 +287,19 @@ class Resampling:
         if bound and self.units != "tasks":
             method += ", stratified by task (templates bound to their own tasks)"
         if self.base == "resample":
-            method += ("; count-based base rates resampled jointly (multinomial over their "
-                       "counted sentences)")
-        return BootstrapInfo(n_resamples=self.n_resamples, confidence=self.confidence,
-                             seed=self.seed, resample=self.units, base_uncertainty=self.base,
-                             min_base_count=min_base_count, method=method)
+            method += (
+                "; count-based base rates resampled jointly (multinomial over their "
+                "counted sentences)"
+            )
+        return BootstrapInfo(
+            n_resamples=self.n_resamples,
+            confidence=self.confidence,
+            seed=self.seed,
+            resample=self.units,
+            base_uncertainty=self.base,
+            min_base_count=min_base_count,
+            method=method,
+        )
 
     def task_weights(self, n_tasks: int):
         if self.units in ("tasks", "both"):
@@ -259,8 +309,9 @@ class Resampling:
     def model_tables(self, units: Units) -> np.ndarray:
         """The model's table of every replicate, (R, T, A)."""
         if self.units in ("templates", "both"):
-            return mean_tables(units, unit_draws(units, n_resamples=self.n_resamples,
-                                                 seed=self.seed))
+            return mean_tables(
+                units, unit_draws(units, n_resamples=self.n_resamples, seed=self.seed)
+            )
         point = mean_tables(units, None)
         return np.broadcast_to(point, (self.n_resamples, *point.shape[1:]))
 
@@ -268,12 +319,12 @@ class Resampling:
         """The resampled base counts of a source (None when its table is fixed)."""
         if self.base != "resample" or counts is None:
             return None
-        return resample_counts(counts, n_resamples=self.n_resamples, seed=self.seed,
-                               stream=source_stream(counts))
+        return resample_counts(
+            counts, n_resamples=self.n_resamples, seed=self.seed, stream=source_stream(counts)
+        )
 
 
-def pooled_units(tables: np.ndarray, cover: np.ndarray | None, strata_at, direction: str
-                 ) -> Units:
+def pooled_units(tables: np.ndarray, cover: np.ndarray | None, strata_at, direction: str) -> Units:
     """The units of one direction: every template (crossed sets; A->T of bound sets, drawn
     within the templates' own tasks), or every (template, task) row a bound template
     covers (T->A, drawn within each task)."""
@@ -297,15 +348,15 @@ def coverage(template_tasks, tasks, n_tpl):
         return None, None
     bound = [list(map(str, b or ())) for b in template_tasks]
     if len(bound) != n_tpl:
-        raise BiasampError(f"template_tasks must have one entry per template ({n_tpl}); got "
-                           f"{len(bound)}")
+        raise BiasampError(
+            f"template_tasks must have one entry per template ({n_tpl}); got {len(bound)}"
+        )
     index = {t: i for i, t in enumerate(tasks)}
     cover = np.zeros((n_tpl, len(tasks)), dtype=bool)
     for k, b in enumerate(bound):
         unknown = [t for t in b if t not in index]
         if unknown:
-            raise BiasampError(f"template_tasks[{k}] names tasks {unknown} that are not in "
-                               f"tasks")
+            raise BiasampError(f"template_tasks[{k}] names tasks {unknown} that are not in tasks")
         cover[k, [index[t] for t in b] if b else slice(None)] = True
     if cover.all():
         return None, None

@@ -43,8 +43,15 @@ from .evaluate import Evaluation, _evaluate
 from .prepare import Prepared, prepare
 from .resample import Resampling
 
-__all__ = ["Scored", "evaluate_scores", "model_slug", "probe", "probe_many", "row_scores",
-           "write_result"]
+__all__ = [
+    "Scored",
+    "evaluate_scores",
+    "model_slug",
+    "probe",
+    "probe_many",
+    "row_scores",
+    "write_result",
+]
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +67,10 @@ def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str, stage: str)
     for i, c in enumerate(prompts["candidates"]):
         groups.setdefault(tuple(c), []).append(i)
     texts = prompts["prompt"].astype(str).tolist()
-    total = sum(scorer.count_contexts([texts[i] for i in rows], list(cand), scoring=scoring)
-                for cand, rows in groups.items())
+    total = sum(
+        scorer.count_contexts([texts[i] for i in rows], list(cand), scoring=scoring)
+        for cand, rows in groups.items()
+    )
     scorer.progress.stage(stage, total, scorer.count_unit)
     for cand, rows in groups.items():
         res = scorer.score([texts[i] for i in rows], list(cand), scoring=scoring)
@@ -72,8 +81,13 @@ def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str, stage: str)
 
 def _mass_summary(mass: np.ndarray) -> dict:
     m = np.asarray(mass, dtype=np.float64)
-    return {"n_prompts": int(m.size), "mean": float(np.mean(m)), "min": float(np.min(m)),
-            "median": float(np.median(m)), "max": float(np.max(m))}
+    return {
+        "n_prompts": int(m.size),
+        "mean": float(np.mean(m)),
+        "min": float(np.min(m)),
+        "median": float(np.median(m)),
+        "max": float(np.max(m)),
+    }
 
 
 def _resolve_models(cfg: ProbeConfig) -> dict:
@@ -89,7 +103,8 @@ def _resolve_models(cfg: ProbeConfig) -> dict:
         if cfg.compat is not None and kind != "masked":
             raise BiasampError(
                 f"compat {cfg.compat!r} reproduces the paper's masked-LM procedure (FitBERT "
-                f"first-piece scoring); model {model!r} is a {kind} language model ({evidence})")
+                f"first-piece scoring); model {model!r} is a {kind} language model ({evidence})"
+            )
         if cfg.context_token is not None and kind != "causal":
             raise BiasampError(f"context_token is for causal LMs; model {model!r} is {kind}")
         out[model] = (resolved, check_estimator(cfg.scoring, kind, model=model))
@@ -105,47 +120,87 @@ def _load_scorer(cfg: ProbeConfig, resolved, *, progress):
     return load_scorer(resolved, LoadOptions.of(cfg), progress=progress, **extra)
 
 
-def _probe_one(cfg: ProbeConfig, model: str, prep: Prepared, *, resolved, estimator: str,
-               progress) -> ProbeResult:
+def _probe_one(
+    cfg: ProbeConfig, model: str, prep: Prepared, *, resolved, estimator: str, progress
+) -> ProbeResult:
     model_type = resolved.model_type
     scorer = _load_scorer(cfg, resolved, progress=progress)
-    log.info("scoring %d A->T and %d T->A prompts with %s (%s LM, %s)",
-             len(prep.prompts[ATTRIBUTE_TO_TASK]), len(prep.prompts[TASK_TO_ATTRIBUTE]), model,
-             model_type, estimator)
+    log.info(
+        "scoring %d A->T and %d T->A prompts with %s (%s LM, %s)",
+        len(prep.prompts[ATTRIBUTE_TO_TASK]),
+        len(prep.prompts[TASK_TO_ATTRIBUTE]),
+        model,
+        model_type,
+        estimator,
+    )
     who = f"{model}: " if len(cfg.models) > 1 else ""
-    scores = {d: _score_direction(scorer, prep.prompts[d], scoring=estimator,
-                                  stage=f"{who}scoring {DIRECTION_LABELS[d].replace('→', '->')}")
-              for d in DIRECTIONS}
+    scores = {
+        d: _score_direction(
+            scorer,
+            prep.prompts[d],
+            scoring=estimator,
+            stage=f"{who}scoring {DIRECTION_LABELS[d].replace('→', '->')}",
+        )
+        for d in DIRECTIONS
+    }
     scored = evaluate_scores(cfg, prep, scores, progress=scorer.progress)
     tpl_ids, long_tables, ev = scored.template_ids, scored.tables, scored.evaluation
-    audit = scorer.audit_prompts([pc for d in DIRECTIONS for pc in
-                                  zip(prep.prompts[d]["prompt"], prep.prompts[d]["candidates"])])
+    audit = scorer.audit_prompts(
+        [
+            pc
+            for d in DIRECTIONS
+            for pc in zip(prep.prompts[d]["prompt"], prep.prompts[d]["candidates"])
+        ]
+    )
     sprov = dict(scorer.provenance)
-    versions = {"numpy": np.__version__, "pandas": pd.__version__,
-                "python": platform.python_version(), **sprov.pop("versions", {})}
+    versions = {
+        "numpy": np.__version__,
+        "pandas": pd.__version__,
+        "python": platform.python_version(),
+        **sprov.pop("versions", {}),
+    }
     # the options but the bootstrap's, which the provenance holds (once)
     conf = {k: v for k, v in cfg.to_dict().items() if k not in BootstrapInfo.model_fields}
     conf.update(models=[model], model_type=model_type, scoring=estimator)
     provenance = Provenance(
         model=ModelInfo.of_scorer(sprov, name=model),
         scorer=ScorerInfo.of_scorer(sprov, estimator=estimator),
-        compat=cfg.compat, bootstrap=ev.bootstrap,
-        std=("population (ddof=0) over templates; none for task_to_attribute (pooled per "
-             "task)" if prep.bound else "population (ddof=0) over templates"),
-        templates=TemplatesInfo(name=cfg.templates, n_templates=len(tpl_ids),
-                                template_ids=tuple(tpl_ids),
-                                prompts_sha256=prep.prompts_sha256,
-                                **prep.template_provenance),
-        tasks=prep.tasks_provenance, attributes=tuple(prep.attributes),
-        base_rates=ev.base_provenance, design=prep.design.to_dict(),
+        compat=cfg.compat,
+        bootstrap=ev.bootstrap,
+        std=(
+            "population (ddof=0) over templates; none for task_to_attribute (pooled per task)"
+            if prep.bound
+            else "population (ddof=0) over templates"
+        ),
+        templates=TemplatesInfo(
+            name=cfg.templates,
+            n_templates=len(tpl_ids),
+            template_ids=tuple(tpl_ids),
+            prompts_sha256=prep.prompts_sha256,
+            **prep.template_provenance,
+        ),
+        tasks=prep.tasks_provenance,
+        attributes=tuple(prep.attributes),
+        base_rates=ev.base_provenance,
+        design=prep.design.to_dict(),
         versions={"biasamp": __version__, **versions},
-        platform=platform.platform(), note=cfg.note,
-        timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+        platform=platform.platform(),
+        note=cfg.note,
+        timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    )
     mass = {d: _mass_summary(scores[d][2]) for d in DIRECTIONS}
-    return ProbeResult(summary=ev.summary, by_pair=ev.by_pair, per_template=ev.per_template,
-                       tables=long_tables, audit=audit, mass=mass,
-                       provenance=provenance, config=conf, by_group=ev.by_group,
-                       sign_agreement=ev.sign_agreement)
+    return ProbeResult(
+        summary=ev.summary,
+        by_pair=ev.by_pair,
+        per_template=ev.per_template,
+        tables=long_tables,
+        audit=audit,
+        mass=mass,
+        provenance=provenance,
+        config=conf,
+        by_group=ev.by_group,
+        sign_agreement=ev.sign_agreement,
+    )
 
 
 def _softmax_rows(lp: np.ndarray) -> np.ndarray:
@@ -187,22 +242,34 @@ def _build_tables(prep: Prepared, scores: dict):
                 p[k, t, :], lp[k, t, :] = pr, lpr
         if own.any():
             p[own] = _softmax_rows(lp[own])
-        must = (np.ones(shape, dtype=bool) if direction == ATTRIBUTE_TO_TASK
-                else np.broadcast_to(cover[:, :, None], shape))
+        must = (
+            np.ones(shape, dtype=bool)
+            if direction == ATTRIBUTE_TO_TASK
+            else np.broadcast_to(cover[:, :, None], shape)
+        )
         if np.isnan(p[must]).any():
             missing = sorted({tpl_ids[k] for k in np.argwhere(np.isnan(p) & must)[:, 0]})
             what = "attribute" if direction == ATTRIBUTE_TO_TASK else "task"
-            raise BiasampError(f"templates {missing} do not give prompts for every {what} in "
-                               f"direction {direction!r}; each template must fill both directions")
+            raise BiasampError(
+                f"templates {missing} do not give prompts for every {what} in "
+                f"direction {direction!r}; each template must fill both directions"
+            )
         probs[direction] = p
         kk, tt, aa = np.meshgrid(*(np.arange(s) for s in shape), indexing="ij")
         keep = must.ravel()
-        long_rows.append(pd.DataFrame({
-            "template_id": np.asarray(tpl_ids, dtype=object)[kk.ravel()[keep]],
-            "direction": direction,
-            "task": np.asarray(prep.tasks, dtype=object)[tt.ravel()[keep]],
-            "attribute": np.asarray(prep.attributes, dtype=object)[aa.ravel()[keep]],
-            "prob": p.ravel()[keep], "log_prob": lp.ravel()[keep]}, columns=list(TABLE_COLUMNS)))
+        long_rows.append(
+            pd.DataFrame(
+                {
+                    "template_id": np.asarray(tpl_ids, dtype=object)[kk.ravel()[keep]],
+                    "direction": direction,
+                    "task": np.asarray(prep.tasks, dtype=object)[tt.ravel()[keep]],
+                    "attribute": np.asarray(prep.attributes, dtype=object)[aa.ravel()[keep]],
+                    "prob": p.ravel()[keep],
+                    "log_prob": lp.ravel()[keep],
+                },
+                columns=list(TABLE_COLUMNS),
+            )
+        )
     return tpl_ids, probs, pd.concat(long_rows, ignore_index=True)
 
 
@@ -214,8 +281,9 @@ def row_scores(log_probs) -> tuple[list, list, np.ndarray]:
 
     prob, logp, mass = [], [], np.empty(len(log_probs))
     for i, lp in enumerate(log_probs):
-        r = ScoreResult.from_log_prob(np.asarray(lp, dtype=np.float64)[None, :],
-                                      candidates=(), scoring="continuation")
+        r = ScoreResult.from_log_prob(
+            np.asarray(lp, dtype=np.float64)[None, :], candidates=(), scoring="continuation"
+        )
         prob.append(r.prob[0])
         logp.append(r.log_prob[0])
         mass[i] = float(r.mass[0])
@@ -249,20 +317,32 @@ def evaluate_scores(cfg: ProbeConfig, prep: Prepared, scores: dict, *, progress=
     """
     tpl_ids, probs, long_tables = _build_tables(prep, scores)
     design = prep.design
-    boot = Resampling(cfg.resample, cfg.base_uncertainty, cfg.n_resamples, cfg.seed,
-                      cfg.confidence)
-    ev = _evaluate(probs[ATTRIBUTE_TO_TASK], probs[TASK_TO_ATTRIBUTE],
-                   list(prep.base_tables.items()), tasks=prep.tasks,
-                   attributes=prep.attributes, template_ids=tpl_ids,
-                   template_tasks=list(design.template_tasks) if design.bound else None,
-                   template_groups=list(design.template_groups) if design.grouped else None,
-                   group_labels=list(design.group_labels), cfg=boot,
-                   min_base_count=cfg.min_base_count, progress=progress)
+    boot = Resampling(cfg.resample, cfg.base_uncertainty, cfg.n_resamples, cfg.seed, cfg.confidence)
+    ev = _evaluate(
+        probs[ATTRIBUTE_TO_TASK],
+        probs[TASK_TO_ATTRIBUTE],
+        list(prep.base_tables.items()),
+        tasks=prep.tasks,
+        attributes=prep.attributes,
+        template_ids=tpl_ids,
+        template_tasks=list(design.template_tasks) if design.bound else None,
+        template_groups=list(design.template_groups) if design.grouped else None,
+        group_labels=list(design.group_labels),
+        cfg=boot,
+        min_base_count=cfg.min_base_count,
+        progress=progress,
+    )
     return Scored(tpl_ids, long_tables, ev)
 
 
-def write_result(result: ProbeResult, folder, *, tables: str = "csv",
-                 formats=("md", "html", "json"), progress=None) -> Path:
+def write_result(
+    result: ProbeResult,
+    folder,
+    *,
+    tables: str = "csv",
+    formats=("md", "html", "json"),
+    progress=None,
+) -> Path:
     """Write a result folder into ``folder`` (an empty folder, usually staged): the data
     files, the reports asked for (their ``plots`` and ``reports`` stages told to
     ``progress``), then ``results.json`` with the file list and the completion mark (written
@@ -301,8 +381,9 @@ def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
         results = []
         for model in cfg.models:
             resolved, estimator = kinds[model]
-            res = _probe_one(cfg, model, prep, resolved=resolved, estimator=estimator,
-                             progress=reporter)
+            res = _probe_one(
+                cfg, model, prep, resolved=resolved, estimator=estimator, progress=reporter
+            )
             results.append(res)
             if staging is not None:
                 d = staging if len(cfg.models) == 1 else staging / folders[model]
@@ -310,11 +391,17 @@ def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
         if staging is not None and len(cfg.models) > 1:
             from ..report import write_comparison
             from .compare import paired_differences
+
             # one run: same templates, tasks and bases; a masked and a causal model differ in
             # estimator by construction, which the comparison marks
-            write_comparison(results, [folders[m] for m in cfg.models], staging,
-                             formats=["md", "csv"] + (["html"] if "html" in cfg.formats else []),
-                             paired=paired_differences(results), allow_mismatch=True)
+            write_comparison(
+                results,
+                [folders[m] for m in cfg.models],
+                staging,
+                formats=["md", "csv"] + (["html"] if "html" in cfg.formats else []),
+                paired=paired_differences(results),
+                allow_mismatch=True,
+            )
     except BaseException as exc:
         if output is not None:
             output.abort()
@@ -362,12 +449,15 @@ def probe(config=None, /, *, progress=None, **kwargs) -> ProbeResult:
         kwargs["models"] = [kwargs.pop("model")]
     cfg = as_config(config, **kwargs)
     if len(cfg.models) != 1:
-        raise BiasampError("models must name exactly one model for probe() (use probe_many for "
-                           f"several); got {cfg.models!r}")
+        raise BiasampError(
+            "models must name exactly one model for probe() (use probe_many for "
+            f"several); got {cfg.models!r}"
+        )
     return probe_many(cfg, progress=progress)[0]
 
 
 # -- where a probe writes ----------------------------------------------------------------------
+
 
 def model_slug(model: str) -> str:
     """A folder-safe name for a model id or path.
@@ -392,8 +482,9 @@ def model_folders(models) -> dict[str, str]:
     """
     seen: dict[str, str] = {}
     for m in models:
-        key = os.path.realpath(os.path.expanduser(m)) if os.path.exists(
-            os.path.expanduser(m)) else m
+        key = (
+            os.path.realpath(os.path.expanduser(m)) if os.path.exists(os.path.expanduser(m)) else m
+        )
         if key in seen:
             raise BiasampError(f"models names the same model twice: {seen[key]!r} and {m!r}")
         seen[key] = m
@@ -417,9 +508,12 @@ def result_output(out, *, overwrite: bool, score_cache: str | None) -> OutputFol
     failed write says what became of the scores."""
     if not out:
         return None
-    note = (f"the scores are kept in the score cache {score_cache!r}: a rerun reuses them"
-            if score_cache else "the scores were not kept: rerun with --score-cache DIR so "
-            "that a failed write does not lose them")
+    note = (
+        f"the scores are kept in the score cache {score_cache!r}: a rerun reuses them"
+        if score_cache
+        else "the scores were not kept: rerun with --score-cache DIR so "
+        "that a failed write does not lose them"
+    )
     output = OutputFolder(out, kind="probe", overwrite=overwrite, failure_note=note)
     output.check()
     return output

@@ -94,17 +94,27 @@ def _names(plots: Mapping[str, Path]) -> dict[str, str]:
 
 #: The report formats: name -> :class:`ReportFormat`.
 FORMATS = Registry("report format")
-FORMATS.register("md", ReportFormat("report.md", lambda s, p: markdown_report(s, _names(p)),
-                                    PLOT_KINDS),
-                 description="Markdown report; links the PNG plots")
-FORMATS.register("html", ReportFormat("report.html", html_report, PLOT_KINDS),
-                 description="self-contained HTML report; embeds the PNG plots")
-FORMATS.register("json", ReportFormat("report.json", lambda s, p: json_report(s)),
-                 description="summary, sign agreement, candidate mass and provenance as JSON")
-FORMATS.register("model-card", ReportFormat("model_card.md",
-                                            lambda s, p: model_card(s, _names(p)), ("fig5",)),
-                 description='a "Bias, Risks, and Limitations" block for a Hugging Face '
-                             "model card; links the Fig. 5 plot")
+FORMATS.register(
+    "md",
+    ReportFormat("report.md", lambda s, p: markdown_report(s, _names(p)), PLOT_KINDS),
+    description="Markdown report; links the PNG plots",
+)
+FORMATS.register(
+    "html",
+    ReportFormat("report.html", html_report, PLOT_KINDS),
+    description="self-contained HTML report; embeds the PNG plots",
+)
+FORMATS.register(
+    "json",
+    ReportFormat("report.json", lambda s, p: json_report(s)),
+    description="summary, sign agreement, candidate mass and provenance as JSON",
+)
+FORMATS.register(
+    "model-card",
+    ReportFormat("model_card.md", lambda s, p: model_card(s, _names(p)), ("fig5",)),
+    description='a "Bias, Risks, and Limitations" block for a Hugging Face '
+    "model card; links the Fig. 5 plot",
+)
 
 
 #: The one check of a ``formats`` argument (render and build_report).
@@ -112,8 +122,14 @@ _FORMATS_PARAM = {"formats": SubsetOf(FORMATS)}
 
 
 @validate_params(_FORMATS_PARAM)
-def render(result: ProbeResult, out_dir: str | os.PathLike, formats: Sequence[str] | str, *,
-           plots: bool = True, progress=None) -> dict[str, Path]:
+def render(
+    result: ProbeResult,
+    out_dir: str | os.PathLike,
+    formats: Sequence[str] | str,
+    *,
+    plots: bool = True,
+    progress=None,
+) -> dict[str, Path]:
     """Write the reports of ``result`` (and the PNG plots they show) into ``out_dir``.
 
     Parameters
@@ -144,6 +160,7 @@ def render(result: ProbeResult, out_dir: str | os.PathLike, formats: Sequence[st
     progress = as_progress(progress)
     if plots and wanted:
         from ._plots import plot_all
+
         progress.stage("plots", len(wanted), "plots")
         for kind in (k for k in PLOT_KINDS if k in wanted):
             drawn.update(plot_all(result, d, [kind]))
@@ -161,10 +178,15 @@ def render(result: ProbeResult, out_dir: str | os.PathLike, formats: Sequence[st
 
 
 @validate_params(_FORMATS_PARAM)
-def build_report(result_dir: str | os.PathLike, *,
-                 formats: Sequence[str] | str = ("md", "html", "json"),
-                 plots: bool = True, out: str | os.PathLike | None = None,
-                 overwrite: bool = False, progress=None) -> dict[str, Path]:
+def build_report(
+    result_dir: str | os.PathLike,
+    *,
+    formats: Sequence[str] | str = ("md", "html", "json"),
+    plots: bool = True,
+    out: str | os.PathLike | None = None,
+    overwrite: bool = False,
+    progress=None,
+) -> dict[str, Path]:
     """Render reports (and their PNG plots) from a result folder's ``results.json``.
 
     The result is read and checked (schema, completion mark, data-file hashes) before

@@ -22,16 +22,29 @@ from ..results import BootstrapInfo, ProbeResult
 from ._format import direction_label, format_value, markdown_table
 from ._render import render_template
 
-__all__ = ["compare_dirs", "compare_table", "paired_markdown", "setup_differences",
-           "write_comparison"]
+__all__ = [
+    "compare_dirs",
+    "compare_table",
+    "paired_markdown",
+    "setup_differences",
+    "write_comparison",
+]
 
 #: Files :func:`compare_dirs` can write.
 COMPARE_FORMATS = ("md", "csv", "html")
 
 _INTRO = "mean ± std [bootstrap CI] over templates; compare each direction only with itself."
 #: setup rows that must agree for the numbers to be comparable (the model may differ)
-_MUST_AGREE = ("templates", "prompts sha256", "attributes", "tasks", "estimator", "compat",
-               "base rates", "CI")
+_MUST_AGREE = (
+    "templates",
+    "prompts sha256",
+    "attributes",
+    "tasks",
+    "estimator",
+    "compat",
+    "base rates",
+    "CI",
+)
 
 
 def _setup(res: ProbeResult) -> dict:
@@ -40,7 +53,8 @@ def _setup(res: ProbeResult) -> dict:
     base_hashes = ", ".join(
         f"{source} {direction_label(direction)} {b.joint_sha256[:12]}"
         for source, by_direction in sorted(p.base_rates.items())
-        for direction, b in sorted(by_direction.items()))
+        for direction, b in sorted(by_direction.items())
+    )
     return {
         "model": p.model.name,
         "templates": f"{tpl.name} ({tpl.n_templates})",
@@ -57,9 +71,9 @@ def _setup(res: ProbeResult) -> dict:
 def _ci_setup(boot: BootstrapInfo) -> str:
     """The CI level, what the bootstrap resamples, the base-rate uncertainty, and the minimum
     base count (when one was set)."""
-    return (f"{boot.confidence}, over {boot.resample}, base {boot.base_uncertainty}"
-            + ("" if boot.min_base_count is None else
-               f", min base count {boot.min_base_count}"))
+    return f"{boot.confidence}, over {boot.resample}, base {boot.base_uncertainty}" + (
+        "" if boot.min_base_count is None else f", min base count {boot.min_base_count}"
+    )
 
 
 def _setup_table(results: Sequence[ProbeResult], labels: Sequence[str]) -> pd.DataFrame:
@@ -67,8 +81,10 @@ def _setup_table(results: Sequence[ProbeResult], labels: Sequence[str]) -> pd.Da
     rows = [_setup(r) for r in results]
     table = pd.DataFrame(rows, index=list(labels)).T
     table.index.name = "setup"
-    table["differs"] = [("yes" if len(set(table.loc[k, list(labels)])) > 1 else "")
-                        if k in _MUST_AGREE else "" for k in table.index]
+    table["differs"] = [
+        ("yes" if len(set(table.loc[k, list(labels)])) > 1 else "") if k in _MUST_AGREE else ""
+        for k in table.index
+    ]
     return table.reset_index()
 
 
@@ -80,20 +96,27 @@ def setup_differences(results: Sequence[ProbeResult]) -> list[str]:
 
 
 def _paired_table(paired: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({
-        "base rates": paired["base_rates"],
-        "direction": paired["direction"].map(direction_label),
-        "models": paired["model_b"] + " − " + paired["model_a"],
-        "difference [CI]": [format_value(-d, ci=(-hi, -lo)) for d, lo, hi in
-                            zip(paired["difference"], paired["ci_low"], paired["ci_high"])],
-        "P(sign holds)": paired["p_sign"].map(lambda v: format_value(v, digits=3)),
-        "templates": paired["n_templates"]})
+    return pd.DataFrame(
+        {
+            "base rates": paired["base_rates"],
+            "direction": paired["direction"].map(direction_label),
+            "models": paired["model_b"] + " − " + paired["model_a"],
+            "difference [CI]": [
+                format_value(-d, ci=(-hi, -lo))
+                for d, lo, hi in zip(paired["difference"], paired["ci_low"], paired["ci_high"])
+            ],
+            "P(sign holds)": paired["p_sign"].map(lambda v: format_value(v, digits=3)),
+            "templates": paired["n_templates"],
+        }
+    )
 
 
-_PAIRED_INTRO = ("Each model minus the first, per source and direction: a paired bootstrap "
-                 "(the same templates and the same base-count resamples for both models in "
-                 "every replicate), its CI and the share of replicates in which the "
-                 "difference has the observed sign.")
+_PAIRED_INTRO = (
+    "Each model minus the first, per source and direction: a paired bootstrap "
+    "(the same templates and the same base-count resamples for both models in "
+    "every replicate), its CI and the share of replicates in which the "
+    "difference has the observed sign."
+)
 
 
 def _load_all(result_dirs) -> list[ProbeResult]:
@@ -129,11 +152,20 @@ def _wide(long: pd.DataFrame) -> pd.DataFrame:
     dup = long.groupby("model")["result_dir"].transform("nunique") > 1
     labels = np.where(dup, long["model"] + " (" + long["result_dir"] + ")", long["model"])
     long = long.assign(label=labels)
-    cells = long.assign(cell=[format_value(m, s, (lo, hi)) for m, s, lo, hi in
-                              zip(long["mean"], long["std"], long["ci_low"], long["ci_high"])])
+    cells = long.assign(
+        cell=[
+            format_value(m, s, (lo, hi))
+            for m, s, lo, hi in zip(long["mean"], long["std"], long["ci_low"], long["ci_high"])
+        ]
+    )
     order = list(dict.fromkeys(cells["label"]))
-    wide = cells.pivot_table(index=["base_rates", "direction"], columns="label", values="cell",
-                             aggfunc="first", sort=False)
+    wide = cells.pivot_table(
+        index=["base_rates", "direction"],
+        columns="label",
+        values="cell",
+        aggfunc="first",
+        sort=False,
+    )
     wide = wide.reindex(columns=order).fillna("—").reset_index()
     wide["direction"] = wide["direction"].map(direction_label)
     wide.columns.name = None
@@ -146,17 +178,29 @@ def _comparison(results: Sequence[ProbeResult], names: Sequence, allow_mismatch:
     differing = setup.loc[setup["differs"] == "yes", "setup"].tolist()
     if differing and not allow_mismatch:
         details = "; ".join(
-            f"{k}: " + " vs ".join(repr(v) for v in dict.fromkeys(
-                setup.loc[setup["setup"] == k, labels].iloc[0])) for k in differing)
-        raise BiasampError(f"the RESULT_DIRs are not comparable: they differ in {details} "
-                           "(pass --allow-mismatch / allow_mismatch=True to compare anyway, "
-                           "marked)")
+            f"{k}: "
+            + " vs ".join(
+                repr(v) for v in dict.fromkeys(setup.loc[setup["setup"] == k, labels].iloc[0])
+            )
+            for k in differing
+        )
+        raise BiasampError(
+            f"the RESULT_DIRs are not comparable: they differ in {details} "
+            "(pass --allow-mismatch / allow_mismatch=True to compare anyway, "
+            "marked)"
+        )
     return _long(results, names), setup, differing
 
 
-def write_comparison(results: Sequence[ProbeResult], names: Sequence, folder, *,
-                     formats=("md", "csv"), allow_mismatch: bool = False,
-                     paired: pd.DataFrame | None = None) -> pd.DataFrame:
+def write_comparison(
+    results: Sequence[ProbeResult],
+    names: Sequence,
+    folder,
+    *,
+    formats=("md", "csv"),
+    allow_mismatch: bool = False,
+    paired: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Write ``comparison.{md,csv,html}`` into an existing folder; return the wide table.
 
     ``results`` are in memory; ``names`` say where each one is (its folder, relative to the
@@ -164,8 +208,9 @@ def write_comparison(results: Sequence[ProbeResult], names: Sequence, folder, *,
     differences of :func:`biasamp.pipeline.compare.paired_differences` (computed by the
     caller, which has the models' tables), shown in their own section.
     """
-    return _write(*_comparison(results, names, allow_mismatch), folder, formats=formats,
-                  paired=paired)
+    return _write(
+        *_comparison(results, names, allow_mismatch), folder, formats=formats, paired=paired
+    )
 
 
 #: The one check of a comparison's ``formats``.
@@ -184,17 +229,32 @@ def _write(long, setup, differing, folder, *, formats, paired) -> pd.DataFrame:
             paired.to_csv(d / "paired_differences.csv", index=False)
     for fmt in ("md", "html"):
         if fmt in formats:
-            (d / f"comparison.{fmt}").write_text(render_template(
-                f"comparison.{fmt}.j2", differing=differing, setup=setup, intro=_INTRO,
-                wide=wide, paired_intro=_PAIRED_INTRO, paired=ptable), encoding="utf-8")
+            (d / f"comparison.{fmt}").write_text(
+                render_template(
+                    f"comparison.{fmt}.j2",
+                    differing=differing,
+                    setup=setup,
+                    intro=_INTRO,
+                    wide=wide,
+                    paired_intro=_PAIRED_INTRO,
+                    paired=ptable,
+                ),
+                encoding="utf-8",
+            )
     return wide
 
 
 @validate_params(_FORMATS_PARAM)
-def compare_dirs(result_dirs: Sequence, *, out=None,
-                 formats: Sequence[str] | str = ("md", "csv"), allow_mismatch: bool = False,
-                 overwrite: bool = False, paired: pd.DataFrame | None = None,
-                 results: Sequence[ProbeResult] | None = None) -> pd.DataFrame:
+def compare_dirs(
+    result_dirs: Sequence,
+    *,
+    out=None,
+    formats: Sequence[str] | str = ("md", "csv"),
+    allow_mismatch: bool = False,
+    overwrite: bool = False,
+    paired: pd.DataFrame | None = None,
+    results: Sequence[ProbeResult] | None = None,
+) -> pd.DataFrame:
     """Side-by-side comparison of several result directories.
 
     Parameters

@@ -18,8 +18,18 @@ from markdown_it import MarkdownIt
 
 from .._conventions import DIRECTION_LABELS
 
-__all__ = ["degenerate_ci", "direction_label", "format_ci", "format_value", "html_table",
-           "inline_html", "markdown_html", "markdown_list", "markdown_table", "plain_text"]
+__all__ = [
+    "degenerate_ci",
+    "direction_label",
+    "format_ci",
+    "format_value",
+    "html_table",
+    "inline_html",
+    "markdown_html",
+    "markdown_list",
+    "markdown_table",
+    "plain_text",
+]
 
 
 def direction_label(direction) -> str:
@@ -126,8 +136,10 @@ def markdown_table(df: pd.DataFrame) -> str:
 def html_table(df: pd.DataFrame) -> str:
     """An HTML ``<table>`` of a DataFrame (no index; every cell escaped)."""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
-                   for row in df.itertuples(index=False))
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
+        for row in df.itertuples(index=False)
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -168,5 +180,9 @@ def plain_text(text: str) -> str:
     >>> plain_text("BiasAmp→ report: `bert-base-uncased` **now**")
     'BiasAmp→ report: bert-base-uncased now'
     """
-    return "".join(t.content for line in _MARKDOWN.parseInline(text) for t in line.children or ()
-                   if t.type in ("text", "code_inline"))
+    return "".join(
+        t.content
+        for line in _MARKDOWN.parseInline(text)
+        for t in line.children or ()
+        if t.type in ("text", "code_inline")
+    )

@@ -13,8 +13,18 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DPI", "LABEL_GID", "association_entries", "association_colors", "figure",
-           "freeze_layout", "place_labels", "pyplot", "save", "text_width"]
+__all__ = [
+    "DPI",
+    "LABEL_GID",
+    "association_entries",
+    "association_colors",
+    "figure",
+    "freeze_layout",
+    "place_labels",
+    "pyplot",
+    "save",
+    "text_width",
+]
 
 #: Resolution of the figures and of the saved PNGs (one value: pixels in the layout are
 #: pixels in the file).
@@ -28,8 +38,10 @@ _BLUE, _ORANGE, _GREY = "tab:blue", "tab:orange", "0.55"
 def pyplot():
     """matplotlib.pyplot on the Agg backend (imported on first use)."""
     import matplotlib
+
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
+
     return plt
 
 
@@ -39,8 +51,9 @@ def figure(width: float, height: float, title: str, **subplots):
     long model path) is wrapped onto more lines."""
     import textwrap
 
-    fig, axes = pyplot().subplots(figsize=(width, height), dpi=DPI, layout="constrained",
-                                  squeeze=False, **subplots)
+    fig, axes = pyplot().subplots(
+        figsize=(width, height), dpi=DPI, layout="constrained", squeeze=False, **subplots
+    )
     size = 12
     chars = max(20, int(len(title) * (width - 0.4) / max(text_width([title], size), 1e-9)))
     fig.suptitle("\n".join(textwrap.wrap(title, chars)), fontsize=size)
@@ -71,8 +84,9 @@ def text_width(texts, fontsize: float) -> float:
     from matplotlib.textpath import TextPath
 
     prop = FontProperties(size=fontsize)
-    return max((TextPath((0, 0), str(t), prop=prop).get_extents().width / 72 for t in texts),
-               default=0.0)
+    return max(
+        (TextPath((0, 0), str(t), prop=prop).get_extents().width / 72 for t in texts), default=0.0
+    )
 
 
 def association_colors(association) -> np.ndarray:
@@ -91,22 +105,36 @@ def association_entries(association, first: str, attributes, *, undefined: bool 
 
     y = np.asarray(association, dtype=float)
     other = [a for a in attributes if a != first]
-    against = (f"base associates task with {other[0]}" if len(other) == 1
-               else f"base does not associate task with {first}")
-    kinds = [(y > 0, _BLUE, f"base associates task with {first}"), (y < 0, _ORANGE, against),
-             (y == 0, _GREY, "tie: no association")]
+    against = (
+        f"base associates task with {other[0]}"
+        if len(other) == 1
+        else f"base does not associate task with {first}"
+    )
+    kinds = [
+        (y > 0, _BLUE, f"base associates task with {first}"),
+        (y < 0, _ORANGE, against),
+        (y == 0, _GREY, "tie: no association"),
+    ]
     if undefined:
         kinds.append((np.isnan(y), _GREY, "association undefined"))
-    return [Line2D([], [], ls="", marker="o", color=color, label=label)
-            for mask, color, label in kinds if mask.any()]
+    return [
+        Line2D([], [], ls="", marker="o", color=color, label=label)
+        for mask, color, label in kinds
+        if mask.any()
+    ]
 
 
 def _free(box, taken, area, leaders) -> bool:
     """Whether ``box`` lies inside ``area`` and clear of the ``taken`` boxes and the
     ``leaders`` (paths of the leader lines drawn)."""
-    return (area.x0 <= box.x0 and box.x1 <= area.x1 and area.y0 <= box.y0 and box.y1 <= area.y1
-            and not any(box.overlaps(t) for t in taken)
-            and not any(line.intersects_bbox(box) for line in leaders))
+    return (
+        area.x0 <= box.x0
+        and box.x1 <= area.x1
+        and area.y0 <= box.y0
+        and box.y1 <= area.y1
+        and not any(box.overlaps(t) for t in taken)
+        and not any(line.intersects_bbox(box) for line in leaders)
+    )
 
 
 #: radii (pixels) and directions (degrees; right of the point first) tried for each label
@@ -141,8 +169,11 @@ def place_labels(ax, renderer, *, points, picked, names, fontsize: float = 7.5) 
 
     xy = ax.transData.transform(np.asarray(points, dtype=float))
     half = 4.0  # half the side of a marker's box, pixels (s=22 is about 7 px at 110 dpi)
-    taken = [Bbox.from_extents(px - half, py - half, px + half, py + half)
-             for px, py in xy if np.isfinite(px) and np.isfinite(py)]
+    taken = [
+        Bbox.from_extents(px - half, py - half, px + half, py + half)
+        for px, py in xy
+        if np.isfinite(px) and np.isfinite(py)
+    ]
     area = ax.get_window_extent(renderer).padded(-2)
     labels, leaders = [], []
     pt = 72.0 / ax.figure.dpi
@@ -150,17 +181,41 @@ def place_labels(ax, renderer, *, points, picked, names, fontsize: float = 7.5) 
         probe = ax.text(0, 0, str(name), fontsize=fontsize, transform=None)
         box = probe.get_window_extent(renderer)
         probe.remove()
-        hit = _position(xy[i], box.width + 2, box.height + 2, taken=taken, area=area,
-                        labels=labels, leaders=leaders)
+        hit = _position(
+            xy[i],
+            box.width + 2,
+            box.height + 2,
+            taken=taken,
+            area=area,
+            labels=labels,
+            leaders=leaders,
+        )
         if hit is None:
             continue
         ha, va, (fx, fy), (ox, oy), cand, leader = hit
-        arrow = ({"arrowstyle": "-", "color": "0.45", "lw": 0.6, "shrinkA": 0, "shrinkB": 3,
-                  "relpos": (fx, fy)}  # the line leaves the label at its anchor
-                 if leader is not None else None)
-        ann = ax.annotate(str(name), tuple(np.asarray(points, dtype=float)[i]),
-                          xytext=(ox * pt, oy * pt), textcoords="offset points", ha=ha, va=va,
-                          fontsize=fontsize, arrowprops=arrow, zorder=4)
+        arrow = (
+            {
+                "arrowstyle": "-",
+                "color": "0.45",
+                "lw": 0.6,
+                "shrinkA": 0,
+                "shrinkB": 3,
+                "relpos": (fx, fy),
+            }  # the line leaves the label at its anchor
+            if leader is not None
+            else None
+        )
+        ann = ax.annotate(
+            str(name),
+            tuple(np.asarray(points, dtype=float)[i]),
+            xytext=(ox * pt, oy * pt),
+            textcoords="offset points",
+            ha=ha,
+            va=va,
+            fontsize=fontsize,
+            arrowprops=arrow,
+            zorder=4,
+        )
         ann.set_gid(LABEL_GID)
         taken.append(cand)
         labels.append(cand)
@@ -189,8 +244,9 @@ def _position(point, w: float, h: float, *, taken, area, labels, leaders):
                 continue
             leader = Path([(px, py), (px + ox, py + oy)]) if r > _RADII[1] else None
             if leader is not None and (
-                    any(leader.intersects_bbox(b) for b in labels)
-                    or any(leader.intersects_path(other, filled=False) for other in leaders)):
+                any(leader.intersects_bbox(b) for b in labels)
+                or any(leader.intersects_path(other, filled=False) for other in leaders)
+            ):
                 continue
             return ha, va, (fx, fy), (ox, oy), cand, leader
     return None

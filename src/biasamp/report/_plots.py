@@ -36,12 +36,17 @@ __all__ = ["PLOT_FILES", "PLOT_KINDS", "PLOT_TITLES", "plot_all"]
 #: The plot kinds, in report order.
 PLOT_KINDS = ("fig5", "forest", "base_rates")
 #: File names of the plots, by kind.
-PLOT_FILES = {"fig5": "fig5_p_attribute_given_task.png", "forest": "forest_delta.png",
-              "base_rates": "base_rate_panel.png"}
+PLOT_FILES = {
+    "fig5": "fig5_p_attribute_given_task.png",
+    "forest": "forest_delta.png",
+    "base_rates": "base_rate_panel.png",
+}
 #: Titles of the plots in the reports, by kind.
-PLOT_TITLES = {"fig5": "Model vs base P(attribute | task) (Fig. 5 analogue)",
-               "forest": "Per-task \u0394 with bootstrap CIs",
-               "base_rates": "Base-rate comparison"}
+PLOT_TITLES = {
+    "fig5": "Model vs base P(attribute | task) (Fig. 5 analogue)",
+    "forest": "Per-task \u0394 with bootstrap CIs",
+    "base_rates": "Base-rate comparison",
+}
 
 
 def _by_pair(result: ProbeResult) -> pd.DataFrame:
@@ -76,8 +81,8 @@ _PARITY = {"color": "tab:red", "lw": 0.8, "ls": ":"}
 _MARGINAL = {"color": "tab:green", "lw": 1.1, "ls": "-."}
 
 #: sizes of the base-rate panel
-_NAME_SIZE = 10   # source names (tick labels), points
-_CELL_SIZE = 10   # agreement values in the cells, points
+_NAME_SIZE = 10  # source names (tick labels), points
+_CELL_SIZE = 10  # agreement values in the cells, points
 _TITLE_SIZE = 11  # panel titles, points
 _BAR_WIDTH = 3.0  # inches of each bar panel
 
@@ -143,9 +148,14 @@ def _fig5_figure(result: ProbeResult):
     legends = [_fig5_legend(result, src, s, attributes) for src, s in panels]
     rows = max(len(h) for h in legends)
     legend_h = 0.19 * rows + 0.15
-    fig, axes = figure(5.6 * len(panels), 6.6 + legend_h,
-                       f"P({first} | task): model vs base source ({result.model})",
-                       nrows=2, ncols=len(panels), gridspec_kw={"height_ratios": [6.0, legend_h]})
+    fig, axes = figure(
+        5.6 * len(panels),
+        6.6 + legend_h,
+        f"P({first} | task): model vs base source ({result.model})",
+        nrows=2,
+        ncols=len(panels),
+        gridspec_kw={"height_ratios": [6.0, legend_h]},
+    )
     labels = []
     for ax, leg, (src, s), handles in zip(axes[0], axes[1], panels, legends):
         labels.append(_fig5_panel(ax, result, src=src, s=s, attributes=attributes))
@@ -154,15 +164,18 @@ def _fig5_figure(result: ProbeResult):
     renderer = freeze_layout(fig)  # the title keeps its lines: only a count may change
     for ax, points, pick, names in labels:
         shown = place_labels(ax, renderer, points=points, picked=pick, names=names)
-        ax.set_title(ax.get_title().replace(_labelled(len(pick), len(pick)),
-                                            _labelled(shown, len(pick)), 1), fontsize=9)
+        ax.set_title(
+            ax.get_title().replace(_labelled(len(pick), len(pick)), _labelled(shown, len(pick)), 1),
+            fontsize=9,
+        )
     return fig
 
 
 def _shown(s: pd.DataFrame) -> np.ndarray:
     """Rows of a Fig. 5 panel that have a point (base and model defined)."""
-    return (np.isfinite(s["p_base"].to_numpy(dtype=float))
-            & np.isfinite(s["p_model"].to_numpy(dtype=float)))
+    return np.isfinite(s["p_base"].to_numpy(dtype=float)) & np.isfinite(
+        s["p_model"].to_numpy(dtype=float)
+    )
 
 
 def _fig5_legend(result: ProbeResult, src: str, s: pd.DataFrame, attributes) -> list:
@@ -170,21 +183,31 @@ def _fig5_legend(result: ProbeResult, src: str, s: pd.DataFrame, attributes) -> 
     from matplotlib.lines import Line2D
 
     first, parity = attributes[0], 1.0 / len(attributes)
-    handles = [Line2D([], [], **_DIAGONAL, label="model = base (no amplification)"),
-               Line2D([], [], **_PARITY,
-                      label=f"parity: 1 / {len(attributes)} attributes = {parity:.2g}")]
+    handles = [
+        Line2D([], [], **_DIAGONAL, label="model = base (no amplification)"),
+        Line2D([], [], **_PARITY, label=f"parity: 1 / {len(attributes)} attributes = {parity:.2g}"),
+    ]
     marginal = _marginal(result, src, first)
     if marginal is not None:
-        handles.append(Line2D([], [], **_MARGINAL,
-                              label=f"base P({first}) = {marginal:.3g}: tasks right of it are "
-                                    f"associated with {first}"))
+        handles.append(
+            Line2D(
+                [],
+                [],
+                **_MARGINAL,
+                label=f"base P({first}) = {marginal:.3g}: tasks right of it are "
+                f"associated with {first}",
+            )
+        )
     association = s["association"].to_numpy(dtype=float)[_shown(s)]
     handles += association_entries(association, first, attributes, undefined=False)
-    bars = (f"{_confidence(result):.0%} bootstrap CI of \u0394 = model \u2212 base"
-            if _aggregation(result, src, TASK_TO_ATTRIBUTE) == "pooled"
-            else "± std over templates")
-    handles.append(Line2D([], [], color="0.6", marker="|", ls="", markersize=9,
-                          label=f"bars: {bars}"))
+    bars = (
+        f"{_confidence(result):.0%} bootstrap CI of \u0394 = model \u2212 base"
+        if _aggregation(result, src, TASK_TO_ATTRIBUTE) == "pooled"
+        else "± std over templates"
+    )
+    handles.append(
+        Line2D([], [], color="0.6", marker="|", ls="", markersize=9, label=f"bars: {bars}")
+    )
     return handles
 
 
@@ -205,10 +228,12 @@ def _fig5_panel(ax, result: ProbeResult, *, src: str, s: pd.DataFrame, attribute
         ax.axvline(marginal, **_MARGINAL, zorder=0.6)
     if offsets is not None and abs(x[0] - parity) > 1e-9:  # model = base for every task
         ax.axhline(x[0], **_DIAGONAL, zorder=0.5)
-    ax.errorbar(xs, y, yerr=_fig5_bars(s[shown], pooled), fmt="none", ecolor="0.6", lw=0.8,
-                zorder=1.5)
-    ax.scatter(xs, y, c=association_colors(s["association"].to_numpy(dtype=float)[shown]),
-               s=22, zorder=2)
+    ax.errorbar(
+        xs, y, yerr=_fig5_bars(s[shown], pooled), fmt="none", ecolor="0.6", lw=0.8, zorder=1.5
+    )
+    ax.scatter(
+        xs, y, c=association_colors(s["association"].to_numpy(dtype=float)[shown]), s=22, zorder=2
+    )
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     ax.set_aspect("equal")
@@ -220,11 +245,15 @@ def _fig5_panel(ax, result: ProbeResult, *, src: str, s: pd.DataFrame, attribute
     if (~shown).any():
         notes.append(f"{int((~shown).sum())} task(s) without base data (all-zero row) not shown.")
     if offsets is not None:
-        notes.append(f"Every task's base is {x[0]:.2g}: points spread ±{_SPREAD:g} sideways "
-                     f"(by task order) so that their bars show; read them against "
-                     f"y = {x[0]:.2g}.")
-    ax.set_title("\n".join([src, _labelled(len(pick), len(pick)),
-                            *textwrap.wrap(" ".join(notes), 78)]), fontsize=9)
+        notes.append(
+            f"Every task's base is {x[0]:.2g}: points spread ±{_SPREAD:g} sideways "
+            f"(by task order) so that their bars show; read them against "
+            f"y = {x[0]:.2g}."
+        )
+    ax.set_title(
+        "\n".join([src, _labelled(len(pick), len(pick)), *textwrap.wrap(" ".join(notes), 78)]),
+        fontsize=9,
+    )
     return ax, np.column_stack([xs, y]), pick, s["task"].to_numpy()[shown][pick]
 
 
@@ -244,21 +273,37 @@ def _forest_figure(result: ProbeResult):
     sources = _order(result, "base_rates")
     tasks = _order(result, "task")
     height = max(2.6, 0.21 * len(tasks) + 1.3)
-    fig, axes = figure(11, height * len(sources) + 1.1,
-                       f"Per-task \u0394 = model \u2212 base of {first}, with bootstrap CIs "
-                       f"({result.model})",
-                       nrows=len(sources), ncols=2)
+    fig, axes = figure(
+        11,
+        height * len(sources) + 1.1,
+        f"Per-task \u0394 = model \u2212 base of {first}, with bootstrap CIs ({result.model})",
+        nrows=len(sources),
+        ncols=2,
+    )
     ypos = np.arange(len(tasks))[::-1]
-    shown = [_forest_row(row, df, source=source, first=first, tasks=tasks, ypos=ypos)
-             for row, source in zip(axes, sources)]
+    shown = [
+        _forest_row(row, df, source=source, first=first, tasks=tasks, ypos=ypos)
+        for row, source in zip(axes, sources)
+    ]
     association = np.concatenate([a for a, _ in shown])
     handles = association_entries(association, first, attributes, undefined=False)
     if any(u for _, u in shown):
-        handles.append(Line2D([], [], ls="", marker="x", color="0.35",
-                              label="undefined base: no \u0394 for this task"))
-    handles += [Line2D([], [], color="0.4", lw=1,
-                       label=f"{_confidence(result):.0%} bootstrap CI of \u0394"),
-                Line2D([], [], color="0.3", lw=0.8, label="\u0394 = 0: model = base")]
+        handles.append(
+            Line2D(
+                [],
+                [],
+                ls="",
+                marker="x",
+                color="0.35",
+                label="undefined base: no \u0394 for this task",
+            )
+        )
+    handles += [
+        Line2D(
+            [], [], color="0.4", lw=1, label=f"{_confidence(result):.0%} bootstrap CI of \u0394"
+        ),
+        Line2D([], [], color="0.3", lw=0.8, label="\u0394 = 0: model = base"),
+    ]
     fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=9, frameon=False)
     return fig
 
@@ -270,21 +315,36 @@ def _forest_row(axes, df, *, source, first, tasks, ypos) -> tuple[np.ndarray, in
 
     drawn, n_undefined = [], 0
     for ax, direction in zip(axes, DIRECTIONS):
-        s = df[(df["direction"] == direction) & (df["attribute"] == first)
-               & (df["base_rates"] == source)].set_index("task").reindex(tasks)
+        s = (
+            df[
+                (df["direction"] == direction)
+                & (df["attribute"] == first)
+                & (df["base_rates"] == source)
+            ]
+            .set_index("task")
+            .reindex(tasks)
+        )
         d = s["delta"].to_numpy(dtype=float)
         lo = s["delta_ci_low"].to_numpy(dtype=float)
         hi = s["delta_ci_high"].to_numpy(dtype=float)
         association = s["association"].to_numpy(dtype=float)
         defined = np.isfinite(d)
         ax.hlines(ypos, lo, hi, color="0.4", lw=1)
-        ax.scatter(d[defined], ypos[defined], c=association_colors(association[defined]), s=18,
-                   zorder=3)
+        ax.scatter(
+            d[defined], ypos[defined], c=association_colors(association[defined]), s=18, zorder=3
+        )
         drawn.append(association[defined])
         if not defined.all():
             edge = blended_transform_factory(ax.transAxes, ax.transData)
-            ax.scatter(np.full(int((~defined).sum()), 0.025), ypos[~defined], marker="x",
-                       color="0.35", s=20, transform=edge, zorder=3)
+            ax.scatter(
+                np.full(int((~defined).sum()), 0.025),
+                ypos[~defined],
+                marker="x",
+                color="0.35",
+                s=20,
+                transform=edge,
+                zorder=3,
+            )
             n_undefined += int((~defined).sum())
         ax.axvline(0, color="0.3", lw=0.8)
         ax.set_yticks(ypos)
@@ -314,14 +374,21 @@ def _base_rate_figure(result: ProbeResult):
     name_w = text_width(sources, _NAME_SIZE)
     cell = max(0.75, text_width([ln for w in wrapped for ln in w.split("\n")], _NAME_SIZE) + 0.2)
     lines = max(w.count("\n") + 1 for w in wrapped)
-    title = (f"sign agreement: share of (task,\nattribute) associations of the\nsame sign; "
-             f"upper: {direction_label(ATTRIBUTE_TO_TASK)}, "
-             f"lower: {direction_label(TASK_TO_ATTRIBUTE)}")
+    title = (
+        f"sign agreement: share of (task,\nattribute) associations of the\nsame sign; "
+        f"upper: {direction_label(ATTRIBUTE_TO_TASK)}, "
+        f"lower: {direction_label(TASK_TO_ATTRIBUTE)}"
+    )
     heat_w = max(n * cell, text_width(title.split("\n"), _TITLE_SIZE))
     height = max(1.4, 0.55 * n) + 2.6 + 0.17 * (lines - 1)  # titles, labels: 2.6 in
     width = name_w + 2 * _BAR_WIDTH + name_w + heat_w + 1.6
-    fig, axes = figure(width, height, f"Base-rate comparison ({result.model})", ncols=3,
-                       gridspec_kw={"width_ratios": [_BAR_WIDTH, _BAR_WIDTH, heat_w]})
+    fig, axes = figure(
+        width,
+        height,
+        f"Base-rate comparison ({result.model})",
+        ncols=3,
+        gridspec_kw={"width_ratios": [_BAR_WIDTH, _BAR_WIDTH, heat_w]},
+    )
     axes = axes[0]
     y = np.arange(n)[::-1]
     for k, (ax, direction) in enumerate(zip(axes[:2], DIRECTIONS)):
@@ -331,8 +398,9 @@ def _base_rate_figure(result: ProbeResult):
         lo = np.clip(m - s["ci_low"].to_numpy(dtype=float), 0.0, None)
         hi = np.clip(s["ci_high"].to_numpy(dtype=float) - m, 0.0, None)
         ax.barh(y, m, color="tab:blue", alpha=0.7, height=0.6)
-        ax.errorbar(m, y, xerr=np.nan_to_num(np.vstack([lo, hi])), fmt="none", ecolor="k",
-                    capsize=4, lw=1)
+        ax.errorbar(
+            m, y, xerr=np.nan_to_num(np.vstack([lo, hi])), fmt="none", ecolor="k", capsize=4, lw=1
+        )
         ax.axvline(0, color="0.3", lw=0.8)
         ax.set_yticks(y)
         ax.set_yticklabels(sources if k == 0 else [], fontsize=_NAME_SIZE)
@@ -340,8 +408,7 @@ def _base_rate_figure(result: ProbeResult):
         ax.tick_params(axis="x", labelsize=9)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # tick labels never run together
         value = "pooled over templates" if pooled[direction] else "mean over templates"
-        ax.set_xlabel(f"BiasAmp\u2192, {value}\nbars: {confidence:.0%} bootstrap CI",
-                      fontsize=10)
+        ax.set_xlabel(f"BiasAmp\u2192, {value}\nbars: {confidence:.0%} bootstrap CI", fontsize=10)
         ax.set_title(f"{direction_label(direction)} by base source", fontsize=_TITLE_SIZE)
     ax = axes[2]
     mat = _agreement(result, sources)
@@ -349,8 +416,15 @@ def _base_rate_figure(result: ProbeResult):
     for i in range(n):
         for j in range(n):
             if np.isfinite(mat[i, j]):
-                ax.text(j, i, f"{mat[i, j]:.2f}", ha="center", va="center",
-                        color="w" if mat[i, j] < 0.6 else "k", fontsize=_CELL_SIZE)
+                ax.text(
+                    j,
+                    i,
+                    f"{mat[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    color="w" if mat[i, j] < 0.6 else "k",
+                    fontsize=_CELL_SIZE,
+                )
     ax.set_xticks(range(n))
     ax.set_xticklabels(wrapped, fontsize=_NAME_SIZE)
     ax.set_yticks(range(n))
@@ -382,8 +456,9 @@ def _agreement(result: ProbeResult, sources: list[str]) -> np.ndarray:
     np.fill_diagonal(mat, 1.0)
     for direction in DIRECTIONS:
         for rec in agree[agree["direction"] == direction].to_dict("records"):
-            i, j = sorted((sources.index(str(rec["source_a"])),
-                           sources.index(str(rec["source_b"]))))
+            i, j = sorted(
+                (sources.index(str(rec["source_a"])), sources.index(str(rec["source_b"])))
+            )
             mat[(i, j) if direction == ATTRIBUTE_TO_TASK else (j, i)] = rec["agreement"]
     return mat
 
@@ -399,5 +474,8 @@ def plot_all(result: ProbeResult, out_dir, kinds=PLOT_KINDS) -> dict[str, Path]:
     dict mapping kind to the written path, in :data:`PLOT_KINDS` order.
     """
     out_dir = Path(out_dir)
-    return {kind: save(_FIGURES[kind](result), out_dir / PLOT_FILES[kind])
-            for kind in PLOT_KINDS if kind in kinds}
+    return {
+        kind: save(_FIGURES[kind](result), out_dir / PLOT_FILES[kind])
+        for kind in PLOT_KINDS
+        if kind in kinds
+    }

@@ -36,8 +36,16 @@ from ._format import (
 )
 from ._sections import Sections, build_sections
 
-__all__ = ["html_report", "json_report", "markdown_report", "model_card", "render_html",
-           "render_markdown", "render_model_card", "render_template"]
+__all__ = [
+    "html_report",
+    "json_report",
+    "markdown_report",
+    "model_card",
+    "render_html",
+    "render_markdown",
+    "render_model_card",
+    "render_template",
+]
 
 #: The keys of ``report.json``, each the ``data`` of the section of that name.
 JSON_KEYS = ("summary", "sign_agreement", "mass", "provenance")
@@ -51,17 +59,24 @@ def _png(path) -> str:
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("biasamp.report", "templates"),
-        autoescape=jinja2.select_autoescape(["html.j2"]), undefined=jinja2.StrictUndefined,
-        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+        autoescape=jinja2.select_autoescape(["html.j2"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters.update(
-        md_table=markdown_table, plain=plain_text, base64=_png,
+        md_table=markdown_table,
+        plain=plain_text,
+        base64=_png,
         yaml=lambda v: yaml.safe_dump(v, sort_keys=False, allow_unicode=True),
         html_table=lambda df: Markup(html_table(df)),
         markdown=lambda text: Markup(markdown_html(text)),
         inline=lambda text: Markup(inline_html(text)),
         md_list=lambda items: Markup(markdown_list(items)),
         # html.escape, as the table cells (Jinja's |e writes quotes otherwise)
-        html_escape=lambda text: Markup(html.escape(str(text))))
+        html_escape=lambda text: Markup(html.escape(str(text))),
+    )
     return env
 
 
@@ -88,12 +103,15 @@ def model_card(sections: Sections, links: Mapping[str, str]) -> str:
 def json_report(sections: Sections) -> str:
     """``report.json``'s text: the ``data`` of :data:`JSON_KEYS` (indented, NaN written as
     ``null``)."""
-    return json.dumps({k: getattr(sections, k).data for k in JSON_KEYS}, indent=2,
-                      allow_nan=False) + "\n"
+    return (
+        json.dumps({k: getattr(sections, k).data for k in JSON_KEYS}, indent=2, allow_nan=False)
+        + "\n"
+    )
 
 
-def render_markdown(result: ProbeResult, *, plots: Mapping[str, str | os.PathLike] | None = None
-                    ) -> str:
+def render_markdown(
+    result: ProbeResult, *, plots: Mapping[str, str | os.PathLike] | None = None
+) -> str:
     """The Markdown report of a result.
 
     Parameters
@@ -111,8 +129,9 @@ def render_markdown(result: ProbeResult, *, plots: Mapping[str, str | os.PathLik
     return markdown_report(build_sections(result), links)
 
 
-def render_html(result: ProbeResult, *, plots: Mapping[str, str | os.PathLike] | None = None
-                ) -> str:
+def render_html(
+    result: ProbeResult, *, plots: Mapping[str, str | os.PathLike] | None = None
+) -> str:
     """A self-contained HTML report: inline CSS, PNGs embedded as base64 data URIs.
 
     Parameters

@@ -61,42 +61,58 @@ __all__ = ["CAVEATS", "Section", "Sections", "build_sections"]
 
 #: How to read the numbers (the model card shows the first three).
 CAVEATS = (
-    ("**The value depends on the base-rate source.** BiasAmp→ measures how much the model "
-     "*amplifies* a base correlation; every row names the source it was measured against "
-     "(uniform, Wikipedia co-occurrence counts, US labor statistics, ...). Different sources "
-     "can even disagree on the sign of the association for the same occupation."),
-    ("**T→A and A→T values are not comparable to each other.** T→A compares "
-     "P(attribute | task) (a distribution over a few attributes), A→T compares "
-     "P(task | attribute) (a distribution over all the tasks), so the A→T numbers are on a much "
-     "smaller scale. Compare each direction only with itself (other models, other sources)."),
-    ("Values are means over fill-in-the-blank templates; the spread (population std, bootstrap "
-     "CI over templates) shows how much they depend on the wording of the template."),
-    ("The model's probabilities are renormalised over the candidate words; the raw probability "
-     "mass the candidates cover is reported with the results. Candidates that split into "
-     "several word pieces are listed in the tokenisation audit."),
-    ("The attributes are words (pronouns), not people's genders; a binary he/she probe says "
-     "nothing about non-binary identities unless `they` is included."),
+    (
+        "**The value depends on the base-rate source.** BiasAmp→ measures how much the model "
+        "*amplifies* a base correlation; every row names the source it was measured against "
+        "(uniform, Wikipedia co-occurrence counts, US labor statistics, ...). Different sources "
+        "can even disagree on the sign of the association for the same occupation."
+    ),
+    (
+        "**T→A and A→T values are not comparable to each other.** T→A compares "
+        "P(attribute | task) (a distribution over a few attributes), A→T compares "
+        "P(task | attribute) (a distribution over all the tasks), so the A→T numbers are on a much "
+        "smaller scale. Compare each direction only with itself (other models, other sources)."
+    ),
+    (
+        "Values are means over fill-in-the-blank templates; the spread (population std, bootstrap "
+        "CI over templates) shows how much they depend on the wording of the template."
+    ),
+    (
+        "The model's probabilities are renormalised over the candidate words; the raw probability "
+        "mass the candidates cover is reported with the results. Candidates that split into "
+        "several word pieces are listed in the tokenisation audit."
+    ),
+    (
+        "The attributes are words (pronouns), not people's genders; a binary he/she probe says "
+        "nothing about non-binary identities unless `they` is included."
+    ),
 )
 
-_SUMMARY_TEXT = ("Mean and population std (ddof=0) over templates; percentile bootstrap CI over "
-                 "what its row's \"CI covers\" names (\"counts\": the sentences of a "
-                 "count-based base-rate source, resampled jointly with the rest). A positive "
-                 "value means the model amplifies the base correlation.")
+_SUMMARY_TEXT = (
+    "Mean and population std (ddof=0) over templates; percentile bootstrap CI over "
+    'what its row\'s "CI covers" names ("counts": the sentences of a '
+    "count-based base-rate source, resampled jointly with the rest). A positive "
+    "value means the model amplifies the base correlation."
+)
 #: what a summary row's CI resamples, by ``resample`` (the base counts are added per row)
 _CI_COVERS = {"templates": "templates", "tasks": "tasks", "both": "templates, tasks"}
 _N_TOP_PAIRS = 5
-_MASS_TEXT = ("Share of the model's probability that the candidates cover before "
-              "renormalisation: for a one-piece candidate, its probability at the mask; for a "
-              "candidate of several pieces (T->A spans such as \"They are\", split "
-              "occupations), the chain-rule probability of the whole span, which is much smaller "
-              "than a one-position share, so these masses are small by construction and only "
-              "comparable within one estimator; for `pll` they are sums of pseudo-likelihoods, "
-              "not probabilities.")
-_POOLED_TEXT = (" Templates bound to their own task (benchmark sentences such as Winogender or "
-                "WinoBias) are pooled: T→A is measured on P(attribute | task) averaged over each "
-                "task's own sentences (no std over templates), A→T on P(task | attribute) "
-                "averaged over all sentences; the CI comes from a bootstrap that resamples "
-                "templates within each task.")
+_MASS_TEXT = (
+    "Share of the model's probability that the candidates cover before "
+    "renormalisation: for a one-piece candidate, its probability at the mask; for a "
+    'candidate of several pieces (T->A spans such as "They are", split '
+    "occupations), the chain-rule probability of the whole span, which is much smaller "
+    "than a one-position share, so these masses are small by construction and only "
+    "comparable within one estimator; for `pll` they are sums of pseudo-likelihoods, "
+    "not probabilities."
+)
+_POOLED_TEXT = (
+    " Templates bound to their own task (benchmark sentences such as Winogender or "
+    "WinoBias) are pooled: T→A is measured on P(attribute | task) averaged over each "
+    "task's own sentences (no std over templates), A→T on P(task | attribute) "
+    "averaged over all sentences; the CI comes from a bootstrap that resamples "
+    "templates within each task."
+)
 #: counts behind a task below which its base data is called "little"
 LITTLE_DATA = 10
 #: a base bias at least this share of the CI's width is told in the report
@@ -190,47 +206,66 @@ def build_sections(result: ProbeResult) -> Sections:
             f"WARNING: {len(missing)} weight(s) of this model were missing from its checkpoint "
             f"and initialised at random (--allow-missing-weights): {', '.join(missing[:6])}"
             f"{', ...' if len(missing) > 6 else ''}. These numbers do not describe a trained "
-            "model.")
+            "model."
+        )
     if prov.note:
         notes.append(prov.note)
     pooled = "pooled" in set(result.summary.get("aggregation", ()))
     top = _top_rows(result.by_pair)
-    unavailable = _unavailable_lines(result.summary, degenerate=_degenerate(
-        ("summary CIs", result.summary, "ci_low", "ci_high"),
-        ("group CIs", result.by_group, "ci_low", "ci_high"),
-        ("largest-contribution CIs", top, "contribution_ci_low", "contribution_ci_high"),
-        ("sign-agreement CIs", result.sign_agreement, "ci_low", "ci_high")))
+    unavailable = _unavailable_lines(
+        result.summary,
+        degenerate=_degenerate(
+            ("summary CIs", result.summary, "ci_low", "ci_high"),
+            ("group CIs", result.by_group, "ci_low", "ci_high"),
+            ("largest-contribution CIs", top, "contribution_ci_low", "contribution_ci_high"),
+            ("sign-agreement CIs", result.sign_agreement, "ci_low", "ci_high"),
+        ),
+    )
     rows, base_notes = _base_rates_parts(prov, result.summary)
     kinds = PLOT_KINDS if not result.by_pair.empty else ()
     return Sections(
         title=f"BiasAmp→ report: `{prov.model.name}`",
         about=_measured_with(prov),
         notes=tuple(notes),
-        summary=Section("Summary", table=_headline(result.summary, prov),
-                        text=_SUMMARY_TEXT + (_POOLED_TEXT if pooled else ""),
-                        data=doc["summary"]),
+        summary=Section(
+            "Summary",
+            table=_headline(result.summary, prov),
+            text=_SUMMARY_TEXT + (_POOLED_TEXT if pooled else ""),
+            data=doc["summary"],
+        ),
         groups=None if result.by_group.empty else _groups_section(result.by_group, prov),
         undefined=_note("Undefined cells.", _undefined_lines(result)),
         unavailable=_note("Unavailable intervals.", unavailable),
-        support=_note("Evidence behind the base associations.",
-                      _support_lines(result, conf, prov.bootstrap.min_base_count)),
-        base_rates=Section("Base rates", bullets=base_notes, data=rows,
-                           table=pd.DataFrame(rows) if rows else None),
+        support=_note(
+            "Evidence behind the base associations.",
+            _support_lines(result, conf, prov.bootstrap.min_base_count),
+        ),
+        base_rates=Section(
+            "Base rates", bullets=base_notes, data=rows, table=pd.DataFrame(rows) if rows else None
+        ),
         plots={k: PLOT_TITLES[k] for k in kinds},
         contributions=Section(
             "Largest contributions",
-            intro=(f"The {_N_TOP_PAIRS} largest |contributions| of each source and direction "
-                   "(the directions are on different scales)."),
+            intro=(
+                f"The {_N_TOP_PAIRS} largest |contributions| of each source and direction "
+                "(the directions are on different scales)."
+            ),
             table=_top_pairs(top),
-            footer=(("\"(unsupported)\": the counts do not support the sign of this "
-                     "association (see above). " if _any_unsupported(top) else "")
-                    + "Full disaggregation: `by_pair.csv`.")),
+            footer=(
+                (
+                    '"(unsupported)": the counts do not support the sign of this '
+                    "association (see above). "
+                    if _any_unsupported(top)
+                    else ""
+                )
+                + "Full disaggregation: `by_pair.csv`."
+            ),
+        ),
         sign_agreement=_agreement_section(result, conf),
         mass=_mass_section(mass),
         audit=_audit_section(result.audit),
         caveats=Section("Caveats", bullets=CAVEATS),
-        provenance=Section("Provenance", bullets=_provenance_lines(prov),
-                           data=doc["provenance"]),
+        provenance=Section("Provenance", bullets=_provenance_lines(prov), data=doc["provenance"]),
         model_index=_model_index(doc["summary"] or [], prov),
     )
 
@@ -242,38 +277,55 @@ def _note(title: str, bullets: tuple[str, ...]) -> Section | None:
 
 # ---------------------------------------------------------------- tables
 
+
 def _headline(summary: pd.DataFrame, prov: Provenance) -> pd.DataFrame:
     conf = prov.bootstrap.confidence
-    return pd.DataFrame({
-        "base rates": summary["base_rates"],
-        "direction": summary["direction"].map(direction_label),
-        # pooled T->A rows (templates bound to their tasks) have no std over templates
-        "BiasAmp→ mean ± std": [format_value(m, None if pd.isna(sd) else sd)
-                                for m, sd in zip(summary["mean"], summary["std"])],
-        f"{conf:.0%} CI": [format_ci(lo, hi) for lo, hi in zip(summary["ci_low"],
-                                                               summary["ci_high"])],
-        "CI covers": [_CI_COVERS.get(r, r) + (", counts" if b else "")
-                      for r, b in zip(summary["resample"], summary["base_resampled"])],
-        "templates": summary["n_templates"],
-    })
+    return pd.DataFrame(
+        {
+            "base rates": summary["base_rates"],
+            "direction": summary["direction"].map(direction_label),
+            # pooled T->A rows (templates bound to their tasks) have no std over templates
+            "BiasAmp→ mean ± std": [
+                format_value(m, None if pd.isna(sd) else sd)
+                for m, sd in zip(summary["mean"], summary["std"])
+            ],
+            f"{conf:.0%} CI": [
+                format_ci(lo, hi) for lo, hi in zip(summary["ci_low"], summary["ci_high"])
+            ],
+            "CI covers": [
+                _CI_COVERS.get(r, r) + (", counts" if b else "")
+                for r, b in zip(summary["resample"], summary["base_resampled"])
+            ],
+            "templates": summary["n_templates"],
+        }
+    )
 
 
 def _groups_section(by_group: pd.DataFrame, prov: Provenance) -> Section:
     conf = prov.bootstrap.confidence
     descriptions = prov.templates.groups or {}
-    table = pd.DataFrame({
-        "base rates": by_group["base_rates"],
-        "direction": by_group["direction"].map(direction_label),
-        "group": by_group["group"],
-        f"BiasAmp→ [{conf:.0%} CI]": [format_value(m, ci=(lo, hi)) for m, lo, hi in
-                                      zip(by_group["mean"], by_group["ci_low"],
-                                          by_group["ci_high"])],
-        "templates": by_group["n_templates"], "tasks": by_group["n_tasks"]})
+    table = pd.DataFrame(
+        {
+            "base rates": by_group["base_rates"],
+            "direction": by_group["direction"].map(direction_label),
+            "group": by_group["group"],
+            f"BiasAmp→ [{conf:.0%} CI]": [
+                format_value(m, ci=(lo, hi))
+                for m, lo, hi in zip(by_group["mean"], by_group["ci_low"], by_group["ci_high"])
+            ],
+            "templates": by_group["n_templates"],
+            "tasks": by_group["n_tasks"],
+        }
+    )
     bullets = tuple(f"`{g}`: {d}" for g, d in descriptions.items() if d)
-    return Section("Groups of templates", table=table, bullets=bullets,
-                   text="Each group is measured like the summary, on its own templates only "
-                        "(a task none of them covers is left out).",
-                   data=jsonable(by_group.to_dict(orient="records")))
+    return Section(
+        "Groups of templates",
+        table=table,
+        bullets=bullets,
+        text="Each group is measured like the summary, on its own templates only "
+        "(a task none of them covers is left out).",
+        data=jsonable(by_group.to_dict(orient="records")),
+    )
 
 
 def _any_unsupported(rows: pd.DataFrame) -> bool:
@@ -288,10 +340,14 @@ def _top_rows(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
     if by_pair.empty:
         return by_pair
     bp = by_pair.assign(_abs=by_pair["contribution"].abs())
-    bp = (bp.sort_values("_abs", ascending=False, kind="stable")
-          .groupby(["base_rates", "direction"], sort=False).head(n))
-    order = {k: i for i, k in enumerate(dict.fromkeys(zip(by_pair["base_rates"],
-                                                          by_pair["direction"])))}
+    bp = (
+        bp.sort_values("_abs", ascending=False, kind="stable")
+        .groupby(["base_rates", "direction"], sort=False)
+        .head(n)
+    )
+    order = {
+        k: i for i, k in enumerate(dict.fromkeys(zip(by_pair["base_rates"], by_pair["direction"])))
+    }
     bp = bp.assign(_g=[order[k] for k in zip(bp["base_rates"], bp["direction"])])
     return bp.sort_values(["_g", "_abs"], ascending=[True, False], kind="stable")
 
@@ -300,43 +356,74 @@ def _top_pairs(bp: pd.DataFrame) -> pd.DataFrame:
     """The largest contributions (:func:`_top_rows`) as a table."""
     if bp.empty:
         return pd.DataFrame()
-    return pd.DataFrame({
-        "base rates": bp["base_rates"], "direction": bp["direction"].map(direction_label),
-        "task": bp["task"], "attribute": bp["attribute"],
-        # sign_supported: true / false where the counts were resampled, null elsewhere
-        "association": [format_value(v, digits=0, sign=True)
-                        + (" (unsupported)" if pd.notna(s) and not s else "")
-                        for v, s in zip(bp["association"], bp["sign_supported"])],
-        "p_base": bp["p_base"].map(format_value),
-        "p_model": bp["p_model"].map(format_value),
-        "contribution [CI]": [format_value(c, ci=(lo, hi)) for c, lo, hi in
-                              zip(bp["contribution"], bp["contribution_ci_low"],
-                                  bp["contribution_ci_high"])],
-    })
+    return pd.DataFrame(
+        {
+            "base rates": bp["base_rates"],
+            "direction": bp["direction"].map(direction_label),
+            "task": bp["task"],
+            "attribute": bp["attribute"],
+            # sign_supported: true / false where the counts were resampled, null elsewhere
+            "association": [
+                format_value(v, digits=0, sign=True)
+                + (" (unsupported)" if pd.notna(s) and not s else "")
+                for v, s in zip(bp["association"], bp["sign_supported"])
+            ],
+            "p_base": bp["p_base"].map(format_value),
+            "p_model": bp["p_model"].map(format_value),
+            "contribution [CI]": [
+                format_value(c, ci=(lo, hi))
+                for c, lo, hi in zip(
+                    bp["contribution"], bp["contribution_ci_low"], bp["contribution_ci_high"]
+                )
+            ],
+        }
+    )
 
 
 def _agreement_section(result: ProbeResult, conf: float) -> Section:
     agree = result.sign_agreement
-    table = None if agree.empty else pd.DataFrame({
-        "direction": agree["direction"].map(direction_label), "source a": agree["source_a"],
-        "source b": agree["source_b"],
-        f"agreement [{conf:.0%} CI]": [
-            format_value(v, ci=(lo, hi), digits=2)
-            for v, lo, hi in zip(agree["agreement"], agree["ci_low"], agree["ci_high"])],
-        "cells": agree["n_cells"]})
-    return Section("Sign agreement of the association between sources",
-                   intro=("Share of (task, attribute) cells on which two sources give the "
-                          "association the same sign; the CI reflects the resampled base "
-                          "counts (n/a when both sources are exact: nothing is resampled)."),
-                   table=table, data=jsonable(agree.to_dict(orient="records")))
+    table = (
+        None
+        if agree.empty
+        else pd.DataFrame(
+            {
+                "direction": agree["direction"].map(direction_label),
+                "source a": agree["source_a"],
+                "source b": agree["source_b"],
+                f"agreement [{conf:.0%} CI]": [
+                    format_value(v, ci=(lo, hi), digits=2)
+                    for v, lo, hi in zip(agree["agreement"], agree["ci_low"], agree["ci_high"])
+                ],
+                "cells": agree["n_cells"],
+            }
+        )
+    )
+    return Section(
+        "Sign agreement of the association between sources",
+        intro=(
+            "Share of (task, attribute) cells on which two sources give the "
+            "association the same sign; the CI reflects the resampled base "
+            "counts (n/a when both sources are exact: nothing is resampled)."
+        ),
+        table=table,
+        data=jsonable(agree.to_dict(orient="records")),
+    )
 
 
 def _mass_section(mass: dict) -> Section:
-    rows = [{"direction": direction_label(d), **{k: (f"{v:.3g}" if k != "n_prompts" else v)
-                                        for k, v in m.items()}}
-            for d, m in mass.items()]
-    return Section("Raw candidate probability mass", intro=_MASS_TEXT,
-                   table=pd.DataFrame(rows) if rows else None, data=mass)
+    rows = [
+        {
+            "direction": direction_label(d),
+            **{k: (f"{v:.3g}" if k != "n_prompts" else v) for k, v in m.items()},
+        }
+        for d, m in mass.items()
+    ]
+    return Section(
+        "Raw candidate probability mass",
+        intro=_MASS_TEXT,
+        table=pd.DataFrame(rows) if rows else None,
+        data=mass,
+    )
 
 
 def _audit_section(audit: pd.DataFrame) -> Section:
@@ -345,15 +432,19 @@ def _audit_section(audit: pd.DataFrame) -> Section:
     title = "Tokenisation audit"
     if audit.empty:
         return Section(title, empty="Every candidate is a single word piece for this model.")
-    keep = [c for c in ("candidate", "pieces", "n_pieces", "first_piece",
-                        "shares_first_piece_with") if c in audit.columns]
-    table = audit[keep].map(lambda v: " ".join(map(str, v)) if isinstance(v, (list, tuple))
-                            else v)
-    return Section(title, intro="Candidates that are not a single word piece for this model:",
-                   table=table)
+    keep = [
+        c
+        for c in ("candidate", "pieces", "n_pieces", "first_piece", "shares_first_piece_with")
+        if c in audit.columns
+    ]
+    table = audit[keep].map(lambda v: " ".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
+    return Section(
+        title, intro="Candidates that are not a single word piece for this model:", table=table
+    )
 
 
 # ---------------------------------------------------------------- notes
+
 
 def _said_once(explanation: str, facts, after: str = "") -> tuple[str, ...]:
     """One bullet: the explanation once, then the facts of each (source, direction) briefly."""
@@ -371,8 +462,12 @@ def _undefined_lines(result: ProbeResult) -> tuple[str, ...]:
     if per.empty or "n_nan" not in per:
         return ()
     n_cells = len(set(zip(result.by_pair["task"], result.by_pair["attribute"])))
-    excluded = dict(zip(zip(result.summary["base_rates"], result.summary["direction"]),
-                        result.summary["n_tasks_excluded"].fillna(0).astype(int)))
+    excluded = dict(
+        zip(
+            zip(result.summary["base_rates"], result.summary["direction"]),
+            result.summary["n_tasks_excluded"].fillna(0).astype(int),
+        )
+    )
     n_attr = len(set(result.by_pair["attribute"]))
     worst = per.groupby(["base_rates", "direction"], sort=False)["n_nan"].max()
     facts = []
@@ -380,8 +475,10 @@ def _undefined_lines(result: ProbeResult) -> tuple[str, ...]:
         n = int(n) - excluded.get((src, d), 0) * n_attr  # left-out tasks are told apart
         if n > 0:
             facts.append(f"{_where(src, d)}: {n} of {n_cells} cells")
-    return _said_once("Undefined (task, attribute) cells (an all-zero base row or column), "
-                      "left out of the value", facts)
+    return _said_once(
+        "Undefined (task, attribute) cells (an all-zero base row or column), left out of the value",
+        facts,
+    )
 
 
 def _degenerate(*tables) -> list[tuple[str, str]]:
@@ -405,12 +502,17 @@ def _unavailable_lines(summary: pd.DataFrame, degenerate=()) -> tuple[str, ...]:
     lines = _said_once(
         "CI over templates shown as n/a because fewer than 2 templates give a value (a "
         "bootstrap over templates needs at least 2; the std is then 0 by construction)",
-        (f"{_where(r.base_rates, r.direction)}: {int(r.n_templates)} template(s)"
-         for r in bad.itertuples()))
+        (
+            f"{_where(r.base_rates, r.direction)}: {int(r.n_templates)} template(s)"
+            for r in bad.itertuples()
+        ),
+    )
     return lines + _said_once(
         "Intervals of zero width shown as n/a: nothing varied in their bootstrap (e.g. one "
         "template per task resampled within tasks, or two sources whose base rates are exact), "
-        "so they would only repeat the value", (f"{what}: {count}" for what, count in degenerate))
+        "so they would only repeat the value",
+        (f"{what}: {count}" for what, count in degenerate),
+    )
 
 
 def _support_lines(result: ProbeResult, confidence: float, min_base_count) -> tuple[str, ...]:
@@ -430,25 +532,36 @@ def _support_lines(result: ProbeResult, confidence: float, min_base_count) -> tu
         if int(r.n_tasks_excluded or 0) > 0:
             excluded.append(f"{where}: {int(r.n_tasks_excluded)} of {n_tasks} tasks")
     return (
-        _said_once(f"Associations not supported by the counts (the sign holds in fewer than "
-                   f"{confidence:.0%} of the base resamples)", unsupported,
-                   " These cells are marked `sign_supported = false` in `by_pair.csv` and "
-                   "carry little evidence; the CI of a value with unsupported associations "
-                   "is indicative only.")
-        + _said_once("Values shifted by the sampling error of the counts (on average over the "
-                     "base resamples)", biased,
-                     " The counts are too sparse for these values to be read at face value: "
-                     "a value measured against a noisy base is biased by about as much, and "
-                     "its CI is then not reliable.")
-        + _said_once(f"Tasks with fewer than {min_base_count} co-occurrences, left out of the "
-                     "value (--min-base-count)", excluded))
+        _said_once(
+            f"Associations not supported by the counts (the sign holds in fewer than "
+            f"{confidence:.0%} of the base resamples)",
+            unsupported,
+            " These cells are marked `sign_supported = false` in `by_pair.csv` and "
+            "carry little evidence; the CI of a value with unsupported associations "
+            "is indicative only.",
+        )
+        + _said_once(
+            "Values shifted by the sampling error of the counts (on average over the "
+            "base resamples)",
+            biased,
+            " The counts are too sparse for these values to be read at face value: "
+            "a value measured against a noisy base is biased by about as much, and "
+            "its CI is then not reliable.",
+        )
+        + _said_once(
+            f"Tasks with fewer than {min_base_count} co-occurrences, left out of the "
+            "value (--min-base-count)",
+            excluded,
+        )
+    )
 
 
 def _base_rates_parts(prov: Provenance, summary: pd.DataFrame) -> tuple[list, tuple]:
     """(rows, notes) of the base-rates section: what every source is, how much data stands
     behind it, how its uncertainty is treated in this run, and loud notes."""
-    resampled = set(summary.loc[summary["base_resampled"].fillna(False).astype(bool),
-                                "base_rates"].astype(str))
+    resampled = set(
+        summary.loc[summary["base_resampled"].fillna(False).astype(bool), "base_rates"].astype(str)
+    )
     rows, notes = [], []
     for source, by_direction in prov.base_rates.items():
         bp = next(iter(by_direction.values()))  # what a source is does not vary by direction
@@ -460,28 +573,39 @@ def _base_rates_parts(prov: Provenance, summary: pd.DataFrame) -> tuple[list, tu
             data = f"{none} of {n} tasks with no co-occurrence, {little} with 1-{LITTLE_DATA - 1}"
         else:
             data = "n/a (not counts)"
-        rows.append({"source": source, "kind": bp.kind or "n/a",
-                     "what it is": bp.about,
-                     "data per task": data,
-                     "uncertainty": ("counts resampled in every CI" if source in resampled
-                                     else "treated as exact")})
+        rows.append(
+            {
+                "source": source,
+                "kind": bp.kind or "n/a",
+                "what it is": bp.about,
+                "data per task": data,
+                "uncertainty": (
+                    "counts resampled in every CI" if source in resampled else "treated as exact"
+                ),
+            }
+        )
         if bp.demonstration:
             kept = "?" if bp.n_kept is None else bp.n_kept
-            notes.append(f"**`{source}` is a demonstration-size source** "
-                         f"({kept} counted sentences): its numbers show how the "
-                         "tool works and carry no weight as a base rate.")
+            notes.append(
+                f"**`{source}` is a demonstration-size source** "
+                f"({kept} counted sentences): its numbers show how the "
+                "tool works and carry no weight as a base rate."
+            )
     return rows, tuple(notes)
 
 
 # ---------------------------------------------------------------- provenance
 
+
 def _measured_with(p: Provenance) -> str:
     tpl = p.templates
-    return (f"Measured with biasamp {p.versions.get('biasamp', '')} on "
-            f"`{p.model.name}` using fill-in-the-blank templates `{tpl.name}` "
-            f"({tpl.n_templates} templates), tasks `{p.tasks.name}` "
-            f"and attributes {', '.join(p.attributes)} "
-            "(Wang & Russakovsky, *Directional Bias Amplification*, ICML 2021).")
+    return (
+        f"Measured with biasamp {p.versions.get('biasamp', '')} on "
+        f"`{p.model.name}` using fill-in-the-blank templates `{tpl.name}` "
+        f"({tpl.n_templates} templates), tasks `{p.tasks.name}` "
+        f"and attributes {', '.join(p.attributes)} "
+        "(Wang & Russakovsky, *Directional Bias Amplification*, ICML 2021)."
+    )
 
 
 def _provenance_lines(p: Provenance) -> tuple[str, ...]:
@@ -489,25 +613,31 @@ def _provenance_lines(p: Provenance) -> tuple[str, ...]:
     from :class:`~biasamp.results.Provenance` by attribute)."""
     m, s, tpl = p.model, p.scorer, p.templates
     lines = [
-        (f"model: `{m.name}` (revision: `{m.revision or 'default'}`"
-         + (f", commit `{m.commit}`)" if m.commit else ")")),
+        (
+            f"model: `{m.name}` (revision: `{m.revision or 'default'}`"
+            + (f", commit `{m.commit}`)" if m.commit else ")")
+        ),
         *_weights_lines(m.weights_sha256),
-        (f"device / dtype: {s.device} / {s.dtype}; model type: "
-         f"{m.model_type} LM; estimator (scoring): "
-         f"`{s.estimator}`; compat: {f'`{p.compat}`' if p.compat else 'none'}; seed: {p.seed}"),
+        (
+            f"device / dtype: {s.device} / {s.dtype}; model type: "
+            f"{m.model_type} LM; estimator (scoring): "
+            f"`{s.estimator}`; compat: {f'`{p.compat}`' if p.compat else 'none'}; seed: {p.seed}"
+        ),
         *_context_lines(p),
-        (f"templates: `{tpl.name}` ({tpl.n_templates} templates, prompts sha256 "
-         f"`{tpl.prompts_sha256[:16]}…`)"),
+        (
+            f"templates: `{tpl.name}` ({tpl.n_templates} templates, prompts sha256 "
+            f"`{tpl.prompts_sha256[:16]}…`)"
+        ),
         f"tasks: `{p.tasks.name}`; attributes: {', '.join(p.attributes)}",
     ]
     seen: dict[tuple, list[str]] = {}
     for source, by_direction in p.base_rates.items():
         for direction, b in by_direction.items():
             seen.setdefault((source, b.citation or b.name, b.file_sha256), []).append(
-                direction_label(direction))
+                direction_label(direction)
+            )
     for (source, cite, sha), dirs in seen.items():
-        lines.append(f"base rates `{source}` ({', '.join(dirs)}): {cite} "
-                     f"(sha256 `{sha[:16]}…`)")
+        lines.append(f"base rates `{source}` ({', '.join(dirs)}): {cite} (sha256 `{sha[:16]}…`)")
     lines.append("versions: " + ", ".join(f"{k} {val}" for k, val in sorted(p.versions.items())))
     lines.append(f"created: {p.timestamp}")
     return tuple(lines)
@@ -519,9 +649,11 @@ def _weights_lines(weights: dict) -> tuple[str, ...]:
         return ()
     named = sorted(weights.items())
     more = len(named) - _N_WEIGHT_FILES
-    return ("weights sha256: " + ", ".join(
-        f"`{name}` `{sha[:16]}…`" for name, sha in named[:_N_WEIGHT_FILES])
-        + (f" and {more} more files (all in results.json)" if more > 0 else ""),)
+    return (
+        "weights sha256: "
+        + ", ".join(f"`{name}` `{sha[:16]}…`" for name, sha in named[:_N_WEIGHT_FILES])
+        + (f" and {more} more files (all in results.json)" if more > 0 else ""),
+    )
 
 
 def _context_lines(p: Provenance) -> tuple[str, ...]:
@@ -533,12 +665,15 @@ def _context_lines(p: Provenance) -> tuple[str, ...]:
     if c.skipped:
         line += "; passed over as chat markers: " + ", ".join(f"`{t}`" for t in c.skipped)
     if c.chat_template:
-        line += ("; a chat model probed as a plain LM (sentences as text, not in a chat turn): "
-                 "its numbers describe how it continues text, not its answers in a conversation")
+        line += (
+            "; a chat model probed as a plain LM (sentences as text, not in a chat turn): "
+            "its numbers describe how it continues text, not its answers in a conversation"
+        )
     return (line,)
 
 
 # ---------------------------------------------------------------- model index
+
 
 def _number(value):
     try:
@@ -562,16 +697,33 @@ def _model_index(summary: list[dict], prov: Provenance) -> list[dict]:
         if value is None:  # an undefined value has no place in the index (the card says why)
             continue
         direction, source = row["direction"], row["base_rates"]
-        args = {"direction": direction, "base_rates": source,
-                "ci_low": _number(row.get("ci_low")), "ci_high": _number(row.get("ci_high")),
-                "confidence": prov.bootstrap.confidence}
-        metrics.append({"type": f"biasamp_{_SHORT.get(direction, direction)}",
-                        "name": f"BiasAmp→ {direction_label(direction)} ({source})",
-                        "value": value, "config": source, "args": args})
-    result = {"task": {"type": _TASK_TYPES.get(prov.model.model_type, "text-generation"),
-                       "name": "Directional bias amplification (BiasAmp→)"},
-              "dataset": {"type": f"biasamp/{templates}", "name": f"biasamp templates "
-                          f"{templates}", "config": templates},
-              "metrics": metrics,
-              "source": {"name": f"biasamp {version}".strip(), "url": SOURCE_URL}}
+        args = {
+            "direction": direction,
+            "base_rates": source,
+            "ci_low": _number(row.get("ci_low")),
+            "ci_high": _number(row.get("ci_high")),
+            "confidence": prov.bootstrap.confidence,
+        }
+        metrics.append(
+            {
+                "type": f"biasamp_{_SHORT.get(direction, direction)}",
+                "name": f"BiasAmp→ {direction_label(direction)} ({source})",
+                "value": value,
+                "config": source,
+                "args": args,
+            }
+        )
+    result = {
+        "task": {
+            "type": _TASK_TYPES.get(prov.model.model_type, "text-generation"),
+            "name": "Directional bias amplification (BiasAmp→)",
+        },
+        "dataset": {
+            "type": f"biasamp/{templates}",
+            "name": f"biasamp templates {templates}",
+            "config": templates,
+        },
+        "metrics": metrics,
+        "source": {"name": f"biasamp {version}".strip(), "url": SOURCE_URL},
+    }
     return [{"name": prov.model.name, "results": [result]}]

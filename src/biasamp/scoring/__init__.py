@@ -79,14 +79,18 @@ MODEL_TYPES = tuple(SCORERS.names())
 #: Every estimator (``scoring=``), mapped to the model type it is for.
 ESTIMATORS = Registry("scoring mode")
 ESTIMATORS.register("word", "masked", description="all word pieces, chain rule left to right")
-ESTIMATORS.register("first-piece", "masked",
-                    description="FitBERT: the first piece at a single mask (compat)")
-ESTIMATORS.register("pll", "masked",
-                    description="pseudo-log-likelihood of the filled sentence")
-ESTIMATORS.register("continuation", "causal",
-                    description="log P(candidate and the rest of the sentence | text before it)")
-ESTIMATORS.register("sentence", "causal",
-                    description="log P(the whole filled sentence), after the document start")
+ESTIMATORS.register(
+    "first-piece", "masked", description="FitBERT: the first piece at a single mask (compat)"
+)
+ESTIMATORS.register("pll", "masked", description="pseudo-log-likelihood of the filled sentence")
+ESTIMATORS.register(
+    "continuation",
+    "causal",
+    description="log P(candidate and the rest of the sentence | text before it)",
+)
+ESTIMATORS.register(
+    "sentence", "causal", description="log P(the whole filled sentence), after the document start"
+)
 #: Names of the estimators, in order (masked first, then causal).
 SCORING_MODES = tuple(ESTIMATORS.names())
 #: The estimator used when ``scoring`` is not given, per model type.
@@ -117,20 +121,32 @@ def check_estimator(scoring, model_type: str, *, model=None) -> str:
     if scoring is None:
         return DEFAULT_ESTIMATORS[model_type]
     if isinstance(scoring, str) and scoring in ESTIMATORS and scoring not in valid:
-        what = (f"model {str(model)!r} is a {model_type} language model" if model is not None
-                else f"model_type is {model_type!r}")
+        what = (
+            f"model {str(model)!r} is a {model_type} language model"
+            if model is not None
+            else f"model_type is {model_type!r}"
+        )
         raise BiasampError(
             f"scoring {scoring!r} is an estimator for {ESTIMATORS.get(scoring)} language models, "
-            f"but {what}; valid: {', '.join(repr(v) for v in valid)}")
+            f"but {what}; valid: {', '.join(repr(v) for v in valid)}"
+        )
     try:
         scoring = check(scoring, OneOf(valid), "scoring")
     except BiasampError as exc:  # an unknown name, as for every registry
         raise UnknownNameError(str(exc)) from None
     return scoring
+
+
 #: Weight dtypes a scorer accepts, and accepted short spellings.
 DTYPES = ("float32", "bfloat16", "float16", "float64")
-DTYPE_ALIASES = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16",
-                 "fp64": "float64", "double": "float64"}
+DTYPE_ALIASES = {
+    "fp32": "float32",
+    "fp16": "float16",
+    "half": "float16",
+    "bf16": "bfloat16",
+    "fp64": "float64",
+    "double": "float64",
+}
 
 
 def canonical_dtype(dtype, param: str = "dtype") -> str:
@@ -160,14 +176,19 @@ def parse_max_memory(text, param: str = "max_memory") -> dict:
     """
     from .._errors import BiasampError
 
-    items = (list(text.items()) if isinstance(text, dict)
-             else [part.partition("=")[::2] for part in str(text).split(",") if part.strip()])
+    items = (
+        list(text.items())
+        if isinstance(text, dict)
+        else [part.partition("=")[::2] for part in str(text).split(",") if part.strip()]
+    )
     out: dict = {}
     for key, value in items:
         key, value = str(key).strip(), str(value).strip()
         if not key or not value or not (key.isdigit() or key in ("cpu", "mps", "disk")):
-            raise BiasampError(f"{param} must look like '0=10GiB,cpu=30GiB' (device=size: GPU "
-                               f"index, cpu or mps); got {text!r}")
+            raise BiasampError(
+                f"{param} must look like '0=10GiB,cpu=30GiB' (device=size: GPU "
+                f"index, cpu or mps); got {text!r}"
+            )
         out[int(key) if key.isdigit() else key] = value
     if not out:
         raise BiasampError(f"{param} must name at least one device=size; got {text!r}")
@@ -229,8 +250,13 @@ class LoadOptions:
     def of(cls, source) -> LoadOptions:
         """The options ``source`` holds under the same names (a :class:`ProbeConfig`, the
         parsed arguments of a command); those it lacks keep their defaults."""
-        return cls(**{f.name: getattr(source, f.name)
-                      for f in dataclasses.fields(cls) if hasattr(source, f.name)})
+        return cls(
+            **{
+                f.name: getattr(source, f.name)
+                for f in dataclasses.fields(cls)
+                if hasattr(source, f.name)
+            }
+        )
 
 
 def load_scorer(model, options: LoadOptions | None = None, *, model_type="auto", **kwargs):
@@ -272,11 +298,17 @@ def take_options(options: LoadOptions | None, kwargs: dict) -> LoadOptions:
 
 # public names imported on first access (torch and transformers are heavy)
 _PUBLIC = Registry("public name")
-for _name, _module in (("CausalLMScorer", "_causal"), ("MaskedLMScorer", "_scorer"),
-                       ("detect_model_type", "_hub"), ("resolve_model", "_hub"),
-                       ("check_model", "_hub"), ("ScoreResult", "_result"),
-                       ("audit_candidates", "_spans"), ("check_score_inputs", "_spans"),
-                       ("model_context", "_causal")):
+for _name, _module in (
+    ("CausalLMScorer", "_causal"),
+    ("MaskedLMScorer", "_scorer"),
+    ("detect_model_type", "_hub"),
+    ("resolve_model", "_hub"),
+    ("check_model", "_hub"),
+    ("ScoreResult", "_result"),
+    ("audit_candidates", "_spans"),
+    ("check_score_inputs", "_spans"),
+    ("model_context", "_causal"),
+):
     _PUBLIC.register_lazy(_name, f"biasamp.scoring.{_module}:{_name}")
 __getattr__ = _PUBLIC.module_getattr("biasamp.scoring")
 

@@ -44,8 +44,10 @@ def _check_placement(device_map, max_memory, offload_folder):
     device_map = check(device_map, Optional(OneOf(DEVICE_MAPS)), "device_map")
     for name, value in (("max_memory", max_memory), ("offload_folder", offload_folder)):
         if value is not None and device_map is None:
-            raise BiasampError(f"{name} places a model with device_map; give device_map='auto' "
-                               f"(--device-map auto) too (got {name}={value!r})")
+            raise BiasampError(
+                f"{name} places a model with device_map; give device_map='auto' "
+                f"(--device-map auto) too (got {name}={value!r})"
+            )
     return device_map, (None if max_memory is None else parse_max_memory(max_memory))
 
 
@@ -57,14 +59,22 @@ class BaseScorer:
     #: Bumped when a scorer's numbers change for the same inputs (invalidates score caches).
     cache_format = 1
 
-    def __init__(self, model, options: LoadOptions | None = None, *, progress=False,
-                 chunk_size=2048, **loading):
+    def __init__(
+        self,
+        model,
+        options: LoadOptions | None = None,
+        *,
+        progress=False,
+        chunk_size=2048,
+        **loading,
+    ):
         """``options`` (:class:`~biasamp.scoring.LoadOptions`), or its fields as keywords
         (``loading``: they replace those of ``options``)."""
         self.options = o = take_options(options, loading)
         if loading:
-            raise TypeError(f"{type(self).__name__}() got unexpected keyword arguments: "
-                            f"{', '.join(loading)}")
+            raise TypeError(
+                f"{type(self).__name__}() got unexpected keyword arguments: {', '.join(loading)}"
+            )
         self.batch_size = check(o.batch_size, PositiveInt, "batch_size")
         self.chunk_size = check(chunk_size, PositiveInt, "chunk_size")
         self.allow_missing_weights = check(o.allow_missing_weights, Bool, "allow_missing_weights")
@@ -74,23 +84,29 @@ class BaseScorer:
         self.revision = o.revision
         self.device = resolve_device(o.device)
         self.dtype = resolve_dtype(o.dtype, self.device)
-        self.device_map, max_memory = _check_placement(o.device_map, o.max_memory,
-                                                       o.offload_folder)
+        self.device_map, max_memory = _check_placement(o.device_map, o.max_memory, o.offload_folder)
         # a ResolvedModel (load_scorer) is taken as it is: no second hub request or config read
         resolved = resolve_model(model, self.model_type, options=o)
         if resolved.model_type != self.model_type or resolved.revision != o.revision:
-            raise BiasampError(f"model {resolved.name!r} was resolved as a {resolved.model_type} "
-                               f"language model at revision {resolved.revision!r}; this scorer "
-                               f"is for {self.model_type} ones at revision {o.revision!r}")
+            raise BiasampError(
+                f"model {resolved.name!r} was resolved as a {resolved.model_type} "
+                f"language model at revision {resolved.revision!r}; this scorer "
+                f"is for {self.model_type} ones at revision {o.revision!r}"
+            )
         self.source, self.model_type_evidence = resolved.source, resolved.evidence
         self.progress.stage(f"loading {self.model_name}", 1, "model")
         self.tokenizer = load_tokenizer(self.source, trust_remote_code=trust_remote_code)
         self._check_tokenizer()  # before the weights are read
         self.model, self.missing_weights = load_model(
-            self.source, kind=self.model_type, trust_remote_code=trust_remote_code,
+            self.source,
+            kind=self.model_type,
+            trust_remote_code=trust_remote_code,
             dtype=self.dtype,
-            allow_missing_weights=self.allow_missing_weights, device_map=self.device_map,
-            max_memory=max_memory, offload_folder=o.offload_folder)
+            allow_missing_weights=self.allow_missing_weights,
+            device_map=self.device_map,
+            max_memory=max_memory,
+            offload_folder=o.offload_folder,
+        )
         check_vocabulary(self.tokenizer, self.model, self.model_name)
         if self.device_map is None:
             self.model.to(self.device)
@@ -99,11 +115,16 @@ class BaseScorer:
         self.progress.advance()
         if self.missing_weights:
             names = ", ".join(self.missing_weights[:4]) + (
-                ", ..." if len(self.missing_weights) > 4 else "")
-            warnings.warn(MissingWeightsWarning(
-                f"model {self.model_name!r} was loaded with {len(self.missing_weights)} weight(s) "
-                f"missing from its checkpoint and initialised at random ({names}); its scores "
-                "are not those of a trained model"), stacklevel=2)
+                ", ..." if len(self.missing_weights) > 4 else ""
+            )
+            warnings.warn(
+                MissingWeightsWarning(
+                    f"model {self.model_name!r} was loaded with {len(self.missing_weights)} weight(s) "
+                    f"missing from its checkpoint and initialised at random ({names}); its scores "
+                    "are not those of a trained model"
+                ),
+                stacklevel=2,
+            )
         self.score_cache = o.score_cache
         self.n_forward_calls = 0
         self._caches = {}
@@ -125,15 +146,24 @@ class BaseScorer:
 
         if self._weights is None:
             self._weights = weight_files_sha256(self.source)
-        out = {"model": self.model_name, "model_type": self.model_type,
-               "model_type_from": self.model_type_evidence, "revision": self.revision,
-               "commit": self.source.commit, "weights_sha256": dict(self._weights),
-               "model_class": type(self.model).__name__,
-               "tokenizer_class": type(self.tokenizer).__name__,
-               "device": str(self.device), "dtype": str(self.dtype).replace("torch.", ""),
-               "device_map": self._placement(),
-               "versions": {"biasamp": __version__, "torch": torch.__version__,
-                            "transformers": transformers.__version__}}
+        out = {
+            "model": self.model_name,
+            "model_type": self.model_type,
+            "model_type_from": self.model_type_evidence,
+            "revision": self.revision,
+            "commit": self.source.commit,
+            "weights_sha256": dict(self._weights),
+            "model_class": type(self.model).__name__,
+            "tokenizer_class": type(self.tokenizer).__name__,
+            "device": str(self.device),
+            "dtype": str(self.dtype).replace("torch.", ""),
+            "device_map": self._placement(),
+            "versions": {
+                "biasamp": __version__,
+                "torch": torch.__version__,
+                "transformers": transformers.__version__,
+            },
+        }
         if self.missing_weights:
             out["missing_weights"] = list(self.missing_weights)
         out.update(self._extra_provenance())
@@ -191,9 +221,14 @@ class BaseScorer:
             ``log_prob`` (n, k), ``prob`` (n, k) rows summing to 1, ``mass`` (n,), in the
             caller's order.
         """
-        pairs, per, given, mode = check_score_inputs(prompts, candidates, scoring=scoring,
-                                                     blank=blank, model_type=self.model_type,
-                                                     model=self.model_name)
+        pairs, per, given, mode = check_score_inputs(
+            prompts,
+            candidates,
+            scoring=scoring,
+            blank=blank,
+            model_type=self.model_type,
+            model=self.model_name,
+        )
         prompts = tuple(pre + blank + post for pre, post in pairs)  # (any iterable given)
         n, k = len(pairs), len(per[0])
         out = np.full((n, k), np.nan)
@@ -215,12 +250,16 @@ class BaseScorer:
             except (MemoryError, RuntimeError) as exc:
                 if not _out_of_memory(exc):
                     raise
-                kept = (f"; the {done} prompts scored before are in the score cache"
-                        if cache is not None and done else "")
+                kept = (
+                    f"; the {done} prompts scored before are in the score cache"
+                    if cache is not None and done
+                    else ""
+                )
                 raise BiasampError(
                     f"model {self.model_name!r} ran out of memory on {self.device} scoring "
                     f"a batch of up to {self.batch_size} prompts ({type(exc).__name__}); "
-                    f"lower batch_size (--batch-size){kept}") from None
+                    f"lower batch_size (--batch-size){kept}"
+                ) from None
             out[idx] = vals.reshape(len(idx), k)
             done += len(idx)
             if cache is not None:
@@ -243,13 +282,20 @@ class BaseScorer:
         -------
         int
         """
-        pairs, per, _, mode = check_score_inputs(prompts, candidates, scoring=scoring,
-                                                 blank=blank, model_type=self.model_type,
-                                                 model=self.model_name)
+        pairs, per, _, mode = check_score_inputs(
+            prompts,
+            candidates,
+            scoring=scoring,
+            blank=blank,
+            model_type=self.model_type,
+            model=self.model_name,
+        )
         prompts = tuple(pre + blank + post for pre, post in pairs)
         todo = self._todo(self._cache(mode), pairs, per)[0]
-        return sum(self._count_rows(mode, rows)
-                   for _, rows in self._chunks(pairs, per, prompts, np.flatnonzero(todo)))
+        return sum(
+            self._count_rows(mode, rows)
+            for _, rows in self._chunks(pairs, per, prompts, np.flatnonzero(todo))
+        )
 
     def _todo(self, cache, pairs, per):
         """(which prompts the cache does not hold, their cache keys, what it holds)."""
@@ -263,12 +309,13 @@ class BaseScorer:
         """``(indices, rows)`` of each chunk of the prompts in ``todo``; a row is (filled text,
         candidate start, end, prompt, candidate)."""
         for c0 in range(0, len(todo), self.chunk_size):
-            idx = todo[c0:c0 + self.chunk_size]
+            idx = todo[c0 : c0 + self.chunk_size]
             rows = []
             for i in idx:
                 pre, post = pairs[i]
-                rows += [(pre + c + post, len(pre), len(pre) + len(c), prompts[i], c)
-                         for c in per[i]]
+                rows += [
+                    (pre + c + post, len(pre), len(pre) + len(c), prompts[i], c) for c in per[i]
+                ]
             yield idx, rows
 
     #: The unit of :meth:`count_contexts` and of the progress :meth:`score` reports.
@@ -297,24 +344,34 @@ class BaseScorer:
             return None
         if mode not in self._caches:
             if self._fingerprint is None:
-                self._fingerprint = (model_fingerprint(self.source.name, self.revision,
-                                                       self.source.commit),
-                                     tokenizer_fingerprint(self.tokenizer))
-            config = {"model": self.model_name, "revision": self.revision,
-                      "weights": self._fingerprint[0], "tokenizer": self._fingerprint[1],
-                      "scoring": mode, "dtype": str(self.dtype), "format": self.cache_format,
-                      **self._cache_key()}
+                self._fingerprint = (
+                    model_fingerprint(self.source.name, self.revision, self.source.commit),
+                    tokenizer_fingerprint(self.tokenizer),
+                )
+            config = {
+                "model": self.model_name,
+                "revision": self.revision,
+                "weights": self._fingerprint[0],
+                "tokenizer": self._fingerprint[1],
+                "scoring": mode,
+                "dtype": str(self.dtype),
+                "format": self.cache_format,
+                **self._cache_key(),
+            }
             self._caches[mode] = ScoreCache(self.score_cache, config)
         return self._caches[mode]
 
     def __repr__(self):
-        return (f"{type(self).__name__}({self.model_name!r}, device='{self.device}', "
-                f"dtype='{str(self.dtype).replace('torch.', '')}', batch_size={self.batch_size})")
+        return (
+            f"{type(self).__name__}({self.model_name!r}, device='{self.device}', "
+            f"dtype='{str(self.dtype).replace('torch.', '')}', batch_size={self.batch_size})"
+        )
 
 
 def _out_of_memory(exc: BaseException) -> bool:
     """Whether an error of a forward pass is the device (or host) running out of memory."""
     import torch
 
-    return (isinstance(exc, (MemoryError, torch.OutOfMemoryError))
-            or "can't allocate memory" in str(exc))
+    return isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or "can't allocate memory" in str(
+        exc
+    )

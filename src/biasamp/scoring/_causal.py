@@ -18,8 +18,14 @@ from ._spans import locate_spans
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CausalLMScorer", "Context", "DOCUMENT_SEPARATORS", "chat_markers", "choose_context",
-           "model_context"]
+__all__ = [
+    "CausalLMScorer",
+    "Context",
+    "DOCUMENT_SEPARATORS",
+    "chat_markers",
+    "choose_context",
+    "model_context",
+]
 
 
 class CausalLMScorer(BaseScorer):
@@ -66,8 +72,8 @@ class CausalLMScorer(BaseScorer):
     Doctests cannot download a model; see ``tests/scoring/test_scoring_causal.py`` and the README::
 
         scorer = CausalLMScorer("gpt2")
-        r = scorer.score(["[BLANK] is a nurse."], ["He", "She"])     # scoring="continuation"
-        r.prob      # (1, 2), rows sum to 1
+        r = scorer.score(["[BLANK] is a nurse."], ["He", "She"])  # scoring="continuation"
+        r.prob  # (1, 2), rows sum to 1
 
     >>> CausalLMScorer("./no/such/folder")
     Traceback (most recent call last):
@@ -86,12 +92,15 @@ class CausalLMScorer(BaseScorer):
         self.context = choose_context(tok, context_token, model=self.model_name)
         self.context_id = self.context.id
         if self.context.chat_template:
-            warnings.warn(ChatModelWarning(
-                f"model {self.model_name!r} has a chat template: it is probed as a plain "
-                f"language model, each sentence scored as text after the context token "
-                f"{self.context.token!r} ({self.context.rule}), not inside a chat turn; the "
-                "numbers describe how it continues text, not what it answers in a conversation"),
-                stacklevel=2)
+            warnings.warn(
+                ChatModelWarning(
+                    f"model {self.model_name!r} has a chat template: it is probed as a plain "
+                    f"language model, each sentence scored as text after the context token "
+                    f"{self.context.token!r} ({self.context.rule}), not inside a chat turn; the "
+                    "numbers describe how it continues text, not what it answers in a conversation"
+                ),
+                stacklevel=2,
+            )
         self._special_ids = frozenset(tok.all_special_ids)
         self.max_length = self._max_length()
         self._runner = CausalRunner(self.model, device=self.device, batch_size=self.batch_size)
@@ -103,11 +112,14 @@ class CausalLMScorer(BaseScorer):
         self.head_split, ok = self._runner.check(probe_ids, atol=atol)
         self.share_prefix = bool(share_prefix and ok)
         if share_prefix and not ok:
-            log.info("model %s: key/value cache reuse is off (self-check failed); every filled "
-                     "sentence runs whole", self.model_name)
+            log.info(
+                "model %s: key/value cache reuse is off (self-check failed); every filled "
+                "sentence runs whole",
+                self.model_name,
+            )
 
     def _max_length(self):
-        tok_max = getattr(self.tokenizer, "model_max_length", None) or 10 ** 9
+        tok_max = getattr(self.tokenizer, "model_max_length", None) or 10**9
         cfg = self.model.config
         pos = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
         return int(min(tok_max, pos or tok_max))
@@ -116,8 +128,11 @@ class CausalLMScorer(BaseScorer):
         return {"context_token_id": self.context_id}
 
     def _extra_provenance(self):
-        return {**self.context.to_dict(), "share_prefix": self.share_prefix,
-                "head_split": self.head_split}
+        return {
+            **self.context.to_dict(),
+            "share_prefix": self.share_prefix,
+            "head_split": self.head_split,
+        }
 
     def sequences(self, rows, mode):
         """Token sequences of filled sentences and the first scored position of each.
@@ -148,7 +163,8 @@ class CausalLMScorer(BaseScorer):
             if len(ids) > self.max_length:
                 raise BiasampError(
                     f"prompt {prompt!r} filled with {cand!r} is {len(ids)} tokens long (with the "
-                    f"context token); the model accepts at most {self.max_length}")
+                    f"context token); the model accepts at most {self.max_length}"
+                )
             out.append((tuple(ids), lead if mode == "sentence" else start))
         return out
 
@@ -168,8 +184,9 @@ class CausalLMScorer(BaseScorer):
         calls = self._runner.n_forward_calls
         window = self._runner.window  # a sliding-window cache keeps only the last tokens
         share = self.share_prefix and (window is None or max(map(len, seqs), default=0) < window)
-        lp = self._runner.run(seqs, first, plan_splits(seqs, share=share),
-                              on_batch=self.progress.advance)
+        lp = self._runner.run(
+            seqs, first, plan_splits(seqs, share=share), on_batch=self.progress.advance
+        )
         self.n_forward_calls += self._runner.n_forward_calls - calls
         return np.array([lp[index[ids]][f:].sum() for ids, f in cells])
 
@@ -198,10 +215,19 @@ class CausalLMScorer(BaseScorer):
 # whose name is a known turn marker (:data:`_TURN_MARKERS`).
 
 #: Document separators looked for in the vocabulary (rule 4), in this order.
-DOCUMENT_SEPARATORS = ("<|endoftext|>", "<|end_of_text|>", "<|begin_of_text|>", "<bos>", "<s>",
-                       "</s>", "<eos>")
-_TURN_MARKERS = re.compile(r"im_start|im_end|start_of_turn|end_of_turn|eot_id|header_id|"
-                           r"^\[/?INST\]$|^<\|(user|assistant|system|end)\|>$")
+DOCUMENT_SEPARATORS = (
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<|begin_of_text|>",
+    "<bos>",
+    "<s>",
+    "</s>",
+    "<eos>",
+)
+_TURN_MARKERS = re.compile(
+    r"im_start|im_end|start_of_turn|end_of_turn|eot_id|header_id|"
+    r"^\[/?INST\]$|^<\|(user|assistant|system|end)\|>$"
+)
 
 
 @dataclass(frozen=True)
@@ -215,8 +241,12 @@ class Context:
     skipped: tuple[str, ...] = ()
 
     def to_dict(self):
-        return {"context_token": self.token, "context_rule": self.rule,
-                "chat_template": self.chat_template, "context_skipped": list(self.skipped)}
+        return {
+            "context_token": self.token,
+            "context_rule": self.rule,
+            "chat_template": self.chat_template,
+            "context_skipped": list(self.skipped),
+        }
 
 
 def _template_text(tokenizer) -> str:
@@ -230,8 +260,11 @@ def chat_markers(tokenizer) -> set[str]:
     """Special tokens of ``tokenizer`` that mark chat turns (see the module docstring)."""
     text = _template_text(tokenizer)
     specials = set(tokenizer.all_special_tokens)
-    specials |= {t.content for t in getattr(tokenizer, "added_tokens_decoder", {}).values()
-                 if getattr(t, "special", False)}
+    specials |= {
+        t.content
+        for t in getattr(tokenizer, "added_tokens_decoder", {}).values()
+        if getattr(t, "special", False)
+    }
     return {t for t in specials if (text and t in text) or _TURN_MARKERS.search(t)}
 
 
@@ -267,16 +300,20 @@ def choose_context(tokenizer, requested=None, *, model="model") -> Context:
     if requested is not None:
         tid = _vocab_id(tokenizer, requested)
         if tid is None:
-            raise BiasampError(f"context_token {requested!r} is not a token of the vocabulary of "
-                               f"model {model!r} (its special tokens: "
-                               f"{', '.join(tokenizer.all_special_tokens)})")
+            raise BiasampError(
+                f"context_token {requested!r} is not a token of the vocabulary of "
+                f"model {model!r} (its special tokens: "
+                f"{', '.join(tokenizer.all_special_tokens)})"
+            )
         return Context(requested, tid, "given with --context-token", has_template)
     markers = chat_markers(tokenizer)
     skipped = []
     added = _added_in_front(tokenizer)
     candidates = [(added, "added by the tokenizer in front of every text")] if added else []
-    candidates += [(tokenizer.bos_token, "the tokenizer's bos_token"),
-                   (tokenizer.eos_token, "the tokenizer's eos_token, a document separator")]
+    candidates += [
+        (tokenizer.bos_token, "the tokenizer's bos_token"),
+        (tokenizer.eos_token, "the tokenizer's eos_token, a document separator"),
+    ]
     candidates += [(t, "a document separator of the vocabulary") for t in DOCUMENT_SEPARATORS]
     for token, rule in candidates:
         if token is None:
@@ -284,8 +321,11 @@ def choose_context(tokenizer, requested=None, *, model="model") -> Context:
         tid = _vocab_id(tokenizer, token)
         if tid is None:
             continue
-        is_marker = (_TURN_MARKERS.search(token) is not None if rule.startswith("added")
-                     else token in markers)
+        is_marker = (
+            _TURN_MARKERS.search(token) is not None
+            if rule.startswith("added")
+            else token in markers
+        )
         if is_marker:
             if token not in skipped:
                 skipped.append(token)
@@ -294,7 +334,8 @@ def choose_context(tokenizer, requested=None, *, model="model") -> Context:
     raise BiasampError(
         f"model {model!r}: no document-start token found (no BOS or EOS that is not a chat "
         f"marker{', passed over ' + ', '.join(skipped) if skipped else ''}, and none of "
-        f"{', '.join(DOCUMENT_SEPARATORS)}); give one with context_token (--context-token)")
+        f"{', '.join(DOCUMENT_SEPARATORS)}); give one with context_token (--context-token)"
+    )
 
 
 def model_context(model, requested=None, *, revision=None, trust_remote_code=False) -> Context:

@@ -106,16 +106,23 @@ class CausalRunner:
         self.batch_size = batch_size
         body = getattr(model, "base_model", None)
         head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
-        self._body_head = (body, head) if (split_head and body is not None and body is not model
-                                           and head is not None) else None
+        self._body_head = (
+            (body, head)
+            if (split_head and body is not None and body is not model and head is not None)
+            else None
+        )
         self.n_forward_calls = 0
         self.window = sliding_window(model)
 
     # ------------------------------------------------------------------ model calls
     def _forward(self, ids, att, pos, *, past=None, use_cache=False):
         """(states, cache): hidden states (head split) or logits, and the key/value cache."""
-        kwargs = {"input_ids": ids, "attention_mask": att, "position_ids": pos,
-                  "use_cache": use_cache}
+        kwargs = {
+            "input_ids": ids,
+            "attention_mask": att,
+            "position_ids": pos,
+            "use_cache": use_cache,
+        }
         module = self._body_head[0] if self._body_head is not None else self.model
         if past is not None:
             kwargs[cache_keyword(module)] = past
@@ -133,15 +140,20 @@ class CausalRunner:
         import torch
 
         site_of: dict[tuple, int] = {}
-        q_site = np.fromiter((site_of.setdefault(rc, len(site_of)) for rc in zip(rows, cols)),
-                             dtype=np.int64, count=len(rows))
+        q_site = np.fromiter(
+            (site_of.setdefault(rc, len(site_of)) for rc in zip(rows, cols)),
+            dtype=np.int64,
+            count=len(rows),
+        )
         sites = np.array(list(site_of), dtype=np.int64).reshape(-1, 2)
         q_tgt = np.asarray(targets, dtype=np.int64)
         out = np.empty(len(rows), dtype=np.float64)
         for b0 in range(0, len(sites), _SITE_BLOCK):
-            block = sites[b0:b0 + _SITE_BLOCK]
-            x = states[torch.from_numpy(block[:, 0]).to(self.device),
-                       torch.from_numpy(block[:, 1]).to(self.device)]
+            block = sites[b0 : b0 + _SITE_BLOCK]
+            x = states[
+                torch.from_numpy(block[:, 0]).to(self.device),
+                torch.from_numpy(block[:, 1]).to(self.device),
+            ]
             if self._body_head is not None:
                 x = self._body_head[1](x)
             sel = np.flatnonzero((q_site >= b0) & (q_site < b0 + len(block)))
@@ -157,11 +169,14 @@ class CausalRunner:
         ids = np.zeros((len(rows), width), dtype=np.int64)
         att = np.zeros((len(rows), width), dtype=np.int64)
         for r, toks in enumerate(rows):
-            ids[r, :len(toks)] = toks
-            att[r, :len(toks)] = 1
+            ids[r, : len(toks)] = toks
+            att[r, : len(toks)] = 1
         pos = np.asarray(starts, dtype=np.int64)[:, None] + np.arange(width, dtype=np.int64)
-        return (torch.from_numpy(ids).to(self.device), torch.from_numpy(att).to(self.device),
-                torch.from_numpy(pos).to(self.device))
+        return (
+            torch.from_numpy(ids).to(self.device),
+            torch.from_numpy(att).to(self.device),
+            torch.from_numpy(pos).to(self.device),
+        )
 
     # ------------------------------------------------------------------ the runner
     def run(self, seqs, first, split, on_batch=None):
@@ -188,7 +203,7 @@ class CausalRunner:
         groups: dict[tuple, int] = {}
         members: list[list[int]] = []
         for i, s in enumerate(seqs):
-            g = groups.setdefault(tuple(s[:split[i]]), len(members))
+            g = groups.setdefault(tuple(s[: split[i]]), len(members))
             if g == len(members):
                 members.append([])
             members[g].append(i)
@@ -196,17 +211,21 @@ class CausalRunner:
         order = sorted(range(len(prefixes)), key=lambda g: -len(prefixes[g]))
         with torch.inference_mode():
             for b0 in range(0, len(order), self.batch_size):
-                self._run_group([(g, prefixes[g], members[g])
-                                 for g in order[b0:b0 + self.batch_size]],
-                                seqs=seqs, first=first, split=split, lp=lp, on_batch=on_batch)
+                self._run_group(
+                    [(g, prefixes[g], members[g]) for g in order[b0 : b0 + self.batch_size]],
+                    seqs=seqs,
+                    first=first,
+                    split=split,
+                    lp=lp,
+                    on_batch=on_batch,
+                )
         return lp
 
     def _run_group(self, batch, *, seqs, first, split, lp, on_batch):
         import torch
 
         conts = [i for _, _, mem in batch for i in mem if split[i] < len(seqs[i]) - 1]
-        ids, att, pos = self._tensors([p for _, p, _ in batch], len(batch[0][1]),
-                                      [0] * len(batch))
+        ids, att, pos = self._tensors([p for _, p, _ in batch], len(batch[0][1]), [0] * len(batch))
         states, cache = self._forward(ids, att, pos, use_cache=bool(conts))
         rows, cols, tgts, where = [], [], [], []
         row_of = {}
@@ -228,18 +247,23 @@ class CausalRunner:
             # as many tokens per call as batch_size whole sequences would have: short
             # continuations go in proportionally larger batches
             width = len(seqs[conts[c0]]) - 1 - split[conts[c0]]
-            part = conts[c0:c0 + self.batch_size * max(1, full // width)]
+            part = conts[c0 : c0 + self.batch_size * max(1, full // width)]
             c0 += len(part)
             index = torch.as_tensor([row_of[i] for i in part], device=self.device)
             past = select_cache(cache, index)
             if past is None:
-                raise RuntimeError(f"cannot reuse a {type(cache).__name__} (layers "
-                                   f"{sorted({type(x).__name__ for x in cache.layers})})")
-            cids, catt, cpos = self._tensors([seqs[i][split[i]:-1] for i in part],
-                                             len(seqs[part[0]]) - 1 - split[part[0]],
-                                             [split[i] for i in part])
-            states, _ = self._forward(cids, torch.cat([att[index], catt], dim=1), cpos,
-                                      past=past, use_cache=True)
+                raise RuntimeError(
+                    f"cannot reuse a {type(cache).__name__} (layers "
+                    f"{sorted({type(x).__name__ for x in cache.layers})})"
+                )
+            cids, catt, cpos = self._tensors(
+                [seqs[i][split[i] : -1] for i in part],
+                len(seqs[part[0]]) - 1 - split[part[0]],
+                [split[i] for i in part],
+            )
+            states, _ = self._forward(
+                cids, torch.cat([att[index], catt], dim=1), cpos, past=past, use_cache=True
+            )
             rows, cols, tgts, where = [], [], [], []
             for r, i in enumerate(part):
                 for q in range(max(split[i], first[i] - 1), len(seqs[i]) - 1):
@@ -275,8 +299,9 @@ class CausalRunner:
             for s in seqs:
                 logits = self.model(input_ids=torch.tensor([s], device=self.device)).logits[0]
                 logp = torch.log_softmax(logits.float(), dim=-1)
-                ref.append(np.array([np.nan] + [float(logp[t - 1, s[t]])
-                                                for t in range(1, len(s))]))
+                ref.append(
+                    np.array([np.nan] + [float(logp[t - 1, s[t]]) for t in range(1, len(s))])
+                )
 
         def close(split):
             got = self.run(seqs, first, split)

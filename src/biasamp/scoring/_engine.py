@@ -63,12 +63,12 @@ def build_queries(mode, spans, mask_id, special_ids=frozenset()):
             m = e - s
             suffix = ids[e:]
             for t in range(m):
-                qs.add(ids[:s + t] + (mask_id,) * (m - t) + suffix, s + t, ids[s + t], out)
+                qs.add(ids[: s + t] + (mask_id,) * (m - t) + suffix, s + t, ids[s + t], out)
         elif mode == "pll":
             for u, tok in enumerate(ids):
                 if tok in special_ids:
                     continue
-                qs.add(ids[:u] + (mask_id,) + ids[u + 1:], u, tok, out)
+                qs.add(ids[:u] + (mask_id,) + ids[u + 1 :], u, tok, out)
         else:  # pragma: no cover - validated by the caller
             raise ValueError(mode)
     return qs
@@ -111,17 +111,17 @@ def run_queries(qs, *, model, head, device, batch_size, pad_id, on_batch=None):
 
     with torch.inference_mode():
         for b in range(int(ctx_batch.max()) + 1):
-            members = order[b * batch_size:(b + 1) * batch_size]
+            members = order[b * batch_size : (b + 1) * batch_size]
             width = int(lengths[members[0]])
             ids = np.full((len(members), width), pad, dtype=np.int64)
             att = np.zeros((len(members), width), dtype=np.int64)
             for r, c in enumerate(members):
                 ctx = qs.contexts[c]
-                ids[r, :len(ctx)] = ctx
-                att[r, :len(ctx)] = 1
+                ids[r, : len(ctx)] = ctx
+                att[r, : len(ctx)] = 1
             input_ids = torch.from_numpy(ids).to(device)
             attention = torch.from_numpy(att).to(device)
-            sites = site_order[site_bounds[b]:site_bounds[b + 1]]
+            sites = site_order[site_bounds[b] : site_bounds[b + 1]]
             site_local[sites] = np.arange(len(sites))
             rows = torch.from_numpy(ctx_local[site_ctx[sites]]).to(device)
             cols = torch.from_numpy(site_pos[sites]).to(device)
@@ -136,7 +136,7 @@ def run_queries(qs, *, model, head, device, batch_size, pad_id, on_batch=None):
             # float64: the candidates' probabilities are an exact softmax of these logits to
             # ~1e-15 (float32 would be off by ~4e-7)
             logp = torch.log_softmax(logits.double(), dim=-1)
-            qsel = q_order[q_bounds[b]:q_bounds[b + 1]]
+            qsel = q_order[q_bounds[b] : q_bounds[b + 1]]
             li = torch.from_numpy(site_local[q_site[qsel]]).to(device)
             ti = torch.from_numpy(q_tgt[qsel]).to(device)
             result[qsel] = logp[li, ti].double().cpu().numpy()

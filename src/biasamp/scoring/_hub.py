@@ -27,8 +27,15 @@ from .._errors import BiasampError, HubUnreachableWarning
 from .._files import sha256_file
 from .._validation import OneOf, check
 
-__all__ = ["ModelSource", "ResolvedModel", "check_model", "detect_model_type", "resolve_model",
-           "resolve_source", "weight_files_sha256"]
+__all__ = [
+    "ModelSource",
+    "ResolvedModel",
+    "check_model",
+    "detect_model_type",
+    "resolve_model",
+    "resolve_source",
+    "weight_files_sha256",
+]
 
 #: File names (suffixes) that hold weights; their sha256 goes into the provenance.
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".gguf")
@@ -45,17 +52,23 @@ def check_model(model) -> str:
     if isinstance(model, os.PathLike):
         model = os.fspath(model)
     if not isinstance(model, str) or not model.strip():
-        raise BiasampError(f"model must be a Hugging Face model name or a local folder; got "
-                           f"{model!r}")
+        raise BiasampError(
+            f"model must be a Hugging Face model name or a local folder; got {model!r}"
+        )
     expanded = os.path.expanduser(model)
     if Path(expanded).is_dir():
         return expanded
     if Path(expanded).exists():
         raise BiasampError(f"model {model!r} is a file; give the model's folder")
-    if (model.startswith(("/", ".", "~")) or "\\" in model or model.count("/") > 1
-            or (len(model) > 1 and model[1] == ":")):
-        raise BiasampError(f"model {model!r}: no such folder (a hub name looks like 'name' or "
-                           "'org/name')")
+    if (
+        model.startswith(("/", ".", "~"))
+        or "\\" in model
+        or model.count("/") > 1
+        or (len(model) > 1 and model[1] == ":")
+    ):
+        raise BiasampError(
+            f"model {model!r}: no such folder (a hub name looks like 'name' or 'org/name')"
+        )
     return model
 
 
@@ -88,8 +101,11 @@ class ModelSource:
         """Keyword arguments for ``from_pretrained``."""
         if self.local:
             return {}
-        return {"revision": self.revision, "cache_dir": self.hf_cache_dir,
-                "local_files_only": self.local_files_only}
+        return {
+            "revision": self.revision,
+            "cache_dir": self.hf_cache_dir,
+            "local_files_only": self.local_files_only,
+        }
 
     def folder(self) -> Path | None:
         """The folder holding the files: the local folder, or the cached hub snapshot."""
@@ -103,8 +119,9 @@ def _cached_file(name, revision, hf_cache_dir, filename="config.json"):
     from huggingface_hub import try_to_load_from_cache
 
     try:
-        path = try_to_load_from_cache(name, filename, cache_dir=hf_cache_dir,
-                                      revision=revision or "main")
+        path = try_to_load_from_cache(
+            name, filename, cache_dir=hf_cache_dir, revision=revision or "main"
+        )
     except Exception:  # noqa: BLE001 - a malformed name or cache: treat as not cached
         return None
     return path if isinstance(path, str) else None
@@ -150,8 +167,10 @@ def _classify(exc) -> tuple[str, str]:
 
 def _not_cached_hint(hf_cache_dir) -> str:
     where = f" ({hf_cache_dir})" if hf_cache_dir else ""
-    return (f"give a local model folder, or download the model once where the hub is reachable "
-            f"(into the same cache{where}) and run with HF_HUB_OFFLINE=1")
+    return (
+        f"give a local model folder, or download the model once where the hub is reachable "
+        f"(into the same cache{where}) and run with HF_HUB_OFFLINE=1"
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -161,7 +180,8 @@ def _resolve_hub(name, *, revision, hf_cache_dir, offline, endpoint):
         if cached is None:
             raise BiasampError(
                 f"model {name!r} is not in the Hugging Face cache and HF_HUB_OFFLINE=1 forbids "
-                f"downloading it; {_not_cached_hint(hf_cache_dir)}")
+                f"downloading it; {_not_cached_hint(hf_cache_dir)}"
+            )
         return ModelSource(name, False, revision, hf_cache_dir, True, Path(cached).parent.name)
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
 
@@ -176,23 +196,29 @@ def _resolve_hub(name, *, revision, hf_cache_dir, offline, endpoint):
                     f"the Hugging Face hub is unreachable ({endpoint}: {detail}) and model "
                     f"{name!r} is not in the local cache; {_not_cached_hint(hf_cache_dir)}"
                 ) from None
-            warnings.warn(HubUnreachableWarning(
-                f"the Hugging Face hub is unreachable ({endpoint}: {detail}); using the cached "
-                f"copy of model {name!r} (commit {Path(cached).parent.name[:12]}); set "
-                "HF_HUB_OFFLINE=1 to skip the check"), stacklevel=2)
+            warnings.warn(
+                HubUnreachableWarning(
+                    f"the Hugging Face hub is unreachable ({endpoint}: {detail}); using the cached "
+                    f"copy of model {name!r} (commit {Path(cached).parent.name[:12]}); set "
+                    "HF_HUB_OFFLINE=1 to skip the check"
+                ),
+                stacklevel=2,
+            )
             return ModelSource(name, False, revision, hf_cache_dir, True, Path(cached).parent.name)
         at = f"revision {revision!r} of " if kind == "revision" else ""
         reason = {
             "not-found": "was not found on the Hugging Face hub",
             "gated": "is private or gated on the Hugging Face hub (log in with `hf auth login` "
-                     "and accept its terms on its page)",
+            "and accept its terms on its page)",
             "revision": "was not found on the Hugging Face hub",
             "no-config": "has no config.json on the Hugging Face hub (not a transformers model)",
             "http": "could not be fetched from the Hugging Face hub",
         }[kind]
-        raise BiasampError(f"{at}model {name!r} {reason} ({detail} at {endpoint}); check the name "
-                           "(hub names look like 'name' or 'org/name') or give a local "
-                           "folder") from None
+        raise BiasampError(
+            f"{at}model {name!r} {reason} ({detail} at {endpoint}); check the name "
+            "(hub names look like 'name' or 'org/name') or give a local "
+            "folder"
+        ) from None
     return ModelSource(name, False, revision, hf_cache_dir, False, meta.commit_hash)
 
 
@@ -209,8 +235,9 @@ def resolve_source(model, *, revision=None, hf_cache_dir=None) -> ModelSource:
     if Path(name).is_dir():
         return ModelSource(name, True)
     cache = None if hf_cache_dir is None else os.fspath(Path(hf_cache_dir).expanduser())
-    return _resolve_hub(name, revision=revision, hf_cache_dir=cache, offline=_offline(),
-                        endpoint=_endpoint())
+    return _resolve_hub(
+        name, revision=revision, hf_cache_dir=cache, offline=_offline(), endpoint=_endpoint()
+    )
 
 
 def weight_files_sha256(source: ModelSource) -> dict:
@@ -224,8 +251,9 @@ def weight_files_sha256(source: ModelSource) -> dict:
         return {}
     out = {}
     for f in sorted(folder.iterdir()):
-        if not f.is_file() or not (f.name.endswith(WEIGHT_SUFFIXES)
-                                   or f.name.endswith(".index.json")):
+        if not f.is_file() or not (
+            f.name.endswith(WEIGHT_SUFFIXES) or f.name.endswith(".index.json")
+        ):
             continue
         blob = Path(os.path.realpath(f)).name
         out[f.name] = blob if (not source.local and _SHA256.match(blob)) else sha256_file(f)
@@ -239,8 +267,9 @@ def _class_names(mapping) -> set:
     return out
 
 
-def detect_model_type(model, *, revision=None, hf_cache_dir=None, trust_remote_code=False,
-                      source=None) -> tuple[str, str]:
+def detect_model_type(
+    model, *, revision=None, hf_cache_dir=None, trust_remote_code=False, source=None
+) -> tuple[str, str]:
     """``("masked" | "causal", evidence)`` from the model's ``config.json`` (no weights loaded).
 
     The ``architectures`` entry decides (``BertForMaskedLM`` -> masked, ``GPT2LMHeadModel`` /
@@ -261,22 +290,25 @@ def detect_model_type(model, *, revision=None, hf_cache_dir=None, trust_remote_c
 
     src = source or resolve_source(model, revision=revision, hf_cache_dir=hf_cache_dir)
     if src.local and not (Path(src.name) / "config.json").is_file():
-        raise BiasampError(f"model {str(model)!r}: no config.json in {src.name} (not a "
-                           "transformers model folder)")
+        raise BiasampError(
+            f"model {str(model)!r}: no config.json in {src.name} (not a transformers model folder)"
+        )
     try:
-        config = AutoConfig.from_pretrained(src.name, trust_remote_code=trust_remote_code,
-                                            **src.kwargs())
+        config = AutoConfig.from_pretrained(
+            src.name, trust_remote_code=trust_remote_code, **src.kwargs()
+        )
     except Exception as exc:  # OSError, ValueError (unknown model_type), ...
-        raise BiasampError(f"could not read the config of model {str(model)!r}: "
-                           f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
+        raise BiasampError(
+            f"could not read the config of model {str(model)!r}: "
+            f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        ) from exc
     masked = _class_names(MODEL_FOR_MASKED_LM_MAPPING_NAMES)
     causal = _class_names(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)
     archs = list(getattr(config, "architectures", None) or [])
     for arch in archs:
         if arch.endswith("ForMaskedLM") or (arch in masked and arch not in causal):
             return "masked", f"config.json architectures {archs}"
-        if arch.endswith(("ForCausalLM", "LMHeadModel")) or (arch in causal
-                                                              and arch not in masked):
+        if arch.endswith(("ForCausalLM", "LMHeadModel")) or (arch in causal and arch not in masked):
             return "causal", f"config.json architectures {archs}"
     mtype = getattr(config, "model_type", None)
     in_masked = mtype in MODEL_FOR_MASKED_LM_MAPPING_NAMES
@@ -288,7 +320,8 @@ def detect_model_type(model, *, revision=None, hf_cache_dir=None, trust_remote_c
     raise BiasampError(
         f"model {str(model)!r}: cannot tell from its config.json (model_type {mtype!r}, "
         f"architectures {archs}) whether it is a masked or a causal language model; give "
-        "model_type 'masked' or 'causal' (--model-type)")
+        "model_type 'masked' or 'causal' (--model-type)"
+    )
 
 
 def check_model_type(model_type, model, *, source, trust_remote_code=False) -> tuple[str, str]:
@@ -299,8 +332,9 @@ def check_model_type(model_type, model, *, source, trust_remote_code=False) -> t
     if model_type == "auto":
         return detect_model_type(model, source=source, trust_remote_code=trust_remote_code)
     try:
-        found, evidence = detect_model_type(model, source=source,
-                                            trust_remote_code=trust_remote_code)
+        found, evidence = detect_model_type(
+            model, source=source, trust_remote_code=trust_remote_code
+        )
     except BiasampError as exc:
         if "cannot tell" in str(exc):  # an unknown kind: the caller's word decides
             return model_type, "given"
@@ -308,7 +342,8 @@ def check_model_type(model_type, model, *, source, trust_remote_code=False) -> t
     if found != model_type:
         raise BiasampError(
             f"model_type {model_type!r} does not fit model {str(model)!r}: it is a {found} "
-            f"language model ({evidence}); use model_type {found!r} or 'auto'")
+            f"language model ({evidence}); use model_type {found!r} or 'auto'"
+        )
     return model_type, evidence
 
 
@@ -344,6 +379,7 @@ def resolve_model(model, model_type="auto", *, options=None) -> ResolvedModel:
     options = options or LoadOptions()
     model_type = check(model_type, OneOf(MODEL_TYPE_CHOICES), "model_type")
     source = resolve_source(model, revision=options.revision, hf_cache_dir=options.hf_cache_dir)
-    kind, evidence = check_model_type(model_type, model, source=source,
-                                      trust_remote_code=options.trust_remote_code)
+    kind, evidence = check_model_type(
+        model_type, model, source=source, trust_remote_code=options.trust_remote_code
+    )
     return ResolvedModel(str(model), source, kind, evidence, options.revision)

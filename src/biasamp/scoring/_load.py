@@ -15,10 +15,19 @@ from ._hub import resolve_source
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TOKENIZER_FILES", "check_vocabulary", "input_device", "load_model",
-           "load_tokenizer",
-           "resolve_device", "resolve_dtype", "lm_head_fn", "model_fingerprint",
-           "tokenizer_fingerprint", "transformers_logs_propagate"]
+__all__ = [
+    "TOKENIZER_FILES",
+    "check_vocabulary",
+    "input_device",
+    "load_model",
+    "load_tokenizer",
+    "resolve_device",
+    "resolve_dtype",
+    "lm_head_fn",
+    "model_fingerprint",
+    "tokenizer_fingerprint",
+    "transformers_logs_propagate",
+]
 
 
 def _torch():
@@ -30,9 +39,19 @@ def _torch():
 
 
 #: Files of which at least one is in a folder that holds a tokenizer.
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json",
-                   "merges.txt", "spiece.model", "tokenizer.model", "sentencepiece.bpe.model",
-                   "spm.model", "vocab.model", "special_tokens_map.json")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.txt",
+    "vocab.json",
+    "merges.txt",
+    "spiece.model",
+    "tokenizer.model",
+    "sentencepiece.bpe.model",
+    "spm.model",
+    "vocab.model",
+    "special_tokens_map.json",
+)
 
 
 def _source(model, revision=None):
@@ -77,6 +96,7 @@ def _quiet_transformers():
             yield
         finally:
             hf_logging.set_verbosity(before)
+
     return quiet()
 
 
@@ -91,16 +111,20 @@ def load_tokenizer(model, *, revision=None, trust_remote_code=False):
         raise BiasampError(
             f"no tokenizer files in {src.name} (looked for {', '.join(TOKENIZER_FILES[:4])}, "
             "*.model, ...); save the model's tokenizer into the folder "
-            "(tokenizer.save_pretrained(DIR))")
+            "(tokenizer.save_pretrained(DIR))"
+        )
     from transformers import AutoTokenizer
 
     try:
         with _quiet_transformers():
-            return AutoTokenizer.from_pretrained(src.name, trust_remote_code=trust_remote_code,
-                                                 **src.kwargs())
+            return AutoTokenizer.from_pretrained(
+                src.name, trust_remote_code=trust_remote_code, **src.kwargs()
+            )
     except Exception as exc:  # OSError, HFValidationError, ValueError, ...
-        raise BiasampError(f"could not load the tokenizer of model {src.name!r}: "
-                           f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}") from exc
+        raise BiasampError(
+            f"could not load the tokenizer of model {src.name!r}: "
+            f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        ) from exc
 
 
 def resolve_device(device):
@@ -112,10 +136,12 @@ def resolve_device(device):
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
         raise BiasampError(
-            f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got {device!r}") from exc
+            f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got {device!r}"
+        ) from exc
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise BiasampError(f"device {device!r} requested but CUDA is not available; "
-                           "use device='cpu' or 'auto'")
+        raise BiasampError(
+            f"device {device!r} requested but CUDA is not available; use device='cpu' or 'auto'"
+        )
     if dev.type == "mps" and not torch.backends.mps.is_available():
         raise BiasampError(f"device {device!r} requested but MPS is not available")
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
@@ -131,15 +157,19 @@ def resolve_dtype(dtype, device):
     torch = _torch()
     name = canonical_dtype(dtype)
     if name == "float16" and device.type != "cuda":
-        raise BiasampError(f"dtype 'float16' needs a CUDA device; got device '{device}' "
-                           "(use float32, or bfloat16 on CPU)")
+        raise BiasampError(
+            f"dtype 'float16' needs a CUDA device; got device '{device}' "
+            "(use float32, or bfloat16 on CPU)"
+        )
     if name == "float64" and device.type == "mps":
         raise BiasampError("dtype 'float64' is not available on device 'mps' (use float32)")
     return getattr(torch, name)
 
 
-_AUTO_CLASSES = {"masked": ("AutoModelForMaskedLM", "masked LM", "masked-LM head"),
-                 "causal": ("AutoModelForCausalLM", "causal LM", "language-model head")}
+_AUTO_CLASSES = {
+    "masked": ("AutoModelForMaskedLM", "masked LM", "masked-LM head"),
+    "causal": ("AutoModelForCausalLM", "causal LM", "language-model head"),
+}
 
 
 def _placement(device_map, max_memory, offload_folder) -> dict:
@@ -149,8 +179,9 @@ def _placement(device_map, max_memory, offload_folder) -> dict:
     try:
         import accelerate  # noqa: F401 - transformers needs it for a device map
     except ImportError as exc:
-        raise MissingDependencyError(f"device_map {device_map!r} needs accelerate: pip install "
-                                     "accelerate") from exc
+        raise MissingDependencyError(
+            f"device_map {device_map!r} needs accelerate: pip install accelerate"
+        ) from exc
     out = {"device_map": device_map}
     if max_memory is not None:
         out["max_memory"] = dict(max_memory)
@@ -159,9 +190,18 @@ def _placement(device_map, max_memory, offload_folder) -> dict:
     return out
 
 
-def load_model(model, *, kind="masked", revision=None, trust_remote_code=False, dtype=None,
-               allow_missing_weights=False, device_map=None, max_memory=None,
-               offload_folder=None):
+def load_model(
+    model,
+    *,
+    kind="masked",
+    revision=None,
+    trust_remote_code=False,
+    dtype=None,
+    allow_missing_weights=False,
+    device_map=None,
+    max_memory=None,
+    offload_folder=None,
+):
     """Load ``AutoModelForMaskedLM`` or ``AutoModelForCausalLM`` (eval mode); errors name the model.
 
     Weights that the checkpoint lacks (transformers initialises them at random, e.g. the
@@ -187,31 +227,46 @@ def load_model(model, *, kind="masked", revision=None, trust_remote_code=False, 
     try:
         with _quiet_transformers():
             mdl, info = getattr(transformers, auto_name).from_pretrained(
-                src.name, trust_remote_code=trust_remote_code, dtype=dtype,
+                src.name,
+                trust_remote_code=trust_remote_code,
+                dtype=dtype,
                 output_loading_info=True,
-                **_placement(device_map, max_memory, offload_folder), **src.kwargs())
+                **_placement(device_map, max_memory, offload_folder),
+                **src.kwargs(),
+            )
     except MissingDependencyError:
         raise
     except Exception as exc:
-        raise BiasampError(f"could not load {what} {src.name!r}: {type(exc).__name__}: "
-                           f"{' '.join(str(exc).split())[:300]}") from exc
+        raise BiasampError(
+            f"could not load {what} {src.name!r}: {type(exc).__name__}: "
+            f"{' '.join(str(exc).split())[:300]}"
+        ) from exc
     finally:
         if was_on:
             hf_logging.enable_progress_bar()
-    missing = sorted(set(info.get("missing_keys") or ())
-                     | {k[0] if isinstance(k, (tuple, list)) else str(k)
-                        for k in info.get("mismatched_keys") or ()})
+    missing = sorted(
+        set(info.get("missing_keys") or ())
+        | {
+            k[0] if isinstance(k, (tuple, list)) else str(k)
+            for k in info.get("mismatched_keys") or ()
+        }
+    )
     if info.get("unexpected_keys"):
-        log.info("model %s: unused weights in the checkpoint: %s", src.name,
-                 ", ".join(sorted(info["unexpected_keys"])))
+        log.info(
+            "model %s: unused weights in the checkpoint: %s",
+            src.name,
+            ", ".join(sorted(info["unexpected_keys"])),
+        )
     if missing and not allow_missing_weights:
-        shown = ", ".join(missing[:6]) + (f", ... ({len(missing)} in all)"
-                                          if len(missing) > 6 else "")
+        shown = ", ".join(missing[:6]) + (
+            f", ... ({len(missing)} in all)" if len(missing) > 6 else ""
+        )
         raise BiasampError(
             f"model {src.name!r}: the checkpoint has no weights for {shown} of "
             f"{type(mdl).__name__}; transformers would initialise them at random and the scores "
             f"would mean nothing (a checkpoint without a trained {head}?); use a checkpoint "
-            "with one, or allow_missing_weights (--allow-missing-weights) to probe it anyway")
+            "with one, or allow_missing_weights (--allow-missing-weights) to probe it anyway"
+        )
     return mdl.eval(), missing
 
 
@@ -219,9 +274,11 @@ def check_vocabulary(tokenizer, model, name) -> None:
     """Refuse a tokenizer that can emit ids the model has no embedding (or LM-head) row for:
     a tokenizer of another model, or tokens added without resizing the embeddings. Without
     this check the first such id ends the run in an ``IndexError`` deep inside torch."""
-    rows = [int(m.weight.shape[0]) for m in (model.get_input_embeddings(),
-                                             model.get_output_embeddings())
-            if m is not None and getattr(m, "weight", None) is not None]
+    rows = [
+        int(m.weight.shape[0])
+        for m in (model.get_input_embeddings(), model.get_output_embeddings())
+        if m is not None and getattr(m, "weight", None) is not None
+    ]
     vocab = tokenizer.get_vocab()
     if not rows or not vocab:
         return
@@ -232,7 +289,8 @@ def check_vocabulary(tokenizer, model, name) -> None:
             f"model {name!r}: its tokenizer has ids up to {top} ({token!r}; {n_over} of its "
             f"{len(vocab)} tokens are beyond the model's {min(rows)} embedding rows): the "
             "tokenizer does not belong to this model, or tokens were added without resizing "
-            "its embeddings")
+            "its embeddings"
+        )
 
 
 def input_device(model, fallback):
@@ -262,17 +320,26 @@ def lm_head_fn(model):
     if hasattr(model, "cls") and cls_name.startswith(("BertFor", "RoFormerFor", "ConvBertFor")):
         return encoder, model.cls
     if hasattr(model, "lm_head") and cls_name.startswith(
-            ("RobertaFor", "XLMRobertaFor", "CamembertFor", "RobertaPreLayerNormFor",
-             "MPNetFor", "XLMRobertaXLFor")):
+        (
+            "RobertaFor",
+            "XLMRobertaFor",
+            "CamembertFor",
+            "RobertaPreLayerNormFor",
+            "MPNetFor",
+            "XLMRobertaXLFor",
+        )
+    ):
         return encoder, model.lm_head
     if hasattr(model, "predictions") and cls_name.startswith("AlbertFor"):
         return encoder, model.predictions
     if cls_name.startswith("DistilBertFor"):
+
         def head(h):
             h = model.vocab_transform(h)
             h = model.activation(h)
             h = model.vocab_layer_norm(h)
             return model.vocab_projector(h)
+
         return encoder, head
     return None
 
@@ -287,8 +354,9 @@ def model_fingerprint(model_name, revision, commit=None):
         for f in sorted(path.iterdir()):
             if f.is_file():
                 st = f.stat()
-                files[f.name] = (sha256_file(f) if st.st_size < 1 << 20
-                                 else f"{st.st_size}:{st.st_mtime_ns}")
+                files[f.name] = (
+                    sha256_file(f) if st.st_size < 1 << 20 else f"{st.st_size}:{st.st_mtime_ns}"
+                )
         info["files"] = files
     return hashlib.sha256(json.dumps(info, sort_keys=True).encode()).hexdigest()
 
@@ -296,6 +364,9 @@ def model_fingerprint(model_name, revision, commit=None):
 def tokenizer_fingerprint(tokenizer):
     """Hash of the tokenizer's full definition (fast tokenizers serialise to JSON)."""
     backend = getattr(tokenizer, "backend_tokenizer", None)
-    text = backend.to_str() if backend is not None else json.dumps(
-        sorted(tokenizer.get_vocab().items()))
+    text = (
+        backend.to_str()
+        if backend is not None
+        else json.dumps(sorted(tokenizer.get_vocab().items()))
+    )
     return hashlib.sha256((type(tokenizer).__name__ + "\0" + text).encode()).hexdigest()

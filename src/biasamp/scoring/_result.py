@@ -51,8 +51,12 @@ class ScoreResult:
 
     Examples
     --------
-    >>> r = ScoreResult.from_log_prob(np.log([[0.1, 0.3]]), candidates=("he", "she"),
-    ...                               scoring="word", prompts=("[BLANK] is here.",))
+    >>> r = ScoreResult.from_log_prob(
+    ...     np.log([[0.1, 0.3]]),
+    ...     candidates=("he", "she"),
+    ...     scoring="word",
+    ...     prompts=("[BLANK] is here.",),
+    ... )
     >>> r.prob.round(3).tolist(), round(float(r.mass[0]), 3)
     ([[0.25, 0.75]], 0.4)
     """
@@ -68,9 +72,14 @@ class ScoreResult:
     def from_log_prob(cls, log_prob, *, candidates, scoring, prompts=()):
         """Build a result from log probabilities of shape (n, k)."""
         log_prob = np.asarray(log_prob, dtype=np.float64)
-        return cls(log_prob=log_prob, prob=renormalise(log_prob),
-                   mass=np.exp(log_prob).sum(axis=1), candidates=candidates, scoring=scoring,
-                   prompts=tuple(prompts))
+        return cls(
+            log_prob=log_prob,
+            prob=renormalise(log_prob),
+            mass=np.exp(log_prob).sum(axis=1),
+            candidates=candidates,
+            scoring=scoring,
+            prompts=tuple(prompts),
+        )
 
     def candidates_for(self, i):
         """The candidate tuple of prompt ``i``."""
@@ -93,8 +102,9 @@ class ScoreResult:
             prompt = self.prompts[i] if i < len(self.prompts) else ""
             for j, cand in enumerate(self.candidates_for(i)):
                 rows.append((i, prompt, cand, self.log_prob[i, j], self.prob[i, j], self.mass[i]))
-        return pd.DataFrame(rows, columns=["prompt_index", "prompt", "candidate", "log_prob",
-                                           "prob", "mass"])
+        return pd.DataFrame(
+            rows, columns=["prompt_index", "prompt", "candidate", "log_prob", "prob", "mass"]
+        )
 
 
 # -------------------- cache
@@ -104,6 +114,7 @@ class ScoreResult:
 # dtype): ``scores-<hash16>.sqlite`` holding a ``meta`` table with the configuration and a
 # ``scores`` table mapping ``sha256(prefix, suffix, candidates)`` to the JSON list of float64 log
 # probabilities (``json`` writes floats with ``repr``, so values round-trip exactly).
+
 
 def item_key(prefix, suffix, candidates):
     """Key of one prompt (text around the blank) with its ordered candidate tuple."""
@@ -134,7 +145,7 @@ class ScoreCache:
         found = {}
         keys = list(dict.fromkeys(keys))
         for i in range(0, len(keys), 500):
-            part = keys[i:i + 500]
+            part = keys[i : i + 500]
             q = f"SELECT k, v FROM scores WHERE k IN ({','.join('?' * len(part))})"
             for k, v in self._con.execute(q, part):
                 found[k] = json.loads(v)
@@ -145,13 +156,16 @@ class ScoreCache:
         that cannot be written (a full disk, a read-only folder) is one line naming it."""
         try:
             with self._con:
-                self._con.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?)",
-                                      [(k, json.dumps([float(x) for x in v]))
-                                       for k, v in items])
+                self._con.executemany(
+                    "INSERT OR REPLACE INTO scores VALUES (?, ?)",
+                    [(k, json.dumps([float(x) for x in v])) for k, v in items],
+                )
         except sqlite3.OperationalError as exc:  # "database or disk is full", "readonly"
-            raise BiasampError(f"score_cache {str(self.path)!r} cannot be written ({exc}); the "
-                               f"{len(self)} scores it holds are kept: free space and rerun "
-                               "to reuse them") from exc
+            raise BiasampError(
+                f"score_cache {str(self.path)!r} cannot be written ({exc}); the "
+                f"{len(self)} scores it holds are kept: free space and rerun "
+                "to reuse them"
+            ) from exc
 
     def __len__(self):
         return self._con.execute("SELECT COUNT(*) FROM scores").fetchone()[0]

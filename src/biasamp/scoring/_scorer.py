@@ -50,7 +50,7 @@ class MaskedLMScorer(BaseScorer):
 
         scorer = MaskedLMScorer("bert-base-uncased")
         r = scorer.score(["[BLANK] is a nurse."], ["he", "she"], scoring="first-piece")
-        r.prob      # (1, 2), rows sum to 1
+        r.prob  # (1, 2), rows sum to 1
 
     >>> MaskedLMScorer("./no/such/folder")
     Traceback (most recent call last):
@@ -64,23 +64,28 @@ class MaskedLMScorer(BaseScorer):
         super().__init__(model, options, **kwargs)
         self._head = lm_head_fn(self.model)
         if self._head is None:
-            log.info("no known LM head split for %s; scoring with full-model logits",
-                     type(self.model).__name__)
+            log.info(
+                "no known LM head split for %s; scoring with full-model logits",
+                type(self.model).__name__,
+            )
         self.max_length = self._max_length()
         self._special_ids = frozenset(self.tokenizer.all_special_ids)
         self._split = {}
 
     def _check_tokenizer(self):
         if self.tokenizer.mask_token_id is None:
-            raise BiasampError(f"model {self.model_name!r}: its tokenizer has no mask token; "
-                               "a masked language model is needed")
+            raise BiasampError(
+                f"model {self.model_name!r}: its tokenizer has no mask token; "
+                "a masked language model is needed"
+            )
 
     def _max_length(self):
-        tok_max = getattr(self.tokenizer, "model_max_length", None) or 10 ** 9
+        tok_max = getattr(self.tokenizer, "model_max_length", None) or 10**9
         cfg = self.model.config
         pos = getattr(cfg, "max_position_embeddings", None)
         if pos is not None and type(self.model).__name__.startswith(
-                ("Roberta", "XLMRoberta", "Camembert")):
+            ("Roberta", "XLMRoberta", "Camembert")
+        ):
             pos = pos - (cfg.pad_token_id or 0) - 1  # positions start after the padding index
         return int(min(tok_max, pos or tok_max))
 
@@ -97,18 +102,26 @@ class MaskedLMScorer(BaseScorer):
             for (_, _, _, _, c), sp in zip(rows, spans):
                 if sp.end - sp.start > 1 and c not in self._split:
                     self._split[c] = self.tokenizer.convert_ids_to_tokens(list(sp.pieces))
-        vals = run_queries(qs, model=self.model, head=self._head, device=self.device,
-                           batch_size=self.batch_size, pad_id=self.tokenizer.pad_token_id,
-                           on_batch=lambda n_ctx, n_tok: on_batch(n_ctx))
+        vals = run_queries(
+            qs,
+            model=self.model,
+            head=self._head,
+            device=self.device,
+            batch_size=self.batch_size,
+            pad_id=self.tokenizer.pad_token_id,
+            on_batch=lambda n_ctx, n_tok: on_batch(n_ctx),
+        )
         flat = np.zeros(len(rows))
         np.add.at(flat, np.asarray(qs.q_out, dtype=np.int64), vals)
         return flat
 
     def _after_score(self, mode):
         if self._split:
-            log.warning("first-piece scoring of %d split candidate(s) uses only their first "
-                        "piece: %s", len(self._split),
-                        ", ".join(f"{c!r} -> {' '.join(p)}" for c, p in self._split.items()))
+            log.warning(
+                "first-piece scoring of %d split candidate(s) uses only their first piece: %s",
+                len(self._split),
+                ", ".join(f"{c!r} -> {' '.join(p)}" for c, p in self._split.items()),
+            )
             self._split = {}
 
     def score_pairs(self, first, second, *, chunk_size: int = PAIR_CHUNK):
@@ -160,12 +173,12 @@ class MaskedLMScorer(BaseScorer):
 # batches, the LM head is applied only at the masked position. No Python loop runs the
 # model per pair or per token.
 
+
 def shared_positions(ids1, ids2, special1, special2) -> tuple[list[int], list[int]]:
     """Positions of the tokens the two sequences share (difflib ``equal`` blocks, as in
     Nangia et al.'s ``get_span``), special tokens left out.
 
-    >>> shared_positions([101, 7, 8, 9, 102], [101, 7, 5, 9, 102], [1, 0, 0, 0, 1],
-    ...                  [1, 0, 0, 0, 1])
+    >>> shared_positions([101, 7, 8, 9, 102], [101, 7, 5, 9, 102], [1, 0, 0, 0, 1], [1, 0, 0, 0, 1])
     ([1, 3], [1, 3])
     """
     matcher = difflib.SequenceMatcher(None, [str(x) for x in ids1], [str(x) for x in ids2])
@@ -180,13 +193,20 @@ def shared_positions(ids1, ids2, special1, special2) -> tuple[list[int], list[in
 
 
 def _encode(tokenizer, sentences, max_length, what):
-    enc = tokenizer(list(sentences), add_special_tokens=True, return_special_tokens_mask=True,
-                    return_attention_mask=False, return_token_type_ids=False,
-                    truncation=False)
+    enc = tokenizer(
+        list(sentences),
+        add_special_tokens=True,
+        return_special_tokens_mask=True,
+        return_attention_mask=False,
+        return_token_type_ids=False,
+        truncation=False,
+    )
     for i, ids in enumerate(enc["input_ids"]):
         if max_length is not None and len(ids) > max_length:
-            raise BiasampError(f"{what}[{i}] is {len(ids)} tokens long; the model accepts at most "
-                               f"{max_length}: {sentences[i][:60]!r}")
+            raise BiasampError(
+                f"{what}[{i}] is {len(ids)} tokens long; the model accepts at most "
+                f"{max_length}: {sentences[i][:60]!r}"
+            )
     return enc["input_ids"], enc["special_tokens_mask"]
 
 
@@ -195,8 +215,9 @@ def _chunks(scorer, first, second, chunk_size):
     shared token of either sentence, identical contexts of the chunk run once."""
     first, second = list(first), list(second)
     if len(first) != len(second):
-        raise BiasampError(f"first and second must have the same length; got {len(first)} and "
-                           f"{len(second)}")
+        raise BiasampError(
+            f"first and second must have the same length; got {len(first)} and {len(second)}"
+        )
     tok = scorer.tokenizer
     ids1, sp1 = _encode(tok, first, scorer.max_length, "first")
     ids2, sp2 = _encode(tok, second, scorer.max_length, "second")
@@ -206,10 +227,12 @@ def _chunks(scorer, first, second, chunk_size):
         for i in range(c0, min(len(first), c0 + chunk_size)):
             p1, p2 = shared_positions(ids1[i], ids2[i], sp1[i], sp2[i])
             shared[i] = len(p1)
-            for out, ids, positions in ((2 * i, tuple(ids1[i]), p1),
-                                        (2 * i + 1, tuple(ids2[i]), p2)):
+            for out, ids, positions in (
+                (2 * i, tuple(ids1[i]), p1),
+                (2 * i + 1, tuple(ids2[i]), p2),
+            ):
                 for pos in positions:
-                    qs.add(ids[:pos] + (mask_id,) + ids[pos + 1:], pos, ids[pos], out)
+                    qs.add(ids[:pos] + (mask_id,) + ids[pos + 1 :], pos, ids[pos], out)
         yield qs, shared
 
 
@@ -259,9 +282,15 @@ def score_sentence_pairs(scorer, first, second, *, chunk_size: int = PAIR_CHUNK)
     for qs, shared in _chunks(scorer, first, second, chunk_size):
         for i, m in shared.items():
             n_shared[i] = m
-        vals = run_queries(qs, model=scorer.model, head=scorer._head, device=scorer.device,
-                           batch_size=scorer.batch_size, pad_id=scorer.tokenizer.pad_token_id,
-                           on_batch=on_batch)
+        vals = run_queries(
+            qs,
+            model=scorer.model,
+            head=scorer._head,
+            device=scorer.device,
+            batch_size=scorer.batch_size,
+            pad_id=scorer.tokenizer.pad_token_id,
+            on_batch=on_batch,
+        )
         if len(qs):
             np.add.at(scores, np.asarray(qs.q_out, dtype=np.int64), vals)
     return scores.reshape(n, 2), n_shared

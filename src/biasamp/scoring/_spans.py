@@ -16,8 +16,16 @@ from .._conventions import BLANK
 from .._errors import BiasampError
 from .._validation import OneOf, check
 
-__all__ = ["BLANK", "Span", "audit_candidates", "candidate_pieces", "check_candidates",
-           "check_prompts", "check_score_inputs", "locate_spans"]
+__all__ = [
+    "BLANK",
+    "Span",
+    "audit_candidates",
+    "candidate_pieces",
+    "check_candidates",
+    "check_prompts",
+    "check_score_inputs",
+    "locate_spans",
+]
 
 
 @dataclass(frozen=True)
@@ -30,7 +38,7 @@ class Span:
 
     @property
     def pieces(self):
-        return self.ids[self.start:self.end]
+        return self.ids[self.start : self.end]
 
 
 def _short(text, limit=80):
@@ -45,12 +53,14 @@ def check_prompts(prompts, blank):
     if isinstance(prompts, str):
         raise BiasampError(
             f"prompts must be a list of strings, not a single string; got {_short(prompts)!r} "
-            "(wrap it in a list)")
+            "(wrap it in a list)"
+        )
     try:
         prompts = list(prompts)
     except TypeError:
         raise BiasampError(
-            f"prompts must be a list of strings; got {type(prompts).__name__}") from None
+            f"prompts must be a list of strings; got {type(prompts).__name__}"
+        ) from None
     if not prompts:
         raise BiasampError("prompts must contain at least one prompt; got an empty list")
     out = []
@@ -61,7 +71,8 @@ def check_prompts(prompts, blank):
         if count != 1:
             raise BiasampError(
                 f"prompts[{i}] must contain the blank {blank!r} exactly once; found it {count} "
-                f"times in {_short(p)!r}")
+                f"times in {_short(p)!r}"
+            )
         pre, post = p.split(blank)
         out.append((pre, post))
     return out
@@ -70,12 +81,14 @@ def check_prompts(prompts, blank):
 def _check_list(cands, where):
     if isinstance(cands, str):
         raise BiasampError(
-            f"{where} must be a list of strings, not a single string; got {_short(cands)!r}")
+            f"{where} must be a list of strings, not a single string; got {_short(cands)!r}"
+        )
     try:
         cands = tuple(cands)
     except TypeError:
         raise BiasampError(
-            f"{where} must be a list of strings; got {type(cands).__name__}") from None
+            f"{where} must be a list of strings; got {type(cands).__name__}"
+        ) from None
     if not cands:
         raise BiasampError(f"{where} must contain at least one candidate; got an empty list")
     for j, c in enumerate(cands):
@@ -84,14 +97,14 @@ def _check_list(cands, where):
         if not c.strip():
             raise BiasampError(f"{where}[{j}] must be a non-empty word; got {c!r}")
         if c != c.strip():
-            raise BiasampError(
-                f"{where}[{j}] must not start or end with whitespace; got {c!r}")
+            raise BiasampError(f"{where}[{j}] must not start or end with whitespace; got {c!r}")
     seen = set()
     for c in cands:
         if c in seen:
             raise BiasampError(
                 f"{where} must not repeat a candidate (renormalisation would count it twice); "
-                f"{c!r} appears more than once in {list(cands)!r}")
+                f"{c!r} appears more than once in {list(cands)!r}"
+            )
         seen.add(c)
     return cands
 
@@ -107,12 +120,14 @@ def check_candidates(candidates, n_prompts):
     if isinstance(candidates, str):
         raise BiasampError(
             "candidates must be a list of strings (or one list per prompt), not a single "
-            f"string; got {_short(candidates)!r}")
+            f"string; got {_short(candidates)!r}"
+        )
     try:
         items = list(candidates)
     except TypeError:
-        raise BiasampError(f"candidates must be a list of strings; got "
-                           f"{type(candidates).__name__}") from None
+        raise BiasampError(
+            f"candidates must be a list of strings; got {type(candidates).__name__}"
+        ) from None
     if not items:
         raise BiasampError("candidates must contain at least one candidate; got an empty list")
     nested = [not isinstance(c, str) for c in items]
@@ -120,24 +135,28 @@ def check_candidates(candidates, n_prompts):
         if len(items) != n_prompts:
             raise BiasampError(
                 f"candidates given per prompt must have one list per prompt ({n_prompts}); "
-                f"got {len(items)} lists")
+                f"got {len(items)} lists"
+            )
         per = [_check_list(c, f"candidates[{i}]") for i, c in enumerate(items)]
         k = len(per[0])
         for i, c in enumerate(per):
             if len(c) != k:
                 raise BiasampError(
                     f"candidates given per prompt must all have the same length; candidates[0] "
-                    f"has {k}, candidates[{i}] has {len(c)}")
+                    f"has {k}, candidates[{i}] has {len(c)}"
+                )
         return per, tuple(per)
     if any(nested):
-        raise BiasampError("candidates must be either a list of strings or a list of lists, "
-                           "not a mix")
+        raise BiasampError(
+            "candidates must be either a list of strings or a list of lists, not a mix"
+        )
     shared = _check_list(items, "candidates")
     return [shared] * n_prompts, shared
 
 
-def check_score_inputs(prompts, candidates, *, scoring=None, blank=BLANK, model_type=None,
-                       model=None):
+def check_score_inputs(
+    prompts, candidates, *, scoring=None, blank=BLANK, model_type=None, model=None
+):
     """Check what a scorer's ``score`` would be given, without a model.
 
     ``scoring`` is checked against ``model_type`` when given (None -> the type's default), or
@@ -176,11 +195,18 @@ def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):
         raise BiasampError(
             f"tokenizer {type(tokenizer).__name__} has no fast (Rust) implementation, which the "
             "scorer needs to locate candidate pieces by character offsets; install "
-            "'tokenizers' and use a model whose tokenizer converts to a fast one")
+            "'tokenizers' and use a model whose tokenizer converts to a fast one"
+        )
     texts = [t[0] for t in texts_and_bounds]
-    enc = tokenizer(texts, add_special_tokens=True, return_offsets_mapping=True,
-                    return_special_tokens_mask=True, return_attention_mask=False,
-                    return_token_type_ids=False, truncation=False)
+    enc = tokenizer(
+        texts,
+        add_special_tokens=True,
+        return_offsets_mapping=True,
+        return_special_tokens_mask=True,
+        return_attention_mask=False,
+        return_token_type_ids=False,
+        truncation=False,
+    )
     unk = tokenizer.unk_token_id
     out = []
     for row, (text, s, e, prompt, cand) in enumerate(texts_and_bounds):
@@ -209,11 +235,13 @@ def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):
                 raise BiasampError(
                     f"candidate {cand!r} does not end on a token boundary in prompt "
                     f"{_short(prompt)!r}: the piece {piece!r} covers characters {text[a:b]!r} "
-                    "inside and outside the candidate")
+                    "inside and outside the candidate"
+                )
         if not inside:
             raise BiasampError(
                 f"candidate {cand!r} tokenises to no pieces with {type(tokenizer).__name__} "
-                f"(in prompt {_short(prompt)!r}); it cannot be scored")
+                f"(in prompt {_short(prompt)!r}); it cannot be scored"
+            )
         start, end = inside[0], inside[-1] + 1
         if inside != list(range(start, end)):  # pragma: no cover - offsets are monotone
             raise BiasampError(f"candidate {cand!r} pieces are not contiguous in {text!r}")
@@ -222,17 +250,20 @@ def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):
             raise BiasampError(
                 f"candidate {cand!r} contains a piece unknown to the tokenizer "
                 f"({tokenizer.unk_token!r}): pieces {pieces}; its probability would be that of "
-                "the unknown token")
+                "the unknown token"
+            )
         if max_length is not None and len(ids) > max_length:
             raise BiasampError(
                 f"prompt {_short(prompt)!r} filled with {cand!r} is {len(ids)} tokens long; the "
-                f"model accepts at most {max_length}")
+                f"model accepts at most {max_length}"
+            )
         out.append(Span(tuple(ids), start, end))
     return out
 
 
 # -------------------- audit
 # Tokenisation audit: which candidates are single pieces, which are split, which collide.
+
 
 def candidate_pieces(tokenizer, candidates, *, prompt=None, blank=BLANK):
     """Return the pieces (token strings) of each candidate, tokenised in ``prompt``.
@@ -274,7 +305,9 @@ def audit_candidates(tokenizer, candidates, *, prompt=None, blank=BLANK):
     >>> import tempfile, pathlib
     >>> from transformers import BertTokenizer
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "vocab.txt").write_text("[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[MASK]\\nthe\\nnurse\\nhair\\n##dresser\\n")
+    >>> _ = (d / "vocab.txt").write_text(
+    ...     "[PAD]\\n[UNK]\\n[CLS]\\n[SEP]\\n[MASK]\\nthe\\nnurse\\nhair\\n##dresser\\n"
+    ... )
     >>> tok = BertTokenizer(str(d / "vocab.txt"))
     >>> audit_candidates(tok, ["nurse", "hairdresser"])[["candidate", "pieces", "single_piece"]]
          candidate             pieces  single_piece
@@ -290,12 +323,22 @@ def audit_candidates(tokenizer, candidates, *, prompt=None, blank=BLANK):
     if not hasattr(tokenizer, "convert_ids_to_tokens"):
         raise BiasampError(
             f"tokenizer must be a transformers tokenizer or a model name/folder; got "
-            f"{type(tokenizer).__name__}")
+            f"{type(tokenizer).__name__}"
+        )
     cands, pieces = candidate_pieces(tokenizer, candidates, prompt=prompt, blank=blank)
     firsts = [p[0] for p in pieces]
     rows = []
     for c, p, f in zip(cands, pieces, firsts):
         shares = tuple(o for o, fo in zip(cands, firsts) if fo == f and o != c)
         rows.append((c, p, len(p), len(p) == 1, f, shares))
-    return pd.DataFrame(rows, columns=["candidate", "pieces", "n_pieces", "single_piece",
-                                       "first_piece", "shares_first_piece_with"])
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "candidate",
+            "pieces",
+            "n_pieces",
+            "single_piece",
+            "first_piece",
+            "shares_first_piece_with",
+        ],
+    )

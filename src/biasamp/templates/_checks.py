@@ -25,8 +25,14 @@ from ..tasks import task_aliases
 from ._model import Template, masked_indexes, render_parts
 from ._slots import ATTRIBUTE_FORMS, CONTEXTS, SLOTS, Slot, dependent_indexes, resolve_ref
 
-__all__ = ["check_bindings", "check_template", "default_mask", "read_groups",
-           "read_label_list", "read_task_binding"]
+__all__ = [
+    "check_bindings",
+    "check_template",
+    "default_mask",
+    "read_groups",
+    "read_label_list",
+    "read_task_binding",
+]
 
 
 def _ref(parts: tuple, i: int) -> str:
@@ -46,20 +52,28 @@ def default_mask(parts: tuple, agreement: bool) -> dict:
 def _check_slots(t: Template, where: str) -> None:
     names = t.slot_names()
     if names.count("task") != 1:
-        raise BiasampError(f"{where}: text must contain the {{task}} slot exactly once; "
-                           f"got {names.count('task')} in {t.text!r}")
+        raise BiasampError(
+            f"{where}: text must contain the {{task}} slot exactly once; "
+            f"got {names.count('task')} in {t.text!r}"
+        )
     if not any(n in ATTRIBUTE_FORMS for n in names):
         *rest, last = ("{" + s + "}" for s in ATTRIBUTE_FORMS)
-        raise BiasampError(f"{where}: text must contain an attribute slot ({', '.join(rest)} "
-                           f"or {last}); got {t.text!r}")
+        raise BiasampError(
+            f"{where}: text must contain an attribute slot ({', '.join(rest)} "
+            f"or {last}); got {t.text!r}"
+        )
     kinds = [p.kind for p in t.parts if isinstance(p, Slot)]
     if "verb" in kinds and "attribute" not in names:
-        raise BiasampError(f"{where}: the verb slots {{be}}/{{was}} agree with the pronoun and "
-                           "need an {attribute} slot (so does {verb:SINGULAR|PLURAL}); got "
-                           f"{t.text!r}")
+        raise BiasampError(
+            f"{where}: the verb slots {{be}}/{{was}} agree with the pronoun and "
+            "need an {attribute} slot (so does {verb:SINGULAR|PLURAL}); got "
+            f"{t.text!r}"
+        )
     if t.context not in CONTEXTS:
-        raise BiasampError(f"{where}: context must be one of {{{', '.join(map(repr, CONTEXTS))}}}"
-                           f"; got {t.context!r}")
+        raise BiasampError(
+            f"{where}: context must be one of {{{', '.join(map(repr, CONTEXTS))}}}"
+            f"; got {t.context!r}"
+        )
 
 
 def _check_mask_names(t: Template, direction: str, where: str) -> None:
@@ -70,18 +84,27 @@ def _check_mask_names(t: Template, direction: str, where: str) -> None:
     for ref in masked:
         name, _, copy = ref.partition("#")
         if name not in SLOTS:
-            raise BiasampError(f"{where}: mask.{direction} names unknown slot {name!r}"
-                               f"{did_you_mean(name, SLOTS)}; known slots: {', '.join(SLOTS)}")
+            raise BiasampError(
+                f"{where}: mask.{direction} names unknown slot {name!r}"
+                f"{did_you_mean(name, SLOTS)}; known slots: {', '.join(SLOTS)}"
+            )
         n = names.count(name)
         if copy:
             if not resolve_ref(t.parts, ref):
-                raise BiasampError(f"{where}: mask.{direction} names copy {ref!r}, but the text "
-                                   f"has {n} {{{name}}} slot(s): {t.text!r}")
+                raise BiasampError(
+                    f"{where}: mask.{direction} names copy {ref!r}, but the text "
+                    f"has {n} {{{name}}} slot(s): {t.text!r}"
+                )
         elif n != 1:
-            hint = ("" if n == 0 else "; name one copy: "
-                    + " or ".join(repr(f"{name}#{k}") for k in range(1, n + 1)))
-            raise BiasampError(f"{where}: mask.{direction} slot {name!r} must occur exactly once "
-                               f"in the text; it occurs {n} times in {t.text!r}{hint}")
+            hint = (
+                ""
+                if n == 0
+                else "; name one copy: " + " or ".join(repr(f"{name}#{k}") for k in range(1, n + 1))
+            )
+            raise BiasampError(
+                f"{where}: mask.{direction} slot {name!r} must occur exactly once "
+                f"in the text; it occurs {n} times in {t.text!r}{hint}"
+            )
     idx = [i for ref in masked for i in resolve_ref(t.parts, ref)]
     if len(set(idx)) != len(idx):
         raise BiasampError(f"{where}: mask.{direction} repeats a slot: {list(masked)}")
@@ -102,17 +125,21 @@ def _check_coverage(t: Template, direction: str, agreement: bool, where: str) ->
                 f"{where}: mask.task_to_attribute must cover every slot that depends on the "
                 f"attribute, else the prompt leaks the answer; missing {missing} "
                 f"(agreement={agreement}) in {t.text!r}; to score each attribute in its own "
-                "rendering (the other copies visible), set context = \"per-attribute\"")
+                'rendering (the other copies visible), set context = "per-attribute"'
+            )
         if not masked & set(dep):
-            raise BiasampError(f"{where}: mask.task_to_attribute must cover at least one slot "
-                               f"that depends on the attribute; got {list(t.mask[direction])}")
+            raise BiasampError(
+                f"{where}: mask.task_to_attribute must cover at least one slot "
+                f"that depends on the attribute; got {list(t.mask[direction])}"
+            )
     else:
         if not task_masked:
             raise BiasampError(f"{where}: mask.attribute_to_task must contain 'task'")
         leaking = sorted(_ref(t.parts, i) for i in masked if i in dep)
         if leaking:
-            raise BiasampError(f"{where}: mask.attribute_to_task must not cover attribute "
-                               f"slots {leaking}")
+            raise BiasampError(
+                f"{where}: mask.attribute_to_task must not cover attribute slots {leaking}"
+            )
 
 
 def _check_span(t: Template, direction: str, where: str) -> None:
@@ -122,20 +149,29 @@ def _check_span(t: Template, direction: str, where: str) -> None:
     for i in range(idx[0], idx[-1] + 1):
         p = t.parts[i]
         if isinstance(p, Slot) and i not in inside:
-            raise BiasampError(f"{where}: mask.{direction} {list(t.mask[direction])} is not "
-                               f"contiguous: slot {p.raw} lies inside the masked span of "
-                               f"{t.text!r}")
+            raise BiasampError(
+                f"{where}: mask.{direction} {list(t.mask[direction])} is not "
+                f"contiguous: slot {p.raw} lies inside the masked span of "
+                f"{t.text!r}"
+            )
     # an unmasked article right before the blank would leak the masked word's sound
     for i, p in enumerate(t.parts):
         if isinstance(p, Slot) and p.kind == "article" and i not in inside:
-            j = next((j for j in range(i + 1, len(t.parts))
-                      if isinstance(t.parts[j], Slot) or t.parts[j].strip()), None)
+            j = next(
+                (
+                    j
+                    for j in range(i + 1, len(t.parts))
+                    if isinstance(t.parts[j], Slot) or t.parts[j].strip()
+                ),
+                None,
+            )
             nxt = t.parts[j] if j is not None else None
             if isinstance(nxt, Slot) and j in inside:
                 raise BiasampError(
                     f"{where}: the article {p.raw} directly precedes the masked slot "
                     f"{nxt.raw} for {direction}, so a/an would leak the answer; put a word "
-                    f"between them, use 'the', or mask the article too ({t.text!r})")
+                    f"between them, use 'the', or mask the article too ({t.text!r})"
+                )
 
 
 def check_template(t: Template, agreement: bool, article: str, where: str) -> None:
@@ -147,8 +183,9 @@ def check_template(t: Template, agreement: bool, article: str, where: str) -> No
         _check_span(t, direction, where)
     # a trial rendering catches the rest (e.g. an article with no following word)
     for attribute in ATTRIBUTES:
-        render_parts(t, attribute, t.tasks[0] if t.tasks else "nurse", agreement=agreement,
-                     article=article)
+        render_parts(
+            t, attribute, t.tasks[0] if t.tasks else "nurse", agreement=agreement, article=article
+        )
 
 
 _LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
@@ -158,8 +195,10 @@ def _task_word(value, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise BiasampError(f"{where} must be a non-empty string; got {value!r}")
     if value != value.strip() or any(c in value for c in "{}") or BLANK in value:
-        raise BiasampError(f"{where} must be a task word without surrounding spaces, braces "
-                           f"or {BLANK!r}; got {value!r}")
+        raise BiasampError(
+            f"{where} must be a task word without surrounding spaces, braces "
+            f"or {BLANK!r}; got {value!r}"
+        )
     return value
 
 
@@ -176,9 +215,11 @@ def _word_list(value, where: str) -> tuple:
 def read_task_binding(entry: dict, where: str) -> tuple:
     """The tasks a template entry is bound to (``task`` or ``tasks``); ``()`` = crossed."""
     if "task" in entry and "tasks" in entry:
-        raise BiasampError(f"{where}: conflicting bindings: give 'task' (one) or 'tasks' (a "
-                           f"list), not both; got task={entry['task']!r}, "
-                           f"tasks={entry['tasks']!r}")
+        raise BiasampError(
+            f"{where}: conflicting bindings: give 'task' (one) or 'tasks' (a "
+            f"list), not both; got task={entry['task']!r}, "
+            f"tasks={entry['tasks']!r}"
+        )
     if "task" in entry:
         return (_task_word(entry["task"], f"{where}: task"),)
     if "tasks" in entry:
@@ -192,8 +233,9 @@ def read_label_list(value, where: str) -> tuple:
         raise BiasampError(f"{where} must be a list of labels; got {value!r}")
     for v in value:
         if not isinstance(v, str) or not _LABEL_RE.match(v):
-            raise BiasampError(f"{where}: a label must be letters, digits, '-', '_' or '.'; "
-                               f"got {v!r}")
+            raise BiasampError(
+                f"{where}: a label must be letters, digits, '-', '_' or '.'; got {v!r}"
+            )
     if len(set(value)) != len(value):
         raise BiasampError(f"{where} repeats a label: {value!r}")
     return tuple(value)
@@ -208,7 +250,8 @@ def _check_spellings(words: Sequence[str], where: str) -> None:
         if key in seen and seen[key] != w:
             raise BiasampError(
                 f"{where}: conflicting bindings: {seen[key]!r} and {w!r} are spellings of the "
-                f"same occupation (task alias table {aliases.file!r}); use one of them")
+                f"same occupation (task alias table {aliases.file!r}); use one of them"
+            )
         seen[key] = w
 
 
@@ -222,19 +265,25 @@ def check_bindings(templates: Sequence, declared, where: str) -> tuple:
         return tuple(used)
     own = _word_list(declared, f"{where}: tasks")
     if not bound:
-        raise BiasampError(f"{where}: tasks lists the tasks of bound templates, but no template "
-                           "is bound (give 'task = ...' in the templates, or remove tasks)")
+        raise BiasampError(
+            f"{where}: tasks lists the tasks of bound templates, but no template "
+            "is bound (give 'task = ...' in the templates, or remove tasks)"
+        )
     _check_spellings(own, where)
     for t in bound:
         stray = [task for task in t.tasks if task not in own]
         if stray:
-            raise BiasampError(f"{where}: conflicting bindings: template {t.id!r} is bound to "
-                               f"{stray}, which [set] tasks does not list")
+            raise BiasampError(
+                f"{where}: conflicting bindings: template {t.id!r} is bound to "
+                f"{stray}, which [set] tasks does not list"
+            )
     crossed = any(not t.tasks for t in templates)
     unused = [task for task in own if task not in used]
     if unused and not crossed:
-        raise BiasampError(f"{where}: tasks {unused} have no template bound to them (every "
-                           "listed task needs at least one)")
+        raise BiasampError(
+            f"{where}: tasks {unused} have no template bound to them (every "
+            "listed task needs at least one)"
+        )
     return own
 
 
@@ -248,17 +297,21 @@ def read_groups(table, templates: Sequence, where: str) -> dict:
     if table is None:
         return dict.fromkeys(used, "")
     if not isinstance(table, dict):
-        raise BiasampError(f"{where}: groups must be a table of label = description "
-                           f"([set.groups]); got {table!r}")
+        raise BiasampError(
+            f"{where}: groups must be a table of label = description ([set.groups]); got {table!r}"
+        )
     read_label_list(list(table), f"{where}: groups")
     for label, text in table.items():
         if not isinstance(text, str) or not text.strip():
-            raise BiasampError(f"{where}: groups.{label} must be a non-empty description; got "
-                               f"{text!r}")
+            raise BiasampError(
+                f"{where}: groups.{label} must be a non-empty description; got {text!r}"
+            )
     unknown = [g for g in used if g not in table]
     if unknown:
-        raise BiasampError(f"{where}: templates use groups {unknown} that [set.groups] does not "
-                           f"describe (described: {list(table)})")
+        raise BiasampError(
+            f"{where}: templates use groups {unknown} that [set.groups] does not "
+            f"describe (described: {list(table)})"
+        )
     unused = [g for g in table if g not in used]
     if unused:
         raise BiasampError(f"{where}: [set.groups] describes {unused}, which no template uses")

@@ -83,8 +83,7 @@ class Conversion:
         """Write the TOML file (UTF-8, LF line ends) as one transaction
         (:class:`biasamp._output.OutputFile`); return its path. An existing file is
         replaced only with ``overwrite``, and only when a converter wrote it."""
-        out = path if isinstance(path, OutputFile) else conversion_output(
-            path, overwrite=overwrite)
+        out = path if isinstance(path, OutputFile) else conversion_output(path, overwrite=overwrite)
         with out.open(newline="\n") as f:
             f.write(self.text)
         return out.named
@@ -107,12 +106,18 @@ def is_converted_set(path: Path) -> bool:
     return any(line.startswith(_GENERATED) for line in head)
 
 
-def conversion_output(path: str | os.PathLike, *, overwrite: bool = False,
-                      param: str = "path") -> OutputFile:
+def conversion_output(
+    path: str | os.PathLike, *, overwrite: bool = False, param: str = "path"
+) -> OutputFile:
     """The output file of a converted template set (``overwrite`` replaces only one a
     converter wrote)."""
-    return OutputFile(path, overwrite=overwrite, param=param, owned=is_converted_set,
-                      what="a template set a converter wrote")
+    return OutputFile(
+        path,
+        overwrite=overwrite,
+        param=param,
+        owned=is_converted_set,
+        what="a template set a converter wrote",
+    )
 
 
 def _flat(v) -> str:
@@ -135,8 +140,10 @@ def toml_value(v) -> str:
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(toml_value(x) for x in v) + "]"
     if isinstance(v, Mapping):
-        items = [f"{k if _BARE_KEY.match(str(k)) else json.dumps(str(k))} = {toml_value(x)}"
-                 for k, x in v.items()]
+        items = [
+            f"{k if _BARE_KEY.match(str(k)) else json.dumps(str(k))} = {toml_value(x)}"
+            for k, x in v.items()
+        ]
         return "{ " + ", ".join(items) + " }" if items else "{}"
     raise TypeError(f"no TOML literal for {type(v).__name__}")  # pragma: no cover
 
@@ -146,24 +153,41 @@ def slot_text(name: str, capital: bool) -> str:
     return "{" + (name[0].upper() + name[1:] if capital else name) + "}"
 
 
-def set_toml(kind: str, meta: Mapping, groups: Mapping, *, tasks, entries, files, summary,
-             losses, source: str) -> str:
+def set_toml(
+    kind: str,
+    meta: Mapping,
+    groups: Mapping,
+    *,
+    tasks,
+    entries,
+    files,
+    summary,
+    losses,
+    source: str,
+) -> str:
     """The TOML file of a converted template set: header comments, ``[set]`` (``meta``, the
     tasks, ``[set.groups]``), ``[set.converted]`` (tool, source files, counts, losses) and one
     ``[[template]]`` per entry. ``kind`` names the converter, ``source`` the comment line that
     says where the sentences come from."""
-    out = [f"# Template set {meta['name']!r}. Format: templates/README.md.",
-           f"{_GENERATED} {kind}` "
-           f"(biasamp.templates.convert_{kind})",
-           source,
-           "# Do not edit by hand: re-run the converter on a newer release instead.", "",
-           "[set]"]
+    out = [
+        f"# Template set {meta['name']!r}. Format: templates/README.md.",
+        f"{_GENERATED} {kind}` (biasamp.templates.convert_{kind})",
+        source,
+        "# Do not edit by hand: re-run the converter on a newer release instead.",
+        "",
+        "[set]",
+    ]
     out += [f"{k} = {toml_value(v)}" for k, v in meta.items()]
     out += [f"tasks = {toml_value(tasks)}", "", "[set.groups]"]
     out += [f"{k} = {toml_value(v)}" for k, v in groups.items()]
-    out += ["", "[set.converted]", f'tool = "biasamp templates convert {kind}"',
-            f"files = {toml_value(files)}", f"counts = {toml_value(summary)}",
-            f"lost = {toml_value(losses)}"]
+    out += [
+        "",
+        "[set.converted]",
+        f'tool = "biasamp templates convert {kind}"',
+        f"files = {toml_value(files)}",
+        f"counts = {toml_value(summary)}",
+        f"lost = {toml_value(losses)}",
+    ]
     for e in entries:
         out += ["", "[[template]]"] + [f"{k} = {toml_value(v)}" for k, v in e.items()]
     return "\n".join(out) + "\n"
@@ -187,20 +211,82 @@ def read_source(path: Path, files: dict, what: str) -> list[str]:
 # ---------------------------------------------------------------------------------------
 
 #: Verbs with an irregular plural (the singular form -> the slot that renders it).
-_IRREGULAR = {"is": "{be}", "was": "{was}", "has": "{verb:has|have}", "does": "{verb:does|do}",
-              "isn't": "{verb:isn't|aren't}", "wasn't": "{verb:wasn't|weren't}",
-              "hasn't": "{verb:hasn't|haven't}", "doesn't": "{verb:doesn't|don't}"}
+_IRREGULAR = {
+    "is": "{be}",
+    "was": "{was}",
+    "has": "{verb:has|have}",
+    "does": "{verb:does|do}",
+    "isn't": "{verb:isn't|aren't}",
+    "wasn't": "{verb:wasn't|weren't}",
+    "hasn't": "{verb:hasn't|haven't}",
+    "doesn't": "{verb:doesn't|don't}",
+}
 #: Adverbs that may stand between a pronoun and its verb ("he always knows").
-_ADVERBS = frozenset({"always", "never", "often", "only", "really", "constantly", "normally",
-                      "usually", "quickly", "gladly", "just", "also", "still", "actually",
-                      "rarely", "sometimes", "even", "finally", "already", "recently",
-                      "clearly", "seldom", "truly", "barely", "hardly", "certainly", "simply",
-                      "surely", "generally", "mostly", "immediately", "probably"})
+_ADVERBS = frozenset(
+    {
+        "always",
+        "never",
+        "often",
+        "only",
+        "really",
+        "constantly",
+        "normally",
+        "usually",
+        "quickly",
+        "gladly",
+        "just",
+        "also",
+        "still",
+        "actually",
+        "rarely",
+        "sometimes",
+        "even",
+        "finally",
+        "already",
+        "recently",
+        "clearly",
+        "seldom",
+        "truly",
+        "barely",
+        "hardly",
+        "certainly",
+        "simply",
+        "surely",
+        "generally",
+        "mostly",
+        "immediately",
+        "probably",
+    }
+)
 #: Words ending in -s after a pronoun that are not third-person verbs.
-_NOT_VERBS = frozenset({"always", "perhaps", "sometimes", "thus", "his", "hers", "its", "yes",
-                        "less", "unless", "across", "towards", "afterwards", "besides",
-                        "nevertheless", "regardless", "as", "us", "this", "was", "is", "has",
-                        "does", "news"})
+_NOT_VERBS = frozenset(
+    {
+        "always",
+        "perhaps",
+        "sometimes",
+        "thus",
+        "his",
+        "hers",
+        "its",
+        "yes",
+        "less",
+        "unless",
+        "across",
+        "towards",
+        "afterwards",
+        "besides",
+        "nevertheless",
+        "regardless",
+        "as",
+        "us",
+        "this",
+        "was",
+        "is",
+        "has",
+        "does",
+        "news",
+    }
+)
 _PUNCT = ".,;:!?\"')"
 
 
@@ -232,14 +318,19 @@ def agreeing_verb(words: list[str], start: int) -> tuple[int, str] | None:
         return None
     word = words[i]
     core = word.rstrip(_PUNCT)
-    tail = word[len(core):]
+    tail = word[len(core) :]
     low = core.lower()
     if core != low:  # a capitalised word is not a verb after a pronoun
         return None
     if low in _IRREGULAR:
         return i, _IRREGULAR[low] + tail
-    if (low.endswith("s") and low.isalpha() and len(low) > 3 and low not in _NOT_VERBS
-            and not low.endswith(("ss", "us", "is"))):
+    if (
+        low.endswith("s")
+        and low.isalpha()
+        and len(low) > 3
+        and low not in _NOT_VERBS
+        and not low.endswith(("ss", "us", "is"))
+    ):
         return i, "{verb:" + low + "|" + _plural(low) + "}" + tail
     return None
 
@@ -250,12 +341,15 @@ def verb_key(slot_text: str) -> str:
     >>> verb_key("{was}."), verb_key("{verb:wants|want}")
     ('was|were', 'wants|want')
     """
-    core = slot_text[:slot_text.rindex("}") + 1]
-    return {"{be}": "is|are", "{was}": "was|were"}.get(core) or core[len("{verb:"):-1]
+    core = slot_text[: slot_text.rindex("}") + 1]
+    return {"{be}": "is|are", "{was}": "was|were"}.get(core) or core[len("{verb:") : -1]
 
 
-_WG_PRONOUNS = {"$NOM_PRONOUN": "attribute", "$ACC_PRONOUN": "attribute_accusative",
-             "$POSS_PRONOUN": "attribute_possessive"}
+_WG_PRONOUNS = {
+    "$NOM_PRONOUN": "attribute",
+    "$ACC_PRONOUN": "attribute_accusative",
+    "$POSS_PRONOUN": "attribute_possessive",
+}
 _WG_GROUPS = {
     "referent-occupation": "the pronoun refers to the occupation (answer 0)",
     "referent-participant": "the pronoun refers to the other participant (answer 1)",
@@ -263,11 +357,11 @@ _WG_GROUPS = {
 _WG_META = {
     "name": "winogender",
     "description": "The 120 Winogender schema templates (Rudinger et al. 2018), each bound to "
-                   "its own occupation, with its own participant: two per occupation, one "
-                   "where the pronoun refers to the occupation and one where it refers to "
-                   "the participant.",
+    "its own occupation, with its own participant: two per occupation, one "
+    "where the pronoun refers to the occupation and one where it refers to "
+    "the participant.",
     "source": "Rudinger, Naradowsky, Leonard & Van Durme (2018), Gender Bias in Coreference "
-              "Resolution, NAACL; rudinger/winogender-schemas data/templates.tsv",
+    "Resolution, NAACL; rudinger/winogender-schemas data/templates.tsv",
     "year": 2018,
     "license": "MIT (rudinger/winogender-schemas; templates/LICENSE.winogender-schemas.txt)",
     "agreement": True,
@@ -286,7 +380,7 @@ def _template_text(sentence: str, participant: str, counts: dict) -> tuple[str, 
                 capital = i == 0 or words[i - 1].endswith((".", "!", "?"))
                 case = PRONOUN_CASES[slot]
                 counts[case] = counts.get(case, 0) + 1
-                words[i] = slot_text(slot, capital) + w[len(ph):]
+                words[i] = slot_text(slot, capital) + w[len(ph) :]
                 if slot == "attribute":
                     verb = agreeing_verb(words, i + 1)
                     if verb is not None:
@@ -294,12 +388,12 @@ def _template_text(sentence: str, participant: str, counts: dict) -> tuple[str, 
                         key = verb_key(verb[1])
                         counts["verbs"][key] = counts["verbs"].get(key, 0) + 1
         if w.startswith("$OCCUPATION"):
-            words[i] = "{task}" + w[len("$OCCUPATION"):]
+            words[i] = "{task}" + w[len("$OCCUPATION") :]
             if i > 0 and words[i - 1].lower() in ("a", "an"):
                 words[i - 1] = "{A}" if words[i - 1][0] == "A" else "{a}"
                 article = True
         elif w.startswith("$PARTICIPANT"):
-            words[i] = participant + w[len("$PARTICIPANT"):]
+            words[i] = participant + w[len("$PARTICIPANT") :]
     return " ".join(words), article
 
 
@@ -331,9 +425,11 @@ def convert_winogender(path: str | os.PathLike, *, name: str = "winogender") -> 
     lines = read_source(p, files, "winogender")
     header = lines[0].split("\t") if lines else []
     if len(header) != 4 or not header[0].startswith("occupation") or header[3] != "sentence":
-        raise BiasampError(f"winogender: {str(p)!r} does not start with the header "
-                           f"'occupation(0), other-participant(1), answer, sentence'; got "
-                           f"{header!r}")
+        raise BiasampError(
+            f"winogender: {str(p)!r} does not start with the header "
+            f"'occupation(0), other-participant(1), answer, sentence'; got "
+            f"{header!r}"
+        )
     counts: dict = {"verbs": {}}
     entries, losses, tasks, per_task = [], [], [], {}
     for n, line in enumerate(lines[1:], 2):
@@ -344,18 +440,30 @@ def convert_winogender(path: str | os.PathLike, *, name: str = "winogender") -> 
             losses.append(f"line {n}: {len(fields)} fields, expected 4")
             continue
         occ, participant, answer, sentence = (f.strip() for f in fields)
-        unknown = sorted({w.rstrip(".,;:!?") for w in sentence.split()
-                          if w.startswith("$")} - set(_WG_PRONOUNS) - {"$OCCUPATION",
-                                                                    "$PARTICIPANT"})
-        if (answer not in ("0", "1") or sentence.count("$OCCUPATION") != 1 or unknown
-                or not any(ph in sentence for ph in _WG_PRONOUNS)):
-            losses.append(f"line {n}: not a Winogender template (answer {answer!r}, "
-                          f"placeholders {unknown or 'missing'}): {sentence!r}")
+        unknown = sorted(
+            {w.rstrip(".,;:!?") for w in sentence.split() if w.startswith("$")}
+            - set(_WG_PRONOUNS)
+            - {"$OCCUPATION", "$PARTICIPANT"}
+        )
+        if (
+            answer not in ("0", "1")
+            or sentence.count("$OCCUPATION") != 1
+            or unknown
+            or not any(ph in sentence for ph in _WG_PRONOUNS)
+        ):
+            losses.append(
+                f"line {n}: not a Winogender template (answer {answer!r}, "
+                f"placeholders {unknown or 'missing'}): {sentence!r}"
+            )
             continue
         text, article = _template_text(sentence, participant, counts)
-        entry = {"id": f"{occ}.{participant}.{answer}", "text": text, "task": occ,
-                 "groups": [f"referent-{'occupation' if answer == '0' else 'participant'}"],
-                 "source": f"{p.name} line {n}"}
+        entry = {
+            "id": f"{occ}.{participant}.{answer}",
+            "text": text,
+            "task": occ,
+            "groups": [f"referent-{'occupation' if answer == '0' else 'participant'}"],
+            "source": f"{p.name} line {n}",
+        }
         if article:
             entry["mask"] = {"attribute_to_task": ["a", "task"]}
         entries.append(entry)
@@ -369,11 +477,14 @@ def convert_winogender(path: str | os.PathLike, *, name: str = "winogender") -> 
     verbs = counts.pop("verbs")
     sizes = sorted(set(per_task.values()))
     summary = {
-        "templates": len(entries), "occupations": len(tasks),
+        "templates": len(entries),
+        "occupations": len(tasks),
         "occupations_by_number_of_templates": {
-            str(k): sum(1 for v in per_task.values() if v == k) for k in sizes},
-        "pronoun_cases": {c.replace(" ", "_"): counts[c] for c in PRONOUN_CASES.values()
-                          if c in counts},
+            str(k): sum(1 for v in per_task.values() if v == k) for k in sizes
+        },
+        "pronoun_cases": {
+            c.replace(" ", "_"): counts[c] for c in PRONOUN_CASES.values() if c in counts
+        },
         "agreeing_verbs": verbs,
         "groups": {g: sum(1 for e in entries if g in e["groups"]) for g in _WG_GROUPS},
     }
@@ -382,25 +493,90 @@ def convert_winogender(path: str | os.PathLike, *, name: str = "winogender") -> 
 
 
 def _wg_toml(name, *, tasks, entries, files, summary, losses) -> str:
-    return set_toml("winogender", {**_WG_META, "name": name}, _WG_GROUPS, tasks=tasks,
-                    entries=entries, files=files, summary=summary, losses=losses,
-                    source=f"# from {', '.join(f'{k} (sha256 {v})' for k, v in files.items())}.")
+    return set_toml(
+        "winogender",
+        {**_WG_META, "name": name},
+        _WG_GROUPS,
+        tasks=tasks,
+        entries=entries,
+        files=files,
+        summary=summary,
+        losses=losses,
+        source=f"# from {', '.join(f'{k} (sha256 {v})' for k, v in files.items())}.",
+    )
 
 
-_WB_PRONOUNS = {"he": "attribute", "she": "attribute", "him": "attribute_accusative",
-             "his": "attribute_possessive", "hers": "attribute_possessive_pronoun",
-             "himself": "attribute_reflexive", "herself": "attribute_reflexive"}
-_CASES = {"attribute": "nominative", "attribute_accusative": "accusative",
-          "attribute_possessive": "possessive_determiner",
-          "attribute_possessive_pronoun": "possessive_pronoun",
-          "attribute_reflexive": "reflexive"}
+_WB_PRONOUNS = {
+    "he": "attribute",
+    "she": "attribute",
+    "him": "attribute_accusative",
+    "his": "attribute_possessive",
+    "hers": "attribute_possessive_pronoun",
+    "himself": "attribute_reflexive",
+    "herself": "attribute_reflexive",
+}
+_CASES = {
+    "attribute": "nominative",
+    "attribute_accusative": "accusative",
+    "attribute_possessive": "possessive_determiner",
+    "attribute_possessive_pronoun": "possessive_pronoun",
+    "attribute_reflexive": "reflexive",
+}
 #: Words after "her" that make it an object ("asked her to ...", "hated her.").
-_AFTER_OBJECT = frozenset({"to", "and", "for", "with", "in", "that", "a", "an", "the", "about",
-                           "at", "on", "from", "if", "as", "because", "by", "into", "out",
-                           "up", "off", "over", "so", "but", "or", "when", "after", "before",
-                           "since", "until", "while", "whether", "how", "what", "why", "where",
-                           "who", "this", "again", "back", "well", "some", "any", "his",
-                           "her", "their", "not", "anything", "something", ""})
+_AFTER_OBJECT = frozenset(
+    {
+        "to",
+        "and",
+        "for",
+        "with",
+        "in",
+        "that",
+        "a",
+        "an",
+        "the",
+        "about",
+        "at",
+        "on",
+        "from",
+        "if",
+        "as",
+        "because",
+        "by",
+        "into",
+        "out",
+        "up",
+        "off",
+        "over",
+        "so",
+        "but",
+        "or",
+        "when",
+        "after",
+        "before",
+        "since",
+        "until",
+        "while",
+        "whether",
+        "how",
+        "what",
+        "why",
+        "where",
+        "who",
+        "this",
+        "again",
+        "back",
+        "well",
+        "some",
+        "any",
+        "his",
+        "her",
+        "their",
+        "not",
+        "anything",
+        "something",
+        "",
+    }
+)
 _GENDERED = re.compile(r"\b(he|she|him|her|his|hers|himself|herself)\b", re.I)
 _BRACKET = re.compile(r"\[([^\[\]]*)\]")
 _WB_GROUPS = {
@@ -408,19 +584,19 @@ _WB_GROUPS = {
     "type2": "type 2: the referent follows from the syntax",
     "pro": "pro-stereotyped sentences (the pronoun's gender is the occupation's stereotype)",
     "anti": "anti-stereotyped sentences (the other gender); with the pronoun masked a pro "
-            "sentence and its anti twin are the same template",
+    "sentence and its anti twin are the same template",
     "dev": "the development split",
     "test": "the test split",
 }
 _WB_META = {
     "name": "winobias",
     "description": "The 3,168 WinoBias sentences (Zhao et al. 2018; type 1 and 2, pro and "
-                   "anti, dev and test), each bound to its referent occupation as written in "
-                   "the sentences (mechanic, construction worker, tailor); pro/anti twins "
-                   "that are one template once the pronoun is a slot are kept once.",
+    "anti, dev and test), each bound to its referent occupation as written in "
+    "the sentences (mechanic, construction worker, tailor); pro/anti twins "
+    "that are one template once the pronoun is a slot are kept once.",
     "source": "Zhao, Wang, Yatskar, Ordonez & Chang (2018), Gender Bias in Coreference "
-              "Resolution: Evaluation and Debiasing Methods, NAACL; uclanlp/corefBias "
-              "WinoBias/wino/data",
+    "Resolution: Evaluation and Debiasing Methods, NAACL; uclanlp/corefBias "
+    "WinoBias/wino/data",
     "year": 2018,
     "license": "MIT (uclanlp/corefBias; templates/LICENSE.corefBias.txt)",
     "agreement": True,
@@ -439,8 +615,11 @@ def _pronoun_slot(word: str, twin: str | None, after: str, counts: dict) -> str:
         slot = "attribute_accusative" if twin == "him" else "attribute_possessive"
         counts["her_by_twin"] += 1
     else:
-        slot = ("attribute_accusative" if after.strip(".,;:!?").lower() in _AFTER_OBJECT
-                else "attribute_possessive")
+        slot = (
+            "attribute_accusative"
+            if after.strip(".,;:!?").lower() in _AFTER_OBJECT
+            else "attribute_possessive"
+        )
         counts["her_by_next_word"] += 1
     counts["cases"][_CASES[slot]] = counts["cases"].get(_CASES[slot], 0) + 1
     return slot_text(slot, word.strip()[:1].isupper())
@@ -449,14 +628,19 @@ def _pronoun_slot(word: str, twin: str | None, after: str, counts: dict) -> str:
 def _parse(sentence: str, twin: str, occupations: dict, counts: dict):
     """(text, task, n_pronouns, article) of one sentence, or a reason it cannot be used."""
     found = list(_BRACKET.finditer(sentence))
-    pron = [m for m in found if m.group(1).strip().lower() in _WB_PRONOUNS or
-            m.group(1).strip().lower() == "her"]
+    pron = [
+        m
+        for m in found
+        if m.group(1).strip().lower() in _WB_PRONOUNS or m.group(1).strip().lower() == "her"
+    ]
     refs = [m for m in found if m not in pron]
     if len(refs) != 1 or not pron:
         return f"{len(refs)} referent and {len(pron)} pronoun brackets"
-    twin_pron = [m.group(1).strip().lower() for m in _BRACKET.finditer(twin)
-                 if m.group(1).strip().lower() in _WB_PRONOUNS
-                 or m.group(1).strip().lower() == "her"]
+    twin_pron = [
+        m.group(1).strip().lower()
+        for m in _BRACKET.finditer(twin)
+        if m.group(1).strip().lower() in _WB_PRONOUNS or m.group(1).strip().lower() == "her"
+    ]
     det, occ = re.match(r"^\s*(?:(the|a|an)\s+)?(.*?)\s*$", refs[0].group(1), re.I).groups()
     task = occupations.get(occ.lower(), occ) if occupations else occ
     if occupations and occ.lower() not in occupations:
@@ -464,13 +648,13 @@ def _parse(sentence: str, twin: str, occupations: dict, counts: dict):
     counts["normalised_spaces"] += refs[0].group(1) != refs[0].group(1).strip()
     out, pos, k = [], 0, 0
     for m in found:
-        out.append(sentence[pos:m.start()])
+        out.append(sentence[pos : m.start()])
         if m is refs[0]:
             article = det is not None and det.lower() in ("a", "an")
             lead = ("{A} " if det[0] == "A" else "{a} ") if article else (f"{det} " if det else "")
             out.append(lead + "{task}")
         else:
-            rest = sentence[m.end():].split()
+            rest = sentence[m.end() :].split()
             after = rest[0] if rest else ""
             same = twin_pron[k] if len(twin_pron) == len(pron) else None
             out.append(_pronoun_slot(m.group(1), same, after, counts))
@@ -504,18 +688,24 @@ def _occupations(folder: Path, files: dict) -> dict:
 
 def _read_pair(folder: Path, t: int, split: str, files: dict) -> list[tuple]:
     """(line number, pro sentence, anti sentence) of one type and split."""
-    pro, anti = (read_source(folder / f"{k}_stereotyped_type{t}.txt.{split}", files,
-                             "winobias") for k in ("pro", "anti"))
+    pro, anti = (
+        read_source(folder / f"{k}_stereotyped_type{t}.txt.{split}", files, "winobias")
+        for k in ("pro", "anti")
+    )
     pro, anti = ([x for x in lines if x.strip()] for lines in (pro, anti))
     if len(pro) != len(anti):
-        raise BiasampError(f"winobias: type {t} {split}: the pro file has {len(pro)} sentences "
-                           f"and the anti file {len(anti)}; they must pair line by line")
+        raise BiasampError(
+            f"winobias: type {t} {split}: the pro file has {len(pro)} sentences "
+            f"and the anti file {len(anti)}; they must pair line by line"
+        )
     out = []
     for a, b in zip(pro, anti):
         ma, mb = re.match(r"^(\d+) (.*)$", a), re.match(r"^(\d+) (.*)$", b)
         if not ma or not mb or ma.group(1) != mb.group(1):
-            raise BiasampError(f"winobias: type {t} {split}: lines {a[:40]!r} and {b[:40]!r} "
-                               "are not numbered sentences with the same number")
+            raise BiasampError(
+                f"winobias: type {t} {split}: lines {a[:40]!r} and {b[:40]!r} "
+                "are not numbered sentences with the same number"
+            )
         out.append((int(ma.group(1)), ma.group(2), mb.group(2)))
     return out
 
@@ -546,50 +736,79 @@ def convert_winobias(path: str | os.PathLike, *, name: str = "winobias") -> Conv
     """
     folder = Path(path)
     if not folder.is_dir():
-        raise BiasampError(f"winobias: path must be the folder of the WinoBias files; got "
-                           f"{str(path)!r}")
+        raise BiasampError(
+            f"winobias: path must be the folder of the WinoBias files; got {str(path)!r}"
+        )
     files: dict = {}
     occupations = _occupations(folder, files)
-    counts = {"cases": {}, "verbs": {}, "her_by_twin": 0, "her_by_next_word": 0,
-              "normalised_spaces": 0, "literal_gendered": 0}
+    counts = {
+        "cases": {},
+        "verbs": {},
+        "her_by_twin": 0,
+        "her_by_next_word": 0,
+        "normalised_spaces": 0,
+        "literal_gendered": 0,
+    }
     entries, losses, sentences, merged, apart = [], [], {}, 0, 0
     for t in (1, 2):
         for split in ("dev", "test"):
             pairs = _read_pair(folder, t, split, files)
             sentences[f"type{t}-{split}"] = len(pairs)
             for n, pro, anti in pairs:
-                base = {"id": f"t{t}-{split}-{n:03d}", "family": f"type{t}",
-                        "groups": [f"type{t}", split]}
-                parsed = {k: _parse(s, o, occupations, counts)
-                          for k, s, o in (("pro", pro, anti), ("anti", anti, pro))}
+                base = {
+                    "id": f"t{t}-{split}-{n:03d}",
+                    "family": f"type{t}",
+                    "groups": [f"type{t}", split],
+                }
+                parsed = {
+                    k: _parse(s, o, occupations, counts)
+                    for k, s, o in (("pro", pro, anti), ("anti", anti, pro))
+                }
                 ok = {k: v for k, v in parsed.items() if not isinstance(v, str)}
                 for k, v in parsed.items():
                     if isinstance(v, str):
                         losses.append(f"{k}_stereotyped_type{t}.txt.{split} line {n}: {v}")
                 if len(ok) == 2 and ok["pro"] == ok["anti"]:
                     merged += 1
-                    entries.append(_entry(
-                        base, ok["pro"], suffix="", kinds=["pro", "anti"],
-                        source=f"pro/anti_stereotyped_type{t}.txt.{split} line {n}"))
+                    entries.append(
+                        _entry(
+                            base,
+                            ok["pro"],
+                            suffix="",
+                            kinds=["pro", "anti"],
+                            source=f"pro/anti_stereotyped_type{t}.txt.{split} line {n}",
+                        )
+                    )
                     continue
                 apart += len(ok) == 2
                 for k, v in ok.items():
-                    entries.append(_entry(base, v, suffix=f"-{k}", kinds=[k],
-                                          source=f"{k}_stereotyped_type{t}.txt.{split} line {n}"))
+                    entries.append(
+                        _entry(
+                            base,
+                            v,
+                            suffix=f"-{k}",
+                            kinds=[k],
+                            source=f"{k}_stereotyped_type{t}.txt.{split} line {n}",
+                        )
+                    )
     tasks = list(occupations.values()) or list(dict.fromkeys(e["task"] for e in entries))
     used = {e["task"] for e in entries}
     tasks = [x for x in tasks if x in used]
     summary = {
-        "sentences": sentences, "sentences_total": sum(sentences.values()) * 2,
-        "templates": len(entries), "pro_anti_twins_merged": merged,
+        "sentences": sentences,
+        "sentences_total": sum(sentences.values()) * 2,
+        "templates": len(entries),
+        "pro_anti_twins_merged": merged,
         "pro_anti_twins_kept_apart": apart,
         "templates_per_occupation": {x: sum(e["task"] == x for e in entries) for x in tasks},
-        "pronoun_cases": counts["cases"], "her_resolved_by_twin": counts["her_by_twin"],
+        "pronoun_cases": counts["cases"],
+        "her_resolved_by_twin": counts["her_by_twin"],
         "her_resolved_by_next_word": counts["her_by_next_word"],
         "agreeing_verbs": dict(sorted(counts["verbs"].items(), key=lambda kv: -kv[1])),
         "two_pronoun_templates": sum(1 for e in entries if "context" in e),
-        "a_an_referents": sum(1 for e in entries if "mask" in e and "attribute_to_task"
-                              in e["mask"]),
+        "a_an_referents": sum(
+            1 for e in entries if "mask" in e and "attribute_to_task" in e["mask"]
+        ),
         "sentences_with_literal_gendered_words": counts["literal_gendered"],
         "spaces_normalised": counts["normalised_spaces"],
         "groups": {g: sum(1 for e in entries if g in e["groups"]) for g in _WB_GROUPS},
@@ -604,8 +823,14 @@ def _ref(text: str, name: str) -> str:
 
 def _entry(base: dict, parsed: tuple, *, suffix: str, kinds: list, source: str) -> dict:
     text, task, n_pronouns, article = parsed
-    e = {"id": base["id"] + suffix, "text": text, "task": task, "family": base["family"],
-         "groups": base["groups"] + kinds, "source": source}
+    e = {
+        "id": base["id"] + suffix,
+        "text": text,
+        "task": task,
+        "family": base["family"],
+        "groups": base["groups"] + kinds,
+        "source": source,
+    }
     mask = {}
     if n_pronouns > 1:
         first = re.search(r"\{(attribute[a-z_]*)\}", text, re.I).group(1).lower()
@@ -619,6 +844,14 @@ def _entry(base: dict, parsed: tuple, *, suffix: str, kinds: list, source: str) 
 
 
 def _wb_toml(name, *, tasks, entries, files, summary, losses) -> str:
-    return set_toml("winobias", {**_WB_META, "name": name}, _WB_GROUPS, tasks=tasks,
-                    entries=entries, files=files, summary=summary, losses=losses,
-                    source="# from the WinoBias files (sha256 in [set.converted] files).")
+    return set_toml(
+        "winobias",
+        {**_WB_META, "name": name},
+        _WB_GROUPS,
+        tasks=tasks,
+        entries=entries,
+        files=files,
+        summary=summary,
+        losses=losses,
+        source="# from the WinoBias files (sha256 in [set.converted] files).",
+    )

@@ -39,12 +39,31 @@ __all__ = ["TEMPLATE_SETS", "list_template_sets", "load_template_set"]
 log = logging.getLogger("biasamp.templates")
 
 _SET_REQUIRED = ("name", "description", "source", "year", "license", "agreement")
-_SET_OPTIONAL = ("article", "mask", "url", "citation", "notes", "transcribed", "tasks",
-                 "groups", "context", "converted")
+_SET_OPTIONAL = (
+    "article",
+    "mask",
+    "url",
+    "citation",
+    "notes",
+    "transcribed",
+    "tasks",
+    "groups",
+    "context",
+    "converted",
+)
 _BINDING_KEYS = ("task", "tasks", "groups", "context")
 _TEMPLATE_KEYS = ("id", "text", "family", "tense", "source", "mask") + _BINDING_KEYS
-_GENERATE_KEYS = ("id_prefix", "text", "words", "words_file", "duplicates", "family", "tense",
-                  "source", "mask") + _BINDING_KEYS
+_GENERATE_KEYS = (
+    "id_prefix",
+    "text",
+    "words",
+    "words_file",
+    "duplicates",
+    "family",
+    "tense",
+    "source",
+    "mask",
+) + _BINDING_KEYS
 _DUPLICATE_POLICIES = ("error", "drop")
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
@@ -74,19 +93,21 @@ def list_template_sets() -> list[str]:
 # masks and generators
 # ---------------------------------------------------------------------------------------
 
+
 def _parse_mask(value: Any, where: str, default: dict | None) -> dict | None:
     if value is None:
         return default
     if not isinstance(value, dict):
-        raise BiasampError(f"{where}: mask must be a table with keys {list(DIRECTIONS)}; "
-                           f"got {value!r}")
+        raise BiasampError(
+            f"{where}: mask must be a table with keys {list(DIRECTIONS)}; got {value!r}"
+        )
     out = dict(default or {})
     for key, names in value.items():
         check(key, OneOf(DIRECTIONS), f"{where}: mask key")
-        if (not isinstance(names, list) or not names
-                or not all(isinstance(n, str) for n in names)):
-            raise BiasampError(f"{where}: mask.{key} must be a non-empty list of slot names; "
-                               f"got {names!r}")
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise BiasampError(
+                f"{where}: mask.{key} must be a non-empty list of slot names; got {names!r}"
+            )
         out[key] = tuple(n[:1].lower() + n[1:] for n in names)
     return out
 
@@ -125,8 +146,9 @@ def _expand_generator(gen: dict, k: int, base: Path, provenance: dict) -> list[d
     where = f"[[generate]] #{k + 1}"
     check_keys(gen, _GENERATE_KEYS, ("id_prefix", "text"), where)
     words = _generator_words(gen, base, provenance, where)
-    policy = check(gen.get("duplicates", "error"), OneOf(_DUPLICATE_POLICIES),
-                   f"{where}: duplicates")
+    policy = check(
+        gen.get("duplicates", "error"), OneOf(_DUPLICATE_POLICIES), f"{where}: duplicates"
+    )
     text = str_field(gen, "text", where)
     if "{word}" not in text:
         raise BiasampError(f"{where}: text must contain the {{word}} placeholder; got {text!r}")
@@ -138,13 +160,17 @@ def _expand_generator(gen: dict, k: int, base: Path, provenance: dict) -> list[d
             raise BiasampError(f"{where}: word {word!r} contains a brace")
         if word in seen:
             if policy == "error":
-                raise BiasampError(f"{where}: duplicate word {word!r} (entries {seen[word]} and "
-                                   f"{line_no}); set duplicates = \"drop\" to keep the first")
+                raise BiasampError(
+                    f"{where}: duplicate word {word!r} (entries {seen[word]} and "
+                    f'{line_no}); set duplicates = "drop" to keep the first'
+                )
             dropped.append(word)
             continue
         seen[word] = line_no
-        entry = {"id": f"{gen['id_prefix']}{line_no:04d}-{word}",
-                 "text": text.replace("{word}", word)}
+        entry = {
+            "id": f"{gen['id_prefix']}{line_no:04d}-{word}",
+            "text": text.replace("{word}", word),
+        }
         for key in ("family", "tense", "source", "mask") + _BINDING_KEYS:
             if key in gen:
                 entry[key] = gen[key]
@@ -158,6 +184,7 @@ def _expand_generator(gen: dict, k: int, base: Path, provenance: dict) -> list[d
 # ---------------------------------------------------------------------------------------
 # template sets
 # ---------------------------------------------------------------------------------------
+
 
 def _array(doc: dict, key: str, where_file: str) -> list:
     value = doc.get(key, [])
@@ -174,18 +201,26 @@ def _read_set_meta(doc: dict, where_file: str) -> tuple[dict, str]:
     str_field(meta, "name", where)
     check_metadata(meta, where)
     if not isinstance(meta["agreement"], bool):
-        raise BiasampError(f"{where}: agreement must be true or false; "
-                           f"got {meta['agreement']!r}")
+        raise BiasampError(f"{where}: agreement must be true or false; got {meta['agreement']!r}")
     article = check(meta.get("article", "sound"), OneOf(ARTICLE_RULES), f"{where}: article")
     check(meta.get("context", "shared"), OneOf(CONTEXTS), f"{where}: context")
     if "converted" in meta and not isinstance(meta["converted"], dict):
-        raise BiasampError(f"{where}: converted must be a table ([set.converted]); got "
-                           f"{meta['converted']!r}")
+        raise BiasampError(
+            f"{where}: converted must be a table ([set.converted]); got {meta['converted']!r}"
+        )
     return meta, article
 
 
-def _template(entry: Any, k: int, *, meta: dict, article: str, set_mask: dict | None,
-              seen: set[str], where_file: str) -> Template:
+def _template(
+    entry: Any,
+    k: int,
+    *,
+    meta: dict,
+    article: str,
+    set_mask: dict | None,
+    seen: set[str],
+    where_file: str,
+) -> Template:
     """One checked template from a ``[[template]]`` entry (or a generated one); its id is
     added to ``seen`` (the ids before it)."""
     where = f"{where_file} template #{k + 1}"
@@ -203,15 +238,22 @@ def _template(entry: Any, k: int, *, meta: dict, article: str, set_mask: dict | 
     parts = parse_text(text, where)
     default = {**default_mask(parts, meta["agreement"]), **(set_mask or {})}
     mask = _parse_mask(entry.get("mask"), where, default)
-    t = Template(id=tid, text=text,
-                 family=str_field(entry, "family", where, "default"),
-                 tense=str_field(entry, "tense", where, "unspecified"),
-                 source=str_field(entry, "source", where, meta["source"]),
-                 mask=MappingProxyType(mask), parts=parts,
-                 tasks=read_task_binding(entry, where),
-                 groups=read_label_list(entry.get("groups", []), f"{where}: groups"),
-                 context=check(entry.get("context", meta.get("context", "shared")),
-                               OneOf(CONTEXTS), f"{where}: context"))
+    t = Template(
+        id=tid,
+        text=text,
+        family=str_field(entry, "family", where, "default"),
+        tense=str_field(entry, "tense", where, "unspecified"),
+        source=str_field(entry, "source", where, meta["source"]),
+        mask=MappingProxyType(mask),
+        parts=parts,
+        tasks=read_task_binding(entry, where),
+        groups=read_label_list(entry.get("groups", []), f"{where}: groups"),
+        context=check(
+            entry.get("context", meta.get("context", "shared")),
+            OneOf(CONTEXTS),
+            f"{where}: context",
+        ),
+    )
     check_template(t, meta["agreement"], article, where)
     return t
 
@@ -252,16 +294,33 @@ def load_template_set(name_or_path: str | os.PathLike) -> TemplateSet:
     if not entries:
         raise BiasampError(f"{where_file}: the set has no templates (add [[template]] entries)")
     seen: set[str] = set()
-    templates = [_template(entry, k, meta=meta, article=article, set_mask=set_mask, seen=seen,
-                           where_file=where_file)
-                 for k, entry in enumerate(entries)]
+    templates = [
+        _template(
+            entry,
+            k,
+            meta=meta,
+            article=article,
+            set_mask=set_mask,
+            seen=seen,
+            where_file=where_file,
+        )
+        for k, entry in enumerate(entries)
+    ]
     where = f"{where_file} [set]"
     own_tasks = check_bindings(templates, meta.get("tasks"), where)
     groups = read_groups(meta.get("groups"), templates, where)
     digest = sha256_bytes(raw)
     provenance.update(file=path.name, sha256=digest, n_templates=len(templates))
     log.debug("loaded template set %r (%d templates) from %s", meta["name"], len(templates), path)
-    return TemplateSet(name=meta["name"], description=str(meta["description"]),
-                       templates=tuple(templates), agreement=meta["agreement"], article=article,
-                       provenance=provenance, sha256=digest, path=path, tasks=own_tasks,
-                       groups=MappingProxyType(groups))
+    return TemplateSet(
+        name=meta["name"],
+        description=str(meta["description"]),
+        templates=tuple(templates),
+        agreement=meta["agreement"],
+        article=article,
+        provenance=provenance,
+        sha256=digest,
+        path=path,
+        tasks=own_tasks,
+        groups=MappingProxyType(groups),
+    )

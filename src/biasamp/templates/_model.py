@@ -26,8 +26,9 @@ class _Attribute(Constraint):
     def __call__(self, value, name):
         if isinstance(value, str) and value in ATTRIBUTES:
             return value
-        self.fail(value, name, "one of {" + ", ".join(map(repr, ATTRIBUTES)) + "}",
-                  attribute_hint(value))
+        self.fail(
+            value, name, "one of {" + ", ".join(map(repr, ATTRIBUTES)) + "}", attribute_hint(value)
+        )
 
 
 #: The constraint of one attribute name.
@@ -55,6 +56,7 @@ def masked_indexes(t: Template, direction: str) -> list[int]:
 # ---------------------------------------------------------------------------------------
 # templates and sets
 # ---------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Template:
@@ -180,35 +182,55 @@ class TemplateSet:
         check_attribute(attribute)
         if task is None:
             if len(t.tasks) != 1:
-                raise BiasampError(f"task is required for template {t.id!r} (it is bound to "
-                                   f"{len(t.tasks)} tasks); got None")
+                raise BiasampError(
+                    f"task is required for template {t.id!r} (it is bound to "
+                    f"{len(t.tasks)} tasks); got None"
+                )
             task = t.tasks[0]
-        return "".join(render_parts(t, attribute, str(task), agreement=self.agreement,
-                                    article=self.article))
+        return "".join(
+            render_parts(t, attribute, str(task), agreement=self.agreement, article=self.article)
+        )
 
-    def select(self, *, family: str | None = None, tense: str | None = None,
-               group: str | None = None) -> TemplateSet:
+    def select(
+        self, *, family: str | None = None, tense: str | None = None, group: str | None = None
+    ) -> TemplateSet:
         """Return the subset of templates with that family, tense and/or group (same
         provenance)."""
-        keep = tuple(t for t in self.templates
-                     if family in (None, t.family) and tense in (None, t.tense)
-                     and (group is None or group in t.groups))
+        keep = tuple(
+            t
+            for t in self.templates
+            if family in (None, t.family)
+            and tense in (None, t.tense)
+            and (group is None or group in t.groups)
+        )
         if not keep:
             fams = sorted({t.family for t in self.templates})
             tenses = sorted({t.tense for t in self.templates})
             groups = sorted({g for t in self.templates for g in t.groups})
-            raise BiasampError(f"no template of set {self.name!r} has family={family!r}, "
-                               f"tense={tense!r} and group={group!r}; families: {fams}, "
-                               f"tenses: {tenses}, groups: {groups}")
+            raise BiasampError(
+                f"no template of set {self.name!r} has family={family!r}, "
+                f"tense={tense!r} and group={group!r}; families: {fams}, "
+                f"tenses: {tenses}, groups: {groups}"
+            )
         selected = {"family": family, "tense": tense, "group": group}
-        return TemplateSet(self.name, self.description, keep, self.agreement, self.article,
-                           {**self.provenance, "selected": selected}, self.sha256, self.path,
-                           self.tasks, self.groups)
+        return TemplateSet(
+            self.name,
+            self.description,
+            keep,
+            self.agreement,
+            self.article,
+            {**self.provenance, "selected": selected},
+            self.sha256,
+            self.path,
+            self.tasks,
+            self.groups,
+        )
 
 
 # ---------------------------------------------------------------------------------------
 # rendering
 # ---------------------------------------------------------------------------------------
+
 
 def _surface(slot: Slot, attribute: str, task: str, agreement: bool) -> str:
     kind = slot.kind
@@ -223,8 +245,9 @@ def _surface(slot: Slot, attribute: str, task: str, agreement: bool) -> str:
     return text[:1].upper() + text[1:] if slot.capital else text
 
 
-def render_parts(t: Template, attribute: str, task: str, *, agreement: bool,
-                 article: str) -> list[str]:
+def render_parts(
+    t: Template, attribute: str, task: str, *, agreement: bool, article: str
+) -> list[str]:
     """Render every part of ``t`` to a string (articles chosen by the following word)."""
     out: list[str | None] = []
     for p in t.parts:
@@ -235,11 +258,13 @@ def render_parts(t: Template, attribute: str, task: str, *, agreement: bool,
     for i in range(len(out) - 1, -1, -1):  # right to left: "{a} {a} x" is not useful but safe
         p = t.parts[i]
         if isinstance(p, Slot) and p.kind == "article":
-            following = "".join(s for s in out[i + 1:] if s is not None).lstrip()
+            following = "".join(s for s in out[i + 1 :] if s is not None).lstrip()
             m = _WORD_RE.match(following)
             if not m or not re.search(r"\w", m.group(0)):
-                raise BiasampError(f"template {t.id!r}: the article slot {p.raw} must be followed "
-                                   f"by a word; text {t.text!r}")
+                raise BiasampError(
+                    f"template {t.id!r}: the article slot {p.raw} must be followed "
+                    f"by a word; text {t.text!r}"
+                )
             art = article_for(m.group(0), article)
             out[i] = art[0].upper() + art[1:] if p.capital else art
     return out  # type: ignore[return-value]

@@ -48,8 +48,10 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
     allowed = "{" + ", ".join(map(repr, ATTRIBUTES)) + "}"
     for a in items:
         if not isinstance(a, str) or a not in ATTRIBUTES:
-            raise BiasampError(f"attributes must be a subset of {allowed}; got {a!r}"
-                               f"{attribute_hint(a)} in {spec!r}")
+            raise BiasampError(
+                f"attributes must be a subset of {allowed}; got {a!r}"
+                f"{attribute_hint(a)} in {spec!r}"
+            )
     if len(set(items)) != len(items):
         raise BiasampError(f"attributes must not repeat a name; got {spec!r}")
     if len(items) < 2:
@@ -66,14 +68,17 @@ def _as_set(template_set: TemplateSet | str | os.PathLike) -> TemplateSet:
 def _task_words(tasks) -> list[str]:
     """The words of ``tasks``: anything :func:`biasamp.tasks.load_tasks` accepts, or any
     other iterable of words (a pandas Series, a generator)."""
-    if (isinstance(tasks, Iterable)
-            and not isinstance(tasks, (str, bytes, os.PathLike, TaskVocabulary, Sequence))):
+    if isinstance(tasks, Iterable) and not isinstance(
+        tasks, (str, bytes, os.PathLike, TaskVocabulary, Sequence)
+    ):
         tasks = list(tasks)
     return list(load_tasks(tasks).words)
 
 
-def template_tasks(template_set: TemplateSet | str | os.PathLike,
-                   tasks: TaskVocabulary | str | os.PathLike | Sequence[str]) -> dict:
+def template_tasks(
+    template_set: TemplateSet | str | os.PathLike,
+    tasks: TaskVocabulary | str | os.PathLike | Sequence[str],
+) -> dict:
     """Which tasks of the vocabulary each template is rendered with, and how it spells them.
 
     Parameters
@@ -119,8 +124,9 @@ def template_tasks(template_set: TemplateSet | str | os.PathLike,
     return out
 
 
-def _masked(t: Template, direction: str, attribute: str, task: str, *,
-            tset: TemplateSet) -> tuple[str, str]:
+def _masked(
+    t: Template, direction: str, attribute: str, task: str, *, tset: TemplateSet
+) -> tuple[str, str]:
     """Return (prompt with BLANK, text of the masked span) for one rendering."""
     rendered = render_parts(t, attribute, task, agreement=tset.agreement, article=tset.article)
     idx = masked_indexes(t, direction)
@@ -129,8 +135,9 @@ def _masked(t: Template, direction: str, attribute: str, task: str, *,
     return prompt, "".join(rendered[lo:hi])
 
 
-def _shared_prompt(t: Template, direction: str, pairs, tset: TemplateSet, *,
-                   varying: str) -> tuple[str, tuple[str, ...]]:
+def _shared_prompt(
+    t: Template, direction: str, pairs, tset: TemplateSet, *, varying: str
+) -> tuple[str, tuple[str, ...]]:
     """The one masked prompt of template ``t`` for (attribute, task) ``pairs`` and their spans.
 
     Only the blank may change along ``pairs``; ``varying`` names what changes (for the error).
@@ -142,8 +149,10 @@ def _shared_prompt(t: Template, direction: str, pairs, tset: TemplateSet, *,
         if prompt is None:
             prompt = p
         elif p != prompt:  # pragma: no cover - excluded by the checks of the template
-            raise BiasampError(f"template {t.id!r}: the prompt depends on the {varying} "
-                               f"outside the blank ({prompt!r} vs {p!r})")
+            raise BiasampError(
+                f"template {t.id!r}: the prompt depends on the {varying} "
+                f"outside the blank ({prompt!r} vs {p!r})"
+            )
         spans.append(span)
     return prompt, tuple(spans)
 
@@ -157,10 +166,13 @@ def _frame(rows: list[tuple], columns: list[str], object_cols: Sequence[str]) ->
     return pd.DataFrame(data, columns=columns)
 
 
-def build_prompts(template_set: TemplateSet | str | os.PathLike,
-                  attributes: str | Sequence[str],
-                  tasks: TaskVocabulary | str | os.PathLike | Sequence[str], *,
-                  direction: str) -> pd.DataFrame:
+def build_prompts(
+    template_set: TemplateSet | str | os.PathLike,
+    attributes: str | Sequence[str],
+    tasks: TaskVocabulary | str | os.PathLike | Sequence[str],
+    *,
+    direction: str,
+) -> pd.DataFrame:
     """Build the masked prompts and their candidates for one direction.
 
     Parameters
@@ -223,8 +235,9 @@ def build_prompts(template_set: TemplateSet | str | os.PathLike,
             continue
         if direction != TASK_TO_ATTRIBUTE:
             for a in attrs:
-                prompt, spans = _shared_prompt(t, direction, [(a, task) for task in words],
-                                               tset, varying="task")
+                prompt, spans = _shared_prompt(
+                    t, direction, [(a, task) for task in words], tset, varying="task"
+                )
                 rows.append((t.id, direction, a, None, prompt, spans))
         elif t.context == "per-attribute":
             for word, spelled in own:
@@ -233,8 +246,9 @@ def build_prompts(template_set: TemplateSet | str | os.PathLike,
                     rows.append((t.id, direction, a, word, prompt, (span,)))
         else:
             for word, spelled in own:
-                prompt, spans = _shared_prompt(t, direction, [(a, spelled) for a in attrs],
-                                               tset, varying="attribute")
+                prompt, spans = _shared_prompt(
+                    t, direction, [(a, spelled) for a in attrs], tset, varying="attribute"
+                )
                 rows.append((t.id, direction, None, word, prompt, spans))
     return _frame(rows, _PROMPT_COLUMNS, object_cols=("attribute", "task", "candidates"))
 
@@ -248,12 +262,15 @@ def _check_covered(tset: TemplateSet, words: list[str], covered: dict) -> None:
             f"tasks: {len(missing)} task(s) have no template in set {tset.name!r} ({shown}); "
             "its templates are bound to their own tasks "
             f"({', '.join(map(repr, tset.tasks[:6]))}{' ...' if len(tset.tasks) > 6 else ''})"
-            ": probe the set's own tasks (leave tasks unset) or a subset of them")
+            ": probe the set's own tasks (leave tasks unset) or a subset of them"
+        )
 
 
-def render_sentences(template_set: TemplateSet | str | os.PathLike,
-                     attributes: str | Sequence[str],
-                     tasks: TaskVocabulary | str | os.PathLike | Sequence[str]) -> pd.DataFrame:
+def render_sentences(
+    template_set: TemplateSet | str | os.PathLike,
+    attributes: str | Sequence[str],
+    tasks: TaskVocabulary | str | os.PathLike | Sequence[str],
+) -> pd.DataFrame:
     """Render every full sentence (no blank) of a set.
 
     Parameters
@@ -278,7 +295,15 @@ def render_sentences(template_set: TemplateSet | str | os.PathLike,
     attrs = resolve_attributes(attributes)
     words = _task_words(tasks)
     covered = template_tasks(tset, words)
-    rows = [(t.id, a, word, "".join(render_parts(t, a, spelled, agreement=tset.agreement,
-                                                 article=tset.article)))
-            for t in tset.templates for a in attrs for word, spelled in covered[t.id]]
+    rows = [
+        (
+            t.id,
+            a,
+            word,
+            "".join(render_parts(t, a, spelled, agreement=tset.agreement, article=tset.article)),
+        )
+        for t in tset.templates
+        for a in attrs
+        for word, spelled in covered[t.id]
+    ]
     return _frame(rows, _SENTENCE_COLUMNS, object_cols=())

@@ -23,32 +23,53 @@ from .._errors import BiasampError
 from .._registry import did_you_mean
 from .._validation import OneOf, check
 
-__all__ = ["ARTICLE_RULES", "ATTRIBUTE_FORMS", "CONTEXTS", "PRONOUN_CASES", "SLOTS", "Slot",
-           "VERB_FORMS", "article_for", "attribute_slots", "dependent_indexes",
-           "indefinite_article", "parse_text", "resolve_ref", "verb_form"]
+__all__ = [
+    "ARTICLE_RULES",
+    "ATTRIBUTE_FORMS",
+    "CONTEXTS",
+    "PRONOUN_CASES",
+    "SLOTS",
+    "Slot",
+    "VERB_FORMS",
+    "article_for",
+    "attribute_slots",
+    "dependent_indexes",
+    "indefinite_article",
+    "parse_text",
+    "resolve_ref",
+    "verb_form",
+]
 
 
 #: Surface form of each attribute for each attribute slot: the five pronoun cases and the
 #: noun. "they" is the singular they (reflexive "themselves", the form Winogender and most
 #: style guides use).
-ATTRIBUTE_FORMS = MappingProxyType({
-    "attribute": MappingProxyType({"he": "he", "she": "she", "they": "they"}),
-    "attribute_accusative": MappingProxyType({"he": "him", "she": "her", "they": "them"}),
-    "attribute_possessive": MappingProxyType({"he": "his", "she": "her", "they": "their"}),
-    "attribute_possessive_pronoun": MappingProxyType({"he": "his", "she": "hers",
-                                                      "they": "theirs"}),
-    "attribute_reflexive": MappingProxyType({"he": "himself", "she": "herself",
-                                             "they": "themselves"}),
-    "attribute_noun": MappingProxyType({"he": "man", "she": "woman", "they": "person"}),
-})
+ATTRIBUTE_FORMS = MappingProxyType(
+    {
+        "attribute": MappingProxyType({"he": "he", "she": "she", "they": "they"}),
+        "attribute_accusative": MappingProxyType({"he": "him", "she": "her", "they": "them"}),
+        "attribute_possessive": MappingProxyType({"he": "his", "she": "her", "they": "their"}),
+        "attribute_possessive_pronoun": MappingProxyType(
+            {"he": "his", "she": "hers", "they": "theirs"}
+        ),
+        "attribute_reflexive": MappingProxyType(
+            {"he": "himself", "she": "herself", "they": "themselves"}
+        ),
+        "attribute_noun": MappingProxyType({"he": "man", "she": "woman", "they": "person"}),
+    }
+)
 
 #: The pronoun case of each pronoun slot (nominative: "he did it", accusative: "I saw him",
 #: possessive determiner: "his car", possessive pronoun: "the car is his", reflexive).
-PRONOUN_CASES = MappingProxyType({
-    "attribute": "nominative", "attribute_accusative": "accusative",
-    "attribute_possessive": "possessive determiner",
-    "attribute_possessive_pronoun": "possessive pronoun", "attribute_reflexive": "reflexive",
-})
+PRONOUN_CASES = MappingProxyType(
+    {
+        "attribute": "nominative",
+        "attribute_accusative": "accusative",
+        "attribute_possessive": "possessive determiner",
+        "attribute_possessive_pronoun": "possessive pronoun",
+        "attribute_reflexive": "reflexive",
+    }
+)
 
 #: Named verb slots agreeing with the pronoun: slot -> (form without agreement and for
 #: he/she, plural form used for "they" when the set has agreement). Every other verb is
@@ -60,20 +81,72 @@ ARTICLE_RULES = ("sound", "wang2021")
 
 #: Words spelled with a consonant letter but spoken with a vowel sound -> "an" (matched
 #: on the lower-cased word, as whole words or as prefixes).
-AN_WORDS = frozenset({"heir", "heiress", "heirloom", "herb", "honest", "honestly", "honesty",
-                      "honor", "honorable", "honorary", "honored", "honour", "honourable",
-                      "honoured", "hour", "hourly", "hours"})
+AN_WORDS = frozenset(
+    {
+        "heir",
+        "heiress",
+        "heirloom",
+        "herb",
+        "honest",
+        "honestly",
+        "honesty",
+        "honor",
+        "honorable",
+        "honorary",
+        "honored",
+        "honour",
+        "honourable",
+        "honoured",
+        "hour",
+        "hourly",
+        "hours",
+    }
+)
 _AN_PREFIXES = ("honest", "honor", "honour", "hour", "heir")
 #: Initialisms read letter by letter whose first letter name starts with a vowel sound
 #: (matched case-sensitively, e.g. "an MBA", "an RN").
-AN_INITIALISMS = frozenset({"FBI", "HR", "LLM", "MBA", "MD", "MP", "MRI", "NGO", "NHS", "RN",
-                            "SUV", "X-ray"})
+AN_INITIALISMS = frozenset(
+    {"FBI", "HR", "LLM", "MBA", "MD", "MP", "MRI", "NGO", "NHS", "RN", "SUV", "X-ray"}
+)
 #: Words spelled with a vowel letter but spoken with a consonant sound -> "a".
-A_WORDS = frozenset({"eucalyptus", "eulogy", "euphoric", "euro", "european", "ewe", "once",
-                     "one", "ubiquitous", "ukrainian", "unanimous", "unicorn", "uniform",
-                     "union", "unique", "unit", "united", "universal", "university", "uranium",
-                     "urinal", "usable", "usage", "use", "used", "useful", "useless", "user",
-                     "usual", "usually", "utensil", "utility", "utilized", "utopian"})
+A_WORDS = frozenset(
+    {
+        "eucalyptus",
+        "eulogy",
+        "euphoric",
+        "euro",
+        "european",
+        "ewe",
+        "once",
+        "one",
+        "ubiquitous",
+        "ukrainian",
+        "unanimous",
+        "unicorn",
+        "uniform",
+        "union",
+        "unique",
+        "unit",
+        "united",
+        "universal",
+        "university",
+        "uranium",
+        "urinal",
+        "usable",
+        "usage",
+        "use",
+        "used",
+        "useful",
+        "useless",
+        "user",
+        "usual",
+        "usually",
+        "utensil",
+        "utility",
+        "utilized",
+        "utopian",
+    }
+)
 _A_PREFIXES = ("eu", "one-", "uni", "usa", "use", "usu", "uti", "ubi", "ukr", "ura", "uri")
 # "uni" words where "un-" is the negating prefix are spoken with a vowel: "an unimportant"
 _A_PREFIX_EXCEPTIONS = ("unim", "unin", "unid")
@@ -104,8 +177,7 @@ def article_for(word: str, rule: str) -> str:
     low = token.lower()
     if low in AN_WORDS or low.startswith(_AN_PREFIXES):
         return "an"
-    if low in A_WORDS or (low.startswith(_A_PREFIXES)
-                          and not low.startswith(_A_PREFIX_EXCEPTIONS)):
+    if low in A_WORDS or (low.startswith(_A_PREFIXES) and not low.startswith(_A_PREFIX_EXCEPTIONS)):
         return "a"
     return "an" if low[0] in "aeiou" else "a"
 
@@ -145,13 +217,15 @@ def indefinite_article(word: str, *, rule: str = "sound") -> str:
 
 
 #: What each slot renders: an attribute form, an agreeing verb, the task, or the article.
-SLOT_KINDS = MappingProxyType({
-    **dict.fromkeys(ATTRIBUTE_FORMS, "attribute"),
-    **dict.fromkeys(VERB_FORMS, "verb"),
-    "verb": "verb",
-    "task": "task",
-    "a": "article",
-})
+SLOT_KINDS = MappingProxyType(
+    {
+        **dict.fromkeys(ATTRIBUTE_FORMS, "attribute"),
+        **dict.fromkeys(VERB_FORMS, "verb"),
+        "verb": "verb",
+        "task": "task",
+        "a": "article",
+    }
+)
 
 #: Every slot name a template may use (lower-case; a capitalised first letter is allowed).
 SLOTS = tuple(sorted(SLOT_KINDS))
@@ -175,15 +249,16 @@ def attribute_slots(agreement: bool) -> set[str]:
 # slots and texts
 # ---------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Slot:
     """A slot of a parsed template text (the literal text around it stays a ``str``)."""
 
-    name: str          # canonical lower-case name
-    capital: bool      # written with a capital first letter
-    kind: str          # its entry in SLOT_KINDS
+    name: str  # canonical lower-case name
+    capital: bool  # written with a capital first letter
+    kind: str  # its entry in SLOT_KINDS
     forms: tuple = ()  # (singular, plural) of a verb slot
-    copy: int = 1      # 1-based number among the slots of this name in the text
+    copy: int = 1  # 1-based number among the slots of this name in the text
 
     @property
     def raw(self) -> str:
@@ -205,12 +280,16 @@ def _no_brace(literal: str, text: str, where: str) -> None:
 
 def _verb_forms(raw: str, arg: str | None, text: str, where: str) -> tuple:
     if arg is None:
-        raise BiasampError(f"{where}: the slot {{{raw}}} needs its two forms, singular|plural, "
-                           f"e.g. {{verb:has|have}} or {{verb:wants|want}}; text {text!r}")
+        raise BiasampError(
+            f"{where}: the slot {{{raw}}} needs its two forms, singular|plural, "
+            f"e.g. {{verb:has|have}} or {{verb:wants|want}}; text {text!r}"
+        )
     forms = tuple(f.strip() for f in arg.split("|"))
     if len(forms) != 2 or not all(forms):
-        raise BiasampError(f"{where}: {{{raw}:{arg}}} must give exactly two non-empty forms, "
-                           f"singular|plural (e.g. {{verb:does|do}}); text {text!r}")
+        raise BiasampError(
+            f"{where}: {{{raw}:{arg}}} must give exactly two non-empty forms, "
+            f"singular|plural (e.g. {{verb:does|do}}); text {text!r}"
+        )
     return forms
 
 
@@ -218,19 +297,23 @@ def _slot(raw: str, text: str, where: str) -> Slot:
     name, sep, arg = raw.partition(":")
     low = name[:1].lower() + name[1:]
     if low not in SLOT_KINDS and name.lower() in SLOT_KINDS:
-        raise BiasampError(f"{where}: slot {{{raw}}} may only capitalise its first letter "
-                           f"(write {{{name.lower()}}} or {{{name.lower().capitalize()}}})")
+        raise BiasampError(
+            f"{where}: slot {{{raw}}} may only capitalise its first letter "
+            f"(write {{{name.lower()}}} or {{{name.lower().capitalize()}}})"
+        )
     if low not in SLOT_KINDS:
         raise BiasampError(
             f"{where}: unknown slot {{{raw}}}{did_you_mean(low, SLOTS)} in text {text!r}; "
             f"known slots: {', '.join('{' + s + '}' for s in SLOTS)} (the generic verb: "
-            "{verb:SINGULAR|PLURAL}; capitalise the first letter for a capitalised rendering)")
+            "{verb:SINGULAR|PLURAL}; capitalise the first letter for a capitalised rendering)"
+        )
     forms: tuple = ()
     if low == "verb":
         forms = _verb_forms(name, arg if sep else None, text, where)
     elif sep:
-        raise BiasampError(f"{where}: only the generic {{verb:...}} slot takes forms; got "
-                           f"{{{raw}}} in {text!r}")
+        raise BiasampError(
+            f"{where}: only the generic {{verb:...}} slot takes forms; got {{{raw}}} in {text!r}"
+        )
     return Slot(low, name != low, SLOT_KINDS[low], forms)
 
 
@@ -240,7 +323,7 @@ def parse_text(text: str, where: str) -> tuple[Any, ...]:
     pos = 0
     seen: dict[str, int] = {}
     for m in _SLOT_RE.finditer(text):
-        literal = text[pos:m.start()]
+        literal = text[pos : m.start()]
         _no_brace(literal, text, where)
         if literal:
             parts.append(literal)
@@ -261,8 +344,11 @@ def resolve_ref(parts: tuple, ref: str) -> list[int]:
     if not m:
         return []
     name, copy = m.group(1), m.group(2)
-    return [i for i, p in enumerate(parts) if isinstance(p, Slot) and p.name == name
-            and (copy is None or p.copy == int(copy))]
+    return [
+        i
+        for i, p in enumerate(parts)
+        if isinstance(p, Slot) and p.name == name and (copy is None or p.copy == int(copy))
+    ]
 
 
 def dependent_indexes(parts: tuple, agreement: bool) -> list[int]:

@@ -3,8 +3,16 @@
 
 from biasamp.harness import aggregate, dataset, process_results
 
-__all__ = ["a2t", "a2t_ci_high", "a2t_ci_low", "dataset", "process_results", "t2a",
-           "t2a_ci_high", "t2a_ci_low"]
+__all__ = [
+    "a2t",
+    "a2t_ci_high",
+    "a2t_ci_low",
+    "dataset",
+    "process_results",
+    "t2a",
+    "t2a_ci_high",
+    "t2a_ci_low",
+]
 
 t2a = aggregate("t2a")
 t2a_ci_low = aggregate("t2a_ci_low")
