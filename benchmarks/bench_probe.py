@@ -2,7 +2,7 @@
 
 Compares, in the same process, for ``n_templates`` templates x 32 occupations x he/she and the
 base sources uniform, labor-2016 and wikitext103-valtest (both directions):
-  (1) ``biasamp.probe.evaluate_tables`` (metric per template, vectorised bootstrap over
+  (1) ``biasamp.pipeline.evaluate_tables`` (metric per template, vectorised bootstrap over
       templates for the headline and for every (task, attribute) cell), and
   (2) a straightforward baseline: per-cell Python loops for every template's BiasAmp-> (the
       paper's formula) and a per-cell Python bootstrap loop (mean of a resample, 10,000 times),
@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from biasamp import base_rates
-from biasamp.probe import evaluate_tables
+from biasamp.pipeline import evaluate_tables
 from biasamp.tasks import load_tasks
 
 SOURCES = ("uniform", "labor-2016", "wikitext103-valtest")

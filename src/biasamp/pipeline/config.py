@@ -48,7 +48,14 @@ from .._validation import Names, SubsetOf, check
 from ..base_rates import COMPAT_SOURCES
 from ..report import FORMATS
 from ..results import TABLE_FORMATS
-from ..scoring import DEVICE_MAPS, ESTIMATORS, canonical_dtype, check_estimator, parse_max_memory
+from ..scoring import (
+    DEVICE_MAPS,
+    ESTIMATORS,
+    LoadOptions,
+    canonical_dtype,
+    check_estimator,
+    parse_max_memory,
+)
 from .resample import BASE_UNCERTAINTY, RESAMPLE_UNITS
 
 __all__ = [
@@ -161,6 +168,10 @@ _LISTED.register_lazy("tasks", "biasamp.tasks:list_task_sets")
 _LISTED.register_lazy("base_rates", "biasamp.base_rates:list_sources")
 
 
+#: The loading options' defaults, written once (in :class:`~biasamp.scoring.LoadOptions`).
+_LOADING = LoadOptions()
+
+
 class ProbeConfig(BaseModel):
     """Everything a probe needs; loadable from TOML or YAML (:meth:`from_file`).
 
@@ -222,10 +233,12 @@ class ProbeConfig(BaseModel):
     )
     # -- loading the model (also the options of `biasamp score` and `biasamp pairs`) -----
     device: Text = _opt(
-        "auto", group="loading the model", help="``auto``, ``cpu``, ``cuda``, ``cuda:1``, ``mps``."
+        _LOADING.device,
+        group="loading the model",
+        help="``auto``, ``cpu``, ``cuda``, ``cuda:1``, ``mps``.",
     )
     device_map: _choice(DEVICE_MAPS) | None = _opt(
-        None,
+        _LOADING.device_map,
         group="loading the model",
         metavar="MAP",
         help="``auto`` (or ``balanced``, ``sequential``): accelerate places a model too "
@@ -235,51 +248,55 @@ class ProbeConfig(BaseModel):
     max_memory: Annotated[
         dict | None, _checked(lambda v, name: v if v is None else parse_max_memory(v, name))
     ] = _opt(
-        None,
+        _LOADING.max_memory,
         group="loading the model",
         metavar="LIST",
         help="With ``device_map``: the most each device may hold, e.g. "
         "``0=20GiB,1=20GiB,cpu=60GiB`` (or a mapping).",
     )
     offload_folder: Text | None = _opt(
-        None,
+        _LOADING.offload_folder,
         group="loading the model",
         metavar="DIR",
         help="With ``device_map``: where the layers that fit nowhere else go (disk).",
     )
     dtype: Annotated[str, _checked(canonical_dtype)] = _opt(
-        "float32",
+        _LOADING.dtype,
         group="loading the model",
         help="``float32``, ``bfloat16``, ``float16`` (GPU) or ``float64`` (an exact reference "
         "run, slower).",
     )
     batch_size: PositiveInt = _opt(
-        32,
+        _LOADING.batch_size,
         group="loading the model",
         metavar="N",
         help="Inputs per forward pass: prompts, or masked contexts of sentence pairs.",
     )
     revision: Text | None = _opt(
-        None, group="loading the model", help="Model revision (branch, tag or commit) on the hub."
+        _LOADING.revision,
+        group="loading the model",
+        help="Model revision (branch, tag or commit) on the hub.",
     )
     trust_remote_code: Switch = _opt(
-        False, group="loading the model", help="Allow custom model code from the hub."
+        _LOADING.trust_remote_code,
+        group="loading the model",
+        help="Allow custom model code from the hub.",
     )
     allow_missing_weights: Switch = _opt(
-        False,
+        _LOADING.allow_missing_weights,
         group="loading the model",
         help="Load a checkpoint with weights missing (e.g. no trained LM head; transformers "
         "initialises them at random): the report says so at its top.",
     )
     score_cache: Text | None = _opt(
-        None,
+        _LOADING.score_cache,
         group="loading the model",
         metavar="DIR",
         help="Folder of the sqlite score cache: prompts already scored with the same weights, "
         "tokenizer, estimator and dtype are reused.",
     )
     hf_cache_dir: Text | None = _opt(
-        None,
+        _LOADING.hf_cache_dir,
         group="loading the model",
         metavar="DIR",
         help="Hugging Face download cache (``from_pretrained(cache_dir=...)``).",
