@@ -13,7 +13,7 @@ fi
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 -c "import torch, transformers, numpy, pandas; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'transformers', transformers.__version__, 'numpy', numpy.__version__, 'pandas', pandas.__version__)"
-python3 -m pytest -q -p no:cacheprovider -o addopts="" --deps newest tests/test_scoring.py tests/test_scoring_causal.py -k "cuda" 2>&1 | tail -5
+python3 -m pytest -q -p no:cacheprovider -o addopts="" --deps newest tests/scoring/test_scoring.py tests/scoring/test_scoring_causal.py -k "cuda" 2>&1 | tail -5
 W=/tmp/gpu-work; rm -rf $W; mkdir -p $W
 python3 -c "import sys; sys.path.insert(0, 'tests'); import tiny_models as t; t.make_tiny_bert('$W/bert'); t.make_tiny_gpt2('$W/gpt2')" >/dev/null 2>&1 || { echo "tiny models failed"; exit 1; }
 rc=0

@@ -4,7 +4,8 @@ Each option is one field of :class:`ProbeConfig`, declared once: its default, it
 (the field's type) and its help (``description``); how the command line spells it (argument
 group, flags, metavar) sits in the field's ``json_schema_extra``. Generated from
 ``ProbeConfig.model_fields``: the options of ``biasamp probe``, ``score`` and ``pairs`` with
-their ``--help`` (:func:`add_arguments`), the config-file reader (:meth:`ProbeConfig.from_file`,
+their ``--help`` (``commands.add_config_options``, through :func:`cli_flags`, :func:`cli_help`
+and :func:`cli_type`), the config-file reader (:meth:`ProbeConfig.from_file`,
 unknown keys refused), the ``Parameters`` section of the class docstring and the options page
 of the docs (:func:`options_markdown`).
 

@@ -345,7 +345,7 @@ def write_result(
 ) -> Path:
     """Write a result folder into ``folder`` (an empty folder, usually staged): the data
     files, the reports asked for (their ``plots`` and ``reports`` stages told to
-    ``progress``), then ``results.json`` with the file list and the completion mark (written
+    ``progress``), then ``results.json`` with the data files' sha256 and the completion mark (written
     last)."""
     from ..report import render
 
