@@ -103,21 +103,21 @@ PROBE_CASES = [
         r"base_rates: source 'file:.*' has no wang2021 construction",
     ),
     (["--compat", "wang20"], r"compat must be one of 'wang2021'; got 'wang20'"),
-    (["--format", "md,pdf"], r"formats must be some of .*got 'pdf'"),
+    (["--format", "md,pdf"], r"--format must be some of .*got 'pdf'"),
     (["--tables", "xlsx"], r"tables must be one of 'csv', 'parquet'; got 'xlsx'"),
     (["--scoring", "firstpiece"], r"scoring must be one of .*got 'firstpiece' \(did you"),
-    (["--batch-size", "0"], r"batch_size must be a positive integer; got 0"),
-    (["--n-resamples", "0"], r"n_resamples must be a positive integer; got 0"),
+    (["--batch-size", "0"], r"--batch-size must be a positive integer; got 0"),
+    (["--n-resamples", "0"], r"--n-resamples must be a positive integer; got 0"),
     (["--confidence", "1.5"], r"confidence must be a number in \(0, 1\); got 1.5"),
     (["--seed", "-3"], r"seed must be a non-negative integer; got -3"),
     (["--dtype", "fp128"], r"dtype must be one of 'float32', 'bfloat16', 'float16', 'float64'"),
-    (["--max-templates", "0"], r"max_templates must be a positive integer; got 0"),
+    (["--max-templates", "0"], r"--max-templates must be a positive integer; got 0"),
     (["--resample", "rows"], r"resample must be one of 'templates', 'tasks', 'both'; got 'rows'"),
     (
         ["--base-uncertainty", "maybe"],
-        r"base_uncertainty must be one of 'resample', 'none'; got 'maybe'",
+        r"--base-uncertainty must be one of 'resample', 'none'; got 'maybe'",
     ),
-    (["--min-base-count", "0"], r"min_base_count must be a positive integer; got 0"),
+    (["--min-base-count", "0"], r"--min-base-count must be a positive integer; got 0"),
     (["--config", "{typo.toml}"], r"unknown config option 'modles' \(did you mean 'models'"),
     (["--config", "{nofile.toml}"], r"config file '.*nofile.toml' does not exist"),
     # issue 19, items 7 and 8: degenerate values and unreadable files refused before the model
@@ -131,7 +131,7 @@ PROBE_CASES = [
     (["--tasks", ",nurse,cook"], r"^error: tasks ',nurse,cook': entry 1 is empty$"),
     (
         ["--attributes", "he,,she"],
-        r"^error: attributes must not hold an empty attribute; got "
+        r"^error: --attributes must not hold an empty attribute; got "
         r"'he,,she' \(name 2 is empty\)$",
     ),
     (
@@ -297,7 +297,7 @@ def test_same_model_twice_and_same_folder_names(tiny_bert_dir, tmp_path, capsys)
             *QUICK,
         ],
         capsys,
-        r"models must not repeat a model; got .* repeats",
+        r"--model must not repeat a model; got .* repeats",
         folder=tmp_path,
     )
     a, b = tmp_path / "a" / "tiny", tmp_path / "b" / "tiny"

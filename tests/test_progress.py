@@ -179,8 +179,8 @@ def test_pairs_total_is_the_distinct_contexts_run(tiny_bench_bert_dir, tmp_path,
     assert n_shared[0] == n_shared[2]
     # the third pair repeats the first: its 2 x n_shared contexts are run once
     assert (total, unit, done) == (2 * (n_shared[0] + n_shared[1]), "ctx", total)
-    assert res.provenance["n_contexts"] == 2 * sum(n_shared)
-    assert res.provenance["n_contexts_run"] == total
+    assert res.provenance.n_contexts == 2 * sum(n_shared)
+    assert res.provenance.n_contexts_run == total
     assert [s[:3] for s in rec.stages()][-1] == ("bootstrap", 3, "groups")  # all, stereo, gender
 
     out = tmp_path / "out"

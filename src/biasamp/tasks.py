@@ -1,5 +1,8 @@
 """Task vocabularies (occupations): one loader for templates, base rates, corpus and CLI.
 
+long on purpose: task vocabularies and the one alias table, read by every source and
+template set.
+
 A vocabulary is given as
 
 * a shipped name (:func:`list_task_sets`: ``winobias32``, ``winobias40``, ``winogender60``),

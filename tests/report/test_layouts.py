@@ -23,10 +23,13 @@ def noted(golden_result):
     p = golden_result.provenance
     return dataclasses.replace(
         golden_result,
-        provenance=dataclasses.replace(
-            p,
-            note="a <i>note</i> with `code` | and *em*",
-            model=dataclasses.replace(p.model, missing_weights=tuple(f"w{i}" for i in range(9))),
+        provenance=p.model_copy(
+            update={
+                "note": "a <i>note</i> with `code` | and *em*",
+                "model": p.model.model_copy(
+                    update={"missing_weights": tuple(f"w{i}" for i in range(9))}
+                ),
+            }
         ),
     )
 
@@ -46,10 +49,11 @@ def test_the_comparison_is_written_as_checked_in(golden_result, tmp_path):
     p = golden_result.provenance
     other = dataclasses.replace(
         golden_result,
-        provenance=dataclasses.replace(
-            p,
-            model=dataclasses.replace(p.model, name="other <model>"),
-            scorer=dataclasses.replace(p.scorer, estimator="pll"),
+        provenance=p.model_copy(
+            update={
+                "model": p.model.model_copy(update={"name": "other <model>"}),
+                "scorer": p.scorer.model_copy(update={"estimator": "pll"}),
+            }
         ),
         summary=golden_result.summary.assign(mean=golden_result.summary["mean"] + 0.5),
     )

@@ -1,6 +1,10 @@
 """Tables read from CSV files: the user's (:func:`read_table_csv`, the ``file:PATH.csv``
 source) and the shipped text-derived ones: ``wikitext103-valtest`` (co-occurrence counts of
-WikiText-103 valid+test, a demonstration) and ``bergsma`` (published pronoun shares)."""
+WikiText-103 valid+test, a demonstration) and ``bergsma`` (published pronoun shares).
+
+long on purpose: the base-rate tables read from CSV files: the user's ``file:`` table
+and the shipped count tables (``wikitext103-valtest``, ``bergsma``).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The table every base-rate source returns, the source interface and their shared helpers."""
+"""The table every base-rate source returns, the source interface and their shared helpers.
+
+long on purpose: the base-rate table and the source interface every source implements.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""The subcommands of the inputs: ``templates``, ``base-rates`` and ``count``."""
+"""The subcommands of the inputs: ``templates``, ``base-rates`` and ``count``.
+
+long on purpose: the three commands over data (templates, base-rates, count), each with
+its options and its output.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""The subcommands that load a model: ``probe``, ``score`` and ``pairs``."""
+"""The subcommands that load a model: ``probe``, ``score`` and ``pairs``.
+
+long on purpose: the three commands that load a model (probe, score, pairs), each with its
+options and its printed summary.
+"""
 
 from __future__ import annotations
 
@@ -326,8 +330,8 @@ def run_pairs(args) -> int:
     if not args.quiet:
         prov = res.provenance
         print(
-            f"{args.model}: {len(pset)} pairs of {pset.name} ({prov['n_contexts']:,} masked "
-            f"contexts, {prov['n_contexts_run']:,} distinct ones run); share of pairs where "
+            f"{args.model}: {len(pset)} pairs of {pset.name} ({prov.n_contexts:,} masked "
+            f"contexts, {prov.n_contexts_run:,} distinct ones run); share of pairs where "
             f"the more stereotypical sentence is preferred [{args.confidence:.0%} CI]:"
         )
         rows = []

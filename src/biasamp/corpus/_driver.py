@@ -1,5 +1,9 @@
 """The entry points: count a corpus with an engine, or a text in-process; the CSV writer; the
-``RULES`` registry (counting-rule name -> :class:`CountingRule` subclass)."""
+``RULES`` registry (counting-rule name -> :class:`CountingRule` subclass).
+
+long on purpose: the entry points of counting (files, text, datasets), the rules and the
+CSV writer.
+"""
 
 from __future__ import annotations
 

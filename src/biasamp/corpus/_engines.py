@@ -1,5 +1,8 @@
 """Engines: who counts the shards. ``local`` (this process, or a process pool) and ``dask``.
 
+long on purpose: the local and the Dask engine share their units of work and their
+progress.
+
 Every engine sums the same per-shard counts (a shard's count is a pure function of its
 description), so engines differ in speed and reach, never in the counts.
 

@@ -1,6 +1,9 @@
 """Occupation surface forms, trie regexes, the exact numpy multi-substring prefilter, and the
 multi-pattern scanners built on them: where any of many byte patterns occurs in a buffer.
 
+long on purpose: occupation forms, the trie regexes built from them and the scanners
+(Hyperscan, numpy) that run them.
+
 A scanner returns the start offsets of pattern occurrences in a UTF-8 buffer (``find``), or
 those and the index of the pattern found there (``find_ids``). It may return
 *more* offsets than the rule in the end counts (``word_bounded`` checks only ASCII word

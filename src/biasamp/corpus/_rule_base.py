@@ -48,7 +48,7 @@ class ByteTicker:
     >>> for pos in (1, 5, 6, 9):
     ...     tick.at(pos)
     >>> tick.done()
-    ... got
+    >>> got
     [5, 4, 1]
     """
 

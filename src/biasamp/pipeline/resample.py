@@ -1,5 +1,8 @@
 """The bootstrap behind every CI of a probe: templates, tasks and base-rate counts, jointly.
 
+long on purpose: the one bootstrap behind every CI: draws, replicates, intervals, the
+settings and their provenance.
+
 A *unit* is what the template bootstrap draws: a template (crossed sets, and A->T of bound
 sets) or a (template, task) row (T->A of bound sets, drawn within each task). One replicate
 

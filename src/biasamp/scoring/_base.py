@@ -1,5 +1,8 @@
 """What every scorer shares: loading, device/dtype, the score cache, provenance, the score loop.
 
+long on purpose: the loop every scorer shares (loading, cache, provenance, batching,
+audit).
+
 A scorer subclass sets ``model_type`` (``"masked"`` or ``"causal"``) and implements
 ``_score_rows(mode, rows, on_batch)``, which returns the log probability of every row
 ``(filled text, start, end of the candidate in it, prompt, candidate)``; the loop here checks

@@ -1,5 +1,9 @@
 """CausalLMScorer: candidate scoring with a decoder-only (causal) Hugging Face language model,
-and the token it reads before each sentence (:func:`choose_context`)."""
+and the token it reads before each sentence (:func:`choose_context`).
+
+long on purpose: the causal-LM scorer and the choice of the context token it reads
+before each sentence.
+"""
 
 from __future__ import annotations
 

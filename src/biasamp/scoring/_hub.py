@@ -1,5 +1,8 @@
 """Where a model comes from (a local folder or the Hugging Face hub), and what kind it is.
 
+long on purpose: model ids, the hub and config.json: every question asked before the
+weights load.
+
 :func:`check_model` is the one model-id check. :func:`resolve_source` asks the hub **once** (a
 HEAD request for ``config.json``, no retries) before transformers is given a hub name, so that
 an unreachable hub costs one line and a fraction of a second instead of transformers' minute of

@@ -1,4 +1,8 @@
-"""Loading language models and tokenizers; device/dtype choice; the LM head at chosen rows."""
+"""Loading language models and tokenizers; device/dtype choice; the LM head at chosen rows.
+
+long on purpose: every step of loading a model (tokenizer, weights, device, dtype,
+placement) in one place.
+"""
 
 from __future__ import annotations
 

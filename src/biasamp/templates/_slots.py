@@ -1,6 +1,9 @@
 """Slots of template texts and the English morphology they render: a/an, the forms of an
 attribute, verb agreement; the slot kinds, the parsed :class:`Slot`, and parsing a text.
 
+long on purpose: the slot syntax and the morphology it renders (articles, attribute forms,
+verb agreement) are one concept.
+
 Each table here is the one place where a form is defined; every named slot is one entry of
 :data:`SLOT_KINDS`, built from :data:`ATTRIBUTE_FORMS` and :data:`VERB_FORMS`, and rendering
 asks a slot's kind, not its name, so a new attribute slot (a pronoun case) or a new named
