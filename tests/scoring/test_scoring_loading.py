@@ -357,3 +357,12 @@ def test_hub_unreachable_with_a_filled_cache_loads_it_with_one_warning(tmp_path,
     warn = [ln for ln in proc.stderr.splitlines() if ln.startswith("warning:")]
     assert len(warn) == 1 and "hub is unreachable" in warn[0] and "cached copy" in warn[0]
     assert COMMIT[:12] in warn[0]
+
+
+def test_the_model_types_a_probe_accepts_are_the_scorers_registered():
+    """``--model-type`` offers ``_conventions.MODEL_TYPES``; each but ``auto`` must be a kind
+    of scorer ``load_scorer`` can build (``SCORERS``), so the two lists cannot drift apart."""
+    from biasamp._conventions import MODEL_TYPES as CHOICES
+    from biasamp.scoring import MODEL_TYPES, SCORERS
+
+    assert ("auto", *MODEL_TYPES) == CHOICES and list(MODEL_TYPES) == SCORERS.names()
