@@ -21,8 +21,7 @@ import pandas as pd
 from .._conventions import DIRECTIONS
 from .._errors import BiasampError, ZeroRowWarning
 from ..results import ProbeResult
-from .evaluate import BaseView
-from .prepare import Design
+from .evaluate import BaseView, Design
 from .resample import Resampling, interval, mean_tables, pooled_units, replicates
 
 __all__ = ["model_tables", "paired_differences"]

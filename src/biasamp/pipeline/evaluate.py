@@ -75,7 +75,7 @@ from .resample import (
     sign_support,
 )
 
-__all__ = ["BaseView", "Evaluation", "check_base", "evaluate_tables"]
+__all__ = ["BaseView", "Design", "Evaluation", "check_base", "evaluate_tables"]
 
 
 @dataclass
@@ -253,7 +253,7 @@ def _evaluate(
 ) -> Evaluation:
     """:func:`evaluate_tables` of checked settings and built base tables (``bases``: (name,
     {direction: BaseRateTable}) per source), as the probe's :func:`~.run.evaluate_scores`
-    calls it with the tables :func:`~.prepare.prepare` built."""
+    calls it with the tables :func:`~.run.prepare` built."""
     n_t, n_a = len(tasks), len(attributes)
     cover, strata = coverage(template_tasks, tasks, np.shape(tables_ta)[0])
     at = check_tables(tables_at, "tables_at", n_tasks=n_t, n_attr=n_a, axis=1)
@@ -943,3 +943,96 @@ def template_masks(template_groups, n_tpl, order=None) -> dict:
         )
     )
     return {lab: np.array([lab in gs for gs in per]) for lab in labels}
+
+
+@dataclass(frozen=True)
+class Design:
+    """What a probe measures, apart from any model: the templates, tasks and attributes and
+    how templates cover tasks (a bound template: its own tasks; a crossed one: every task).
+
+    Built once by :func:`~.run.prepare`, read by the table building and the evaluation
+    (:func:`~.run.evaluate_scores`), saved in ``results.json`` (``provenance.design``) and
+    read back by :func:`~.compare.paired_differences`, so no step works it out again.
+
+    >>> d = Design(("t1", "t2"), ("nurse", "cook"), ("he", "she"), (("nurse",), ()), ((), ()), ())
+    >>> d.bound, d.expected().tolist()
+    (True, [[True, False], [True, True]])
+
+    Attributes
+    ----------
+    template_ids : tuple of str
+        In the order of the probability tables.
+    tasks, attributes : tuple of str
+        Rows and columns of every table.
+    template_tasks : tuple of tuple of str
+        Per template, the tasks a bound template covers; ``()``: every task (crossed).
+    template_groups : tuple of tuple of str
+        Per template, the groups it belongs to.
+    group_labels : tuple of str
+        The groups in the set's order.
+    """
+
+    template_ids: tuple
+    tasks: tuple
+    attributes: tuple
+    template_tasks: tuple
+    template_groups: tuple
+    group_labels: tuple
+
+    @property
+    def bound(self) -> bool:
+        """Some template covers only its own tasks (the tables are pooled per task)."""
+        return any(self.template_tasks)
+
+    @property
+    def grouped(self) -> bool:
+        return any(self.template_groups)
+
+    def coverage(self):
+        """``(cover, strata)`` as :func:`~.resample.coverage` gives them (None, None:
+        crossed)."""
+        return coverage(
+            self.template_tasks if self.bound else None, list(self.tasks), len(self.template_ids)
+        )
+
+    def expected(self) -> np.ndarray:
+        """(n_templates, n_tasks) of bool: the task rows each template fills."""
+        cover, _ = self.coverage()
+        if cover is None:
+            return np.ones((len(self.template_ids), len(self.tasks)), dtype=bool)
+        return cover
+
+    def select(self, template_ids) -> Design:
+        """The design of some of the templates (in the order given)."""
+        at = {t: i for i, t in enumerate(self.template_ids)}
+        idx = [at[str(t)] for t in template_ids]
+        return Design(
+            tuple(self.template_ids[i] for i in idx),
+            self.tasks,
+            self.attributes,
+            tuple(self.template_tasks[i] for i in idx),
+            tuple(self.template_groups[i] for i in idx),
+            self.group_labels,
+        )
+
+    def to_dict(self) -> dict:
+        """JSON-ready (``results.json``)."""
+        return {
+            "template_ids": list(self.template_ids),
+            "tasks": list(self.tasks),
+            "attributes": list(self.attributes),
+            "template_tasks": [list(t) for t in self.template_tasks],
+            "template_groups": [list(g) for g in self.template_groups],
+            "group_labels": list(self.group_labels),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Design:
+        return cls(
+            tuple(map(str, data["template_ids"])),
+            tuple(map(str, data["tasks"])),
+            tuple(map(str, data["attributes"])),
+            tuple(tuple(map(str, t)) for t in data["template_tasks"]),
+            tuple(tuple(map(str, g)) for g in data["template_groups"]),
+            tuple(map(str, data["group_labels"])),
+        )
