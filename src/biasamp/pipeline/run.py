@@ -68,19 +68,14 @@ log = logging.getLogger(__name__)
 class Prepared:
     """Inputs of the scoring stage (no model needed to build them)."""
 
-    #: templates, tasks, attributes and which template covers which task (built once)
     design: Design
     prompts: dict[str, pd.DataFrame]  # direction -> build_prompts frame
-    #: source name (as requested) -> direction -> its BaseRateTable, each built once
-    base_tables: dict
+    base_tables: dict  # source name (as requested) -> direction -> its BaseRateTable
     prompts_sha256: str
-    #: the template set's file and metadata (``set_sha256``, ``set_path``,
-    #: ``set_provenance``; ``aggregation`` and ``groups`` for bound or grouped sets): the
-    #: fields of :class:`~biasamp.results.TemplatesInfo` known before scoring
+    #: the fields of :class:`~biasamp.results.TemplatesInfo` known before scoring
     template_provenance: dict
     tasks_provenance: TasksInfo
-    #: what the template bootstrap draws: (template, task) rows of a bound set, else templates
-    n_units: int
+    n_units: int  # units the template bootstrap draws: (template, task) rows if bound
 
     @property
     def tasks(self) -> list[str]:
@@ -288,20 +283,14 @@ def _resolve_models(cfg: ProbeConfig) -> dict:
     return out
 
 
-def _load_scorer(cfg: ProbeConfig, resolved, *, progress):
-    """The scorer of a resolved model (:func:`biasamp.scoring.load_scorer`) with the config's
-    loading options, reporting to ``progress``."""
-    from ..scoring import LoadOptions, load_scorer
-
-    extra = {"context_token": cfg.context_token} if resolved.model_type == "causal" else {}
-    return load_scorer(resolved, LoadOptions.of(cfg), progress=progress, **extra)
-
-
 def _probe_one(
     cfg: ProbeConfig, model: str, prep: Prepared, *, resolved, estimator: str, progress
 ) -> ProbeResult:
+    from ..scoring import LoadOptions, load_scorer
+
     model_type = resolved.model_type
-    scorer = _load_scorer(cfg, resolved, progress=progress)
+    extra = {"context_token": cfg.context_token} if model_type == "causal" else {}
+    scorer = load_scorer(resolved, LoadOptions.of(cfg), progress=progress, **extra)
     log.info(
         "scoring %d A->T and %d T->A prompts with %s (%s LM, %s)",
         len(prep.prompts[ATTRIBUTE_TO_TASK]),
@@ -380,12 +369,6 @@ def _probe_one(
     )
 
 
-def _softmax_rows(lp: np.ndarray) -> np.ndarray:
-    top = np.max(lp, axis=-1, keepdims=True)
-    e = np.exp(lp - top)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def _build_tables(prep: Prepared, scores: dict):
     """Scored rows -> (template ids, {direction: prob array}, long tables frame).
 
@@ -394,6 +377,8 @@ def _build_tables(prep: Prepared, scores: dict):
     renormalised together. Cells of tasks a bound template does not cover stay NaN and are
     left out of the long tables.
     """
+    from ..scoring import ScoreResult
+
     tpl_ids = list(prep.design.template_ids)
     t_index = {t: i for i, t in enumerate(prep.tasks)}
     a_index = {a: i for i, a in enumerate(prep.attributes)}
@@ -417,8 +402,8 @@ def _build_tables(prep: Prepared, scores: dict):
             else:
                 t = t_index[str(row.task)]
                 p[k, t, :], lp[k, t, :] = pr, lpr
-        if own.any():
-            p[own] = _softmax_rows(lp[own])
+        if own.any():  # renormalised as every scored row is
+            p[own] = ScoreResult.from_log_prob(lp[own], candidates=(), scoring="continuation").prob
         must = (
             np.ones(shape, dtype=bool)
             if direction == ATTRIBUTE_TO_TASK
