@@ -16,7 +16,7 @@ from :class:`ResultsFile`; ``python -m biasamp._schema`` writes it again.
 Parts that are open by nature stay dicts: a base source's own provenance
 (:attr:`BaseRatesInfo.source`), a template set's own metadata
 (:attr:`TemplatesInfo.set_provenance`), the design (the form of
-``biasamp.pipeline.prepare.Design.to_dict``), the library versions, the audit, the mass and
+``biasamp.pipeline.evaluate.Design.to_dict``), the library versions, the audit, the mass and
 the config (the options of the run but the bootstrap's, which :class:`BootstrapInfo` holds).
 """
 

@@ -1,15 +1,12 @@
 """Check each argument of the public numeric functions once, where it enters (scikit-learn's
 ``validate_params`` idea); the probe's options are checked by pydantic (``ProbeConfig``).
 
-A *constraint* is a predicate: called as ``constraint(value, name)`` it raises the house error
-for a bad value (one line: the parameter, what is allowed, what was given) and returns
-nothing. Apart from it, :meth:`Constraint.normalise` is the one conversion of an accepted value
-to its normal form (``"A->T"`` is ``"attribute_to_task"``, ``"a,b"`` is ``["a", "b"]``).
-:func:`validate_params` checks the arguments of a public function and never rewrites them
-(scikit-learn's rule); the function converts each once (:func:`normalised`), so a call from
-inside another validated function, whose checks are skipped (``skip_nested``: a value is
-checked at the boundary and trusted inside), gets the same values as a call from outside.
-:func:`check` does both, once each, for a value that enters elsewhere.
+A *constraint* called as ``constraint(value, name)`` raises the house error for a bad value (one
+line: the parameter, what is allowed, what was given); :meth:`Constraint.normalise` is the one
+conversion of an accepted value (``"A->T"`` is ``"attribute_to_task"``, ``"a,b"`` is ``["a",
+"b"]``). :func:`validate_params` checks on entry and never rewrites; the function converts each
+value once (:func:`normalised`); validated functions called inside it skip their checks
+(``skip_nested``). :func:`check` does both for a value that enters elsewhere.
 
 >>> check(3, PositiveInt, "batch_size")
 3

@@ -26,7 +26,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ._errors import BiasampError, MissingDependencyError
@@ -127,23 +126,10 @@ class ProbeResult:
             self.by_group = pd.DataFrame(columns=list(BY_GROUP_COLUMNS))
         if self.sign_agreement is None:
             self.sign_agreement = pd.DataFrame(columns=list(AGREEMENT_COLUMNS))
-        defaults = {
-            "aggregation": "templates",
-            "resample": "templates",
-            "base_resampled": False,
-            "base_bias": np.nan,
-            "n_tasks_unsupported": None,
-            "n_tasks_excluded": 0,
-        }
-        missing = {k: v for k, v in defaults.items() if k not in self.summary.columns}
-        if missing:  # a summary built by hand (the reports only need the first keys)
-            self.summary = self.summary.assign(**missing)
         # a count or "not measured" (None): nullable integers, written as int or null
         self.summary = self.summary.assign(
             n_tasks_unsupported=self.summary["n_tasks_unsupported"].astype("Int64")
         )
-        if "sign_support" not in self.by_pair.columns:
-            self.by_pair = self.by_pair.assign(sign_support=np.nan, sign_supported=None)
         # true, false or "not measured" (null): a nullable boolean, in memory and on reading
         self.by_pair = self.by_pair.assign(
             sign_supported=self.by_pair["sign_supported"].astype("boolean")

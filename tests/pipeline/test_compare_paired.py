@@ -213,7 +213,7 @@ def test_a_run_of_two_models_compares_them_in_memory(
 
 def test_the_design_is_recorded_and_read_back_not_guessed(bound_runs):
     """compare reads which template covers which task from the design a result recorded."""
-    from biasamp.pipeline.prepare import Design
+    from biasamp.pipeline.evaluate import Design
 
     a = ProbeResult.load(bound_runs / "a")
     design = Design.from_dict(a.provenance.design)

@@ -21,9 +21,8 @@ import pandas as pd
 from .._conventions import DIRECTIONS
 from .._errors import BiasampError, ZeroRowWarning
 from ..results import ProbeResult
-from .evaluate import BaseView
-from .prepare import Design
-from .resample import Resampling, interval, mean_tables, pooled_units, replicates
+from .evaluate import BaseView, Design
+from .resample import Resampling, interval, mean_tables, pooled_units
 
 __all__ = ["model_tables", "paired_differences"]
 
@@ -170,26 +169,9 @@ def _paired_row(
         u = units[(i, direction)]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            points.append(
-                replicates(
-                    mean_tables(u, None),
-                    base.joint,
-                    direction=direction,
-                    metric=base.metric,
-                    cells=base.cells,
-                )["value"][0]
-            )
+            points.append(base.replicates(mean_tables(u, None))["value"][0])
         reps.append(
-            replicates(
-                boot.model_tables(u),
-                base.joint,
-                direction=direction,
-                metric=base.metric,
-                base_draws=draws,
-                to_joint=base.table.joint_from_counts,
-                cells=base.cells,
-                task_weights=task_w,
-            )["value"]
+            base.replicates(boot.model_tables(u), base_draws=draws, task_weights=task_w)["value"]
         )
     pt = float(points[0] - points[1])
     diff = reps[0] - reps[1]

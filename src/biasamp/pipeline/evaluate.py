@@ -1,35 +1,24 @@
 """The model-free stage: probability tables -> BiasAmp-> per template, aggregates, CIs.
 
-This module is long on purpose: one stage, read top to bottom: :func:`evaluate_tables`, then the
-point estimate of each (source, direction), its intervals from the one bootstrap of
-:mod:`.resample`, and the checked views of the tables it reads.
+long on purpose: one stage, read top to bottom: :func:`evaluate_tables`, the point estimate of
+each (source, direction), its intervals from the one bootstrap of :mod:`.resample`, the checked
+views of the tables it reads and the :class:`Design` that describes them.
 
-:func:`evaluate_tables` takes the model's tables of shape ``(n_templates, n_tasks,
-n_attributes)`` per direction (A->T: ``P(task | attribute)``, columns sum to 1; T->A:
-``P(attribute | task)``, rows sum to 1) and base-rate sources, and returns the summary
-(mean, population std, seeded bootstrap CI over templates), the per-(task, attribute)
-disaggregation with CIs, the per-template values and the values per group of templates.
-Each base table carries its own conventions (``tie_tol``, ``undefined``), which are passed
-to the metric unchanged. Sets with templates bound to their own tasks are pooled per task
-instead (:func:`.resample.pooled_units`).
-
-Point estimates. Crossed sets: BiasAmp-> per template with
-:func:`biasamp.metrics.directional_bias_amplification` (the published arithmetic, bit for bit),
-then means over templates. Bound sets: BiasAmp-> of the table pooled per task. One arithmetic,
-two routes: both the point and every replicate run :func:`biasamp.metrics.directional_table_core`,
-the point through the public metric (which validates its tables, counts ties and returns the
-per-cell frame), the replicates (:func:`.resample.replicates`) directly, one pass over the stack
-of replicate tables. For a crossed set the point is the mean over templates of each template's
-value, computed one template at a time, because the paper's Table 2 reports that mean and its
-std and ``--compat wang2021`` reproduces them to the last digit; a replicate takes the value of
-the mean of the drawn templates' tables instead. With the base fixed, BiasAmp-> is linear in the
-model's table, so the two are the same number up to rounding (about 1e-16), not bit for bit; a
-pooled (bound) set's point is the value of its pooled table, as its replicates are.
+One arithmetic, two routes: the point runs the public metric
+(:func:`biasamp.metrics.directional_bias_amplification`, which validates its tables, counts ties
+and gives the per-cell frame), every replicate its core
+(:func:`biasamp.metrics.directional_table_core`) over the stack of replicate tables. A crossed
+set's point is the mean of the templates' values (the paper's Table 2, reproduced to the last
+digit by ``--compat wang2021``); a replicate is the value of the mean of the drawn templates'
+tables: with the base fixed BiasAmp-> is linear in the model's table, so the two agree up to
+rounding (about 1e-16). A bound set's point is the value of its table pooled per task
+(:func:`.resample.pooled_units`), as its replicates are.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -75,7 +64,7 @@ from .resample import (
     sign_support,
 )
 
-__all__ = ["BaseView", "Evaluation", "check_base", "evaluate_tables"]
+__all__ = ["BaseView", "Design", "Evaluation", "check_base", "evaluate_tables"]
 
 
 @dataclass
@@ -253,7 +242,7 @@ def _evaluate(
 ) -> Evaluation:
     """:func:`evaluate_tables` of checked settings and built base tables (``bases``: (name,
     {direction: BaseRateTable}) per source), as the probe's :func:`~.run.evaluate_scores`
-    calls it with the tables :func:`~.prepare.prepare` built."""
+    calls it with the tables :func:`~.run.prepare` built."""
     n_t, n_a = len(tasks), len(attributes)
     cover, strata = coverage(template_tasks, tasks, np.shape(tables_ta)[0])
     at = check_tables(tables_at, "tables_at", n_tasks=n_t, n_attr=n_a, axis=1)
@@ -300,32 +289,30 @@ def _evaluate(
                 min_base_count=min_base_count,
             )
             base_prov.setdefault(name, {})[direction] = base.info(tasks, attributes)
-            point, iv, draws = _point_and_intervals(
-                base,
-                tables=tables,
-                units=units,
-                mbar=mbar,
-                pooled=cover is not None,
-                cfg=cfg,
-                task_w=task_w,
-                one_template=one_template,
+            point = point_estimate(tables, units, base, pooled=cover is not None)
+            n_undefined = int(np.isnan(point.contribution).sum()) - int(base.excluded.sum()) * n_a
+            if n_undefined > 0:
+                warnings.warn(
+                    f"{base.label}: {n_undefined} of {n_t * n_a} (task, attribute) cells are "
+                    "undefined (all-zero base row/column) and left out of the value",
+                    UndefinedCellsWarning,
+                    stacklevel=4,
+                )
+            if not np.isfinite(point.value):
+                raise BiasampError(
+                    f"BiasAmp-> is undefined (NaN) for every template with {base.label}"
+                )
+            draws = cfg.base_draws(base.counts)
+            iv = table_intervals(
+                point, mbar, base, cfg, base_draws=draws, task_w=task_w, unavailable=one_template
             )
             signs[(name, direction)] = (
-                point.y,
+                point.association,
                 ~np.isnan(point.contribution),
                 iv.y_rep,
                 iv.defined_rep,
             )
-            summary.append(
-                _summary_row(
-                    base,
-                    point,
-                    iv,
-                    pooled=cover is not None,
-                    cfg=cfg,
-                    base_resampled=draws is not None,
-                )
-            )
+            summary.append(_summary_row(base, point, iv, cfg))
             pairs.append(_pair_frame(base, tasks=tasks, attributes=attributes, point=point, iv=iv))
             templates.append(
                 pd.DataFrame(
@@ -362,49 +349,7 @@ def _evaluate(
     )
 
 
-def _point_and_intervals(
-    base: BaseView,
-    *,
-    tables,
-    units,
-    mbar,
-    pooled: bool,
-    cfg: Resampling,
-    task_w,
-    one_template: bool,
-):
-    """(point, intervals, base draws) of one (source, direction); its undefined cells warned
-    once."""
-    n_t, n_a = base.joint.shape
-    point = point_estimate(
-        tables,
-        units,
-        base.joint,
-        kwargs={"direction": base.direction, **base.metric},
-        direction=base.direction,
-        pooled=pooled,
-        cells=base.cells,
-    )
-    n_undefined = int(np.isnan(point.contribution).sum()) - int(base.excluded.sum()) * n_a
-    if n_undefined > 0:
-        warnings.warn(
-            f"{base.label}: {n_undefined} of {n_t * n_a} (task, attribute) cells are "
-            "undefined (all-zero base row/column) and left out of the value",
-            UndefinedCellsWarning,
-            stacklevel=5,
-        )
-    if not np.isfinite(point.value):
-        raise BiasampError(f"BiasAmp-> is undefined (NaN) for every template with {base.label}")
-    draws = cfg.base_draws(base.counts)
-    iv = table_intervals(
-        point, mbar, base, cfg, base_draws=draws, task_weights=task_w, unavailable=one_template
-    )
-    return point, iv, draws
-
-
-def _summary_row(
-    base: BaseView, point, iv, *, pooled: bool, cfg: Resampling, base_resampled: bool
-) -> dict:
+def _summary_row(base: BaseView, point, iv, cfg: Resampling) -> dict:
     unsupported = None
     if iv.supported is not None:
         has_data = base.counts.sum(axis=1) > 0
@@ -419,11 +364,11 @@ def _summary_row(
         "ci_high": float(iv.value_ci[1]),
         "n_templates": point.n_templates,
         "per_template": []
-        if pooled and base.direction == TASK_TO_ATTRIBUTE
+        if point.aggregation == "pooled" and base.direction == TASK_TO_ATTRIBUTE
         else [float(v) for v in point.per_template],
         "aggregation": point.aggregation,
         "resample": cfg.units,
-        "base_resampled": base_resampled,
+        "base_resampled": iv.support is not None,
         "base_bias": iv.base_bias,
         "n_tasks_unsupported": unsupported,
         "n_tasks_excluded": int(base.excluded.sum()),
@@ -439,7 +384,7 @@ def _pair_frame(base: BaseView, *, tasks, attributes, point, iv: Intervals) -> p
             "direction": base.direction,
             "task": np.repeat(np.asarray(tasks, dtype=object), n_a),
             "attribute": np.tile(np.asarray(attributes, dtype=object), n_t),
-            "association": point.y.ravel(),
+            "association": point.association.ravel(),
             "p_base": point.p_base.ravel(),
             "p_model": point.p_model.ravel(),
             "p_model_std": point.p_model_std.ravel(),
@@ -476,23 +421,8 @@ def _group_value(units, members, base: BaseView, cfg: Resampling, *, draws, task
     mask = np.repeat(covered[:, None], base.joint.shape[1], axis=1)
     mask = mask if base.cells is None else mask & base.cells
     with np.errstate(invalid="ignore"):
-        point = replicates(
-            mean_tables(sub, None),
-            base.joint,
-            direction=base.direction,
-            metric=base.metric,
-            cells=mask,
-        )["value"][0]
-    rep = replicates(
-        cfg.model_tables(sub),
-        base.joint,
-        direction=base.direction,
-        metric=base.metric,
-        base_draws=draws,
-        to_joint=base.table.joint_from_counts,
-        cells=mask,
-        task_weights=task_w,
-    )
+        point = base.replicates(mean_tables(sub, None), cells=mask)["value"][0]
+    rep = base.replicates(cfg.model_tables(sub), base_draws=draws, cells=mask, task_weights=task_w)
     lo, hi = interval(rep["value"], cfg.confidence, point)
     return float(point), float(lo), float(hi), n_tpl, int(covered.sum())
 
@@ -511,7 +441,7 @@ class Point:
     n_nan: np.ndarray
     n_templates: int  # templates behind the value
     aggregation: str  # "templates" or "pooled"
-    y: np.ndarray
+    association: np.ndarray
     p_base: np.ndarray
     p_model: np.ndarray
     p_model_std: np.ndarray
@@ -552,19 +482,11 @@ def _per_template(tables, joint, kwargs, cells):
     return values, n_ties, n_nan, cols, first
 
 
-def point_estimate(
-    tables: np.ndarray,
-    units: Units,
-    joint: np.ndarray,
-    *,
-    kwargs: dict,
-    direction: str,
-    pooled: bool,
-    cells=None,
-) -> Point:
-    """The point estimate of one (source, direction) (``kwargs``: the metric settings of
-    the base table, with ``direction``)."""
+def point_estimate(tables: np.ndarray, units: Units, base: BaseView, *, pooled: bool) -> Point:
+    """The point estimate of one (source, direction)."""
     m, n_t, n_a = tables.shape
+    joint, cells, direction = base.joint, base.cells, base.direction
+    kwargs = {"direction": direction, **base.metric}
     if not pooled or direction != TASK_TO_ATTRIBUTE:
         values, n_ties, n_nan, cols, first = _per_template(tables, joint, kwargs, cells)
     if not pooled:
@@ -581,13 +503,9 @@ def point_estimate(
             n_nan=n_nan,
             n_templates=int(finite.size),
             aggregation="templates",
-            y=first["association"],
-            p_base=first["p_base"],
-            p_model=means["p_model"],
             p_model_std=p_std,
-            delta=means["delta"],
-            contribution=means["contribution"],
             n_templates_cell=np.sum(np.isfinite(cols["contribution"]), axis=0),
+            **{**first, **means},
         )
     pooled_table = mean_tables(units, None)[0]
     with warnings.catch_warnings():
@@ -618,13 +536,9 @@ def point_estimate(
         n_nan=n_nan,
         n_templates=int(len(np.unique(units.template))),
         aggregation="pooled",
-        y=c["association"],
-        p_base=c["p_base"],
-        p_model=c["p_model"],
         p_model_std=p_std,
-        delta=c["delta"],
-        contribution=c["contribution"],
         n_templates_cell=n_cell,
+        **c,
     )
 
 
@@ -653,22 +567,13 @@ class Intervals:
 
 
 def table_intervals(
-    point, mbar, base: BaseView, cfg: Resampling, *, base_draws, task_weights, unavailable: bool
+    point, mbar, base: BaseView, cfg: Resampling, *, base_draws, task_w, unavailable: bool
 ) -> Intervals:
     """CIs of the value and of every cell's delta and contribution, and (for a resampled
     base) the sign support of every cell and the bias the base's sampling error puts into
     the value; also the replicate signs for the agreement (:class:`Intervals`)."""
     n_t, n_a = base.joint.shape
-    rep = replicates(
-        mbar,
-        base.joint,
-        direction=base.direction,
-        metric=base.metric,
-        base_draws=base_draws,
-        to_joint=base.table.joint_from_counts,
-        cells=base.cells,
-        task_weights=task_weights,
-    )
+    rep = base.replicates(mbar, base_draws=base_draws, task_weights=task_w)
     conf = cfg.confidence
     nan_cells = np.full((n_t, n_a), np.nan)
     if unavailable:
@@ -686,7 +591,9 @@ def table_intervals(
     support = supported = None
     if base_draws is not None:
         support = np.where(
-            defined, sign_support(rep["y"], point.y, ~np.isnan(rep["contribution"])), np.nan
+            defined,
+            sign_support(rep["y"], point.association, ~np.isnan(rep["contribution"])),
+            np.nan,
         )
         supported = np.where(defined, support >= conf, np.nan)
     bias = float("nan")
@@ -712,35 +619,22 @@ def agreement_table(signs: dict, sources: list, cfg: Resampling) -> pd.DataFrame
     """
     rows = []
     for direction in DIRECTIONS:
-        for i, a in enumerate(sources):
-            for b in sources[i + 1 :]:
-                if (a, direction) not in signs or (b, direction) not in signs:
-                    continue
-                ya, da, ra, rda = signs[(a, direction)]
-                yb, db, rb, rdb = signs[(b, direction)]
-                both = da & db
-                n = int(both.sum())
-                point = float(np.mean(ya[both] == yb[both])) if n else float("nan")
-                lo = hi = point
-                if n:
-                    ok = rda & rdb & both[None]
-                    agree = ((ra == rb) & ok).sum(axis=(1, 2))
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        reps = np.where(
-                            ok.sum(axis=(1, 2)) > 0, agree / ok.sum(axis=(1, 2)), np.nan
-                        )
-                    lo, hi = interval(reps, cfg.confidence, point)
-                rows.append(
-                    {
-                        "direction": direction,
-                        "source_a": a,
-                        "source_b": b,
-                        "agreement": point,
-                        "ci_low": float(lo),
-                        "ci_high": float(hi),
-                        "n_cells": n,
-                    }
-                )
+        for a, b in itertools.combinations(sources, 2):
+            if (a, direction) not in signs or (b, direction) not in signs:
+                continue
+            ya, da, ra, rda = signs[(a, direction)]
+            yb, db, rb, rdb = signs[(b, direction)]
+            both = da & db
+            n = int(both.sum())
+            point = float(np.mean(ya[both] == yb[both])) if n else float("nan")
+            lo = hi = point
+            if n:
+                ok = rda & rdb & both[None]
+                agree = ((ra == rb) & ok).sum(axis=(1, 2))
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    reps = np.where(ok.sum(axis=(1, 2)) > 0, agree / ok.sum(axis=(1, 2)), np.nan)
+                lo, hi = interval(reps, cfg.confidence, point)
+            rows.append((direction, a, b, point, float(lo), float(hi), n))
     return pd.DataFrame(rows, columns=list(AGREEMENT_COLUMNS))
 
 
@@ -853,6 +747,19 @@ class BaseView:
         excluded, cells = excluded_tasks(counts, len(tasks), min_base_count)
         return cls(name, direction, table, joint, counts, metric, excluded, cells)
 
+    def replicates(self, mbar, *, base_draws=None, cells=None, task_weights=None) -> dict:
+        """:func:`.resample.replicates` against this table (``cells``: default its own)."""
+        return replicates(
+            mbar,
+            self.joint,
+            direction=self.direction,
+            metric=self.metric,
+            base_draws=base_draws,
+            to_joint=self.table.joint_from_counts,
+            cells=self.cells if cells is None else cells,
+            task_weights=task_weights,
+        )
+
     @property
     def label(self) -> str:
         return f"base source {self.name!r}, {self.direction}"
@@ -943,3 +850,96 @@ def template_masks(template_groups, n_tpl, order=None) -> dict:
         )
     )
     return {lab: np.array([lab in gs for gs in per]) for lab in labels}
+
+
+@dataclass(frozen=True)
+class Design:
+    """What a probe measures, apart from any model: the templates, tasks and attributes and
+    how templates cover tasks (a bound template: its own tasks; a crossed one: every task).
+
+    Built once by :func:`~.run.prepare`, read by the table building and the evaluation
+    (:func:`~.run.evaluate_scores`), saved in ``results.json`` (``provenance.design``) and
+    read back by :func:`~.compare.paired_differences`, so no step works it out again.
+
+    >>> d = Design(("t1", "t2"), ("nurse", "cook"), ("he", "she"), (("nurse",), ()), ((), ()), ())
+    >>> d.bound, d.expected().tolist()
+    (True, [[True, False], [True, True]])
+
+    Attributes
+    ----------
+    template_ids : tuple of str
+        In the order of the probability tables.
+    tasks, attributes : tuple of str
+        Rows and columns of every table.
+    template_tasks : tuple of tuple of str
+        Per template, the tasks a bound template covers; ``()``: every task (crossed).
+    template_groups : tuple of tuple of str
+        Per template, the groups it belongs to.
+    group_labels : tuple of str
+        The groups in the set's order.
+    """
+
+    template_ids: tuple
+    tasks: tuple
+    attributes: tuple
+    template_tasks: tuple
+    template_groups: tuple
+    group_labels: tuple
+
+    @property
+    def bound(self) -> bool:
+        """Some template covers only its own tasks (the tables are pooled per task)."""
+        return any(self.template_tasks)
+
+    @property
+    def grouped(self) -> bool:
+        return any(self.template_groups)
+
+    def coverage(self):
+        """``(cover, strata)`` as :func:`~.resample.coverage` gives them (None, None:
+        crossed)."""
+        return coverage(
+            self.template_tasks if self.bound else None, list(self.tasks), len(self.template_ids)
+        )
+
+    def expected(self) -> np.ndarray:
+        """(n_templates, n_tasks) of bool: the task rows each template fills."""
+        cover, _ = self.coverage()
+        if cover is None:
+            return np.ones((len(self.template_ids), len(self.tasks)), dtype=bool)
+        return cover
+
+    def select(self, template_ids) -> Design:
+        """The design of some of the templates (in the order given)."""
+        at = {t: i for i, t in enumerate(self.template_ids)}
+        idx = [at[str(t)] for t in template_ids]
+        return Design(
+            tuple(self.template_ids[i] for i in idx),
+            self.tasks,
+            self.attributes,
+            tuple(self.template_tasks[i] for i in idx),
+            tuple(self.template_groups[i] for i in idx),
+            self.group_labels,
+        )
+
+    def to_dict(self) -> dict:
+        """JSON-ready (``results.json``)."""
+        return {
+            "template_ids": list(self.template_ids),
+            "tasks": list(self.tasks),
+            "attributes": list(self.attributes),
+            "template_tasks": [list(t) for t in self.template_tasks],
+            "template_groups": [list(g) for g in self.template_groups],
+            "group_labels": list(self.group_labels),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Design:
+        return cls(
+            tuple(map(str, data["template_ids"])),
+            tuple(map(str, data["tasks"])),
+            tuple(map(str, data["attributes"])),
+            tuple(tuple(map(str, t)) for t in data["template_tasks"]),
+            tuple(tuple(map(str, g)) for g in data["template_groups"]),
+            tuple(map(str, data["group_labels"])),
+        )

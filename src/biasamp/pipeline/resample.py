@@ -6,36 +6,30 @@ settings and their provenance.
 A *unit* is what the template bootstrap draws: a template (crossed sets, and A->T of bound
 sets) or a (template, task) row (T->A of bound sets, drawn within each task). One replicate
 
-* draws units with replacement (within strata for bound sets; exactly the draws of
-  :func:`biasamp.metrics.bootstrap_ci` / ``resample_indices`` with the same seed), and the
-  model's table becomes the mean of the drawn units' rows, task by task;
-* draws tasks with replacement (``units`` "tasks" or "both"): each task's cells are weighted
-  by how often it was drawn (a two-way bootstrap over templates and occupations with "both");
-* for a count-based base-rate source (``base="resample"``): draws a multinomial resample of
-  its ``N`` counted sentences, ``counts_b ~ Multinomial(N, counts / N)``, turned into the base
-  table the way the source's own is (``BaseRateTable.joint_from_counts``);
+* draws units with replacement (within strata for bound sets: exactly the draws of
+  :func:`biasamp.metrics.bootstrap_ci` with the same seed); the model's table becomes the mean
+  of the drawn units' rows, task by task;
+* draws tasks with replacement (``units`` "tasks" or "both", two-way): each task's cells weigh
+  as often as it was drawn;
+* for a count-based base-rate source (``base="resample"``) draws a multinomial resample of its
+  ``N`` counted sentences, ``counts_b ~ Multinomial(N, counts / N)``, made into a base table as
+  the source makes its own (``BaseRateTable.joint_from_counts``);
 
-and evaluates BiasAmp-> on the replicate with the metric's own arithmetic
-(:func:`biasamp.metrics.directional_table_core`, vectorised over replicates). With the base
-fixed, BiasAmp-> is linear in the model's table, so a templates-only replicate is exactly the
-mean of the drawn templates' values: the intervals equal those of ``bootstrap_ci`` over
-per-template values.
+and evaluates BiasAmp-> with the metric's arithmetic (:func:`biasamp.metrics.directional_table_core`,
+vectorised over replicates). With the base fixed, BiasAmp-> is linear in the model's table, so
+a templates-only replicate is the mean of the drawn templates' values: the intervals equal
+``bootstrap_ci``'s over per-template values.
 
-Why a multinomial bootstrap of the counts: the counts are ``N`` sentences, each falling in one
-(task, attribute) cell; resampling the sentences is the nonparametric bootstrap of the
-counting process. It needs no prior, keeps structural zeros (a cell never seen stays unseen,
-so a task with no data stays undefined, as in the point estimate) and a task resting on one
-sentence loses it in about ``e^-1`` of the replicates (its sign is then not supported), while
-a task with 1,000 sentences keeps its sign.
+The multinomial resample of the counts is the nonparametric bootstrap of the counting process:
+no prior, structural zeros kept (a task with no data stays undefined, as in the point), a task
+resting on one sentence loses it in about ``e^-1`` of the replicates (its sign unsupported),
+one with 1,000 sentences keeps its sign.
 
-Templates bound to their own task(s) (WinoBias, Winogender) have no BiasAmp-> per template in
-task->attribute, so the model's tables are pooled: T->A ``P(A | T=t)`` is the mean over the
-templates of task ``t``; A->T ``P(T | A=a)`` the mean over all templates (every task of the
-vocabulary a candidate), as for crossed templates; BiasAmp-> is computed once on the pooled
-table (for a crossed set this equals the mean of the per-template values). Its units
+Templates bound to their own task(s) (WinoBias, Winogender) have no T->A value per template,
+so the tables are pooled: T->A ``P(A | T=t)`` is the mean over the templates of task ``t``,
+A->T the mean over all templates; BiasAmp-> is computed once on the pooled table. Its units
 (:func:`pooled_units`) are (template, task) rows for T->A, drawn within each task, and
-templates for A->T, drawn within their own tasks: exactly the resamples of
-:func:`biasamp.metrics.bootstrap_ci` with ``strata``.
+templates for A->T, drawn within their own tasks (``bootstrap_ci`` with ``strata``).
 """
 
 from __future__ import annotations
@@ -46,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._conventions import TASK_TO_ATTRIBUTE, TIE_TOL
+from .._conventions import CONFIDENCE, N_RESAMPLES, TASK_TO_ATTRIBUTE, TIE_TOL
 from .._errors import BiasampError
 from ..metrics import directional_table_core as table_core
 from ..metrics import resample_indices
@@ -119,28 +113,21 @@ def unit_draws(units: Units, *, n_resamples: int, seed: int) -> np.ndarray:
     """How often each unit is drawn in each replicate, shape (R, U): the draws of
     ``resample_indices(U, strata=units.strata)`` (those of ``bootstrap_ci``)."""
     u = units.X.shape[0]
-    parts = []
-    for idx in resample_indices(u, n_resamples=n_resamples, seed=seed, strata=units.strata):
-        b = idx.shape[0]
-        parts.append(
-            np.bincount((idx + (np.arange(b) * u)[:, None]).ravel(), minlength=b * u)
-            .reshape(b, u)
-            .astype(np.float64)
-        )
-    return np.concatenate(parts)
+    draws = resample_indices(u, n_resamples=n_resamples, seed=seed, strata=units.strata)
+    return np.concatenate([_draw_counts(idx, u) for idx in draws])
 
 
 def task_draws(n_tasks: int, *, n_resamples: int, seed: int) -> np.ndarray:
     """How often each task is drawn in each replicate, shape (R, T); stream ``(seed, 1)``."""
     idx = np.random.default_rng([seed, 1]).integers(0, n_tasks, size=(n_resamples, n_tasks))
-    return (
-        np.bincount(
-            (idx + (np.arange(n_resamples) * n_tasks)[:, None]).ravel(),
-            minlength=n_resamples * n_tasks,
-        )
-        .reshape(n_resamples, n_tasks)
-        .astype(np.float64)
-    )
+    return _draw_counts(idx, n_tasks)
+
+
+def _draw_counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """How often each of ``n`` items is drawn in each row of ``idx`` (R, k), shape (R, n)."""
+    r = idx.shape[0]
+    flat = (idx + (np.arange(r) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=r * n).reshape(r, n).astype(np.float64)
 
 
 def mean_tables(units: Units, weights: np.ndarray | None) -> np.ndarray:
@@ -280,9 +267,9 @@ class Resampling:
 
     units: str = "templates"  # templates | tasks | both
     base: str = "resample"  # resample | none
-    n_resamples: int = 10_000
+    n_resamples: int = N_RESAMPLES
     seed: int = 0
-    confidence: float = 0.95
+    confidence: float = CONFIDENCE
 
     def provenance(self, *, bound: bool, min_base_count: int | None) -> BootstrapInfo:
         """The settings and a one-line description of the bootstrap (results' provenance)."""

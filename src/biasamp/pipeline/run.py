@@ -2,8 +2,9 @@
 
 :func:`probe` / :func:`probe_many` are the public entry points (re-exported as
 ``biasamp.probe`` and ``biasamp.probe_many``). The runner tells the stages what they need:
-it checks the output folder and the input (:func:`~.prepare.prepare`) and the bootstrap's
-memory (:meth:`~.prepare.Prepared.check_memory`) before a model is loaded, announces each
+it checks the output folder and the input (:func:`prepare`: templates, tasks, prompts and every
+base-rate table) and the bootstrap's memory (:meth:`Prepared.check_memory`) before a model is
+loaded, announces each
 scoring stage to the progress reporter, and hands the scores to :func:`evaluate_scores`
 (scores -> probability tables -> the evaluation of :mod:`.evaluate`, shared with the
 lm-evaluation-harness tasks, so a model's numbers do not depend on which of them scored the
@@ -27,6 +28,7 @@ import pandas as pd
 from .. import __version__
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTION_LABELS, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
+from .._memory import check_memory
 from .._output import OutputFolder
 from .._progress import as_progress
 from ..results import (
@@ -36,17 +38,20 @@ from ..results import (
     ProbeResult,
     Provenance,
     ScorerInfo,
+    TasksInfo,
     TemplatesInfo,
+    jsonable,
 )
-from .config import ProbeConfig, as_config
-from .evaluate import Evaluation, _evaluate
-from .prepare import Prepared, prepare
-from .resample import Resampling
+from .config import DEFAULT_TASKS, ProbeConfig, as_config
+from .evaluate import Design, Evaluation, _evaluate, check_base
+from .resample import Resampling, bootstrap_bytes
 
 __all__ = [
+    "Prepared",
     "Scored",
     "evaluate_scores",
     "model_slug",
+    "prepare",
     "probe",
     "probe_many",
     "row_scores",
@@ -54,6 +59,173 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+# -- before a model loads: templates, tasks, prompts, base tables -------------------------
+
+
+@dataclass
+class Prepared:
+    """Inputs of the scoring stage (no model needed to build them)."""
+
+    design: Design
+    prompts: dict[str, pd.DataFrame]  # direction -> build_prompts frame
+    base_tables: dict  # source name (as requested) -> direction -> its BaseRateTable
+    prompts_sha256: str
+    #: the fields of :class:`~biasamp.results.TemplatesInfo` known before scoring
+    template_provenance: dict
+    tasks_provenance: TasksInfo
+    n_units: int  # units the template bootstrap draws: (template, task) rows if bound
+
+    @property
+    def tasks(self) -> list[str]:
+        """The rows of every table (the design's)."""
+        return list(self.design.tasks)
+
+    @property
+    def attributes(self) -> list[str]:
+        """The columns of every table (the design's)."""
+        return list(self.design.attributes)
+
+    @property
+    def bound(self) -> bool:
+        """Whether some template is bound to its own task(s): the tables are pooled."""
+        return self.design.bound
+
+    def check_memory(self, cfg: ProbeConfig) -> None:
+        """Refuse ``cfg.n_resamples`` whose bootstrap cannot fit in memory (the estimate:
+        :func:`~.resample.bootstrap_bytes`); the runner asks before the model loads."""
+        n_resampled = sum(
+            cfg.base_uncertainty == "resample"
+            and any(t.counts is not None for t in tables.values())
+            for tables in self.base_tables.values()
+        )
+        n_t, n_a = len(self.design.tasks), len(self.design.attributes)
+        need = bootstrap_bytes(
+            cfg.n_resamples,
+            n_units=self.n_units,
+            n_tasks=n_t,
+            n_attributes=n_a,
+            n_resampled=n_resampled,
+        )
+        check_memory(
+            need,
+            "n_resamples",
+            cfg.n_resamples,
+            f"for the bootstrap ({n_t} tasks x {n_a} attributes per replicate)",
+        )
+
+
+def _vocabulary(cfg: ProbeConfig, tset):
+    """The task vocabulary: ``cfg.tasks``, else the set's own tasks (bound set), else the
+    default ``winobias32``."""
+    from ..tasks import TaskVocabulary, load_tasks
+
+    if cfg.tasks is not None:
+        return load_tasks(cfg.tasks)
+    if not tset.bound:
+        return load_tasks(DEFAULT_TASKS)
+    words = list(tset.tasks)
+    return TaskVocabulary(
+        f"{tset.name}:tasks",
+        f"the own tasks of template set {tset.name!r}",
+        words,
+        {},
+        {
+            "name": f"{tset.name}:tasks",
+            "source": tset.name,
+            "set_sha256": tset.sha256,
+            "n_words": len(words),
+        },
+        None,
+        None,
+    )
+
+
+def _keep(t2a: pd.DataFrame, bound: bool, n: int) -> list[str]:
+    """Template ids of a quick run: the first ``n`` templates (of each task when bound)."""
+    if not bound:
+        return list(dict.fromkeys(t2a["template_id"].astype(str)))[:n]
+    keep: list[str] = []
+    for _, ids in t2a.groupby("task", sort=False)["template_id"]:
+        keep += list(dict.fromkeys(ids.astype(str)))[:n]
+    return list(dict.fromkeys(keep))
+
+
+def prepare(cfg: ProbeConfig) -> Prepared:
+    """Load templates and tasks, build the prompts and every base-rate table of ``cfg``."""
+    from ..base_rates import get_source
+    from ..templates import build_prompts, load_template_set, resolve_attributes
+
+    tset = load_template_set(cfg.templates)
+    vocab = _vocabulary(cfg, tset)
+    tasks = list(vocab.words)
+    if len(tasks) < 2:  # the vocabulary of a name or file is known only now
+        raise BiasampError(
+            f"tasks must name at least 2 tasks; got {cfg.tasks!r} ({len(tasks)}: "
+            f"{tasks!r}); with one, P(T=t|A=a) = P(T=t) = 1: every association "
+            "is a tie and BiasAmp-> says nothing"
+        )
+    attributes = resolve_attributes(cfg.attributes)
+    prompts = {d: build_prompts(tset, attributes, vocab, direction=d) for d in DIRECTIONS}
+    if cfg.max_templates is not None:
+        keep = set(_keep(prompts[TASK_TO_ATTRIBUTE], tset.bound, cfg.max_templates))
+        prompts = {
+            d: df[df["template_id"].astype(str).isin(keep)].reset_index(drop=True)
+            for d, df in prompts.items()
+        }
+    for direction, df in prompts.items():
+        if len(df) == 0:
+            raise BiasampError(
+                f"template set {cfg.templates!r} gives no prompts for direction {direction!r}"
+            )
+    base_tables = {}
+    for name in cfg.base_rates:
+        src = get_source(name)
+        base_tables[name] = {}
+        for direction in DIRECTIONS:  # a task missing from a source fails before scoring
+            table = src.table(tasks, attributes, direction=direction)
+            check_base(
+                table, name, tasks=tasks, attributes=attributes, min_base_count=cfg.min_base_count
+            )
+            base_tables[name][direction] = table
+    t2a = prompts[TASK_TO_ATTRIBUTE]
+    both = pd.concat([prompts[ATTRIBUTE_TO_TASK], prompts[TASK_TO_ATTRIBUTE]], ignore_index=True)
+    both = both.assign(candidates=both["candidates"].map(lambda c: "|".join(map(str, c))))
+    digest = hashlib.sha256(both.to_csv(index=False).encode("utf-8")).hexdigest()
+    tprov = {f"set_{k}": jsonable(getattr(tset, k)) for k in ("sha256", "path", "provenance")}
+    by_template = t2a.groupby("template_id", sort=False)["task"].agg(
+        lambda x: tuple(dict.fromkeys(x))
+    )
+    own = {str(k): (v if tset.template(str(k)).bound else ()) for k, v in by_template.items()}
+    groups = {t.id: tuple(t.groups) for t in tset.templates if t.id in own}
+    tpl_ids = tuple(dict.fromkeys(str(t) for d in DIRECTIONS for t in prompts[d]["template_id"]))
+    design = Design(
+        tpl_ids,
+        tuple(tasks),
+        tuple(attributes),
+        tuple(tuple(own.get(t, ())) for t in tpl_ids),
+        tuple(groups.get(t, ()) for t in tpl_ids),
+        tuple(tset.groups),
+    )
+    if tset.bound or any(groups.values()):
+        tprov["aggregation"] = "pooled" if tset.bound else "templates"
+        tprov["groups"] = {
+            g: d for g, d in tset.groups.items() if any(g in x for x in groups.values())
+        }
+    return Prepared(
+        design=design,
+        prompts=prompts,
+        base_tables=base_tables,
+        prompts_sha256=digest,
+        template_provenance=tprov,
+        tasks_provenance=TasksInfo(
+            name=cfg.tasks if isinstance(cfg.tasks, str) else vocab.name,
+            words=tuple(tasks),
+            sha256=vocab.sha256,
+        ),
+        n_units=len(t2a) if tset.bound else t2a["template_id"].nunique(),
+    )
 
 
 def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str, stage: str):
@@ -111,20 +283,14 @@ def _resolve_models(cfg: ProbeConfig) -> dict:
     return out
 
 
-def _load_scorer(cfg: ProbeConfig, resolved, *, progress):
-    """The scorer of a resolved model (:func:`biasamp.scoring.load_scorer`) with the config's
-    loading options, reporting to ``progress``."""
-    from ..scoring import LoadOptions, load_scorer
-
-    extra = {"context_token": cfg.context_token} if resolved.model_type == "causal" else {}
-    return load_scorer(resolved, LoadOptions.of(cfg), progress=progress, **extra)
-
-
 def _probe_one(
     cfg: ProbeConfig, model: str, prep: Prepared, *, resolved, estimator: str, progress
 ) -> ProbeResult:
+    from ..scoring import LoadOptions, load_scorer
+
     model_type = resolved.model_type
-    scorer = _load_scorer(cfg, resolved, progress=progress)
+    extra = {"context_token": cfg.context_token} if model_type == "causal" else {}
+    scorer = load_scorer(resolved, LoadOptions.of(cfg), progress=progress, **extra)
     log.info(
         "scoring %d A->T and %d T->A prompts with %s (%s LM, %s)",
         len(prep.prompts[ATTRIBUTE_TO_TASK]),
@@ -203,12 +369,6 @@ def _probe_one(
     )
 
 
-def _softmax_rows(lp: np.ndarray) -> np.ndarray:
-    top = np.max(lp, axis=-1, keepdims=True)
-    e = np.exp(lp - top)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def _build_tables(prep: Prepared, scores: dict):
     """Scored rows -> (template ids, {direction: prob array}, long tables frame).
 
@@ -217,6 +377,8 @@ def _build_tables(prep: Prepared, scores: dict):
     renormalised together. Cells of tasks a bound template does not cover stay NaN and are
     left out of the long tables.
     """
+    from ..scoring import ScoreResult
+
     tpl_ids = list(prep.design.template_ids)
     t_index = {t: i for i, t in enumerate(prep.tasks)}
     a_index = {a: i for i, a in enumerate(prep.attributes)}
@@ -240,8 +402,8 @@ def _build_tables(prep: Prepared, scores: dict):
             else:
                 t = t_index[str(row.task)]
                 p[k, t, :], lp[k, t, :] = pr, lpr
-        if own.any():
-            p[own] = _softmax_rows(lp[own])
+        if own.any():  # renormalised as every scored row is
+            p[own] = ScoreResult.from_log_prob(lp[own], candidates=(), scoring="continuation").prob
         must = (
             np.ones(shape, dtype=bool)
             if direction == ATTRIBUTE_TO_TASK
@@ -308,7 +470,7 @@ def evaluate_scores(cfg: ProbeConfig, prep: Prepared, scores: dict, *, progress=
         Its bootstrap settings (``n_resamples``, ``seed``, ``confidence``, ``resample``,
         ``base_uncertainty``, ``min_base_count``) are used.
     prep : Prepared
-        The prompts that were scored (:func:`~.prepare.prepare` of the same config).
+        The prompts that were scored (:func:`prepare` of the same config).
     scores : dict
         ``{direction: (prob, log_prob, mass)}``, one entry per row of ``prep.prompts[direction]``
         (see :func:`row_scores`).

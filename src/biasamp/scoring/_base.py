@@ -224,15 +224,7 @@ class BaseScorer:
             ``log_prob`` (n, k), ``prob`` (n, k) rows summing to 1, ``mass`` (n,), in the
             caller's order.
         """
-        pairs, per, given, mode = check_score_inputs(
-            prompts,
-            candidates,
-            scoring=scoring,
-            blank=blank,
-            model_type=self.model_type,
-            model=self.model_name,
-        )
-        prompts = tuple(pre + blank + post for pre, post in pairs)  # (any iterable given)
+        pairs, per, given, mode, prompts = self._inputs(prompts, candidates, scoring, blank)
         n, k = len(pairs), len(per[0])
         out = np.full((n, k), np.nan)
         cache = self._cache(mode)
@@ -285,7 +277,16 @@ class BaseScorer:
         -------
         int
         """
-        pairs, per, _, mode = check_score_inputs(
+        pairs, per, _, mode, prompts = self._inputs(prompts, candidates, scoring, blank)
+        todo = self._todo(self._cache(mode), pairs, per)[0]
+        return sum(
+            self._count_rows(mode, rows)
+            for _, rows in self._chunks(pairs, per, prompts, np.flatnonzero(todo))
+        )
+
+    def _inputs(self, prompts, candidates, scoring, blank):
+        """The checked inputs (:func:`check_score_inputs`) and the prompts as a tuple."""
+        pairs, per, given, mode = check_score_inputs(
             prompts,
             candidates,
             scoring=scoring,
@@ -293,12 +294,7 @@ class BaseScorer:
             model_type=self.model_type,
             model=self.model_name,
         )
-        prompts = tuple(pre + blank + post for pre, post in pairs)
-        todo = self._todo(self._cache(mode), pairs, per)[0]
-        return sum(
-            self._count_rows(mode, rows)
-            for _, rows in self._chunks(pairs, per, prompts, np.flatnonzero(todo))
-        )
+        return pairs, per, given, mode, tuple(pre + blank + post for pre, post in pairs)
 
     def _todo(self, cache, pairs, per):
         """(which prompts the cache does not hold, their cache keys, what it holds)."""

@@ -1,5 +1,5 @@
 """MaskedLMScorer: batched candidate scoring with a Hugging Face masked LM, and its sentence
-pairs (CrowS-Pairs, :func:`score_sentence_pairs`)."""
+pairs (CrowS-Pairs, :meth:`MaskedLMScorer.score_pairs`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ._spans import locate_spans
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MaskedLMScorer", "count_pair_contexts", "score_sentence_pairs", "shared_positions"]
+__all__ = ["MaskedLMScorer", "shared_positions"]
 
 #: Pairs whose contexts are built and run together (bounds memory, keeps batches full).
 PAIR_CHUNK = 512
@@ -124,9 +124,9 @@ class MaskedLMScorer(BaseScorer):
             )
             self._split = {}
 
+    @transformers_logs_propagate()
     def score_pairs(self, first, second, *, chunk_size: int = PAIR_CHUNK):
-        """Pseudo-log-likelihood of the tokens each pair of sentences shares (CrowS-Pairs;
-        :func:`score_sentence_pairs`).
+        """Pseudo-log-likelihood of the tokens each pair of sentences shares (CrowS-Pairs).
 
         Parameters
         ----------
@@ -144,8 +144,32 @@ class MaskedLMScorer(BaseScorer):
         n_shared : ndarray of shape (n,)
             How many tokens each pair shares.
         """
-        return score_sentence_pairs(self, first, second, chunk_size=chunk_size)
+        first, second = list(first), list(second)
+        n = len(first)
+        scores = np.zeros(2 * n)
+        n_shared = np.zeros(n, dtype=np.int64)
 
+        def on_batch(n_ctx, n_tok):
+            self.n_forward_calls += 1
+            self.progress.advance(n_ctx)
+
+        for qs, shared in _pair_chunks(self, first, second, chunk_size):
+            for i, m in shared.items():
+                n_shared[i] = m
+            vals = run_queries(
+                qs,
+                model=self.model,
+                head=self._head,
+                device=self.device,
+                batch_size=self.batch_size,
+                pad_id=self.tokenizer.pad_token_id,
+                on_batch=on_batch,
+            )
+            if len(qs):
+                np.add.at(scores, np.asarray(qs.q_out, dtype=np.int64), vals)
+        return scores.reshape(n, 2), n_shared
+
+    @transformers_logs_propagate()
     def count_pair_contexts(self, first, second, *, chunk_size: int = PAIR_CHUNK) -> int:
         """How many distinct masked contexts :meth:`score_pairs` runs through the model for
         these arguments (the units it reports to ``progress``): the masked contexts of the
@@ -156,22 +180,14 @@ class MaskedLMScorer(BaseScorer):
         -------
         int
         """
-        return count_pair_contexts(self, first, second, chunk_size=chunk_size)
+        return sum(len(qs.contexts) for qs, _ in _pair_chunks(self, first, second, chunk_size))
 
 
 # -------------------- pairs
-# Sentence pairs (CrowS-Pairs): pseudo-log-likelihood of the tokens two sentences share.
-#
-# Nangia et al. (2020) score a pair of minimally different sentences by masking, one at a
-# time, each token the two sentences share (the ``equal`` blocks of
-# ``difflib.SequenceMatcher`` over the two token-id sequences, special tokens left out) and
-# summing ``log P(token | rest of the sentence)``; the differing tokens (the group words)
-# are never masked, so the two scores compare the same words in the two contexts.
-#
-# Here every masked context of every pair is a query of the batched engine
-# (:mod:`._engine`): identical contexts are run once, contexts are length-sorted into
-# batches, the LM head is applied only at the masked position. No Python loop runs the
-# model per pair or per token.
+# Nangia et al. (2020) mask, one at a time, each token two minimally different sentences share
+# (difflib's ``equal`` blocks over the token ids, special tokens left out) and sum
+# ``log P(token | rest of the sentence)``; the group words are never masked. Every masked
+# context is a query of the batched engine (:mod:`._engine`): identical contexts run once.
 
 
 def shared_positions(ids1, ids2, special1, special2) -> tuple[list[int], list[int]]:
@@ -210,7 +226,7 @@ def _encode(tokenizer, sentences, max_length, what):
     return enc["input_ids"], enc["special_tokens_mask"]
 
 
-def _chunks(scorer, first, second, chunk_size):
+def _pair_chunks(scorer, first, second, chunk_size):
     """``(QuerySet, {pair: n_shared})`` of each chunk of pairs: every masked context of a
     shared token of either sentence, identical contexts of the chunk run once."""
     first, second = list(first), list(second)
@@ -234,63 +250,3 @@ def _chunks(scorer, first, second, chunk_size):
                 for pos in positions:
                     qs.add(ids[:pos] + (mask_id,) + ids[pos + 1 :], pos, ids[pos], out)
         yield qs, shared
-
-
-@transformers_logs_propagate()
-def count_pair_contexts(scorer, first, second, *, chunk_size: int = PAIR_CHUNK) -> int:
-    """How many distinct masked contexts :func:`score_sentence_pairs` runs through the model
-    (the units it reports to ``scorer.progress``): the masked contexts of the shared tokens,
-    a context repeated within a chunk of pairs (a sentence in two pairs) counted once."""
-    return sum(len(qs.contexts) for qs, _ in _chunks(scorer, first, second, chunk_size))
-
-
-@transformers_logs_propagate()
-def score_sentence_pairs(scorer, first, second, *, chunk_size: int = PAIR_CHUNK):
-    """Pseudo-log-likelihood of the shared tokens of each pair of sentences: the body of
-    :meth:`MaskedLMScorer.score_pairs <biasamp.scoring.MaskedLMScorer.score_pairs>`, the one
-    entry point.
-
-    Parameters
-    ----------
-    scorer : biasamp.scoring.MaskedLMScorer
-        Its ``model``, ``tokenizer``, ``device``, ``batch_size`` and LM head are used; the
-        contexts run are reported to its ``progress``.
-    first, second : sequence of str, length n
-        The two sentences of each pair; ``first`` is the one difflib aligns from (Nangia et
-        al.: the more stereotypical sentence of a ``stereo`` pair, the less stereotypical
-        one of an ``antistereo`` pair).
-    chunk_size : int
-        Pairs whose contexts are run together.
-
-    Returns
-    -------
-    scores : ndarray of shape (n, 2)
-        Summed log probabilities (natural log) of the shared tokens in ``first`` and in
-        ``second``.
-    n_shared : ndarray of shape (n,)
-        How many tokens each pair shares (the number of masked contexts per sentence).
-    """
-    first, second = list(first), list(second)
-    n = len(first)
-    scores = np.zeros(2 * n)
-    n_shared = np.zeros(n, dtype=np.int64)
-
-    def on_batch(n_ctx, n_tok):
-        scorer.n_forward_calls += 1
-        scorer.progress.advance(n_ctx)
-
-    for qs, shared in _chunks(scorer, first, second, chunk_size):
-        for i, m in shared.items():
-            n_shared[i] = m
-        vals = run_queries(
-            qs,
-            model=scorer.model,
-            head=scorer._head,
-            device=scorer.device,
-            batch_size=scorer.batch_size,
-            pad_id=scorer.tokenizer.pad_token_id,
-            on_batch=on_batch,
-        )
-        if len(qs):
-            np.add.at(scores, np.asarray(qs.q_out, dtype=np.int64), vals)
-    return scores.reshape(n, 2), n_shared
