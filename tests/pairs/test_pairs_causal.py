@@ -130,6 +130,9 @@ def test_score_pairs_on_a_causal_model(gpt2_scorer, long_gpt2_dir, tmp_path):
     assert prov.model.model_type == "causal" and prov.scorer.context.token == "<|endoftext|>"
     assert prov.scorer.estimator.startswith("log-likelihood of the whole sentence")
     assert (prov.n_contexts, prov.n_contexts_run) == (60, 60)
+    for bad in ({"context_token": "<|endoftext|>"}, {"model_type": "masked"}):
+        with pytest.raises(BiasampError, match="a causal scorer already loaded"):
+            score_pairs("crows-pairs", gpt2_scorer, max_pairs=2, **bad)
     back = PairResult.load(res.save(tmp_path / "r"))
     pd.testing.assert_frame_equal(back.summary, res.summary, check_dtype=False)
     assert back.provenance == prov

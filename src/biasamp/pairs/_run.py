@@ -85,10 +85,10 @@ def score_pairs(
     options : biasamp.scoring.LoadOptions, optional
         How the model is loaded (:func:`biasamp.scoring.load_scorer`; ignored for a scorer).
     model_type : {"auto", "masked", "causal"}
-        ``auto``: from the model's ``config.json`` (ignored for a scorer).
+        ``auto``: from the model's ``config.json`` (a scorer's own type, if given, must be it).
     context_token : str, optional
         Causal LMs: the token read before each sentence (default: the model's document
-        start, :func:`biasamp.scoring.choose_context`); ignored for a scorer.
+        start, :func:`biasamp.scoring.choose_context`); not with a scorer (it has its own).
     progress : bool or biasamp._progress.Progress
         Where the stages (``scoring pairs``, ``bootstrap``) and their counts are reported:
         a reporter, True for the standard display on stderr, False (default) for none. A
@@ -172,6 +172,12 @@ def _scorer(model, options, *, model_type, context_token, progress):
     from ..scoring import CausalLMScorer, MaskedLMScorer, load_scorer, resolve_model
 
     if isinstance(model, (MaskedLMScorer, CausalLMScorer)):
+        if context_token is not None or model_type not in ("auto", model.model_type):
+            raise BiasampError(
+                f"model is a {model.model_type} scorer already loaded: its type and context "
+                f"token are its own; got model_type {model_type!r}, context_token "
+                f"{context_token!r}"
+            )
         return model
     resolved = resolve_model(model, model_type, options=options)
     extra = {}
