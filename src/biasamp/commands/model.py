@@ -231,15 +231,18 @@ def run_score(args) -> int:
 
 
 def pairs(p) -> None:
-    """``biasamp pairs``: CrowS-Pairs-style sentence pairs scored with a masked LM."""
+    """``biasamp pairs``: CrowS-Pairs-style sentence pairs scored with a masked or causal LM."""
     from ..pairs import list_pair_sets
 
     p.description = (
         "Score each pair of sentences by the pseudo-log-likelihood of the tokens they share, "
-        "masked one at a time (Nangia et al. 2020), and report the share of pairs where the "
+        "masked one at a time (a masked LM, Nangia et al. 2020), or by the log-likelihood of "
+        "the whole sentence after the model's document-start token (a causal LM, as "
+        "lm-evaluation-harness' crows_pairs tasks), and report the share of pairs where the "
         "model prefers the more stereotypical sentence (50%% = no preference), overall, per "
-        "direction and per bias type, with bootstrap CIs over pairs. Sentences come from a "
-        "file (CSV, TSV, JSON or JSONL), never from the command line."
+        "direction and per bias type, with bootstrap CIs over pairs; for a causal LM also "
+        "lm-eval's pct_stereotype and likelihood_diff. Sentences come from a file (CSV, TSV, "
+        "JSON or JSONL), never from the command line."
     )
     p.add_argument("--model", "-m", required=True, help="Hugging Face model id or local folder")
     p.add_argument(
@@ -288,8 +291,9 @@ def pairs(p) -> None:
         action="store_true",
         help="replace the pairs result --out holds (one biasamp wrote)",
     )
-    # over pairs: the bootstrap options of a probe
+    # over pairs: the bootstrap options of a probe; a causal LM's context token
     add_config_options(p, groups=("bootstrap",), only=("seed", "n_resamples", "confidence"))
+    add_config_options(p, groups=("model",), only=("model_type", "context_token"))
     add_model_options(p, without=("--score-cache",))  # pairs are scored without the cache
     p.set_defaults(func=run_pairs)
 
@@ -321,6 +325,8 @@ def run_pairs(args) -> int:
         pset,
         args.model,
         options=LoadOptions.of(args),
+        model_type=args.model_type,
+        context_token=args.context_token,
         progress=getattr(args, "display", None) or False,
         n_resamples=args.n_resamples,
         seed=args.seed,
@@ -329,10 +335,17 @@ def run_pairs(args) -> int:
     work_done(args)
     if not args.quiet:
         prov = res.provenance
+        causal = "pct_stereotype" in res.summary
+        scored = (
+            f"{prov.n_contexts:,} sentences, {prov.n_contexts_run:,} distinct ones run, each "
+            f"after {prov.scorer.context.token!r}"
+            if causal
+            else f"{prov.n_contexts:,} masked contexts, {prov.n_contexts_run:,} distinct ones run"
+        )
         print(
-            f"{args.model}: {len(pset)} pairs of {pset.name} ({prov.n_contexts:,} masked "
-            f"contexts, {prov.n_contexts_run:,} distinct ones run); share of pairs where "
-            f"the more stereotypical sentence is preferred [{args.confidence:.0%} CI]:"
+            f"{args.model}: {len(pset)} pairs of {pset.name} ({scored}); share of pairs where "
+            f"the more stereotypical sentence is preferred [{args.confidence:.0%} CI]"
+            + ("; lm-eval's pct_stereotype and likelihood_diff:" if causal else ":")
         )
         rows = []
         for r in res.summary.itertuples(index=False):
@@ -344,11 +357,20 @@ def run_pairs(args) -> int:
                     f"{format_value(r.share_more_excluding_neutral)}"
                 )
             )
+            harness = (
+                (
+                    f"pct_stereotype {format_value(r.pct_stereotype)}",
+                    f"likelihood_diff {r.likelihood_diff:.3f}",
+                )
+                if causal
+                else ()
+            )
             rows.append(
                 (
                     r.group,
                     f"{r.n_pairs} pairs",
                     format_value(r.share_more, ci=(r.ci_low, r.ci_high)) + excl,
+                    *harness,
                 )
             )
         print("\n".join(table_lines(rows, left={0, 2}, widths={0: 19, 1: 11})))

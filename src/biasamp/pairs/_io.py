@@ -15,7 +15,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import pandas as pd
 
@@ -47,6 +47,8 @@ __all__ = [
 
 #: Values of the direction column (Nangia et al. 2020).
 DIRECTIONS = ("stereo", "antistereo")
+#: lm-evaluation-harness' crows_pairs metrics, in the summary rows of a causal LM only.
+LM_EVAL_KEYS = ("pct_stereotype", "likelihood_diff")
 #: Columns of :attr:`PairSet.pairs`.
 PAIR_COLUMNS = ("pair_id", "sent_more", "sent_less", "direction", "bias_type")
 _DEFAULTS = {
@@ -269,8 +271,10 @@ class PairsBootstrap(FileModel):
 
 class PairsProvenance(FileModel):
     """Everything behind a pairs result: the model and how it was scored (the models of a
-    probe's provenance), the pairs (their own provenance: file, sha256, columns, selection),
-    the bootstrap, the contexts counted and run, versions, platform and time."""
+    probe's provenance; a causal LM's context token in ``scorer.context``), the pairs (their
+    own provenance: file, sha256, columns, selection), the bootstrap, the contexts counted and
+    run (a masked LM: masked contexts; a causal LM: sentences, and the distinct sequences
+    run), versions, platform and time."""
 
     model: ModelInfo
     scorer: ScorerInfo
@@ -295,6 +299,11 @@ class PairSummaryRow(FileModel):
     ci_low: Num | None
     ci_high: Num | None
     share_more_excluding_neutral: Num | None
+    # lm-evaluation-harness' crows_pairs metrics: a causal LM's rows only (PairsFile checks)
+    pct_stereotype: Num | None = None
+    likelihood_diff: Num | None = None
+
+    optional_keys: ClassVar[tuple[str, ...]] = LM_EVAL_KEYS
 
 
 class PairsFile(FileModel):
@@ -325,7 +334,16 @@ def read_pairs_json(path: Path) -> tuple[pd.DataFrame, PairsProvenance]:
         data, str(path), version=PAIRS_SCHEMA_VERSION, name="pairs.json", again="`biasamp pairs`"
     )
     doc = parse(PairsFile, data, str(path), "pairs.json")
+    causal = doc.provenance.model.model_type == "causal"
+    for i, row in enumerate(doc.summary):  # the harness's metrics: a causal LM's rows only
+        if causal != (set(LM_EVAL_KEYS) <= row.model_fields_set):
+            what = "lacks" if causal else "must not hold"
+            raise BiasampError(
+                f"{path}: summary[{i}] {what} the keys {list(LM_EVAL_KEYS)} (lm-eval's "
+                "metrics, those of a causal language model's pairs)"
+            )
+    rows = [r.model_dump(exclude_unset=True) for r in doc.summary]
     summary = pd.DataFrame(
-        [r.model_dump() for r in doc.summary], columns=list(PairSummaryRow.model_fields)
+        rows, columns=[c for c in PairSummaryRow.model_fields if rows and c in rows[0]]
     )
     return summary, doc.provenance

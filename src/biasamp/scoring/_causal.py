@@ -176,7 +176,37 @@ class CausalLMScorer(BaseScorer):
         return len({ids for ids, _ in self.sequences(rows, mode)})
 
     def _score_rows(self, mode, rows, on_batch):
-        cells = self.sequences(rows, mode)
+        return self._run_cells(self.sequences(rows, mode))
+
+    def score_sentences(self, texts) -> np.ndarray:
+        """The log-likelihood of each whole text after the context token (CrowS-Pairs on a
+        causal LM, :func:`biasamp.pairs.score_pairs`).
+
+        Each text is tokenised as :meth:`sequences` does (special tokens the tokenizer adds
+        dropped), the context token put in front, and ``log P(token | context token, tokens
+        before it)`` summed over every token of the text, the first included: what
+        lm-evaluation-harness' ``loglikelihood`` gives a continuation after an empty context
+        with the same prefix token. A text repeated is run once.
+
+        Parameters
+        ----------
+        texts : sequence of str
+
+        Returns
+        -------
+        ndarray of shape (len(texts),)
+            Natural-log log-likelihoods.
+        """
+        return self._run_cells(self.sequences(_whole(texts), "sentence"))
+
+    def count_sentences(self, texts) -> int:
+        """How many distinct sequences :meth:`score_sentences` runs for ``texts`` (the units
+        it reports to ``progress``); the texts are tokenised, nothing is run."""
+        return len({ids for ids, _ in self.sequences(_whole(texts), "sentence")})
+
+    def _run_cells(self, cells) -> np.ndarray:
+        """The summed log probabilities of each ``(sequence, first scored position)`` cell,
+        each distinct sequence run once (from the earliest position any cell needs)."""
         index: dict[tuple, int] = {}
         seqs, first = [], []
         for ids, f in cells:
@@ -193,6 +223,11 @@ class CausalLMScorer(BaseScorer):
         )
         self.n_forward_calls += self._runner.n_forward_calls - calls
         return np.array([lp[index[ids]][f:].sum() for ids, f in cells])
+
+
+def _whole(texts):
+    """Rows of :meth:`CausalLMScorer.sequences` whose candidate is the whole text."""
+    return [(t, 0, len(t), t, "the whole sentence") for t in texts]
 
 
 # -------------------- context
