@@ -135,6 +135,9 @@ class Prepared:
     tasks_provenance: TasksInfo
     #: what the template bootstrap draws: (template, task) rows of a bound set, else templates
     n_units: int
+    #: groups: group -> its number of realisations (pooled by ``pool_realisations``); None:
+    #: pronouns, one candidate each
+    realisations: dict | None = None
 
     @property
     def tasks(self) -> list[str]:
@@ -214,7 +217,13 @@ def _keep(t2a: pd.DataFrame, bound: bool, n: int) -> list[str]:
 def prepare(cfg: ProbeConfig) -> Prepared:
     """Load templates and tasks, build the prompts and every base-rate table of ``cfg``."""
     from ..base_rates import get_source
-    from ..templates import build_prompts, load_template_set, resolve_attributes
+    from ..templates import (
+        attribute_sets_of,
+        build_prompts,
+        load_template_set,
+        realisations,
+        resolve_attributes,
+    )
 
     tset = load_template_set(cfg.templates)
     vocab = _vocabulary(cfg, tset)
@@ -226,6 +235,8 @@ def prepare(cfg: ProbeConfig) -> Prepared:
             "is a tie and BiasAmp-> says nothing"
         )
     attributes = resolve_attributes(cfg.attributes)
+    forms = realisations(tset, attributes)  # a group with no realisation fails here
+    groups_of = attribute_sets_of(attributes)
     prompts = {d: build_prompts(tset, attributes, vocab, direction=d) for d in DIRECTIONS}
     if cfg.max_templates is not None:
         keep = set(_keep(prompts[TASK_TO_ATTRIBUTE], tset.bound, cfg.max_templates))
@@ -253,6 +264,13 @@ def prepare(cfg: ProbeConfig) -> Prepared:
     both = both.assign(candidates=both["candidates"].map(lambda c: "|".join(map(str, c))))
     digest = hashlib.sha256(both.to_csv(index=False).encode("utf-8")).hexdigest()
     tprov = {f"set_{k}": jsonable(getattr(tset, k)) for k in ("sha256", "path", "provenance")}
+    if groups_of:  # the groups' sets and every realisation scored
+        real = {a: [r.term for r in rs] for a, rs in forms.items()}
+        tprov["set_provenance"] = {
+            **tprov["set_provenance"],
+            "attribute_sets": groups_of,
+            "realisations": real,
+        }
     by_template = t2a.groupby("template_id", sort=False)["task"].agg(
         lambda x: tuple(dict.fromkeys(x))
     )
@@ -284,4 +302,5 @@ def prepare(cfg: ProbeConfig) -> Prepared:
             sha256=vocab.sha256,
         ),
         n_units=len(t2a) if tset.bound else t2a["template_id"].nunique(),
+        realisations={a: len(r) for a, r in forms.items()} if groups_of else None,
     )

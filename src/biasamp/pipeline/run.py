@@ -38,6 +38,7 @@ from ..results import (
     ScorerInfo,
     TemplatesInfo,
 )
+from ..templates import pool_realisations
 from .config import ProbeConfig, as_config
 from .evaluate import Evaluation, _evaluate
 from .prepare import Prepared, prepare
@@ -226,9 +227,14 @@ def _build_tables(prep: Prepared, scores: dict):
     probs, long_rows = {}, []
     for direction in DIRECTIONS:
         prob, logp, _ = scores[direction]
+        rows = prep.prompts[direction]
+        if prep.realisations is not None:  # groups: one column per group, not per term
+            rows, prob, logp = pool_realisations(
+                direction, rows, prob, logp, sizes=prep.realisations
+            )
         p, lp = np.full(shape, np.nan), np.full(shape, np.nan)
         own = np.zeros((shape[0], shape[1]), dtype=bool)
-        for row, pr, lpr in zip(prep.prompts[direction].itertuples(index=False), prob, logp):
+        for row, pr, lpr in zip(rows.itertuples(index=False), prob, logp):
             k = k_index[str(row.template_id)]
             if direction == ATTRIBUTE_TO_TASK:
                 a = a_index[str(row.attribute)]
