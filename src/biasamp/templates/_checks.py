@@ -22,7 +22,7 @@ from .._conventions import ATTRIBUTE_TO_TASK, ATTRIBUTES, BLANK, DIRECTIONS, TAS
 from .._errors import BiasampError
 from .._registry import did_you_mean
 from ..tasks import task_aliases
-from ._groups import Realisation
+from ._groups import Realisation, uses_groups
 from ._model import Template, masked_indexes, render_parts
 from ._slots import (
     ATTRIBUTE_FORMS,
@@ -41,7 +41,6 @@ __all__ = [
     "read_groups",
     "read_label_list",
     "read_task_binding",
-    "uses_groups",
 ]
 
 
@@ -187,11 +186,6 @@ def _check_span(t: Template, direction: str, where: str) -> None:
                     f"{nxt.raw} for {direction}, so a/an would leak the answer; put a word "
                     f"between them, use 'the', or mask the article too ({t.text!r})"
                 )
-
-
-def uses_groups(t: Template) -> bool:
-    """Whether ``t`` realises groups (``{group}``, ``{group_noun}``) rather than pronouns."""
-    return any(n in GROUP_SLOTS for n in t.slot_names())
 
 
 def check_template(t: Template, agreement: bool, article: str, where: str) -> None:

@@ -214,6 +214,11 @@ def shipped_groups() -> MappingProxyType:
     return MappingProxyType(out)
 
 
+def uses_groups(t) -> bool:
+    """Whether template ``t`` realises groups (``{group}``, ``{group_noun}``), not pronouns."""
+    return any(n in GROUP_SLOTS for n in t.slot_names())
+
+
 def group_realisations(attributes) -> dict[str, tuple] | None:
     """Each attribute's realisations: None when every attribute is a pronoun (one form per
     slot, as ever), else group -> its :class:`Realisation` tuple from the shipped sets.
@@ -247,6 +252,37 @@ def group_realisations(attributes) -> dict[str, tuple] | None:
     return {a: known[a].groups[a] for a in attributes}
 
 
+def realisations(template_set, attributes) -> dict[str, tuple]:
+    """Each attribute's realisations in ``template_set``: a pronoun is its one name, a group
+    its terms (:func:`group_realisations`); ``template_set``: a loaded set, a name or a path; a set whose templates
+    realise the other kind is refused (its groups or pronouns would have no realisation).
+
+    >>> {a: len(r) for a, r in realisations("groups", ["white", "black"]).items()}
+    {'white': 2, 'black': 3}
+    """
+    if isinstance(template_set, (str, os.PathLike)):
+        from ._loading import load_template_set  # _loading imports this module
+
+        template_set = load_template_set(template_set)
+    tset = template_set
+    attrs = list(attributes)
+    groups = group_realisations(attrs)
+    kinds = {uses_groups(t) for t in tset.templates}
+    if groups is not None and False in kinds:
+        raise BiasampError(
+            f"attributes: the groups {attrs} have no realisation in template set "
+            f"{tset.name!r}, whose templates realise pronouns ({{attribute}}, ...); use a "
+            "group template set (templates = 'groups')"
+        )
+    if groups is None and True in kinds:
+        raise BiasampError(
+            f"attributes: the pronouns {attrs} have no realisation in template set "
+            f"{tset.name!r}, whose templates realise groups ({{group}}, {{group_noun}}); probe "
+            "groups (e.g. attributes = white,black,asian) or a pronoun template set"
+        )
+    return groups if groups is not None else {a: (a,) for a in attrs}
+
+
 def attribute_sets_of(attributes) -> list[dict]:
     """The provenance (name, file, sha256, source, license, kind) of the sets the groups of
     ``attributes`` come from; ``[]`` for pronouns."""
@@ -258,20 +294,6 @@ def attribute_sets_of(attributes) -> list[dict]:
         {k: s.provenance[k] for k in ("name", "kind", "source", "license", "year", "sha256")}
         for s in sets.values()
     ]
-
-
-def _logmeanexp(x: np.ndarray) -> float:
-    top = float(np.max(x))
-    if not math.isfinite(top):
-        return top
-    return top + math.log(float(np.mean(np.exp(x - top))))
-
-
-def _logsumexp(x: np.ndarray) -> float:
-    top = float(np.max(x))
-    if not math.isfinite(top):
-        return top
-    return top + math.log(float(np.sum(np.exp(x - top))))
 
 
 def pool_realisations(
@@ -305,7 +327,7 @@ def pool_realisations(
     if direction == TASK_TO_ATTRIBUTE and prompts["attribute"].isna().all():
         out_p = [np.add.reduceat(np.asarray(p, dtype=np.float64), starts) for p in prob]
         out_lp = [
-            np.array([_logsumexp(lp[s : s + n]) for s, n in zip(starts, counts)])
+            np.array([np.logaddexp.reduce(lp[s : s + n]) for s, n in zip(starts, counts)])
             for lp in (np.asarray(x, dtype=np.float64) for x in log_prob)
         ]
         return prompts, out_p, out_lp
@@ -317,8 +339,8 @@ def pool_realisations(
         lp = np.stack([np.asarray(log_prob[i], dtype=np.float64) for i in idx])
         if direction == ATTRIBUTE_TO_TASK:
             out_p.append(np.mean([np.asarray(prob[i], dtype=np.float64) for i in idx], axis=0))
-            out_lp.append(np.array([_logmeanexp(lp[:, j]) for j in range(lp.shape[1])]))
+            out_lp.append(np.logaddexp.reduce(lp, axis=0) - math.log(len(idx)))
         else:
             out_p.append(np.ones(1))
-            out_lp.append(np.array([_logsumexp(lp[:, 0])]))
+            out_lp.append(np.logaddexp.reduce(lp[:, :1], axis=0))
     return frame.iloc[rows].reset_index(drop=True), out_p, out_lp

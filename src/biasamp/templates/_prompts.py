@@ -10,14 +10,12 @@ import pandas as pd
 from .._conventions import ATTRIBUTES, BLANK, TASK_TO_ATTRIBUTE, canonical_direction
 from .._errors import BiasampError
 from ..tasks import TaskVocabulary, load_tasks, task_aliases
-from ._checks import uses_groups
-from ._groups import group_realisations, groups_listing, shipped_groups
+from ._groups import group_realisations, groups_listing, realisations, shipped_groups
 from ._loading import load_template_set
 from ._model import Template, TemplateSet, attribute_hint, masked_indexes, render_parts
 
 __all__ = [
     "build_prompts",
-    "realisations",
     "render_sentences",
     "resolve_attributes",
     "template_tasks",
@@ -276,33 +274,6 @@ def build_prompts(
                 )
                 rows.append((t.id, direction, None, word, prompt, spans))
     return _frame(rows, _PROMPT_COLUMNS, object_cols=("attribute", "task", "candidates"))
-
-
-def realisations(template_set: TemplateSet | str | os.PathLike, attributes) -> dict[str, tuple]:
-    """Each attribute's realisations in ``template_set``: a pronoun is its one name, a group
-    its terms (:func:`~biasamp.templates._groups.group_realisations`); a set whose templates
-    realise the other kind is refused (its groups or pronouns would have no realisation).
-
-    >>> {a: len(r) for a, r in realisations("groups", ["white", "black"]).items()}
-    {'white': 2, 'black': 3}
-    """
-    tset = _as_set(template_set)
-    attrs = list(attributes)
-    groups = group_realisations(attrs)
-    kinds = {uses_groups(t) for t in tset.templates}
-    if groups is not None and False in kinds:
-        raise BiasampError(
-            f"attributes: the groups {attrs} have no realisation in template set "
-            f"{tset.name!r}, whose templates realise pronouns ({{attribute}}, ...); use a "
-            "group template set (templates = 'groups')"
-        )
-    if groups is None and True in kinds:
-        raise BiasampError(
-            f"attributes: the pronouns {attrs} have no realisation in template set "
-            f"{tset.name!r}, whose templates realise groups ({{group}}, {{group_noun}}); probe "
-            "groups (e.g. attributes = white,black,asian) or a pronoun template set"
-        )
-    return groups if groups is not None else {a: (a,) for a in attrs}
 
 
 def _check_covered(tset: TemplateSet, words: list[str], covered: dict) -> None:
