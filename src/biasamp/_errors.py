@@ -13,6 +13,7 @@ __all__ = [
     "BiasampWarning",
     "ChatModelWarning",
     "HubUnreachableWarning",
+    "IndependenceAssumptionWarning",
     "MissingDependencyError",
     "MissingWeightsWarning",
     "UnavailableCIWarning",
@@ -59,6 +60,11 @@ class UnavailableCIWarning(BiasampWarning):
 
 class ZeroRowWarning(BiasampWarning):
     """Some requested tasks have an all-zero row in a base-rate table (P(A|T) undefined)."""
+
+
+class IndependenceAssumptionWarning(BiasampWarning):
+    """A base table is built under an assumption, not measured: gender and race independent
+    within an occupation (``labor-2022-gender-race-independent``)."""
 
 
 class MissingWeightsWarning(BiasampWarning):

@@ -8,7 +8,7 @@ import pytest
 
 import biasamp
 from biasamp._errors import BiasampError
-from biasamp.harness import METRICS, TASKS, main, tasks_dir
+from biasamp.harness import METRICS, TASK_OPTIONS, TASKS, main, tasks_dir
 
 lm_eval = pytest.importorskip("lm_eval")
 from lm_eval import simple_evaluate  # noqa: E402
@@ -64,6 +64,7 @@ def _compare(model, tasks, max_templates, n_resamples=2000):
             max_templates=max_templates,
             n_resamples=n_resamples,
             device="cpu",
+            **TASK_OPTIONS.get(task, {}),
         )
         s = res.summary
         for metric, (direction, column) in METRICS.items():

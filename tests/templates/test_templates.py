@@ -257,6 +257,7 @@ def test_every_shipped_set_loads_with_provenance():
     assert names == [
         "adjectives",
         "adjectives-large",
+        "groups",
         "lu2019",
         "lu2019-extended",
         "wang2021",
@@ -266,6 +267,7 @@ def test_every_shipped_set_loads_with_provenance():
     counts = {
         "adjectives": 20,
         "adjectives-large": 1339,
+        "groups": 22,
         "lu2019": 40,
         "lu2019-extended": 102,
         "wang2021": 20,

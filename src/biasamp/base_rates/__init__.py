@@ -18,6 +18,9 @@ Registered sources (``list_sources()``)::
     labor-2016-shares     [1 - pct_female, pct_female] per occupation (40), P(T) uniform
     labor-2016-wang2021   the paper's direction-specific labor construction (compat)
     labor-2022            BLS CPS 2022 Table 11 via the WinoBias -> BLS mapping
+    labor-2022-race       the same rows: White / Black / Asian shares (groups white, black, asian)
+    labor-2022-ethnicity  the same rows: Hispanic or Latino (any race) vs not
+    labor-2022-gender-race-independent   gender x race ASSUMING independence (warned)
     bergsma               Bergsma & Lin (2006) text pronoun shares (60 Winogender occupations)
     wikitext103-valtest   counts by biasamp.corpus (default rule) of WikiText-103 valid+test
                           (about 100 sentences: a demonstration, not a base rate to rely on)
@@ -32,7 +35,8 @@ that the probe can propagate their sampling error; every table says what it is
 
 Modules: ``_table`` (the table, the source interface, shared helpers), ``_labor`` (labor
 statistics and the WinoBias groups), ``_uniform``, ``_file`` (user CSVs; wikitext103,
-bergsma), ``_compat`` (every ``*-wang2021`` construction); the registry is here.
+bergsma), ``_compat`` (every ``*-wang2021`` construction), ``_groups`` (Table 11 for race, ethnicity
+and the independence construction); the registry is here.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from ._compat import (
     WikiText103Wang2021Source,
 )
 from ._file import BergsmaSource, FileSource, WikiText103Source
+from ._groups import Labor2022EthnicitySource, Labor2022GenderRaceSource, Labor2022RaceSource
 from ._labor import Labor2016SharesSource, Labor2016Source, Labor2022Source
 from ._table import BaseRateSource, BaseRateTable, MissingEntriesError
 from ._uniform import UniformSource
@@ -73,6 +78,9 @@ for _cls in (
     Labor2016SharesSource,
     Labor2016Wang2021Source,
     Labor2022Source,
+    Labor2022RaceSource,
+    Labor2022EthnicitySource,
+    Labor2022GenderRaceSource,
     BergsmaSource,
     WikiText103Source,
     WikiText103Wang2021Source,

@@ -145,6 +145,8 @@ def run_templates_list(args) -> int:
         )
     )
     print(f"Attributes: {', '.join(T.ATTRIBUTES)}")
+    for name in T.list_attribute_sets():  # groups (templates/attributes/)
+        print(f"Groups ({name}): {', '.join(T.load_attribute_set(name).groups)}")
     return 0
 
 
@@ -268,7 +270,12 @@ def run_base_rates(args: argparse.Namespace) -> int:
 
 
 def parse_groups(value: str) -> dict[str, list[str]]:
-    """``he=he,him,his;she=she,her`` -> {"he": [...], "she": [...]}."""
+    """``he=he,him,his;she=she,her`` -> {"he": [...], "she": [...]}; an attribute set's name
+    or file (``race``) -> its groups' terms."""
+    if "=" not in value and value.strip():
+        from ..templates import word_groups
+
+        return word_groups(value.strip())
     groups: dict[str, list[str]] = {}
     for part in value.split(";"):
         if not part.strip():
@@ -328,7 +335,8 @@ def count(p) -> None:
     )
     p.add_argument(
         "--groups",
-        help="word groups, e.g. 'he=he,him,his;she=she,her' (default: the rule's groups)",
+        help="word groups, e.g. 'he=he,him,his;she=she,her', or an attribute set's name or "
+        "file (race, ethnicity, gender-race: its groups' terms); default: the rule's groups",
     )
     p.add_argument("--no-plurals", action="store_true", help="default rule: singular only")
     p.add_argument(

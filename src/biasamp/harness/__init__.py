@@ -35,7 +35,7 @@ from .._errors import BiasampError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["METRICS", "TASKS", "main", "tasks_dir"]
+__all__ = ["BLS_TASKS", "METRICS", "TASKS", "TASK_OPTIONS", "main", "tasks_dir"]
 
 #: task name -> (template set, base-rate source); one task per pair.
 TASKS = {
@@ -45,6 +45,20 @@ TASKS = {
     "biasamp_winogender_bergsma": ("winogender", "bergsma"),
     "biasamp_winobias_uniform": ("winobias", "uniform"),
     "biasamp_winobias_labor2016shares": ("winobias", "labor-2016-shares"),
+    "biasamp_groups_race_uniform": ("groups", "uniform:labor-2022-race"),
+    "biasamp_groups_race_labor2022": ("groups", "labor-2022-race"),
+}
+#: The WinoBias-32 occupations with a CPS Table 11 (2022) row: all but counselor and designer.
+BLS_TASKS = (
+    "janitor,cook,mover,laborer,constructor,chief,developer,carpenter,lawyer,farmer,driver,"
+    "salesperson,physician,guard,analyst,sheriff,cashier,nurse,secretary,auditor,cleaner,"
+    "receptionist,hairdresser,writer,housekeeper,baker,accountant,editor,librarian,sewer"
+)
+#: task name -> the probe options its file's ``dataset_kwargs`` add (groups: the race groups and
+#: the occupations the labor table has)
+TASK_OPTIONS = {
+    name: {"attributes": "white,black,asian", "tasks": BLS_TASKS}
+    for name in ("biasamp_groups_race_uniform", "biasamp_groups_race_labor2022")
 }
 #: metric name -> (direction, summary column)
 METRICS = {

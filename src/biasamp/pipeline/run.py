@@ -42,6 +42,7 @@ from ..results import (
     TemplatesInfo,
     jsonable,
 )
+from ..templates import pool_realisations
 from .config import DEFAULT_TASKS, ProbeConfig, as_config
 from .evaluate import Design, Evaluation, _evaluate, check_base
 from .resample import Resampling, bootstrap_bytes
@@ -76,6 +77,9 @@ class Prepared:
     template_provenance: dict
     tasks_provenance: TasksInfo
     n_units: int  # units the template bootstrap draws: (template, task) rows if bound
+    #: groups: group -> its number of realisations (pooled by ``pool_realisations``); None:
+    #: pronouns, one candidate each
+    realisations: dict | None = None
 
     @property
     def tasks(self) -> list[str]:
@@ -155,7 +159,13 @@ def _keep(t2a: pd.DataFrame, bound: bool, n: int) -> list[str]:
 def prepare(cfg: ProbeConfig) -> Prepared:
     """Load templates and tasks, build the prompts and every base-rate table of ``cfg``."""
     from ..base_rates import get_source
-    from ..templates import build_prompts, load_template_set, resolve_attributes
+    from ..templates import (
+        attribute_sets_of,
+        build_prompts,
+        load_template_set,
+        realisations,
+        resolve_attributes,
+    )
 
     tset = load_template_set(cfg.templates)
     vocab = _vocabulary(cfg, tset)
@@ -167,6 +177,8 @@ def prepare(cfg: ProbeConfig) -> Prepared:
             "is a tie and BiasAmp-> says nothing"
         )
     attributes = resolve_attributes(cfg.attributes)
+    forms = realisations(tset, attributes)  # a group with no realisation fails here
+    groups_of = attribute_sets_of(attributes)
     prompts = {d: build_prompts(tset, attributes, vocab, direction=d) for d in DIRECTIONS}
     if cfg.max_templates is not None:
         keep = set(_keep(prompts[TASK_TO_ATTRIBUTE], tset.bound, cfg.max_templates))
@@ -194,6 +206,13 @@ def prepare(cfg: ProbeConfig) -> Prepared:
     both = both.assign(candidates=both["candidates"].map(lambda c: "|".join(map(str, c))))
     digest = hashlib.sha256(both.to_csv(index=False).encode("utf-8")).hexdigest()
     tprov = {f"set_{k}": jsonable(getattr(tset, k)) for k in ("sha256", "path", "provenance")}
+    if groups_of:  # the groups' sets and every realisation scored
+        real = {a: [r.term for r in rs] for a, rs in forms.items()}
+        tprov["set_provenance"] = {
+            **tprov["set_provenance"],
+            "attribute_sets": groups_of,
+            "realisations": real,
+        }
     by_template = t2a.groupby("template_id", sort=False)["task"].agg(
         lambda x: tuple(dict.fromkeys(x))
     )
@@ -225,6 +244,7 @@ def prepare(cfg: ProbeConfig) -> Prepared:
             sha256=vocab.sha256,
         ),
         n_units=len(t2a) if tset.bound else t2a["template_id"].nunique(),
+        realisations={a: len(r) for a, r in forms.items()} if groups_of else None,
     )
 
 
@@ -388,9 +408,14 @@ def _build_tables(prep: Prepared, scores: dict):
     probs, long_rows = {}, []
     for direction in DIRECTIONS:
         prob, logp, _ = scores[direction]
+        rows = prep.prompts[direction]
+        if prep.realisations is not None:  # groups: one column per group, not per term
+            rows, prob, logp = pool_realisations(
+                direction, rows, prob, logp, sizes=prep.realisations
+            )
         p, lp = np.full(shape, np.nan), np.full(shape, np.nan)
         own = np.zeros((shape[0], shape[1]), dtype=bool)
-        for row, pr, lpr in zip(prep.prompts[direction].itertuples(index=False), prob, logp):
+        for row, pr, lpr in zip(rows.itertuples(index=False), prob, logp):
             k = k_index[str(row.template_id)]
             if direction == ATTRIBUTE_TO_TASK:
                 a = a_index[str(row.attribute)]

@@ -130,7 +130,8 @@ def _labelled(shown: int, picked: int) -> str:
 def _fig5_figure(result: ProbeResult):
     """The paper's Fig. 5 analogue: model vs base ``P(first attribute | task)``.
 
-    One panel per base-rate source (T->A direction): x = the base source's
+    One panel per base-rate source (T->A direction); with more than two attributes (three
+    pronouns, or groups) a row of such panels per attribute (a small-multiples grid): x = the base source's
     ``P(a | task)``, y = the model's mean over templates (bars: population std over
     templates), or, for bound template sets, its value pooled over each task's templates
     (bars: the bootstrap CI of Δ placed at the point); the diagonal (no amplification), the
@@ -142,25 +143,35 @@ def _fig5_figure(result: ProbeResult):
     """
     df = _by_pair(result)
     attributes = _order(result, "attribute")
-    first = attributes[0]
-    sub = df[(df["direction"] == TASK_TO_ATTRIBUTE) & (df["attribute"] == first)]
-    panels = [(src, sub[sub["base_rates"] == src]) for src in _order(result, "base_rates")]
-    legends = [_fig5_legend(result, src, s, attributes) for src, s in panels]
-    rows = max(len(h) for h in legends)
-    legend_h = 0.19 * rows + 0.15
+    # two attributes: the first says it all (P(second | task) = 1 - P(first | task)); more
+    # (three pronouns, or groups): a row of panels per attribute, a small-multiples grid
+    rows_of = attributes if len(attributes) > 2 else attributes[:1]
+    t2a = df[df["direction"] == TASK_TO_ATTRIBUTE]
+    sources = _order(result, "base_rates")
+    grid = [
+        [(src, t2a[(t2a["base_rates"] == src) & (t2a["attribute"] == a)]) for src in sources]
+        for a in rows_of
+    ]
+    legends = [
+        [_fig5_legend(result, src, s, attributes, attribute=a) for src, s in row]
+        for a, row in zip(rows_of, grid)
+    ]
+    legend_h = 0.19 * max(len(h) for row in legends for h in row) + 0.15
+    first = rows_of[0] if len(rows_of) == 1 else "attribute"
     fig, axes = figure(
-        5.6 * len(panels),
-        6.6 + legend_h,
+        5.6 * len(sources),
+        (6.6 + legend_h) * len(rows_of),
         f"P({first} | task): model vs base source ({result.model})",
-        nrows=2,
-        ncols=len(panels),
-        gridspec_kw={"height_ratios": [6.0, legend_h]},
+        nrows=2 * len(rows_of),
+        ncols=len(sources),
+        gridspec_kw={"height_ratios": [6.0, legend_h] * len(rows_of)},
     )
     labels = []
-    for ax, leg, (src, s), handles in zip(axes[0], axes[1], panels, legends):
-        labels.append(_fig5_panel(ax, result, src=src, s=s, attributes=attributes))
-        leg.axis("off")
-        leg.legend(handles=handles, loc="upper center", fontsize=8, frameon=False)
+    for r, (a, row, row_legends) in enumerate(zip(rows_of, grid, legends)):
+        for ax, leg, (src, s), handles in zip(axes[2 * r], axes[2 * r + 1], row, row_legends):
+            labels.append(_fig5_panel(ax, result, src=src, s=s, attributes=attributes, attribute=a))
+            leg.axis("off")
+            leg.legend(handles=handles, loc="upper center", fontsize=8, frameon=False)
     renderer = freeze_layout(fig)  # the title keeps its lines: only a count may change
     for ax, points, pick, names in labels:
         shown = place_labels(ax, renderer, points=points, picked=pick, names=names)
@@ -178,11 +189,13 @@ def _shown(s: pd.DataFrame) -> np.ndarray:
     )
 
 
-def _fig5_legend(result: ProbeResult, src: str, s: pd.DataFrame, attributes) -> list:
+def _fig5_legend(
+    result: ProbeResult, src: str, s: pd.DataFrame, attributes, *, attribute: str
+) -> list:
     """The legend entries of one Fig. 5 panel: every line, every colour drawn, the bars."""
     from matplotlib.lines import Line2D
 
-    first, parity = attributes[0], 1.0 / len(attributes)
+    first, parity = attribute, 1.0 / len(attributes)
     handles = [
         Line2D([], [], **_DIAGONAL, label="model = base (no amplification)"),
         Line2D([], [], **_PARITY, label=f"parity: 1 / {len(attributes)} attributes = {parity:.2g}"),
@@ -211,9 +224,12 @@ def _fig5_legend(result: ProbeResult, src: str, s: pd.DataFrame, attributes) -> 
     return handles
 
 
-def _fig5_panel(ax, result: ProbeResult, *, src: str, s: pd.DataFrame, attributes) -> tuple:
-    """Draw one source's Fig. 5 panel; returns what :func:`place_labels` needs."""
-    first, parity = attributes[0], 1.0 / len(attributes)
+def _fig5_panel(
+    ax, result: ProbeResult, *, src: str, s: pd.DataFrame, attributes, attribute: str
+) -> tuple:
+    """Draw one source's Fig. 5 panel of ``attribute``; returns what :func:`place_labels`
+    needs."""
+    first, parity = attribute, 1.0 / len(attributes)
     shown = _shown(s)
     x = s["p_base"].to_numpy(dtype=float)[shown]
     y = s["p_model"].to_numpy(dtype=float)[shown]

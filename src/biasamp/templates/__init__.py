@@ -18,6 +18,9 @@ slot                                renders as (he / she / they)
 ``{be}``, ``{was}``                 is / are, was / were, agreeing with the attribute when
                                     the set has ``agreement = true`` (compat: "they is")
 ``{verb:has|have}``                 any verb: singular | plural form ("they have")
+``{group}``, ``{group_noun}``       a group's term / term and person noun ("Asian",
+                                    "Asian person"): the slots of group templates, with
+                                    groups (``templates/attributes/``) as attributes
 ``{task}``                          the task word (occupation)
 ``{a}``                             "a" or "an" for the FOLLOWING word
 ==================================  ===============================================
@@ -43,7 +46,8 @@ The task words come from :func:`biasamp.tasks.load_tasks` (a shipped vocabulary,
 Modules: ``_slots`` (slot syntax; a/an, attribute forms, verb agreement), ``_model``
 (:class:`Template`, :class:`TemplateSet`, rendering), ``_checks`` (the rules of one
 template; bound tasks, groups), ``_loading`` (the TOML files), ``_prompts`` (sentences and
-prompts), ``_convert`` (the converters).
+prompts), ``_groups`` (attribute sets of groups, their realisations and pooling),
+``_convert`` (the converters).
 
 References
 ----------
@@ -59,26 +63,53 @@ from __future__ import annotations
 
 from .._conventions import ATTRIBUTES, BLANK
 from ._convert import conversion_output, convert_winobias, convert_winogender
+from ._groups import (
+    GROUP_SLOTS,
+    AttributeSet,
+    Realisation,
+    attribute_sets_of,
+    group_realisations,
+    list_attribute_sets,
+    load_attribute_set,
+    pool_realisations,
+    word_groups,
+)
 from ._loading import list_template_sets, load_template_set
 from ._model import Template, TemplateSet
-from ._prompts import build_prompts, render_sentences, resolve_attributes, template_tasks
+from ._prompts import (
+    build_prompts,
+    realisations,
+    render_sentences,
+    resolve_attributes,
+    template_tasks,
+)
 
 #: The benchmark converters (``biasamp templates convert NAME PATH``): name -> function.
 CONVERTERS = {"winogender": convert_winogender, "winobias": convert_winobias}
 
 __all__ = [
     "ATTRIBUTES",
+    "AttributeSet",
+    "attribute_sets_of",
     "BLANK",
     "CONVERTERS",
+    "GROUP_SLOTS",
+    "Realisation",
     "Template",
     "TemplateSet",
     "build_prompts",
     "conversion_output",
     "convert_winobias",
     "convert_winogender",
+    "group_realisations",
+    "list_attribute_sets",
+    "load_attribute_set",
+    "pool_realisations",
+    "realisations",
     "list_template_sets",
     "load_template_set",
     "render_sentences",
     "resolve_attributes",
     "template_tasks",
+    "word_groups",
 ]

@@ -22,8 +22,17 @@ from .._conventions import ATTRIBUTE_TO_TASK, ATTRIBUTES, BLANK, DIRECTIONS, TAS
 from .._errors import BiasampError
 from .._registry import did_you_mean
 from ..tasks import task_aliases
+from ._groups import Realisation, uses_groups
 from ._model import Template, masked_indexes, render_parts
-from ._slots import ATTRIBUTE_FORMS, CONTEXTS, SLOTS, Slot, dependent_indexes, resolve_ref
+from ._slots import (
+    ATTRIBUTE_FORMS,
+    CONTEXTS,
+    GROUP_SLOTS,
+    SLOTS,
+    Slot,
+    dependent_indexes,
+    resolve_ref,
+)
 
 __all__ = [
     "check_bindings",
@@ -56,11 +65,16 @@ def _check_slots(t: Template, where: str) -> None:
             f"{where}: text must contain the {{task}} slot exactly once; "
             f"got {names.count('task')} in {t.text!r}"
         )
-    if not any(n in ATTRIBUTE_FORMS for n in names):
-        *rest, last = ("{" + s + "}" for s in ATTRIBUTE_FORMS)
+    if not any(n in ATTRIBUTE_FORMS or n in GROUP_SLOTS for n in names):
+        *rest, last = ("{" + s + "}" for s in (*ATTRIBUTE_FORMS, *GROUP_SLOTS))
         raise BiasampError(
             f"{where}: text must contain an attribute slot ({', '.join(rest)} "
             f"or {last}); got {t.text!r}"
+        )
+    if any(n in GROUP_SLOTS for n in names) and any(n in ATTRIBUTE_FORMS for n in names):
+        raise BiasampError(
+            f"{where}: text mixes pronoun slots and group slots ({{group}}, {{group_noun}}); "
+            f"a template realises pronouns or groups, not both: {t.text!r}"
         )
     kinds = [p.kind for p in t.parts if isinstance(p, Slot)]
     if "verb" in kinds and "attribute" not in names:
@@ -182,7 +196,8 @@ def check_template(t: Template, agreement: bool, article: str, where: str) -> No
         _check_coverage(t, direction, agreement, where)
         _check_span(t, direction, where)
     # a trial rendering catches the rest (e.g. an article with no following word)
-    for attribute in ATTRIBUTES:
+    trial = ATTRIBUTES if not uses_groups(t) else (Realisation("trial", "Asian", "person"),)
+    for attribute in trial:
         render_parts(
             t, attribute, t.tasks[0] if t.tasks else "nurse", agreement=agreement, article=article
         )

@@ -84,7 +84,7 @@ def list_template_sets() -> list[str]:
     Examples
     --------
     >>> list_template_sets()
-    ['adjectives', 'adjectives-large', 'lu2019', 'lu2019-extended', 'wang2021', 'winobias', 'winogender']
+    ['adjectives', 'adjectives-large', 'groups', 'lu2019', 'lu2019-extended', 'wang2021', 'winobias', 'winogender']
     """
     return sorted(TEMPLATE_SETS.names())
 

@@ -15,7 +15,14 @@ from .._registry import did_you_mean, unknown_name
 from .._validation import Constraint, check
 from ._slots import ATTRIBUTE_FORMS, VERB_FORMS, Slot, article_for, resolve_ref, verb_form
 
-__all__ = ["Template", "TemplateSet", "attribute_hint", "masked_indexes", "render_parts"]
+__all__ = [
+    "Template",
+    "TemplateSet",
+    "attribute_form",
+    "attribute_hint",
+    "masked_indexes",
+    "render_parts",
+]
 
 _WORD_RE = re.compile(r"\S+")
 
@@ -232,10 +239,23 @@ class TemplateSet:
 # ---------------------------------------------------------------------------------------
 
 
-def _surface(slot: Slot, attribute: str, task: str, agreement: bool) -> str:
+def attribute_form(slot: str, attribute) -> str:
+    """The rendering of attribute slot ``slot`` for a pronoun (a name) or a group's realisation
+    (:class:`~biasamp.templates._groups.Realisation`); a slot of the other kind is an error."""
+    if not isinstance(attribute, str):
+        return attribute.form(slot)
+    if slot not in ATTRIBUTE_FORMS:
+        raise BiasampError(
+            f"the pronoun {attribute!r} has no realisation for the group slot {{{slot}}}: "
+            "probe a group template set with groups (e.g. attributes = white,black,asian)"
+        )
+    return ATTRIBUTE_FORMS[slot][attribute]
+
+
+def _surface(slot: Slot, attribute, task: str, agreement: bool) -> str:
     kind = slot.kind
     if kind == "attribute":
-        text = ATTRIBUTE_FORMS[slot.name][attribute]
+        text = attribute_form(slot.name, attribute)
     elif kind == "verb":
         text = verb_form(slot.forms or VERB_FORMS[slot.name], attribute, agreement)
     elif kind == "task":
@@ -245,10 +265,9 @@ def _surface(slot: Slot, attribute: str, task: str, agreement: bool) -> str:
     return text[:1].upper() + text[1:] if slot.capital else text
 
 
-def render_parts(
-    t: Template, attribute: str, task: str, *, agreement: bool, article: str
-) -> list[str]:
-    """Render every part of ``t`` to a string (articles chosen by the following word)."""
+def render_parts(t: Template, attribute, task: str, *, agreement: bool, article: str) -> list[str]:
+    """Render every part of ``t`` to a string (articles chosen by the following word);
+    ``attribute``: a pronoun or a group's realisation."""
     out: list[str | None] = []
     for p in t.parts:
         if isinstance(p, Slot):

@@ -10,10 +10,16 @@ import pandas as pd
 from .._conventions import ATTRIBUTES, BLANK, TASK_TO_ATTRIBUTE, canonical_direction
 from .._errors import BiasampError
 from ..tasks import TaskVocabulary, load_tasks, task_aliases
+from ._groups import group_realisations, groups_listing, realisations, shipped_groups
 from ._loading import load_template_set
 from ._model import Template, TemplateSet, attribute_hint, masked_indexes, render_parts
 
-__all__ = ["build_prompts", "render_sentences", "resolve_attributes", "template_tasks"]
+__all__ = [
+    "build_prompts",
+    "render_sentences",
+    "resolve_attributes",
+    "template_tasks",
+]
 
 _PROMPT_COLUMNS = ["template_id", "direction", "attribute", "task", "prompt", "candidates"]
 _SENTENCE_COLUMNS = ["template_id", "attribute", "task", "sentence"]
@@ -25,8 +31,11 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
     Parameters
     ----------
     spec : str or iterable of str
-        Comma-separated names or a sequence; at least two distinct attributes out of
-        ``he``, ``she``, ``they``. Order is kept (it is the column order downstream).
+        Comma-separated names or a sequence; at least two distinct attributes: pronouns out
+        of ``he``, ``she``, ``they``, or groups of the shipped attribute sets (``white``,
+        ``black``, ``asian``; ``hispanic``, ``not-hispanic``; ``black-woman``, ...; see
+        ``templates/attributes/``), never both. Order is kept (it is the column order
+        downstream).
 
     Returns
     -------
@@ -38,6 +47,8 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
     ['he', 'she', 'they']
     >>> resolve_attributes(["she", "he"])
     ['she', 'he']
+    >>> resolve_attributes("white,black,asian")
+    ['white', 'black', 'asian']
     """
     if isinstance(spec, str):
         items = [s.strip() for s in spec.split(",")]
@@ -47,15 +58,17 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
         raise BiasampError(f"attributes must be a comma-separated string or a list; got {spec!r}")
     allowed = "{" + ", ".join(map(repr, ATTRIBUTES)) + "}"
     for a in items:
-        if not isinstance(a, str) or a not in ATTRIBUTES:
+        if not isinstance(a, str) or (a not in ATTRIBUTES and a not in shipped_groups()):
             raise BiasampError(
                 f"attributes must be a subset of {allowed}; got {a!r}"
-                f"{attribute_hint(a)} in {spec!r}"
+                f"{attribute_hint(a)} in {spec!r} (or groups of one attribute set, which "
+                f"have realisations: {groups_listing()})"
             )
     if len(set(items)) != len(items):
         raise BiasampError(f"attributes must not repeat a name; got {spec!r}")
     if len(items) < 2:
         raise BiasampError(f"attributes must name at least two attributes; got {spec!r}")
+    group_realisations(items)  # pronouns and groups are not mixed
     return items
 
 
@@ -203,7 +216,10 @@ def build_prompts(
         template bound to its own tasks (``task = ...``) gives task->attribute rows for
         those tasks only, its sentence spelling the task as the template does (see
         :func:`template_tasks`); a bound template none of whose tasks is in the
-        vocabulary gives no rows.
+        vocabulary gives no rows. Groups (:func:`realisations`): a task->attribute row has a
+        candidate per realisation, group by group in ``attributes`` order (a per-attribute
+        template: a row per realisation), an attribute->task row per (template, group,
+        realisation); :func:`~biasamp.templates._groups.pool_realisations` pools them.
 
     Raises
     ------
@@ -225,6 +241,7 @@ def build_prompts(
     direction = canonical_direction(direction)
     tset = _as_set(template_set)
     attrs = resolve_attributes(attributes)
+    forms = realisations(tset, attrs)
     words = _task_words(tasks)
     covered = template_tasks(tset, words)
     _check_covered(tset, words, covered)
@@ -235,19 +252,25 @@ def build_prompts(
             continue
         if direction != TASK_TO_ATTRIBUTE:
             for a in attrs:
-                prompt, spans = _shared_prompt(
-                    t, direction, [(a, task) for task in words], tset, varying="task"
-                )
-                rows.append((t.id, direction, a, None, prompt, spans))
+                for r in forms[a]:
+                    prompt, spans = _shared_prompt(
+                        t, direction, [(r, task) for task in words], tset, varying="task"
+                    )
+                    rows.append((t.id, direction, a, None, prompt, spans))
         elif t.context == "per-attribute":
             for word, spelled in own:
                 for a in attrs:
-                    prompt, span = _masked(t, direction, a, spelled, tset=tset)
-                    rows.append((t.id, direction, a, word, prompt, (span,)))
+                    for r in forms[a]:
+                        prompt, span = _masked(t, direction, r, spelled, tset=tset)
+                        rows.append((t.id, direction, a, word, prompt, (span,)))
         else:
             for word, spelled in own:
                 prompt, spans = _shared_prompt(
-                    t, direction, [(a, spelled) for a in attrs], tset, varying="attribute"
+                    t,
+                    direction,
+                    [(r, spelled) for a in attrs for r in forms[a]],
+                    tset,
+                    varying="attribute",
                 )
                 rows.append((t.id, direction, None, word, prompt, spans))
     return _frame(rows, _PROMPT_COLUMNS, object_cols=("attribute", "task", "candidates"))
@@ -282,7 +305,7 @@ def render_sentences(
     -------
     pandas.DataFrame
         Columns ``template_id, attribute, task, sentence``; one row per (template,
-        attribute, task), in that nesting order (a bound template: its own tasks only,
+        attribute, realisation of a group, task), in that nesting order (a bound template: its own tasks only,
         spelled in the sentence as the template does).
 
     Examples
@@ -293,6 +316,7 @@ def render_sentences(
     """
     tset = _as_set(template_set)
     attrs = resolve_attributes(attributes)
+    forms = realisations(tset, attrs)
     words = _task_words(tasks)
     covered = template_tasks(tset, words)
     rows = [
@@ -300,10 +324,11 @@ def render_sentences(
             t.id,
             a,
             word,
-            "".join(render_parts(t, a, spelled, agreement=tset.agreement, article=tset.article)),
+            "".join(render_parts(t, r, spelled, agreement=tset.agreement, article=tset.article)),
         )
         for t in tset.templates
         for a in attrs
+        for r in forms[a]
         for word, spelled in covered[t.id]
     ]
     return _frame(rows, _SENTENCE_COLUMNS, object_cols=())

@@ -30,6 +30,7 @@ __all__ = [
     "ARTICLE_RULES",
     "ATTRIBUTE_FORMS",
     "CONTEXTS",
+    "GROUP_SLOTS",
     "PRONOUN_CASES",
     "SLOTS",
     "Slot",
@@ -61,6 +62,10 @@ ATTRIBUTE_FORMS = MappingProxyType(
         "attribute_noun": MappingProxyType({"he": "man", "she": "woman", "they": "person"}),
     }
 )
+
+#: The slots a group renders (``biasamp.templates._groups``): its term ("Asian") and the term
+#: with the set's person noun ("Asian person"). A template uses pronoun slots or group slots.
+GROUP_SLOTS = ("group", "group_noun")
 
 #: The pronoun case of each pronoun slot (nominative: "he did it", accusative: "I saw him",
 #: possessive determiner: "his car", possessive pronoun: "the car is his", reflexive).
@@ -167,7 +172,7 @@ def verb_form(forms: tuple[str, str], attribute: str, agreement: bool) -> str:
     ('are', 'wants')
     """
     singular, plural = forms
-    return plural if (agreement and attribute == "they") else singular
+    return plural if (agreement and attribute == "they") else singular  # a group: singular
 
 
 def article_for(word: str, rule: str) -> str:
@@ -223,6 +228,7 @@ def indefinite_article(word: str, *, rule: str = "sound") -> str:
 SLOT_KINDS = MappingProxyType(
     {
         **dict.fromkeys(ATTRIBUTE_FORMS, "attribute"),
+        **dict.fromkeys(GROUP_SLOTS, "attribute"),
         **dict.fromkeys(VERB_FORMS, "verb"),
         "verb": "verb",
         "task": "task",

@@ -1,0 +1,229 @@
+"""Labor base rates for groups from BLS CPS Table 11 (2022): ``labor-2022-race`` (White, Black
+or African American, Asian), ``labor-2022-ethnicity`` (Hispanic or Latino vs not: an ethnicity,
+any race, never mixed into the race set) and ``labor-2022-gender-race-independent`` (gender x
+race under the named, warned assumption that gender and race are independent within an
+occupation: Table 11 has no such table; a user's own is ``file:PATH.csv``).
+
+The occupations are the WinoBias words mapped to one Table 11 row each, as for ``labor-2022``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import lru_cache
+
+import pandas as pd
+
+from .._errors import IndependenceAssumptionWarning
+from ._table import (
+    BaseRateSource,
+    BaseRateTable,
+    MissingEntriesError,
+    data_file,
+    file_entry,
+    select_entries,
+)
+
+__all__ = ["Labor2022EthnicitySource", "Labor2022GenderRaceSource", "Labor2022RaceSource"]
+
+_MAPPING = "winobias40_to_bls_2020_2022.csv"
+_TABLE = "bls_cpsaat11_2022_clean.csv"
+
+#: The race groups and their Table 11 columns (percent of the employed).
+RACE_COLUMNS = {
+    "white": "pct_white",
+    "black": "pct_black_or_african_american",
+    "asian": "pct_asian",
+}
+ETHNICITY_GROUPS = ("hispanic", "not-hispanic")
+GENDERS = {"woman": "pct_women", "man": None}  # man: 100 - pct_women
+
+_CITATION = {
+    "year": 2022,
+    "citation": "U.S. Bureau of Labor Statistics, Current Population Survey, Table 11 "
+    "(2022 annual averages): employed persons by detailed occupation, sex, race, and "
+    "Hispanic or Latino ethnicity",
+    "url": "https://www.bls.gov/cps/cpsaat11.htm",
+    "license": "US federal government work (public domain)",
+}
+
+
+@lru_cache(maxsize=1)
+def _rows() -> tuple[pd.DataFrame, list[str]]:
+    """Per mapped WinoBias word: its Table 11 row (employed, percentages); the unmapped words."""
+    m = pd.read_csv(data_file(_MAPPING), dtype=str)
+    bls = pd.read_csv(data_file(_TABLE), dtype={"occupation": str}).set_index("occupation")
+    keep = m[(m["mapping"] != "none") & m["bls_title"].notna()]
+    cols = ["total_employed_thousands", "pct_women", *RACE_COLUMNS.values()]
+    cols.append("pct_hispanic_or_latino")
+    rows = bls.loc[keep["bls_title"], cols].astype(float)
+    rows.index = pd.Index(keep["occupation"].tolist(), name="task")
+    rows.insert(0, "bls_title", keep["bls_title"].tolist())
+    return rows, m.loc[~m.index.isin(keep.index), "occupation"].tolist()
+
+
+def _files() -> list[dict]:
+    return [file_entry(data_file(_MAPPING)), file_entry(data_file(_TABLE))]
+
+
+def _refuse_other_kinds(attributes, source: str, *, allowed) -> None:
+    """One line naming the right source for a group of another kind."""
+    eth = [a for a in attributes if a in ETHNICITY_GROUPS]
+    inter = [a for a in attributes if "-" in a and a.rsplit("-", 1)[1] in GENDERS]
+    if eth and "hispanic" not in allowed:
+        raise MissingEntriesError(
+            source,
+            missing_attributes=eth,
+            attributes=allowed,
+            note="Hispanic or Latino is an ethnicity in CPS Table 11 (of any race), not a race: "
+            "a race source cannot hold it; probe it on its own against 'labor-2022-ethnicity'",
+        )
+    if inter:
+        raise MissingEntriesError(
+            source,
+            missing_attributes=inter,
+            attributes=allowed,
+            note="gender x race groups are not in CPS Table 11: give their table as "
+            "'file:PATH.csv', or name the assumption that gender and race are independent "
+            "within an occupation: 'labor-2022-gender-race-independent'",
+        )
+
+
+def _select(df: pd.DataFrame, tasks, attributes, source: str) -> pd.DataFrame:
+    _, none = _rows()
+    hit = [t for t in tasks if t in none]
+    return select_entries(
+        df,
+        tasks,
+        attributes,
+        source,
+        note=f"no single BLS 2022 row for {none} (mapping 'none')" if hit else "",
+    )
+
+
+def _table(joint, source, tasks, *, method: str, **extra) -> BaseRateTable:
+    rows, none = _rows()
+    prov = {
+        "name": source.name,
+        **_CITATION,
+        "method": method,
+        "no_bls_row": list(none),
+        "rows": {t: rows.loc[t, "bls_title"] for t in tasks if t in rows.index},
+        "files": _files(),
+        **extra,
+        "kind": "statistics",
+        "about": source.about,
+    }
+    return BaseRateTable(joint, provenance=prov)
+
+
+class Labor2022RaceSource(BaseRateSource):
+    """employed x share of each race group (White, Black or African American, Asian), Table 11
+    2022, WinoBias -> BLS mapping. The three shares do not sum to 100 (other races and two or
+    more races): P(A|T) is renormalised over the groups probed, and the remainder per
+    occupation is in the provenance (``remainder_pct``). Hispanic or Latino is refused (an
+    ethnicity: ``labor-2022-ethnicity``), as are gender x race groups."""
+
+    name = "labor-2022-race"
+    description = "BLS CPS 2022 Table 11: White / Black / Asian shares (35 WinoBias occupations)"
+    about = (
+        "US labor statistics (BLS CPS Table 11, 2022): employed x share of White, Black or "
+        "African American and Asian workers, renormalised over the groups probed"
+    )
+
+    def _table(self, tasks, attributes, direction):
+        _refuse_other_kinds(attributes, self.name, allowed=list(RACE_COLUMNS))
+        rows, _ = _rows()
+        df = pd.DataFrame(
+            {g: rows["total_employed_thousands"] * rows[c] / 100.0 for g, c in RACE_COLUMNS.items()}
+        )
+        joint = _select(df, tasks, attributes, self.name)
+        shown = sum(rows[RACE_COLUMNS[a]] for a in attributes)
+        remainder = (100.0 - shown).round(6)
+        return _table(
+            joint,
+            self,
+            tasks,
+            method="joint[t, g] = employed_thousands * pct_g / 100 of the mapped Table 11 row, "
+            "for g in white, black (Black or African American), asian; renormalised over the "
+            "groups probed",
+            remainder_pct={t: float(remainder[t]) for t in tasks if t in remainder.index},
+            remainder_note="percent of each occupation's employed in none of the groups probed "
+            "(other races, two or more races; Table 11's race columns overlap no other way)",
+        )
+
+
+class Labor2022EthnicitySource(BaseRateSource):
+    """employed x share Hispanic or Latino (``hispanic``) and the rest (``not-hispanic``),
+    Table 11 2022: an ethnicity (any race), never mixed with the race groups."""
+
+    name = "labor-2022-ethnicity"
+    description = "BLS CPS 2022 Table 11: Hispanic or Latino vs not (35 WinoBias occupations)"
+    about = (
+        "US labor statistics (BLS CPS Table 11, 2022): employed x share of Hispanic or "
+        "Latino workers (any race) and the rest"
+    )
+
+    def _table(self, tasks, attributes, direction):
+        race = [a for a in attributes if a in RACE_COLUMNS]
+        if race:
+            raise MissingEntriesError(
+                self.name,
+                missing_attributes=race,
+                attributes=list(ETHNICITY_GROUPS),
+                note="Hispanic or Latino is an ethnicity (of any race): race groups are "
+                "another partition of the same workers; probe them against 'labor-2022-race'",
+            )
+        _refuse_other_kinds(attributes, self.name, allowed=list(ETHNICITY_GROUPS))
+        rows, _ = _rows()
+        emp, pct = rows["total_employed_thousands"], rows["pct_hispanic_or_latino"] / 100.0
+        df = pd.DataFrame({"hispanic": emp * pct, "not-hispanic": emp * (1.0 - pct)})
+        return _table(
+            _select(df, tasks, attributes, self.name),
+            self,
+            tasks,
+            method="joint[t, hispanic] = employed_thousands * pct_hispanic_or_latino / 100, "
+            "joint[t, not-hispanic] = employed_thousands * (1 - pct_hispanic_or_latino / 100)",
+        )
+
+
+class Labor2022GenderRaceSource(BaseRateSource):
+    """Gender x race under an ASSUMPTION: within each occupation, gender and race are taken as
+    independent (joint = employed x share of the gender x share of the race), because CPS
+    Table 11 gives the two margins, not their joint. Warned (:class:`IndependenceAssumptionWarning`)
+    and written in the provenance and in every report; a real table: ``file:PATH.csv``."""
+
+    name = "labor-2022-gender-race-independent"
+    description = "ASSUMED independence: BLS 2022 gender share x race share per occupation (warned)"
+    about = (
+        "ASSUMPTION, not a measurement: gender and race taken as independent within each "
+        "occupation (BLS CPS Table 11, 2022: share of women or men x share of the race group); "
+        "supply a real gender x race table as file:PATH.csv"
+    )
+
+    def _table(self, tasks, attributes, direction):
+        rows, _ = _rows()
+        emp = rows["total_employed_thousands"]
+        women = rows["pct_women"] / 100.0
+        df = pd.DataFrame(
+            {
+                f"{g}-{sex}": emp * (women if sex == "woman" else 1.0 - women) * rows[c] / 100.0
+                for g, c in RACE_COLUMNS.items()
+                for sex in GENDERS
+            }
+        )
+        joint = _select(df, tasks, attributes, self.name)
+        warnings.warn(
+            f"base-rate source {self.name!r} ASSUMES gender and race are independent within "
+            "each occupation (CPS Table 11 has no gender x race table); the report says so",
+            IndependenceAssumptionWarning,
+            stacklevel=2,
+        )
+        return _table(
+            joint,
+            self,
+            tasks,
+            method="joint[t, race-sex] = employed_thousands * share of sex * pct_race / 100 "
+            "(independence of gender and race within the occupation ASSUMED)",
+            assumption="gender and race are independent within each occupation",
+        )

@@ -1,0 +1,346 @@
+"""Groups as attributes: the attribute sets of ``templates/attributes/*.toml`` (race, ethnicity,
+gender x race), each group with its realisations, and the pooling of realisations into one
+probability per group.
+
+A group is an attribute like ``he`` or ``she``, but where a pronoun has one surface form per slot,
+a group has several *realisations* ("Black", "black", "African American"): a template's slot
+``{group}`` renders the term, ``{group_noun}`` the term and the set's person noun ("Black
+person"; "Black woman" in the gender x race set). Every realisation is scored; a group's
+probability is the sum over its realisations' probabilities, renormalised over the groups
+(task->attribute: the candidates of one prompt), as the paper sums over a pronoun's forms; for
+attribute->task, P(task | group) is the mean over the group's realisations of P(task | its
+prompt) (each realisation is its own prompt). :func:`pool_realisations` does both, before the
+probability tables are built, so everything downstream sees one column per group.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+import pandas as pd
+
+from .._conventions import ATTRIBUTE_TO_TASK, ATTRIBUTES, TASK_TO_ATTRIBUTE
+from .._errors import BiasampError
+from .._files import (
+    check_keys,
+    check_metadata,
+    data_dir,
+    read_toml,
+    resolve_name_or_path,
+    sha256_bytes,
+)
+from .._registry import Registry, did_you_mean
+from ._slots import GROUP_SLOTS
+
+__all__ = [
+    "ATTRIBUTE_SETS",
+    "AttributeSet",
+    "GROUP_SLOTS",
+    "Realisation",
+    "attribute_sets_of",
+    "group_realisations",
+    "groups_listing",
+    "shipped_groups",
+    "word_groups",
+    "list_attribute_sets",
+    "load_attribute_set",
+    "pool_realisations",
+]
+
+#: What the groups of a set partition (the base-rate sources read it).
+KINDS = ("race", "ethnicity", "gender-race")
+
+_SET_REQUIRED = ("name", "description", "source", "year", "license", "kind", "noun")
+_SET_OPTIONAL = ("url", "notes")
+_GROUP_KEYS = ("terms", "noun", "description")
+
+
+@dataclass(frozen=True)
+class Realisation:
+    """One surface form of a group: its term and its person noun.
+
+    >>> r = Realisation("asian", "Asian", "person")
+    >>> r.form("group"), r.form("group_noun")
+    ('Asian', 'Asian person')
+    """
+
+    group: str
+    term: str
+    noun: str
+
+    def form(self, slot: str) -> str:
+        """The rendering of a group slot (:data:`GROUP_SLOTS`)."""
+        forms = dict(zip(GROUP_SLOTS, (self.term, f"{self.term} {self.noun}")))
+        if slot in forms:
+            return forms[slot]
+        raise BiasampError(
+            f"group {self.group!r} has no realisation for the pronoun slot {{{slot}}}: a group "
+            "renders {group} and {group_noun} only; probe groups with a group template set "
+            "(templates = 'groups')"
+        )
+
+
+@dataclass(frozen=True)
+class AttributeSet:
+    """A named set of groups (one TOML file): group -> its realisations, in file order."""
+
+    name: str
+    description: str
+    kind: str
+    groups: MappingProxyType
+    provenance: dict
+    sha256: str
+    path: Path
+
+
+def _scan(registry: Registry) -> None:
+    for path in sorted(data_dir("templates").glob("attributes/*.toml")):
+        registry.register(path.stem, path)
+
+
+#: Shipped attribute sets: name -> TOML path (``templates/attributes/*.toml``).
+ATTRIBUTE_SETS = Registry("attribute set", loader=_scan)
+
+
+def list_attribute_sets() -> list[str]:
+    """Names of the shipped attribute sets.
+
+    >>> list_attribute_sets()
+    ['ethnicity', 'gender-race', 'race']
+    """
+    return sorted(ATTRIBUTE_SETS.names())
+
+
+def _realisations(name: str, entry: dict, noun: str, where: str) -> tuple:
+    check_keys(entry, _GROUP_KEYS, ("terms",), where)
+    terms = entry["terms"]
+    if not isinstance(terms, list) or not all(isinstance(t, str) for t in terms):
+        raise BiasampError(f"{where}: terms must be a list of strings; got {terms!r}")
+    if not terms:
+        raise BiasampError(
+            f"{where}: group {name!r} has no realisation (terms = []); give at least one term"
+        )
+    bad = [t for t in terms if not t.strip() or t != t.strip() or any(c in t for c in "{}[]")]
+    if bad or len(set(terms)) != len(terms):
+        raise BiasampError(
+            f"{where}: terms must be distinct, non-empty, without surrounding spaces, braces "
+            f"or brackets; got {terms!r}"
+        )
+    own = entry.get("noun", noun)
+    if not isinstance(own, str) or not own.strip():
+        raise BiasampError(f"{where}: noun must be a non-empty string; got {own!r}")
+    return tuple(Realisation(name, t, own) for t in terms)
+
+
+def load_attribute_set(name_or_path: str | os.PathLike) -> AttributeSet:
+    """Load a shipped attribute set by name or any attribute-set TOML file by path.
+
+    The format (``templates/README.md``): a ``[set]`` table (``name``, ``description``,
+    ``source``, ``year``, ``license``, ``kind`` in :data:`KINDS`, ``noun``: the person noun of
+    ``{group_noun}``) and one ``[groups.NAME]`` table per group (``terms``: its realisations,
+    at least one; optional ``noun``, ``description``).
+
+    >>> s = load_attribute_set("race")
+    >>> list(s.groups), [r.term for r in s.groups["black"]]
+    (['white', 'black', 'asian'], ['Black', 'black', 'African American'])
+    """
+    path = resolve_name_or_path(name_or_path, ATTRIBUTE_SETS, "attribute set")
+    where_file = f"attribute set {str(path)!r}"
+    doc, data = read_toml(path, "attribute set")
+    check_keys(doc, ("set", "groups"), ("set", "groups"), where_file)
+    meta = check_keys(doc["set"], _SET_REQUIRED + _SET_OPTIONAL, _SET_REQUIRED, where_file)
+    check_metadata(meta, where_file)
+    if meta["kind"] not in KINDS:
+        raise BiasampError(f"{where_file}: kind must be one of {KINDS}; got {meta['kind']!r}")
+    groups = doc["groups"]
+    if not isinstance(groups, dict) or len(groups) < 2:
+        raise BiasampError(f"{where_file}: [groups] must hold at least two groups")
+    out = {}
+    for name, entry in groups.items():
+        if name in ATTRIBUTES:
+            raise BiasampError(f"{where_file}: a group may not be named like a pronoun: {name!r}")
+        out[name] = _realisations(name, entry, meta["noun"], f"{where_file} [groups.{name}]")
+    return AttributeSet(
+        name=meta["name"],
+        description=meta["description"],
+        kind=meta["kind"],
+        groups=MappingProxyType(out),
+        provenance={**meta, "file": str(path), "sha256": sha256_bytes(data)},
+        sha256=sha256_bytes(data),
+        path=path,
+    )
+
+
+def word_groups(name_or_path: str | os.PathLike) -> dict[str, list[str]]:
+    """The word groups of ``biasamp count`` (``--groups race``) from an attribute set: per
+    group its terms, lower-cased (the counting rules match case-insensitively), once each;
+    where groups share terms (gender x race) the term with its noun ("black woman").
+
+    >>> word_groups("race")["black"]
+    ['black', 'african american']
+    >>> word_groups("gender-race")["asian-man"]
+    ['asian man', 'asian american man']
+    """
+    s = load_attribute_set(name_or_path)
+    terms = [t for rs in s.groups.values() for t in {r.term.lower() for r in rs}]
+    shared = len(set(terms)) < len(terms)  # a term of two groups: say the noun too
+    return {
+        g: list(dict.fromkeys(r.form("group_noun" if shared else "group").lower() for r in rs))
+        for g, rs in s.groups.items()
+    }
+
+
+def groups_listing() -> str:
+    """``"ethnicity: hispanic, not-hispanic; ..."``: every shipped group, by set."""
+    return "; ".join(
+        f"{s}: {', '.join(load_attribute_set(s).groups)}" for s in list_attribute_sets()
+    )
+
+
+@lru_cache(maxsize=1)
+def shipped_groups() -> MappingProxyType:
+    """Group name -> its shipped set (names are unique across the shipped sets)."""
+    out: dict[str, AttributeSet] = {}
+    for set_name in list_attribute_sets():
+        s = load_attribute_set(set_name)
+        for g in s.groups:
+            out.setdefault(g, s)
+    return MappingProxyType(out)
+
+
+def uses_groups(t) -> bool:
+    """Whether template ``t`` realises groups (``{group}``, ``{group_noun}``), not pronouns."""
+    return any(n in GROUP_SLOTS for n in t.slot_names())
+
+
+def group_realisations(attributes) -> dict[str, tuple] | None:
+    """Each attribute's realisations: None when every attribute is a pronoun (one form per
+    slot, as ever), else group -> its :class:`Realisation` tuple from the shipped sets.
+
+    Raises :class:`BiasampError` for a name that is neither a pronoun nor a shipped group (it
+    has no realisation) and for pronouns mixed with groups.
+
+    >>> group_realisations(["he", "she"]) is None
+    True
+    >>> {g: len(r) for g, r in group_realisations(["white", "black"]).items()}
+    {'white': 2, 'black': 3}
+    """
+    attributes = list(attributes)
+    pronouns = [a for a in attributes if a in ATTRIBUTES]
+    if len(pronouns) == len(attributes):
+        return None
+    known = shipped_groups()
+    for a in attributes:
+        if a not in ATTRIBUTES and a not in known:
+            raise BiasampError(
+                f"attributes: {a!r} has no realisation: it is neither a pronoun "
+                f"({', '.join(ATTRIBUTES)}) nor a group of a shipped attribute set "
+                f"({groups_listing()})"
+                f"{did_you_mean(a, [*ATTRIBUTES, *known])}"
+            )
+    if pronouns:
+        raise BiasampError(
+            f"attributes must be all pronouns or all groups; got pronouns {pronouns} with "
+            f"groups {[a for a in attributes if a not in ATTRIBUTES]}"
+        )
+    return {a: known[a].groups[a] for a in attributes}
+
+
+def realisations(template_set, attributes) -> dict[str, tuple]:
+    """Each attribute's realisations in ``template_set``: a pronoun is its one name, a group
+    its terms (:func:`group_realisations`); ``template_set``: a loaded set, a name or a path; a set whose templates
+    realise the other kind is refused (its groups or pronouns would have no realisation).
+
+    >>> {a: len(r) for a, r in realisations("groups", ["white", "black"]).items()}
+    {'white': 2, 'black': 3}
+    """
+    if isinstance(template_set, (str, os.PathLike)):
+        from ._loading import load_template_set  # _loading imports this module
+
+        template_set = load_template_set(template_set)
+    tset = template_set
+    attrs = list(attributes)
+    groups = group_realisations(attrs)
+    kinds = {uses_groups(t) for t in tset.templates}
+    if groups is not None and False in kinds:
+        raise BiasampError(
+            f"attributes: the groups {attrs} have no realisation in template set "
+            f"{tset.name!r}, whose templates realise pronouns ({{attribute}}, ...); use a "
+            "group template set (templates = 'groups')"
+        )
+    if groups is None and True in kinds:
+        raise BiasampError(
+            f"attributes: the pronouns {attrs} have no realisation in template set "
+            f"{tset.name!r}, whose templates realise groups ({{group}}, {{group_noun}}); probe "
+            "groups (e.g. attributes = white,black,asian) or a pronoun template set"
+        )
+    return groups if groups is not None else {a: (a,) for a in attrs}
+
+
+def attribute_sets_of(attributes) -> list[dict]:
+    """The provenance (name, file, sha256, source, license, kind) of the sets the groups of
+    ``attributes`` come from; ``[]`` for pronouns."""
+    if group_realisations(attributes) is None:
+        return []
+    known = shipped_groups()
+    sets = {known[a].name: known[a] for a in attributes}
+    return [
+        {k: s.provenance[k] for k in ("name", "kind", "source", "license", "year", "sha256")}
+        for s in sets.values()
+    ]
+
+
+def pool_realisations(
+    direction: str, prompts: pd.DataFrame, prob: list, log_prob: list, *, sizes: dict
+) -> tuple[pd.DataFrame, list, list]:
+    """Scored prompt rows of realisations -> rows of groups (one probability per group).
+
+    Parameters
+    ----------
+    direction : str
+        The canonical direction of ``prompts``.
+    prompts : DataFrame
+        :func:`~biasamp.templates.build_prompts`' rows of groups with realisations.
+    prob, log_prob : list
+        Per row, the candidates' renormalised and raw log probabilities.
+    sizes : dict
+        Group -> its number of realisations, in attribute order.
+
+    Returns
+    -------
+    (rows, prob, log_prob)
+        task->attribute (one prompt, a candidate per realisation): per group the sum of its
+        realisations' probabilities (so the groups sum to 1) and the log of the sum of their
+        raw probabilities; a ``per-attribute`` row per realisation: one row per group, the log
+        of the sum (the groups are renormalised downstream). attribute->task (a prompt per
+        realisation): per (template, group) the mean of the realisations' P(task | prompt)
+        and the log of the mean of their raw probabilities.
+    """
+    counts = np.asarray(list(sizes.values()))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    if direction == TASK_TO_ATTRIBUTE and prompts["attribute"].isna().all():
+        out_p = [np.add.reduceat(np.asarray(p, dtype=np.float64), starts) for p in prob]
+        out_lp = [
+            np.array([np.logaddexp.reduce(lp[s : s + n]) for s, n in zip(starts, counts)])
+            for lp in (np.asarray(x, dtype=np.float64) for x in log_prob)
+        ]
+        return prompts, out_p, out_lp
+    keys = ["template_id", "attribute"] + (["task"] if direction == TASK_TO_ATTRIBUTE else [])
+    frame = prompts.reset_index(drop=True)
+    rows, out_p, out_lp = [], [], []
+    for _, idx in frame.groupby(keys, sort=False).indices.items():
+        rows.append(idx[0])
+        lp = np.stack([np.asarray(log_prob[i], dtype=np.float64) for i in idx])
+        if direction == ATTRIBUTE_TO_TASK:
+            out_p.append(np.mean([np.asarray(prob[i], dtype=np.float64) for i in idx], axis=0))
+            out_lp.append(np.logaddexp.reduce(lp, axis=0) - math.log(len(idx)))
+        else:
+            out_p.append(np.ones(1))
+            out_lp.append(np.logaddexp.reduce(lp[:, :1], axis=0))
+    return frame.iloc[rows].reset_index(drop=True), out_p, out_lp
