@@ -22,41 +22,9 @@ __all__ = [
     "split_sentences",
 ]
 
-_ABBREVIATIONS = (
-    "Mr",
-    "Mrs",
-    "Ms",
-    "Dr",
-    "St",
-    "Jr",
-    "Sr",
-    "Prof",
-    "Gen",
-    "Col",
-    "Lt",
-    "Capt",
-    "Sgt",
-    "Rev",
-    "Gov",
-    "Sen",
-    "Rep",
-    "Inc",
-    "Co",
-    "Corp",
-    "Ltd",
-    "vs",
-    "etc",
-    "No",
-    "Nos",
-    "Mt",
-    "Ft",
-    "Vol",
-    "pp",
-    "ca",
-    "cf",
-    "e.g",
-    "i.e",
-    "approx",
+_ABBREVIATIONS = tuple(
+    "Mr Mrs Ms Dr St Jr Sr Prof Gen Col Lt Capt Sgt Rev Gov Sen Rep Inc Co Corp Ltd vs etc No"  # noqa: SIM905 - a word list
+    " Nos Mt Ft Vol pp ca cf e.g i.e approx".split()
 )
 
 
