@@ -8,7 +8,7 @@ import numpy as np
 
 from ._buffer import Buffer
 from ._matching import make_scanner, occupation_forms, trie_pattern
-from ._rule_base import DEFAULT_WORD_GROUPS, ByteTicker, CountingRule
+from ._rule_base import DEFAULT_WORD_GROUPS, CountingRule
 from ._sentences import HEADING, boundary_gaps, count_sentences, sentence_spans, split_sentences
 
 __all__ = ["DefaultRule"]
@@ -85,13 +85,7 @@ class DefaultRule(CountingRule):
                     kept += 1
         return counts, len(lines), n_sent, kept
 
-    def count_bytes(self, b, on_bytes=None):
-        counts = self._zeros()
-        buf = Buffer(b)
-        tick = ByteTicker(on_bytes, len(b))
-        if not buf.n_lines:
-            tick.done()
-            return counts, 0, 0, 0
+    def _count_buffer(self, buf, counts, tick):
         skip = buf.blank_lines()
         skip[self._headings(buf, skip)] = True
         gaps = boundary_gaps(buf, skip)
@@ -104,8 +98,7 @@ class DefaultRule(CountingRule):
             if r is not None:
                 counts[r] += 1
                 kept += 1
-        tick.done()
-        return counts, buf.n_lines, n_sent, kept
+        return n_sent, kept
 
     @staticmethod
     def _headings(buf: Buffer, blank: np.ndarray) -> list[int]:

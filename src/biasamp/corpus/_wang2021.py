@@ -8,7 +8,7 @@ import numpy as np
 
 from ._buffer import Buffer, encode_text
 from ._matching import make_scanner, trie_pattern
-from ._rule_base import WANG2021_WORD_GROUPS, ByteTicker, CountingRule
+from ._rule_base import WANG2021_WORD_GROUPS, CountingRule
 
 __all__ = ["Wang2021Rule"]
 
@@ -72,13 +72,7 @@ class Wang2021Rule(CountingRule):
                     kept += 1
         return counts, len(lines), n_sent, kept
 
-    def count_bytes(self, b, on_bytes=None):
-        counts = self._zeros()
-        buf = Buffer(b)
-        tick = ByteTicker(on_bytes, len(b))
-        if not buf.n_lines:
-            tick.done()
-            return counts, 0, 0, 0
+    def _count_buffer(self, buf, counts, tick):
         a, b = buf.a, buf.b
         eq_lines = buf.lines_with(61)
         n_sent = int(np.count_nonzero(a == 46)) + buf.n_lines
@@ -113,8 +107,7 @@ class Wang2021Rule(CountingRule):
             if r is not None:
                 counts[r] += 1
                 kept += 1
-        tick.done()
-        return counts, buf.n_lines, n_sent, kept
+        return n_sent, kept
 
     def _decide(self, found: set, piece: str):
         """:meth:`match` given the occupations found in the piece (vocabulary order)."""
