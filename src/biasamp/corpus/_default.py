@@ -21,7 +21,7 @@ class DefaultRule(CountingRule):
     """Case-insensitive whole words in sentences from :func:`split_sentences`.
 
     The engine (:meth:`count_bytes`): blank and heading lines, and the sentences of the
-    other lines (:func:`count_boundaries_bytes`), are counted in numpy; the scanner finds
+    other lines (:func:`boundary_gaps`), are counted in numpy; the scanner finds
     the occupations' forms (ASCII case-insensitive, ``\\b`` checked on ASCII neighbours: a
     superset of the regex's matches); only the sentences holding such a candidate are
     decoded and decided by :meth:`match`.
