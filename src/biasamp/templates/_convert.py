@@ -146,43 +146,20 @@ def slot_text(name: str, capital: bool) -> str:
     return "{" + (name[0].upper() + name[1:] if capital else name) + "}"
 
 
-def set_toml(
-    kind: str,
-    meta: Mapping,
-    groups: Mapping,
-    source: str,
-    *,
-    tasks,
-    entries,
-    files,
-    summary,
-    losses,
-) -> str:
-    """The TOML file of a converted template set: header comments, ``[set]`` (``meta``, the
-    tasks, ``[set.groups]``), ``[set.converted]`` (tool, source files, counts, losses) and one
-    ``[[template]]`` per entry. ``kind`` names the converter, ``source`` the comment line that
-    says where the sentences come from."""
+def set_toml(kind: str, meta: Mapping, groups: Mapping, entries, *, source: str, converted) -> str:
+    """The TOML file of a converted template set: header comments (``source``: where the
+    sentences come from), ``[set]`` (``meta``), ``[set.groups]``, ``[set.converted]`` (the
+    tool, then ``converted``: source files, counts, losses), one ``[[template]]`` per entry."""
     out = [
         f"# Template set {meta['name']!r}. Format: templates/README.md.",
         f"{_GENERATED} {kind}` (biasamp.templates.convert_{kind})",
         source,
         "# Do not edit by hand: re-run the converter on a newer release instead.",
-        "",
-        "[set]",
     ]
-    out += [f"{k} = {toml_value(v)}" for k, v in meta.items()]
-    out += [f"tasks = {toml_value(tasks)}", "", "[set.groups]"]
-    out += [f"{k} = {toml_value(v)}" for k, v in groups.items()]
-    out += [
-        "",
-        "[set.converted]",
-        f'tool = "biasamp templates convert {kind}"',
-        f"files = {toml_value(files)}",
-        f"counts = {toml_value(summary)}",
-        f"lost = {toml_value(losses)}",
-    ]
-    for e in entries:
-        out += ["", "[[template]]"] + [f"{k} = {toml_value(v)}" for k, v in e.items()]
+    tool = {"tool": f"biasamp templates convert {kind}"}
+    tables = [("[set]", meta), ("[set.groups]", groups), ("[set.converted]", tool | converted)]
+    for title, table in tables + [("[[template]]", e) for e in entries]:
+        out += ["", title] + [f"{k} = {toml_value(v)}" for k, v in table.items()]
     return "\n".join(out) + "\n"
 
 
@@ -428,19 +405,10 @@ def convert_winogender(path: str | os.PathLike, *, name: str = "winogender") -> 
         "agreeing_verbs": dict(counts["verbs"]),
         "groups": {g: sum(g in e["groups"] for e in entries) for g in _WG_GROUPS},
     }
+    meta = {**_WG_META, "name": name, "tasks": list(per_task)}
     source = f"# from {', '.join(f'{k} (sha256 {v})' for k, v in files.items())}."
-    meta = {**_WG_META, "name": name}
-    text = set_toml(
-        "winogender",
-        meta,
-        _WG_GROUPS,
-        source,
-        tasks=list(per_task),
-        entries=entries,
-        files=files,
-        summary=summary,
-        losses=losses,
-    )
+    converted = {"files": files, "counts": summary, "lost": losses}
+    text = set_toml("winogender", meta, _WG_GROUPS, entries, source=source, converted=converted)
     return Conversion(name, text, summary, losses, files)
 
 
@@ -659,18 +627,10 @@ def convert_winobias(path: str | os.PathLike, *, name: str = "winobias") -> Conv
         "spaces_normalised": counts["normalised_spaces"],
         "groups": {g: sum(g in e["groups"] for e in entries) for g in _WB_GROUPS},
     }
+    meta = {**_WB_META, "name": name, "tasks": tasks}
     source = "# from the WinoBias files (sha256 in [set.converted] files)."
-    text = set_toml(
-        "winobias",
-        {**_WB_META, "name": name},
-        _WB_GROUPS,
-        source,
-        tasks=tasks,
-        entries=entries,
-        files=files,
-        summary=summary,
-        losses=losses,
-    )
+    converted = {"files": files, "counts": summary, "lost": losses}
+    text = set_toml("winobias", meta, _WB_GROUPS, entries, source=source, converted=converted)
     return Conversion(name, text, summary, losses, files)
 
 
