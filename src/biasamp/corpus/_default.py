@@ -8,7 +8,7 @@ import numpy as np
 
 from ._buffer import Buffer
 from ._matching import make_scanner, occupation_forms, trie_pattern
-from ._rule_base import DEFAULT_WORD_GROUPS, CountingRule
+from ._rule_base import DEFAULT_WORD_GROUPS, CountingRule, tally
 from ._sentences import HEADING, boundary_gaps, count_sentences, sentence_spans, split_sentences
 
 __all__ = ["DefaultRule"]
@@ -79,10 +79,7 @@ class DefaultRule(CountingRule):
                 continue
             for sent in split_sentences(line):
                 n_sent += 1
-                r = match(sent)
-                if r is not None:
-                    counts[r] += 1
-                    kept += 1
+                kept += tally(counts, match(sent))
         return counts, len(lines), n_sent, kept
 
     def _count_buffer(self, buf, counts, tick):
@@ -94,10 +91,7 @@ class DefaultRule(CountingRule):
         kept = 0
         for end, sentence in self._candidates(buf, skip, gaps):
             tick.at(end)
-            r = self.match(sentence)
-            if r is not None:
-                counts[r] += 1
-                kept += 1
+            kept += tally(counts, self.match(sentence))
         return n_sent, kept
 
     @staticmethod

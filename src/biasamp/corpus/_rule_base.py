@@ -30,6 +30,7 @@ __all__ = [
     "TaskList",
     "WANG2021_WORD_GROUPS",
     "WordGroups",
+    "tally",
 ]
 
 
@@ -174,6 +175,14 @@ class CountingRule(abc.ABC):
 
     def _zeros(self) -> np.ndarray:
         return np.zeros((self.n_tasks, self.n_groups), dtype=np.int64)
+
+
+def tally(counts: np.ndarray, pair: tuple[int, int] | None) -> int:
+    """Count a decided sentence's (task, group) ``pair`` (None: not counted); 1 if counted."""
+    if pair is None:
+        return 0
+    counts[pair] += 1
+    return 1
 
 
 #: The paper's word groups (read_wiki2.py), matched case-sensitively by the wang2021 rule.
