@@ -281,10 +281,7 @@ def _groups_section(by_group: pd.DataFrame, prov: Provenance) -> Section:
             "base rates": by_group["base_rates"],
             "direction": by_group["direction"].map(direction_label),
             "group": by_group["group"],
-            f"BiasAmp→ [{conf:.0%} CI]": [
-                format_value(m, ci=(lo, hi))
-                for m, lo, hi in zip(by_group["mean"], by_group["ci_low"], by_group["ci_high"])
-            ],
+            f"BiasAmp→ [{conf:.0%} CI]": _with_ci(by_group, "mean"),
             "templates": by_group["n_templates"],
             "tasks": by_group["n_tasks"],
         }
@@ -298,6 +295,12 @@ def _groups_section(by_group: pd.DataFrame, prov: Provenance) -> Section:
         "(a task none of them covers is left out).",
         data=jsonable(by_group.to_dict(orient="records")),
     )
+
+
+def _with_ci(frame: pd.DataFrame, column: str, ci: str = "ci_", **fmt) -> list[str]:
+    """``value [low, high]`` of each row: ``column`` and the columns ``{ci}low``, ``{ci}high``."""
+    ends = zip(frame[f"{ci}low"], frame[f"{ci}high"])
+    return [format_value(v, ci=lh, **fmt) for v, lh in zip(frame[column], ends)]
 
 
 def _any_unsupported(rows: pd.DataFrame) -> bool:
@@ -341,12 +344,7 @@ def _top_pairs(bp: pd.DataFrame) -> pd.DataFrame:
             ],
             "p_base": bp["p_base"].map(format_value),
             "p_model": bp["p_model"].map(format_value),
-            "contribution [CI]": [
-                format_value(c, ci=(lo, hi))
-                for c, lo, hi in zip(
-                    bp["contribution"], bp["contribution_ci_low"], bp["contribution_ci_high"]
-                )
-            ],
+            "contribution [CI]": _with_ci(bp, "contribution", "contribution_ci_"),
         }
     )
 
@@ -361,10 +359,7 @@ def _agreement_section(result: ProbeResult, conf: float) -> Section:
                 "direction": agree["direction"].map(direction_label),
                 "source a": agree["source_a"],
                 "source b": agree["source_b"],
-                f"agreement [{conf:.0%} CI]": [
-                    format_value(v, ci=(lo, hi), digits=2)
-                    for v, lo, hi in zip(agree["agreement"], agree["ci_low"], agree["ci_high"])
-                ],
+                f"agreement [{conf:.0%} CI]": _with_ci(agree, "agreement", digits=2),
                 "cells": agree["n_cells"],
             }
         )
