@@ -313,17 +313,10 @@ def _top_rows(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
     directions are on different scales, so one ranking across them would only show T->A."""
     if by_pair.empty:
         return by_pair
-    bp = by_pair.assign(_abs=by_pair["contribution"].abs())
-    bp = (
-        bp.sort_values("_abs", ascending=False, kind="stable")
-        .groupby(["base_rates", "direction"], sort=False)
-        .head(n)
-    )
-    order = {
-        k: i for i, k in enumerate(dict.fromkeys(zip(by_pair["base_rates"], by_pair["direction"])))
-    }
-    bp = bp.assign(_g=[order[k] for k in zip(bp["base_rates"], bp["direction"])])
-    return bp.sort_values(["_g", "_abs"], ascending=[True, False], kind="stable")
+    groups = by_pair.groupby(["base_rates", "direction"], sort=False).ngroup()
+    bp = by_pair.assign(_abs=by_pair["contribution"].abs(), _g=groups)
+    bp = bp.sort_values(["_g", "_abs"], ascending=[True, False], kind="stable")
+    return bp.groupby("_g", sort=False).head(n)
 
 
 def _top_pairs(bp: pd.DataFrame) -> pd.DataFrame:
