@@ -358,11 +358,6 @@ class TaskAliases:
         """Whether ``a`` and ``b`` spell the same occupation."""
         return self.canonical(a) == self.canonical(b)
 
-    @property
-    def provenance(self) -> dict:
-        """File, hash and the alias -> canonical pairs."""
-        return {"file": self.file, "sha256": self.sha256, "pairs": dict(self.pairs)}
-
 
 @lru_cache(maxsize=1)
 def task_aliases() -> TaskAliases:

@@ -1,5 +1,6 @@
 """Tests of biasamp.corpus (counting rules, splitter, pool, CSV round trip, CLI)."""
 
+import io
 import itertools
 import re
 import warnings
@@ -20,7 +21,6 @@ from biasamp.corpus import (
 )
 from biasamp.corpus._matching import occupation_forms
 from biasamp.corpus._sentences import split_sentences
-from biasamp.corpus._sources import split_lines
 from biasamp.tasks import load_tasks
 
 W32 = load_tasks("winobias32").words
@@ -31,6 +31,11 @@ DEFAULT_GROUPS = DEFAULT_WORD_GROUPS
 def wt_valid(wikitext_dir):
     """WikiText-103 valid (tests/data), as a file path."""
     return str(wikitext_dir / "wiki.valid.tokens")
+
+
+def split_lines(text):
+    """Lines as text-mode file iteration gives them (universal newlines, ``\\n`` kept)."""
+    return io.StringIO(text, newline=None).readlines()
 
 
 def _lines(path):
@@ -640,11 +645,22 @@ def test_count_text_splits_like_a_text_mode_file(tmp_path):
     )
 
 
-def test_vectorised_boundary_count_equals_regex(wt_valid):
-    from biasamp.corpus._sentences import BOUNDARY_NL, count_boundaries
+def test_vectorised_boundary_gaps_equal_regex(wt_valid):
+    from biasamp.corpus._buffer import Buffer
+    from biasamp.corpus._sentences import BOUNDARY_NL, boundary_gaps
 
-    text = "".join(_lines(wt_valid))
-    assert count_boundaries(text, text.encode("utf-8")) == len(BOUNDARY_NL.findall(text))
+    def same_gaps(text):
+        """boundary_gaps == the byte offsets of the regex's group 1 over the text as read."""
+        text = "".join(split_lines(text))
+        byte_at = np.cumsum([0] + [len(c.encode("utf-8")) for c in text])
+        spans = [m.span(1) for m in BOUNDARY_NL.finditer(text)]
+        want = [
+            [int(byte_at[k]) for k in ends]
+            for ends in ([s for s, _ in spans], [e for _, e in spans])
+        ]
+        return [a.tolist() for a in boundary_gaps(Buffer(text.encode("utf-8")))] == want
+
+    assert same_gaps("".join(_lines(wt_valid)))
     extra = TOKENS + [
         '"The',
         "“Yes",
@@ -674,4 +690,4 @@ def test_vectorised_boundary_count_equals_regex(wt_valid):
             rng.choice(extra) + rng.choice([" ", "", " ", "\n", "  "])
             for _ in range(rng.integers(1, 60))
         )
-        assert count_boundaries(s, s.encode("utf-8")) == len(BOUNDARY_NL.findall(s)), s
+        assert same_gaps(s), s

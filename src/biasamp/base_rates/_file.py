@@ -2,8 +2,7 @@
 source) and the shipped text-derived ones: ``wikitext103-valtest`` (co-occurrence counts of
 WikiText-103 valid+test, a demonstration) and ``bergsma`` (published pronoun shares).
 
-long on purpose: the base-rate tables read from CSV files: the user's ``file:`` table
-and the shipped count tables (``wikitext103-valtest``, ``bergsma``).
+long on purpose: every base-rate table read from a CSV file.
 """
 
 from __future__ import annotations

@@ -31,14 +31,6 @@ optionally gzip/bz2/xz/zstd-compressed, local or behind any fsspec URL, globs; `
 corpora. They are cut into shards (line-aligned byte ranges, Parquet row groups, whole
 compressed files) that the workers of an engine (:data:`ENGINES`: ``local`` = this process
 or a process pool, ``dask`` = a Dask distributed cluster) read and count in bounded memory.
-
-Modules: ``_buffer`` (bytes and their lines), ``_sentences`` (the default rule's splitter and
-its vectorised boundaries), ``_matching`` (occupation forms, trie regexes, the numpy
-prefilter, the scanners), ``_rule_base`` (the rule protocol, word groups and their checks),
-``_wang2021``, ``_default`` (one class per rule), ``_inputs`` (paths/globs/URLs, formats),
-``_formats`` (readers, Wikipedia XML included), ``_shards`` (units of work, early checks),
-``_sources`` (opening a corpus), ``_engines`` (who counts: local, dask), ``_driver`` (the
-entry points, the ``RULES`` registry, provenance, the CSV writer).
 """
 
 from ._driver import (

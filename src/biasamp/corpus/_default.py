@@ -8,7 +8,7 @@ import numpy as np
 
 from ._buffer import Buffer
 from ._matching import make_scanner, occupation_forms, trie_pattern
-from ._rule_base import DEFAULT_WORD_GROUPS, ByteTicker, CountingRule
+from ._rule_base import DEFAULT_WORD_GROUPS, CountingRule, tally
 from ._sentences import HEADING, boundary_gaps, count_sentences, sentence_spans, split_sentences
 
 __all__ = ["DefaultRule"]
@@ -21,7 +21,7 @@ class DefaultRule(CountingRule):
     """Case-insensitive whole words in sentences from :func:`split_sentences`.
 
     The engine (:meth:`count_bytes`): blank and heading lines, and the sentences of the
-    other lines (:func:`count_boundaries_bytes`), are counted in numpy; the scanner finds
+    other lines (:func:`boundary_gaps`), are counted in numpy; the scanner finds
     the occupations' forms (ASCII case-insensitive, ``\\b`` checked on ASCII neighbours: a
     superset of the regex's matches); only the sentences holding such a candidate are
     decoded and decided by :meth:`match`.
@@ -79,19 +79,10 @@ class DefaultRule(CountingRule):
                 continue
             for sent in split_sentences(line):
                 n_sent += 1
-                r = match(sent)
-                if r is not None:
-                    counts[r] += 1
-                    kept += 1
+                kept += tally(counts, match(sent))
         return counts, len(lines), n_sent, kept
 
-    def count_bytes(self, b, on_bytes=None):
-        counts = self._zeros()
-        buf = Buffer(b)
-        tick = ByteTicker(on_bytes, len(b))
-        if not buf.n_lines:
-            tick.done()
-            return counts, 0, 0, 0
+    def _count_buffer(self, buf, counts, tick):
         skip = buf.blank_lines()
         skip[self._headings(buf, skip)] = True
         gaps = boundary_gaps(buf, skip)
@@ -100,12 +91,8 @@ class DefaultRule(CountingRule):
         kept = 0
         for end, sentence in self._candidates(buf, skip, gaps):
             tick.at(end)
-            r = self.match(sentence)
-            if r is not None:
-                counts[r] += 1
-                kept += 1
-        tick.done()
-        return counts, buf.n_lines, n_sent, kept
+            kept += tally(counts, self.match(sentence))
+        return n_sent, kept
 
     @staticmethod
     def _headings(buf: Buffer, blank: np.ndarray) -> list[int]:

@@ -1,23 +1,19 @@
 """Engines: who counts the shards. ``local`` (this process, or a process pool) and ``dask``.
 
-long on purpose: the local and the Dask engine share their units of work and their
-progress.
+long on purpose: the local and the Dask engine share their units of work and their progress.
 
 Every engine sums the same per-shard counts (a shard's count is a pure function of its
-description), so engines differ in speed and reach, never in the counts.
-
-The ``dask`` engine (:func:`run_dask`): shards as tasks on a Dask distributed cluster,
-reduced on the cluster. Each shard is one task (``retries`` times re-run when it fails; a
-task's result is only used once it succeeded, so a retried shard is counted once). As shard
-tasks finish (the scheduler tells the client, which moves the progress bar), their count
-matrices are summed by small sum tasks on the cluster, eight at a time, until one is left:
-the client receives one matrix. ``scheduler=None`` starts a ``LocalCluster`` of
-``n_workers`` processes.
+description): engines differ in speed and reach, never in the counts. ``dask``: one task per
+shard (re-run ``retries`` times; only a finished task's result is used, so a retried shard
+counts once), summed on the cluster eight at a time as they finish until one matrix is left;
+``scheduler=None`` starts a ``LocalCluster``.
 """
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
+import operator
 import threading
 import uuid
 from collections import deque
@@ -218,13 +214,7 @@ def _count_shard(rule, shard, opts):
 
 
 def _sum_counts(*results):
-    counts = results[0][0].copy()
-    lines = sentences = kept = 0
-    for i, (c, n_l, n_s, n_k) in enumerate(results):
-        if i:
-            counts += c
-        lines, sentences, kept = lines + n_l, sentences + n_s, kept + n_k
-    return counts, lines, sentences, kept
+    return tuple(functools.reduce(operator.add, parts) for parts in zip(*results))
 
 
 def _hash(inp, opts):

@@ -1,19 +1,13 @@
 """Readers: a binary stream of one format -> chunks of UTF-8 text (bytes, whole lines).
 
-Plain text is passed through, cut after a newline. Records (JSON Lines, Parquet, Wikipedia
-pages, ``datasets`` rows) are texts: each is written as the text a file would hold, ending
-with a line break (one is added when it has none), so a record of several paragraphs is
-several lines, and the same text counts the same whatever format holds it. Chunks are
-about ``chunk_bytes`` long; memory does not grow with the file (a text line, a record or a
-wiki page is held whole).
+Plain text is passed through, cut after a newline. A record (JSON Lines, Parquet, Wikipedia
+page, ``datasets`` row) is written as the text a file would hold, ending with a line break, so
+the same text counts the same whatever format holds it. Chunks are about ``chunk_bytes`` long
+(a text line, a record or a wiki page is held whole).
 
-Wikipedia XML dumps (``pages-articles*.xml[.bz2]``): streamed pages -> plain article text.
-The XML is parsed incrementally (``xml.etree.ElementTree.iterparse``; each page is cleared
-once read, so memory holds one page). Articles are the pages of namespace 0 that are not
-redirects. Their wikitext is parsed with ``mwparserfromhell``: references, tables and links
-to files, categories or other languages are removed, headings become WikiText-style lines
-(``== Early life ==``, which both counting rules skip, as in WikiText-103), and the rest is
-``strip_code()``: templates dropped, links replaced by their text, bold/italics removed.
+Wikipedia XML dumps: pages streamed with ``iterparse`` (one page in memory); articles are the
+namespace-0 pages that are not redirects, their wikitext read with ``mwparserfromhell``
+(:func:`strip_wikitext`).
 """
 
 from __future__ import annotations
@@ -193,7 +187,9 @@ def _remove(code, node) -> None:
 
 
 def strip_wikitext(text: str) -> str:
-    """Plain text of an article's wikitext.
+    """Plain text of an article's wikitext: references, tables and links to files, categories
+    or other languages removed, headings as WikiText-style lines (``== Life ==``, which both
+    rules skip), the rest ``strip_code()`` (templates dropped, links replaced by their text).
 
     >>> print(
     ...     strip_wikitext(

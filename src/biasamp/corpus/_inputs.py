@@ -119,21 +119,9 @@ def _detect(name: str, fmt: str | None) -> tuple[str, str | None]:
     return _EXTENSIONS.get(ext, "text"), compression
 
 
-_INFO_KEYS = (
-    "ETag",
-    "etag",
-    "md5",
-    "md5Hash",
-    "crc32c",
-    "checksum",
-    "sha256",
-    "blob_id",
-    "LastModified",
-    "last_modified",
-    "mtime",
-    "updated",
-    "version_id",
-    "VersionId",
+_INFO_KEYS = tuple(
+    "ETag etag md5 md5Hash crc32c checksum sha256 blob_id LastModified"  # noqa: SIM905 - a word list
+    " last_modified mtime updated version_id VersionId".split()
 )
 
 

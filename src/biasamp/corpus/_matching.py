@@ -206,14 +206,13 @@ class KeyIndex:
                 ):
                     continue
                 out.append((start, pi))
-        out.sort()
-        return (
-            np.array([s for s, _ in out], dtype=np.int64),
-            np.array([i for _, i in out], dtype=np.int64),
-        )
+        return _starts_ids(out)
 
 
-_WORD = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+def _starts_ids(found: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, pattern indices) of ``(start, index)`` pairs, sorted."""
+    starts, ids = zip(*sorted(found)) if found else ((), ())
+    return np.array(starts, dtype=np.int64), np.array(ids, dtype=np.int64)
 
 
 def _hs_literal(pattern: bytes, word_bounded: bool) -> bytes:
@@ -224,9 +223,9 @@ def _hs_literal(pattern: bytes, word_bounded: bool) -> bytes:
     next to a non-ASCII or non-word edge it would not be, so it is left out.
     """
     body = b"".join(b"\\x%02x" % c for c in pattern)
-    if word_bounded and pattern[0] in _WORD:
+    if word_bounded and _ASCII_WORD[pattern[0]]:
         body = b"\\b" + body
-    if word_bounded and pattern[-1] in _WORD:
+    if word_bounded and _ASCII_WORD[pattern[-1]]:
         body = body + b"\\b"
     return body
 
@@ -292,11 +291,7 @@ class HyperscanScanner:
             match_event_handler=lambda i, _f, to, _fl, _c: out.append((to - lengths[i], i)),
             scratch=scratch,
         )
-        out.sort()
-        return (
-            np.array([s for s, _ in out], dtype=np.int64),
-            np.array([i for _, i in out], dtype=np.int64),
-        )
+        return _starts_ids(out)
 
 
 class NumpyScanner:

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._errors import BiasampError
 from .._validation import Constraint
+from ._buffer import Buffer
 
 __all__ = [
     "ByteTicker",
@@ -29,6 +30,7 @@ __all__ = [
     "TaskList",
     "WANG2021_WORD_GROUPS",
     "WordGroups",
+    "tally",
 ]
 
 
@@ -148,13 +150,20 @@ class CountingRule(abc.ABC):
         except UnicodeEncodeError:  # lone surrogates: only the plain path sees them as they are
             return None
 
-    @abc.abstractmethod
     def count_bytes(self, b: bytes, on_bytes=None) -> Counts:
         """Count a chunk of raw UTF-8 text (see :mod:`biasamp.corpus._buffer`).
 
         ``on_bytes(n)``, when given, is told the bytes of the chunk as the count passes them
         (:class:`ByteTicker`; ``len(b)`` in all), so that progress moves within one long
         line."""
+        buf, tick, counts = Buffer(b), ByteTicker(on_bytes, len(b)), self._zeros()
+        n_sent, kept = self._count_buffer(buf, counts, tick) if buf.n_lines else (0, 0)
+        tick.done()
+        return counts, buf.n_lines, n_sent, kept
+
+    @abc.abstractmethod
+    def _count_buffer(self, buf: Buffer, counts: np.ndarray, tick: ByteTicker) -> tuple[int, int]:
+        """Add the counts of a buffer of at least one line; return (n_sentences, n_kept)."""
 
     @abc.abstractmethod
     def match(self, sentence: str) -> tuple[int, int] | None:
@@ -166,6 +175,14 @@ class CountingRule(abc.ABC):
 
     def _zeros(self) -> np.ndarray:
         return np.zeros((self.n_tasks, self.n_groups), dtype=np.int64)
+
+
+def tally(counts: np.ndarray, pair: tuple[int, int] | None) -> int:
+    """Count a decided sentence's (task, group) ``pair`` (None: not counted); 1 if counted."""
+    if pair is None:
+        return 0
+    counts[pair] += 1
+    return 1
 
 
 #: The paper's word groups (read_wiki2.py), matched case-sensitively by the wang2021 rule.

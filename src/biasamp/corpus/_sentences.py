@@ -16,47 +16,14 @@ __all__ = [
     "BOUNDARY_NL",
     "HEADING",
     "boundary_gaps",
-    "count_boundaries",
     "count_sentences",
     "sentence_spans",
     "split_sentences",
 ]
 
-_ABBREVIATIONS = (
-    "Mr",
-    "Mrs",
-    "Ms",
-    "Dr",
-    "St",
-    "Jr",
-    "Sr",
-    "Prof",
-    "Gen",
-    "Col",
-    "Lt",
-    "Capt",
-    "Sgt",
-    "Rev",
-    "Gov",
-    "Sen",
-    "Rep",
-    "Inc",
-    "Co",
-    "Corp",
-    "Ltd",
-    "vs",
-    "etc",
-    "No",
-    "Nos",
-    "Mt",
-    "Ft",
-    "Vol",
-    "pp",
-    "ca",
-    "cf",
-    "e.g",
-    "i.e",
-    "approx",
+_ABBREVIATIONS = tuple(
+    "Mr Mrs Ms Dr St Jr Sr Prof Gen Col Lt Capt Sgt Rev Gov Sen Rep Inc Co Corp Ltd vs etc No"  # noqa: SIM905 - a word list
+    " Nos Mt Ft Vol pp ca cf e.g i.e approx".split()
 )
 
 
@@ -181,24 +148,6 @@ def _marks(b: bytes, a: np.ndarray) -> np.ndarray:
             rare.append(i)
             i = b.find(mark, i + 1)
     return np.sort(np.concatenate((pos, np.array(rare, dtype=np.int64)))) if rare else pos
-
-
-def count_boundaries(text: str, b: bytes) -> int:
-    """``len(BOUNDARY_NL.findall(text))``, vectorised (``b`` = ``text`` in UTF-8).
-
-    Plain cases (``" . The"`` after a non-letter, ``".x"``, ``". the"``) are decided in numpy;
-    the rest (letters before the period, quotes, unusual spaces, non-ASCII) run the regex
-    at that one position. Matches cannot overlap (a match holds one punctuation mark).
-    """
-    a = np.frombuffer(b, dtype=np.uint8)
-    sure, cpos = _decide(a, _marks(b, a))
-    count = sure.size
-    if cpos.size:
-        cont = np.flatnonzero((a & 0xC0) == 0x80)  # UTF-8 continuation bytes
-        chars = cpos - np.searchsorted(cont, cpos)  # byte offset -> str index
-        match = BOUNDARY_NL.match
-        count += sum(1 for c in chars.tolist() if match(text, c) is not None)
-    return count
 
 
 def boundary_gaps(buf, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

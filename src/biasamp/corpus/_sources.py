@@ -14,26 +14,11 @@ from ._formats import record_chunks, record_text
 from ._inputs import Input, resolve_inputs
 from ._shards import ReadOptions, Shard, check_input, make_shards
 
-__all__ = ["CorpusPlan", "plan_corpus", "split_lines"]
+__all__ = ["CorpusPlan", "plan_corpus"]
 
 #: Default shard size of the local engine (~4 MB) and of the Dask engine (64 MiB).
 CHUNK_BYTES = 4 << 20
 DASK_SHARD_BYTES = 64 << 20
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as text-mode file iteration gives them (universal newlines, ``\\n`` kept).
-
-    >>> split_lines("a\\r\\nb\\rc\\n\\nd")
-    ['a\\n', 'b\\n', 'c\\n', '\\n', 'd']
-    """
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    parts = text.split("\n")
-    lines = [s + "\n" for s in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
 
 
 @dataclass

@@ -8,7 +8,7 @@ import numpy as np
 
 from ._buffer import Buffer, encode_text
 from ._matching import make_scanner, trie_pattern
-from ._rule_base import WANG2021_WORD_GROUPS, ByteTicker, CountingRule
+from ._rule_base import WANG2021_WORD_GROUPS, CountingRule, tally
 
 __all__ = ["Wang2021Rule"]
 
@@ -45,13 +45,7 @@ class Wang2021Rule(CountingRule):
         for i, occ in enumerate(self.tasks):
             if occ in sentence:
                 index_i = None if index_i is not None else i
-        if index_i is None:
-            return None
-        words = set(sentence.split(" "))
-        index_j = self._group_index(words)
-        if index_j is None:
-            return None
-        return index_i, index_j
+        return None if index_i is None else self._pair(index_i, sentence)
 
     def _count_plain(self, lines):
         counts = self._zeros()
@@ -66,19 +60,10 @@ class Wang2021Rule(CountingRule):
             for sent in line.split("."):
                 if search(sent) is None:
                     continue
-                r = match(sent)
-                if r is not None:
-                    counts[r] += 1
-                    kept += 1
+                kept += tally(counts, match(sent))
         return counts, len(lines), n_sent, kept
 
-    def count_bytes(self, b, on_bytes=None):
-        counts = self._zeros()
-        buf = Buffer(b)
-        tick = ByteTicker(on_bytes, len(b))
-        if not buf.n_lines:
-            tick.done()
-            return counts, 0, 0, 0
+    def _count_buffer(self, buf, counts, tick):
         a, b = buf.a, buf.b
         eq_lines = buf.lines_with(61)
         n_sent = int(np.count_nonzero(a == 46)) + buf.n_lines
@@ -109,30 +94,21 @@ class Wang2021Rule(CountingRule):
                 if ends[k] <= stop:
                     found.add(ids[k])
                 k += 1
-            r = self._decide(found, b[start:stop].decode("utf-8", "replace"))
-            if r is not None:
-                counts[r] += 1
-                kept += 1
-        tick.done()
-        return counts, buf.n_lines, n_sent, kept
+            kept += tally(counts, self._decide(found, b[start:stop].decode("utf-8", "replace")))
+        return n_sent, kept
 
     def _decide(self, found: set, piece: str):
         """:meth:`match` given the occupations found in the piece (vocabulary order)."""
         if len(found) % 2 == 0:  # every second occupation resets the choice
             return None
-        index_i = max(found)
-        words = set(piece.split(" "))
-        index_j = self._group_index(words)
-        if index_j is None:
-            return None
-        return index_i, index_j
+        return self._pair(max(found), piece)
 
-    def _group_index(self, words: set) -> int | None:
-        """The §4 choice of the gender group of a piece's words, as the published loop makes
-        it: going through the groups in order, a group present is chosen when none is held,
-        and clears a held choice unless it is the third group; None when nothing is held at
-        the end."""
-        index_j = None
+    def _pair(self, index_i: int, piece: str) -> tuple[int, int] | None:
+        """``(index_i, the §4 choice of the gender group of the piece's words)``, as the
+        published loop makes it: going through the groups in order, a group present is chosen
+        when none is held, and clears a held choice unless it is the third group; None when
+        nothing is held at the end."""
+        words, index_j = set(piece.split(" ")), None
         for j, gset in enumerate(self.group_sets):
             if gset & words:
                 if index_j is not None:
@@ -140,7 +116,7 @@ class Wang2021Rule(CountingRule):
                         index_j = None
                     continue
                 index_j = j
-        return index_j
+        return None if index_j is None else (index_i, index_j)
 
     @staticmethod
     def _dots_in(buf: Buffer, lines: np.ndarray) -> int:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,15 +39,7 @@ from ._compare import setup_differences as setup_differences
 from ._compare import write_comparison as write_comparison
 from ._format import format_value, markdown_table
 from ._plots import PLOT_KINDS
-from ._render import (
-    html_report,
-    json_report,
-    markdown_report,
-    model_card,
-    render_html,
-    render_markdown,
-    render_model_card,
-)
+from ._render import json_report, render_html, render_markdown, render_model_card, render_template
 from ._sections import Sections, build_sections
 
 # paired_markdown, setup_differences and write_comparison (imported `as` themselves: re-exported)
@@ -76,42 +68,46 @@ class ReportFormat:
     ----------
     file : str
         File name in the result folder.
-    render : callable
-        ``render(sections, plots) -> str``; ``plots`` maps plot kind -> PNG path (only the
-        kinds of ``plots`` that were drawn).
+    template : str or None
+        Its Jinja2 template in ``templates/`` (an HTML one embeds the PNG plots, the others
+        link them by file name); None: ``report.json``, the sections' data.
     plots : tuple of str
         Plot kinds the format shows (:func:`render` draws no other).
     """
 
     file: str
-    render: Callable[[Sections, Mapping[str, Path]], str]
+    template: str | None = None
     plots: tuple[str, ...] = ()
 
-
-def _names(plots: Mapping[str, Path]) -> dict[str, str]:
-    return {kind: os.path.basename(path) for kind, path in plots.items()}
+    def render(self, sections: Sections, plots: Mapping[str, Path]) -> str:
+        """The format's text; ``plots`` maps plot kind -> PNG path (the kinds drawn)."""
+        if self.template is None:
+            return json_report(sections)
+        if not self.template.endswith(".html.j2"):
+            plots = {kind: os.path.basename(path) for kind, path in plots.items()}
+        return render_template(self.template, s=sections, plots=plots)
 
 
 #: The report formats: name -> :class:`ReportFormat`.
 FORMATS = Registry("report format")
 FORMATS.register(
     "md",
-    ReportFormat("report.md", lambda s, p: markdown_report(s, _names(p)), PLOT_KINDS),
+    ReportFormat("report.md", "report.md.j2", PLOT_KINDS),
     description="Markdown report; links the PNG plots",
 )
 FORMATS.register(
     "html",
-    ReportFormat("report.html", html_report, PLOT_KINDS),
+    ReportFormat("report.html", "report.html.j2", PLOT_KINDS),
     description="self-contained HTML report; embeds the PNG plots",
 )
 FORMATS.register(
     "json",
-    ReportFormat("report.json", lambda s, p: json_report(s)),
+    ReportFormat("report.json"),
     description="summary, sign agreement, candidate mass and provenance as JSON",
 )
 FORMATS.register(
     "model-card",
-    ReportFormat("model_card.md", lambda s, p: model_card(s, _names(p)), ("fig5",)),
+    ReportFormat("model_card.md", "model_card.md.j2", ("fig5",)),
     description='a "Bias, Risks, and Limitations" block for a Hugging Face '
     "model card; links the Fig. 5 plot",
 )

@@ -193,18 +193,8 @@ def place_labels(ax, renderer, *, points, picked, names, fontsize: float = 7.5) 
         if hit is None:
             continue
         ha, va, (fx, fy), (ox, oy), cand, leader = hit
-        arrow = (
-            {
-                "arrowstyle": "-",
-                "color": "0.45",
-                "lw": 0.6,
-                "shrinkA": 0,
-                "shrinkB": 3,
-                "relpos": (fx, fy),
-            }  # the line leaves the label at its anchor
-            if leader is not None
-            else None
-        )
+        # the leader line leaves the label at its anchor
+        arrow = dict(arrowstyle="-", color="0.45", lw=0.6, shrinkA=0, shrinkB=3, relpos=(fx, fy))
         ann = ax.annotate(
             str(name),
             tuple(np.asarray(points, dtype=float)[i]),
@@ -213,7 +203,7 @@ def place_labels(ax, renderer, *, points, picked, names, fontsize: float = 7.5) 
             ha=ha,
             va=va,
             fontsize=fontsize,
-            arrowprops=arrow,
+            arrowprops=arrow if leader is not None else None,
             zorder=4,
         )
         ann.set_gid(LABEL_GID)
@@ -227,9 +217,7 @@ def place_labels(ax, renderer, *, points, picked, names, fontsize: float = 7.5) 
 def _position(point, w: float, h: float, *, taken, area, labels, leaders):
     """The first free position of a ``w`` x ``h`` label of ``point`` (pixels), nearest
     first: (ha, va, anchor fractions, offset, box, leader path or None), or None where none
-    is free. A label
-    needing a leader line is placed only where that line crosses no other label and no other
-    leader line."""
+    is free. A leader line may cross no other label and no other leader line."""
     from matplotlib.path import Path
     from matplotlib.transforms import Bbox
 

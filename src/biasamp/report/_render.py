@@ -1,14 +1,10 @@
 """The report layouts: Jinja2 templates (``templates/*.j2``) over the sections.
 
-Each format lays out the :class:`~._sections.Sections` computed once from a result:
-``report.md.j2`` (Markdown, plots linked by file name), ``report.html.j2`` (one
-self-contained page: inline CSS from ``style.css``, the PNG plots embedded as base64 data
-URIs, no scripts), ``model_card.md.j2`` (the Hugging Face ``model-index`` metadata as YAML
-front matter, then a block for "Bias, Risks, and Limitations"), and the comparison's
-``comparison.md.j2`` / ``comparison.html.j2``. ``report.json`` is the sections' ``data``,
-written as JSON. HTML templates are autoescaped; the filters that turn a section's Markdown
-into HTML (``markdown``, ``inline``, ``md_list``, ``html_table``) return markup with any raw
-HTML escaped.
+Each lays out the :class:`~._sections.Sections` computed once from a result: ``report.md.j2``
+(plots linked by file name), ``report.html.j2`` (one page: CSS from ``style.css``, the PNGs as
+base64 data URIs, no scripts), ``model_card.md.j2`` (``model-index`` YAML front matter, then
+"Bias, Risks, and Limitations"), ``comparison.{md,html}.j2``. ``report.json`` is the sections'
+``data``. HTML templates are autoescaped; the Markdown filters escape raw HTML.
 """
 
 from __future__ import annotations
@@ -37,10 +33,7 @@ from ._format import (
 from ._sections import Sections, build_sections
 
 __all__ = [
-    "html_report",
     "json_report",
-    "markdown_report",
-    "model_card",
     "render_html",
     "render_markdown",
     "render_model_card",
@@ -85,21 +78,6 @@ def render_template(name: str, **context) -> str:
     return _env().get_template(name).render(**context)
 
 
-def markdown_report(sections: Sections, links: Mapping[str, str]) -> str:
-    """``report.md``; ``links`` maps plot kind -> file name (relative to the report)."""
-    return render_template("report.md.j2", s=sections, plots=links)
-
-
-def html_report(sections: Sections, images: Mapping[str, str | os.PathLike]) -> str:
-    """``report.html``; ``images`` maps plot kind -> PNG path (embedded)."""
-    return render_template("report.html.j2", s=sections, plots=images)
-
-
-def model_card(sections: Sections, links: Mapping[str, str]) -> str:
-    """``model_card.md``; ``links`` maps plot kind -> file name (only ``fig5`` is shown)."""
-    return render_template("model_card.md.j2", s=sections, plots=links)
-
-
 def json_report(sections: Sections) -> str:
     """``report.json``'s text: the ``data`` of :data:`JSON_KEYS` (indented, NaN written as
     ``null``)."""
@@ -126,7 +104,7 @@ def render_markdown(
     str
     """
     links = {k: os.fspath(v) for k, v in (plots or {}).items()}
-    return markdown_report(build_sections(result), links)
+    return render_template("report.md.j2", s=build_sections(result), plots=links)
 
 
 def render_html(
@@ -145,7 +123,7 @@ def render_html(
     -------
     str
     """
-    return html_report(build_sections(result), plots or {})
+    return render_template("report.html.j2", s=build_sections(result), plots=plots or {})
 
 
 def render_model_card(result: ProbeResult, *, plot: str | os.PathLike | None = None) -> str:
@@ -164,4 +142,4 @@ def render_model_card(result: ProbeResult, *, plot: str | os.PathLike | None = N
     str
     """
     links = {"fig5": os.fspath(plot)} if plot else {}
-    return model_card(build_sections(result), links)
+    return render_template("model_card.md.j2", s=build_sections(result), plots=links)

@@ -4,45 +4,17 @@ long on purpose: this module is everything a report says (the sections, the note
 what stands behind the numbers, the provenance lines, the model-index metadata); the
 templates only lay it out, so a reader finds every sentence of a report here.
 
-:func:`build_sections` returns :class:`Sections`, one field per part of a report; the
-templates in ``templates/`` (Markdown, HTML, model card) lay out the parts they show, in
-their order, and ``report.json`` holds the ``data`` of four of them. Section texts use
-inline Markdown (``**bold**``, ``*em*``, ```code```), which the HTML template renders. Every
-number and CI goes through :func:`~._format.format_value` / :func:`~._format.format_ci`
-(``[low, high]``, ``n/a``). The parts, in report order (a note's bullet says its
-explanation once, then lists the sources and directions it holds for):
-
-- ``title``, ``about``: the report title and the one-sentence description of the
-  measurement.
-- ``notes``: a warning when the model was loaded with missing weights
-  (``provenance.model.missing_weights``), then the free-text note of the run (each only
-  when there is one).
-- ``summary``: the headline table (one row per source and direction) and how to read it.
-- ``groups``: the value per group of templates (e.g. WinoBias pro/anti, type 1/2; None
-  when the templates have no groups).
-- ``undefined``: the sources and directions that leave undefined cells out (None when none
-  do).
-- ``unavailable``: why an interval shows as ``n/a``: the sources and directions whose CI over
-  templates could not be computed (fewer than two templates give a value), and the intervals
-  of zero width (nothing varied in their bootstrap), counted per table (None when there are
-  none).
-- ``support``: the sources and directions whose counts do not support the association of
-  some tasks (its sign flips in the base resamples), whose value the counts' sampling error
-  shifts notably, or whose tasks with too few counts were left out (``--min-base-count``;
-  None when there are none).
-- ``base_rates``: what every source is (kind, description, data per task, how its
-  uncertainty is treated), with a loud note for demonstration-size sources.
-- ``plots``: plot kind -> title (none when there are no (task, attribute) rows).
-- ``contributions``: the largest contributions to the value.
-- ``sign_agreement``: how often two sources agree on the sign of an association (no table
-  with fewer than two sources).
-- ``mass``: the raw probability mass the candidates cover (no table when not recorded).
-- ``audit``: the candidates that are not a single word piece.
-- ``caveats``: how to read the numbers.
-- ``provenance``: model, data and versions behind the numbers.
-- ``model_index``: the Hugging Face ``model-index`` metadata of a model card.
-
-A section's ``data`` is its machine-readable content (what ``report.json`` shows).
+:func:`build_sections` returns :class:`Sections`, one field per part of a report, in report order:
+``title``, ``about``, ``notes`` (missing weights, the run's note), ``summary``, ``groups`` (per
+group of templates), the notes ``undefined`` (cells left out), ``unavailable`` (why a CI is
+``n/a``), ``support`` (what the base counts support), ``base_rates``, ``plots`` (kind ->
+title), ``contributions``, ``sign_agreement``, ``mass``, ``audit`` (candidates of several word
+pieces), ``caveats``, ``provenance``, ``model_index`` (a model card's ``model-index``); None:
+a part not shown. A note's bullet says its explanation once, then the sources and directions
+it holds for. The templates in ``templates/`` lay out the parts they show; ``report.json``
+holds the ``data`` of four of them. Texts are inline Markdown, which the HTML template
+renders; every number and CI goes through :func:`~._format.format_value` /
+:func:`~._format.format_ci`.
 """
 
 from __future__ import annotations
@@ -309,10 +281,7 @@ def _groups_section(by_group: pd.DataFrame, prov: Provenance) -> Section:
             "base rates": by_group["base_rates"],
             "direction": by_group["direction"].map(direction_label),
             "group": by_group["group"],
-            f"BiasAmp→ [{conf:.0%} CI]": [
-                format_value(m, ci=(lo, hi))
-                for m, lo, hi in zip(by_group["mean"], by_group["ci_low"], by_group["ci_high"])
-            ],
+            f"BiasAmp→ [{conf:.0%} CI]": _with_ci(by_group, "mean"),
             "templates": by_group["n_templates"],
             "tasks": by_group["n_tasks"],
         }
@@ -328,9 +297,14 @@ def _groups_section(by_group: pd.DataFrame, prov: Provenance) -> Section:
     )
 
 
+def _with_ci(frame: pd.DataFrame, column: str, ci: str = "ci_", **fmt) -> list[str]:
+    """``value [low, high]`` of each row: ``column`` and the columns ``{ci}low``, ``{ci}high``."""
+    ends = zip(frame[f"{ci}low"], frame[f"{ci}high"])
+    return [format_value(v, ci=lh, **fmt) for v, lh in zip(frame[column], ends)]
+
+
 def _any_unsupported(rows: pd.DataFrame) -> bool:
-    """Whether a shown row's association is unsupported by the counts (marked "(unsupported)";
-    its footer then says why): ``sign_supported`` false, not null (not measured)."""
+    """Whether a shown row's ``sign_supported`` is false (not null: not measured)."""
     return bool(rows["sign_supported"].eq(False).any())
 
 
@@ -339,17 +313,10 @@ def _top_rows(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
     directions are on different scales, so one ranking across them would only show T->A."""
     if by_pair.empty:
         return by_pair
-    bp = by_pair.assign(_abs=by_pair["contribution"].abs())
-    bp = (
-        bp.sort_values("_abs", ascending=False, kind="stable")
-        .groupby(["base_rates", "direction"], sort=False)
-        .head(n)
-    )
-    order = {
-        k: i for i, k in enumerate(dict.fromkeys(zip(by_pair["base_rates"], by_pair["direction"])))
-    }
-    bp = bp.assign(_g=[order[k] for k in zip(bp["base_rates"], bp["direction"])])
-    return bp.sort_values(["_g", "_abs"], ascending=[True, False], kind="stable")
+    groups = by_pair.groupby(["base_rates", "direction"], sort=False).ngroup()
+    bp = by_pair.assign(_abs=by_pair["contribution"].abs(), _g=groups)
+    bp = bp.sort_values(["_g", "_abs"], ascending=[True, False], kind="stable")
+    return bp.groupby("_g", sort=False).head(n)
 
 
 def _top_pairs(bp: pd.DataFrame) -> pd.DataFrame:
@@ -370,12 +337,7 @@ def _top_pairs(bp: pd.DataFrame) -> pd.DataFrame:
             ],
             "p_base": bp["p_base"].map(format_value),
             "p_model": bp["p_model"].map(format_value),
-            "contribution [CI]": [
-                format_value(c, ci=(lo, hi))
-                for c, lo, hi in zip(
-                    bp["contribution"], bp["contribution_ci_low"], bp["contribution_ci_high"]
-                )
-            ],
+            "contribution [CI]": _with_ci(bp, "contribution", "contribution_ci_"),
         }
     )
 
@@ -390,10 +352,7 @@ def _agreement_section(result: ProbeResult, conf: float) -> Section:
                 "direction": agree["direction"].map(direction_label),
                 "source a": agree["source_a"],
                 "source b": agree["source_b"],
-                f"agreement [{conf:.0%} CI]": [
-                    format_value(v, ci=(lo, hi), digits=2)
-                    for v, lo, hi in zip(agree["agreement"], agree["ci_low"], agree["ci_high"])
-                ],
+                f"agreement [{conf:.0%} CI]": _with_ci(agree, "agreement", digits=2),
                 "cells": agree["n_cells"],
             }
         )
@@ -495,9 +454,7 @@ def _degenerate(*tables) -> list[tuple[str, str]]:
 
 
 def _unavailable_lines(summary: pd.DataFrame, degenerate=()) -> tuple[str, ...]:
-    """Why an interval is shown as ``n/a``: the (source, direction) values whose CI over
-    templates could not be computed, and ``degenerate``: ``(what, n of m)`` for each table
-    whose intervals have zero width (one bullet each)."""
+    """Why an interval is ``n/a``: too few templates; ``degenerate`` (one bullet each)."""
     bad = summary[summary["ci_low"].isna() | summary["ci_high"].isna()]
     lines = _said_once(
         "CI over templates shown as n/a because fewer than 2 templates give a value (a "
@@ -516,9 +473,7 @@ def _unavailable_lines(summary: pd.DataFrame, degenerate=()) -> tuple[str, ...]:
 
 
 def _support_lines(result: ProbeResult, confidence: float, min_base_count) -> tuple[str, ...]:
-    """The (source, direction) values with tasks whose association the counts do not support,
-    with a notable bias from the counts' sampling error, and with tasks left out for too few
-    counts: one bullet each, its explanation said once."""
+    """Unsupported associations, notable base biases, tasks left out: a bullet each."""
     unsupported, biased, excluded = [], [], []
     n_tasks = len(set(result.by_pair["task"]))
     for r in result.summary.itertuples():
@@ -557,8 +512,7 @@ def _support_lines(result: ProbeResult, confidence: float, min_base_count) -> tu
 
 
 def _base_rates_parts(prov: Provenance, summary: pd.DataFrame) -> tuple[list, tuple]:
-    """(rows, notes) of the base-rates section: what every source is, how much data stands
-    behind it, how its uncertainty is treated in this run, and loud notes."""
+    """(rows, notes) of the base-rates section: each source, its data and uncertainty."""
     resampled = set(
         summary.loc[summary["base_resampled"].fillna(False).astype(bool), "base_rates"].astype(str)
     )
@@ -609,8 +563,7 @@ def _measured_with(p: Provenance) -> str:
 
 
 def _provenance_lines(p: Provenance) -> tuple[str, ...]:
-    """Model and its weights, context, estimator, templates, base rates, versions (read
-    from :class:`~biasamp.results.Provenance` by attribute)."""
+    """Model and its weights, context, estimator, templates, base rates, versions."""
     m, s, tpl = p.model, p.scorer, p.templates
     lines = [
         (
@@ -684,12 +637,8 @@ def _number(value):
 
 
 def _model_index(summary: list[dict], prov: Provenance) -> list[dict]:
-    """The Hugging Face ``model-index`` of a model card: one model, one result (task
-    *directional bias amplification*, dataset = the template set, one metric per base-rate
-    source and direction (the BiasAmp-> value; its CI and direction in ``args``), the
-    biasamp version as the source). Built from the summary the card's table shows; the hub
-    reads it with ``huggingface_hub.ModelCard`` / ``metadata_load`` and
-    ``model_index_to_eval_results``."""
+    """The Hugging Face ``model-index`` of a model card (read by ``huggingface_hub``'s
+    ``model_index_to_eval_results``): one metric per source and direction of the summary."""
     templates, version = prov.templates.name, prov.versions.get("biasamp", "")
     metrics = []
     for row in summary:

@@ -43,12 +43,6 @@ and ``winobias`` sets are made of such templates by the converters
 The task words come from :func:`biasamp.tasks.load_tasks` (a shipped vocabulary, a file,
 ``"a,b,c"`` or a list): every function here that takes ``tasks`` accepts what it accepts.
 
-Modules: ``_slots`` (slot syntax; a/an, attribute forms, verb agreement), ``_model``
-(:class:`Template`, :class:`TemplateSet`, rendering), ``_checks`` (the rules of one
-template; bound tasks, groups), ``_loading`` (the TOML files), ``_prompts`` (sentences and
-prompts), ``_groups`` (attribute sets of groups, their realisations and pooling),
-``_convert`` (the converters).
-
 References
 ----------
 .. [1] Wang, A. and Russakovsky, O. "Directional Bias Amplification." ICML 2021, Sec. 5.3.

@@ -1,35 +1,27 @@
-"""The benchmark converters (:func:`convert_winogender`, :func:`convert_winobias`) and what
-they share: the result (:class:`Conversion`), TOML writing, verb agreement after a pronoun,
-and reading source files.
+"""The benchmark converters (:func:`convert_winogender`, :func:`convert_winobias`): a
+benchmark's published files -> a template set file (format: ``templates/README.md``) and the
+counts of what was converted. The shipped ``winogender`` and ``winobias`` sets are their output
+on the published files, so a newer release of a benchmark is one command away.
 
-This module is long on purpose: the two converters and their shared parts are one feature
-(``biasamp templates convert``), read and changed together.
+long on purpose: the two converters and their shared parts (the result, TOML writing, verb
+agreement after a pronoun, reading source files) are one feature, ``biasamp templates convert``.
 
-A converter turns a benchmark's published files into a template set file (format:
-``templates/README.md``) and counts what it converted; the shipped ``winogender`` and
-``winobias`` sets are their output on the published files, so a newer release of a benchmark
-is one command away.
+Winogender (Rudinger et al. 2018): each row of ``templates.tsv`` (``occupation(0)``,
+``other-participant(1)``, ``answer``: 0 the pronoun refers to the occupation, 1 to the
+participant; ``sentence`` with ``$OCCUPATION``, ``$PARTICIPANT``, ``$NOM_PRONOUN``,
+``$ACC_PRONOUN``, ``$POSS_PRONOUN``) becomes a template bound to its occupation (``{task}``),
+the participant literal, the pronouns case slots, and a verb agreeing with a nominative pronoun
+an agreement slot ("$NOM_PRONOUN was" -> "{attribute} {was}": the neutral sentences say "they
+were").
 
-Winogender schemas (Rudinger et al. 2018): ``templates.tsv`` of rudinger/winogender-schemas
-holds 120 templates (two per occupation): ``occupation(0)``, ``other-participant(1)``,
-``answer`` (0: the pronoun refers to the occupation, 1: to the participant) and ``sentence``
-with ``$OCCUPATION``, ``$PARTICIPANT``, ``$NOM_PRONOUN``, ``$ACC_PRONOUN`` and
-``$POSS_PRONOUN``. Each row becomes one template bound to its occupation: ``$OCCUPATION`` ->
-``{task}``, the participant stays literal, the pronouns become the case slots, and a verb
-agreeing with a nominative pronoun becomes an agreement slot ("$NOM_PRONOUN was" ->
-"{attribute} {was}", as the published neutral sentences say "they were").
-
-WinoBias (Zhao et al. 2018): the eight files ``{pro,anti}_stereotyped_type{1,2}.txt.{dev,test}``
-of uclanlp/corefBias hold 396 numbered sentences each, the referent occupation and its
-pronoun(s) in brackets: ``1 [The developer] argued with the designer because [he] did not
-like the design.`` Line ``n`` of a pro file and line ``n`` of its anti file are the same
-sentence with the pronoun's gender swapped. Each sentence becomes a template bound to its
-referent occupation (the other occupation stays literal); the bracketed pronouns become case
-slots ("her" is accusative or possessive as its twin's "him"/"his" says), a verb agreeing
-with a nominative pronoun an agreement slot. A pro sentence and its anti twin give the same
-template once the pronoun is a slot, so they are kept once, in both groups ``pro`` and
-``anti``; twins whose texts differ (typo fixes in one file) stay two templates. A sentence
-with two bracketed pronouns masks the first for task->attribute and renders the second for
+WinoBias (Zhao et al. 2018): line ``n`` of ``{pro,anti}_stereotyped_type{1,2}.txt.{dev,test}``
+is one sentence in both files, the pronoun's gender swapped, its referent occupation and
+pronoun(s) in brackets (``1 [The developer] argued with the designer because [he] did not like
+the design.``). Each sentence becomes a template bound to its referent (the other occupation
+literal); the pronouns become case slots ("her" is accusative or possessive as its twin's
+"him"/"his" says), an agreeing verb an agreement slot. Twins that are one template once the
+pronoun is a slot are kept once, in groups ``pro`` and ``anti`` (twins whose texts differ stay
+two). With two pronouns the first is masked for task->attribute and the second rendered for
 each attribute (``context = "per-attribute"``).
 """
 
@@ -38,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,43 +146,20 @@ def slot_text(name: str, capital: bool) -> str:
     return "{" + (name[0].upper() + name[1:] if capital else name) + "}"
 
 
-def set_toml(
-    kind: str,
-    meta: Mapping,
-    groups: Mapping,
-    *,
-    tasks,
-    entries,
-    files,
-    summary,
-    losses,
-    source: str,
-) -> str:
-    """The TOML file of a converted template set: header comments, ``[set]`` (``meta``, the
-    tasks, ``[set.groups]``), ``[set.converted]`` (tool, source files, counts, losses) and one
-    ``[[template]]`` per entry. ``kind`` names the converter, ``source`` the comment line that
-    says where the sentences come from."""
+def set_toml(kind: str, meta: Mapping, groups: Mapping, entries, *, source: str, converted) -> str:
+    """The TOML file of a converted template set: header comments (``source``: where the
+    sentences come from), ``[set]`` (``meta``), ``[set.groups]``, ``[set.converted]`` (the
+    tool, then ``converted``: source files, counts, losses), one ``[[template]]`` per entry."""
     out = [
         f"# Template set {meta['name']!r}. Format: templates/README.md.",
         f"{_GENERATED} {kind}` (biasamp.templates.convert_{kind})",
         source,
         "# Do not edit by hand: re-run the converter on a newer release instead.",
-        "",
-        "[set]",
     ]
-    out += [f"{k} = {toml_value(v)}" for k, v in meta.items()]
-    out += [f"tasks = {toml_value(tasks)}", "", "[set.groups]"]
-    out += [f"{k} = {toml_value(v)}" for k, v in groups.items()]
-    out += [
-        "",
-        "[set.converted]",
-        f'tool = "biasamp templates convert {kind}"',
-        f"files = {toml_value(files)}",
-        f"counts = {toml_value(summary)}",
-        f"lost = {toml_value(losses)}",
-    ]
-    for e in entries:
-        out += ["", "[[template]]"] + [f"{k} = {toml_value(v)}" for k, v in e.items()]
+    tool = {"tool": f"biasamp templates convert {kind}"}
+    tables = [("[set]", meta), ("[set.groups]", groups), ("[set.converted]", tool | converted)]
+    for title, table in tables + [("[[template]]", e) for e in entries]:
+        out += ["", title] + [f"{k} = {toml_value(v)}" for k, v in table.items()]
     return "\n".join(out) + "\n"
 
 
@@ -223,71 +193,18 @@ _IRREGULAR = {
 }
 #: Adverbs that may stand between a pronoun and its verb ("he always knows").
 _ADVERBS = frozenset(
-    {
-        "always",
-        "never",
-        "often",
-        "only",
-        "really",
-        "constantly",
-        "normally",
-        "usually",
-        "quickly",
-        "gladly",
-        "just",
-        "also",
-        "still",
-        "actually",
-        "rarely",
-        "sometimes",
-        "even",
-        "finally",
-        "already",
-        "recently",
-        "clearly",
-        "seldom",
-        "truly",
-        "barely",
-        "hardly",
-        "certainly",
-        "simply",
-        "surely",
-        "generally",
-        "mostly",
-        "immediately",
-        "probably",
-    }
+    "always never often only really constantly normally usually quickly gladly just also still"  # noqa: SIM905 - a word list
+    " actually rarely sometimes even finally already recently clearly seldom truly barely hardly"
+    " certainly simply surely generally mostly immediately probably".split()
 )
 #: Words ending in -s after a pronoun that are not third-person verbs.
 _NOT_VERBS = frozenset(
-    {
-        "always",
-        "perhaps",
-        "sometimes",
-        "thus",
-        "his",
-        "hers",
-        "its",
-        "yes",
-        "less",
-        "unless",
-        "across",
-        "towards",
-        "afterwards",
-        "besides",
-        "nevertheless",
-        "regardless",
-        "as",
-        "us",
-        "this",
-        "was",
-        "is",
-        "has",
-        "does",
-        "news",
-    }
+    "always perhaps sometimes thus his hers its yes less unless across towards afterwards"  # noqa: SIM905 - a word list
+    " besides nevertheless regardless as us this was is has does news".split()
 )
 _PUNCT = ".,;:!?\"')"
+#: The case of each pronoun slot, as the counts name it.
+_CASES = {slot: case.replace(" ", "_") for slot, case in PRONOUN_CASES.items()}
 
 
 def _plural(verb: str) -> str:
@@ -345,6 +262,18 @@ def verb_key(slot_text: str) -> str:
     return {"{be}": "is|are", "{was}": "was|were"}.get(core) or core[len("{verb:") : -1]
 
 
+def _agree(words: list[str], i: int, verbs: Counter) -> None:
+    """Make the verb agreeing with the pronoun ``words[i]`` a slot (counted in ``verbs``)."""
+    verb = agreeing_verb(words, i + 1)
+    if verb is not None:
+        words[verb[0]] = verb[1]
+        verbs[verb_key(verb[1])] += 1
+
+
+# ---------------------------------------------------------------------------------------
+# Winogender
+# ---------------------------------------------------------------------------------------
+
 _WG_PRONOUNS = {
     "$NOM_PRONOUN": "attribute",
     "$ACC_PRONOUN": "attribute_accusative",
@@ -370,7 +299,7 @@ _WG_META = {
 }
 
 
-def _template_text(sentence: str, participant: str, counts: dict) -> tuple[str, bool]:
+def _template_text(sentence: str, participant: str, counts: Counter) -> tuple[str, bool]:
     """The template text of one sentence and whether {a} precedes {task}."""
     words = sentence.split(" ")
     article = False
@@ -378,15 +307,10 @@ def _template_text(sentence: str, participant: str, counts: dict) -> tuple[str, 
         for ph, slot in _WG_PRONOUNS.items():
             if w.startswith(ph):
                 capital = i == 0 or words[i - 1].endswith((".", "!", "?"))
-                case = PRONOUN_CASES[slot]
-                counts[case] = counts.get(case, 0) + 1
+                counts[_CASES[slot]] += 1
                 words[i] = slot_text(slot, capital) + w[len(ph) :]
                 if slot == "attribute":
-                    verb = agreeing_verb(words, i + 1)
-                    if verb is not None:
-                        words[verb[0]] = verb[1]
-                        key = verb_key(verb[1])
-                        counts["verbs"][key] = counts["verbs"].get(key, 0) + 1
+                    _agree(words, i, counts["verbs"])
         if w.startswith("$OCCUPATION"):
             words[i] = "{task}" + w[len("$OCCUPATION") :]
             if i > 0 and words[i - 1].lower() in ("a", "an"):
@@ -430,8 +354,8 @@ def convert_winogender(path: str | os.PathLike, *, name: str = "winogender") -> 
             f"'occupation(0), other-participant(1), answer, sentence'; got "
             f"{header!r}"
         )
-    counts: dict = {"verbs": {}}
-    entries, losses, tasks, per_task = [], [], [], {}
+    counts = Counter(verbs=Counter())
+    entries, losses, per_task = [], [], Counter()
     for n, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
@@ -467,44 +391,30 @@ def convert_winogender(path: str | os.PathLike, *, name: str = "winogender") -> 
         if article:
             entry["mask"] = {"attribute_to_task": ["a", "task"]}
         entries.append(entry)
-        if occ not in per_task:
-            tasks.append(occ)
-        per_task[occ] = per_task.get(occ, 0) + 1
-    ids = [e["id"] for e in entries]
-    if len(set(ids)) != len(ids):
-        dup = sorted({i for i in ids if ids.count(i) > 1})
+        per_task[occ] += 1
+    dup = sorted(i for i, k in Counter(e["id"] for e in entries).items() if k > 1)
+    if dup:
         raise BiasampError(f"winogender: {str(p)!r} holds the templates {dup} twice")
-    verbs = counts.pop("verbs")
-    sizes = sorted(set(per_task.values()))
     summary = {
         "templates": len(entries),
-        "occupations": len(tasks),
+        "occupations": len(per_task),
         "occupations_by_number_of_templates": {
-            str(k): sum(1 for v in per_task.values() if v == k) for k in sizes
+            str(k): v for k, v in sorted(Counter(per_task.values()).items())
         },
-        "pronoun_cases": {
-            c.replace(" ", "_"): counts[c] for c in PRONOUN_CASES.values() if c in counts
-        },
-        "agreeing_verbs": verbs,
-        "groups": {g: sum(1 for e in entries if g in e["groups"]) for g in _WG_GROUPS},
+        "pronoun_cases": {c: counts[c] for c in _CASES.values() if c in counts},
+        "agreeing_verbs": dict(counts["verbs"]),
+        "groups": {g: sum(g in e["groups"] for e in entries) for g in _WG_GROUPS},
     }
-    text = _wg_toml(name, tasks=tasks, entries=entries, files=files, summary=summary, losses=losses)
+    meta = {**_WG_META, "name": name, "tasks": list(per_task)}
+    source = f"# from {', '.join(f'{k} (sha256 {v})' for k, v in files.items())}."
+    converted = {"files": files, "counts": summary, "lost": losses}
+    text = set_toml("winogender", meta, _WG_GROUPS, entries, source=source, converted=converted)
     return Conversion(name, text, summary, losses, files)
 
 
-def _wg_toml(name, *, tasks, entries, files, summary, losses) -> str:
-    return set_toml(
-        "winogender",
-        {**_WG_META, "name": name},
-        _WG_GROUPS,
-        tasks=tasks,
-        entries=entries,
-        files=files,
-        summary=summary,
-        losses=losses,
-        source=f"# from {', '.join(f'{k} (sha256 {v})' for k, v in files.items())}.",
-    )
-
+# ---------------------------------------------------------------------------------------
+# WinoBias
+# ---------------------------------------------------------------------------------------
 
 _WB_PRONOUNS = {
     "he": "attribute",
@@ -515,68 +425,13 @@ _WB_PRONOUNS = {
     "himself": "attribute_reflexive",
     "herself": "attribute_reflexive",
 }
-_CASES = {
-    "attribute": "nominative",
-    "attribute_accusative": "accusative",
-    "attribute_possessive": "possessive_determiner",
-    "attribute_possessive_pronoun": "possessive_pronoun",
-    "attribute_reflexive": "reflexive",
-}
+_WB_WORDS = {*_WB_PRONOUNS, "her"}
 #: Words after "her" that make it an object ("asked her to ...", "hated her.").
 _AFTER_OBJECT = frozenset(
-    {
-        "to",
-        "and",
-        "for",
-        "with",
-        "in",
-        "that",
-        "a",
-        "an",
-        "the",
-        "about",
-        "at",
-        "on",
-        "from",
-        "if",
-        "as",
-        "because",
-        "by",
-        "into",
-        "out",
-        "up",
-        "off",
-        "over",
-        "so",
-        "but",
-        "or",
-        "when",
-        "after",
-        "before",
-        "since",
-        "until",
-        "while",
-        "whether",
-        "how",
-        "what",
-        "why",
-        "where",
-        "who",
-        "this",
-        "again",
-        "back",
-        "well",
-        "some",
-        "any",
-        "his",
-        "her",
-        "their",
-        "not",
-        "anything",
-        "something",
-        "",
-    }
-)
+    "to and for with in that a an the about at on from if as because by into out up off over so"  # noqa: SIM905 - a word list
+    " but or when after before since until while whether how what why where who this again back"
+    " well some any his her their not anything something".split()
+) | {""}
 _GENDERED = re.compile(r"\b(he|she|him|her|his|hers|himself|herself)\b", re.I)
 _BRACKET = re.compile(r"\[([^\[\]]*)\]")
 _WB_GROUPS = {
@@ -605,7 +460,12 @@ _WB_META = {
 }
 
 
-def _pronoun_slot(word: str, twin: str | None, after: str, counts: dict) -> str:
+def _pronouns(sentence: str) -> list[re.Match]:
+    """The bracketed pronouns of a sentence."""
+    return [m for m in _BRACKET.finditer(sentence) if m.group(1).strip().lower() in _WB_WORDS]
+
+
+def _pronoun_slot(word: str, twin: str | None, after: str, counts: Counter) -> str:
     low = word.strip().lower()
     if low != "her":
         slot = _WB_PRONOUNS[low]
@@ -621,57 +481,43 @@ def _pronoun_slot(word: str, twin: str | None, after: str, counts: dict) -> str:
             else "attribute_possessive"
         )
         counts["her_by_next_word"] += 1
-    counts["cases"][_CASES[slot]] = counts["cases"].get(_CASES[slot], 0) + 1
+    counts["cases"][_CASES[slot]] += 1
     return slot_text(slot, word.strip()[:1].isupper())
 
 
-def _parse(sentence: str, twin: str, occupations: dict, counts: dict):
+def _parse(sentence: str, twin: str, occupations: dict, counts: Counter):
     """(text, task, n_pronouns, article) of one sentence, or a reason it cannot be used."""
     found = list(_BRACKET.finditer(sentence))
-    pron = [
-        m
-        for m in found
-        if m.group(1).strip().lower() in _WB_PRONOUNS or m.group(1).strip().lower() == "her"
-    ]
-    refs = [m for m in found if m not in pron]
+    pron = _pronouns(sentence)
+    refs = [m for m in found if m.group(1).strip().lower() not in _WB_WORDS]
     if len(refs) != 1 or not pron:
         return f"{len(refs)} referent and {len(pron)} pronoun brackets"
-    twin_pron = [
-        m.group(1).strip().lower()
-        for m in _BRACKET.finditer(twin)
-        if m.group(1).strip().lower() in _WB_PRONOUNS or m.group(1).strip().lower() == "her"
-    ]
+    twin_pron = [m.group(1).strip().lower() for m in _pronouns(twin)]
     det, occ = re.match(r"^\s*(?:(the|a|an)\s+)?(.*?)\s*$", refs[0].group(1), re.I).groups()
     task = occupations.get(occ.lower(), occ) if occupations else occ
     if occupations and occ.lower() not in occupations:
         return f"referent {occ!r} is not one of the occupations"
     counts["normalised_spaces"] += refs[0].group(1) != refs[0].group(1).strip()
+    article = det is not None and det.lower() in ("a", "an")
     out, pos, k = [], 0, 0
     for m in found:
         out.append(sentence[pos : m.start()])
         if m is refs[0]:
-            article = det is not None and det.lower() in ("a", "an")
             lead = ("{A} " if det[0] == "A" else "{a} ") if article else (f"{det} " if det else "")
             out.append(lead + "{task}")
         else:
             rest = sentence[m.end() :].split()
-            after = rest[0] if rest else ""
             same = twin_pron[k] if len(twin_pron) == len(pron) else None
-            out.append(_pronoun_slot(m.group(1), same, after, counts))
+            out.append(_pronoun_slot(m.group(1), same, rest[0] if rest else "", counts))
             k += 1
         pos = m.end()
     out.append(sentence[pos:])
     words = "".join(out).split(" ")
     for i, w in enumerate(words):
         if w.lstrip("{").lower().startswith("attribute}"):
-            verb = agreeing_verb(words, i + 1)
-            if verb is not None:
-                words[verb[0]] = verb[1]
-                key = verb_key(verb[1])
-                counts["verbs"][key] = counts["verbs"].get(key, 0) + 1
-    literal = _GENDERED.findall(_BRACKET.sub("", sentence))
-    counts["literal_gendered"] += bool(literal)
-    return " ".join(words), task, len(pron), det is not None and det.lower() in ("a", "an")
+            _agree(words, i, counts["verbs"])
+    counts["literal_gendered"] += bool(_GENDERED.findall(_BRACKET.sub("", sentence)))
+    return " ".join(words), task, len(pron), article
 
 
 def _occupations(folder: Path, files: dict) -> dict:
@@ -741,25 +587,13 @@ def convert_winobias(path: str | os.PathLike, *, name: str = "winobias") -> Conv
         )
     files: dict = {}
     occupations = _occupations(folder, files)
-    counts = {
-        "cases": {},
-        "verbs": {},
-        "her_by_twin": 0,
-        "her_by_next_word": 0,
-        "normalised_spaces": 0,
-        "literal_gendered": 0,
-    }
+    counts = Counter(cases=Counter(), verbs=Counter())
     entries, losses, sentences, merged, apart = [], [], {}, 0, 0
     for t in (1, 2):
         for split in ("dev", "test"):
             pairs = _read_pair(folder, t, split, files)
             sentences[f"type{t}-{split}"] = len(pairs)
             for n, pro, anti in pairs:
-                base = {
-                    "id": f"t{t}-{split}-{n:03d}",
-                    "family": f"type{t}",
-                    "groups": [f"type{t}", split],
-                }
                 parsed = {
                     k: _parse(s, o, occupations, counts)
                     for k, s, o in (("pro", pro, anti), ("anti", anti, pro))
@@ -770,50 +604,33 @@ def convert_winobias(path: str | os.PathLike, *, name: str = "winobias") -> Conv
                         losses.append(f"{k}_stereotyped_type{t}.txt.{split} line {n}: {v}")
                 if len(ok) == 2 and ok["pro"] == ok["anti"]:
                     merged += 1
-                    entries.append(
-                        _entry(
-                            base,
-                            ok["pro"],
-                            suffix="",
-                            kinds=["pro", "anti"],
-                            source=f"pro/anti_stereotyped_type{t}.txt.{split} line {n}",
-                        )
-                    )
-                    continue
+                    ok = {"pro/anti": ok["pro"]}
                 apart += len(ok) == 2
-                for k, v in ok.items():
-                    entries.append(
-                        _entry(
-                            base,
-                            v,
-                            suffix=f"-{k}",
-                            kinds=[k],
-                            source=f"{k}_stereotyped_type{t}.txt.{split} line {n}",
-                        )
-                    )
+                entries += [_entry(t, split, n, v, kind=k) for k, v in ok.items()]
     tasks = list(occupations.values()) or list(dict.fromkeys(e["task"] for e in entries))
-    used = {e["task"] for e in entries}
-    tasks = [x for x in tasks if x in used]
+    per_task = Counter(e["task"] for e in entries)
+    tasks = [x for x in tasks if x in per_task]
     summary = {
         "sentences": sentences,
         "sentences_total": sum(sentences.values()) * 2,
         "templates": len(entries),
         "pro_anti_twins_merged": merged,
         "pro_anti_twins_kept_apart": apart,
-        "templates_per_occupation": {x: sum(e["task"] == x for e in entries) for x in tasks},
-        "pronoun_cases": counts["cases"],
+        "templates_per_occupation": {x: per_task[x] for x in tasks},
+        "pronoun_cases": dict(counts["cases"]),
         "her_resolved_by_twin": counts["her_by_twin"],
         "her_resolved_by_next_word": counts["her_by_next_word"],
-        "agreeing_verbs": dict(sorted(counts["verbs"].items(), key=lambda kv: -kv[1])),
-        "two_pronoun_templates": sum(1 for e in entries if "context" in e),
-        "a_an_referents": sum(
-            1 for e in entries if "mask" in e and "attribute_to_task" in e["mask"]
-        ),
+        "agreeing_verbs": dict(counts["verbs"].most_common()),
+        "two_pronoun_templates": sum("context" in e for e in entries),
+        "a_an_referents": sum("attribute_to_task" in e.get("mask", ()) for e in entries),
         "sentences_with_literal_gendered_words": counts["literal_gendered"],
         "spaces_normalised": counts["normalised_spaces"],
-        "groups": {g: sum(1 for e in entries if g in e["groups"]) for g in _WB_GROUPS},
+        "groups": {g: sum(g in e["groups"] for e in entries) for g in _WB_GROUPS},
     }
-    text = _wb_toml(name, tasks=tasks, entries=entries, files=files, summary=summary, losses=losses)
+    meta = {**_WB_META, "name": name, "tasks": tasks}
+    source = "# from the WinoBias files (sha256 in [set.converted] files)."
+    converted = {"files": files, "counts": summary, "lost": losses}
+    text = set_toml("winobias", meta, _WB_GROUPS, entries, source=source, converted=converted)
     return Conversion(name, text, summary, losses, files)
 
 
@@ -821,15 +638,17 @@ def _ref(text: str, name: str) -> str:
     return name if text.lower().count("{" + name + "}") == 1 else f"{name}#1"
 
 
-def _entry(base: dict, parsed: tuple, *, suffix: str, kinds: list, source: str) -> dict:
+def _entry(t: int, split: str, n: int, parsed: tuple, *, kind: str) -> dict:
+    """The template of sentence ``n`` of type ``t`` and ``split`` in the ``kind`` file(s)
+    (``pro``, ``anti``, or ``pro/anti`` for twins kept once)."""
     text, task, n_pronouns, article = parsed
     e = {
-        "id": base["id"] + suffix,
+        "id": f"t{t}-{split}-{n:03d}" + ("" if "/" in kind else f"-{kind}"),
         "text": text,
         "task": task,
-        "family": base["family"],
-        "groups": base["groups"] + kinds,
-        "source": source,
+        "family": f"type{t}",
+        "groups": [f"type{t}", split, *kind.split("/")],
+        "source": f"{kind}_stereotyped_type{t}.txt.{split} line {n}",
     }
     mask = {}
     if n_pronouns > 1:
@@ -841,17 +660,3 @@ def _entry(base: dict, parsed: tuple, *, suffix: str, kinds: list, source: str) 
     if mask:
         e["mask"] = mask
     return e
-
-
-def _wb_toml(name, *, tasks, entries, files, summary, losses) -> str:
-    return set_toml(
-        "winobias",
-        {**_WB_META, "name": name},
-        _WB_GROUPS,
-        tasks=tasks,
-        entries=entries,
-        files=files,
-        summary=summary,
-        losses=losses,
-        source="# from the WinoBias files (sha256 in [set.converted] files).",
-    )

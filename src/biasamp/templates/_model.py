@@ -122,7 +122,7 @@ class TemplateSet:
         Whether verb slots agree with the attribute ("they are", "they have") or not
         ("they is", the paper's compat sentences).
     article : {"sound", "wang2021"}
-        The a/an rule (see :func:`~biasamp.templates.indefinite_article`).
+        The a/an rule (see :func:`~biasamp.templates._slots.article_for`).
     provenance : dict
         ``source``, ``year``, ``license`` and any other metadata of the file, plus
         ``file`` and ``sha256`` (and ``words_files``/``dropped_duplicates`` for generated

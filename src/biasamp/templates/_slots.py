@@ -24,7 +24,6 @@ from typing import Any
 
 from .._errors import BiasampError
 from .._registry import did_you_mean
-from .._validation import OneOf, check
 
 __all__ = [
     "ARTICLE_RULES",
@@ -38,7 +37,6 @@ __all__ = [
     "article_for",
     "attribute_slots",
     "dependent_indexes",
-    "indefinite_article",
     "parse_text",
     "resolve_ref",
     "verb_form",
@@ -84,7 +82,7 @@ PRONOUN_CASES = MappingProxyType(
 #: written ``{verb:SINGULAR|PLURAL}`` in the template.
 VERB_FORMS = MappingProxyType({"be": ("is", "are"), "was": ("was", "were")})
 
-#: The a/an rules a template set may declare (see :func:`indefinite_article`).
+#: The a/an rules a template set may declare (see :func:`article_for`).
 ARTICLE_RULES = ("sound", "wang2021")
 
 #: Words spelled with a consonant letter but spoken with a vowel sound -> "an" (matched
@@ -176,7 +174,21 @@ def verb_form(forms: tuple[str, str], attribute: str, agreement: bool) -> str:
 
 
 def article_for(word: str, rule: str) -> str:
-    """:func:`indefinite_article` without the checks (``rule`` is valid, ``word`` has a letter)."""
+    """``"a"`` or ``"an"`` for the word that follows the article (trailing punctuation
+    ignored; ``rule`` one of :data:`ARTICLE_RULES`, ``word`` with a letter).
+
+    ``"wang2021"`` is the paper's rule: "an" iff the word starts with a lower-case vowel letter
+    (a, e, i, o, u), so "French" -> "a" and "Old" -> "a". ``"sound"`` starts from the
+    vowel-letter rule (any case) and applies a small list of exceptions by sound:
+    :data:`AN_WORDS` ("an hour", "an honest"), the initialisms in :data:`AN_INITIALISMS` ("an
+    MBA") and :data:`A_WORDS` ("a university", "a European", "a one-way"), also as prefixes
+    ("honestly", "universal"). Words starting with a digit get "a".
+
+    >>> [article_for(w, "sound") for w in ("old", "hour", "university", "MBA", "French")]
+    ['an', 'an', 'a', 'an', 'a']
+    >>> article_for("Old", "wang2021"), article_for("old", "wang2021")
+    ('a', 'an')
+    """
     token = word.strip().strip(_PUNCTUATION)
     if rule == "wang2021":
         return "an" if token[0] in "aeiou" else "a"
@@ -188,40 +200,6 @@ def article_for(word: str, rule: str) -> str:
     if low in A_WORDS or (low.startswith(_A_PREFIXES) and not low.startswith(_A_PREFIX_EXCEPTIONS)):
         return "a"
     return "an" if low[0] in "aeiou" else "a"
-
-
-def indefinite_article(word: str, *, rule: str = "sound") -> str:
-    """Return ``"a"`` or ``"an"`` for the word that follows the article.
-
-    Parameters
-    ----------
-    word : str
-        The following word (trailing punctuation is ignored).
-    rule : {"sound", "wang2021"}, default "sound"
-        ``"wang2021"`` is the paper's rule: "an" iff the word starts with a lower-case
-        vowel letter (a, e, i, o, u), so "French" -> "a" and "Old" -> "a".
-        ``"sound"`` starts from the vowel-letter rule (any case) and applies a small list
-        of exceptions by sound: :data:`AN_WORDS` ("an hour", "an honest"), the
-        initialisms in :data:`AN_INITIALISMS` ("an MBA") and :data:`A_WORDS` ("a
-        university", "a European", "a one-way"), also as prefixes ("honestly",
-        "universal"). Words starting with a digit get "a".
-
-    Returns
-    -------
-    str
-        ``"a"`` or ``"an"``.
-
-    Examples
-    --------
-    >>> [indefinite_article(w) for w in ("old", "hour", "university", "MBA", "French")]
-    ['an', 'an', 'a', 'an', 'a']
-    >>> indefinite_article("Old", rule="wang2021"), indefinite_article("old", rule="wang2021")
-    ('a', 'an')
-    """
-    rule = check(rule, OneOf(ARTICLE_RULES), "rule")
-    if not str(word).strip().strip(_PUNCTUATION):
-        raise BiasampError(f"word must contain a letter to choose a/an; got {word!r}")
-    return article_for(str(word), rule)
 
 
 #: What each slot renders: an attribute form, an agreeing verb, the task, or the article.
