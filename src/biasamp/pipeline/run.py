@@ -91,24 +91,21 @@ def _mass_summary(mass: np.ndarray) -> dict:
 
 
 def _resolve_models(cfg: ProbeConfig) -> dict:
-    """``{model: (resolved, estimator)}``: each model resolved once (its id, the hub, its
-    config.json), before any weights are loaded; a wrong estimator or a compat mode for a
-    causal LM is an error here."""
-    from ..scoring import LoadOptions, check_estimator, resolve_model
+    """``{model: (resolved, estimator)}``: the early-check pass
+    (:func:`biasamp.scoring.preflight`): each model resolved once (its id, the hub, its
+    config.json and tokenizer files) and every check that needs no weights, before torch."""
+    from ..scoring import LoadOptions, preflight
 
-    out = {}
-    for model in cfg.models:
-        resolved = resolve_model(model, cfg.model_type, options=LoadOptions.of(cfg))
-        kind, evidence = resolved.model_type, resolved.evidence
-        if cfg.compat is not None and kind != "masked":
-            raise BiasampError(
-                f"compat {cfg.compat!r} reproduces the paper's masked-LM procedure (FitBERT "
-                f"first-piece scoring); model {model!r} is a {kind} language model ({evidence})"
-            )
-        if cfg.context_token is not None and kind != "causal":
-            raise BiasampError(f"context_token is for causal LMs; model {model!r} is {kind}")
-        out[model] = (resolved, check_estimator(cfg.scoring, kind, model=model))
-    return out
+    return preflight(
+        cfg.models,
+        LoadOptions.of(cfg),
+        model_type=cfg.model_type,
+        scoring=cfg.scoring,
+        context_token=cfg.context_token,
+        masked_only=cfg.compat
+        and f"compat {cfg.compat!r} reproduces the paper's masked-LM procedure (FitBERT "
+        "first-piece scoring)",
+    )
 
 
 def _load_scorer(cfg: ProbeConfig, resolved, *, progress):
