@@ -12,7 +12,9 @@ __all__ = [
     "BiasampError",
     "BiasampWarning",
     "ChatModelWarning",
+    "DamagedCacheWarning",
     "HubUnreachableWarning",
+    "IgnoredOptionWarning",
     "MissingDependencyError",
     "MissingWeightsWarning",
     "UnavailableCIWarning",
@@ -73,3 +75,12 @@ class ChatModelWarning(BiasampWarning):
 
 class HubUnreachableWarning(BiasampWarning):
     """The Hugging Face hub did not answer; the model was loaded from the local cache."""
+
+
+class DamagedCacheWarning(BiasampWarning):
+    """A score-cache file could not be read as a database; it was moved aside (kept, renamed)
+    and a fresh cache started."""
+
+
+class IgnoredOptionWarning(BiasampWarning):
+    """An option was given that has no effect in this run (it is said, not silently dropped)."""

@@ -328,6 +328,7 @@ for _name, _module in (
     ("check_score_inputs", "_spans"),
     ("model_context", "_causal"),
     ("preflight", "_preflight"),
+    ("normalizer", "_preflight"),
 ):
     _PUBLIC.register_lazy(_name, f"biasamp.scoring.{_module}:{_name}")
 __getattr__ = _PUBLIC.module_getattr("biasamp.scoring")

@@ -25,7 +25,7 @@ from .._errors import BiasampError
 from . import LoadOptions, canonical_dtype, check_estimator
 from ._hub import ResolvedModel, resolve_model
 
-__all__ = ["preflight"]
+__all__ = ["normalizer", "preflight"]
 
 
 def _vocabulary_knows(resolved: ResolvedModel, token: str) -> tuple[bool | None, list]:
@@ -52,6 +52,22 @@ def _vocabulary_knows(resolved: ResolvedModel, token: str) -> tuple[bool | None,
         if extra.is_file() and json.dumps(token) in extra.read_text(encoding="utf-8"):
             return None, special
     return False, special
+
+
+def normalizer(resolved: ResolvedModel):
+    """``text -> text`` as the model's tokenizer normalises it before splitting (an uncased
+    model lowercases), from ``tokenizer.json``; None when it has none or cannot be read."""
+    folder = resolved.source.folder()
+    path = folder / "tokenizer.json" if folder is not None else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        from tokenizers import Tokenizer
+
+        norm = Tokenizer.from_file(str(path)).normalizer
+    except Exception:  # noqa: BLE001 - then nothing is said
+        return None
+    return None if norm is None else norm.normalize_str
 
 
 def _check_context_token(resolved: ResolvedModel, token: str | None) -> None:
