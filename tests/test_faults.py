@@ -118,6 +118,13 @@ PROBE_CASES = [
         r"--base-uncertainty must be one of 'resample', 'none'; got 'maybe'",
     ),
     (["--min-base-count", "0"], r"--min-base-count must be a positive integer; got 0"),
+    # issue 29: an option with nothing to act on is refused, not silently dropped
+    (
+        ["--min-base-count", "5", "--base-rates", "uniform,labor-2016"],
+        r"^error: min_base_count 5 leaves out tasks rarely counted in a count-based source "
+        r"\(corpus co-occurrences\); none of base_rates \['uniform', 'labor-2016'\] is one",
+    ),
+    (["--base-rates", "uniform,file:"], r"^error: base-rate source 'file:' names no file"),
     (["--config", "{typo.toml}"], r"unknown config option 'modles' \(did you mean 'models'"),
     (["--config", "{nofile.toml}"], r"config file '.*nofile.toml' does not exist"),
     # issue 19, items 7 and 8: degenerate values and unreadable files refused before the model

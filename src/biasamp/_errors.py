@@ -13,6 +13,7 @@ __all__ = [
     "BiasampWarning",
     "ChatModelWarning",
     "DamagedCacheWarning",
+    "FewResamplesWarning",
     "HubUnreachableWarning",
     "IgnoredOptionWarning",
     "MissingDependencyError",
@@ -84,3 +85,8 @@ class DamagedCacheWarning(BiasampWarning):
 
 class IgnoredOptionWarning(BiasampWarning):
     """An option was given that has no effect in this run (it is said, not silently dropped)."""
+
+
+class FewResamplesWarning(BiasampWarning):
+    """The bootstrap resamples so few units (2 or 3 templates or tasks) that its replicates
+    take only a few distinct values: the percentile CI is given, and is rough."""

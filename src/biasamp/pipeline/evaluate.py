@@ -280,6 +280,8 @@ def _evaluate(
             UnavailableCIWarning,
             stacklevel=4,
         )
+    if cover is None or cfg.units == "tasks":  # (bound templates: strata, not counted)
+        cfg.warn_if_few(n_tpl, n_t)
     task_w = cfg.task_weights(n_t)
     per_dir = {}
     for direction, tables in zip(DIRECTIONS, (at, ta)):

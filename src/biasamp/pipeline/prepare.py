@@ -248,6 +248,13 @@ def prepare(cfg: ProbeConfig) -> Prepared:
                 table, name, tasks=tasks, attributes=attributes, min_base_count=cfg.min_base_count
             )
             base_tables[name][direction] = table
+    counted = [n for n, t in base_tables.items() if t[ATTRIBUTE_TO_TASK].counts is not None]
+    if cfg.min_base_count is not None and not counted:  # an option with nothing to act on
+        raise BiasampError(
+            f"min_base_count {cfg.min_base_count} leaves out tasks rarely counted in a "
+            f"count-based source (corpus co-occurrences); none of base_rates {cfg.base_rates} "
+            "is one: leave min_base_count out, or add such a source"
+        )
     t2a = prompts[TASK_TO_ATTRIBUTE]
     both = pd.concat([prompts[ATTRIBUTE_TO_TASK], prompts[TASK_TO_ATTRIBUTE]], ignore_index=True)
     both = both.assign(candidates=both["candidates"].map(lambda c: "|".join(map(str, c))))
