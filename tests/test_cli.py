@@ -461,3 +461,16 @@ def test_the_model_options_are_declared_once():
         assert seen["probe"][flag] == (dest, text, None), flag
         if flag in seen["pairs"]:
             assert seen["pairs"][flag] == (dest, text, default), flag
+
+
+def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(monkeypatch, capsys):
+    """Ctrl-C while the options are read (the subcommand's modules imported) too: no
+    traceback, the one line ``interrupted``."""
+    from biasamp import cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["count", "--help"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"

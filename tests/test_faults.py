@@ -118,6 +118,19 @@ PROBE_CASES = [
         r"--base-uncertainty must be one of 'resample', 'none'; got 'maybe'",
     ),
     (["--min-base-count", "0"], r"--min-base-count must be a positive integer; got 0"),
+    # issue 29: an option with nothing to act on is refused, not silently dropped
+    (
+        ["--min-base-count", "5", "--base-rates", "uniform,labor-2016"],
+        r"^error: min_base_count 5 leaves out tasks rarely counted in a count-based source "
+        r"\(corpus co-occurrences\); none of base_rates \['uniform', 'labor-2016'\] is one",
+    ),
+    (["--base-rates", "uniform,file:"], r"^error: base-rate source 'file:' names no file"),
+    (
+        ["--base-rates", "uniform,file:{half.csv}"],
+        r"source 'file:.*half.csv': every one of the requested tasks holds the attributes in "
+        r"their overall proportion \(P\(T\|A\) = P\(T\), e.g. all 50/50\), so no task is "
+        r"associated with an attribute and BiasAmp-> is 0 by construction",
+    ),
     (["--config", "{typo.toml}"], r"unknown config option 'modles' \(did you mean 'models'"),
     (["--config", "{nofile.toml}"], r"config file '.*nofile.toml' does not exist"),
     # issue 19, items 7 and 8: degenerate values and unreadable files refused before the model
@@ -256,6 +269,7 @@ def test_probe_refuses_bad_input_before_the_model(
         **FILES,
         "huge.csv": _table_csv("1e308"),
         "zero.csv": _table_csv("0"),
+        "half.csv": _table_csv("2"),
         "counts.csv": _counts_csv(),
         "noshe.csv": _table_csv("3", "0"),
     }

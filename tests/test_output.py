@@ -566,3 +566,23 @@ def test_templates_convert_replaces_only_a_converted_set(tmp_path, capsys):
         )
         assert out.read_bytes() == (data_dir("templates") / "winogender.toml").read_bytes()
     assert _beside(out) == ["mine.toml", "wg.toml"]
+
+
+def test_a_killed_writers_temporary_file_is_removed_and_named_by_the_next_write(tmp_path, caplog):
+    """``.NAME.tmp-PID-N`` of a process that is gone (SIGKILL during a write) is removed when
+    the file is next written, with one line naming it; a live process's is left alone."""
+    from biasamp._output import OutputFile
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead = tmp_path / f".c.csv.tmp-{gone.pid}-0"
+    live = tmp_path / f".c.csv.tmp-{os.getpid()}-99"
+    other = tmp_path / f".d.csv.tmp-{gone.pid}-0"  # another file's: not this write's business
+    for f in (dead, live, other):
+        f.write_text("partial")
+    with caplog.at_level("WARNING", logger="biasamp"), OutputFile(tmp_path / "c.csv").open() as f:
+        f.write("x\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["c.csv", live.name, other.name])
+    assert [r.getMessage() for r in caplog.records] == [
+        f"removed {dead}, left by an interrupted run (process {gone.pid})"
+    ]

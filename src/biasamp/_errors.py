@@ -12,6 +12,8 @@ __all__ = [
     "BiasampError",
     "BiasampWarning",
     "ChatModelWarning",
+    "DamagedCacheWarning",
+    "FewResamplesWarning",
     "HubUnreachableWarning",
     "IndependenceAssumptionWarning",
     "MissingDependencyError",
@@ -79,3 +81,13 @@ class ChatModelWarning(BiasampWarning):
 
 class HubUnreachableWarning(BiasampWarning):
     """The Hugging Face hub did not answer; the model was loaded from the local cache."""
+
+
+class DamagedCacheWarning(BiasampWarning):
+    """A score-cache file could not be read as a database; it was moved aside (kept, renamed)
+    and a fresh cache started."""
+
+
+class FewResamplesWarning(BiasampWarning):
+    """The bootstrap resamples so few units (2 or 3 templates or tasks) that its replicates
+    take only a few distinct values: the percentile CI is given, and is rough."""

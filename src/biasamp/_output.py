@@ -7,6 +7,7 @@ import datetime
 import errno
 import itertools
 import json
+import logging
 import os
 import shutil
 import signal
@@ -37,6 +38,7 @@ _WORDS = ("folder", "file", "symbolic link", "character device", "block device",
 _MODES = dict(zip("d-lcbps", _WORDS))  # stat.filemode's letter -> the kind in words
 _PLAIN = ("a file", "a folder", "a symbolic link")
 _COUNTER = itertools.count()
+log = logging.getLogger(__name__)
 
 
 class Stopped(KeyboardInterrupt):
@@ -264,6 +266,17 @@ class OutputFolder(_Output):
         self.commit() if exc is None else self.raise_write_error(exc)
 
 
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (on this machine)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process (EPERM): alive
+        return True
+    return True
+
+
 class OutputFile(_Output):
     """One file written beside and renamed into place (``with out.open() as f``); one there is
     replaced only with ``overwrite`` and when ``owned(path)`` says it is ``what`` biasamp wrote."""
@@ -281,11 +294,21 @@ class OutputFile(_Output):
         if self.owned is not None and not self.owned(self.target):
             raise BiasampError(f"{self.where} is not {self.what} biasamp wrote: pick another name")
 
+    def _remove_dead_tmp(self) -> None:
+        """Remove what a killed writer of this file left (``.NAME.tmp-PID-N`` of a process
+        that is gone), naming each once; a live writer's is left alone."""
+        for tmp in self.target.parent.glob(f".{self.target.name}.tmp-*-*"):
+            pid = tmp.name.rsplit("-", 2)[-2]
+            if pid.isdigit() and not _alive(int(pid)):
+                tmp.unlink(missing_ok=True)
+                log.warning("removed %s, left by an interrupted run (process %s)", tmp, pid)
+
     @contextlib.contextmanager
     def open(self, *, newline: str = ""):
         """Check; yield a text file (UTF-8) that becomes the target if the block ends well."""
         self.check()
         self.target.parent.mkdir(parents=True, exist_ok=True)
+        self._remove_dead_tmp()
         tmp = self._beside("tmp")
         try:
             with open(tmp, "x", encoding="utf-8", newline=newline) as f:

@@ -194,7 +194,16 @@ def _configure_logging(verbose: int, quiet: bool, terminal: _Terminal) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the ``biasamp`` command; return the process exit code (0 ok, 2 input error)."""
+    """Run the ``biasamp`` command; return the process exit code (0 ok, 2 input error; 130
+    after Ctrl-C, at any moment: while the options are read too, with no traceback)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # the subcommand: the first word that is not an option (biasamp's own take no value)
     parser = build_parser(commands=[w for w in argv if not w.startswith("-")][:1])

@@ -352,6 +352,9 @@ def test_file_malformed(tmp_path, text, match):
 def test_file_missing_and_lookup_errors(tmp_path):
     with pytest.raises(BiasampError, match="base-rate CSV not found"):
         get_source(f"file:{tmp_path / 'nope.csv'}")
+    for name in ("file:", "file:  "):  # no path: not the current folder
+        with pytest.raises(BiasampError, match=r"base-rate source 'file:' names no file"):
+            get_source(name)
     p = write(tmp_path, "task,he,she\nnurse,1,2\n")
     with pytest.raises(MissingEntriesError, match=r"tasks \['cook'\] not in .*it has 1: nurse"):
         get_source(f"file:{p}").table(["nurse", "cook"], HSS)

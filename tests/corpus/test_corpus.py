@@ -4,6 +4,7 @@ import io
 import itertools
 import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -324,6 +325,17 @@ def test_cli_count(wt_valid, tmp_path, capsys):
     assert "give either FILES or --dataset" in capsys.readouterr().err
     assert main(["count", wt_valid, "--tasks", "nurse", "--groups", "he", "-o", str(out)]) == 2
     assert "--groups must look like" in capsys.readouterr().err
+    # options that would count nothing or count twice (issue 29): one line, exit 2
+    for argv, message in (
+        (["--groups=he=he,him"], "--groups must name at least 2 groups"),
+        ([wt_valid], "is given twice (its sentences would be counted twice)"),
+        ([str(Path(wt_valid).parent / "*")], "is given twice"),  # the glob matches it again
+        ([str(out.parent / "*")], "is also a corpus file"),  # the glob catches --out
+    ):
+        argv = ["count", wt_valid, *argv, "--tasks", "nurse,writer", "-o", str(out), "--overwrite"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
     assert (
         main(
             [

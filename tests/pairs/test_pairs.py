@@ -153,6 +153,12 @@ def test_user_files_in_every_format(tmp_path, kind):
         ),
         ("sent_more,sent_less\nx,y,z\n", "p.csv", {}, r"row 2 has more fields than the header"),
         ("sent_more,sent_less\n", "p.csv", {}, r"holds no pairs"),
+        (
+            "a,b\nx y,x y \n",
+            "p.csv",
+            {"more": "a", "less": "b"},
+            r"pair 1: a and b are the same sentence \('x y'\)",  # the user's column names
+        ),
         ("[1, 2]", "p.json", {}, r"must hold a list of objects"),
         ("{not json", "p.json", {}, r"is not valid JSON"),
         ("x", "p.txt", {}, r"must end in .csv, .tsv, .json or .jsonl"),
@@ -475,3 +481,20 @@ def test_every_data_folder_ships_in_the_wheel_and_sdist():
     for name in _files._DATA_NAMES:
         assert wheel[name] == f"biasamp/_data/{name}" and name in sdist
         assert data_dir(name).is_dir()
+
+
+def test_pairs_one_sentence_to_an_uncased_model_are_warned(
+    tiny_bert_dir, tmp_path, capsys, one_torch_thread
+):
+    """Two sentences that differ only in case are one sentence to an uncased model (its
+    tokenizer.json lowercases): said once, naming the first such pair."""
+    p = tmp_path / "case.csv"
+    p.write_text("sent_more,sent_less\nHe is a nurse.,he is a nurse.\nHe is tall.,She is tall.\n")
+    argv = ["pairs", "--model", str(tiny_bert_dir), "--pairs", str(p), "--n-resamples", "20"]
+    assert main(argv) == 0
+    err = [x for x in capsys.readouterr().err.splitlines() if "normalises away" in x]
+    assert err == [
+        f"warning: 1 pair(s) (pair 1) differ only in what the tokenizer of model "
+        f"{str(tiny_bert_dir)!r} normalises away (case, for an uncased model): the model "
+        "reads one sentence twice, a tie"
+    ]

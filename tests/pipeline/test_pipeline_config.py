@@ -191,6 +191,81 @@ def test_compat_overrides_templates_with_warning(caplog):
     assert "ignoring templates='mine'" in caplog.text and "ignoring scoring='pll'" in caplog.text
 
 
+def test_compat_warns_of_a_template_set_given_even_when_it_is_the_default(caplog):
+    """``--templates adjectives --compat wang2021``: the set given is replaced, and said so,
+    though it is the default; one not given is replaced without a word. A config rebuilt with
+    more options keeps what was given (``as_config``)."""
+    from biasamp.pipeline.config import as_config
+
+    given = ProbeConfig(models=["m"], compat="wang2021", templates="adjectives")
+    with caplog.at_level("WARNING", logger="biasamp.pipeline.config"):
+        assert given.resolved().templates == "wang2021"
+        assert as_config(given, seed=3).resolved().templates == "wang2021"
+        ProbeConfig(models=["m"], compat="wang2021").resolved()
+        as_config(ProbeConfig(models=["m"], compat="wang2021"), seed=3).resolved()
+    assert [r.getMessage() for r in caplog.records] == [
+        "compat='wang2021' uses templates='wang2021'; ignoring templates='adjectives'"
+    ] * 2
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (
+            {"device": "tpu"},
+            r"^device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got 'tpu'$",
+        ),
+        ({"device": "cuda:x"}, r"got 'cuda:x'"),
+        (
+            {"device": "cpu", "dtype": "fp16"},
+            r"dtype 'float16' needs a CUDA device; got device 'cpu'",
+        ),
+        (
+            {"device": "mps", "dtype": "float64"},
+            r"dtype 'float64' is not available on device 'mps'",
+        ),
+        ({"score_cache": "{f}"}, r"^score_cache '.*afile' is a file, not a folder; give a folder"),
+        (
+            {"hf_cache_dir": "{f}/sub/x"},
+            r"^hf_cache_dir '.*afile/sub/x' lies under '.*afile', a file",
+        ),
+        (
+            {"offload_folder": "{f}", "device_map": "auto"},
+            r"^offload_folder '.*afile' is a file, not a folder",
+        ),
+        ({"out": "{d}/o", "score_cache": "{d}/o"}, r"--score-cache '.*/o' lies in --out '.*/o'"),
+        ({"out": "{d}/o", "score_cache": "{d}/o/c"}, r"--score-cache '.*/o/c' lies in --out"),
+    ],
+)
+def test_options_decidable_from_themselves_are_refused_when_the_config_is_built(
+    tmp_path, kwargs, match
+):
+    (tmp_path / "afile").write_text("x")
+    fill = {"f": str(tmp_path / "afile"), "d": str(tmp_path)}
+    kwargs = {k: v.format(**fill) if isinstance(v, str) else v for k, v in kwargs.items()}
+    with pytest.raises(BiasampError, match=match):
+        ProbeConfig(models=["m"], **kwargs)
+    # the same values where they make sense are taken as given (nothing rewritten)
+    ok = ProbeConfig(
+        models=["m"],
+        device="cuda:1",
+        dtype="float16",
+        score_cache=str(tmp_path / "new" / "cache"),
+        out=str(tmp_path / "o"),
+    )
+    assert (ok.device, ok.score_cache) == ("cuda:1", str(tmp_path / "new" / "cache"))
+
+
+def test_a_config_file_that_is_not_a_regular_file_is_named_so(tmp_path):
+    import os
+
+    fifo = tmp_path / "c.toml"
+    os.mkfifo(fifo)
+    for path in (fifo, tmp_path, Path("/dev/zero")):
+        with pytest.raises(BiasampError, match=r"is not a regular file \(a folder, device, FIFO"):
+            ProbeConfig.from_file(path)
+
+
 def test_from_dict_rejects_non_mapping():
     with pytest.raises(BiasampError, match="config must be a mapping"):
         ProbeConfig.from_dict(["a"])

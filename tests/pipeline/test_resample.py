@@ -176,3 +176,33 @@ def test_bootstrap_bytes_bounds_the_measured_peak(tmp_path, sources, units):
             tracemalloc.stop()
     estimate = bootstrap_bytes(4000, n_units=20, n_tasks=32, n_attributes=2, n_resampled=n_counted)
     assert peak <= estimate < 1.5 * peak, (peak, estimate)
+
+
+@pytest.mark.parametrize(
+    "units, n_templates, n_tasks, distinct",
+    [
+        ("templates", 2, 32, 3),  # {aa, ab, bb}: C(3, 2)
+        ("templates", 3, 32, 10),  # C(5, 3)
+        ("tasks", 20, 2, 3),
+        ("both", 2, 2, 9),
+    ],
+)
+def test_a_ci_from_a_handful_of_distinct_resamples_is_warned(units, n_templates, n_tasks, distinct):
+    """The multisets of n units number C(2n-1, n), counted here by brute force; below
+    FEW_RESAMPLES a CI is warned of, once, with the number."""
+    from itertools import combinations_with_replacement as multisets
+
+    from biasamp._errors import FewResamplesWarning
+    from biasamp.pipeline.resample import FEW_RESAMPLES, Resampling
+
+    n = {"templates": n_templates, "tasks": n_tasks}
+    kinds = ("templates", "tasks") if units == "both" else (units,)
+    assert np.prod([len(list(multisets(range(n[k]), n[k]))) for k in kinds]) == distinct
+    with pytest.warns(FewResamplesWarning, match=rf"only {distinct} distinct resamples") as got:
+        Resampling(units=units).warn_if_few(n_templates, n_tasks)
+    assert len(got) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 1 unit (no CI at all: warned elsewhere), or enough
+        Resampling(units=units).warn_if_few(1 if units != "tasks" else 20, 1)
+        Resampling(units="templates").warn_if_few(4, 2)  # C(7, 4) = 35
+    assert len(list(multisets(range(4), 4))) == 35 >= FEW_RESAMPLES

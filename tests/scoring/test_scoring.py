@@ -822,3 +822,22 @@ def test_a_score_cache_that_cannot_be_written_is_one_line(tmp_path):
     ):
         cache.put_many([("b", [-3.0])])
     assert cache.get_many(["a", "b"]) == {"a": [-1.0, -2.0]}
+
+
+def test_a_damaged_score_cache_is_set_aside_with_one_warning_and_started_afresh(tmp_path):
+    """A cache file that is not a database (damaged, or another file under its name) is
+    kept, renamed beside it, and a fresh cache is started: one warning, no traceback."""
+    from biasamp._errors import DamagedCacheWarning
+    from biasamp.scoring._result import ScoreCache
+
+    cache = ScoreCache(tmp_path, {"model": "m"})
+    path = cache.path
+    cache.close()
+    path.write_bytes(b"not a database " * 100)
+    with pytest.warns(DamagedCacheWarning, match=r"could not be read \(file is not a database\)"):
+        cache = ScoreCache(tmp_path, {"model": "m"})
+    cache.put_many([("a", [-1.0])])
+    assert cache.get_many(["a"]) == {"a": [-1.0]}
+    aside = [p for p in tmp_path.iterdir() if p != path]
+    assert [p.name.startswith(path.name + ".damaged-") for p in aside] == [True]
+    assert aside[0].read_bytes() == b"not a database " * 100

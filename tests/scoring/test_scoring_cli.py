@@ -84,7 +84,9 @@ def test_score_audit(bert_dir, capsys):
         (["--prompt", "[BLANK].", "--candidates", " , "], "at least one word"),
         (
             ["--prompt", "[BLANK].", "--candidates", "he", "--scoring", "wordz"],
-            "scoring must be one of 'word', 'first-piece', 'pll'; got 'wordz' (did you mean 'word'?)",
+            # an unknown name is refused as probe refuses it, before the model's kind is read
+            "--scoring must be one of 'word', 'first-piece', 'pll', 'continuation', "
+            "'sentence'; got 'wordz' (did you mean 'word'?)",
         ),
         (
             ["--prompt", "[BLANK].", "--candidates", "he", "--dtype", "float16", "--device", "cpu"],

@@ -1006,3 +1006,14 @@ def test_every_data_file_is_documented_with_its_hash():
         assert rel in readme, rel
         if p.suffix != ".toml":  # data copies: hash in the README must match the bytes
             assert hashlib.sha256(p.read_bytes()).hexdigest() in readme, rel
+
+
+def test_an_invisible_character_in_a_template_is_refused(tmp_path):
+    """A zero-width space in a template word (pasted from a web page) would reach the tokenizer
+    as pieces nobody sees: one line naming the character and where it is."""
+    p = _set_file(tmp_path, _one("{attribute} {be} a ne\u200bw {task}."))
+    with pytest.raises(
+        BiasampError,
+        match=r"holds an invisible character \(U\+200B ZERO WIDTH SPACE, at position 22\)",
+    ):
+        load_template_set(p)

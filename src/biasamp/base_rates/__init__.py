@@ -41,7 +41,7 @@ and the independence construction); the registry is here.
 
 from __future__ import annotations
 
-from .._errors import ZeroRowWarning
+from .._errors import BiasampError, ZeroRowWarning
 from .._registry import Registry, unknown_name
 from .._validation import NonEmptyStr, check
 from ._compat import (
@@ -121,6 +121,10 @@ def get_source(name: str) -> BaseRateSource:
     """
     name = check(name, NonEmptyStr, "base-rate source name").strip()
     if name.startswith("file:"):
+        if not name[len("file:") :].strip():  # not the current folder
+            raise BiasampError(
+                f"base-rate source {name!r} names no file; give file:PATH.csv (a CSV table)"
+            )
         return FileSource(name[len("file:") :])
     if name.startswith("uniform:"):
         inner = name[len("uniform:") :]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 
@@ -289,6 +290,10 @@ def parse_groups(value: str) -> dict[str, list[str]]:
         groups[name.strip()] = ws
     if not groups:
         raise BiasampError(f"--groups is empty; got {value!r}")
+    if len(groups) < 2:  # P(A|T) = 1 for every task: nothing to compare
+        raise BiasampError(
+            f"--groups must name at least 2 groups (the attributes a count compares); got {value!r}"
+        )
     return groups
 
 
@@ -392,7 +397,7 @@ def count(p) -> None:
 
 
 def run_count(args: argparse.Namespace) -> int:
-    from ..corpus import count_cooccurrences, counts_output, write_counts_csv
+    from ..corpus import count_cooccurrences, counts_output, resolve_inputs, write_counts_csv
     from ..tasks import load_tasks
 
     if bool(args.files) == bool(args.dataset):
@@ -405,6 +410,15 @@ def run_count(args: argparse.Namespace) -> int:
     tasks = load_tasks(args.tasks).words
     out = counts_output(args.out, overwrite=args.overwrite, param="--out")
     out.check()  # before counting, which may take hours
+    if args.files:  # the counts file being written is not a corpus file (a glob's catch)
+        target = os.path.realpath(out.target)
+        for inp in resolve_inputs(args.files, fmt=args.format):
+            if inp.local and os.path.realpath(inp.url) == target:
+                raise BiasampError(
+                    f"--out {args.out!r} is also a corpus file ({inp.url!r}, from FILES "
+                    f"{' '.join(args.files)}): the counts would count themselves; write them "
+                    "elsewhere or narrow the glob"
+                )
     shard = None
     if args.shard_mb is not None:
         if not args.shard_mb > 0:

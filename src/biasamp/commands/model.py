@@ -146,31 +146,24 @@ def _split_candidates(text):
 
 
 def run_score(args) -> int:
-    from ..scoring import LoadOptions, check_score_inputs, load_scorer, resolve_model
+    from ..pipeline import ProbeConfig
+    from ..scoring import LoadOptions, check_score_inputs, load_scorer, preflight
 
     candidates = _split_candidates(args.candidates)
-    # validate before loading the model: input errors come back at once; the estimator once
-    # the model's type is known (from its config.json alone)
+    # every check before the model loads (the options as a probe checks them, then the
+    # early-check pass: the model's kind, the estimator, the context token, the device)
     check_score_inputs(args.prompts, candidates, blank=args.blank)
-    options = LoadOptions.of(args)
-    resolved = resolve_model(args.model, args.model_type, options=options)
+    cfg = ProbeConfig.from_cli(args)
+    options = LoadOptions.of(cfg)
+    ((resolved, scoring),) = preflight(
+        [args.model],
+        options,
+        model_type=cfg.model_type,
+        scoring=cfg.scoring,
+        context_token=cfg.context_token,
+    ).values()
     kind = resolved.model_type
-    scoring = check_score_inputs(
-        args.prompts,
-        candidates,
-        scoring=args.scoring,
-        blank=args.blank,
-        model_type=kind,
-        model=args.model,
-    )[3]
-    extra = {}
-    if kind == "causal":
-        extra = {"context_token": args.context_token}
-    elif args.context_token is not None:
-        raise BiasampError(
-            f"--context-token is for causal language models; model "
-            f"{args.model!r} is a {kind} language model"
-        )
+    extra = {"context_token": cfg.context_token} if kind == "causal" else {}
     scorer = load_scorer(
         resolved, options, progress=getattr(args, "display", None) or False, **extra
     )
@@ -298,11 +291,39 @@ def pairs(p) -> None:
     p.set_defaults(func=run_pairs)
 
 
+def _say_same_pairs(pset, resolved) -> None:
+    """Warn once when some pairs are one sentence to the model (they differ only in what its
+    tokenizer normalises away, such as case for an uncased model): each is a tie."""
+    import logging
+
+    from ..scoring import normalizer
+
+    norm = normalizer(resolved)
+    if norm is None:
+        return
+    df = pset.pairs
+    same = [
+        pid
+        for pid, more, less in zip(df["pair_id"], df["sent_more"], df["sent_less"])
+        if norm(more) == norm(less)
+    ]
+    if same:
+        logging.getLogger(__name__).warning(
+            "%d pair(s) (pair %s%s) differ only in what the tokenizer of model %r normalises away "
+            "(case, for an uncased model): the model reads one sentence twice, a tie",
+            len(same),
+            same[0],
+            ", ..." if len(same) > 1 else "",
+            resolved.name,
+        )
+
+
 def run_pairs(args) -> int:
     from .._output import OutputFolder
     from ..pairs import load_pairs, score_pairs
+    from ..pipeline import ProbeConfig
     from ..report import format_value
-    from ..scoring import LoadOptions, check_model
+    from ..scoring import LoadOptions, preflight
 
     # everything that can fail on input fails before the model is loaded
     pset = load_pairs(
@@ -316,15 +337,23 @@ def run_pairs(args) -> int:
     pset = pset.select(bias_types=args.bias_types, max_pairs=args.max_pairs)
     if len(pset) == 0:
         raise BiasampError(f"--pairs {args.pairs!r} with the selection given holds no pairs")
-    check_model(args.model)
+    options = LoadOptions.of(ProbeConfig.from_cli(args))
     output = None
     if args.out:
         output = OutputFolder(args.out, kind="pairs", overwrite=args.overwrite)
         output.check()
+    ((resolved, _),) = preflight(
+        [args.model],
+        options,
+        model_type=args.model_type,
+        context_token=args.context_token,
+        check_scoring=False,
+    ).values()
+    _say_same_pairs(pset, resolved)
     res = score_pairs(
         pset,
         args.model,
-        options=LoadOptions.of(args),
+        options=options,
         model_type=args.model_type,
         context_token=args.context_token,
         progress=getattr(args, "display", None) or False,

@@ -42,7 +42,7 @@ from ._driver import (
     write_counts_csv,
 )
 from ._engines import ENGINES
-from ._inputs import FORMATS
+from ._inputs import FORMATS, resolve_inputs
 from ._matching import MATCHERS
 from ._rule_base import DEFAULT_WORD_GROUPS, WANG2021_WORD_GROUPS
 
@@ -57,5 +57,6 @@ __all__ = [
     "count_cooccurrences",
     "count_text",
     "counts_output",
+    "resolve_inputs",
     "write_counts_csv",
 ]

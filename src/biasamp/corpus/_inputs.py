@@ -165,6 +165,15 @@ def resolve_inputs(
             out.append(
                 Input(url, f, c, int(info.get("size") or 0), protocol in ("file", "local"), kept)
             )
+    seen: dict[str, str] = {}
+    for inp in out:  # one file named twice (a path and a glob that matches it): counted twice
+        key = os.path.realpath(inp.url) if inp.local and "://" not in inp.url else inp.url
+        if key in seen:
+            raise BiasampError(
+                f"corpus file {inp.url!r} is given twice (its sentences would be counted "
+                "twice); name each file once"
+            )
+        seen[key] = inp.url
     return out
 
 

@@ -232,6 +232,11 @@ def load_pairs(
                     f"{where}: pair {n}: {cols[key]} must be a non-empty sentence; got {value!r}"
                 )
             out[f"sent_{key}"] = value
+        if out["sent_more"].strip() == out["sent_less"].strip():
+            raise BiasampError(
+                f"{where}: pair {n}: {cols['more']} and {cols['less']} are the same sentence "
+                f"({out['sent_more']!r}); a pair compares two different sentences"
+            )
         d = str(rec.get(cols["direction"], "")).strip() if cols["direction"] else ""
         if cols["direction"] and d not in DIRECTIONS:
             raise BiasampError(

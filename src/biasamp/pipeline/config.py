@@ -54,6 +54,7 @@ from ..scoring import (
     ESTIMATORS,
     LoadOptions,
     canonical_dtype,
+    check_device,
     check_estimator,
     parse_max_memory,
 )
@@ -134,6 +135,28 @@ def _tasks(value, name):
     if isinstance(value, str) or value is None:
         return value
     return check(value, Names(min_size=2, what="task"), name)
+
+
+def _folder(value, name):
+    """A folder that exists or can be made: a path at or under a file is refused (checked,
+    never rewritten)."""
+    if not isinstance(value, str):
+        return value  # pydantic refuses it
+    path = Path(value).expanduser()
+    for at in (path, *path.parents):
+        if os.path.lexists(at):
+            if not at.is_dir():
+                where = "is a file" if at == path else f"lies under {str(at)!r}, a file"
+                raise BiasampError(
+                    f"{name} {value!r} {where}, not a folder; give a folder (one that does "
+                    "not exist yet is made)"
+                )
+            break
+    return value
+
+
+#: A folder option (``score_cache``, ``hf_cache_dir``, ``offload_folder``).
+Folder = Annotated[Text | None, _checked(_folder)]
 
 
 def _opt(
@@ -233,7 +256,7 @@ class ProbeConfig(BaseModel):
         "Qwen-Instruct); the choice and its rule are in the provenance and the report.",
     )
     # -- loading the model (also the options of `biasamp score` and `biasamp pairs`) -----
-    device: Text = _opt(
+    device: Annotated[str, _checked(check_device)] = _opt(
         _LOADING.device,
         group="loading the model",
         help="``auto``, ``cpu``, ``cuda``, ``cuda:1``, ``mps``.",
@@ -255,7 +278,7 @@ class ProbeConfig(BaseModel):
         help="With ``device_map``: the most each device may hold, e.g. "
         "``0=20GiB,1=20GiB,cpu=60GiB`` (or a mapping).",
     )
-    offload_folder: Text | None = _opt(
+    offload_folder: Folder = _opt(
         _LOADING.offload_folder,
         group="loading the model",
         metavar="DIR",
@@ -289,14 +312,14 @@ class ProbeConfig(BaseModel):
         help="Load a checkpoint with weights missing (e.g. no trained LM head; transformers "
         "initialises them at random): the report says so at its top.",
     )
-    score_cache: Text | None = _opt(
+    score_cache: Folder = _opt(
         _LOADING.score_cache,
         group="loading the model",
         metavar="DIR",
         help="Folder of the sqlite score cache: prompts already scored with the same weights, "
         "tokenizer, estimator and dtype are reused.",
     )
-    hf_cache_dir: Text | None = _opt(
+    hf_cache_dir: Folder = _opt(
         _LOADING.hf_cache_dir,
         group="loading the model",
         metavar="DIR",
@@ -433,6 +456,13 @@ class ProbeConfig(BaseModel):
                     f"'auto' (--device-map auto) too (got {name}="
                     f"{getattr(self, name)!r})"
                 )
+        if self.dtype == "float16" and self.device in ("cpu", "mps"):
+            raise BiasampError(
+                f"dtype 'float16' needs a CUDA device; got device {self.device!r} "
+                "(use float32, or bfloat16 on CPU)"
+            )
+        if self.dtype == "float64" and self.device == "mps":
+            raise BiasampError("dtype 'float64' is not available on device 'mps' (use float32)")
         if self.model_type != "auto" and self.scoring is not None:
             check_estimator(self.scoring, self.model_type)
         if self.compat is not None and self.model_type == "causal":
@@ -441,7 +471,7 @@ class ProbeConfig(BaseModel):
                 "procedure (FitBERT first-piece scoring); it cannot be used with "
                 "model_type 'causal'"
             )
-        if self.out is not None:  # a result folder never replaces a model it probes
+        if self.out is not None:  # a result folder never replaces a model or a cache
             out = os.path.realpath(os.path.expanduser(self.out))
             for model in self.models:
                 where = os.path.realpath(os.path.expanduser(model))
@@ -450,6 +480,13 @@ class ProbeConfig(BaseModel):
                         f"--out {self.out!r} is or holds the model folder "
                         f"{model!r}; write the result elsewhere"
                     )
+            where = os.path.realpath(os.path.expanduser(self.score_cache or ""))
+            if self.score_cache is not None and (where == out or where.startswith(out + os.sep)):
+                raise BiasampError(
+                    f"--score-cache {self.score_cache!r} lies in --out {self.out!r}, which a "
+                    "probe replaces as a whole (the cache would go with the old result); keep "
+                    "the score cache outside --out"
+                )
         return self
 
     def resolved(self) -> ProbeConfig:
@@ -464,7 +501,7 @@ class ProbeConfig(BaseModel):
         changes: dict[str, Any] = {}
         for key in ("templates", "scoring"):
             current, wanted = getattr(self, key), getattr(mode, key)
-            if current != wanted and current != type(self).model_fields[key].default:
+            if current != wanted and key in self.model_fields_set:  # given, even as the default
                 log.warning(
                     "compat=%r uses %s=%r; ignoring %s=%r", self.compat, key, wanted, key, current
                 )
@@ -523,8 +560,13 @@ class ProbeConfig(BaseModel):
         The options may sit at the top level or under a ``[probe]`` table.
         """
         p = Path(path)
-        if not p.is_file():
+        if not p.exists():
             raise BiasampError(f"config file {str(path)!r} does not exist")
+        if not p.is_file():
+            raise BiasampError(
+                f"config file {str(path)!r} is not a regular file (a folder, device, FIFO or "
+                "socket); give a TOML or YAML file"
+            )
         suffix = p.suffix.lower()
         if suffix not in (".toml", ".yaml", ".yml"):
             raise BiasampError(f"config file must end in .toml, .yaml or .yml; got {str(path)!r}")
@@ -570,7 +612,10 @@ def as_config(config=None, **kwargs) -> ProbeConfig:
     if config is None:
         return ProbeConfig(**kwargs)
     if isinstance(config, ProbeConfig):
-        return ProbeConfig(**{**config.to_dict(), **kwargs}) if kwargs else config
+        # the options given stay those given (model_fields_set: what compat overrides)
+        return (
+            ProbeConfig(**{**config.model_dump(exclude_unset=True), **kwargs}) if kwargs else config
+        )
     if isinstance(config, (str, os.PathLike)):
         return ProbeConfig.from_file(config, **kwargs)
     if isinstance(config, Mapping):

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._conventions import CONFIDENCE, DIRECTIONS, N_RESAMPLES, TASK_TO_ATTRIBUTE
+from .._conventions import CONFIDENCE, DIRECTIONS, N_RESAMPLES, TASK_TO_ATTRIBUTE, TIE_TOL
 from .._errors import BiasampError, UnavailableCIWarning, UndefinedCellsWarning
 from .._progress import as_progress
 from .._validation import (
@@ -269,6 +269,8 @@ def _evaluate(
             UnavailableCIWarning,
             stacklevel=4,
         )
+    if cover is None or cfg.units == "tasks":  # (bound templates: strata, not counted)
+        cfg.warn_if_few(n_tpl, n_t)
     task_w = cfg.task_weights(n_t)
     per_dir = {}
     for direction, tables in zip(DIRECTIONS, (at, ta)):
@@ -832,6 +834,16 @@ def check_base(table, name: str, *, tasks, attributes, min_base_count: int | Non
             f"base_rates: source {name!r}: only {rows} of {scope} occurs (the others' rows are "
             "all zero); BiasAmp-> needs P(T=t) > 0 for at least 2 tasks"
         )
+    if table.association is None:  # derived signs: all ties when every row is in proportion
+        col = live.sum(axis=0, keepdims=True)
+        lean = live / col - live.sum(axis=1, keepdims=True) / col.sum()
+        if (np.abs(lean) <= (TIE_TOL if table.tie_tol is None else table.tie_tol)).all():
+            raise BiasampError(
+                f"base_rates: source {name!r}: every one of {scope} holds the attributes in "
+                "their overall proportion (P(T|A) = P(T), e.g. all 50/50), so no task is "
+                "associated with an attribute and BiasAmp-> is 0 by construction; leave "
+                "the source out"
+            )
 
 
 def template_masks(template_groups, n_tpl, order=None) -> dict:

@@ -35,19 +35,21 @@ templates for A->T, drawn within their own tasks (``bootstrap_ci`` with ``strata
 from __future__ import annotations
 
 import hashlib
+import math
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._conventions import CONFIDENCE, N_RESAMPLES, TASK_TO_ATTRIBUTE, TIE_TOL
-from .._errors import BiasampError
+from .._errors import BiasampError, FewResamplesWarning
 from ..metrics import directional_table_core as table_core
 from ..metrics import resample_indices
 from ..results import BootstrapInfo
 
 __all__ = [
     "BASE_UNCERTAINTY",
+    "FEW_RESAMPLES",
     "RESAMPLE_UNITS",
     "Resampling",
     "Units",
@@ -64,6 +66,8 @@ __all__ = [
     "unit_draws",
 ]
 
+#: Fewer distinct resamples of the units than this: the CIs are warned of as rough.
+FEW_RESAMPLES = 20
 #: What a bootstrap replicate resamples besides the base counts.
 RESAMPLE_UNITS = ("templates", "tasks", "both")
 #: Whether count-based base rates are resampled (their sampling error enters the CIs).
@@ -290,6 +294,24 @@ class Resampling:
             min_base_count=min_base_count,
             method=method,
         )
+
+    def warn_if_few(self, n_templates: int, n_tasks: int) -> None:
+        """Warn once when the units resampled have fewer than :data:`FEW_RESAMPLES` distinct
+        resamples (``C(2n-1, n)`` for ``n`` units: 3 for 2, 10 for 3): a 95% percentile
+        interval then rests on a handful of distinct values."""
+        n = {"templates": n_templates, "tasks": n_tasks}
+        kinds = ("templates", "tasks") if self.units == "both" else (self.units,)
+        distinct = math.prod(math.comb(2 * n[k] - 1, n[k]) for k in kinds)
+        if 1 < distinct < FEW_RESAMPLES:
+            what = " and ".join(f"{n[k]} {k}" for k in kinds)
+            warnings.warn(
+                FewResamplesWarning(
+                    f"the bootstrap resamples {what}, which have only {distinct} distinct "
+                    f"resamples: its {self.confidence:.0%} CIs rest on a handful of values "
+                    "(rough); more templates or tasks narrow them honestly"
+                ),
+                stacklevel=4,
+            )
 
     def task_weights(self, n_tasks: int):
         if self.units in ("tasks", "both"):

@@ -201,6 +201,13 @@ def prepare(cfg: ProbeConfig) -> Prepared:
                 table, name, tasks=tasks, attributes=attributes, min_base_count=cfg.min_base_count
             )
             base_tables[name][direction] = table
+    counted = [n for n, t in base_tables.items() if t[ATTRIBUTE_TO_TASK].counts is not None]
+    if cfg.min_base_count is not None and not counted:  # an option with nothing to act on
+        raise BiasampError(
+            f"min_base_count {cfg.min_base_count} leaves out tasks rarely counted in a "
+            f"count-based source (corpus co-occurrences); none of base_rates {cfg.base_rates} "
+            "is one: leave min_base_count out, or add such a source"
+        )
     t2a = prompts[TASK_TO_ATTRIBUTE]
     both = pd.concat([prompts[ATTRIBUTE_TO_TASK], prompts[TASK_TO_ATTRIBUTE]], ignore_index=True)
     both = both.assign(candidates=both["candidates"].map(lambda c: "|".join(map(str, c))))
@@ -283,24 +290,21 @@ def _mass_summary(mass: np.ndarray) -> dict:
 
 
 def _resolve_models(cfg: ProbeConfig) -> dict:
-    """``{model: (resolved, estimator)}``: each model resolved once (its id, the hub, its
-    config.json), before any weights are loaded; a wrong estimator or a compat mode for a
-    causal LM is an error here."""
-    from ..scoring import LoadOptions, check_estimator, resolve_model
+    """``{model: (resolved, estimator)}``: the early-check pass
+    (:func:`biasamp.scoring.preflight`): each model resolved once (its id, the hub, its
+    config.json and tokenizer files) and every check that needs no weights, before torch."""
+    from ..scoring import LoadOptions, preflight
 
-    out = {}
-    for model in cfg.models:
-        resolved = resolve_model(model, cfg.model_type, options=LoadOptions.of(cfg))
-        kind, evidence = resolved.model_type, resolved.evidence
-        if cfg.compat is not None and kind != "masked":
-            raise BiasampError(
-                f"compat {cfg.compat!r} reproduces the paper's masked-LM procedure (FitBERT "
-                f"first-piece scoring); model {model!r} is a {kind} language model ({evidence})"
-            )
-        if cfg.context_token is not None and kind != "causal":
-            raise BiasampError(f"context_token is for causal LMs; model {model!r} is {kind}")
-        out[model] = (resolved, check_estimator(cfg.scoring, kind, model=model))
-    return out
+    return preflight(
+        cfg.models,
+        LoadOptions.of(cfg),
+        model_type=cfg.model_type,
+        scoring=cfg.scoring,
+        context_token=cfg.context_token,
+        masked_only=cfg.compat
+        and f"compat {cfg.compat!r} reproduces the paper's masked-LM procedure (FitBERT "
+        "first-piece scoring)",
+    )
 
 
 def _probe_one(

@@ -2,7 +2,9 @@
 
 This subpackage is the only part of biasamp that imports torch and transformers, and it does so
 lazily: ``import biasamp.scoring`` is light; torch is imported when a scorer is built (or
-:func:`audit_candidates` loads a tokenizer).
+:func:`audit_candidates` loads a tokenizer). :func:`preflight` checks what needs no weights
+first. long on purpose: the light names (estimators, dtypes, devices, loading options) that
+the configuration and the commands check options against, without torch.
 
 Two kinds of model (:data:`MODEL_TYPES`), each with its own estimators (``scoring=``, see
 :data:`ESTIMATORS` and :func:`estimators_for`); ``scoring=None`` means the type's default
@@ -66,6 +68,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from typing import Any
 
 from .._registry import Registry
@@ -161,6 +164,22 @@ def canonical_dtype(dtype, param: str = "dtype") -> str:
         return "float32"
     text = str(dtype).replace("torch.", "") if not isinstance(dtype, str) else dtype
     return check(DTYPE_ALIASES.get(text, text), OneOf(DTYPES), param)
+
+
+#: The devices a model runs on (``auto``: CUDA when there, else the CPU).
+_DEVICE = re.compile(r"auto|cpu|mps|cuda(:[0-9]+)?")
+
+
+def check_device(device, param: str = "device") -> str:
+    """``device`` checked by its name alone; whether the machine has it is asked of torch,
+    last, by :func:`preflight`."""
+    from .._errors import BiasampError
+
+    if not isinstance(device, str) or not _DEVICE.fullmatch(device):
+        raise BiasampError(
+            f"{param} must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got {device!r}"
+        )
+    return device
 
 
 #: Accepted values of ``device_map`` (accelerate's placement strategies).
@@ -308,6 +327,8 @@ for _name, _module in (
     ("audit_candidates", "_spans"),
     ("check_score_inputs", "_spans"),
     ("model_context", "_causal"),
+    ("preflight", "_preflight"),
+    ("normalizer", "_preflight"),
 ):
     _PUBLIC.register_lazy(_name, f"biasamp.scoring.{_module}:{_name}")
 __getattr__ = _PUBLIC.module_getattr("biasamp.scoring")
@@ -328,6 +349,7 @@ __all__ = [
     "estimators_for",
     "load_scorer",
     "model_context",
+    "preflight",
     "resolve_model",
 ]
 

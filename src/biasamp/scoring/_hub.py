@@ -34,6 +34,7 @@ __all__ = [
     "ModelSource",
     "ResolvedModel",
     "check_model",
+    "read_config",
     "detect_model_type",
     "resolve_model",
     "resolve_source",
@@ -263,6 +264,52 @@ def weight_files_sha256(source: ModelSource) -> dict:
     return out
 
 
+def read_config(source: ModelSource) -> dict | None:
+    """The model's ``config.json`` as a dict, read as JSON (no transformers, no torch): from the
+    folder, or the hub's copy (downloaded alone, into the cache ``from_pretrained`` reads);
+    None when it cannot be read so (the caller then asks transformers, which says why)."""
+    import json
+
+    path = Path(source.name) / "config.json" if source.local else None
+    if path is None:
+        try:
+            from huggingface_hub import hf_hub_download
+
+            path = Path(
+                hf_hub_download(
+                    source.name,
+                    "config.json",
+                    revision=source.commit or source.revision,
+                    cache_dir=source.hf_cache_dir,
+                    local_files_only=source.local_files_only,
+                )
+            )
+        except Exception:  # noqa: BLE001 - transformers' reading says why
+            return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _kind_by_name(config: dict | None) -> tuple[str, str] | None:
+    """``(kind, evidence)`` when the first of ``architectures`` names its head (``*ForMaskedLM``;
+    ``*ForCausalLM``, ``*LMHeadModel``; not ``*WithLMHeadModel``): the same answer :func:`detect_model_type` gets from
+    transformers' tables, which it asks only when the name does not say."""
+    archs = (config or {}).get("architectures")
+    if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
+        return None
+    if archs[0].endswith("ForMaskedLM"):
+        return "masked", f"config.json architectures {archs}"
+    if archs[0].endswith(("ForCausalLM", "LMHeadModel")) and not archs[0].endswith(
+        "WithLMHeadModel"
+    ):
+        # (XLM's and Flaubert's *WithLMHeadModel: the tables say masked for one of them)
+        return "causal", f"config.json architectures {archs}"
+    return None
+
+
 def _class_names(mapping) -> set:
     out = set()
     for v in mapping.values():
@@ -285,17 +332,20 @@ def detect_model_type(
     BiasampError
         The config cannot be read, or it names neither kind (then ``model_type`` must be given).
     """
+    src = source or resolve_source(model, revision=revision, hf_cache_dir=hf_cache_dir)
+    if src.local and not (Path(src.name) / "config.json").is_file():
+        raise BiasampError(
+            f"model {str(model)!r}: no config.json in {src.name} (not a transformers model folder)"
+        )
+    told = _kind_by_name(read_config(src))
+    if told is not None:  # the first architecture's name says it: no transformers needed
+        return told
     from transformers import AutoConfig
     from transformers.models.auto.modeling_auto import (
         MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
         MODEL_FOR_MASKED_LM_MAPPING_NAMES,
     )
 
-    src = source or resolve_source(model, revision=revision, hf_cache_dir=hf_cache_dir)
-    if src.local and not (Path(src.name) / "config.json").is_file():
-        raise BiasampError(
-            f"model {str(model)!r}: no config.json in {src.name} (not a transformers model folder)"
-        )
     try:
         config = AutoConfig.from_pretrained(
             src.name, trust_remote_code=trust_remote_code, **src.kwargs()

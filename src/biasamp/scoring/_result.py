@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .._errors import BiasampError
+from .._errors import BiasampError, DamagedCacheWarning
 
 __all__ = ["ScoreCache", "ScoreResult", "item_key", "renormalise"]
 
@@ -134,6 +136,22 @@ class ScoreCache:
         blob = json.dumps(config, sort_keys=True)
         self.config_hash = hashlib.sha256(blob.encode()).hexdigest()
         self.path = root / f"scores-{self.config_hash[:16]}.sqlite"
+        try:
+            self._open(blob)
+        except sqlite3.DatabaseError as exc:  # "file is not a database": kept, set aside
+            self._con.close()
+            aside = self.path.with_name(f"{self.path.name}.damaged-{os.getpid()}")
+            os.replace(self.path, aside)
+            warnings.warn(
+                DamagedCacheWarning(
+                    f"score cache file {str(self.path)!r} could not be read ({exc}); it was "
+                    f"moved to {aside.name!r} beside it and a fresh cache started"
+                ),
+                stacklevel=2,
+            )
+            self._open(blob)
+
+    def _open(self, blob: str) -> None:
         self._con = sqlite3.connect(str(self.path))
         with self._con:
             self._con.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")

@@ -16,6 +16,7 @@ list (``[set] tasks``, the vocabulary its bound templates come with) and describ
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from .._conventions import ATTRIBUTE_TO_TASK, ATTRIBUTES, BLANK, DIRECTIONS, TASK_TO_ATTRIBUTE
@@ -188,8 +189,22 @@ def _check_span(t: Template, direction: str, where: str) -> None:
                 )
 
 
+def check_visible(text: str, where: str) -> None:
+    """Refuse an invisible (format) character, such as a zero-width space, which a tokenizer
+    turns into pieces the reader never sees: the word scored is not the word shown."""
+    bad = next(((i, c) for i, c in enumerate(text) if unicodedata.category(c) == "Cf"), None)
+    if bad is not None:
+        i, c = bad
+        name = unicodedata.name(c, "a format character")
+        raise BiasampError(
+            f"{where} holds an invisible character (U+{ord(c):04X} {name}, at position "
+            f"{i + 1}) in {text!r}; remove it"
+        )
+
+
 def check_template(t: Template, agreement: bool, article: str, where: str) -> None:
     """Raise :class:`BiasampError` (prefixed with ``where``) if ``t`` breaks a rule."""
+    check_visible(t.text, where)
     _check_slots(t, where)
     for direction in DIRECTIONS:
         _check_mask_names(t, direction, where)
@@ -209,6 +224,7 @@ _LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 def _task_word(value, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise BiasampError(f"{where} must be a non-empty string; got {value!r}")
+    check_visible(value, where)
     if value != value.strip() or any(c in value for c in "{}") or BLANK in value:
         raise BiasampError(
             f"{where} must be a task word without surrounding spaces, braces "

@@ -1,0 +1,142 @@
+"""The early-check pass of a command that loads models: every mistake that can be decided
+without the weights is decided here, before torch is imported.
+
+:func:`preflight` runs once per command (``probe``, ``score``, ``pairs``), after the options
+were checked (:class:`~biasamp.pipeline.ProbeConfig`) and before any model loads. In order:
+
+1. each model resolved once (:func:`~biasamp.scoring.resolve_model`: the id, the hub asked
+   once, the kind read from ``config.json`` as JSON), a ``revision`` given to a local folder
+   refused, the estimator checked against the kind, a ``context_token`` checked against the
+   kind and against the vocabulary of ``tokenizer.json`` (read with ``tokenizers``, no
+   transformers);
+2. last, the one question only torch answers: whether the device asked for (``cuda``,
+   ``cuda:N``, ``mps``, or ``auto`` with a dtype that needs CUDA) is there. torch is imported
+   only when that question is asked.
+
+What cannot be decided from the files (a config.json whose architecture names no head, a
+tokenizer without ``tokenizer.json``) is left to the loading code, which checks it as before.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .._errors import BiasampError
+from . import LoadOptions, canonical_dtype, check_estimator
+from ._hub import ResolvedModel, resolve_model
+
+__all__ = ["normalizer", "preflight"]
+
+
+def _vocabulary_knows(resolved: ResolvedModel, token: str) -> tuple[bool | None, list]:
+    """``(known, special tokens)``: whether ``token`` is one token of the model's vocabulary,
+    read from ``tokenizer.json`` (None: cannot tell without transformers), and the special
+    tokens it lists (for the message)."""
+    folder = resolved.source.folder()
+    path = folder / "tokenizer.json" if folder is not None else None
+    if path is None or not path.is_file():
+        return None, []
+    try:
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(path))
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except Exception:  # noqa: BLE001 - transformers' loading says why
+        return None, []
+    special = [t.get("content") for t in data.get("added_tokens") or () if t.get("special")]
+    if tok.token_to_id(token) is not None:
+        return True, special
+    # transformers adds the tokens its other files declare; one named there may exist after all
+    for name in ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"):
+        extra = folder / name
+        if extra.is_file() and json.dumps(token) in extra.read_text(encoding="utf-8"):
+            return None, special
+    return False, special
+
+
+def normalizer(resolved: ResolvedModel):
+    """``text -> text`` as the model's tokenizer normalises it before splitting (an uncased
+    model lowercases), from ``tokenizer.json``; None when it has none or cannot be read."""
+    folder = resolved.source.folder()
+    path = folder / "tokenizer.json" if folder is not None else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        from tokenizers import Tokenizer
+
+        norm = Tokenizer.from_file(str(path)).normalizer
+    except Exception:  # noqa: BLE001 - then nothing is said
+        return None
+    return None if norm is None else norm.normalize_str
+
+
+def _check_context_token(resolved: ResolvedModel, token: str | None) -> None:
+    if token is None:
+        return
+    if resolved.model_type != "causal":
+        raise BiasampError(
+            f"context_token is for causal language models; model {resolved.name!r} is a "
+            f"{resolved.model_type} language model ({resolved.evidence})"
+        )
+    known, special = _vocabulary_knows(resolved, token)
+    if known is False:
+        raise BiasampError(
+            f"context_token {token!r} is not a token of the vocabulary of model "
+            f"{resolved.name!r} (its special tokens: {', '.join(special) or 'none'})"
+        )
+
+
+def _check_device(options: LoadOptions) -> None:
+    """The torch question, asked only when the answer matters: is the device there (and does
+    it take the dtype)? The messages are the loading code's (:func:`._load.resolve_device`)."""
+    dtype = canonical_dtype(options.dtype)
+    if options.device == "cpu" or (options.device == "auto" and dtype != "float16"):
+        return
+    from ._load import resolve_device, resolve_dtype
+
+    resolve_dtype(dtype, resolve_device(options.device))
+
+
+def preflight(
+    models,
+    options: LoadOptions,
+    *,
+    model_type: str = "auto",
+    scoring: str | None = None,
+    context_token: str | None = None,
+    check_scoring: bool = True,
+    masked_only: str | None = None,
+) -> dict:
+    """``{model: (ResolvedModel, estimator)}``: each model resolved and checked before any
+    weights load (see the module docstring); ``estimator`` is None when ``check_scoring`` is
+    off (a command without estimators). ``masked_only``: why only masked LMs are taken (a
+    compat mode), said when a model is of the other kind.
+
+    Raises
+    ------
+    BiasampError
+        One line: a bad model id or folder, a hub error, a ``model_type`` the config
+        contradicts, a ``revision`` for a local folder, an estimator of the other kind, a
+        ``context_token`` for a masked LM or not in the vocabulary, a device the machine lacks.
+    """
+    out = {}
+    for model in models:
+        resolved = resolve_model(model, model_type, options=options)
+        if options.revision is not None and resolved.source.local:
+            raise BiasampError(
+                f"revision {options.revision!r} picks a version of a model on the Hugging Face "
+                f"hub; model {str(model)!r} is a local folder, whose files are used as they "
+                "are (check out the version you want there, and leave out --revision)"
+            )
+        if masked_only and resolved.model_type != "masked":
+            raise BiasampError(
+                f"{masked_only}; model {str(model)!r} is a {resolved.model_type} language model "
+                f"({resolved.evidence})"
+            )
+        estimator = (
+            check_estimator(scoring, resolved.model_type, model=model) if check_scoring else None
+        )
+        _check_context_token(resolved, context_token)
+        out[model] = (resolved, estimator)
+    _check_device(options)
+    return out

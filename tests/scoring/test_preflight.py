@@ -1,0 +1,171 @@
+"""The early-check pass (issue 29): every mistake decidable from the options, config.json and
+the tokenizer files is one line (exit 2) before torch is imported; the one torch question
+(is the device there) is asked last, and only when its answer matters."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from biasamp import BiasampError
+from biasamp.scoring import LoadOptions, _hub, _preflight, detect_model_type, preflight
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def test_late_mistakes_are_refused_before_torch_is_imported(tiny_bert_dir, tiny_gpt2_dir, tmp_path):
+    """One child process runs the command line on each mistake: each is one line, exit 2, and
+    neither torch nor transformers is imported at the end (each case would import them if
+    it came late)."""
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    out = str(tmp_path / "out")
+    bert, gpt2 = str(tiny_bert_dir), str(tiny_gpt2_dir)
+    probe = ["probe", "--out", out, "--model"]
+    score = ["score", "-p", "he is a [BLANK].", "-c", "nurse,doctor", "--model"]
+    cases = [
+        (probe + [bert, "--scoring", "continuation"], "is an estimator for causal language"),
+        (probe + [gpt2, "--scoring", "pll"], "is an estimator for masked language"),
+        (probe + [bert, "--model-type", "causal"], "model_type 'causal' does not fit"),
+        (probe + [bert, "--context-token", "<s>"], "context_token is for causal language"),
+        (probe + [gpt2, "--context-token", "<nosuch>"], "not a token of the vocabulary"),
+        (probe + [gpt2, "--compat", "wang2021"], "masked-LM procedure"),
+        (probe + [bert, "--score-cache", str(afile)], "--score-cache .* is a file"),
+        (probe + [bert, "--score-cache", str(afile / "sub")], "lies under .*afile', a file"),
+        (probe + [bert, "--score-cache", out + "/cache"], "--score-cache .* lies in --out"),
+        (probe + [bert, "--hf-cache-dir", str(afile)], "--hf-cache-dir .* is a file"),
+        (
+            probe + [bert, "--device-map", "auto", "--offload-folder", str(afile)],
+            "--offload-folder .* is a file",
+        ),
+        (probe + [bert, "--device", "tpu"], "--device must be 'auto', 'cpu', 'cuda'"),
+        (probe + [bert, "--device", "cpu", "--dtype", "fp16"], "float16' needs a CUDA"),
+        (probe + [bert, "--revision", "v1"], "revision 'v1' picks a version .* local folder"),
+        (["probe", "--config", str(fifo)], "is not a regular file"),
+        (["probe", "--config", "/dev/zero"], "is not a regular file"),
+        (score + [bert, "--scoring", "continuation"], "is an estimator for causal language"),
+        (score + [gpt2, "--context-token", "<nosuch>"], "not a token of the vocabulary"),
+        (score + [bert, "--context-token", "<s>"], "context_token is for causal language"),
+        (score + [bert, "--score-cache", str(afile)], "--score-cache .* is a file"),
+        (score + [bert, "--device", "cpu", "--dtype", "half"], "float16' needs a CUDA"),
+        (["pairs", "--model", bert, "--max-pairs", "2", "--device", "tpu"], "--device must"),
+    ]
+    script = textwrap.dedent(
+        """
+        import contextlib, io, json, re, sys
+        from biasamp.cli import main
+        cases, bad = json.loads(sys.argv[1]), []
+        for argv, pattern in cases:
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                rc = main(["-q", *argv])
+            lines = err.getvalue().splitlines()
+            ok = rc == 2 and len(lines) == 1 and re.search(pattern, lines[0])
+            if not ok:
+                bad.append((argv, rc, lines))
+        heavy = [m for m in ("torch", "transformers") if m in sys.modules]
+        print(json.dumps({"bad": bad, "heavy": heavy}))
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": SRC, "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    assert got == {"bad": [], "heavy": []}
+    assert not Path(out).exists()
+
+
+def test_the_kind_read_by_name_is_the_kind_transformers_tables_give():
+    """Every head class transformers knows whose name says its kind: the name alone (read
+    from config.json without transformers) gives the answer of transformers' tables."""
+    modeling_auto = pytest.importorskip("transformers.models.auto.modeling_auto")
+    masked = _hub._class_names(modeling_auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES)
+    causal = _hub._class_names(modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)
+    checked = 0
+    for name in sorted(masked | causal):
+        told = _hub._kind_by_name({"architectures": [name]})
+        if told is None:
+            continue
+        checked += 1
+        # detect_model_type's rule over the tables, for a first architecture of either kind
+        by_tables = (
+            "masked"
+            if name.endswith("ForMaskedLM") or (name in masked and name not in causal)
+            else "causal"
+        )
+        assert told[0] == by_tables, name
+    assert checked > 100  # the tables list hundreds of such classes
+
+
+def test_detection_by_name_needs_no_transformers(tiny_bert_dir, tiny_gpt2_dir, monkeypatch):
+    """A config.json whose architecture names its head is read as JSON: transformers'
+    AutoConfig is not asked (made to fail here)."""
+    transformers = pytest.importorskip("transformers")
+    monkeypatch.setattr(transformers, "AutoConfig", None)
+    assert detect_model_type(tiny_bert_dir) == (
+        "masked",
+        "config.json architectures ['BertForMaskedLM']",
+    )
+    assert detect_model_type(tiny_gpt2_dir)[0] == "causal"
+
+
+def test_context_token_read_from_tokenizer_json(tiny_gpt2_dir, tmp_path):
+    resolved = _hub.resolve_model(tiny_gpt2_dir)
+    assert _preflight._vocabulary_knows(resolved, "<|endoftext|>") == (True, ["<|endoftext|>"])
+    assert _preflight._vocabulary_knows(resolved, "<nosuch>") == (False, ["<|endoftext|>"])
+    # a token another tokenizer file declares may be added by transformers: left to it
+    copy = tmp_path / "gpt2"
+    copy.mkdir()
+    for f in Path(tiny_gpt2_dir).iterdir():
+        (copy / f.name).write_bytes(f.read_bytes())
+    cfg = json.loads((copy / "tokenizer_config.json").read_text())
+    (copy / "tokenizer_config.json").write_text(json.dumps({**cfg, "bos_token": "<nosuch>"}))
+    assert _preflight._vocabulary_knows(_hub.resolve_model(copy), "<nosuch>")[0] is None
+    (copy / "tokenizer.json").unlink()  # no tokenizer.json: cannot tell without transformers
+    assert _preflight._vocabulary_knows(_hub.resolve_model(copy), "<nosuch>") == (None, [])
+
+
+def test_the_device_is_asked_last_and_only_when_it_matters(tiny_bert_dir, monkeypatch):
+    asked = []
+
+    def resolve_device(device):
+        asked.append(device)
+        raise BiasampError(f"device {device!r} requested but CUDA is not available")
+
+    monkeypatch.setattr("biasamp.scoring._load.resolve_device", resolve_device)
+    for device, dtype in (("cpu", "float32"), ("auto", "float32"), ("auto", "bfloat16")):
+        preflight([tiny_bert_dir], LoadOptions(device=device, dtype=dtype))
+    assert asked == []
+    for device, dtype in (("cuda", "float32"), ("mps", "float32"), ("auto", "float16")):
+        with pytest.raises(BiasampError, match="CUDA is not available"):
+            preflight([tiny_bert_dir], LoadOptions(device=device, dtype=dtype))
+    assert asked == ["cuda", "mps", "auto"]
+    # a mistake of the files comes first: the device is not asked
+    with pytest.raises(BiasampError, match="is an estimator for causal"):
+        preflight([tiny_bert_dir], LoadOptions(device="cuda"), scoring="sentence")
+    assert asked == ["cuda", "mps", "auto"]
+
+
+def test_preflight_returns_each_model_resolved_with_its_estimator(tiny_bert_dir, tiny_gpt2_dir):
+    got = preflight([tiny_bert_dir, tiny_gpt2_dir], LoadOptions(device="cpu"))
+    assert [(r.model_type, e) for r, e in got.values()] == [
+        ("masked", "word"),
+        ("causal", "continuation"),
+    ]
+    got = preflight([tiny_bert_dir], LoadOptions(device="cpu"), check_scoring=False)
+    assert got[tiny_bert_dir][1] is None
