@@ -9,6 +9,8 @@ results file's layout changes one place (``ProbeConfig``'s fields, ``biasamp._sc
 - ``results-schema``: the JSON Schema shipped as ``biasamp/results.schema.json``, one table per
   object.
 
+``on_page_content`` shows the docstrings' Sphinx roles (``:func:`x```) as plain code.
+
 The functions do not import mkdocs, so tests/test_docs.py checks them without the docs extra.
 """
 
@@ -47,19 +49,24 @@ def _type(spec: dict) -> str:
     return f"`{kind}`" + (f" ({', '.join(bounds)})" if bounds else "")
 
 
+def _text(doc: str) -> str:
+    """A docstring-style description as one Markdown line (``x`` and :role:`x` become `x`)."""
+    doc = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", " ".join(doc.split()))
+    return re.sub(r"``(.+?)``", r"`\1`", doc)
+
+
 def _object_table(title: str, spec: dict, *, level: str = "##") -> list[str]:
     required = set(spec.get("required", ()))
+    props = spec.get("properties", {})
+    described = any(p.get("description") for p in props.values())
     out = [f"{level} {title}", ""]
     if spec.get("description"):
-        out += [" ".join(spec["description"].split()), ""]
-    out += ["| key | type | required | description |", "|---|---|---|---|"]
-    for key, prop in spec.get("properties", {}).items():
-        cells = [
-            f"`{key}`",
-            _type(prop),
-            "yes" if key in required else "no",
-            " ".join(prop.get("description", "").split()),
-        ]
+        out += [_text(spec["description"]), ""]
+    head = ["key", "type", "required", *(["description"] if described else [])]
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key, prop in props.items():
+        cells = [f"`{key}`", _type(prop), "yes" if key in required else "no"]
+        cells += [_text(prop.get("description", ""))] if described else []
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return [*out, ""]
 
@@ -83,9 +90,29 @@ def generated(name: str) -> str:
     raise ValueError(f"unknown generated part {name!r} (known: probe-options, results-schema)")
 
 
+def _code_pipes(markdown: str) -> str:
+    """In table rows, ``\\|`` inside a code span becomes ``|``: GitHub's tables need the escape,
+    Python-Markdown's keep a code span whole and would show the backslash."""
+
+    def row(line: str) -> str:
+        if not line.startswith("|"):
+            return line
+        return re.sub(r"`[^`]*`", lambda m: m.group(0).replace("\\|", "|"), line)
+
+    return "\n".join(row(line) for line in markdown.split("\n"))
+
+
 def fill(markdown: str) -> str:
-    return MARKER.sub(lambda m: generated(m.group(1)), markdown)
+    return _code_pipes(MARKER.sub(lambda m: generated(m.group(1)), markdown))
 
 
 def on_page_markdown(markdown, **_):
     return fill(markdown)
+
+
+ROLE = re.compile(r":(?:func|class|meth|mod|attr|data|exc|obj):<code>~?")
+
+
+def on_page_content(html, **_):
+    """The docstrings' Sphinx roles (:func:`probe`) as plain code in the API page's HTML."""
+    return ROLE.sub("<code>", html)
