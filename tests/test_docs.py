@@ -12,7 +12,7 @@ fenced block says what it is.
   is reused): a page shows commands that work from a fresh checkout on their own.
   ``~/.cache/biasamp/models/`` is the folder of the fetched real models (``BIASAMP_MODELS``).
 - ``<!-- output -->`` before a ``text`` block: what the last run block printed (stdout and
-  stderr). Each shown line must appear in that order in what it prints now, a line ``...``
+  stderr as one stream, in the order they were written). Each shown line must appear in that order in what it prints now, a line ``...``
   standing for lines left out; numbers must agree to the last digit shown (one unit of it for
   rounding), and the words exactly.
 - ``<!-- set-up -->``: an install command. It is not run again here (CI runs the install in
@@ -177,7 +177,7 @@ def session(tmp_path_factory):
         (work / name).symlink_to(ROOT / name)
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
-    env.update(COLUMNS="100")
+    env["PYTHONUNBUFFERED"] = "1"  # stdout and stderr interleaved as they were written
     return work, env, {}
 
 
@@ -201,10 +201,17 @@ def test_page_runs_and_prints_what_it_shows(page, session, request):
         argv = ["bash", "-e", "-o", "pipefail", "-c", text]
         if lang == "python":
             argv = [sys.executable, "-c", text]
-        proc = subprocess.run(
-            argv, cwd=work, env=env, capture_output=True, text=True, timeout=900, check=False
+        proc = subprocess.run(  # one stream, in the order a terminal shows it
+            argv,
+            cwd=work,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=900,
+            check=False,
         )
-        printed = proc.stdout + proc.stderr
+        printed = proc.stdout
         if REAL in "".join(t for _, _, t in todo):
             printed = printed.replace(f"{models}/", REAL)
         assert proc.returncode == 0, f"{page.name}: exit {proc.returncode}:\n{text}\n{printed}"
