@@ -358,7 +358,10 @@ def test_every_option_in_help():
 
 
 def test_every_subcommand_and_option_in_readme():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    from biasamp.pipeline.config import options_markdown  # the docs' generated options page
+
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    readme = "\n".join([*(p.read_text(encoding="utf-8") for p in pages), options_markdown()])
     missing = []
     for name, p in _subcommands().items():
         if not re.search(rf"biasamp (?:-\S+ )*{re.escape(name)}\b", readme):
@@ -367,7 +370,7 @@ def test_every_subcommand_and_option_in_readme():
             longs = [o for o in action.option_strings if o.startswith("--") and o != "--help"]
             if longs and not any(re.search(rf"{re.escape(o)}(?![\w-])", readme) for o in longs):
                 missing.append(f"`biasamp {name} {longs[0]}`")
-    assert not missing, "README.md does not mention: " + "; ".join(missing)
+    assert not missing, "README.md and docs/ do not mention: " + "; ".join(missing)
 
 
 def test_verbosity_flags_after_the_subcommand(tmp_path, capsys):

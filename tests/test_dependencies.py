@@ -158,8 +158,8 @@ def test_transformers_deprecated_cache_keyword_would_fail_the_suite(tiny_gpt2_di
 def test_ci_runs_the_readmes_test_command_with_the_lock():
     readme = (ROOT / "README.md").read_text()
     block = readme[readme.index("Run the tests:") :].split("```bash\n", 1)[1].split("\n```")[0]
-    ci = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
-    assert block.strip() == ci
+    ci = block.strip()  # a line of .ci/run (the site's strict build follows it there)
+    assert ci in (ROOT / ".ci" / "run").read_text().splitlines()
     assert '-c constraints.txt "torch==2.13.0"' in ci and ci.endswith("python -m pytest -q")
     main_job = readme[readme.index("## Set-up") :].split("```bash\n", 1)[1].split("\n```")[0]
     assert main_job.startswith(

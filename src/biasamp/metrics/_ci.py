@@ -171,6 +171,8 @@ def resample_indices(n: int, *, n_resamples: int = N_RESAMPLES, seed: int = 0, s
     any ``values`` with ``n`` rows; callers that compute their statistic faster than by a
     gather (e.g. a mean as ``counts @ values``) use them to get the same resamples.
 
+    Examples
+    --------
     >>> [b.shape for b in resample_indices(3, n_resamples=5, seed=0)]
     [(5, 3)]
     """

@@ -18,12 +18,6 @@ and ``likelihood_diff`` (the mean absolute difference of the two log-likelihoods
 This is a different measurement from BiasAmp->: no base rate, no amplification; the
 sentences come as written in the file (CSV/TSV/JSON/JSONL; never split on commas).
 
->>> from biasamp.pairs import list_pair_sets, load_pairs
->>> list_pair_sets()
-['crows-pairs']
->>> sorted(load_pairs("crows-pairs").pairs["bias_type"].value_counts().items())[:2]
-[('age', 87), ('disability', 60)]
-
 Modules: ``_io`` (files: the pairs read, the shipped set, ``pairs.json``),
 ``_metric`` (the metric, :class:`PairResult`),
 ``_run`` (:func:`score_pairs`); the scoring itself is
@@ -34,6 +28,14 @@ References
 ----------
 Nangia, Vania, Bhalerao & Bowman (2020), CrowS-Pairs: A Challenge Dataset for Measuring
 Social Biases in Masked Language Models, EMNLP.
+
+Examples
+--------
+>>> from biasamp.pairs import list_pair_sets, load_pairs
+>>> list_pair_sets()
+['crows-pairs']
+>>> sorted(load_pairs("crows-pairs").pairs["bias_type"].value_counts().items())[:2]
+[('age', 87), ('disability', 60)]
 """
 
 from ._io import PairSet, list_pair_sets, load_pairs
