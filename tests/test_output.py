@@ -569,20 +569,38 @@ def test_templates_convert_replaces_only_a_converted_set(tmp_path, capsys):
 
 
 def test_a_killed_writers_temporary_file_is_removed_and_named_by_the_next_write(tmp_path, caplog):
-    """``.NAME.tmp-PID-N`` of a process that is gone (SIGKILL during a write) is removed when
-    the file is next written, with one line naming it; a live process's is left alone."""
+    """``.NAME.tmp-PID-N`` left by a killed writer (it no longer holds ``.NAME.lock``) is
+    removed when the file is next written, with one line naming it; another file's is left
+    alone, and a write while another process holds the lock is refused in one line."""
     from biasamp._output import OutputFile
 
-    gone = subprocess.Popen([sys.executable, "-c", "pass"])
-    gone.wait()
-    dead = tmp_path / f".c.csv.tmp-{gone.pid}-0"
-    live = tmp_path / f".c.csv.tmp-{os.getpid()}-99"
-    other = tmp_path / f".d.csv.tmp-{gone.pid}-0"  # another file's: not this write's business
-    for f in (dead, live, other):
+    dead = tmp_path / ".c.csv.tmp-4194303-0"
+    other = tmp_path / ".d.csv.tmp-4194303-0"  # another file's: not this write's business
+    for f in (dead, other):
         f.write_text("partial")
     with caplog.at_level("WARNING", logger="biasamp"), OutputFile(tmp_path / "c.csv").open() as f:
         f.write("x\n")
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["c.csv", live.name, other.name])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["c.csv", other.name])
     assert [r.getMessage() for r in caplog.records] == [
-        f"removed {dead}, left by an interrupted run (process {gone.pid})"
+        f"removed {dead}, left by an interrupted run"
     ]
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import filelock, sys, time; l = filelock.FileLock(sys.argv[1]);"
+            " l.acquire(); print('held', flush=True); time.sleep(60)",
+            str(tmp_path / ".c.csv.lock"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline() == "held\n"
+        refused = pytest.raises(BiasampError, match="being written by another biasamp run")
+        with refused, OutputFile(tmp_path / "c.csv", overwrite=True).open() as f:
+            f.write("y\n")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert (tmp_path / "c.csv").read_text() == "x\n"

@@ -133,6 +133,7 @@ class _Output:
                 raise BiasampError(f"{param} {str(named)!r} is a symbolic link {to}")
         link = "" if named == self.target else f" (a link to {str(self.target)!r})"
         self.where = f"{param} {str(named)!r}{link}"
+        self.lock = FileLock(self.target.parent / f".{self.target.name}.lock", timeout=0)
 
     def _check(self, want: str, why: str = "") -> str | None:
         """Refuse a path that cannot be staged beside or holds other than ``want``; say what."""
@@ -154,6 +155,24 @@ class _Output:
     def _beside(self, what: str) -> Path:
         return self.target.parent / f".{self.target.name}.{what}-{os.getpid()}-{next(_COUNTER)}"
 
+    def _left(self, what: str) -> list[Path]:
+        """What runs that were killed left beside the target (call holding the lock)."""
+        return sorted(self.target.parent.glob(f".{self.target.name}.{what}-*"))
+
+    def _acquire(self) -> None:
+        """Take the OS lock ``.NAME.lock`` beside the target (free when its process dies)."""
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.lock.acquire()
+        except Timeout:
+            raise BiasampError(f"{self.where} is being written by another biasamp run") from None
+
+    def _release(self) -> None:
+        """Remove the lock file while still held; release the lock."""
+        if self.lock.is_locked:
+            Path(self.lock.lock_file).unlink(missing_ok=True)
+            self.lock.release()
+
 
 class OutputFolder(_Output):
     """A folder of ``kind`` written as one transaction (``with`` gives the staging folder).
@@ -165,7 +184,6 @@ class OutputFolder(_Output):
         super().__init__(target, param)
         self.kind, self.update, self.overwrite = kind, update, overwrite or update
         self.failure_note, self.staging, self._foreign = failure_note, None, set()
-        self.lock = FileLock(self.target.parent / f".{self.target.name}.lock", timeout=0)
 
     def check(self) -> None:
         """Refuse a target that cannot or must not be written (call before any long work)."""
@@ -193,16 +211,12 @@ class OutputFolder(_Output):
     def begin(self) -> Path:
         """Check; lock; put back what a dead run swapped out; check again; return the staging."""
         self.check()
-        self.target.parent.mkdir(parents=True, exist_ok=True)
+        self._acquire()
         try:
-            self.lock.acquire()
-        except Timeout:
-            raise BiasampError(f"{self.where} is being written by another biasamp run") from None
-        try:
-            left = sorted(self.target.parent.glob(f".{self.target.name}.replaced-*"))
+            left = self._left("replaced")
             if left and not self.target.exists():
                 os.replace(left.pop(), self.target)
-            for dead in left + list(self.target.parent.glob(f".{self.target.name}.staging-*")):
+            for dead in left + self._left("staging"):
                 shutil.rmtree(dead, ignore_errors=True)
             self.check()
             self.staging = self._beside("staging")
@@ -246,13 +260,11 @@ class OutputFolder(_Output):
         return self.target
 
     def abort(self) -> None:
-        """Remove the staging, then the lock file while still held; release the lock."""
+        """Remove the staging; release the lock."""
         if self.staging is not None:
             shutil.rmtree(self.staging, ignore_errors=True)
             self.staging = None
-        if self.lock.is_locked:
-            Path(self.lock.lock_file).unlink(missing_ok=True)
-            self.lock.release()
+        self._release()
 
     def raise_write_error(self, exc: BaseException) -> None:
         """Abort; raise an OS error met while writing as one line naming the path, else return."""
@@ -264,17 +276,6 @@ class OutputFolder(_Output):
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.commit() if exc is None else self.raise_write_error(exc)
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` exists (on this machine)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process (EPERM): alive
-        return True
-    return True
 
 
 class OutputFile(_Output):
@@ -294,21 +295,15 @@ class OutputFile(_Output):
         if self.owned is not None and not self.owned(self.target):
             raise BiasampError(f"{self.where} is not {self.what} biasamp wrote: pick another name")
 
-    def _remove_dead_tmp(self) -> None:
-        """Remove what a killed writer of this file left (``.NAME.tmp-PID-N`` of a process
-        that is gone), naming each once; a live writer's is left alone."""
-        for tmp in self.target.parent.glob(f".{self.target.name}.tmp-*-*"):
-            pid = tmp.name.rsplit("-", 2)[-2]
-            if pid.isdigit() and not _alive(int(pid)):
-                tmp.unlink(missing_ok=True)
-                log.warning("removed %s, left by an interrupted run (process %s)", tmp, pid)
-
     @contextlib.contextmanager
     def open(self, *, newline: str = ""):
-        """Check; yield a text file (UTF-8) that becomes the target if the block ends well."""
+        """Check; lock; remove (and name) what a killed writer left; yield a text file (UTF-8)
+        that becomes the target if the block ends well."""
         self.check()
-        self.target.parent.mkdir(parents=True, exist_ok=True)
-        self._remove_dead_tmp()
+        self._acquire()
+        for dead in self._left("tmp"):  # its writer no longer holds the lock: it is gone
+            dead.unlink(missing_ok=True)
+            log.warning("removed %s, left by an interrupted run", dead)
         tmp = self._beside("tmp")
         try:
             with open(tmp, "x", encoding="utf-8", newline=newline) as f:
@@ -321,3 +316,5 @@ class OutputFile(_Output):
             tmp.unlink(missing_ok=True)
             fail_write(exc, self.where, self.target.parent)
             raise
+        finally:
+            self._release()

@@ -13,6 +13,7 @@ from biasamp.templates import (
     build_prompts,
     list_attribute_sets,
     load_attribute_set,
+    load_template_set,
     pool_realisations,
     realisations,
     render_sentences,
@@ -106,13 +107,12 @@ def test_prompts_have_every_realisation_with_its_article():
 
 def test_a_group_has_no_realisation_in_a_pronoun_set_and_vice_versa():
     with pytest.raises(BiasampError, match="have no realisation in template set 'adjectives'"):
-        realisations("adjectives", ["white", "black"])
+        realisations(load_template_set("adjectives"), ["white", "black"])
     with pytest.raises(BiasampError, match=r"pronouns \['he', 'she'\] have no realisation"):
         build_prompts("groups", "he,she", ["nurse", "cook"], direction="T->A")
 
 
 def test_a_template_cannot_mix_pronoun_and_group_slots(tmp_path):
-    from biasamp.templates import load_template_set
 
     text = """
 [set]

@@ -253,17 +253,15 @@ def group_realisations(attributes) -> dict[str, tuple] | None:
 
 
 def realisations(template_set, attributes) -> dict[str, tuple]:
-    """Each attribute's realisations in ``template_set``: a pronoun is its one name, a group
-    its terms (:func:`group_realisations`); ``template_set``: a loaded set, a name or a path; a set whose templates
-    realise the other kind is refused (its groups or pronouns would have no realisation).
+    """Each attribute's realisations in ``template_set`` (a loaded set): a pronoun is its one
+    name, a group its terms (:func:`group_realisations`); a set whose templates realise the
+    other kind is refused (its groups or pronouns would have no realisation).
 
-    >>> {a: len(r) for a, r in realisations("groups", ["white", "black"]).items()}
+    >>> from biasamp.templates import load_template_set
+    >>> forms = realisations(load_template_set("groups"), ["white", "black"])
+    >>> {a: len(r) for a, r in forms.items()}
     {'white': 2, 'black': 3}
     """
-    if isinstance(template_set, (str, os.PathLike)):
-        from ._loading import load_template_set  # _loading imports this module
-
-        template_set = load_template_set(template_set)
     tset = template_set
     attrs = list(attributes)
     groups = group_realisations(attrs)
