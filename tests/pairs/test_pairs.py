@@ -448,10 +448,17 @@ def test_pairs_command_errors_before_the_model(tmp_path, capsys, args, message):
     assert message in err and err.count("\n") == 1
 
 
-def test_pairs_n_resamples_beyond_memory_is_refused_before_the_model(tmp_path, capsys):
-    model = tmp_path / "not-a-model"  # a folder: loading it would fail, the estimate is first
-    model.mkdir()
-    assert main(["pairs", "--model", str(model), "--n-resamples", "1000000000"]) == 2
+def test_pairs_n_resamples_beyond_memory_is_refused_before_the_model(
+    tiny_bert_dir, capsys, monkeypatch
+):
+    # the model's folder passes the early checks (config.json); its weights must not load
+    import biasamp.scoring
+
+    def no_load(*a, **k):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(biasamp.scoring, "load_scorer", no_load)
+    assert main(["pairs", "--model", str(tiny_bert_dir), "--n-resamples", "1000000000"]) == 2
     err = capsys.readouterr().err
     assert re.fullmatch(
         r"error: n_resamples 1000000000 needs about 22,471\.0 GiB for the "

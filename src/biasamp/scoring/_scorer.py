@@ -102,18 +102,22 @@ class MaskedLMScorer(BaseScorer):
             for (_, _, _, _, c), sp in zip(rows, spans):
                 if sp.end - sp.start > 1 and c not in self._split:
                     self._split[c] = self.tokenizer.convert_ids_to_tokens(list(sp.pieces))
-        vals = run_queries(
+        vals = self._run(qs, lambda n_ctx, n_tok: on_batch(n_ctx))
+        flat = np.zeros(len(rows))
+        np.add.at(flat, np.asarray(qs.q_out, dtype=np.int64), vals)
+        return flat
+
+    def _run(self, qs, on_batch):
+        """The masked queries ``qs`` through the model: one value per query."""
+        return run_queries(
             qs,
             model=self.model,
             head=self._head,
             device=self.device,
             batch_size=self.batch_size,
             pad_id=self.tokenizer.pad_token_id,
-            on_batch=lambda n_ctx, n_tok: on_batch(n_ctx),
+            on_batch=on_batch,
         )
-        flat = np.zeros(len(rows))
-        np.add.at(flat, np.asarray(qs.q_out, dtype=np.int64), vals)
-        return flat
 
     def _after_score(self, mode):
         if self._split:
@@ -156,15 +160,7 @@ class MaskedLMScorer(BaseScorer):
         for qs, shared in _pair_chunks(self, first, second, chunk_size):
             for i, m in shared.items():
                 n_shared[i] = m
-            vals = run_queries(
-                qs,
-                model=self.model,
-                head=self._head,
-                device=self.device,
-                batch_size=self.batch_size,
-                pad_id=self.tokenizer.pad_token_id,
-                on_batch=on_batch,
-            )
+            vals = self._run(qs, on_batch)
             if len(qs):
                 np.add.at(scores, np.asarray(qs.q_out, dtype=np.int64), vals)
         return scores.reshape(n, 2), n_shared
