@@ -324,7 +324,9 @@ def test_cli_count(wt_valid, tmp_path, capsys):
     assert main(["count", "--tasks", "nurse", "-o", str(out)]) == 2
     assert "give either FILES or --dataset" in capsys.readouterr().err
     assert main(["count", wt_valid, "--tasks", "nurse", "--groups", "he", "-o", str(out)]) == 2
-    assert "--groups must look like" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--groups must look like 'he=he,him;she=she,her' or name an attribute set (" in err
+    assert err.endswith("got 'he'\n") and err.count("\n") == 1
     # options that would count nothing or count twice (issue 29): one line, exit 2
     for argv, message in (
         (["--groups=he=he,him"], "--groups must name at least 2 groups"),

@@ -274,9 +274,17 @@ def parse_groups(value: str) -> dict[str, list[str]]:
     """``he=he,him,his;she=she,her`` -> {"he": [...], "she": [...]}; an attribute set's name
     or file (``race``) -> its groups' terms."""
     if "=" not in value and value.strip():
-        from ..templates import word_groups
+        from .._errors import UnknownNameError
+        from ..templates import list_attribute_sets, word_groups
 
-        return word_groups(value.strip())
+        try:
+            return word_groups(value.strip())
+        except UnknownNameError:
+            sets = ", ".join(list_attribute_sets())
+            raise BiasampError(
+                f"--groups must look like 'he=he,him;she=she,her' or name an attribute set "
+                f"({sets}) or its file; got {value!r}"
+            ) from None
     groups: dict[str, list[str]] = {}
     for part in value.split(";"):
         if not part.strip():
