@@ -347,9 +347,14 @@ def test_prompt_too_long_for_the_model(gpt2):
         gpt2.score(["he is " + "a good " * 40 + "[BLANK]."], ["nurse"])
 
 
-def test_trust_remote_code_stays_off(tmp_path):
+def test_trust_remote_code_stays_off(tmp_path, tiny_gpt2_dir):
+    import shutil
+
     d = tmp_path / "remote"
     d.mkdir()
+    for f in tiny_gpt2_dir.iterdir():  # its tokenizer: the config is what is refused
+        if f.name.startswith(("tokenizer", "vocab", "merges", "special_tokens")):
+            shutil.copy(f, d / f.name)
     (d / "config.json").write_text(
         '{"model_type": "tiny-remote", "architectures": '
         '["RemoteForCausalLM"], "auto_map": {"AutoConfig": '
@@ -361,7 +366,7 @@ def test_trust_remote_code_stays_off(tmp_path):
         "from transformers import PretrainedConfig\n"
         "class RemoteConfig(PretrainedConfig):\n    model_type = 'tiny-remote'\n"
     )
-    with pytest.raises(BiasampError, match=r"could not read the config of model .*remote"):
+    with pytest.raises(BiasampError, match=r"could not load causal LM .*remote.*custom code"):
         CausalLMScorer(d, device="cpu")
     assert not marker.exists()
 

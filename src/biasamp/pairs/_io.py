@@ -5,6 +5,9 @@ Sentences are fields of a file (never split on commas). Columns: the more stereo
 sentence (``sent_more``), the less stereotypical one (``sent_less``), optionally the
 direction (``stereo_antistereo``: ``stereo`` or ``antistereo``), the bias type
 (``bias_type``) and an id (CrowS-Pairs' unnamed first column); other columns are ignored.
+
+long on purpose: the reading of every input format and the written file's model, whose rows
+differ for masked and causal models, are one contract of the pairs command.
 """
 
 from __future__ import annotations

@@ -307,14 +307,20 @@ def _resolve_models(cfg: ProbeConfig) -> dict:
     )
 
 
+def _load_scorer(cfg: ProbeConfig, resolved, *, progress):
+    """The scorer of a resolved model (:func:`biasamp.scoring.load_scorer`) with the config's
+    loading options, reporting to ``progress``: the one place a probe loads a model."""
+    from ..scoring import LoadOptions, load_scorer
+
+    extra = {"context_token": cfg.context_token} if resolved.model_type == "causal" else {}
+    return load_scorer(resolved, LoadOptions.of(cfg), progress=progress, **extra)
+
+
 def _probe_one(
     cfg: ProbeConfig, model: str, prep: Prepared, *, resolved, estimator: str, progress
 ) -> ProbeResult:
-    from ..scoring import LoadOptions, load_scorer
-
     model_type = resolved.model_type
-    extra = {"context_token": cfg.context_token} if model_type == "causal" else {}
-    scorer = load_scorer(resolved, LoadOptions.of(cfg), progress=progress, **extra)
+    scorer = _load_scorer(cfg, resolved, progress=progress)
     log.info(
         "scoring %d A->T and %d T->A prompts with %s (%s LM, %s)",
         len(prep.prompts[ATTRIBUTE_TO_TASK]),
