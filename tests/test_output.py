@@ -410,6 +410,10 @@ def test_two_writers_never_mix(tiny_bert_dir, tiny_bert2_dir, tmp_path):
 # ------------------------------------------------------------------ stop signals
 _AT_THE_SWAP = """
 import contextlib, os, sys, threading, time
+import signal
+# as a terminal starts it: a parent's nohup or & may have ignored SIGHUP and SIGINT
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import biasamp._output as O
 from biasamp.cli import main
 held = O.signals_deferred
@@ -459,6 +463,10 @@ def test_a_stop_signal_at_the_swap_waits_for_it(result, tmp_path, signum):
 
 _PAUSED = """
 import pathlib, sys, time
+import signal
+# as a terminal starts it: a parent's nohup or & may have ignored SIGHUP and SIGINT
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import biasamp.pipeline.run as R
 import biasamp.results as S
 from biasamp.cli import main
