@@ -28,20 +28,32 @@ from ._hub import ResolvedModel, resolve_model
 __all__ = ["normalizer", "preflight"]
 
 
+def _tokenizer_json(resolved: ResolvedModel):
+    """``(path, Tokenizer)`` of the model's ``tokenizer.json`` read with ``tokenizers`` (no
+    transformers); None when it has none or it cannot be read (the loading code says why)."""
+    folder = resolved.source.folder()
+    path = folder / "tokenizer.json" if folder is not None else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        from tokenizers import Tokenizer
+
+        return path, Tokenizer.from_file(str(path))
+    except Exception:  # noqa: BLE001 - transformers' loading says why
+        return None
+
+
 def _vocabulary_knows(resolved: ResolvedModel, token: str) -> tuple[bool | None, list]:
     """``(known, special tokens)``: whether ``token`` is one token of the model's vocabulary,
     read from ``tokenizer.json`` (None: cannot tell without transformers), and the special
     tokens it lists (for the message)."""
-    folder = resolved.source.folder()
-    path = folder / "tokenizer.json" if folder is not None else None
-    if path is None or not path.is_file():
+    if (found := _tokenizer_json(resolved)) is None:
         return None, []
+    path, tok = found
+    folder = path.parent
     try:
-        from tokenizers import Tokenizer
-
-        tok = Tokenizer.from_file(str(path))
         data = json.loads(path.read_text(encoding="utf-8"))
-    except Exception:  # noqa: BLE001 - transformers' loading says why
+    except ValueError:
         return None, []
     special = [t.get("content") for t in data.get("added_tokens") or () if t.get("special")]
     if tok.token_to_id(token) is not None:
@@ -57,16 +69,9 @@ def _vocabulary_knows(resolved: ResolvedModel, token: str) -> tuple[bool | None,
 def normalizer(resolved: ResolvedModel):
     """``text -> text`` as the model's tokenizer normalises it before splitting (an uncased
     model lowercases), from ``tokenizer.json``; None when it has none or cannot be read."""
-    folder = resolved.source.folder()
-    path = folder / "tokenizer.json" if folder is not None else None
-    if path is None or not path.is_file():
+    if (found := _tokenizer_json(resolved)) is None:
         return None
-    try:
-        from tokenizers import Tokenizer
-
-        norm = Tokenizer.from_file(str(path)).normalizer
-    except Exception:  # noqa: BLE001 - then nothing is said
-        return None
+    norm = found[1].normalizer
     return None if norm is None else norm.normalize_str
 
 
