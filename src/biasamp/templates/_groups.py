@@ -182,6 +182,8 @@ def word_groups(name_or_path: str | os.PathLike) -> dict[str, list[str]]:
     group its terms, lower-cased (the counting rules match case-insensitively), once each;
     where groups share terms (gender x race) the term with its noun ("black woman").
 
+    Examples
+    --------
     >>> word_groups("race")["black"]
     ['black', 'african american']
     >>> word_groups("gender-race")["asian-man"]
