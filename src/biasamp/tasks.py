@@ -1,19 +1,13 @@
 """Task vocabularies (occupations): one loader for templates, base rates, corpus and CLI.
 
-long on purpose: task vocabularies and the one alias table, read by every source and
-template set.
-
 A vocabulary is given as
 
-* a shipped name (:func:`list_task_sets`: ``winobias32``, ``winobias40``, ``winogender60``),
-  described by a TOML file in ``templates/tasks/`` that points at its data file;
-* a file: ``.csv``/``.tsv`` with a header and a ``task`` (or ``occupation``) column and an
-  optional ``group`` column (``male_biased``, ``female_biased`` or empty), ``.txt`` with one
-  word per line (blank lines and ``#`` comments ignored), or a ``.toml`` description; a
-  leading ``@`` is accepted (``@my_jobs.txt``);
-* the words themselves: a list, or a comma-separated string (``"nurse,cook"``; a single
-  word needs a trailing comma: ``"nurse,"``; one trailing comma is allowed, any other empty
-  word is an error).
+* a shipped name (:func:`list_task_sets`), a TOML file in ``templates/tasks/``;
+* a file: ``.csv``/``.tsv`` with a ``task`` (or ``occupation``) column and an optional
+  ``group`` column (``male_biased``, ``female_biased`` or empty), ``.txt`` with one word per
+  line (blank lines and ``#`` comments ignored), or a ``.toml`` description; ``@FILE`` too;
+* the words themselves: a list, or a comma-separated string (a single word needs a trailing
+  comma: ``"nurse,"``).
 
 Anything else is an error with "did you mean" (a misspelt name is never taken as a word).
 
@@ -24,12 +18,9 @@ Anything else is an error with "did you mean" (a misspelt name is never taken as
 ['nurse', 'cook']
 
 Task spellings
-    One occupation may be spelled differently by different sources (the WinoBias sentences
-    say "mechanic", the paper's 40-word list and the base-rate tables "mechanician").
-    :func:`task_aliases` reads the one table of such spellings,
-    ``base_rates/task_aliases.csv``; base-rate sources consult it when a task is missing
-    under its own spelling (and record what they substituted), and bound template sets
-    match their tasks to a vocabulary through it.
+    One occupation may be spelled differently by different sources ("mechanic",
+    "mechanician"): :func:`task_aliases` reads the one table of such spellings, which
+    base-rate sources and bound template sets consult.
 
 >>> task_aliases().canonical("tailor"), task_aliases().spellings("sewer")
 ('sewer', ('sewer', 'tailor'))
@@ -87,14 +78,11 @@ class TaskVocabulary:
     words : list of str
         In file order.
     groups : dict
-        word -> ``"male_biased"`` / ``"female_biased"`` where the source declares it
-        (words without a group are absent).
+        word -> ``"male_biased"`` / ``"female_biased"`` where the source declares it.
     provenance : dict
         ``source``, ``year``, ``license``, ``file``, ``sha256`` (of the data file) ...
-    sha256 : str or None
-        Hash of the data file's bytes (None for words given inline).
-    path : pathlib.Path or None
-        The data file (None for words given inline).
+    sha256, path : str, pathlib.Path or None
+        The data file's hash and path (None for words given inline).
     """
 
     name: str
@@ -257,15 +245,8 @@ def _from_file(path: Path) -> TaskVocabulary:
 
 def _inline(words, where: str = "tasks") -> TaskVocabulary:
     words = check_words(list(words), where)
-    return TaskVocabulary(
-        "custom",
-        "task words given inline",
-        words,
-        {},
-        {"name": "custom", "source": "given inline", "n_words": len(words)},
-        None,
-        None,
-    )
+    provenance = {"name": "custom", "source": "given inline", "n_words": len(words)}
+    return TaskVocabulary("custom", "task words given inline", words, {}, provenance, None, None)
 
 
 def load_tasks(spec) -> TaskVocabulary:
@@ -317,27 +298,11 @@ def load_tasks(spec) -> TaskVocabulary:
     )
 
 
-# ---------------------------------------------------------------------------------------
-# task spellings: the one alias table
-# ---------------------------------------------------------------------------------------
-
-#: The alias table, in the ``base_rates`` data folder.
-TASK_ALIASES_FILE = "task_aliases.csv"
-
-
 @dataclass(frozen=True)
 class TaskAliases:
-    """Spellings of one occupation that different sources use (``mechanic``/``mechanician``).
-
-    Attributes
-    ----------
-    pairs : dict
-        alias -> canonical spelling (the spelling of the shipped base-rate tables).
-    sources : dict
-        alias -> where the rename comes from.
-    file, sha256 : str
-        The table's file name and the hash of its bytes.
-    """
+    """Spellings of one occupation that different sources use: ``pairs`` (alias -> canonical
+    spelling, that of the shipped base-rate tables), ``sources`` (alias -> where the rename
+    comes from), the table's ``file`` and ``sha256``."""
 
     pairs: dict
     sources: dict
@@ -354,16 +319,12 @@ class TaskAliases:
         others = [key] + [a for a, c in self.pairs.items() if c == key]
         return (word,) + tuple(w for w in others if w != word)
 
-    def same(self, a: str, b: str) -> bool:
-        """Whether ``a`` and ``b`` spell the same occupation."""
-        return self.canonical(a) == self.canonical(b)
-
 
 @lru_cache(maxsize=1)
 def task_aliases() -> TaskAliases:
     """The one task alias table (``base_rates/task_aliases.csv``; columns ``task`` =
     canonical spelling, ``alias``, ``source``), checked: no alias twice, no chains."""
-    path = data_dir("base_rates") / TASK_ALIASES_FILE
+    path = data_dir("base_rates") / "task_aliases.csv"
     data = path.read_bytes()
     where = f"task alias table {str(path)!r}"
     rows = list(csv.reader(io.StringIO(_decode(data, where))))

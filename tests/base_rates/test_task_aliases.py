@@ -27,7 +27,6 @@ def test_the_table_and_its_api():
     assert a.canonical("tailor") == "sewer" and a.canonical("nurse") == "nurse"
     assert a.spellings("construction worker") == ("construction worker", "constructor")
     assert a.spellings("constructor") == ("constructor", "construction worker")
-    assert a.same("mechanic", "mechanician") and not a.same("mechanic", "nurse")
     assert len(a.sha256) == 64
 
 

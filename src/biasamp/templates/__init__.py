@@ -1,10 +1,7 @@
 """Template sets and attribute forms: which sentences are probed.
 
-A *template set* is one TOML file in ``templates/`` (format: ``templates/README.md``):
-set metadata (name, description, source, year, license, agreement, article rule, the
-slots masked per direction, its own tasks and groups) and ``[[template]]`` entries (id,
-text, family, tense, source, and optionally the task it is bound to and its groups).
-Template texts use named slots:
+A *template set* is one TOML file in ``templates/`` (format: ``templates/README.md``): set
+metadata and ``[[template]]`` entries. Template texts use named slots:
 
 ==================================  ===============================================
 slot                                renders as (he / she / they)
@@ -25,23 +22,15 @@ slot                                renders as (he / she / they)
 ``{a}``                             "a" or "an" for the FOLLOWING word
 ==================================  ===============================================
 
-A slot written with a capital first letter (``{Attribute}``, ``{A}``) renders
-capitalised; a slot may occur several times (its copies render the same attribute; a mask
-names one copy as ``attribute#2``). For a direction, the *blank* (:data:`BLANK`) replaces
-the masked span: for task->attribute it covers every slot that depends on the attribute
-(the pronoun and, with agreement, its verb, so "[BLANK] a nurse." cannot leak the answer
-through "are") unless the template says ``context = "per-attribute"`` (each attribute is
-then scored in its own rendering, the other copies visible); for attribute->task it covers
-the task. The candidates are the surface strings of that span, one per attribute (T->A) or
-per task (A->T).
-
-A template bound to its own task (``task = "developer"``, the benchmark's own sentence) is
-rendered with that task only, never crossed with the vocabulary; the shipped ``winogender``
-and ``winobias`` sets are made of such templates by the converters
-(:func:`convert_winogender`, :func:`convert_winobias`; ``biasamp templates convert``).
-
-The task words come from :func:`biasamp.tasks.load_tasks` (a shipped vocabulary, a file,
-``"a,b,c"`` or a list): every function here that takes ``tasks`` accepts what it accepts.
+A capitalised slot (``{Attribute}``, ``{A}``) renders capitalised; a slot may occur several
+times (a mask names one copy as ``attribute#2``). For a direction, the *blank*
+(:data:`BLANK`) replaces the masked span: for task->attribute every slot that depends on the
+attribute (the pronoun and, with agreement, its verb) unless the template says ``context =
+"per-attribute"``; for attribute->task the task. The candidates are the surface strings of
+that span, one per attribute (T->A) or per task (A->T). A template bound to its own task
+(``task = "developer"``) is rendered with that task only; the shipped ``winogender`` and
+``winobias`` sets are made of such templates by the converters (``biasamp templates convert``).
+Every function here that takes ``tasks`` accepts what :func:`biasamp.tasks.load_tasks` accepts.
 
 References
 ----------

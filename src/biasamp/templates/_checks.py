@@ -1,16 +1,6 @@
-"""The rules one template must follow: its slots, and a masked span per direction that does
-not leak the answer (coverage, contiguity, no article right before the blank); and templates
-bound to their own tasks, and group labels: reading and checking them.
-
-The rules are stated in ``templates/README.md`` ("The masked span (the blank) per
-direction"); :func:`check_template` applies them when a set is loaded.
-
-A ``[[template]]`` may say ``task = "developer"`` (or ``tasks = ["nurse", "doctor"]``): it is
-then rendered only with those tasks (the benchmark's own sentence) instead of being crossed
-with every task of the vocabulary. ``groups = ["pro", "type1"]`` labels the subsets the
-template belongs to; results are also reported per label. The set may declare its own task
-list (``[set] tasks``, the vocabulary its bound templates come with) and describe its groups
-(``[set.groups]``).
+"""The rules one template must follow (stated in ``templates/README.md``): its slots, and a
+masked span per direction that does not leak the answer; reading and checking task bindings
+(``task = "developer"``, ``[set] tasks``) and group labels (``groups``, ``[set.groups]``).
 """
 
 from __future__ import annotations
@@ -53,8 +43,7 @@ def _ref(parts: tuple, i: int) -> str:
 
 
 def default_mask(parts: tuple, agreement: bool) -> dict:
-    """The blank without ``mask`` declarations: every attribute-dependent slot (T->A), the
-    task (A->T)."""
+    """The blank without ``mask``: every attribute-dependent slot (T->A), the task (A->T)."""
     t2a = tuple(dict.fromkeys(_ref(parts, i) for i in dependent_indexes(parts, agreement)))
     return {TASK_TO_ATTRIBUTE: t2a, ATTRIBUTE_TO_TASK: ("task",)}
 
@@ -190,8 +179,8 @@ def _check_span(t: Template, direction: str, where: str) -> None:
 
 
 def check_visible(text: str, where: str) -> None:
-    """Refuse an invisible (format) character, such as a zero-width space, which a tokenizer
-    turns into pieces the reader never sees: the word scored is not the word shown."""
+    """Refuse an invisible (format) character such as a zero-width space (the word scored
+    would not be the word shown)."""
     bad = next(((i, c) for i, c in enumerate(text) if unicodedata.category(c) == "Cf"), None)
     if bad is not None:
         i, c = bad
@@ -287,8 +276,7 @@ def _check_spellings(words: Sequence[str], where: str) -> None:
 
 
 def check_bindings(templates: Sequence, declared, where: str) -> tuple:
-    """The set's own tasks (``[set] tasks`` or the bound tasks in order of appearance),
-    after checking that the bindings agree with them."""
+    """The set's own tasks (``[set] tasks`` or the bound tasks), checked against the bindings."""
     bound = [t for t in templates if t.tasks]
     used = list(dict.fromkeys(task for t in bound for task in t.tasks))
     if declared is None:
@@ -319,11 +307,8 @@ def check_bindings(templates: Sequence, declared, where: str) -> tuple:
 
 
 def read_groups(table, templates: Sequence, where: str) -> dict:
-    """Group label -> description; labels used by templates but not described map to ``""``.
-
-    When ``[set.groups]`` is given, every label a template uses must be described there and
-    every described label used (a typo either way is an error).
-    """
+    """Group label -> description (``""`` without ``[set.groups]``, which, when given, must
+    describe exactly the labels the templates use)."""
     used = list(dict.fromkeys(g for t in templates for g in t.groups))
     if table is None:
         return dict.fromkeys(used, "")

@@ -12,7 +12,6 @@ from typing import Any
 from .._conventions import ATTRIBUTES
 from .._errors import BiasampError
 from .._registry import did_you_mean, unknown_name
-from .._validation import Constraint, check
 from ._slots import ATTRIBUTE_FORMS, VERB_FORMS, Slot, article_for, resolve_ref, verb_form
 
 __all__ = [
@@ -27,32 +26,12 @@ __all__ = [
 _WORD_RE = re.compile(r"\S+")
 
 
-class _Attribute(Constraint):
-    """One of :data:`ATTRIBUTES`; the hint also catches a wrong case ("He")."""
-
-    def __call__(self, value, name):
-        if isinstance(value, str) and value in ATTRIBUTES:
-            return value
-        self.fail(
-            value, name, "one of {" + ", ".join(map(repr, ATTRIBUTES)) + "}", attribute_hint(value)
-        )
-
-
-#: The constraint of one attribute name.
-ATTRIBUTE = _Attribute()
-
-
 def attribute_hint(value: Any) -> str:
     """``" (did you mean 'he'?)"`` for a near miss of an attribute name, else ``""``."""
     low = str(value).strip().lower()
     if low in ATTRIBUTES:
         return f" (did you mean {low!r}?)"
     return did_you_mean(str(value), ATTRIBUTES)
-
-
-def check_attribute(value: Any, param: str = "attribute") -> str:
-    """Return ``value`` if it is one of :data:`ATTRIBUTES`; else raise naming ``param``."""
-    return check(value, ATTRIBUTE, param)
 
 
 def masked_indexes(t: Template, direction: str) -> list[int]:
@@ -71,22 +50,17 @@ class Template:
 
     Attributes
     ----------
-    id : str
-        Unique within the set.
-    text : str
-        The text with its slots, e.g. ``"{attribute} {be} {a} new {task}."``.
+    id, text : str
+        Unique within the set; the text with its slots (``"{attribute} {be} {a} new {task}."``).
     family, tense, source : str
-        Metadata (family of sentences, "present"/"past", where the sentence comes from).
+        Metadata.
     mask : mapping
         Direction -> tuple of the slots the blank covers (``name`` or ``name#k``).
     tasks : tuple of str
-        The tasks the template is bound to (its own occupation); empty = crossed with every
-        task of the vocabulary.
+        The tasks the template is bound to; empty = crossed with every task.
     groups : tuple of str
-        Labels of the subsets the template belongs to (e.g. ``"pro"``, ``"type1"``);
-        results are also reported per group.
+        Labels of the subsets the template belongs to (results are also reported per group).
     context : {"shared", "per-attribute"}
-        See :data:`CONTEXTS`.
     """
 
     id: str
@@ -119,23 +93,18 @@ class TemplateSet:
     name, description : str
     templates : tuple of Template
     agreement : bool
-        Whether verb slots agree with the attribute ("they are", "they have") or not
-        ("they is", the paper's compat sentences).
+        Whether verb slots agree with the attribute ("they are") or not ("they is").
     article : {"sound", "wang2021"}
-        The a/an rule (see :func:`~biasamp.templates._slots.article_for`).
+        The a/an rule.
     provenance : dict
-        ``source``, ``year``, ``license`` and any other metadata of the file, plus
-        ``file`` and ``sha256`` (and ``words_files``/``dropped_duplicates`` for generated
-        sets).
+        The file's metadata, plus ``file`` and ``sha256``.
     sha256 : str
         Hash of the TOML file's bytes.
     path : pathlib.Path
     tasks : tuple of str
-        The set's own tasks (``[set] tasks``, else the tasks its templates are bound to, in
-        order of first appearance); empty for a set without bound templates.
+        The set's own tasks (``[set] tasks``, else its bound tasks); empty if none is bound.
     groups : mapping
-        Group label -> description (``[set.groups]``; labels used only by templates have
-        an empty description).
+        Group label -> description (``[set.groups]``).
     """
 
     name: str
@@ -186,7 +155,11 @@ class TemplateSet:
         'The technician told the customer that they could pay with cash.'
         """
         t = self.template(template) if isinstance(template, str) else template
-        check_attribute(attribute)
+        if not (isinstance(attribute, str) and attribute in ATTRIBUTES):
+            allowed = "{" + ", ".join(map(repr, ATTRIBUTES)) + "}"
+            raise BiasampError(
+                f"attribute must be one of {allowed}; got {attribute!r}{attribute_hint(attribute)}"
+            )
         if task is None:
             if len(t.tasks) != 1:
                 raise BiasampError(
@@ -201,8 +174,7 @@ class TemplateSet:
     def select(
         self, *, family: str | None = None, tense: str | None = None, group: str | None = None
     ) -> TemplateSet:
-        """Return the subset of templates with that family, tense and/or group (same
-        provenance)."""
+        """The subset of templates with that family, tense and/or group."""
         keep = tuple(
             t
             for t in self.templates
@@ -240,8 +212,7 @@ class TemplateSet:
 
 
 def attribute_form(slot: str, attribute) -> str:
-    """The rendering of attribute slot ``slot`` for a pronoun (a name) or a group's realisation
-    (:class:`~biasamp.templates._groups.Realisation`); a slot of the other kind is an error."""
+    """The rendering of attribute slot ``slot`` for a pronoun or a group's realisation."""
     if not isinstance(attribute, str):
         return attribute.form(slot)
     if slot not in ATTRIBUTE_FORMS:
@@ -266,8 +237,7 @@ def _surface(slot: Slot, attribute, task: str, agreement: bool) -> str:
 
 
 def render_parts(t: Template, attribute, task: str, *, agreement: bool, article: str) -> list[str]:
-    """Render every part of ``t`` to a string (articles chosen by the following word);
-    ``attribute``: a pronoun or a group's realisation."""
+    """Every part of ``t`` rendered (articles chosen by the following word)."""
     out: list[str | None] = []
     for p in t.parts:
         if isinstance(p, Slot):

@@ -31,11 +31,9 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
     Parameters
     ----------
     spec : str or iterable of str
-        Comma-separated names or a sequence; at least two distinct attributes: pronouns out
-        of ``he``, ``she``, ``they``, or groups of the shipped attribute sets (``white``,
-        ``black``, ``asian``; ``hispanic``, ``not-hispanic``; ``black-woman``, ...; see
-        ``templates/attributes/``), never both. Order is kept (it is the column order
-        downstream).
+        Comma-separated names or a sequence; at least two distinct attributes: pronouns
+        (``he``, ``she``, ``they``) or groups of the shipped attribute sets (``white``,
+        ``black``, ...), never both. Order is kept (the column order downstream).
 
     Returns
     -------
@@ -79,8 +77,7 @@ def _as_set(template_set: TemplateSet | str | os.PathLike) -> TemplateSet:
 
 
 def _task_words(tasks) -> list[str]:
-    """The words of ``tasks``: anything :func:`biasamp.tasks.load_tasks` accepts, or any
-    other iterable of words (a pandas Series, a generator)."""
+    """The words of ``tasks``: what ``load_tasks`` accepts, or any iterable of words."""
     if isinstance(tasks, Iterable) and not isinstance(
         tasks, (str, bytes, os.PathLike, TaskVocabulary, Sequence)
     ):
@@ -103,11 +100,9 @@ def template_tasks(
     -------
     dict
         template id -> list of ``(vocabulary word, spelling in the sentence)``, in
-        vocabulary order. A crossed template gets every word (spelled as in the
-        vocabulary); a bound template only its own tasks that the vocabulary holds, matched
-        exactly or through the task alias table (:func:`biasamp.tasks.task_aliases`: the
-        vocabulary's ``constructor`` renders a WinoBias sentence's own ``construction
-        worker``); a bound template none of whose tasks is in the vocabulary gets ``[]``.
+        vocabulary order: every word for a crossed template; for a bound one its own tasks
+        that the vocabulary holds, matched exactly or through the task alias table (``[]``
+        when none is).
 
     Examples
     --------
@@ -118,11 +113,8 @@ def template_tasks(
     tset = _as_set(template_set)
     words = _task_words(tasks)
     aliases = task_aliases()
-    index = {}
-    for w in words:
-        index.setdefault(w, w)
-    for w in words:
-        index.setdefault(aliases.canonical(w), w)
+    # a word stands for itself first, then (the first word of each) for its canonical spelling
+    index = {aliases.canonical(w): w for w in reversed(words)} | {w: w for w in words}
     out = {}
     for t in tset.templates:
         if not t.tasks:
@@ -135,6 +127,15 @@ def template_tasks(
                 own.setdefault(w, task)
         out[t.id] = [(w, own[w]) for w in words if w in own]
     return out
+
+
+def _setup(template_set, attributes, tasks) -> tuple:
+    """The set, the attributes, their realisations, the task words and their templates."""
+    tset = _as_set(template_set)
+    attrs = resolve_attributes(attributes)
+    forms = realisations(tset, attrs)
+    words = _task_words(tasks)
+    return tset, attrs, forms, words, template_tasks(tset, words)
 
 
 def _masked(
@@ -151,10 +152,8 @@ def _masked(
 def _shared_prompt(
     t: Template, direction: str, pairs, tset: TemplateSet, *, varying: str
 ) -> tuple[str, tuple[str, ...]]:
-    """The one masked prompt of template ``t`` for (attribute, task) ``pairs`` and their spans.
-
-    Only the blank may change along ``pairs``; ``varying`` names what changes (for the error).
-    """
+    """The one masked prompt of ``t`` for (attribute, task) ``pairs`` and their spans (only
+    the blank may change along ``pairs``; ``varying`` names what changes)."""
     spans = []
     prompt = None
     for a, task in pairs:
@@ -195,37 +194,26 @@ def build_prompts(
     attributes : str or sequence of str
         See :func:`resolve_attributes`.
     tasks : TaskVocabulary, str, path-like or sequence of str
-        Anything :func:`biasamp.tasks.load_tasks` accepts: a vocabulary, its name or
-        path, ``"a,b,c"``, or the words themselves.
+        Anything :func:`biasamp.tasks.load_tasks` accepts.
     direction : str
-        ``"attribute_to_task"``, ``"task_to_attribute"`` or an alias (``"A->T"``,
-        ``"T->A"``, ``"AT"``, ``"ta"``, ...; see :mod:`biasamp._conventions`).
+        ``"attribute_to_task"``, ``"task_to_attribute"`` or an alias (``"A->T"``, ...).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``template_id, direction, attribute, task, prompt, candidates``.
-        ``task_to_attribute``: one row per (template, task) in that order,
-        ``attribute`` is None and ``candidates`` is a tuple of length
-        ``n_attributes`` (in ``attributes`` order); a template with ``context =
-        "per-attribute"`` gives one row per (template, task, attribute) instead, each
-        rendered for its attribute, with that attribute's candidate alone (the scores
-        are renormalised over the attributes downstream). ``attribute_to_task``: one
-        row per (template, attribute), ``task`` is None and ``candidates`` has length
-        ``n_tasks`` (in ``tasks`` order). ``prompt`` contains :data:`BLANK` once. A
-        template bound to its own tasks (``task = ...``) gives task->attribute rows for
-        those tasks only, its sentence spelling the task as the template does (see
-        :func:`template_tasks`); a bound template none of whose tasks is in the
-        vocabulary gives no rows. Groups (:func:`realisations`): a task->attribute row has a
-        candidate per realisation, group by group in ``attributes`` order (a per-attribute
-        template: a row per realisation), an attribute->task row per (template, group,
-        realisation); :func:`~biasamp.templates._groups.pool_realisations` pools them.
+        Columns ``template_id, direction, attribute, task, prompt, candidates``; ``prompt``
+        contains :data:`BLANK` once. ``task_to_attribute``: one row per (template, task),
+        ``attribute`` None, a candidate per attribute (in ``attributes`` order); a
+        ``context = "per-attribute"`` template gives a row per (template, task, attribute)
+        with that attribute's candidate alone. ``attribute_to_task``: one row per
+        (template, attribute), ``task`` None, a candidate per task. A bound template gives
+        rows for its own tasks only (see :func:`template_tasks`). Groups: a candidate (T->A)
+        or a row (A->T) per realisation, pooled by :func:`pool_realisations`.
 
     Raises
     ------
     BiasampError
-        A task of the vocabulary that no template covers (a bound set probed with tasks
-        its templates do not have).
+        A task of the vocabulary that no template covers.
 
     Examples
     --------
@@ -239,11 +227,7 @@ def build_prompts(
     ('they is a new [BLANK].', ('nurse', 'cook'))
     """
     direction = canonical_direction(direction)
-    tset = _as_set(template_set)
-    attrs = resolve_attributes(attributes)
-    forms = realisations(tset, attrs)
-    words = _task_words(tasks)
-    covered = template_tasks(tset, words)
+    tset, attrs, forms, words, covered = _setup(template_set, attributes, tasks)
     _check_covered(tset, words, covered)
     rows: list[tuple] = []
     for t in tset.templates:
@@ -305,8 +289,7 @@ def render_sentences(
     -------
     pandas.DataFrame
         Columns ``template_id, attribute, task, sentence``; one row per (template,
-        attribute, realisation of a group, task), in that nesting order (a bound template: its own tasks only,
-        spelled in the sentence as the template does).
+        attribute, realisation, task), in that nesting order.
 
     Examples
     --------
@@ -314,11 +297,7 @@ def render_sentences(
     >>> df["sentence"].tolist()[:3]
     ['he is a new nurse.', 'they is a new nurse.', 'he is a known nurse.']
     """
-    tset = _as_set(template_set)
-    attrs = resolve_attributes(attributes)
-    forms = realisations(tset, attrs)
-    words = _task_words(tasks)
-    covered = template_tasks(tset, words)
+    tset, attrs, forms, _, covered = _setup(template_set, attributes, tasks)
     rows = [
         (
             t.id,

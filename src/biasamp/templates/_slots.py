@@ -1,18 +1,10 @@
 """Slots of template texts and the English morphology they render: a/an, the forms of an
 attribute, verb agreement; the slot kinds, the parsed :class:`Slot`, and parsing a text.
 
-long on purpose: the slot syntax and the morphology it renders (articles, attribute forms,
-verb agreement) are one concept.
-
-Each table here is the one place where a form is defined; every named slot is one entry of
-:data:`SLOT_KINDS`, built from :data:`ATTRIBUTE_FORMS` and :data:`VERB_FORMS`, and rendering
-asks a slot's kind, not its name, so a new attribute slot (a pronoun case) or a new named
-agreeing verb is one entry in one table. Any other verb agrees through the generic slot
-``{verb:SINGULAR|PLURAL}`` (``{verb:has|have}``), which carries its two forms itself and is
-rendered by :func:`verb_form` too.
-
-A slot may occur several times in one text; its copies are numbered in order of
-appearance, and a mask names one copy as ``name#k`` (1-based), e.g. ``attribute#2``.
+Each table here is the one place where a form is defined; rendering asks a slot's kind
+(:data:`SLOT_KINDS`), not its name, so a new pronoun case or named verb is one table entry.
+Any other verb agrees through ``{verb:SINGULAR|PLURAL}``. A slot's copies are numbered in
+order of appearance; a mask names one copy as ``name#k`` (1-based).
 """
 
 from __future__ import annotations
@@ -43,9 +35,7 @@ __all__ = [
 ]
 
 
-#: Surface form of each attribute for each attribute slot: the five pronoun cases and the
-#: noun. "they" is the singular they (reflexive "themselves", the form Winogender and most
-#: style guides use).
+#: Surface form of each attribute for each attribute slot ("they" is the singular they).
 ATTRIBUTE_FORMS = MappingProxyType(
     {
         "attribute": MappingProxyType({"he": "he", "she": "she", "they": "they"}),
@@ -61,12 +51,10 @@ ATTRIBUTE_FORMS = MappingProxyType(
     }
 )
 
-#: The slots a group renders (``biasamp.templates._groups``): its term ("Asian") and the term
-#: with the set's person noun ("Asian person"). A template uses pronoun slots or group slots.
+#: The slots a group renders: its term ("Asian") and the term with the person noun.
 GROUP_SLOTS = ("group", "group_noun")
 
-#: The pronoun case of each pronoun slot (nominative: "he did it", accusative: "I saw him",
-#: possessive determiner: "his car", possessive pronoun: "the car is his", reflexive).
+#: The pronoun case of each pronoun slot.
 PRONOUN_CASES = MappingProxyType(
     {
         "attribute": "nominative",
@@ -77,9 +65,7 @@ PRONOUN_CASES = MappingProxyType(
     }
 )
 
-#: Named verb slots agreeing with the pronoun: slot -> (form without agreement and for
-#: he/she, plural form used for "they" when the set has agreement). Every other verb is
-#: written ``{verb:SINGULAR|PLURAL}`` in the template.
+#: Named verb slots agreeing with the pronoun: slot -> (singular, plural).
 VERB_FORMS = MappingProxyType({"be": ("is", "are"), "was": ("was", "were")})
 
 #: The a/an rules a template set may declare (see :func:`article_for`).
@@ -88,25 +74,8 @@ ARTICLE_RULES = ("sound", "wang2021")
 #: Words spelled with a consonant letter but spoken with a vowel sound -> "an" (matched
 #: on the lower-cased word, as whole words or as prefixes).
 AN_WORDS = frozenset(
-    {
-        "heir",
-        "heiress",
-        "heirloom",
-        "herb",
-        "honest",
-        "honestly",
-        "honesty",
-        "honor",
-        "honorable",
-        "honorary",
-        "honored",
-        "honour",
-        "honourable",
-        "honoured",
-        "hour",
-        "hourly",
-        "hours",
-    }
+    "heir heiress heirloom herb honest honestly honesty honor honorable honorary honored"  # noqa: SIM905 - a word list
+    " honour honourable honoured hour hourly hours".split()
 )
 _AN_PREFIXES = ("honest", "honor", "honour", "hour", "heir")
 #: Initialisms read letter by letter whose first letter name starts with a vowel sound
@@ -116,42 +85,9 @@ AN_INITIALISMS = frozenset(
 )
 #: Words spelled with a vowel letter but spoken with a consonant sound -> "a".
 A_WORDS = frozenset(
-    {
-        "eucalyptus",
-        "eulogy",
-        "euphoric",
-        "euro",
-        "european",
-        "ewe",
-        "once",
-        "one",
-        "ubiquitous",
-        "ukrainian",
-        "unanimous",
-        "unicorn",
-        "uniform",
-        "union",
-        "unique",
-        "unit",
-        "united",
-        "universal",
-        "university",
-        "uranium",
-        "urinal",
-        "usable",
-        "usage",
-        "use",
-        "used",
-        "useful",
-        "useless",
-        "user",
-        "usual",
-        "usually",
-        "utensil",
-        "utility",
-        "utilized",
-        "utopian",
-    }
+    "eucalyptus eulogy euphoric euro european ewe once one ubiquitous ukrainian unanimous"  # noqa: SIM905 - a word list
+    " unicorn uniform union unique unit united universal university uranium urinal usable"
+    " usage use used useful useless user usual usually utensil utility utilized utopian".split()
 )
 _A_PREFIXES = ("eu", "one-", "uni", "usa", "use", "usu", "uti", "ubi", "ukr", "ura", "uri")
 # "uni" words where "un-" is the negating prefix are spoken with a vowel: "an unimportant"
@@ -161,10 +97,8 @@ _PUNCTUATION = ".,;:!?\"'()[]"
 
 
 def verb_form(forms: tuple[str, str], attribute: str, agreement: bool) -> str:
-    """The form of a verb, ``(singular, plural)``, next to ``attribute``.
-
-    "they" takes the plural form when the set has agreement ("they have"), the singular one
-    otherwise (the compat sets' "they is"); he and she always take the singular form.
+    """The form of a verb, ``(singular, plural)``, next to ``attribute``: the plural only
+    for "they" in a set with agreement (the compat sets say "they is").
 
     >>> verb_form(VERB_FORMS["be"], "they", True), verb_form(("wants", "want"), "she", True)
     ('are', 'wants')
@@ -218,8 +152,7 @@ SLOT_KINDS = MappingProxyType(
 SLOTS = tuple(sorted(SLOT_KINDS))
 
 #: How a template's task->attribute prompts are built: ``shared`` (one prompt per task; the
-#: blank covers every attribute-dependent slot) or ``per-attribute`` (each attribute scored
-#: in its own rendering; attribute-dependent slots may stay outside the blank).
+#: blank covers every attribute-dependent slot) or ``per-attribute`` (one per attribute).
 CONTEXTS = ("shared", "per-attribute")
 
 _SLOT_RE = re.compile(r"\{([^{}]*)\}")
@@ -241,11 +174,11 @@ def attribute_slots(agreement: bool) -> set[str]:
 class Slot:
     """A slot of a parsed template text (the literal text around it stays a ``str``)."""
 
-    name: str  # canonical lower-case name
-    capital: bool  # written with a capital first letter
+    name: str  # lower-case
+    capital: bool
     kind: str  # its entry in SLOT_KINDS
     forms: tuple = ()  # (singular, plural) of a verb slot
-    copy: int = 1  # 1-based number among the slots of this name in the text
+    copy: int = 1  # 1-based number among the slots of this name
 
     @property
     def raw(self) -> str:
