@@ -15,10 +15,8 @@ logger = logging.getLogger(__name__)
 
 __all__ = ["bootstrap_ci", "resample_indices"]
 
-# resamples are drawn in blocks so that a block holds at most this many values
-_BLOCK_VALUES = 1 << 24
-# stratified resamples are drawn this many at a time, whatever the width of the values, so
-# that the same seed gives the same resamples for 1-D and 2-D values alike
+_BLOCK_VALUES = 1 << 24  # values per block of resamples
+# stratified resamples are drawn this many at a time, so a seed gives the same for 1-D and 2-D
 _STRATA_BLOCK = 256
 _LOCATION_STATS = (np.nanmean, np.mean, np.nanmedian, np.median)
 
@@ -54,21 +52,18 @@ def bootstrap_ci(
         For arrays: called as ``statistic(samples, axis=1)`` on samples of shape
         (n_resamples, n[, k]). NaN values are ignored by the default.
     strata : array-like of shape (n,), optional
-        A label per unit (e.g. the task of each template). Each resample then draws, within
-        every stratum, as many units as it holds, with replacement, from that stratum only
-        (strata in order of first appearance; a resample lists them one after another), so
-        the composition by stratum is fixed. ``None`` (default): units are drawn from all
-        ``n``, with exactly the seeded draws of earlier versions. To bootstrap an
-        equal-weight mean of per-stratum means, give values scaled by ``n / n_stratum``.
+        A label per unit (e.g. the task of each template): each resample draws, within every
+        stratum, as many units as it holds, from that stratum only (strata in order of first
+        appearance, one after another). For an equal-weight mean of per-stratum means, give
+        values scaled by ``n / n_stratum``.
 
     Returns
     -------
     (low, high) : tuple of float, or of ndarray of shape (k,) for 2-D input / vector callables
         Percentiles ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` of the bootstrap
-        distribution (NaN resamples ignored). With all-equal values and a location statistic
-        (mean/median), ``low == high ==`` that value. With fewer than two units (non-NaN
-        values, per column) there is no interval: NaN, announced by one
-        :class:`~biasamp.UnavailableCIWarning` (never a silent zero-width interval).
+        distribution (NaN resamples ignored); ``low == high`` for all-equal values and a
+        location statistic (mean/median). Fewer than two non-NaN units (per column): NaN, with
+        one :class:`~biasamp.UnavailableCIWarning`.
 
     Examples
     --------
@@ -164,12 +159,9 @@ def _warn_unavailable(n_columns: int) -> None:
 
 
 def resample_indices(n: int, *, n_resamples: int = N_RESAMPLES, seed: int = 0, strata=None):
-    """The resamples :func:`bootstrap_ci` draws for ``n`` units, as index blocks.
-
-    Yields arrays of shape (b, n) (b <= n_resamples, blocks in order) holding exactly the
-    unit indexes ``bootstrap_ci(values, n_resamples=..., seed=..., strata=...)`` draws for
-    any ``values`` with ``n`` rows; callers that compute their statistic faster than by a
-    gather (e.g. a mean as ``counts @ values``) use them to get the same resamples.
+    """The resamples :func:`bootstrap_ci` draws for ``n`` units (the same arguments), as index
+    blocks of shape (b, n), b <= n_resamples, for callers that compute their statistic faster
+    than by a gather (e.g. a mean as ``counts @ values``).
 
     Examples
     --------

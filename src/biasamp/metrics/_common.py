@@ -140,11 +140,8 @@ def check_association(assoc, ref, name: str = "association") -> np.ndarray:
 
 
 def as_label_matrix(x, name: str, *, soft: bool):
-    """Validate an (n, k) label matrix; return (array, column labels).
-
-    Hard labels (``soft=False``) must be 0/1; soft predictions must lie in [0, 1].
-    Boolean input is kept boolean (cheap); everything else becomes float64.
-    """
+    """Validate an (n, k) label matrix; return (array, column labels): 0/1 labels (integer
+    ones always) as boolean, soft predictions (in [0, 1]) as float64."""
     if isinstance(x, pd.DataFrame):
         labels = list(x.columns)
         x = x.to_numpy()
@@ -158,35 +155,34 @@ def as_label_matrix(x, name: str, *, soft: bool):
     if arr.dtype != np.bool_:
         if not (np.issubdtype(arr.dtype, np.number)):
             raise BiasampError(f"{name} must be numeric or boolean; got dtype {arr.dtype}")
-        if np.issubdtype(arr.dtype, np.integer):
-            ok = (arr == 0) | (arr == 1)
-            if not ok.all():
-                raise BiasampError(
-                    f"{name} must be 0/1; got values {np.unique(arr[~ok])[:5].tolist()}"
-                )
-            arr = arr.astype(np.bool_)
-        else:
+        integer = np.issubdtype(arr.dtype, np.integer)
+        if not integer:
             arr = arr.astype(np.float64, copy=False) if arr.dtype != np.float32 else arr
-            if soft:
-                ok = (arr >= 0) & (arr <= 1)
-                if not ok.all():
-                    raise BiasampError(
-                        f"{name} must hold probabilities in [0, 1]; "
-                        f"got values {np.unique(arr[~ok])[:5].tolist()}"
-                    )
-            else:
-                ok = (arr == 0) | (arr == 1)
-                if not ok.all():
-                    raise BiasampError(
-                        f"{name} must be 0/1 labels; got values {np.unique(arr[~ok])[:5].tolist()}"
-                    )
-                arr = arr == 1
+        hard = integer or not soft
+        ok = (arr == 0) | (arr == 1) if hard else (arr >= 0) & (arr <= 1)
+        if not ok.all():
+            what = (
+                "be 0/1" if integer else "be 0/1 labels" if hard else "hold probabilities in [0, 1]"
+            )
+            raise BiasampError(f"{name} must {what}; got values {np.unique(arr[~ok])[:5].tolist()}")
+        if hard:
+            arr = arr == 1
     if labels is None:
         labels = list(range(arr.shape[1]))
     return arr, labels
 
 
-def check_same(ref_labels, labels, *, ref_shape, shape, name: str, ref_name: str) -> None:
+def check_rows(n_a: int, n_t: int, names: str = "attributes and tasks") -> None:
+    """Two matrices of examples hold the same number of rows."""
+    if n_a != n_t:
+        raise BiasampError(f"{names} must have the same number of rows; got {n_a} and {n_t}")
+
+
+def check_same(ref, other, name: str, ref_name: str, *, rows: bool = True) -> None:
+    """``other`` = (array, labels) has the shape (the columns only unless ``rows``) and the
+    column labels of ``ref``."""
+    (r, ref_labels), (o, labels) = ref, other
+    ref_shape, shape = (r.shape, o.shape) if rows else (r.shape[1:], o.shape[1:])
     if shape != ref_shape:
         raise BiasampError(f"{name} must have the shape of {ref_name} {ref_shape}; got {shape}")
     if list(labels) != list(ref_labels):
@@ -216,24 +212,16 @@ def checked_preds(direction: str, task_preds, attribute_preds, *, T, t_lab, A, a
         (T, t_lab, "tasks") if direction == ATTRIBUTE_TO_TASK else (A, a_lab, "attributes")
     )
     P, p_lab = as_label_matrix(preds, name, soft=True)
-    check_same(ref_lab, p_lab, ref_shape=ref.shape, shape=P.shape, name=name, ref_name=ref_name)
+    check_same((ref, ref_lab), (P, p_lab), name, ref_name)
     return P
 
 
 def as_label_data(attributes, tasks, attributes_train=None, tasks_train=None):
-    """Validate the ground-truth label matrices of the labels form (and the optional train pair).
-
-    Returns ``(A, a_labels, T, t_labels, Atr, Ttr)``; ``Atr``/``Ttr`` are None when no train
-    matrices are given. Both train matrices or neither; each pair has equal row counts and the
-    train columns match the evaluation columns.
-    """
+    """Validate the ground-truth label matrices (and the optional train pair: both or neither,
+    columns as the evaluation ones); return ``(A, a_labels, T, t_labels, Atr, Ttr)``."""
     A, a_lab = as_label_matrix(attributes, "attributes", soft=False)
     T, t_lab = as_label_matrix(tasks, "tasks", soft=False)
-    if A.shape[0] != T.shape[0]:
-        raise BiasampError(
-            f"attributes and tasks must have the same number of rows; "
-            f"got {A.shape[0]} and {T.shape[0]}"
-        )
+    check_rows(A.shape[0], T.shape[0])
     if (attributes_train is None) != (tasks_train is None):
         given = "attributes_train" if attributes_train is not None else "tasks_train"
         raise BiasampError(
@@ -243,27 +231,9 @@ def as_label_data(attributes, tasks, attributes_train=None, tasks_train=None):
     if attributes_train is not None:
         Atr, atr_lab = as_label_matrix(attributes_train, "attributes_train", soft=False)
         Ttr, ttr_lab = as_label_matrix(tasks_train, "tasks_train", soft=False)
-        if Atr.shape[0] != Ttr.shape[0]:
-            raise BiasampError(
-                f"attributes_train and tasks_train must have the same number of rows; "
-                f"got {Atr.shape[0]} and {Ttr.shape[0]}"
-            )
-        check_same(
-            a_lab,
-            atr_lab,
-            ref_shape=A.shape[1:],
-            shape=Atr.shape[1:],
-            name="attributes_train",
-            ref_name="attributes",
-        )
-        check_same(
-            t_lab,
-            ttr_lab,
-            ref_shape=T.shape[1:],
-            shape=Ttr.shape[1:],
-            name="tasks_train",
-            ref_name="tasks",
-        )
+        check_rows(Atr.shape[0], Ttr.shape[0], "attributes_train and tasks_train")
+        check_same((A, a_lab), (Atr, atr_lab), "attributes_train", "attributes", rows=False)
+        check_same((T, t_lab), (Ttr, ttr_lab), "tasks_train", "tasks", rows=False)
     return A, a_lab, T, t_lab, Atr, Ttr
 
 
@@ -272,11 +242,8 @@ MASK_COLS = 16
 
 
 def _masked_sums(x: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """``x.T @ m`` for boolean ``m`` as sums of the rows of ``x`` selected by each column of ``m``.
-
-    No BLAS (which oversubscribes small machines), no float copy of ``x``: boolean ``x`` is
-    summed as uint8 into int32 per chunk (exact), other ``x`` into float64.
-    """
+    """``x.T @ m`` for boolean ``m`` as sums of the rows of ``x`` each column selects: no BLAS
+    (it oversubscribes small machines), no float copy; boolean ``x`` summed exactly."""
     out = np.zeros((x.shape[1], m.shape[1]), dtype=np.float64)
     is_bool = x.dtype == np.bool_
     xv = x.view(np.uint8) if is_bool else x
@@ -289,11 +256,8 @@ def _masked_sums(x: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 
 def gram(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``x.T @ y`` in float64 with bounded memory. Shapes (n, p), (n, q) -> (p, q).
-
-    A narrow boolean operand is used as row masks (exact counts); otherwise a float64 matrix
-    product is accumulated over row chunks.
-    """
+    """``x.T @ y`` in float64 with bounded memory (a narrow boolean operand as row masks:
+    exact counts). Shapes (n, p), (n, q) -> (p, q)."""
     if y.dtype == np.bool_ and y.shape[1] <= MASK_COLS:
         return _masked_sums(x, y)
     if x.dtype == np.bool_ and x.shape[1] <= MASK_COLS:

@@ -74,15 +74,13 @@ def table_core(
 ) -> dict:
     """The arithmetic of BiasAmp-> on probability tables, vectorised over leading axes.
 
-    Arrays of shape (..., n_tasks, n_attributes); inputs are trusted (validated by the
-    callers). ``y`` is an explicit sign matrix, else the sign is derived from ``Btr``
-    (default ``B``). Follows the published ``utils.py`` operation by operation, so a
-    single 2-D table gives the published numbers bit for bit; stacks of tables (e.g.
-    bootstrap resamples of the base and of the templates) are computed in one pass.
+    Arrays of shape (..., n_tasks, n_attributes), trusted (validated by the callers). ``y`` is
+    an explicit sign matrix, else the sign comes from ``Btr`` (default ``B``). Follows the
+    published ``utils.py`` operation by operation, so a 2-D table gives the published numbers
+    bit for bit; stacks of tables (bootstrap resamples) are computed in one pass.
 
     Returns a dict of arrays: ``y``, ``p_base``, ``p_model``, ``delta``, ``contribution``
-    (NaN where undefined) and ``value`` (shape ``(...)``: the mean over defined cells, NaN
-    when none is defined).
+    (NaN where undefined) and ``value`` (shape ``(...)``; NaN when no cell is defined).
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         sign_undefined = None
@@ -117,10 +115,7 @@ def table_core(
                     M / np.sum(M, axis=-2, keepdims=True),
                 )
         delta = p_model - p_base
-        if ties == "zero":  # published code: a tie (y = 0) contributes 0
-            contribution = np.where(y == 0, 0.0, np.where(y < 0, -delta, delta))
-        else:  # the paper's text: y is an indicator, so a tie contributes (1 - y)(-delta)
-            contribution = np.where(y > 0, delta, -delta)
+        contribution = signed(y, delta, ties)
         if undefined == "skip":
             undefined_cells = np.isnan(delta)
         else:  # published code: a tie zeroes the cell, an undefined (NaN) sign leaves it NaN
@@ -146,6 +141,14 @@ def table_core(
         "contribution": contribution,
         "value": value,
     }
+
+
+def signed(y, delta, ties: str):
+    """``y * delta``; a tie (y = 0) contributes 0 (``ties="zero"``, the published code) or,
+    y read as the paper's indicator, ``-delta`` (``"negative"``)."""
+    if ties == "zero":
+        return np.where(y == 0, 0.0, np.where(y < 0, -delta, delta))
+    return np.where(y > 0, delta, -delta)
 
 
 def _finish(tasks, attrs, core: dict, direction) -> DirectionalResult:
@@ -209,9 +212,8 @@ def directional_bias_amplification(
     undefined : {"skip", "tie"}, default "skip"
         Cells whose base probability is undefined (an all-zero base row in T->A, column in
         A->T) are NaN and skipped (``"skip"``, with one warning). ``"tie"`` reproduces the
-        published code: such a cell whose association is 0 (an all-zero row always is) counts
-        as a 0 contribution in the mean. Use it with ``tie_tol=0.0`` for exact compatibility.
-
+        published code: such a cell whose association is 0 counts as a 0 contribution (with
+        ``tie_tol=0.0`` for exact compatibility).
     ties : {"zero", "negative"}, default "zero"
         How a cell with association 0 contributes: 0, as in the published code, or
         ``-delta``, as in the paper's text (Eq. 2 writes ``y_at * delta + (1 - y_at) *

@@ -17,17 +17,14 @@ from ._common import (
     gram,
     sign_with_tol,
 )
-from ._directional import EMPTY_ROW_POLICIES, TIE_POLICIES, DirectionalResult, _finish
+from ._directional import EMPTY_ROW_POLICIES, TIE_POLICIES, DirectionalResult, _finish, signed
 
 __all__ = ["directional_bias_amplification_labels"]
 
 
 def _indicator(joint_counts, attr_counts, task_counts, *, n_keep, tie_tol):
-    """Association sign (n_tasks, n_attributes) from counts over ``n_keep`` rows.
-
-    Rows with no task and no attribute add nothing to the counts, so only ``n_keep`` (the
-    number of rows with at least one label, or all rows for ``empty_rows="keep"``) changes.
-    """
+    """Association sign (n_tasks, n_attributes) from counts over ``n_keep`` rows (rows without
+    a label add nothing to the counts: ``empty_rows`` changes only ``n_keep``)."""
     if n_keep == 0:
         raise BiasampError("the training labels have no row with a task or an attribute set")
     joint = joint_counts / n_keep
@@ -121,11 +118,7 @@ def directional_bias_amplification_labels(
             p_base = joint / count[:, None]
             p_model = gram(T, P) / count[:, None]
     delta = p_model - p_base
-    if ties == "zero":
-        contribution = np.where(y == 0, 0.0, np.where(y < 0, -delta, delta))
-    else:
-        contribution = np.where(y > 0, delta, -delta)
-    contribution = np.where(np.isnan(delta), np.nan, contribution)  # empty conditioning set
+    contribution = np.where(np.isnan(delta), np.nan, signed(y, delta, ties))  # empty condition
     with np.errstate(invalid="ignore"):
         value = np.nanmean(contribution) if (~np.isnan(contribution)).any() else np.nan
     core = {

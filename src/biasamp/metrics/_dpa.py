@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from .._conventions import canonical_direction
-from .._errors import BiasampError
 from ._attackers import BayesOptimalAttacker  # noqa: F401  (used in the docstring example)
-from ._common import ATTRIBUTE_TO_TASK, required_preds
-from ._leakage import (
-    Encoded,
-    TrialsResult,
-    accuracy,
-    check_attacker,
-    check_trials,
-    fit_score,
-    make_split,
-    perturb,
-    resolve_quality,
-    summarise,
-)
+from ._common import ATTRIBUTE_TO_TASK, check_rows, required_preds
+from ._leakage import Encoded, TrialsResult, check_options, run_trials
 
 __all__ = ["directional_predictability_amplification"]
 
@@ -90,9 +76,7 @@ def directional_predictability_amplification(
     -0.010824
     """
     direction = canonical_direction(direction)
-    check_attacker(attacker)
-    qfn, qname = resolve_quality(quality)
-    n_trials, test_fraction = check_trials(n_trials, test_fraction)
+    opts = check_options(attacker, quality, n_trials, test_fraction, seed=seed, equalize=equalize)
     preds, name = required_preds(direction, task_preds, attribute_preds)
     if direction == ATTRIBUTE_TO_TASK:
         x = Encoded(attributes, None, "attributes", "")
@@ -100,26 +84,13 @@ def directional_predictability_amplification(
     else:
         x = Encoded(tasks, None, "tasks", "")
         y = Encoded(attributes, preds, "attributes", name)
-    if x.codes.shape[0] != y.codes.shape[0]:
-        raise BiasampError(
-            f"attributes and tasks must have the same number of rows; "
-            f"got {x.codes.shape[0]} and {y.codes.shape[0]}"
-        )
-    n = x.codes.shape[0]
+    check_rows(x.codes.shape[0], y.codes.shape[0])
     X = x.features(x.codes)
-    err = 1.0 - accuracy(y.codes, y.pred_codes) if equalize else 0.0
-    trials, dq, mq, k = [], [], [], 0
-    for ss in np.random.SeedSequence(seed).spawn(n_trials):
-        rng = np.random.default_rng(ss)
-        trial_seed = int(ss.generate_state(1)[0])
-        split = make_split(n, test_fraction, rng)
-        y_data, k = perturb(y.codes, y.pool, err, rng)
-        psi_d = fit_score(attacker, X, y_data, trial_seed=trial_seed, qfn=qfn, split=split)
-        psi_m = fit_score(attacker, X, y.pred_codes, trial_seed=trial_seed, qfn=qfn, split=split)
-        total = psi_m + psi_d
-        trials.append((psi_m - psi_d) / total if total != 0 else float("nan"))
-        dq.append(psi_d)
-        mq.append(psi_m)
-    return summarise(
-        trials, dq, mq, error_rate=err, k=k, metric="dpa", direction=direction, qname=qname
+    return run_trials(
+        opts,
+        y,
+        lambda codes: (X, codes),
+        lambda m, d: (m - d) / (m + d) if m + d != 0 else float("nan"),
+        metric="dpa",
+        direction=direction,
     )

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import copy
 import logging
+import operator
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -13,6 +16,7 @@ import pandas as pd
 from .._errors import BiasampError, UndefinedTrialsWarning
 from .._validation import Interval, PositiveInt, check
 from ._attackers import BayesOptimalAttacker, MLPAttacker  # noqa: F401  (Bayes: used in docs)
+from ._common import check_rows
 
 logger = logging.getLogger(__name__)
 
@@ -33,11 +37,9 @@ class TrialsResult:
     trials : ndarray of shape (n_trials,)
         The metric per trial.
     data_quality, model_quality : ndarray of shape (n_trials,)
-        Attacker quality on the (perturbed) data and on the model's predictions
-        (lambda_D / lambda_M for leakage, Psi_D / Psi_M for DPA).
+        Attacker quality on the (perturbed) data and on the model's predictions.
     error_rate : float
-        The model's error rate (1 - exact-match accuracy) that the data labels were
-        perturbed to; 0.0 when ``equalize=False``.
+        The model's error rate the data labels were perturbed to (0.0 without ``equalize``).
     n_perturbed : int
         Rows whose data label was changed in each trial (``round(error_rate * n)``).
     metric : str
@@ -94,11 +96,8 @@ def resolve_quality(quality):
 
 
 class Encoded:
-    """Categorical codes of a variable given as labels (n,) or a 0/1 matrix (n, k).
-
-    ``codes`` index ``table`` (the feature row of each category: one-hot for 1-D labels,
-    the 0/1 row itself for matrices). Truth and prediction share one code space.
-    """
+    """Categorical codes of a variable given as labels (n,) or a 0/1 matrix (n, k); ``codes``
+    index ``table`` (each category's feature row); truth and prediction share one code space."""
 
     def __init__(self, truth, pred, name: str, pred_name: str):
         t = _as_array(truth, name)
@@ -156,18 +155,28 @@ def perturb(codes: np.ndarray, pool: np.ndarray, rate: float, rng: np.random.Gen
     return out, k
 
 
-def check_trials(n_trials, test_fraction):
-    return (
-        check(n_trials, PositiveInt, "n_trials"),
-        check(test_fraction, Interval(0.0, 1.0, closed="left"), "test_fraction"),
-    )
+class Trials(NamedTuple):
+    """The checked options of an attacker metric's trials."""
+
+    attacker: object
+    qfn: Callable
+    qname: str
+    n_trials: int
+    test_fraction: float
+    seed: object
+    equalize: bool
 
 
-def check_attacker(attacker):
+def check_options(attacker, quality, n_trials, test_fraction, *, seed, equalize) -> Trials:
+    """The options of leakage and DPA, checked."""
     if attacker is not None and not (
         callable(getattr(attacker, "fit", None)) and callable(getattr(attacker, "predict", None))
     ):
         raise BiasampError(f"attacker must have fit(X, y) and predict(X) methods; got {attacker!r}")
+    qfn, qname = resolve_quality(quality)
+    n_trials = check(n_trials, PositiveInt, "n_trials")
+    test_fraction = check(test_fraction, Interval(0.0, 1.0, closed="left"), "test_fraction")
+    return Trials(attacker, qfn, qname, n_trials, test_fraction, seed, equalize)
 
 
 def fit_score(attacker, X, y, *, trial_seed, qfn, split):
@@ -189,7 +198,24 @@ def make_split(n, test_fraction, rng):
     return perm[n_test:], perm[:n_test]
 
 
-def summarise(trials, dq, mq, *, error_rate, k, metric, direction, qname) -> TrialsResult:
+def run_trials(opts: Trials, noisy: Encoded, xy, combine, *, metric, direction) -> TrialsResult:
+    """Seeded trials of an attacker metric: per trial a split and ``noisy``'s codes perturbed to
+    the model's error rate (``equalize``); the attacker's quality on the data, ``xy(codes)`` =
+    (X, y), and on the model, ``xy(noisy.pred_codes)``; ``combine(model, data)`` the value."""
+    err = 1.0 - accuracy(noisy.codes, noisy.pred_codes) if opts.equalize else 0.0
+    trials, dq, mq, k = [], [], [], 0
+    for ss in np.random.SeedSequence(opts.seed).spawn(opts.n_trials):
+        rng = np.random.default_rng(ss)
+        trial_seed = int(ss.generate_state(1)[0])
+        split = make_split(noisy.codes.shape[0], opts.test_fraction, rng)
+        codes, k = perturb(noisy.codes, noisy.pool, err, rng)
+        d, m = (
+            fit_score(opts.attacker, *xy(c), trial_seed=trial_seed, qfn=opts.qfn, split=split)
+            for c in (codes, noisy.pred_codes)
+        )
+        trials.append(combine(m, d))
+        dq.append(d)
+        mq.append(m)
     trials = np.asarray(trials, dtype=np.float64)
     n_nan = int(np.isnan(trials).sum())
     if n_nan:
@@ -206,11 +232,11 @@ def summarise(trials, dq, mq, *, error_rate, k, metric, direction, qname) -> Tri
         trials=trials,
         data_quality=np.asarray(dq, dtype=np.float64),
         model_quality=np.asarray(mq, dtype=np.float64),
-        error_rate=float(error_rate),
+        error_rate=float(err),
         n_perturbed=int(k),
         metric=metric,
         direction=direction,
-        quality=qname,
+        quality=opts.qname,
     )
 
 
@@ -266,33 +292,10 @@ def leakage_amplification(
     >>> round(r.mean, 4), r.data_quality.tolist(), r.model_quality.tolist()
     (0.3333, [0.6666666666666666], [1.0])
     """
-    check_attacker(attacker)
-    qfn, qname = resolve_quality(quality)
-    n_trials, test_fraction = check_trials(n_trials, test_fraction)
+    opts = check_options(attacker, quality, n_trials, test_fraction, seed=seed, equalize=equalize)
     a = Encoded(attributes, None, "attributes", "")
     t = Encoded(tasks, task_preds, "tasks", "task_preds")
-    if a.codes.shape[0] != t.codes.shape[0]:
-        raise BiasampError(
-            f"attributes and tasks must have the same number of rows; "
-            f"got {a.codes.shape[0]} and {t.codes.shape[0]}"
-        )
-    n = a.codes.shape[0]
-    err = 1.0 - accuracy(t.codes, t.pred_codes) if equalize else 0.0
-    trials, dq, mq, k = [], [], [], 0
-    for ss in np.random.SeedSequence(seed).spawn(n_trials):
-        rng = np.random.default_rng(ss)
-        trial_seed = int(ss.generate_state(1)[0])
-        split = make_split(n, test_fraction, rng)
-        t_codes, k = perturb(t.codes, t.pool, err, rng)
-        lam_d = fit_score(
-            attacker, t.features(t_codes), a.codes, trial_seed=trial_seed, qfn=qfn, split=split
-        )
-        lam_m = fit_score(
-            attacker, t.features(t.pred_codes), a.codes, trial_seed=trial_seed, qfn=qfn, split=split
-        )
-        trials.append(lam_m - lam_d)
-        dq.append(lam_d)
-        mq.append(lam_m)
-    return summarise(
-        trials, dq, mq, error_rate=err, k=k, metric="leakage", direction=None, qname=qname
+    check_rows(a.codes.shape[0], t.codes.shape[0])
+    return run_trials(
+        opts, t, lambda c: (t.features(c), a.codes), operator.sub, metric="leakage", direction=None
     )

@@ -31,15 +31,12 @@ class MALSResult:
     Attributes
     ----------
     value : float
-        ``(1 / n_tasks) * sum over selected cells of delta`` (NaN cells skipped, as the
-        published ``np.nansum``).
+        ``(1 / n_tasks) * sum over selected cells of delta`` (NaN cells skipped).
     by_pair : pandas.DataFrame
         Columns ``task, attribute, association`` (1 where ``P(A=a|T=t) > 1/|A|``, else 0),
         ``p_base`` (``P(A=a|T=t)``), ``p_model`` (``P(Â=a|T̂=t)``), ``delta``, ``contribution``.
-    n_cells : int
-        Selected, defined cells (association 1, delta not NaN).
-    n_nan : int
-        Selected cells skipped because undefined.
+    n_cells, n_nan : int
+        Selected cells defined, and skipped because undefined.
     """
 
     value: float
@@ -84,7 +81,6 @@ def mals_bias_amplification(model, base, *, base_train=None) -> MALSResult:
         Non-negative counts or probabilities of the data; rows normalised to ``P(A=a | T=t)``.
     base_train : array-like or DataFrame, optional
         Table whose row-normalised values select the cells (``> 1/|A|``); default ``base``.
-        (The published code accepts but ignores a training table; we use it.)
 
     Returns
     -------
@@ -145,17 +141,8 @@ def mals_bias_amplification_labels(
     A, a_lab, T, t_lab, Atr, Ttr = as_label_data(attributes, tasks, attributes_train, tasks_train)
     Ap, ap_lab = as_label_matrix(attribute_preds, "attribute_preds", soft=True)
     Tp, tp_lab = as_label_matrix(task_preds, "task_preds", soft=True)
-    check_same(
-        a_lab,
-        ap_lab,
-        ref_shape=A.shape,
-        shape=Ap.shape,
-        name="attribute_preds",
-        ref_name="attributes",
-    )
-    check_same(
-        t_lab, tp_lab, ref_shape=T.shape, shape=Tp.shape, name="task_preds", ref_name="tasks"
-    )
+    check_same((A, a_lab), (Ap, ap_lab), "attribute_preds", "attributes")
+    check_same((T, t_lab), (Tp, tp_lab), "task_preds", "tasks")
     with np.errstate(divide="ignore", invalid="ignore"):
         p_base = gram(T, A) / col_sums(T)[:, None]
         p_model = gram(Tp, Ap) / col_sums(Tp)[:, None]

@@ -44,6 +44,7 @@ class MultiResult:
         The attribute combinations, each a tuple of attribute labels.
     direction : str
     n_cells, n_nan : int
+        Cells defined, and undefined (skipped).
     """
 
     value: float
@@ -56,12 +57,8 @@ class MultiResult:
 
 
 def _membership(rows: np.ndarray, combos: np.ndarray) -> np.ndarray:
-    """P(row has every attribute of the combination), shape (n, n_groups).
-
-    Exact 0/1 for hard rows; soft rows are treated as independent per-attribute Bernoulli
-    probabilities (product over the combination). The loop runs over attributes (few),
-    never over examples.
-    """
+    """P(row has every attribute of the combination), shape (n, n_groups): exact for hard
+    rows, the product of independent per-attribute probabilities for soft ones."""
     out = np.ones((rows.shape[0], combos.shape[0]), dtype=np.float64)
     for j in range(rows.shape[1]):
         if combos[:, j].any():
