@@ -26,13 +26,9 @@ from ._common import (
     warn_nan,
 )
 
-#: How undefined cells are handled: skipped (default) or, as the published code, a tie is 0.
+#: The choices of ``undefined``, ``ties`` and the labels form's ``empty_rows`` (default first).
 UNDEFINED_POLICIES = ("skip", "tie")
-#: How a tie (association 0) contributes: 0 (the published code, default) or -delta (the
-#: paper's text, where y is the indicator 1[P(A,T) > P(A)P(T)] and y = 0 gives -delta).
 TIE_POLICIES = ("zero", "negative")
-#: Which training rows define the association in the labels form: only rows with a task or
-#: an attribute (the published code, default) or all rows (the paper's text).
 EMPTY_ROW_POLICIES = ("drop", "keep")
 
 __all__ = ["DirectionalResult", "directional_bias_amplification", "table_core"]
@@ -45,20 +41,15 @@ class DirectionalResult:
     Attributes
     ----------
     value : float
-        Mean of ``association * delta`` over the defined (non-NaN) cells; NaN only
-        when no cell is defined (a warning is emitted).
+        Mean of ``association * delta`` over the defined cells; NaN when none is (warned).
     by_pair : pandas.DataFrame
-        One row per (task, attribute), task-major, with columns ``task``, ``attribute``,
-        ``association`` (-1/0/1), ``p_base``, ``p_model``, ``delta`` (``p_model - p_base``)
-        and ``contribution`` (``association * delta``; NaN where undefined).
+        One row per (task, attribute), task-major: ``task``, ``attribute``, ``association``
+        (-1/0/1), ``p_base``, ``p_model``, ``delta`` (``p_model - p_base``) and
+        ``contribution`` (NaN where undefined).
     direction : str
-        ``"attribute_to_task"`` or ``"task_to_attribute"``.
-    n_cells : int
-        Number of cells averaged into ``value`` (ties included).
-    n_ties : int
-        Cells whose association is 0 (they contribute 0 but count in the mean).
-    n_nan : int
-        Undefined cells skipped.
+    n_cells, n_ties, n_nan : int
+        Cells averaged into ``value`` (ties included), cells of association 0, undefined
+        cells skipped.
     """
 
     value: float

@@ -121,12 +121,5 @@ def directional_bias_amplification_labels(
     contribution = np.where(np.isnan(delta), np.nan, signed(y, delta, ties))  # empty condition
     with np.errstate(invalid="ignore"):
         value = np.nanmean(contribution) if (~np.isnan(contribution)).any() else np.nan
-    core = {
-        "y": y,
-        "p_base": p_base,
-        "p_model": p_model,
-        "delta": delta,
-        "contribution": contribution,
-        "value": value,
-    }
-    return _finish(t_lab, a_lab, core, direction)
+    core = dict(y=y, p_base=p_base, p_model=p_model, delta=delta, contribution=contribution)
+    return _finish(t_lab, a_lab, core | {"value": value}, direction)

@@ -42,15 +42,9 @@ def directional_predictability_amplification(
     direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
     attribute_preds, task_preds : array-like, optional
         Hard predictions shaped like the ground truth; the direction's one is required.
-    attacker : object with fit(X, y) and predict(X), optional
-        Deep-copied for every fit; default :class:`MLPAttacker` seeded per trial.
-        :class:`BayesOptimalAttacker` gives exact values for categorical inputs.
-    quality : {"accuracy", "f1"} or callable(y_true, y_pred) -> float
-        Must be 0 for the worst attacker and non-negative (the paper's requirement).
-    n_trials : int, default 5
-    seed : int, default 0
-    equalize : bool, default True
-    test_fraction : float, default 0.0
+    attacker, quality, n_trials, seed, equalize, test_fraction
+        As for :func:`leakage_amplification` (a quality must be 0 for the worst attacker and
+        non-negative, the paper's requirement).
 
     Returns
     -------

@@ -207,7 +207,8 @@ def check_template(t: Template, agreement: bool, article: str, where: str) -> No
         )
 
 
-_LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+#: A template id or group label: letters, digits, ``-``, ``_``, ``.``.
+LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
 def _task_word(value, where: str) -> str:
@@ -252,7 +253,7 @@ def read_label_list(value, where: str) -> tuple:
     if not isinstance(value, list):
         raise BiasampError(f"{where} must be a list of labels; got {value!r}")
     for v in value:
-        if not isinstance(v, str) or not _LABEL_RE.match(v):
+        if not isinstance(v, str) or not LABEL_RE.match(v):
             raise BiasampError(
                 f"{where}: a label must be letters, digits, '-', '_' or '.'; got {v!r}"
             )

@@ -1,16 +1,10 @@
-"""Groups as attributes: the attribute sets of ``templates/attributes/*.toml`` (race, ethnicity,
-gender x race), each group with its realisations, and the pooling of realisations into one
-probability per group.
+"""Groups as attributes: the attribute sets of ``templates/attributes/*.toml``, each group with
+its realisations, and the pooling of realisations into one probability per group.
 
-A group is an attribute like ``he`` or ``she``, but where a pronoun has one surface form per slot,
-a group has several *realisations* ("Black", "black", "African American"): a template's slot
-``{group}`` renders the term, ``{group_noun}`` the term and the set's person noun ("Black
-person"; "Black woman" in the gender x race set). Every realisation is scored; a group's
-probability is the sum over its realisations' probabilities, renormalised over the groups
-(task->attribute: the candidates of one prompt), as the paper sums over a pronoun's forms; for
-attribute->task, P(task | group) is the mean over the group's realisations of P(task | its
-prompt) (each realisation is its own prompt). :func:`pool_realisations` does both, before the
-probability tables are built, so everything downstream sees one column per group.
+A group has several *realisations* ("Black", "black", "African American"): ``{group}`` renders
+the term, ``{group_noun}`` the term and the set's person noun ("Black person"). Every
+realisation is scored; :func:`pool_realisations` pools them before the probability tables are
+built, so everything downstream sees one column per group.
 """
 
 from __future__ import annotations
@@ -222,11 +216,8 @@ def uses_groups(t) -> bool:
 
 
 def group_realisations(attributes) -> dict[str, tuple] | None:
-    """Each attribute's realisations: None when every attribute is a pronoun (one form per
-    slot, as ever), else group -> its :class:`Realisation` tuple from the shipped sets.
-
-    Raises :class:`BiasampError` for a name that is neither a pronoun nor a shipped group (it
-    has no realisation) and for pronouns mixed with groups.
+    """Each attribute's realisations: None when every attribute is a pronoun, else group -> its
+    :class:`Realisation` tuple; an error for an unknown name and for pronouns mixed with groups.
 
     >>> group_realisations(["he", "she"]) is None
     True
@@ -255,9 +246,8 @@ def group_realisations(attributes) -> dict[str, tuple] | None:
 
 
 def realisations(template_set, attributes) -> dict[str, tuple]:
-    """Each attribute's realisations in ``template_set`` (a loaded set): a pronoun is its one
-    name, a group its terms (:func:`group_realisations`); a set whose templates realise the
-    other kind is refused (its groups or pronouns would have no realisation).
+    """Each attribute's realisations in a loaded ``template_set`` (a pronoun: its name); a set
+    whose templates realise the other kind is refused.
 
     >>> from biasamp.templates import load_template_set
     >>> forms = realisations(load_template_set("groups"), ["white", "black"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -24,6 +23,7 @@ from .._files import (
 from .._registry import Registry
 from .._validation import OneOf, check
 from ._checks import (
+    LABEL_RE,
     check_bindings,
     check_template,
     default_mask,
@@ -65,8 +65,6 @@ _GENERATE_KEYS = (
     "mask",
 ) + _BINDING_KEYS
 _DUPLICATE_POLICIES = ("error", "drop")
-
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
 def _scan(registry: Registry) -> None:
@@ -227,7 +225,7 @@ def _template(
     check_keys(entry, _TEMPLATE_KEYS, ("id", "text"), where)
     tid = str_field(entry, "id", where)
     where = f"{where_file} template {tid!r}"
-    if not _ID_RE.match(tid):
+    if not LABEL_RE.match(tid):
         raise BiasampError(f"{where}: id must be letters, digits, '-', '_' or '.'; got {tid!r}")
     if tid in seen:
         raise BiasampError(f"{where_file}: duplicate template id {tid!r}")

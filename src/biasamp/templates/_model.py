@@ -4,7 +4,7 @@ text and their parsing are in ``_slots``)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -192,18 +192,7 @@ class TemplateSet:
                 f"tenses: {tenses}, groups: {groups}"
             )
         selected = {"family": family, "tense": tense, "group": group}
-        return TemplateSet(
-            self.name,
-            self.description,
-            keep,
-            self.agreement,
-            self.article,
-            {**self.provenance, "selected": selected},
-            self.sha256,
-            self.path,
-            self.tasks,
-            self.groups,
-        )
+        return replace(self, templates=keep, provenance={**self.provenance, "selected": selected})
 
 
 # ---------------------------------------------------------------------------------------
