@@ -18,6 +18,7 @@ from ._common import (
     checked_preds,
     col_sums,
     gram,
+    pair_frame,
     sign_with_tol,
     warn_nan,
 )
@@ -166,18 +167,15 @@ def multi_attribute_bias_amplification(
         variance = float(np.nanvar(delta))
     else:
         value = variance = float("nan")
-    nt, ng = delta.shape
-    by_group = pd.DataFrame(
-        {
-            "task": pd.Index(list(t_lab)).repeat(ng),
-            "attribute_group": pd.Index(names * nt),
-            "association": assoc.astype(np.int64).ravel(),
-            "p_base": p_base.ravel(),
-            "p_model": p_model.ravel(),
-            "delta": delta.ravel(),
-            "abs_delta": np.abs(delta).ravel(),
-        }
-    )
+    by_group = pair_frame(
+        t_lab,
+        names,
+        assoc=assoc,
+        p_base=p_base,
+        p_model=p_model,
+        delta=delta,
+        contribution=np.abs(delta),
+    ).rename(columns={"attribute": "attribute_group", "contribution": "abs_delta"})
     return MultiResult(
         value=value,
         variance=variance,

@@ -87,11 +87,6 @@ def list_template_sets() -> list[str]:
     return sorted(TEMPLATE_SETS.names())
 
 
-# ---------------------------------------------------------------------------------------
-# masks and generators
-# ---------------------------------------------------------------------------------------
-
-
 def _parse_mask(value: Any, where: str, default: dict | None) -> dict | None:
     if value is None:
         return default
@@ -177,11 +172,6 @@ def _expand_generator(gen: dict, k: int, base: Path, provenance: dict) -> list[d
         provenance.setdefault("dropped_duplicates", []).extend(dropped)
         log.info("%s: dropped %d duplicate word(s): %s", where, len(dropped), ", ".join(dropped))
     return out
-
-
-# ---------------------------------------------------------------------------------------
-# template sets
-# ---------------------------------------------------------------------------------------
 
 
 def _array(doc: dict, key: str, where_file: str) -> list:

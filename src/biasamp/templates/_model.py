@@ -39,11 +39,6 @@ def masked_indexes(t: Template, direction: str) -> list[int]:
     return sorted({i for ref in t.mask[direction] for i in resolve_ref(t.parts, ref)})
 
 
-# ---------------------------------------------------------------------------------------
-# templates and sets
-# ---------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Template:
     """One template of a set.
@@ -193,11 +188,6 @@ class TemplateSet:
             )
         selected = {"family": family, "tense": tense, "group": group}
         return replace(self, templates=keep, provenance={**self.provenance, "selected": selected})
-
-
-# ---------------------------------------------------------------------------------------
-# rendering
-# ---------------------------------------------------------------------------------------
 
 
 def attribute_form(slot: str, attribute) -> str:

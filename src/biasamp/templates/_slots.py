@@ -165,11 +165,6 @@ def attribute_slots(agreement: bool) -> set[str]:
     return {name for name, kind in SLOT_KINDS.items() if kind in kinds}
 
 
-# ---------------------------------------------------------------------------------------
-# slots and texts
-# ---------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Slot:
     """A slot of a parsed template text (the literal text around it stays a ``str``)."""
