@@ -17,7 +17,6 @@ from ._groups import Realisation, uses_groups
 from ._model import Template, masked_indexes, render_parts
 from ._slots import (
     ATTRIBUTE_FORMS,
-    CONTEXTS,
     GROUP_SLOTS,
     SLOTS,
     Slot,
@@ -72,11 +71,6 @@ def _check_slots(t: Template, where: str) -> None:
             f"{where}: the verb slots {{be}}/{{was}} agree with the pronoun and "
             "need an {attribute} slot (so does {verb:SINGULAR|PLURAL}); got "
             f"{t.text!r}"
-        )
-    if t.context not in CONTEXTS:
-        raise BiasampError(
-            f"{where}: context must be one of {{{', '.join(map(repr, CONTEXTS))}}}"
-            f"; got {t.context!r}"
         )
 
 

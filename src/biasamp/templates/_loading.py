@@ -199,51 +199,46 @@ def _read_set_meta(doc: dict, where_file: str) -> tuple[dict, str]:
     return meta, article
 
 
-def _template(
-    entry: Any,
-    k: int,
-    *,
-    meta: dict,
-    article: str,
-    set_mask: dict | None,
-    seen: set[str],
-    where_file: str,
-) -> Template:
-    """One checked template from a ``[[template]]`` entry (or a generated one); its id is
-    added to ``seen`` (the ids before it)."""
-    where = f"{where_file} template #{k + 1}"
-    check_keys(entry, _TEMPLATE_KEYS, ("id", "text"), where)
-    tid = str_field(entry, "id", where)
-    where = f"{where_file} template {tid!r}"
-    if not LABEL_RE.match(tid):
-        raise BiasampError(f"{where}: id must be letters, digits, '-', '_' or '.'; got {tid!r}")
-    if tid in seen:
-        raise BiasampError(f"{where_file}: duplicate template id {tid!r}")
-    seen.add(tid)
-    text = str_field(entry, "text", where)
-    if BLANK in text:
-        raise BiasampError(f"{where}: text must not contain {BLANK!r}; got {text!r}")
-    parts = parse_text(text, where)
-    default = {**default_mask(parts, meta["agreement"]), **(set_mask or {})}
-    mask = _parse_mask(entry.get("mask"), where, default)
-    t = Template(
-        id=tid,
-        text=text,
-        family=str_field(entry, "family", where, "default"),
-        tense=str_field(entry, "tense", where, "unspecified"),
-        source=str_field(entry, "source", where, meta["source"]),
-        mask=MappingProxyType(mask),
-        parts=parts,
-        tasks=read_task_binding(entry, where),
-        groups=read_label_list(entry.get("groups", []), f"{where}: groups"),
-        context=check(
-            entry.get("context", meta.get("context", "shared")),
-            OneOf(CONTEXTS),
-            f"{where}: context",
-        ),
-    )
-    check_template(t, meta["agreement"], article, where)
-    return t
+def _templates(entries: list, *, meta: dict, set_mask: dict | None, where_file: str) -> list:
+    """The checked templates of the ``[[template]]`` entries (and the generated ones)."""
+    article = meta.get("article", "sound")
+    seen: set[str] = set()
+    out = []
+    for k, entry in enumerate(entries):
+        where = f"{where_file} template #{k + 1}"
+        check_keys(entry, _TEMPLATE_KEYS, ("id", "text"), where)
+        tid = str_field(entry, "id", where)
+        where = f"{where_file} template {tid!r}"
+        if not LABEL_RE.match(tid):
+            raise BiasampError(f"{where}: id must be letters, digits, '-', '_' or '.'; got {tid!r}")
+        if tid in seen:
+            raise BiasampError(f"{where_file}: duplicate template id {tid!r}")
+        seen.add(tid)
+        text = str_field(entry, "text", where)
+        if BLANK in text:
+            raise BiasampError(f"{where}: text must not contain {BLANK!r}; got {text!r}")
+        parts = parse_text(text, where)
+        default = {**default_mask(parts, meta["agreement"]), **(set_mask or {})}
+        mask = _parse_mask(entry.get("mask"), where, default)
+        t = Template(
+            id=tid,
+            text=text,
+            family=str_field(entry, "family", where, "default"),
+            tense=str_field(entry, "tense", where, "unspecified"),
+            source=str_field(entry, "source", where, meta["source"]),
+            mask=MappingProxyType(mask),
+            parts=parts,
+            tasks=read_task_binding(entry, where),
+            groups=read_label_list(entry.get("groups", []), f"{where}: groups"),
+            context=check(
+                entry.get("context", meta.get("context", "shared")),
+                OneOf(CONTEXTS),
+                f"{where}: context",
+            ),
+        )
+        check_template(t, meta["agreement"], article, where)
+        out.append(t)
+    return out
 
 
 def load_template_set(name_or_path: str | os.PathLike) -> TemplateSet:
@@ -281,19 +276,7 @@ def load_template_set(name_or_path: str | os.PathLike) -> TemplateSet:
         entries += _expand_generator(gen, k, path.parent, provenance)
     if not entries:
         raise BiasampError(f"{where_file}: the set has no templates (add [[template]] entries)")
-    seen: set[str] = set()
-    templates = [
-        _template(
-            entry,
-            k,
-            meta=meta,
-            article=article,
-            set_mask=set_mask,
-            seen=seen,
-            where_file=where_file,
-        )
-        for k, entry in enumerate(entries)
-    ]
+    templates = _templates(entries, meta=meta, set_mask=set_mask, where_file=where_file)
     where = f"{where_file} [set]"
     own_tasks = check_bindings(templates, meta.get("tasks"), where)
     groups = read_groups(meta.get("groups"), templates, where)

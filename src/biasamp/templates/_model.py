@@ -203,15 +203,12 @@ def attribute_form(slot: str, attribute) -> str:
 
 
 def _surface(slot: Slot, attribute, task: str, agreement: bool) -> str:
-    kind = slot.kind
-    if kind == "attribute":
+    if slot.kind == "attribute":
         text = attribute_form(slot.name, attribute)
-    elif kind == "verb":
+    elif slot.kind == "verb":
         text = verb_form(slot.forms or VERB_FORMS[slot.name], attribute, agreement)
-    elif kind == "task":
+    else:  # the task (articles are resolved by the caller)
         text = task
-    else:  # pragma: no cover - articles are resolved by the caller
-        raise AssertionError(slot)
     return text[:1].upper() + text[1:] if slot.capital else text
 
 

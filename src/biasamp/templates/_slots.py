@@ -27,7 +27,6 @@ __all__ = [
     "Slot",
     "VERB_FORMS",
     "article_for",
-    "attribute_slots",
     "dependent_indexes",
     "parse_text",
     "resolve_ref",
@@ -159,12 +158,6 @@ _SLOT_RE = re.compile(r"\{([^{}]*)\}")
 _REF_RE = re.compile(r"^([A-Za-z_]+)(?:#([0-9]+))?$")
 
 
-def attribute_slots(agreement: bool) -> set[str]:
-    """The slots whose rendering depends on the attribute (verbs only with agreement)."""
-    kinds = ("attribute", "verb") if agreement else ("attribute",)
-    return {name for name, kind in SLOT_KINDS.items() if kind in kinds}
-
-
 @dataclass(frozen=True)
 class Slot:
     """A slot of a parsed template text (the literal text around it stays a ``str``)."""
@@ -267,6 +260,7 @@ def resolve_ref(parts: tuple, ref: str) -> list[int]:
 
 
 def dependent_indexes(parts: tuple, agreement: bool) -> list[int]:
-    """Indexes in ``parts`` of the slots whose rendering depends on the attribute."""
-    dep = attribute_slots(agreement)
-    return [i for i, p in enumerate(parts) if isinstance(p, Slot) and p.name in dep]
+    """Indexes in ``parts`` of the slots whose rendering depends on the attribute (verbs only
+    with agreement)."""
+    kinds = ("attribute", "verb") if agreement else ("attribute",)
+    return [i for i, p in enumerate(parts) if isinstance(p, Slot) and p.kind in kinds]
