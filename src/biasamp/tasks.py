@@ -301,11 +301,9 @@ def load_tasks(spec) -> TaskVocabulary:
 @dataclass(frozen=True)
 class TaskAliases:
     """Spellings of one occupation that different sources use: ``pairs`` (alias -> canonical
-    spelling, that of the shipped base-rate tables), ``sources`` (alias -> where the rename
-    comes from), the table's ``file`` and ``sha256``."""
+    spelling, that of the shipped base-rate tables), the table's ``file`` and ``sha256``."""
 
     pairs: dict
-    sources: dict
     file: str
     sha256: str
 
@@ -330,19 +328,19 @@ def task_aliases() -> TaskAliases:
     rows = list(csv.reader(io.StringIO(_decode(data, where))))
     if not rows or [h.strip() for h in rows[0]] != ["task", "alias", "source"]:
         raise BiasampError(f"{where}: the header must be task,alias,source")
-    pairs, sources = {}, {}
+    pairs = {}
     for line_no, row in enumerate(rows[1:], 2):
         if len(row) != 3 or not all(c.strip() for c in row):
             raise BiasampError(
                 f"{where}: row {line_no} must have three non-empty fields; got {row!r}"
             )
-        task, alias, source = (c.strip() for c in row)
+        task, alias, _source = (c.strip() for c in row)
         if alias in pairs or alias == task:
             raise BiasampError(
                 f"{where}: row {line_no}: alias {alias!r} is listed twice or equals its task"
             )
-        pairs[alias], sources[alias] = task, source
+        pairs[alias] = task
     chained = sorted(set(pairs) & set(pairs.values()))
     if chained:
         raise BiasampError(f"{where}: {chained} are both an alias and a canonical spelling")
-    return TaskAliases(pairs, sources, path.name, sha256_bytes(data))
+    return TaskAliases(pairs, path.name, sha256_bytes(data))

@@ -93,18 +93,11 @@ def table_core(
             p_base = B / np.expand_dims(num_attr, -2)
             # the published code divides by the base's column sums (= 1 for a normalised base)
             normalised = np.all(np.abs(num_attr - 1.0) <= 1e-9, axis=-1)
-            if np.ndim(normalised) == 0:
-                p_model = (
-                    M / np.expand_dims(num_attr, -2)
-                    if normalised
-                    else M / np.sum(M, axis=-2, keepdims=True)
-                )
-            else:
-                p_model = np.where(
-                    normalised[..., None, None],
-                    M / np.expand_dims(num_attr, -2),
-                    M / np.sum(M, axis=-2, keepdims=True),
-                )
+            p_model = np.where(
+                normalised[..., None, None],
+                M / np.expand_dims(num_attr, -2),
+                M / np.sum(M, axis=-2, keepdims=True),
+            )
         delta = p_model - p_base
         contribution = signed(y, delta, ties)
         if undefined == "skip":
