@@ -186,14 +186,10 @@ def _from_toml(path: Path) -> TaskVocabulary:
     doc, raw = read_toml(path, "task vocabulary")
     where_file = f"task vocabulary file {str(path)!r}"
     check_keys(doc, ("vocabulary",), ("vocabulary",), where_file)
-    meta = check_keys(
-        doc["vocabulary"],
-        _VOCAB_REQUIRED + _VOCAB_OPTIONAL,
-        _VOCAB_REQUIRED,
-        f"{where_file} [vocabulary]",
-    )
+    where = f"{where_file} [vocabulary]"
+    meta = check_keys(doc["vocabulary"], _VOCAB_REQUIRED + _VOCAB_OPTIONAL, _VOCAB_REQUIRED, where)
     name = str_field(meta, "name", where_file)
-    check_metadata(meta, f"{where_file} [vocabulary]")
+    check_metadata(meta, where)
     data_path = (path.parent / str_field(meta, "file", where_file)).resolve()
     if not data_path.is_file():
         raise BiasampError(f"{where_file}: data file not found: {str(data_path)!r}")

@@ -133,12 +133,8 @@ def _realisations(name: str, entry: dict, noun: str, where: str) -> tuple:
 
 
 def load_attribute_set(name_or_path: str | os.PathLike) -> AttributeSet:
-    """Load a shipped attribute set by name or any attribute-set TOML file by path.
-
-    The format (``templates/README.md``): a ``[set]`` table (``name``, ``description``,
-    ``source``, ``year``, ``license``, ``kind`` in :data:`KINDS`, ``noun``: the person noun of
-    ``{group_noun}``) and one ``[groups.NAME]`` table per group (``terms``: its realisations,
-    at least one; optional ``noun``, ``description``).
+    """Load a shipped attribute set by name or any attribute-set TOML file by path (format:
+    ``templates/README.md``).
 
     >>> s = load_attribute_set("race")
     >>> list(s.groups), [r.term for r in s.groups["black"]]
