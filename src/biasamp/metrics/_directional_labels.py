@@ -53,13 +53,11 @@ def directional_bias_amplification_labels(
     tasks : array-like or DataFrame of shape (n_examples, n_tasks)
         Ground-truth 0/1 task labels of the evaluation set.
     direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
-    attribute_preds : array-like of shape (n_examples, n_attributes), optional
-        0/1 or soft predictions in [0, 1]; needed for ``task_to_attribute``.
-    task_preds : array-like of shape (n_examples, n_tasks), optional
-        0/1 or soft predictions in [0, 1]; needed for ``attribute_to_task``.
+    attribute_preds, task_preds : array-like shaped as attributes, tasks, optional
+        0/1 or soft predictions in [0, 1]; the one of the direction is required.
     attributes_train, tasks_train : array-like, optional
-        0/1 training labels defining the association (give both or neither; default: the
-        evaluation labels). Only rows with at least one task or attribute set are used.
+        0/1 training labels defining the association (both or neither; default: the
+        evaluation labels).
     tie_tol : float, default 1e-12
         ``|P(A,T) - P(A)P(T)| <= tie_tol`` gives association 0.
     ties : {"zero", "negative"}, default "zero"
@@ -80,9 +78,7 @@ def directional_bias_amplification_labels(
     A->T: ``delta[t, a] = mean(task_preds[A_a=1, t]) - mean(tasks[A_a=1, t])``;
     T->A: ``delta[t, a] = mean(attribute_preds[T_t=1, a]) - mean(attributes[T_t=1, a])``.
     Evaluation rows are not filtered; an empty conditioning set gives a NaN cell, skipped
-    in the mean (counted in ``n_nan``, one warning). Counts are ``T.T @ A``-style products
-    over row chunks (a narrow boolean operand acts as row masks, so counts are exact);
-    no loop over examples.
+    in the mean (counted in ``n_nan``, one warning).
 
     Examples
     --------

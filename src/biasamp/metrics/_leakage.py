@@ -29,10 +29,8 @@ class TrialsResult:
 
     Attributes
     ----------
-    value : float
-        Same as ``mean``.
-    mean, std : float
-        Mean and population standard deviation (ddof=0) of ``trials`` (NaN trials skipped,
+    value, mean, std : float
+        Mean (twice) and population standard deviation of ``trials`` (NaN trials skipped,
         with a warning).
     trials : ndarray of shape (n_trials,)
         The metric per trial.
@@ -42,12 +40,8 @@ class TrialsResult:
         The model's error rate the data labels were perturbed to (0.0 without ``equalize``).
     n_perturbed : int
         Rows whose data label was changed in each trial (``round(error_rate * n)``).
-    metric : str
-        ``"leakage"`` or ``"dpa"``.
-    direction : str or None
-        DPA direction; None for leakage (which predicts attributes from tasks).
-    quality : str
-        Name of the quality function.
+    metric, direction, quality : str
+        ``"leakage"`` or ``"dpa"``; DPA's direction (None for leakage); the quality's name.
     """
 
     value: float
