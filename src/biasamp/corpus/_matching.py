@@ -1,22 +1,12 @@
-"""Occupation surface forms, trie regexes, the exact numpy multi-substring prefilter, and the
-multi-pattern scanners built on them: where any of many byte patterns occurs in a buffer.
+"""Occupation surface forms, trie regexes, and the multi-pattern scanners (:data:`MATCHERS`):
+where any of many byte patterns occurs in a UTF-8 buffer.
 
-long on purpose: occupation forms, the trie regexes built from them and the scanners
-(Hyperscan, numpy) that run them.
-
-A scanner returns the start offsets of pattern occurrences in a UTF-8 buffer (``find``), or
-those and the index of the pattern found there (``find_ids``). It may return
-*more* offsets than the rule in the end counts (``word_bounded`` checks only ASCII word
-characters; the rules verify every candidate with their exact Python matcher), never fewer:
-the rules' counts do not depend on the scanner, only their speed does.
-
-``"hyperscan"`` (the default when the ``hyperscan`` package imports) compiles the patterns
-into one Hyperscan database (SIMD literal matching, about 1 GB/s per core on WikiText).
-``"numpy"`` is the exact numpy prefilter :class:`KeyIndex` (no compiled dependency; 5 to 10
-times slower). Chosen by measurement (``benchmarks/bench_corpus.py --matchers``): Hyperscan
-0.9 ms/MB, ahocorasick-rs (bytes) 1.9 ms/MB, google-re2 2.3 ms/MB, polars
-``str.contains_any`` 2.0 ms/MB, pyahocorasick (str) 19 ms/MB, numpy prefilter 5 to 10 ms/MB,
-on the winobias32 occupations over WikiText-103.
+A scanner returns the start offsets of pattern occurrences (``find``), or those and the index
+of the pattern found there (``find_ids``). It may return *more* offsets than the rule in the
+end counts (``word_bounded`` checks only ASCII word characters; the rules verify every
+candidate), never fewer: the counts do not depend on the scanner, only the speed does
+(Hyperscan about 0.9 ms/MB, the numpy prefilter 5 to 10 ms/MB on WikiText-103;
+``benchmarks/bench_corpus.py --matchers``).
 """
 
 from __future__ import annotations
@@ -124,13 +114,16 @@ _HASH_MULT = np.uint32(2654435761)
 _ASCII_WORD = [(bytes([i]).isalnum() and i < 128) or i == 95 for i in range(256)]
 
 
-class KeyIndex:
-    """Exact multi-substring prefilter in numpy.
+class _Scanner:
+    def find(self, b: bytes, **kwargs) -> np.ndarray:
+        """Sorted start offsets of every occurrence (with repeats for equal starts)."""
+        return self.find_ids(b, **kwargs)[0]
 
-    Each pattern is represented by one of its 4-byte substrings (the rarest in a sample
-    of the corpus) or, when shorter than 4 bytes, by itself. :meth:`find` returns the
-    byte positions of every key occurrence, so every occurrence of every pattern is
-    covered (keys are substrings of the patterns); callers verify candidates exactly.
+
+class KeyIndex(_Scanner):
+    """Exact multi-substring prefilter in numpy: each pattern is found through one of its
+    4-byte substrings (the rarest in a sample of the corpus), or itself when shorter; every
+    candidate is verified against the pattern.
 
     >>> KeyIndex([b"cook", b"he"], b"").find(b"the cook said he").tolist()
     [1, 4, 14]
@@ -148,8 +141,6 @@ class KeyIndex:
             grams = sorted({pat[i : i + 4] for i in range(len(pat) - 3)})
             key = min(grams, key=sample.count)
             owners.setdefault(key, []).append((pi, pat.index(key)))
-        # a pattern may also contain another pattern's key at other offsets: that is
-        # harmless (hits are verified against the key's own owners only)
         self.owners = {
             int.from_bytes(k, "little") if len(k) == 4 else k: v for k, v in owners.items()
         }
@@ -159,17 +150,9 @@ class KeyIndex:
         if len(self.keys):
             self.table[(self.keys * _HASH_MULT) >> np.uint32(16)] = True
 
-    def find(self, b: bytes, *, word_bounded: bool = False) -> np.ndarray:
-        """Start positions of verified pattern occurrences (sorted, may repeat).
-
-        ``word_bounded``: drop occurrences with an ASCII word character right before or
-        after a word-character edge of the pattern (they cannot match ``\\b...\\b``;
-        non-ASCII neighbours are kept).
-        """
-        return self.find_ids(b, word_bounded=word_bounded)[0]
-
     def find_ids(self, b: bytes, *, word_bounded: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """(starts, pattern indices) of every occurrence, sorted by (start, index).
+        """(starts, pattern indices) of every occurrence, sorted by (start, index);
+        ``word_bounded`` drops those with an ASCII word character beside a word-character edge.
 
         >>> [a.tolist() for a in KeyIndex([b"cook", b"oo"], b"").find_ids(b"a cook")]
         [[2, 3], [0, 1]]
@@ -216,12 +199,8 @@ def _starts_ids(found: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _hs_literal(pattern: bytes, word_bounded: bool) -> bytes:
-    r"""A Hyperscan expression for a literal (every byte as ``\xHH``).
-
-    ``\b`` is added only on a side whose edge byte is an ASCII word character: Hyperscan's
-    ``\b`` is ASCII, so there it is implied by Python's Unicode ``\b`` (a superset of hits);
-    next to a non-ASCII or non-word edge it would not be, so it is left out.
-    """
+    r"""A Hyperscan expression for a literal (every byte as ``\xHH``), with ``\b`` only on a
+    side whose edge byte is an ASCII word character (Hyperscan's ``\b`` is ASCII)."""
     body = b"".join(b"\\x%02x" % c for c in pattern)
     if word_bounded and _ASCII_WORD[pattern[0]]:
         body = b"\\b" + body
@@ -230,7 +209,7 @@ def _hs_literal(pattern: bytes, word_bounded: bool) -> bytes:
     return body
 
 
-class HyperscanScanner:
+class HyperscanScanner(_Scanner):
     """Start offsets of literal patterns, found by one compiled Hyperscan database.
 
     >>> HyperscanScanner([b"cook", b"he"]).find(b"the cook said he").tolist()
@@ -272,10 +251,6 @@ class HyperscanScanner:
             self._db = db
         return self._db
 
-    def find(self, b: bytes) -> np.ndarray:
-        """Sorted start offsets of every occurrence (with repeats for equal starts)."""
-        return self.find_ids(b)[0]
-
     def find_ids(self, b: bytes) -> tuple[np.ndarray, np.ndarray]:
         """(starts, pattern indices) of every occurrence, sorted by (start, index)."""
         db = self._database()
@@ -294,7 +269,7 @@ class HyperscanScanner:
         return _starts_ids(out)
 
 
-class NumpyScanner:
+class NumpyScanner(_Scanner):
     """:class:`KeyIndex` behind the scanner interface (keys sampled from the first buffer).
 
     >>> NumpyScanner([b"cook", b"he"]).find(b"the cook said he").tolist()
@@ -310,10 +285,6 @@ class NumpyScanner:
         self.patterns = [p.lower() for p in patterns] if caseless else list(patterns)
         self.word_bounded = word_bounded
         self._index: KeyIndex | None = None
-
-    def find(self, b: bytes) -> np.ndarray:
-        """Sorted start offsets of every occurrence (with repeats for equal starts)."""
-        return self.find_ids(b)[0]
 
     def find_ids(self, b: bytes) -> tuple[np.ndarray, np.ndarray]:
         """(starts, pattern indices) of every occurrence, sorted by (start, index)."""

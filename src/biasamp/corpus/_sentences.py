@@ -35,10 +35,7 @@ def _grouped_lookbehinds(words) -> str:
 
 
 _NOT_AFTER = _grouped_lookbehinds(_ABBREVIATIONS)
-#: A sentence boundary: group 1 is the whitespace after ``.``/``!``/``?`` (optionally followed by a
-#: closing quote or bracket) that precedes an upper-case letter, a digit or an opening
-#: quote, unless the period ends an initial (``J.``, ``U.S.``) or a listed abbreviation.
-#: (The abbreviation look-behinds only run when a letter precedes the period.)
+#: A sentence boundary (see the module docstring); group 1 is its whitespace.
 BOUNDARY = re.compile(
     r"[.!?](?:(?<=[^A-Za-z][.!?])|(?<!\b[A-Z]\.)"
     + _NOT_AFTER
@@ -77,18 +74,14 @@ for _length in sorted({len(w) for w in _ABBREVIATIONS}):
 
 
 def _bytes_at(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``a[idx]``, with ``\\n`` where ``idx`` is outside ``a`` (a non-word, non-space byte)."""
+    """``a[idx]``, with ``\\n`` where ``idx`` is outside ``a``."""
     out = a.take(idx, mode="clip")
     out[(idx < 0) | (idx >= a.size)] = 10
     return out
 
 
 def _decide_before(a: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(no, unsure) of the look-behinds at each mark (``yes`` elsewhere).
-
-    They only apply to ``<letter>.``: an initial ``\\b[A-Z]\\.`` or an abbreviation
-    ``\\b(?:Mr|...)\\.``; ``\\b`` before them is decided on an ASCII byte, unsure on others.
-    """
+    """(no, unsure) of the look-behinds (an initial or an abbreviation) at each mark."""
     no = np.zeros(pos.size, dtype=bool)
     unsure = np.zeros(pos.size, dtype=bool)
     idx = np.flatnonzero((a[pos] == 46) & _T_ALPHA[_bytes_at(a, pos - 1)])
@@ -151,22 +144,9 @@ def _marks(b: bytes, a: np.ndarray) -> np.ndarray:
 
 
 def boundary_gaps(buf, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The boundaries of a :class:`~biasamp.corpus._buffer.Buffer`, as byte offsets.
-
-    Parameters
-    ----------
-    buf : Buffer
-    skip : numpy.ndarray of shape (n_lines,), bool, optional
-        Lines left out.
-
-    Returns
-    -------
-    starts, ends : numpy.ndarray of shape (n_boundaries,), int64
-        The whitespace between two sentences (group 1 of :data:`BOUNDARY_NL`), sorted.
-
-    Most marks are decided in numpy; the others are matched in their own line (a boundary
-    never crosses a line break), decoded on its own, with undecodable bytes replaced as a
-    text-mode read would (byte offsets are mapped to characters by decoding a prefix).
+    """``(starts, ends)``: byte offsets of the whitespace between two sentences (group 1 of
+    :data:`BOUNDARY_NL`) in a :class:`~biasamp.corpus._buffer.Buffer`, sorted, the ``skip``
+    lines left out. Most marks are decided in numpy, the others by the regex on their line.
 
     >>> from biasamp.corpus._buffer import Buffer
     >>> [a.tolist() for a in boundary_gaps(Buffer(b'It rained. "Yes." Mr. X. ok. 2 left'))]
@@ -226,15 +206,7 @@ def split_sentences(text: str) -> list[str]:
     >>> split_sentences("Dr. Smith met J. R. Doe in the U.S. Army. It rained.")
     ['Dr. Smith met J. R. Doe in the U.S. Army.', 'It rained.']
     """
-    text = text.strip()
-    if not text:
-        return []
-    out, start = [], 0
-    for m in BOUNDARY.finditer(text):
-        out.append(text[start : m.start(1)])
-        start = m.end(1)
-    out.append(text[start:])
-    return out
+    return [text[s:e] for s, e in sentence_spans(text)]
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
