@@ -74,8 +74,17 @@ def _files() -> list[dict]:
 
 def _refuse_other_kinds(attributes, source: str, *, allowed) -> None:
     """One line naming the right source for a group of another kind."""
+    race = [a for a in attributes if a in RACE_COLUMNS]
     eth = [a for a in attributes if a in ETHNICITY_GROUPS]
     inter = [a for a in attributes if "-" in a and a.rsplit("-", 1)[1] in GENDERS]
+    if race and "white" not in allowed:
+        raise MissingEntriesError(
+            source,
+            missing_attributes=race,
+            attributes=allowed,
+            note="Hispanic or Latino is an ethnicity (of any race): race groups are "
+            "another partition of the same workers; probe them against 'labor-2022-race'",
+        )
     if eth and "hispanic" not in allowed:
         raise MissingEntriesError(
             source,
@@ -208,15 +217,6 @@ class Labor2022EthnicitySource(BaseRateSource):
     )
 
     def _table(self, tasks, attributes, direction):
-        race = [a for a in attributes if a in RACE_COLUMNS]
-        if race:
-            raise MissingEntriesError(
-                self.name,
-                missing_attributes=race,
-                attributes=list(ETHNICITY_GROUPS),
-                note="Hispanic or Latino is an ethnicity (of any race): race groups are "
-                "another partition of the same workers; probe them against 'labor-2022-race'",
-            )
         _refuse_other_kinds(attributes, self.name, allowed=list(ETHNICITY_GROUPS))
         rows, _ = _rows()
         emp, pct = rows["total_employed_thousands"], rows["pct_hispanic_or_latino"] / 100.0

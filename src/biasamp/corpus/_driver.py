@@ -204,18 +204,9 @@ def write_counts_csv(
     """Write counts as a wide base-rate CSV (``task,he,she,...``) whose first line is
     ``# provenance: {json}``.
 
-    Written beside the target and renamed when complete; an existing file is replaced only
-    with ``overwrite``, and only when it is a counts CSV biasamp wrote.
-
-    Parameters
-    ----------
-    result : CorpusCounts
-    path : path-like, or an OutputFile already checked
-    overwrite : bool
-
-    Returns
-    -------
-    pathlib.Path
+    ``path`` is a path or an :class:`OutputFile` already checked. Written beside the target
+    and renamed when complete; an existing file is replaced only with ``overwrite``, and only
+    when it is a counts CSV biasamp wrote. Returns the path written.
     """
     out = path if isinstance(path, OutputFile) else counts_output(path, overwrite=overwrite)
     with out.open() as f:

@@ -185,8 +185,9 @@ def _scanned(shard) -> bool:
     return shard.length is not None and shard.inp.fmt == "text"
 
 
-def _shard_task(shard):
-    rule, opts, scanned = _WORKER
+def _shard_task(shard, worker=None):
+    """Count a shard in a pool worker, or (Dask) with ``worker = (rule, opts, None)``."""
+    rule, opts, scanned = worker or _WORKER
 
     def on_bytes(n):
         with scanned.get_lock():
@@ -200,8 +201,8 @@ def _chunk_task(chunk: bytes, where: str):
     return count_chunks(_WORKER[0], [chunk], where)
 
 
-def _hash_task(inp):
-    return inp.url, hash_input(inp, _WORKER[1])
+def _hash_task(inp, opts=None):
+    return inp.url, hash_input(inp, opts or _WORKER[1])
 
 
 _FAN_IN = 8
@@ -209,16 +210,8 @@ _FAN_IN = 8
 CONNECT_TIMEOUT = 10.0
 
 
-def _count_shard(rule, shard, opts):
-    return count_chunks(rule, shard_chunks(shard, opts), shard.describe())
-
-
 def _sum_counts(*results):
     return tuple(functools.reduce(operator.add, parts) for parts in zip(*results))
-
-
-def _hash(inp, opts):
-    return inp.url, hash_input(inp, opts)
 
 
 def _connect(scheduler: str | None, n_workers: int, timeout: float):
@@ -278,10 +271,9 @@ def _run(client, rule, plan, *, bar, hash_inputs, retries) -> EngineRun:
     futures = []
     for i, shard in enumerate(plan.shards):
         fut = client.submit(
-            _count_shard,
-            rule,
+            _shard_task,
             shard,
-            opts,
+            (rule, opts, None),
             key=f"biasamp-shard-{token}-{i}",
             retries=retries,
             pure=False,
@@ -290,7 +282,7 @@ def _run(client, rule, plan, *, bar, hash_inputs, retries) -> EngineRun:
         futures.append(fut)
     hashing = [
         client.submit(
-            _hash, inp, opts, key=f"biasamp-sha256-{token}-{i}", retries=retries, pure=False
+            _hash_task, inp, opts, key=f"biasamp-sha256-{token}-{i}", retries=retries, pure=False
         )
         for i, inp in enumerate(plan.inputs)
         if inp.local and hash_inputs

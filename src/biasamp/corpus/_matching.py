@@ -22,7 +22,6 @@ from .._errors import MissingDependencyError
 from .._registry import Registry
 
 __all__ = [
-    "KeyIndex",
     "MATCHERS",
     "default_matcher",
     "make_scanner",
@@ -40,23 +39,9 @@ _IRREGULAR_TAILS = (
 
 
 def occupation_forms(name: str, *, plurals: bool = True) -> list[str]:
-    """Surface forms of an occupation for the default rule (lower case).
-
-    The plural is formed on the last word: ``-s``; ``-es`` after s/x/z/ch/sh;
-    consonant + ``y`` -> ``-ies``; ``person``/``man``/``woman``/``child`` endings are
-    irregular (``salespeople``, ``chairmen``).
-
-    Parameters
-    ----------
-    name : str
-        Occupation, possibly several words (``"construction worker"``).
-    plurals : bool, default True
-        Add the plural forms.
-
-    Returns
-    -------
-    list of str
-        The singular first, then plurals.
+    """Surface forms of an occupation for the default rule (lower case): the singular, then
+    (``plurals``) the plurals of the last word: ``-s``; ``-es`` after s/x/z/ch/sh; consonant +
+    ``y`` -> ``-ies``; irregular ``person``/``man``/``woman``/``child`` endings.
 
     Examples
     --------
@@ -115,24 +100,34 @@ _ASCII_WORD = [(bytes([i]).isalnum() and i < 128) or i == 95 for i in range(256)
 
 
 class _Scanner:
-    def find(self, b: bytes, **kwargs) -> np.ndarray:
+    def find(self, b: bytes) -> np.ndarray:
         """Sorted start offsets of every occurrence (with repeats for equal starts)."""
-        return self.find_ids(b, **kwargs)[0]
+        return self.find_ids(b)[0]
 
 
-class KeyIndex(_Scanner):
+class NumpyScanner(_Scanner):
     """Exact multi-substring prefilter in numpy: each pattern is found through one of its
-    4-byte substrings (the rarest in a sample of the corpus), or itself when shorter; every
-    candidate is verified against the pattern.
+    4-byte substrings (the rarest in the first 256 KiB scanned), or itself when shorter;
+    every candidate is verified against the pattern.
 
-    >>> KeyIndex([b"cook", b"he"], b"").find(b"the cook said he").tolist()
+    >>> NumpyScanner([b"cook", b"he"]).find(b"the cook said he").tolist()
     [1, 4, 14]
+    >>> NumpyScanner([b"cook"], caseless=True).find(b"Cook COOK").tolist()
+    [0, 5]
+    >>> [a.tolist() for a in NumpyScanner([b"cook", b"oo"]).find_ids(b"a cook")]
+    [[2, 3], [0, 1]]
     """
 
-    def __init__(self, patterns: Sequence[bytes], sample: bytes):
-        self.patterns = list(patterns)
+    def __init__(
+        self, patterns: Sequence[bytes], *, word_bounded: bool = False, caseless: bool = False
+    ):
+        self.caseless, self.word_bounded = caseless, word_bounded
+        self.patterns = [p.lower() for p in patterns] if caseless else list(patterns)
         # word_bounded applies on a side only where the pattern's edge is a word character
         self.edges = [(_ASCII_WORD[p[0]], _ASCII_WORD[p[-1]]) for p in self.patterns]
+        self.keys = None
+
+    def _index(self, sample: bytes) -> None:
         owners: dict[bytes, list[tuple[int, int]]] = {}
         for pi, pat in enumerate(self.patterns):
             if len(pat) < 4:
@@ -150,13 +145,12 @@ class KeyIndex(_Scanner):
         if len(self.keys):
             self.table[(self.keys * _HASH_MULT) >> np.uint32(16)] = True
 
-    def find_ids(self, b: bytes, *, word_bounded: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """(starts, pattern indices) of every occurrence, sorted by (start, index);
-        ``word_bounded`` drops those with an ASCII word character beside a word-character edge.
-
-        >>> [a.tolist() for a in KeyIndex([b"cook", b"oo"], b"").find_ids(b"a cook")]
-        [[2, 3], [0, 1]]
-        """
+    def find_ids(self, b: bytes) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, pattern indices) of every occurrence, sorted by (start, index)."""
+        if self.caseless:
+            b = b.lower()
+        if self.keys is None:
+            self._index(b[: 1 << 18])
         hits: list[tuple[int, object]] = []
         if len(self.keys):
             for off in range(4):
@@ -183,7 +177,7 @@ class KeyIndex(_Scanner):
                 if start < 0 or b[start:end] != pat:
                     continue
                 left, right = edges[pi]
-                if word_bounded and (
+                if self.word_bounded and (
                     (left and start > 0 and _ASCII_WORD[b[start - 1]])
                     or (right and end < nb and _ASCII_WORD[b[end]])
                 ):
@@ -267,32 +261,6 @@ class HyperscanScanner(_Scanner):
             scratch=scratch,
         )
         return _starts_ids(out)
-
-
-class NumpyScanner(_Scanner):
-    """:class:`KeyIndex` behind the scanner interface (keys sampled from the first buffer).
-
-    >>> NumpyScanner([b"cook", b"he"]).find(b"the cook said he").tolist()
-    [1, 4, 14]
-    >>> NumpyScanner([b"cook"], caseless=True).find(b"Cook COOK").tolist()
-    [0, 5]
-    """
-
-    def __init__(
-        self, patterns: Sequence[bytes], *, word_bounded: bool = False, caseless: bool = False
-    ):
-        self.caseless = caseless
-        self.patterns = [p.lower() for p in patterns] if caseless else list(patterns)
-        self.word_bounded = word_bounded
-        self._index: KeyIndex | None = None
-
-    def find_ids(self, b: bytes) -> tuple[np.ndarray, np.ndarray]:
-        """(starts, pattern indices) of every occurrence, sorted by (start, index)."""
-        if self.caseless:
-            b = b.lower()
-        if self._index is None:
-            self._index = KeyIndex(self.patterns, b[: 1 << 18])
-        return self._index.find_ids(b, word_bounded=self.word_bounded)
 
 
 #: Scanner implementations: name -> class taking ``(patterns, *, word_bounded, caseless)``

@@ -187,17 +187,7 @@ def boundary_gaps(buf, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.n
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split one paragraph into sentences (no sentence spans a line break).
-
-    Parameters
-    ----------
-    text : str
-        A paragraph (one line of the corpus).
-
-    Returns
-    -------
-    list of str
-        The non-empty sentences, stripped.
+    """The sentences of one paragraph (a line of the corpus), stripped.
 
     Examples
     --------
