@@ -76,27 +76,22 @@ def run_local(
 
 def _run_in_process(rule, plan: CorpusPlan, bar, to_hash) -> EngineRun:
     totals, opts = Totals(rule._zeros()), plan.opts
+    advance = None if bar is None else bar.advance
     # sha256 in a thread while counting (hashlib releases the GIL on large blocks)
     stop = threading.Event()
     with ThreadPoolExecutor(1) as hasher:
         hashing = {inp.url: hasher.submit(hash_input, inp, opts, stop) for inp in to_hash}
         try:
             for shard in plan.shards:
-                whole = shard.length is None and bar is not None
                 # a byte range of a text file: its bytes as the rule counts them (progress
                 # moves within one long line); a whole file: the stored bytes as they are read
-                scanned = _scanned(shard)
-                chunks = shard_chunks(shard, opts, bar.advance if whole else None)
+                whole, scanned = shard.length is None, _scanned(shard)
+                chunks = shard_chunks(shard, opts, advance if whole else None)
                 totals.add(
-                    count_chunks(
-                        rule,
-                        chunks,
-                        shard.describe(),
-                        bar.advance if scanned and bar is not None else None,
-                    )
+                    count_chunks(rule, chunks, shard.describe(), advance if scanned else None)
                 )
-                if bar is not None and not whole and not scanned:
-                    bar.advance(shard.size)
+                if advance is not None and not whole and not scanned:
+                    advance(shard.size)
             for where, stream in plan.streams:
                 totals.add(count_chunks(rule, _progress(bar, stream), where))
         except BaseException:
@@ -114,12 +109,9 @@ def _run_pool(rule, plan: CorpusPlan, *, n_jobs: int, bar, to_hash) -> EngineRun
     streamed = whole if 0 < len(whole) < n_jobs else []
     shards = [s for s in plan.shards if s not in streamed]
     # (where, chunks, progress by chunk length; streamed files report the bytes they read)
+    advance = None if bar is None else bar.advance
     streams = [(where, guarded(stream, where), True) for where, stream in plan.streams] + [
-        (
-            s.describe(),
-            guarded(shard_chunks(s, opts, bar.advance if bar is not None else None), s.describe()),
-            False,
-        )
+        (s.describe(), guarded(shard_chunks(s, opts, advance), s.describe()), False)
         for s in streamed
     ]
 

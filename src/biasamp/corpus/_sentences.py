@@ -16,7 +16,6 @@ __all__ = [
     "BOUNDARY_NL",
     "HEADING",
     "boundary_gaps",
-    "count_sentences",
     "sentence_spans",
     "split_sentences",
 ]
@@ -216,11 +215,3 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         start = m.end(1)
     out.append((lead + start, lead + len(stripped)))
     return out
-
-
-def count_sentences(text: str) -> int:
-    """``len(split_sentences(text))`` without building the sentences."""
-    text = text.strip()
-    if not text:
-        return 0
-    return 1 + len(BOUNDARY.findall(text))
