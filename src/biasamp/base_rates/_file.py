@@ -1,8 +1,6 @@
 """Tables read from CSV files: the user's (:func:`read_table_csv`, the ``file:PATH.csv``
 source) and the shipped text-derived ones: ``wikitext103-valtest`` (co-occurrence counts of
 WikiText-103 valid+test, a demonstration) and ``bergsma`` (published pronoun shares).
-
-long on purpose: every base-rate table read from a CSV file.
 """
 
 from __future__ import annotations

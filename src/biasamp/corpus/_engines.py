@@ -1,7 +1,5 @@
 """Engines: who counts the shards. ``local`` (this process, or a process pool) and ``dask``.
 
-long on purpose: the local and the Dask engine share their units of work and their progress.
-
 Every engine sums the same per-shard counts (a shard's count is a pure function of its
 description): engines differ in speed and reach, never in the counts. ``dask``: one task per
 shard (re-run ``retries`` times; only a finished task's result is used, so a retried shard
