@@ -1,42 +1,12 @@
 """Base-rate sources: the (task, attribute) joint table a model is compared with.
 
 Every source answers ``source.table(tasks, attributes, *, direction=None)`` with a
-:class:`BaseRateTable`: a non-negative ``joint`` DataFrame (rows = tasks in the requested
-order, columns = attributes in the requested order), an optional explicit
-``association`` (-1/0/1; ``None`` = the metric derives ``sign(P(T|A) - P(T))`` from the
-joint), the ``direction`` it was built for (``None`` = one table for both), the metric
-settings it needs (``tie_tol`` and ``undefined``; ``None`` = the metric's defaults,
-``0.0`` and ``"tie"`` for the paper-compatible sources) and a ``provenance`` dict.
-
-Registered sources (``list_sources()``)::
-
-    uniform               equal joint, association from the WinoBias groups
-    uniform:SOURCE        equal joint, association = signs of SOURCE (e.g. uniform:labor-2016;
-                          uniform:winobias = uniform)
-    uniform-wang2021      the paper's +-1e-7 construction (compat; needs direction)
-    labor-2016            employed x share (32 WinoBias occupations, c. 2015-2017 CPS)
-    labor-2016-shares     [1 - pct_female, pct_female] per occupation (40), P(T) uniform
-    labor-2016-wang2021   the paper's direction-specific labor construction (compat)
-    labor-2022            BLS CPS 2022 Table 11 via the WinoBias -> BLS mapping
-    labor-2022-race       the same rows: White / Black / Asian shares (groups white, black, asian)
-    labor-2022-ethnicity  the same rows: Hispanic or Latino (any race) vs not
-    labor-2022-gender-race-independent   gender x race ASSUMING independence (warned)
-    bergsma               Bergsma & Lin (2006) text pronoun shares (60 Winogender occupations)
-    wikitext103-valtest   counts by biasamp.corpus (default rule) of WikiText-103 valid+test
-                          (about 100 sentences: a demonstration, not a base rate to rely on)
-    wikitext103-valtest-wang2021   the same text counted with the paper's rule (compat)
-    file:PATH.csv         the user's own table (schema in base_rates/README.md)
-
-Missing tasks or attributes raise :class:`MissingEntriesError` listing what is missing
-and what the source has. :data:`COMPAT_SOURCES` maps each plain source to its
-paper-compatible construction. Count-based tables keep their counts (``table.counts``) so
-that the probe can propagate their sampling error; every table says what it is
-(``provenance["kind"]``, ``["about"]``).
-
-Modules: ``_table`` (the table, the source interface, shared helpers), ``_labor`` (labor
-statistics and the WinoBias groups), ``_uniform``, ``_file`` (user CSVs; wikitext103,
-bergsma), ``_compat`` (every ``*-wang2021`` construction), ``_groups`` (Table 11 for race, ethnicity
-and the independence construction); the registry is here.
+:class:`BaseRateTable` (rows = tasks, columns = attributes, in the requested order).
+:func:`list_sources` names the registered sources (``biasamp base-rates --list`` shows their
+descriptions); besides them, ``uniform:SOURCE`` (equal joint with the signs of SOURCE) and
+``file:PATH.csv`` (the user's own table). :data:`COMPAT_SOURCES` maps each
+plain source to its paper-compatible (``*-wang2021``) construction. Missing tasks or
+attributes raise :class:`MissingEntriesError` listing what is missing and what the source has.
 """
 
 from __future__ import annotations
@@ -51,8 +21,13 @@ from ._compat import (
     WikiText103Wang2021Source,
 )
 from ._file import BergsmaSource, FileSource, WikiText103Source
-from ._groups import Labor2022EthnicitySource, Labor2022GenderRaceSource, Labor2022RaceSource
-from ._labor import Labor2016SharesSource, Labor2016Source, Labor2022Source
+from ._groups import (
+    Labor2022EthnicitySource,
+    Labor2022GenderRaceSource,
+    Labor2022RaceSource,
+    Labor2022Source,
+)
+from ._labor import Labor2016SharesSource, Labor2016Source
 from ._table import BaseRateSource, BaseRateTable, MissingEntriesError
 from ._uniform import UniformSource
 
@@ -68,7 +43,6 @@ __all__ = [
 ]
 
 #: Registered sources: name -> source class (called with no argument), with descriptions.
-#: ``uniform:SOURCE`` and ``file:PATH.csv`` are forms of :func:`get_source`, not entries.
 SOURCES = Registry("base-rate source", extra_names=("file:PATH.csv", "uniform:SOURCE"))
 
 for _cls in (

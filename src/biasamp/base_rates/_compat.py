@@ -126,17 +126,12 @@ class Labor2016Wang2021Source(BaseRateSource):
         if direction == ATTRIBUTE_TO_TASK:
             cols = labor_counts(tasks, ["he", "she"], self.name)
             x = np.ascontiguousarray(cols.to_numpy())  # C order: same sums as the paper
-            x = x / np.sum(x, axis=0, keepdims=True)
+            cols = pd.DataFrame(x / np.sum(x, axis=0, keepdims=True), cols.index, cols.columns)
             method = "employed*(1-pct/100), employed*(pct/100), column-normalised"
         else:
             cols = labor_shares(tasks, ["he", "she"], self.name)
-            she = cols["she"].to_numpy()
-            x = np.zeros((len(tasks), 2))
-            x[:, 1] = she
-            x[:, 0] = 1.0 - x[:, 1]
             method = "[1 - pct/100, pct/100] per occupation (not employment-weighted)"
-        full = pd.DataFrame(x, index=cols.index, columns=pd.Index(["he", "she"], name="attribute"))
-        joint = select_entries(full, tasks, attributes, self.name)
+        joint = select_entries(cols, tasks, attributes, self.name)
         prov = {
             "name": self.name,
             **LABOR2016_PROVENANCE,

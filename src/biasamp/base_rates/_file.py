@@ -1,8 +1,6 @@
 """Tables read from CSV files: the user's (:func:`read_table_csv`, the ``file:PATH.csv``
 source) and the shipped text-derived ones: ``wikitext103-valtest`` (co-occurrence counts of
 WikiText-103 valid+test, a demonstration) and ``bergsma`` (published pronoun shares).
-
-long on purpose: every base-rate table read from a CSV file.
 """
 
 from __future__ import annotations
@@ -118,11 +116,9 @@ def _wide_joint(df: pd.DataFrame, path: Path) -> pd.DataFrame:
 def read_table_csv(path) -> tuple[pd.DataFrame, dict]:
     """Read a base-rate CSV (wide or long) into a joint DataFrame.
 
-    Schema (see ``base_rates/README.md``): lines starting with ``#`` before the header
-    are comments; ``# provenance: {json}`` is read into the provenance. Then either
-    *wide* ``task,ATTR1,ATTR2,...`` (one row per task) or *long*
-    ``task,attribute,count`` / ``task,attribute,probability`` (one row per pair; every
-    pair must be present). Values must be finite, non-negative numbers.
+    Schema (``base_rates/README.md``): ``#`` comment lines before the header (``# provenance:
+    {json}`` is read into the provenance), then *wide* ``task,ATTR1,ATTR2,...`` or *long*
+    ``task,attribute,count|probability`` (every pair present); finite, non-negative values.
 
     Parameters
     ----------
@@ -205,9 +201,9 @@ class FileSource(BaseRateSource):
             ],
             "file_provenance": self._prov,
         }
-        for key in ("citation", "url", "year", "license"):
-            if key in self._prov:
-                prov[key] = self._prov[key]
+        prov.update(
+            {k: self._prov[k] for k in ("citation", "url", "year", "license") if k in self._prov}
+        )
         if not self.is_counts:
             prov.update(
                 kind="user",
@@ -215,11 +211,8 @@ class FileSource(BaseRateSource):
             )
             return BaseRateTable(joint, provenance=prov)
         n_kept = int(self._prov.get("n_kept", self._joint.to_numpy().sum()))
-        corpus = (
-            (self._prov.get("corpus") or {}).get("name")
-            if isinstance(self._prov.get("corpus"), dict)
-            else None
-        )
+        corpus = self._prov.get("corpus")
+        corpus = corpus.get("name") if isinstance(corpus, dict) else None
         rule = self._prov.get("rule")
         prov.update(
             kind="counts",
@@ -283,14 +276,10 @@ class WikiText103Source(BaseRateSource):
     """Co-occurrence counts from WikiText-103 **valid + test** (2.4 MB; not the paper's train
     split): a demonstration-size table (62-123 counted sentences), not a base rate to rely on.
 
-    One CSV per (rule, vocabulary): the counts depend on the vocabulary, because a
-    sentence mentioning two listed occupations is dropped. ``table`` uses the smallest
-    shipped vocabulary that holds every requested task. Tasks never counted give an
-    all-zero row: a :class:`ZeroRowWarning` names them (P(A|T) is undefined there).
-    Asked for ``direction="attribute_to_task"``, the he/she counts are column-normalised
-    (as in the paper's A->T base; the table then records that direction). The table keeps
-    its raw counts (:attr:`BaseRateTable.counts`), so the probe can resample them.
-    ``wikitext103-valtest-wang2021`` (:mod:`._compat`) reads the counts of the paper's rule.
+    One CSV per (rule, vocabulary) (a sentence with two listed occupations is dropped, so the
+    counts depend on the vocabulary): the smallest vocabulary holding every requested task is
+    used. For ``direction="attribute_to_task"`` the he/she counts are column-normalised (the
+    paper's A->T base); the raw counts are kept in :attr:`BaseRateTable.counts`.
     """
 
     name = "wikitext103-valtest"

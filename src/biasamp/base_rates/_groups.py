@@ -1,5 +1,5 @@
-"""Labor base rates for groups from BLS CPS Table 11 (2022): ``labor-2022-race`` (White, Black
-or African American, Asian), ``labor-2022-ethnicity`` (Hispanic or Latino vs not: an ethnicity,
+"""Labor base rates from BLS CPS Table 11 (2022): ``labor-2022`` (gender), ``labor-2022-race``
+(White, Black or African American, Asian), ``labor-2022-ethnicity`` (Hispanic or Latino vs not: an ethnicity,
 any race, never mixed into the race set) and ``labor-2022-gender-race-independent`` (gender x
 race under the named, warned assumption that gender and race are independent within an
 occupation: Table 11 has no such table; a user's own is ``file:PATH.csv``).
@@ -24,7 +24,12 @@ from ._table import (
     select_entries,
 )
 
-__all__ = ["Labor2022EthnicitySource", "Labor2022GenderRaceSource", "Labor2022RaceSource"]
+__all__ = [
+    "Labor2022EthnicitySource",
+    "Labor2022GenderRaceSource",
+    "Labor2022RaceSource",
+    "Labor2022Source",
+]
 
 _MAPPING = "winobias40_to_bls_2020_2022.csv"
 _TABLE = "bls_cpsaat11_2022_clean.csv"
@@ -59,6 +64,7 @@ def _rows() -> tuple[pd.DataFrame, list[str]]:
     rows = bls.loc[keep["bls_title"], cols].astype(float)
     rows.index = pd.Index(keep["occupation"].tolist(), name="task")
     rows.insert(0, "bls_title", keep["bls_title"].tolist())
+    rows.insert(1, "mapping", keep["mapping"].tolist())
     return rows, m.loc[~m.index.isin(keep.index), "occupation"].tolist()
 
 
@@ -68,8 +74,17 @@ def _files() -> list[dict]:
 
 def _refuse_other_kinds(attributes, source: str, *, allowed) -> None:
     """One line naming the right source for a group of another kind."""
+    race = [a for a in attributes if a in RACE_COLUMNS]
     eth = [a for a in attributes if a in ETHNICITY_GROUPS]
     inter = [a for a in attributes if "-" in a and a.rsplit("-", 1)[1] in GENDERS]
+    if race and "white" not in allowed:
+        raise MissingEntriesError(
+            source,
+            missing_attributes=race,
+            attributes=allowed,
+            note="Hispanic or Latino is an ethnicity (of any race): race groups are "
+            "another partition of the same workers; probe them against 'labor-2022-race'",
+        )
     if eth and "hispanic" not in allowed:
         raise MissingEntriesError(
             source,
@@ -115,6 +130,43 @@ def _table(joint, source, tasks, *, method: str, **extra) -> BaseRateTable:
         "about": source.about,
     }
     return BaseRateTable(joint, provenance=prov)
+
+
+class Labor2022Source(BaseRateSource):
+    """BLS CPS Table 11, 2022 annual averages, via the WinoBias -> BLS row mapping.
+
+    Five WinoBias occupations have no single BLS row (mapping ``none``: assistant, clerk,
+    counselor, designer, attendant) and are reported missing. Several words share a row
+    (laborer/constructor, cleaner/housekeeper, auditor/accountant, chief/CEO), as in the
+    paper's 2016 numbers.
+    """
+
+    name = "labor-2022"
+    description = "BLS CPS 2022 Table 11 via the WinoBias -> BLS mapping (35 of 40)"
+    about = (
+        "US labor statistics (BLS CPS Table 11, 2022 annual averages) through a "
+        "WinoBias -> BLS occupation mapping (treated as fixed)"
+    )
+
+    def _table(self, tasks, attributes, direction):
+        rows, none = _rows()
+        emp, pct = rows["total_employed_thousands"], rows["pct_women"]
+        df = pd.DataFrame({"he": emp * (1.0 - pct / 100.0), "she": emp * (pct / 100.0)})
+        joint = _select(df, tasks, attributes, self.name)
+        prov = {
+            "name": self.name,
+            **_CITATION,
+            "citation": "U.S. Bureau of Labor Statistics, Current Population Survey, "
+            "Table 11 (2022 annual averages)",
+            "method": "joint[t, he] = employed * (1 - pct_women/100), joint[t, she] = "
+            "employed * pct_women/100 (thousands) of the mapped BLS row",
+            "no_bls_row": list(none),
+            "rows": {t: {k: rows.loc[t, k] for k in ("bls_title", "mapping")} for t in tasks},
+            "files": _files(),
+            "kind": "statistics",
+            "about": self.about,
+        }
+        return BaseRateTable(joint, provenance=prov)
 
 
 class Labor2022RaceSource(BaseRateSource):
@@ -165,15 +217,6 @@ class Labor2022EthnicitySource(BaseRateSource):
     )
 
     def _table(self, tasks, attributes, direction):
-        race = [a for a in attributes if a in RACE_COLUMNS]
-        if race:
-            raise MissingEntriesError(
-                self.name,
-                missing_attributes=race,
-                attributes=list(ETHNICITY_GROUPS),
-                note="Hispanic or Latino is an ethnicity (of any race): race groups are "
-                "another partition of the same workers; probe them against 'labor-2022-race'",
-            )
         _refuse_other_kinds(attributes, self.name, allowed=list(ETHNICITY_GROUPS))
         rows, _ = _rows()
         emp, pct = rows["total_employed_thousands"], rows["pct_hispanic_or_latino"] / 100.0

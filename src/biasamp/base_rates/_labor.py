@@ -1,10 +1,8 @@
-"""Labor statistics: ``labor-2016``, ``labor-2016-shares`` (WinoBias' CPS numbers), ``labor-2022``;
-and the WinoBias occupation table they are read from: groups (male/female-biased), list
-spellings, shares."""
+"""Labor statistics ``labor-2016`` and ``labor-2016-shares`` (WinoBias' CPS numbers), and the
+WinoBias occupation table they are read from: groups (male/female-biased), shares."""
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import pandas as pd
@@ -22,7 +20,6 @@ __all__ = [
     "LABOR2016_PROVENANCE",
     "Labor2016SharesSource",
     "Labor2016Source",
-    "Labor2022Source",
     "WINOBIAS_PROVENANCE",
     "groups_for",
     "labor2016_files",
@@ -59,8 +56,8 @@ def labor2016_files() -> list[dict]:
 def labor_counts(tasks, attributes, source: str) -> pd.DataFrame:
     """employed x (1 - pct_female) (he), employed x pct_female (she), thousands."""
     t = _labor2016()
-    no_emp = [x for x in t.index if math.isnan(t.loc[x, "employed_thousands"])]
-    have = t.drop(index=no_emp)
+    no_emp = t["employed_thousands"].isna()
+    have = t[~no_emp]
     df = pd.DataFrame(
         {
             "he": have["employed_thousands"] * (1.0 - (have["pct_female"] / 100.0)),
@@ -68,19 +65,18 @@ def labor_counts(tasks, attributes, source: str) -> pd.DataFrame:
         }
     )
     note = ""
-    if any(x in no_emp for x in tasks):
+    if any(t.index[no_emp].isin(tasks)):
         note = (
-            f"no employment count for {no_emp} (only pct_female is known: use 'labor-2016-shares')"
+            f"no employment count for {list(t.index[no_emp])} "
+            "(only pct_female is known: use 'labor-2016-shares')"
         )
     return select_entries(df, tasks, attributes, source, note=note)
 
 
 def labor_shares(tasks, attributes, source: str) -> pd.DataFrame:
     """[1 - pct_female, pct_female] / 100 per occupation (40 WinoBias)."""
-    t = _labor2016()
-    she = t["pct_female"] / 100.0
-    df = pd.DataFrame({"he": 1.0 - she, "she": she})
-    return select_entries(df, tasks, attributes, source)
+    she = _labor2016()["pct_female"] / 100.0
+    return select_entries(pd.DataFrame({"he": 1.0 - she, "she": she}), tasks, attributes, source)
 
 
 class Labor2016Source(BaseRateSource):
@@ -96,21 +92,26 @@ class Labor2016Source(BaseRateSource):
         "US labor statistics (BLS CPS, c. 2015-2017, as used by WinoBias): employed x "
         "share of women, a survey of millions of workers (treated as fixed)"
     )
+    method = (
+        "joint[t, he] = employed_thousands * (1 - pct_female/100), "
+        "joint[t, she] = employed_thousands * pct_female/100"
+    )
+    _joint = staticmethod(labor_counts)
 
     def _table(self, tasks, attributes, direction):
-        joint = labor_counts(tasks, attributes, self.name)
+        joint = self._joint(tasks, attributes, self.name)
         prov = {
             "name": self.name,
             **LABOR2016_PROVENANCE,
             "files": labor2016_files(),
-            "method": "joint[t, he] = employed_thousands * (1 - pct_female/100), "
-            "joint[t, she] = employed_thousands * pct_female/100",
+            "method": self.method,
+            "kind": "statistics",
+            "about": self.about,
         }
-        prov.update(kind="statistics", about=self.about)
         return BaseRateTable(joint, provenance=prov)
 
 
-class Labor2016SharesSource(BaseRateSource):
+class Labor2016SharesSource(Labor2016Source):
     """[1 - pct_female, pct_female] per occupation (40 WinoBias); P(T) is uniform."""
 
     name = "labor-2016-shares"
@@ -119,96 +120,11 @@ class Labor2016SharesSource(BaseRateSource):
         "US labor statistics (BLS CPS, c. 2015-2017): share of women per occupation, "
         "no employment weight (treated as fixed)"
     )
-
-    def _table(self, tasks, attributes, direction):
-        joint = labor_shares(tasks, attributes, self.name)
-        prov = {
-            "name": self.name,
-            **LABOR2016_PROVENANCE,
-            "files": labor2016_files(),
-            "method": "joint[t] = [1 - pct_female/100, pct_female/100]; rows sum to 1, "
-            "so P(T) is uniform over the requested tasks",
-        }
-        prov.update(kind="statistics", about=self.about)
-        return BaseRateTable(joint, provenance=prov)
-
-
-_BLS2022_MAPPING = "winobias40_to_bls_2020_2022.csv"
-_BLS2022_TABLE = "bls_cpsaat11_2022_clean.csv"
-
-
-@lru_cache(maxsize=1)
-def _labor2022() -> tuple[pd.DataFrame, list[str]]:
-    """Per WinoBias word: he/she counts of its BLS 2022 row; the words without a row."""
-    m = pd.read_csv(data_file(_BLS2022_MAPPING), dtype=str)
-    bls = pd.read_csv(data_file(_BLS2022_TABLE), dtype={"occupation": str})
-    bls = bls.set_index("occupation")
-    rows, none = {}, []
-    for occ, title, quality in zip(m["occupation"], m["bls_title"], m["mapping"]):
-        if quality == "none" or not isinstance(title, str):
-            none.append(occ)
-            continue
-        r = bls.loc[title]
-        emp, pct = float(r["total_employed_thousands"]), float(r["pct_women"])
-        rows[occ] = {
-            "he": emp * (1.0 - pct / 100.0),
-            "she": emp * (pct / 100.0),
-            "bls_title": title,
-            "mapping": quality,
-            "employed_thousands": emp,
-            "pct_women": pct,
-        }
-    return pd.DataFrame.from_dict(rows, orient="index"), none
-
-
-class Labor2022Source(BaseRateSource):
-    """BLS CPS Table 11, 2022 annual averages, via the WinoBias -> BLS row mapping.
-
-    Five WinoBias occupations have no single BLS row (mapping ``none``: assistant, clerk,
-    counselor, designer, attendant) and are reported missing. Several words share a row
-    (laborer/constructor, cleaner/housekeeper, auditor/accountant, chief/CEO), as in the
-    paper's 2016 numbers.
-    """
-
-    name = "labor-2022"
-    description = "BLS CPS 2022 Table 11 via the WinoBias -> BLS mapping (35 of 40)"
-    about = (
-        "US labor statistics (BLS CPS Table 11, 2022 annual averages) through a "
-        "WinoBias -> BLS occupation mapping (treated as fixed)"
+    method = (
+        "joint[t] = [1 - pct_female/100, pct_female/100]; rows sum to 1, "
+        "so P(T) is uniform over the requested tasks"
     )
-
-    def _table(self, tasks, attributes, direction):
-        df, none = _labor2022()
-        hit = [t for t in tasks if t in none]
-        joint = select_entries(
-            df[["he", "she"]].astype(float),
-            tasks,
-            attributes,
-            self.name,
-            note=(f"no single BLS 2022 row for {none} (mapping 'none')" if hit else ""),
-        )
-        keys = list(tasks)
-        prov = {
-            "name": self.name,
-            "year": 2022,
-            "citation": "U.S. Bureau of Labor Statistics, Current Population Survey, "
-            "Table 11 (2022 annual averages)",
-            "url": "https://www.bls.gov/cps/cpsaat11.htm",
-            "license": "US federal government work (public domain)",
-            "method": "joint[t, he] = employed * (1 - pct_women/100), joint[t, she] = "
-            "employed * pct_women/100 (thousands) of the mapped BLS row",
-            "no_bls_row": list(none),
-            "rows": {
-                t: {"bls_title": df.loc[k, "bls_title"], "mapping": df.loc[k, "mapping"]}
-                for t, k in zip(tasks, keys)
-            },
-            "files": [
-                file_entry(data_file(_BLS2022_MAPPING)),
-                file_entry(data_file(_BLS2022_TABLE)),
-            ],
-        }
-        prov.update(kind="statistics", about=self.about)
-        return BaseRateTable(joint, provenance=prov)
+    _joint = staticmethod(labor_shares)
 
 
 #: The shipped WinoBias table (40 occupations: group, pct_female, employment, list name).

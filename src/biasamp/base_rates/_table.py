@@ -54,11 +54,6 @@ class MissingEntriesError(BiasampError):
         What the source has (named in the message).
     note : str
         Appended to the message.
-
-    Notes
-    -----
-    Public, so its parameters stay positional (not keyword-only internals); biasamp's own
-    calls name all but ``source``.
     """
 
     def __init__(  # noqa: PLR0917 - a public exception's constructor
@@ -104,22 +99,17 @@ class BaseRateTable:
         Tolerance under which the sign is 0; ``None`` = the metric's default. ``0.0`` (the
         paper's exact ``np.sign``) in every paper-compatible (``*-wang2021``) table.
     undefined : {"skip", "tie"} or None, keyword-only
-        How the metric treats a cell whose base probability is undefined (an all-zero base
-        row in T->A): ``None`` = the metric's default ``"skip"`` (left out of the mean);
-        ``"tie"`` = the published code's handling (such a cell whose association is 0 counts
-        as a 0 contribution), set in every ``*-wang2021`` table. Passed to
-        :func:`biasamp.metrics.directional_bias_amplification` as ``undefined``.
+        The metric's ``undefined`` for cells of an all-zero base row in T->A: ``None`` = its
+        default ``"skip"``; ``"tie"`` (the published code's handling) in every ``*-wang2021``
+        table.
     counts : pandas.DataFrame or None, keyword-only
-        For a count-based source (co-occurrence counts of sentences): the raw counts behind
-        ``joint`` (same labels). The probe resamples them to propagate their sampling error
-        into the CIs; ``None`` = the table is fixed (statistics, constructed, probabilities).
+        The raw co-occurrence counts behind ``joint`` (same labels), which the probe
+        resamples; ``None`` = the table is fixed (statistics, constructed, probabilities).
     counts_transform : {"identity", "column-normalise"}, keyword-only
         How ``joint`` follows from ``counts`` (applied to every resample of them).
     provenance : dict
-        name, year, citation, url, license, method, files (name + sha256), and for reports
-        ``kind`` (one of :data:`KINDS`), ``about`` (one line: what it is), and for counts
-        ``n_kept`` (sentences counted) and ``demonstration`` (True for a table too small to
-        carry weight).
+        name, year, citation, url, license, method, files (name + sha256), ``kind`` (one of
+        :data:`KINDS`), ``about`` (one line); for counts ``n_kept`` and ``demonstration``.
     """
 
     joint: pd.DataFrame
@@ -154,21 +144,15 @@ class _Labels(Constraint):
     """Distinct non-empty row or column labels, from a list or a comma-separated string."""
 
     def __call__(self, value, name):
-        if isinstance(value, str):
-            value = [v.strip() for v in value.split(",")]
         try:
-            items = [str(v) for v in value]
+            items = self.normalise(value)
         except TypeError:
-            items = None
-        if items is None:
             self.fail(value, name, "a list of names")
-        value = items
-        if not value or any(not v.strip() for v in value):
-            self.fail(value, name, "a non-empty list of non-empty names")
-        dup = sorted({v for v in value if value.count(v) > 1})
+        if not items or any(not v.strip() for v in items):
+            self.fail(items, name, "a non-empty list of non-empty names")
+        dup = sorted({v for v in items if items.count(v) > 1})
         if dup:
-            raise BiasampError(f"{name} must be unique; got duplicates {dup} in {value!r}")
-        return value
+            raise BiasampError(f"{name} must be unique; got duplicates {dup} in {items!r}")
 
     def normalise(self, value):
         if isinstance(value, str):
@@ -182,15 +166,11 @@ _TABLE_PARAMS = {"tasks": _Labels(), "attributes": _Labels(), "direction": Optio
 class BaseRateSource:
     """Interface of a base-rate source (subclasses implement :meth:`_table`).
 
-    :meth:`table` validates its arguments once (inside another validated biasamp call it
-    trusts them) and hands ``_table(tasks, attributes, direction)`` lists of names and a
-    canonical direction (or ``None``); it then checks the joint and warns about zero rows.
-
-    Task spellings: when the source lacks a task under the requested spelling, :meth:`table`
-    asks again with the spellings of the one task alias table
-    (:func:`biasamp.tasks.task_aliases`: ``mechanic`` -> ``mechanician``, ...), first the
-    canonical ones, then those the source has; the rows keep the requested names and the
-    table's provenance records ``task_aliases`` (requested -> used) and the alias file.
+    :meth:`table` hands ``_table(tasks, attributes, direction)`` lists of names and a canonical
+    direction (or ``None``), then checks the joint and warns about zero rows. A task the source
+    lacks is asked again under the spellings of the task alias table
+    (:func:`biasamp.tasks.task_aliases`); the rows keep the requested names and the
+    provenance records ``task_aliases`` (requested -> used) and the alias file.
     """
 
     name: str = ""
@@ -229,7 +209,8 @@ class BaseRateSource:
         return table
 
     def _with_aliases(self, tasks, attributes, direction) -> BaseRateTable:
-        """``_table`` under the requested spellings, else under the alias table's."""
+        """``_table`` under the requested spellings, else the canonical ones, else those the
+        source has."""
         from ..tasks import task_aliases
 
         try:
@@ -282,14 +263,9 @@ class BaseRateSource:
 def select_entries(
     df: pd.DataFrame, tasks, attributes, source: str, *, note: str = ""
 ) -> pd.DataFrame:
-    """Rows/columns of df in the requested order (other spellings of a task are resolved by
-    :meth:`BaseRateSource.table` through the task alias table).
-
-    Raises :class:`MissingEntriesError` (with ``note`` appended) for tasks or attributes
-    that ``df`` lacks.
-    """
-    keys = list(tasks)
-    miss_t = [t for t, k in zip(tasks, keys) if k not in df.index]
+    """Rows/columns of df in the requested order; :class:`MissingEntriesError` (with ``note``
+    appended) for tasks or attributes that ``df`` lacks."""
+    miss_t = [t for t in tasks if t not in df.index]
     miss_a = [a for a in attributes if a not in df.columns]
     if miss_t or miss_a:
         raise MissingEntriesError(
@@ -300,16 +276,15 @@ def select_entries(
             attributes=list(df.columns),
             note=note,
         )
-    out = df.loc[keys, list(attributes)].copy()
+    out = df.loc[list(tasks), list(attributes)].copy()
     out.index = pd.Index(list(tasks), name="task")
     out.columns = pd.Index(list(attributes), name="attribute")
     return out
 
 
 def check_joint(joint: pd.DataFrame, source: str) -> None:
-    """Raise unless the joint is usable: finite, non-negative, not all zero, and its row,
-    column and total sums finite (values near 1e308 would overflow when normalised and turn
-    every probability into 0). The message names the source and the offending cell."""
+    """Raise unless the joint is finite, non-negative, not all zero, and its row, column and
+    total sums are finite (no overflow when normalised); the message names the offending cell."""
     values = joint.to_numpy(dtype=float)
     where = f"base_rates: source {source!r}"
 

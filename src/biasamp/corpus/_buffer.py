@@ -1,11 +1,9 @@
 """A chunk of corpus text as UTF-8 bytes with its line structure (numpy, no decoding).
 
-The rules count raw bytes as a text-mode read would see them: universal newlines
-(``\\r\\n`` and ``\\r`` become ``\\n``, both ASCII, so this is exact on bytes) and UTF-8
-with undecodable bytes replaced by U+FFFD, which only the few lines and pieces that are
-matched in Python are decoded for. UTF-8 is self-synchronising: an ASCII byte or a valid
-multi-byte sequence found in the bytes is the same character in the decoded text, so
-counting ``.``/``=``/newlines and finding patterns on bytes equals doing it on the text.
+The rules count raw bytes as a text-mode read would see them: universal newlines, and UTF-8
+with undecodable bytes replaced by U+FFFD (only the lines decided in Python are decoded).
+UTF-8 is self-synchronising, so counting ``.``/``=``/newlines and finding patterns on the
+bytes equals doing it on the text.
 """
 
 from __future__ import annotations
@@ -42,21 +40,8 @@ _ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
 
 
 class Buffer:
-    """Newline-normalised bytes and the positions of their line ends.
-
-    Parameters
-    ----------
-    b : bytes
-        UTF-8 text (not validated; see the module docstring).
-
-    Attributes
-    ----------
-    b : bytes
-        The text with ``\\r\\n`` / ``\\r`` replaced by ``\\n``.
-    a : numpy.ndarray of shape (len(b),), uint8
-        A view of ``b``.
-    ends : numpy.ndarray of shape (n_lines,), int64
-        Offset of each line's ``\\n`` (``len(b)`` for a last line without one).
+    """Newline-normalised bytes ``b`` (``\\r\\n`` / ``\\r`` -> ``\\n``), their uint8 view
+    ``a`` and ``ends``: the offset of each line's ``\\n`` (``len(b)`` for a last line without).
 
     Examples
     --------
@@ -102,9 +87,8 @@ class Buffer:
         return lines[np.concatenate(([True], lines[1:] != lines[:-1]))] if lines.size else lines
 
     def stripped_edges(self, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(first, last, sure) of non-blank lines: offsets of the first and last byte that
-        is not whitespace; ``sure`` False where a non-ASCII byte (maybe a Unicode space) or
-        a long run of spaces came first (decide those lines on their text).
+        """(first, last, sure) of non-blank lines: offsets of the first and last non-space
+        byte; ``sure`` False where a non-ASCII byte or a long run of spaces came first.
 
         >>> buf = Buffer(b" = T = \\n\\t=\\n\\xc2\\xa0= =\\n")
         >>> [x.tolist() for x in buf.stripped_edges(np.arange(3))]
@@ -127,11 +111,8 @@ class Buffer:
         return edges[0], edges[1], sure
 
     def blank_lines(self) -> np.ndarray:
-        """Boolean (n_lines,): the line has only whitespace (``not line.strip()``).
-
-        Walks the first bytes of all lines at once; lines whose first non-space byte is
-        not ASCII, or that start with a long run of spaces, are decided on their text.
-        """
+        """Boolean (n_lines,): the line has only whitespace (``not line.strip()``); a line
+        starting with a non-ASCII byte or a long run of spaces is decided on its text."""
         starts, ends = self.starts, self.ends
         blank = ends == starts
         todo = np.flatnonzero(~blank)

@@ -1,8 +1,7 @@
 """The entry points: count a corpus with an engine, or a text in-process; the CSV writer; the
 ``RULES`` registry (counting-rule name -> :class:`CountingRule` subclass).
 
-long on purpose: the entry points of counting (files, text, datasets), the rules and the
-CSV writer.
+long on purpose: the entry points of counting (files, text, datasets) and the CSV writer.
 """
 
 from __future__ import annotations
@@ -155,10 +154,9 @@ class CorpusCounts:
     n_kept : int
         Sentences that were counted (= ``counts.values.sum()``).
     provenance : dict
-        Corpus (name; files with sizes, formats and sha256, or URLs with what their file
-        system reports: ETag, checksum, modification time), engine, matcher, rule, word
-        groups, tasks, lines, sentences scanned and kept, start time and seconds taken,
-        biasamp version.
+        Corpus (name; files with sizes, formats and sha256, or URLs with their ETag,
+        checksum or modification time), engine, matcher, rule, word groups, tasks, the
+        counts above, start time, seconds taken, biasamp version.
     """
 
     counts: pd.DataFrame
@@ -203,23 +201,12 @@ def counts_output(
 def write_counts_csv(
     result: CorpusCounts, path: str | os.PathLike | OutputFile, *, overwrite: bool = False
 ) -> Path:
-    """Write counts as a wide base-rate CSV (``task,he,she,...``).
+    """Write counts as a wide base-rate CSV (``task,he,she,...``) whose first line is
+    ``# provenance: {json}``.
 
-    The first line is ``# provenance: {json}``; :func:`biasamp.base_rates._file.read_table_csv`
-    reads it back into the table's provenance. The file is written beside the target and
-    renamed when complete (:class:`biasamp._output.OutputFile`), so an interrupted write
-    leaves no partial CSV; an existing file is replaced only with ``overwrite``, and only
-    when it is a counts CSV biasamp wrote.
-
-    Parameters
-    ----------
-    result : CorpusCounts
-    path : path-like, or an OutputFile already checked
-    overwrite : bool
-
-    Returns
-    -------
-    pathlib.Path
+    ``path`` is a path or an :class:`OutputFile` already checked. Written beside the target
+    and renamed when complete; an existing file is replaced only with ``overwrite``, and only
+    when it is a counts CSV biasamp wrote. Returns the path written.
     """
     out = path if isinstance(path, OutputFile) else counts_output(path, overwrite=overwrite)
     with out.open() as f:
@@ -275,14 +262,11 @@ def count_cooccurrences(
     Parameters
     ----------
     corpus : path, URL, glob, a list of them, ``"hf:NAME"`` or a ``datasets`` dataset
-        Files (local paths or fsspec URLs such as ``s3://b/c4/*.json.gz``,
-        ``hf://datasets/...``, ``https://...``; globs are expanded): plain UTF-8 text, JSON
-        Lines, Parquet, Wikipedia XML dumps, each optionally ``.gz``/``.bz2``/``.xz``/
-        ``.zst``-compressed (the format comes from the name, or ``fmt``). Or a Hugging
-        Face dataset name prefixed with ``hf:`` (``datasets.load_dataset(NAME,
-        dataset_config, split=split, streaming=streaming)``), or a loaded ``Dataset`` /
-        ``IterableDataset``. Records' texts (``text_column``) are read as text that ends
-        with a line break, so one record of several paragraphs is several lines.
+        Files (local paths or fsspec URLs such as ``s3://b/c4/*.json.gz``; globs expanded)
+        of a :data:`FORMATS` format, optionally ``.gz``/``.bz2``/``.xz``/``.zst``-compressed
+        (the format comes from the name, or ``fmt``); a Hugging Face dataset name prefixed
+        with ``hf:``; or a loaded ``Dataset`` / ``IterableDataset``. A record's text
+        (``text_column``) is read as text that ends with a line break.
     tasks : list of str
         Occupations (rows of the result, in this order).
     rule : {"default", "wang2021"}, default "default"
@@ -301,13 +285,10 @@ def count_cooccurrences(
         Local engine: worker processes (default all cores; 1 = this process). Dask
         engine without ``scheduler``: workers of the local cluster (default all cores).
     chunk_chars : int, optional
-        Shard size in bytes: byte ranges of uncompressed text/JSON Lines given to a worker
-        at once. Default: 4 MB (less for small corpora, so that every worker gets about
-        four) with the local engine, 64 MiB with Dask. At most ``2 * n_jobs`` shards are
-        in flight locally, so memory does not depend on the corpus size.
+        Shard size in bytes (byte ranges of uncompressed text/JSON Lines). Default: 4 MB
+        (less for small corpora: about four per worker) locally, 64 MiB with Dask.
     engine : {"local", "dask"}, default "local"
-        ``dask`` sends the shards to a Dask distributed cluster (``pip install
-        'biasamp[dask]'``).
+        ``dask`` sends the shards to a Dask distributed cluster (``biasamp[dask]``).
     scheduler : str, optional
         Dask engine: the scheduler's address (``tcp://HOST:8786``); default: a
         ``LocalCluster`` of ``n_jobs`` worker processes.
@@ -316,13 +297,12 @@ def count_cooccurrences(
     matcher : {"hyperscan", "numpy"}, optional
         The scanner that finds occupations; speed only (default: Hyperscan if it imports).
     hash_inputs : bool, default True
-        Record the sha256 of local files in the provenance (read once more, while
-        counting). Remote files are identified by what their file system reports.
+        Record the sha256 of local files in the provenance (read once more, while counting).
     storage_options : mapping, optional
         fsspec options for URLs (credentials, endpoints).
     progress : bool or biasamp._progress.Progress, default False
-        Where the ``counting`` stage reports the bytes scanned (of the files, or of the
-        records' text): a reporter, True for the standard display on stderr, False for none.
+        Where the ``counting`` stage reports the bytes scanned: a reporter, True for the
+        standard display on stderr, False for none.
     corpus_name : str, optional
         Name recorded in the provenance (default: the file names / dataset name).
 
@@ -333,9 +313,8 @@ def count_cooccurrences(
     Raises
     ------
     BiasampError
-        Bad arguments, or a corpus that cannot be counted (missing, empty, binary, not
-        UTF-8, damaged archive, missing text column, dataset that cannot be loaded,
-        unreachable scheduler), before counting starts where that can be known.
+        Bad arguments, or a corpus that cannot be counted (before counting starts where
+        that can be known).
 
     Warns
     -----

@@ -1,7 +1,5 @@
 """Engines: who counts the shards. ``local`` (this process, or a process pool) and ``dask``.
 
-long on purpose: the local and the Dask engine share their units of work and their progress.
-
 Every engine sums the same per-shard counts (a shard's count is a pure function of its
 description): engines differ in speed and reach, never in the counts. ``dask``: one task per
 shard (re-run ``retries`` times; only a finished task's result is used, so a retried shard
@@ -76,27 +74,22 @@ def run_local(
 
 def _run_in_process(rule, plan: CorpusPlan, bar, to_hash) -> EngineRun:
     totals, opts = Totals(rule._zeros()), plan.opts
+    advance = None if bar is None else bar.advance
     # sha256 in a thread while counting (hashlib releases the GIL on large blocks)
     stop = threading.Event()
     with ThreadPoolExecutor(1) as hasher:
         hashing = {inp.url: hasher.submit(hash_input, inp, opts, stop) for inp in to_hash}
         try:
             for shard in plan.shards:
-                whole = shard.length is None and bar is not None
                 # a byte range of a text file: its bytes as the rule counts them (progress
                 # moves within one long line); a whole file: the stored bytes as they are read
-                scanned = _scanned(shard)
-                chunks = shard_chunks(shard, opts, bar.advance if whole else None)
+                whole, scanned = shard.length is None, _scanned(shard)
+                chunks = shard_chunks(shard, opts, advance if whole else None)
                 totals.add(
-                    count_chunks(
-                        rule,
-                        chunks,
-                        shard.describe(),
-                        bar.advance if scanned and bar is not None else None,
-                    )
+                    count_chunks(rule, chunks, shard.describe(), advance if scanned else None)
                 )
-                if bar is not None and not whole and not scanned:
-                    bar.advance(shard.size)
+                if advance is not None and not whole and not scanned:
+                    advance(shard.size)
             for where, stream in plan.streams:
                 totals.add(count_chunks(rule, _progress(bar, stream), where))
         except BaseException:
@@ -114,12 +107,9 @@ def _run_pool(rule, plan: CorpusPlan, *, n_jobs: int, bar, to_hash) -> EngineRun
     streamed = whole if 0 < len(whole) < n_jobs else []
     shards = [s for s in plan.shards if s not in streamed]
     # (where, chunks, progress by chunk length; streamed files report the bytes they read)
+    advance = None if bar is None else bar.advance
     streams = [(where, guarded(stream, where), True) for where, stream in plan.streams] + [
-        (
-            s.describe(),
-            guarded(shard_chunks(s, opts, bar.advance if bar is not None else None), s.describe()),
-            False,
-        )
+        (s.describe(), guarded(shard_chunks(s, opts, advance), s.describe()), False)
         for s in streamed
     ]
 
@@ -185,8 +175,9 @@ def _scanned(shard) -> bool:
     return shard.length is not None and shard.inp.fmt == "text"
 
 
-def _shard_task(shard):
-    rule, opts, scanned = _WORKER
+def _shard_task(shard, worker=None):
+    """Count a shard in a pool worker, or (Dask) with ``worker = (rule, opts, None)``."""
+    rule, opts, scanned = worker or _WORKER
 
     def on_bytes(n):
         with scanned.get_lock():
@@ -200,8 +191,8 @@ def _chunk_task(chunk: bytes, where: str):
     return count_chunks(_WORKER[0], [chunk], where)
 
 
-def _hash_task(inp):
-    return inp.url, hash_input(inp, _WORKER[1])
+def _hash_task(inp, opts=None):
+    return inp.url, hash_input(inp, opts or _WORKER[1])
 
 
 _FAN_IN = 8
@@ -209,16 +200,8 @@ _FAN_IN = 8
 CONNECT_TIMEOUT = 10.0
 
 
-def _count_shard(rule, shard, opts):
-    return count_chunks(rule, shard_chunks(shard, opts), shard.describe())
-
-
 def _sum_counts(*results):
     return tuple(functools.reduce(operator.add, parts) for parts in zip(*results))
-
-
-def _hash(inp, opts):
-    return inp.url, hash_input(inp, opts)
 
 
 def _connect(scheduler: str | None, n_workers: int, timeout: float):
@@ -278,10 +261,9 @@ def _run(client, rule, plan, *, bar, hash_inputs, retries) -> EngineRun:
     futures = []
     for i, shard in enumerate(plan.shards):
         fut = client.submit(
-            _count_shard,
-            rule,
+            _shard_task,
             shard,
-            opts,
+            (rule, opts, None),
             key=f"biasamp-shard-{token}-{i}",
             retries=retries,
             pure=False,
@@ -290,7 +272,7 @@ def _run(client, rule, plan, *, bar, hash_inputs, retries) -> EngineRun:
         futures.append(fut)
     hashing = [
         client.submit(
-            _hash, inp, opts, key=f"biasamp-sha256-{token}-{i}", retries=retries, pure=False
+            _hash_task, inp, opts, key=f"biasamp-sha256-{token}-{i}", retries=retries, pure=False
         )
         for i, inp in enumerate(plan.inputs)
         if inp.local and hash_inputs

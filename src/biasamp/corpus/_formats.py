@@ -224,7 +224,6 @@ def _local(tag: str) -> str:
 
 def iter_wiki_articles(f, where: str) -> Iterator[str]:
     """Plain texts of the articles of a dump (a binary stream of its XML)."""
-    depth = 0
     root = None
     try:
         for event, elem in ET.iterparse(f, events=("start", "end")):
@@ -237,9 +236,7 @@ def iter_wiki_articles(f, where: str) -> Iterator[str]:
                             f"(root element <{_local(elem.tag)}>, not "
                             "<mediawiki>)"
                         )
-                depth += 1
                 continue
-            depth -= 1
             if _local(elem.tag) != "page":
                 continue
             ns = elem.findtext("{*}ns", default="0").strip()

@@ -59,24 +59,9 @@ _GLOB_CHARS = ("*", "?", "[")
 
 @dataclass(frozen=True)
 class Input:
-    """One corpus file.
-
-    Attributes
-    ----------
-    url : str
-        A local path, or an fsspec URL.
-    fmt : str
-        One of :data:`FORMATS`.
-    compression : str or None
-        An fsspec compression name (``gzip``, ``bz2``, ``xz``, ``lzma``, ``zstd``).
-    size : int
-        Bytes on storage (compressed).
-    local : bool
-        A file of this machine's file system.
-    info : dict
-        What the file system says about the file that identifies its content (ETag,
-        checksum, modification time), for the provenance of remote files.
-    """
+    """One corpus file: a local path or fsspec ``url``, its :data:`FORMATS` format, fsspec
+    ``compression`` name or None, ``size`` on storage, whether it is ``local``, and the
+    ``info`` its file system gives that identifies its content (ETag, checksum, mtime)."""
 
     url: str
     fmt: str

@@ -1,22 +1,12 @@
-"""Occupation surface forms, trie regexes, the exact numpy multi-substring prefilter, and the
-multi-pattern scanners built on them: where any of many byte patterns occurs in a buffer.
+"""Occupation surface forms, trie regexes, and the multi-pattern scanners (:data:`MATCHERS`):
+where any of many byte patterns occurs in a UTF-8 buffer.
 
-long on purpose: occupation forms, the trie regexes built from them and the scanners
-(Hyperscan, numpy) that run them.
-
-A scanner returns the start offsets of pattern occurrences in a UTF-8 buffer (``find``), or
-those and the index of the pattern found there (``find_ids``). It may return
-*more* offsets than the rule in the end counts (``word_bounded`` checks only ASCII word
-characters; the rules verify every candidate with their exact Python matcher), never fewer:
-the rules' counts do not depend on the scanner, only their speed does.
-
-``"hyperscan"`` (the default when the ``hyperscan`` package imports) compiles the patterns
-into one Hyperscan database (SIMD literal matching, about 1 GB/s per core on WikiText).
-``"numpy"`` is the exact numpy prefilter :class:`KeyIndex` (no compiled dependency; 5 to 10
-times slower). Chosen by measurement (``benchmarks/bench_corpus.py --matchers``): Hyperscan
-0.9 ms/MB, ahocorasick-rs (bytes) 1.9 ms/MB, google-re2 2.3 ms/MB, polars
-``str.contains_any`` 2.0 ms/MB, pyahocorasick (str) 19 ms/MB, numpy prefilter 5 to 10 ms/MB,
-on the winobias32 occupations over WikiText-103.
+A scanner returns the start offsets of pattern occurrences (``find``), or those and the index
+of the pattern found there (``find_ids``). It may return *more* offsets than the rule in the
+end counts (``word_bounded`` checks only ASCII word characters; the rules verify every
+candidate), never fewer: the counts do not depend on the scanner, only the speed does
+(Hyperscan about 0.9 ms/MB, the numpy prefilter 5 to 10 ms/MB on WikiText-103;
+``benchmarks/bench_corpus.py --matchers``).
 """
 
 from __future__ import annotations
@@ -32,7 +22,6 @@ from .._errors import MissingDependencyError
 from .._registry import Registry
 
 __all__ = [
-    "KeyIndex",
     "MATCHERS",
     "default_matcher",
     "make_scanner",
@@ -50,23 +39,9 @@ _IRREGULAR_TAILS = (
 
 
 def occupation_forms(name: str, *, plurals: bool = True) -> list[str]:
-    """Surface forms of an occupation for the default rule (lower case).
-
-    The plural is formed on the last word: ``-s``; ``-es`` after s/x/z/ch/sh;
-    consonant + ``y`` -> ``-ies``; ``person``/``man``/``woman``/``child`` endings are
-    irregular (``salespeople``, ``chairmen``).
-
-    Parameters
-    ----------
-    name : str
-        Occupation, possibly several words (``"construction worker"``).
-    plurals : bool, default True
-        Add the plural forms.
-
-    Returns
-    -------
-    list of str
-        The singular first, then plurals.
+    """Surface forms of an occupation for the default rule (lower case): the singular, then
+    (``plurals``) the plurals of the last word: ``-s``; ``-es`` after s/x/z/ch/sh; consonant +
+    ``y`` -> ``-ies``; irregular ``person``/``man``/``woman``/``child`` endings.
 
     Examples
     --------
@@ -124,22 +99,35 @@ _HASH_MULT = np.uint32(2654435761)
 _ASCII_WORD = [(bytes([i]).isalnum() and i < 128) or i == 95 for i in range(256)]
 
 
-class KeyIndex:
-    """Exact multi-substring prefilter in numpy.
+class _Scanner:
+    def find(self, b: bytes) -> np.ndarray:
+        """Sorted start offsets of every occurrence (with repeats for equal starts)."""
+        return self.find_ids(b)[0]
 
-    Each pattern is represented by one of its 4-byte substrings (the rarest in a sample
-    of the corpus) or, when shorter than 4 bytes, by itself. :meth:`find` returns the
-    byte positions of every key occurrence, so every occurrence of every pattern is
-    covered (keys are substrings of the patterns); callers verify candidates exactly.
 
-    >>> KeyIndex([b"cook", b"he"], b"").find(b"the cook said he").tolist()
+class NumpyScanner(_Scanner):
+    """Exact multi-substring prefilter in numpy: each pattern is found through one of its
+    4-byte substrings (the rarest in the first 256 KiB scanned), or itself when shorter;
+    every candidate is verified against the pattern.
+
+    >>> NumpyScanner([b"cook", b"he"]).find(b"the cook said he").tolist()
     [1, 4, 14]
+    >>> NumpyScanner([b"cook"], caseless=True).find(b"Cook COOK").tolist()
+    [0, 5]
+    >>> [a.tolist() for a in NumpyScanner([b"cook", b"oo"]).find_ids(b"a cook")]
+    [[2, 3], [0, 1]]
     """
 
-    def __init__(self, patterns: Sequence[bytes], sample: bytes):
-        self.patterns = list(patterns)
+    def __init__(
+        self, patterns: Sequence[bytes], *, word_bounded: bool = False, caseless: bool = False
+    ):
+        self.caseless, self.word_bounded = caseless, word_bounded
+        self.patterns = [p.lower() for p in patterns] if caseless else list(patterns)
         # word_bounded applies on a side only where the pattern's edge is a word character
         self.edges = [(_ASCII_WORD[p[0]], _ASCII_WORD[p[-1]]) for p in self.patterns]
+        self.keys = None
+
+    def _index(self, sample: bytes) -> None:
         owners: dict[bytes, list[tuple[int, int]]] = {}
         for pi, pat in enumerate(self.patterns):
             if len(pat) < 4:
@@ -148,8 +136,6 @@ class KeyIndex:
             grams = sorted({pat[i : i + 4] for i in range(len(pat) - 3)})
             key = min(grams, key=sample.count)
             owners.setdefault(key, []).append((pi, pat.index(key)))
-        # a pattern may also contain another pattern's key at other offsets: that is
-        # harmless (hits are verified against the key's own owners only)
         self.owners = {
             int.from_bytes(k, "little") if len(k) == 4 else k: v for k, v in owners.items()
         }
@@ -159,21 +145,12 @@ class KeyIndex:
         if len(self.keys):
             self.table[(self.keys * _HASH_MULT) >> np.uint32(16)] = True
 
-    def find(self, b: bytes, *, word_bounded: bool = False) -> np.ndarray:
-        """Start positions of verified pattern occurrences (sorted, may repeat).
-
-        ``word_bounded``: drop occurrences with an ASCII word character right before or
-        after a word-character edge of the pattern (they cannot match ``\\b...\\b``;
-        non-ASCII neighbours are kept).
-        """
-        return self.find_ids(b, word_bounded=word_bounded)[0]
-
-    def find_ids(self, b: bytes, *, word_bounded: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """(starts, pattern indices) of every occurrence, sorted by (start, index).
-
-        >>> [a.tolist() for a in KeyIndex([b"cook", b"oo"], b"").find_ids(b"a cook")]
-        [[2, 3], [0, 1]]
-        """
+    def find_ids(self, b: bytes) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, pattern indices) of every occurrence, sorted by (start, index)."""
+        if self.caseless:
+            b = b.lower()
+        if self.keys is None:
+            self._index(b[: 1 << 18])
         hits: list[tuple[int, object]] = []
         if len(self.keys):
             for off in range(4):
@@ -200,7 +177,7 @@ class KeyIndex:
                 if start < 0 or b[start:end] != pat:
                     continue
                 left, right = edges[pi]
-                if word_bounded and (
+                if self.word_bounded and (
                     (left and start > 0 and _ASCII_WORD[b[start - 1]])
                     or (right and end < nb and _ASCII_WORD[b[end]])
                 ):
@@ -216,12 +193,8 @@ def _starts_ids(found: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _hs_literal(pattern: bytes, word_bounded: bool) -> bytes:
-    r"""A Hyperscan expression for a literal (every byte as ``\xHH``).
-
-    ``\b`` is added only on a side whose edge byte is an ASCII word character: Hyperscan's
-    ``\b`` is ASCII, so there it is implied by Python's Unicode ``\b`` (a superset of hits);
-    next to a non-ASCII or non-word edge it would not be, so it is left out.
-    """
+    r"""A Hyperscan expression for a literal (every byte as ``\xHH``), with ``\b`` only on a
+    side whose edge byte is an ASCII word character (Hyperscan's ``\b`` is ASCII)."""
     body = b"".join(b"\\x%02x" % c for c in pattern)
     if word_bounded and _ASCII_WORD[pattern[0]]:
         body = b"\\b" + body
@@ -230,7 +203,7 @@ def _hs_literal(pattern: bytes, word_bounded: bool) -> bytes:
     return body
 
 
-class HyperscanScanner:
+class HyperscanScanner(_Scanner):
     """Start offsets of literal patterns, found by one compiled Hyperscan database.
 
     >>> HyperscanScanner([b"cook", b"he"]).find(b"the cook said he").tolist()
@@ -272,10 +245,6 @@ class HyperscanScanner:
             self._db = db
         return self._db
 
-    def find(self, b: bytes) -> np.ndarray:
-        """Sorted start offsets of every occurrence (with repeats for equal starts)."""
-        return self.find_ids(b)[0]
-
     def find_ids(self, b: bytes) -> tuple[np.ndarray, np.ndarray]:
         """(starts, pattern indices) of every occurrence, sorted by (start, index)."""
         db = self._database()
@@ -292,36 +261,6 @@ class HyperscanScanner:
             scratch=scratch,
         )
         return _starts_ids(out)
-
-
-class NumpyScanner:
-    """:class:`KeyIndex` behind the scanner interface (keys sampled from the first buffer).
-
-    >>> NumpyScanner([b"cook", b"he"]).find(b"the cook said he").tolist()
-    [1, 4, 14]
-    >>> NumpyScanner([b"cook"], caseless=True).find(b"Cook COOK").tolist()
-    [0, 5]
-    """
-
-    def __init__(
-        self, patterns: Sequence[bytes], *, word_bounded: bool = False, caseless: bool = False
-    ):
-        self.caseless = caseless
-        self.patterns = [p.lower() for p in patterns] if caseless else list(patterns)
-        self.word_bounded = word_bounded
-        self._index: KeyIndex | None = None
-
-    def find(self, b: bytes) -> np.ndarray:
-        """Sorted start offsets of every occurrence (with repeats for equal starts)."""
-        return self.find_ids(b)[0]
-
-    def find_ids(self, b: bytes) -> tuple[np.ndarray, np.ndarray]:
-        """(starts, pattern indices) of every occurrence, sorted by (start, index)."""
-        if self.caseless:
-            b = b.lower()
-        if self._index is None:
-            self._index = KeyIndex(self.patterns, b[: 1 << 18])
-        return self._index.find_ids(b, word_bounded=self.word_bounded)
 
 
 #: Scanner implementations: name -> class taking ``(patterns, *, word_bounded, caseless)``

@@ -1,14 +1,10 @@
 """The protocol of a counting rule (one subclass per rule; the registry is ``_driver.RULES``),
 the attribute word groups, and the checks of the words given to the counters.
 
-A rule is built from ``(tasks, groups, plurals, matcher)``. It counts raw UTF-8 bytes with
-:meth:`CountingRule.count_bytes` (the engine: numpy finds the line structure, a compiled
-scanner finds the few lines or pieces where an occupation can occur, and only those are
-decoded and decided in Python) or a list of lines with :meth:`CountingRule.count`. Each rule
-decides one sentence with :meth:`CountingRule.match`, used both by the engine and by its
-plain line-by-line path (the reference the tests compare the engine with), so the two
-count the same. Rules are pickled by their constructor arguments and rebuilt (recompiled)
-where they are unpickled (pool workers, Dask workers).
+A rule counts raw UTF-8 bytes (:meth:`CountingRule.count_bytes`, the engine) or a list of
+lines (:meth:`CountingRule.count`, also through the plain line-by-line reference the tests
+compare the engine with); both decide a sentence with :meth:`CountingRule.match`. Rules are
+pickled by their constructor arguments and rebuilt once per process where they are unpickled.
 """
 
 from __future__ import annotations
@@ -41,9 +37,8 @@ _BUILT: dict = {}
 
 
 class ByteTicker:
-    """Tells ``on_bytes(n)`` how far a count has gone in a chunk of ``size`` bytes: at most
-    once per ``step`` bytes (:meth:`at`), the rest at the end (:meth:`done`); nothing when
-    ``on_bytes`` is None.
+    """Tells ``on_bytes(n)`` (if not None) how far a count has gone in a chunk of ``size``
+    bytes: at most once per ``step`` bytes (:meth:`at`), the rest at the end (:meth:`done`).
 
     >>> got = []
     >>> tick = ByteTicker(got.append, 10, step=4)
@@ -80,20 +75,9 @@ def _rebuild(cls, tasks, groups, plurals, matcher):  # noqa: PLR0917 - pickle: C
 
 
 class CountingRule(abc.ABC):
-    """Compiled matchers of one rule for one (tasks, word groups) configuration.
-
-    Parameters
-    ----------
-    tasks : list of str
-        Occupations (rows), already checked.
-    groups : mapping attribute -> words
-        Word groups (columns, in mapping order), already checked.
-    plurals : bool, default True
-        Also match regular plurals (rules with ``uses_plurals`` only).
-    matcher : str, optional
-        Scanner of :data:`~biasamp.corpus.MATCHERS` (default: Hyperscan when it
-        imports, else numpy); it changes the speed, never the counts.
-    """
+    """Compiled matchers of one rule for checked ``tasks`` (rows), word ``groups`` (columns),
+    ``plurals`` (rules with ``uses_plurals`` only) and ``matcher`` (a :data:`MATCHERS` name;
+    speed only)."""
 
     #: Word groups used when none are given.
     default_groups: ClassVar[Mapping[str, tuple[str, ...]]]
@@ -119,13 +103,9 @@ class CountingRule(abc.ABC):
         return (_rebuild, (type(self), self.tasks, self.groups, self.plurals, self.matcher))
 
     def count(self, lines: Sequence[str], *, fast: bool = True) -> Counts:
-        """Return (counts, n_lines, n_sentences, n_kept) for a list of lines, used as given.
-
-        The lines go through :meth:`count_bytes` when joining them loses nothing (no line
-        break inside a line, no ``\\r``; for rules where it matters, every line but the last
-        ends with ``\\n``); otherwise, or with ``fast=False``, through the plain line-by-line
-        implementation (the reference the engine is tested against).
-        """
+        """(counts, n_lines, n_sentences, n_kept) of a list of lines, used as given: through
+        :meth:`count_bytes` when joining them loses nothing, else (or with ``fast=False``)
+        through the plain line-by-line reference."""
         lines = list(lines)
         joined = self._joined(lines) if fast and lines else None
         if joined is None:
@@ -151,11 +131,8 @@ class CountingRule(abc.ABC):
             return None
 
     def count_bytes(self, b: bytes, on_bytes=None) -> Counts:
-        """Count a chunk of raw UTF-8 text (see :mod:`biasamp.corpus._buffer`).
-
-        ``on_bytes(n)``, when given, is told the bytes of the chunk as the count passes them
-        (:class:`ByteTicker`; ``len(b)`` in all), so that progress moves within one long
-        line."""
+        """Count a chunk of raw UTF-8 text; ``on_bytes(n)``, when given, is told the bytes as
+        the count passes them (:class:`ByteTicker`)."""
         buf, tick, counts = Buffer(b), ByteTicker(on_bytes, len(b)), self._zeros()
         n_sent, kept = self._count_buffer(buf, counts, tick) if buf.n_lines else (0, 0)
         tick.done()
@@ -198,7 +175,7 @@ DEFAULT_WORD_GROUPS: dict[str, tuple[str, ...]] = {
 
 
 class _TaskList(Constraint):
-    """Distinct, non-blank occupation names (returned as a list of str)."""
+    """Distinct, non-blank occupation names (normal form: a list of str)."""
 
     def __call__(self, value, name):
         if isinstance(value, str):
@@ -206,7 +183,7 @@ class _TaskList(Constraint):
                 f"{name} must be a list of occupation names, not a string; got {value!r}"
             )
         try:
-            tasks = [str(t) for t in value]
+            tasks = self.normalise(value)
         except TypeError:
             raise BiasampError(
                 f"{name} must be a list of occupation names; got {value!r}"
@@ -218,28 +195,24 @@ class _TaskList(Constraint):
             raise BiasampError(f"{name} must be unique; got duplicates {dup}")
         if any(not t.strip() for t in tasks):
             raise BiasampError(f"{name} must be non-empty words; got {tasks!r}")
-        return tasks
 
     def normalise(self, value):
         return [str(t) for t in value]
 
 
 class _WordGroups(Constraint):
-    """A non-empty mapping attribute -> non-empty words (returned as dict str -> tuple)."""
+    """A non-empty mapping attribute -> non-empty words (normal form: dict str -> tuple)."""
 
     def __call__(self, value, name):
         if not isinstance(value, Mapping) or not value:
             raise BiasampError(
                 f"{name} must be a non-empty mapping attribute -> words; got {value!r}"
             )
-        groups = {}
         for attr, words in value.items():
             if isinstance(words, str) or not words or not all(str(w).strip() for w in words):
                 raise BiasampError(
                     f"{name}[{attr!r}] must be a non-empty list of words; got {words!r}"
                 )
-            groups[str(attr)] = tuple(str(w) for w in words)
-        return groups
 
     def normalise(self, value):
         return {str(a): tuple(str(w) for w in words) for a, words in value.items()}

@@ -16,7 +16,6 @@ __all__ = [
     "BOUNDARY_NL",
     "HEADING",
     "boundary_gaps",
-    "count_sentences",
     "sentence_spans",
     "split_sentences",
 ]
@@ -35,10 +34,7 @@ def _grouped_lookbehinds(words) -> str:
 
 
 _NOT_AFTER = _grouped_lookbehinds(_ABBREVIATIONS)
-#: A sentence boundary: group 1 is the whitespace after ``.``/``!``/``?`` (optionally followed by a
-#: closing quote or bracket) that precedes an upper-case letter, a digit or an opening
-#: quote, unless the period ends an initial (``J.``, ``U.S.``) or a listed abbreviation.
-#: (The abbreviation look-behinds only run when a letter precedes the period.)
+#: A sentence boundary (see the module docstring); group 1 is its whitespace.
 BOUNDARY = re.compile(
     r"[.!?](?:(?<=[^A-Za-z][.!?])|(?<!\b[A-Z]\.)"
     + _NOT_AFTER
@@ -77,18 +73,14 @@ for _length in sorted({len(w) for w in _ABBREVIATIONS}):
 
 
 def _bytes_at(a: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``a[idx]``, with ``\\n`` where ``idx`` is outside ``a`` (a non-word, non-space byte)."""
+    """``a[idx]``, with ``\\n`` where ``idx`` is outside ``a``."""
     out = a.take(idx, mode="clip")
     out[(idx < 0) | (idx >= a.size)] = 10
     return out
 
 
 def _decide_before(a: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(no, unsure) of the look-behinds at each mark (``yes`` elsewhere).
-
-    They only apply to ``<letter>.``: an initial ``\\b[A-Z]\\.`` or an abbreviation
-    ``\\b(?:Mr|...)\\.``; ``\\b`` before them is decided on an ASCII byte, unsure on others.
-    """
+    """(no, unsure) of the look-behinds (an initial or an abbreviation) at each mark."""
     no = np.zeros(pos.size, dtype=bool)
     unsure = np.zeros(pos.size, dtype=bool)
     idx = np.flatnonzero((a[pos] == 46) & _T_ALPHA[_bytes_at(a, pos - 1)])
@@ -151,22 +143,9 @@ def _marks(b: bytes, a: np.ndarray) -> np.ndarray:
 
 
 def boundary_gaps(buf, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The boundaries of a :class:`~biasamp.corpus._buffer.Buffer`, as byte offsets.
-
-    Parameters
-    ----------
-    buf : Buffer
-    skip : numpy.ndarray of shape (n_lines,), bool, optional
-        Lines left out.
-
-    Returns
-    -------
-    starts, ends : numpy.ndarray of shape (n_boundaries,), int64
-        The whitespace between two sentences (group 1 of :data:`BOUNDARY_NL`), sorted.
-
-    Most marks are decided in numpy; the others are matched in their own line (a boundary
-    never crosses a line break), decoded on its own, with undecodable bytes replaced as a
-    text-mode read would (byte offsets are mapped to characters by decoding a prefix).
+    """``(starts, ends)``: byte offsets of the whitespace between two sentences (group 1 of
+    :data:`BOUNDARY_NL`) in a :class:`~biasamp.corpus._buffer.Buffer`, sorted, the ``skip``
+    lines left out. Most marks are decided in numpy, the others by the regex on their line.
 
     >>> from biasamp.corpus._buffer import Buffer
     >>> [a.tolist() for a in boundary_gaps(Buffer(b'It rained. "Yes." Mr. X. ok. 2 left'))]
@@ -207,17 +186,7 @@ def boundary_gaps(buf, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.n
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split one paragraph into sentences (no sentence spans a line break).
-
-    Parameters
-    ----------
-    text : str
-        A paragraph (one line of the corpus).
-
-    Returns
-    -------
-    list of str
-        The non-empty sentences, stripped.
+    """The sentences of one paragraph (a line of the corpus), stripped.
 
     Examples
     --------
@@ -226,15 +195,7 @@ def split_sentences(text: str) -> list[str]:
     >>> split_sentences("Dr. Smith met J. R. Doe in the U.S. Army. It rained.")
     ['Dr. Smith met J. R. Doe in the U.S. Army.', 'It rained.']
     """
-    text = text.strip()
-    if not text:
-        return []
-    out, start = [], 0
-    for m in BOUNDARY.finditer(text):
-        out.append(text[start : m.start(1)])
-        start = m.end(1)
-    out.append(text[start:])
-    return out
+    return [text[s:e] for s, e in sentence_spans(text)]
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -254,11 +215,3 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         start = m.end(1)
     out.append((lead + start, lead + len(stripped)))
     return out
-
-
-def count_sentences(text: str) -> int:
-    """``len(split_sentences(text))`` without building the sentences."""
-    text = text.strip()
-    if not text:
-        return 0
-    return 1 + len(BOUNDARY.findall(text))

@@ -65,18 +65,9 @@ class ReadOptions:
 
 @dataclass(frozen=True)
 class Shard:
-    """One unit of work.
-
-    Attributes
-    ----------
-    inp : Input
-    start, length : int
-        A byte range (``length`` None: the whole file).
-    row_groups : tuple of int
-        Parquet row groups (empty: all).
-    size : int
-        Progress it stands for (bytes on storage).
-    """
+    """One unit of work: the byte range ``start``, ``length`` of ``inp`` (``length`` None:
+    the whole file) or its Parquet ``row_groups`` (empty: all); ``size``: the progress it
+    stands for (bytes on storage)."""
 
     inp: Input
     start: int = 0
@@ -123,12 +114,7 @@ def _decode_error(head: bytes) -> int | None:
 
 
 def check_input(inp: Input, opts: ReadOptions) -> None:
-    """Fail early, before counting, on a file that cannot be counted.
-
-    Reads the first 64 KiB (decompressed): empty, damaged archive, NUL bytes or not UTF-8
-    (text, JSON Lines), missing or non-string text column (JSON Lines, Parquet), not a
-    MediaWiki dump (XML).
-    """
+    """Fail before counting on a file that cannot be counted (from its first 64 KiB)."""
     where = repr(inp.url)
     try:
         with open_raw(inp, opts.storage_options) as raw:
@@ -226,10 +212,8 @@ class _CountingReader:
 
 
 def shard_chunks(shard: Shard, opts: ReadOptions, on_read=None):
-    """The shard's text, as UTF-8 chunks of whole lines.
-
-    ``on_read(n)`` is called with the stored bytes read, for whole-file shards.
-    """
+    """The shard's text, as UTF-8 chunks of whole lines; ``on_read(n)`` is told the stored
+    bytes read, for whole-file shards."""
     inp, where = shard.inp, repr(shard.inp.url)
     if shard.length is not None:  # read in chunks: a shard may be larger than a chunk
         with open_raw(inp, opts.storage_options) as raw:

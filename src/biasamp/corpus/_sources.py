@@ -5,6 +5,7 @@ read by the driver (a ``datasets`` iterator cannot be split into shards).
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -23,21 +24,9 @@ DASK_SHARD_BYTES = 64 << 20
 
 @dataclass
 class CorpusPlan:
-    """An opened corpus.
-
-    Attributes
-    ----------
-    shards : list of Shard
-        Work that workers read themselves.
-    streams : list of (str, iterable of bytes)
-        Text chunks the driver reads and hands out (``datasets`` records).
-    inputs : list of Input
-        The files (empty for ``datasets`` corpora).
-    provenance : dict
-        The ``corpus`` entry of the counts' provenance.
-    total : int or None
-        Progress-bar total in bytes (None when unknown).
-    """
+    """An opened corpus: ``shards`` that workers read, ``streams`` of ``(where, text chunks)``
+    the driver reads (``datasets`` records), the files (``inputs``), the ``corpus`` entry of
+    the provenance and the progress ``total`` in bytes (None when unknown)."""
 
     shards: list[Shard]
     streams: list[tuple[str, Iterable[bytes]]]
@@ -75,17 +64,13 @@ def plan_corpus(
             raise BiasampError(
                 f"text_column {opts.text_column!r} not in the dataset's columns {sorted(columns)}"
             )
-        n_records = _len_or_none(corpus)
         prov = {
             "kind": "datasets-object",
             "text_column": opts.text_column,
             "fingerprint": getattr(corpus, "_fingerprint", None),
-            "n_records": n_records,
+            "n_records": _len_or_none(corpus),
         }
-        stream = record_chunks(
-            _dataset_texts(corpus, opts.text_column, "the dataset"), opts.chunk_bytes
-        )
-        plan = CorpusPlan([], [("the dataset", stream)], [], prov, None, opts)
+        plan = _records_plan(corpus, "the dataset", prov, opts)
     else:
         plan = _open_files(corpus, opts, fmt=fmt, shard_bytes=shard_bytes, n_jobs=n_jobs)
     prov = plan.provenance
@@ -128,13 +113,20 @@ def _file_provenance(inp: Input) -> dict:
     return entry
 
 
-def _dataset_texts(ds, column: str, where: str) -> Iterator[str]:
-    for record in ds:
-        if column not in record:
-            raise BiasampError(
-                f"text_column {column!r} not in the dataset's columns {sorted(record)}"
-            )
-        yield record_text(record[column], column, where)
+def _records_plan(records, where: str, prov: dict, opts: ReadOptions) -> CorpusPlan:
+    """A plan of one stream: the records' texts, read by the driver."""
+
+    def texts() -> Iterator[str]:
+        for record in records:
+            if opts.text_column not in record:
+                raise BiasampError(
+                    f"text_column {opts.text_column!r} not in the dataset's columns "
+                    f"{sorted(record)}"
+                )
+            yield record_text(record[opts.text_column], opts.text_column, where)
+
+    stream = record_chunks(texts(), opts.chunk_bytes)
+    return CorpusPlan([], [(where, stream)], [], prov, None, opts)
 
 
 def _open_hub(name: str, opts: ReadOptions, *, dataset_config, split, streaming) -> CorpusPlan:
@@ -162,10 +154,6 @@ def _open_hub(name: str, opts: ReadOptions, *, dataset_config, split, streaming)
             f"text_column {opts.text_column!r} not in the dataset's columns {sorted(first)}"
         )
 
-    def all_records():
-        yield first
-        yield from records
-
     prov = {
         "kind": "datasets",
         "name": name,
@@ -176,10 +164,7 @@ def _open_hub(name: str, opts: ReadOptions, *, dataset_config, split, streaming)
         "datasets_version": datasets.__version__,
         "fingerprint": getattr(ds, "_fingerprint", None),
     }
-    stream = record_chunks(
-        _dataset_texts(all_records(), opts.text_column, f"hf:{name}"), opts.chunk_bytes
-    )
-    return CorpusPlan([], [(f"hf:{name}", stream)], [], prov, None, opts)
+    return _records_plan(itertools.chain([first], records), f"hf:{name}", prov, opts)
 
 
 def _is_dataset(obj) -> bool:
