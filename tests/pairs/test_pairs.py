@@ -15,7 +15,7 @@ from biasamp import BiasampError
 from biasamp._files import data_dir
 from biasamp.cli import main
 from biasamp.pairs import PairResult, load_pairs, pair_summary, score_pairs
-from biasamp.pairs._metric import preferences
+from biasamp.pairs._run import preferences
 
 CROWS_SHA = "dfb36986ce0502abbaf7055b9176da3d08d48e07df1251991b5dfbcbceab9d0c"
 

@@ -16,7 +16,7 @@ from biasamp import BiasampError
 from biasamp._files import data_dir
 from biasamp.cli import main
 from biasamp.pairs import PairResult, pair_summary, score_pairs
-from biasamp.pairs._metric import preferences
+from biasamp.pairs._run import preferences
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

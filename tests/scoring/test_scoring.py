@@ -364,7 +364,7 @@ def test_per_prompt_candidate_lists(bert):
 def test_distinct_contexts_run_once(bert):
     # T->A-like: 8 prompts x 3 single-piece candidates share one context per prompt
     before = bert.n_forward_calls
-    from biasamp.scoring._engine import build_queries
+    from biasamp.scoring._scorer import build_queries
     from biasamp.scoring._spans import locate_spans
 
     tok = bert.tokenizer
@@ -778,7 +778,7 @@ def test_log_softmax_is_float64_exact(bert_dir, bert):
     import torch
     from transformers import AutoTokenizer
 
-    from biasamp.scoring._engine import QuerySet, run_queries
+    from biasamp.scoring._scorer import QuerySet, run_queries
 
     tok = AutoTokenizer.from_pretrained(bert_dir)
     ids = tuple(tok(f"he is a good {tok.mask_token}.")["input_ids"])

@@ -1,29 +1,17 @@
 """BiasAmp-> inside EleutherAI's lm-evaluation-harness (``pip install "biasamp[harness]"``).
 
-The folder :func:`tasks_dir` holds one harness task per (template set, base-rate source)
-(:data:`TASKS`), tagged ``biasamp``; the harness finds them with
-``lm_eval --include_path "$(python -m biasamp.harness)"``. The harness scores each candidate
-fill as a ``loglikelihood`` request; the tasks' aggregation computes BiasAmp-> with biasamp's own
-pipeline (:func:`biasamp.pipeline.evaluate_scores`). Importing this package imports neither the
-harness nor torch; the task files (``tasks/biasamp_lmeval.py``) call the functions below
-(documents, results, aggregation) only when the harness loads them.
-
-One document is one prompt row of :func:`biasamp.pipeline.prepare` (either direction); its
-choices are the filled sentences' continuations ``candidate + text after the blank`` after the
-context ``context token + text before the blank``, so the harness's ``loglikelihood`` of a
-choice is biasamp's ``continuation`` estimate of that candidate. The aggregation puts the
-log-likelihoods back in prompt order and hands them to :func:`biasamp.pipeline.evaluate_scores`,
-the probe's own path from scores to BiasAmp->: the harness scores, biasamp computes.
-
-What the harness passes to ``custom_dataset`` is its ``model_args`` merged with
-``--metadata``: the model's name (``pretrained``) gives the context token biasamp would use,
-and the settings that would make the numbers wrong are refused there, before any request runs.
+:func:`tasks_dir` holds one harness task per (template set, base-rate source) (:data:`TASKS`,
+tagged ``biasamp``): ``lm_eval --include_path "$(python -m biasamp.harness)"``. One document is
+one prompt row of :func:`biasamp.pipeline.prepare` (either direction); its choices are the
+continuations ``candidate + text after the blank`` after ``context token + text before the
+blank``, so the harness's ``loglikelihood`` of a choice is biasamp's ``continuation`` score.
+The aggregation hands them, in prompt order, to :func:`biasamp.pipeline.evaluate_scores`: the
+harness scores, biasamp computes. Importing this package imports neither the harness nor torch.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import logging
 from pathlib import Path
@@ -66,16 +54,8 @@ METRICS = {
     for short, direction in (("t2a", "task_to_attribute"), ("a2t", "attribute_to_task"))
     for suffix, column in (("", "mean"), ("_ci_low", "ci_low"), ("_ci_high", "ci_high"))
 }
-#: ``--metadata`` keys the tasks read (besides the model's own arguments)
-OPTIONS = (
-    "context_token",
-    "attributes",
-    "tasks",
-    "max_templates",
-    "n_resamples",
-    "seed",
-    "confidence",
-)
+#: the probe options a task reads from ``--metadata`` (besides ``context_token``)
+OPTIONS = ("attributes", "tasks", "max_templates", "n_resamples", "seed", "confidence")
 
 
 def _truthy(value) -> bool:
@@ -87,17 +67,10 @@ def _false(value) -> bool:
 
 
 def check_model_args(meta: dict) -> None:
-    """Refuse the harness settings under which its numbers would not be biasamp's.
-
-    - ``logits_cache`` must be stated False: the ``hf`` backend's default (on) reuses one
-      forward pass for requests whose token sequences agree up to the last token, and
-      biasamp's two directions fill to the same sentence ("The [BLANK] said that he ..." with
-      *nurse*, "The nurse said that [BLANK] ..." with *he*): the harness then scores some of
-      them wrongly. ``logits_cache=False`` in ``--model_args`` (hf); a backend without that
-      argument (vllm, API models) states it with ``--metadata '{"logits_cache": false}'``.
-    - ``add_bos_token=True``: the backend would put the tokenizer's BOS (a chat marker for
-      SmolLM2-Instruct) in front of the context token these tasks already put there.
-    """
+    """Refuse the harness settings under which its numbers would not be biasamp's:
+    ``logits_cache`` not stated False (the ``hf`` backend's cache scores some of biasamp's
+    requests wrongly: its two directions fill to the same sentences), ``add_bos_token=True``
+    (a second token in front of the context token)."""
     if not _false(meta.get("logits_cache", True)):
         raise BiasampError(
             f"logits_cache: got {meta.get('logits_cache', 'the harness default, True')!r}; the "
@@ -141,7 +114,7 @@ def context_token(meta: dict) -> tuple[str, str]:
 def _setup(templates: str, base_rates: str, meta: dict) -> str:
     """The probe settings of a task as one JSON string (every document carries it)."""
     fields = {"templates": templates, "base_rates": [base_rates]}
-    fields.update({k: meta[k] for k in OPTIONS if k in meta and k != "context_token"})
+    fields.update({k: meta[k] for k in OPTIONS if k in meta})
     return json.dumps(fields, sort_keys=True)
 
 
@@ -206,20 +179,15 @@ def process_results(doc: dict, results) -> dict:
     return dict.fromkeys(METRICS, item)
 
 
-def _digest(items) -> str:
-    return hashlib.sha256(repr(list(items)).encode()).hexdigest()
-
-
-_EVALUATIONS: dict[str, dict] = {}
-
-
 def evaluate_items(items) -> dict:
     """``{metric: value}`` of the items of one task (computed once, whatever metric asks)."""
+    return _evaluate(tuple(items))
+
+
+@functools.lru_cache(maxsize=1)
+def _evaluate(items: tuple) -> dict:
     from ..pipeline import evaluate_scores, row_scores
 
-    key = _digest(items)
-    if key in _EVALUATIONS:
-        return _EVALUATIONS[key]
     setups = {it[0] for it in items}
     if len(setups) != 1:
         raise BiasampError(f"items of {len(setups)} biasamp task setups in one aggregation")
@@ -238,13 +206,10 @@ def evaluate_items(items) -> dict:
             )
         scores[direction] = row_scores([np.asarray(by_row[direction][i]) for i in range(n)])
     summary = evaluate_scores(cfg, prep, scores).evaluation.summary
-    out = {}
-    for name, (direction, column) in METRICS.items():
-        row = summary[summary["direction"] == direction]
-        out[name] = float(row[column].iloc[0])
-    _EVALUATIONS.clear()
-    _EVALUATIONS[key] = out
-    return out
+    return {
+        name: float(summary[summary["direction"] == direction][column].iloc[0])
+        for name, (direction, column) in METRICS.items()
+    }
 
 
 def aggregate(name: str):

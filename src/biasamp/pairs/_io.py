@@ -1,14 +1,6 @@
 """The files of a pairs run: the pairs read (the shipped CrowS-Pairs by name, or a user's
-CSV/TSV/JSON/JSONL) and the ``pairs.json`` written (:class:`PairsFile`, a pydantic model).
-
-Sentences are fields of a file (never split on commas). Columns: the more stereotypical
-sentence (``sent_more``), the less stereotypical one (``sent_less``), optionally the
-direction (``stereo_antistereo``: ``stereo`` or ``antistereo``), the bias type
-(``bias_type``) and an id (CrowS-Pairs' unnamed first column); other columns are ignored.
-
-long on purpose: the reading of every input format and the written file's model, whose rows
-differ for masked and causal models, are one contract of the pairs command.
-"""
+CSV/TSV/JSON/JSONL, sentences never split on commas) and the ``pairs.json`` written
+(:class:`PairsFile`, a pydantic model)."""
 
 from __future__ import annotations
 
@@ -216,11 +208,10 @@ def load_pairs(
     if not recs:
         raise BiasampError(f"{where} holds no pairs")
     header = list(recs[0])
+    given = {"more": more, "less": less, "direction": direction, "bias_type": bias_type}
     cols = {
-        "more": _column(more, "more", header, where=where, required=True),
-        "less": _column(less, "less", header, where=where, required=True),
-        "direction": _column(direction, "direction", header, where=where, required=False),
-        "bias_type": _column(bias_type, "bias_type", header, where=where, required=False),
+        key: _column(col, key, header, where=where, required=key in ("more", "less"))
+        for key, col in given.items()
     }
     id_col = pair_id if pair_id is not None else ("" if "" in header else None)
     if id_col is not None:
@@ -278,11 +269,10 @@ class PairsBootstrap(FileModel):
 
 
 class PairsProvenance(FileModel):
-    """Everything behind a pairs result: the model and how it was scored (the models of a
-    probe's provenance; a causal LM's context token in ``scorer.context``), the pairs (their
-    own provenance: file, sha256, columns, selection), the bootstrap, the contexts counted and
-    run (a masked LM: masked contexts; a causal LM: sentences, and the distinct sequences
-    run), versions, platform and time."""
+    """Everything behind a pairs result: the model and how it was scored (a probe's models;
+    a causal LM's context token in ``scorer.context``), the pairs (file, sha256, columns,
+    selection), the bootstrap, the contexts counted and run (masked contexts; a causal LM's
+    sentences and distinct sequences), versions, platform and time."""
 
     model: ModelInfo
     scorer: ScorerInfo

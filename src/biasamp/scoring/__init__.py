@@ -1,48 +1,16 @@
 """Language-model scoring: probabilities of candidate fillers for a blank in a prompt.
 
-This subpackage is the only part of biasamp that imports torch and transformers, and it does so
-lazily: ``import biasamp.scoring`` is light; torch is imported when a scorer is built (or
-:func:`audit_candidates` loads a tokenizer). :func:`preflight` checks what needs no weights
-first. long on purpose: the light names (estimators, dtypes, devices, loading options) that
-the configuration and the commands check options against, without torch.
+The only part of biasamp that imports torch and transformers, lazily: ``import biasamp.scoring``
+is light (the estimators, dtypes, devices and loading options the configuration checks
+against); torch is imported when a scorer is built. :func:`preflight` checks what needs no
+weights first.
 
-Two kinds of model (:data:`MODEL_TYPES`), each with its own estimators (``scoring=``, see
-:data:`ESTIMATORS` and :func:`estimators_for`); ``scoring=None`` means the type's default
-(:data:`DEFAULT_ESTIMATORS`).
-
-Masked LMs (:class:`MaskedLMScorer`)
-
-``"word"`` (default)
-    All word pieces of a candidate. A candidate of ``m`` pieces replaces the blank by ``m`` mask
-    tokens and is scored left to right by the chain rule,
-    ``log P = sum_t log P(piece_t | context, pieces < t filled, pieces > t masked)``.
-``"first-piece"``
-    FitBERT 0.10.0 ``rank``: one mask token, softmax over the vocabulary at the mask, each
-    candidate scored by its first piece (a warning names split candidates).
-``"pll"``
-    Pseudo-log-likelihood of the whole filled sentence (Salazar et al. 2020): every token masked
-    in turn, log probabilities summed.
-
-Causal (decoder-only) LMs (:class:`CausalLMScorer`)
-
-``"continuation"`` (default)
-    ``log P(candidate, suffix | context, prefix)``: the tokens from the blank to the end of the
-    sentence, conditioned on the text before the blank. For a blank at the end this is the usual
-    next-word probability; for a blank at the start (the pronoun of a task->attribute template)
-    it is the probability of the whole sentence, which is how the rest of the sentence reaches
-    the candidate in a left-to-right model.
-``"sentence"``
-    ``log P(prefix, candidate, suffix | context)``: the sum of the log probabilities of every
-    token of the filled sentence after the context token, a document start (the tokenizer's own
-    BOS, else a ``bos_token``, ``eos_token`` or document separator that is not a chat marker:
-    :func:`biasamp.scoring._causal.choose_context`).
-
-The two differ by ``log P(prefix)``, which is the same for every candidate of a prompt, so their
-renormalised probabilities (:attr:`ScoreResult.prob`) are equal; they differ in ``log_prob``
-and in the raw ``mass`` (for ``continuation`` a probability of at most 1 given the prefix,
-comparable between prompts; for ``sentence`` it also carries the prefix's probability). Renormalised
-over the candidates, either gives ``P(candidate | prefix, suffix)`` under the causal model's
-joint distribution: the causal analogue of a masked LM's fill-in probability.
+Two kinds of model (:data:`MODEL_TYPES`), each with its estimators (``scoring=``:
+:data:`ESTIMATORS`, :func:`estimators_for`; ``None``: :data:`DEFAULT_ESTIMATORS`): masked LMs
+(:class:`MaskedLMScorer`) ``word``, ``first-piece`` (FitBERT) and ``pll``; causal LMs
+(:class:`CausalLMScorer`) ``continuation`` and ``sentence``, which differ by ``log P(text
+before the blank)``, the same for every candidate of a prompt, so their renormalised
+probabilities (:attr:`ScoreResult.prob`) are equal.
 
 References
 ----------
@@ -81,19 +49,14 @@ SCORERS.register_lazy("causal", "biasamp.scoring._causal:CausalLMScorer")
 MODEL_TYPES = tuple(SCORERS.names())
 #: Every estimator (``scoring=``), mapped to the model type it is for.
 ESTIMATORS = Registry("scoring mode")
-ESTIMATORS.register("word", "masked", description="all word pieces, chain rule left to right")
-ESTIMATORS.register(
-    "first-piece", "masked", description="FitBERT: the first piece at a single mask (compat)"
-)
-ESTIMATORS.register("pll", "masked", description="pseudo-log-likelihood of the filled sentence")
-ESTIMATORS.register(
-    "continuation",
-    "causal",
-    description="log P(candidate and the rest of the sentence | text before it)",
-)
-ESTIMATORS.register(
-    "sentence", "causal", description="log P(the whole filled sentence), after the document start"
-)
+for _name, _kind, _what in (
+    ("word", "masked", "all word pieces, chain rule left to right"),
+    ("first-piece", "masked", "FitBERT: the first piece at a single mask (compat)"),
+    ("pll", "masked", "pseudo-log-likelihood of the filled sentence"),
+    ("continuation", "causal", "log P(candidate and the rest of the sentence | text before it)"),
+    ("sentence", "causal", "log P(the whole filled sentence), after the document start"),
+):
+    ESTIMATORS.register(_name, _kind, description=_what)
 #: Names of the estimators, in order (masked first, then causal).
 SCORING_MODES = tuple(ESTIMATORS.names())
 #: The estimator used when ``scoring`` is not given, per model type.
@@ -218,35 +181,8 @@ def parse_max_memory(text, param: str = "max_memory") -> dict:
 class LoadOptions:
     """How a model is loaded and run: one value from the caller (a :class:`ProbeConfig`, a
     command's options: :meth:`of`) to :func:`load_scorer` and the scorers, which check each
-    option where they use it. Light: importing it imports no torch.
-
-    Attributes
-    ----------
-    revision : str, optional
-        Hub revision (branch, tag or commit) to pin.
-    device : str
-        ``"auto"`` (CUDA if available, else CPU), ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"mps"``.
-    dtype : str
-        Weight dtype (:data:`DTYPES`, or an alias such as ``bf16``). ``float16`` needs CUDA;
-        ``bfloat16`` also runs on CPU (slowly on most CPUs).
-    trust_remote_code : bool
-        Passed to ``from_pretrained``; off by default.
-    batch_size : int
-        Masked contexts (masked LM) or sequences (causal LM) per forward call.
-    score_cache : path-like, optional
-        Folder for an on-disk score cache (sqlite, one file per model/tokenizer/estimator/dtype);
-        cached prompts never reach the model.
-    hf_cache_dir : path-like, optional
-        Hugging Face download cache (``from_pretrained(cache_dir=...)``); default: the
-        library's (``HF_HOME``).
-    allow_missing_weights : bool
-        Load a checkpoint that lacks weights of the model class (transformers initialises them
-        at random; e.g. a ``BertModel`` folder without the masked-LM head). Off: that is an
-        error naming them; on: a :class:`~biasamp._errors.MissingWeightsWarning` and
-        ``provenance["missing_weights"]``.
-    device_map, max_memory, offload_folder
-        accelerate's placement (:data:`DEVICE_MAPS`; ``max_memory`` as
-        :func:`parse_max_memory` reads it; the folder of offloaded weights).
+    option where they use it. Each field is the :class:`~biasamp.ProbeConfig` option of the
+    same name (its description says what it does). Light: importing it imports no torch.
 
     >>> o = LoadOptions.of(type("Args", (), {"device": "cpu", "batch_size": 8})())
     >>> o.device, o.batch_size, o.dtype

@@ -3,24 +3,27 @@
 long on purpose: the loop every scorer shares (loading, cache, provenance, batching,
 audit).
 
-A scorer subclass sets ``model_type`` (``"masked"`` or ``"causal"``) and implements
-``_score_rows(mode, rows, on_batch)``, which returns the log probability of every row
-``(filled text, start, end of the candidate in it, prompt, candidate)``; the loop here checks
-the input, answers what the sqlite score cache holds, builds the rows of the rest chunk by chunk
-(bounded memory), runs them and fills the cache.
+A subclass sets ``model_type`` and implements ``_score_rows(mode, rows, on_batch)``, the log
+probability of every row ``(filled text, start, end of the candidate in it, prompt,
+candidate)`` (``on_batch(n)`` after each batch of n units), and ``_count_rows(mode, rows)``,
+the units (contexts, sequences) it runs for them. The loop here checks the input, answers
+what the score cache holds, builds the rest's rows chunk by chunk (bounded memory), runs them
+and fills the cache.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import warnings
+from collections import Counter
 
 import numpy as np
 
 from .._errors import BiasampError, MissingWeightsWarning
 from .._progress import as_progress
-from .._validation import Bool, OneOf, Optional, PositiveInt, check
-from . import DEVICE_MAPS, LoadOptions, parse_max_memory, take_options
+from .._validation import Bool, PositiveInt, check
+from . import LoadOptions, take_options
 from ._hub import ResolvedModel, resolve_model, weight_files_sha256
 from ._load import (
     check_vocabulary,
@@ -28,6 +31,7 @@ from ._load import (
     load_model,
     load_tokenizer,
     model_fingerprint,
+    placement,
     resolve_device,
     resolve_dtype,
     tokenizer_fingerprint,
@@ -39,19 +43,6 @@ from ._spans import BLANK, audit_candidates, check_score_inputs
 log = logging.getLogger(__name__)
 
 __all__ = ["BaseScorer"]
-
-
-def _check_placement(device_map, max_memory, offload_folder):
-    """``(device_map, max_memory as a dict)``, checked; ``max_memory`` and ``offload_folder``
-    need a device map."""
-    device_map = check(device_map, Optional(OneOf(DEVICE_MAPS)), "device_map")
-    for name, value in (("max_memory", max_memory), ("offload_folder", offload_folder)):
-        if value is not None and device_map is None:
-            raise BiasampError(
-                f"{name} places a model with device_map; give device_map='auto' "
-                f"(--device-map auto) too (got {name}={value!r})"
-            )
-    return device_map, (None if max_memory is None else parse_max_memory(max_memory))
 
 
 class BaseScorer:
@@ -87,7 +78,8 @@ class BaseScorer:
         self.revision = o.revision
         self.device = resolve_device(o.device)
         self.dtype = resolve_dtype(o.dtype, self.device)
-        self.device_map, max_memory = _check_placement(o.device_map, o.max_memory, o.offload_folder)
+        placed = placement(o)
+        self.device_map = placed.get("device_map")
         # a ResolvedModel (load_scorer) is taken as it is: no second hub request or config read
         resolved = resolve_model(model, self.model_type, options=o)
         if resolved.model_type != self.model_type or resolved.revision != o.revision:
@@ -106,11 +98,11 @@ class BaseScorer:
             trust_remote_code=trust_remote_code,
             dtype=self.dtype,
             allow_missing_weights=self.allow_missing_weights,
-            device_map=self.device_map,
-            max_memory=max_memory,
-            offload_folder=o.offload_folder,
+            placed=placed,
         )
         check_vocabulary(self.tokenizer, self.model, self.model_name)
+        self.max_length = self._max_length()
+        self._special_ids = frozenset(self.tokenizer.all_special_ids)
         if self.device_map is None:
             self.model.to(self.device)
         else:  # placed by accelerate (GPUs, CPU, disk); inputs go where its first module is
@@ -131,24 +123,43 @@ class BaseScorer:
         self.score_cache = o.score_cache
         self.n_forward_calls = 0
         self._caches = {}
-        self._fingerprint = None
-        self._weights = None
 
     def _check_tokenizer(self):
         """What this scorer needs of the tokenizer, checked before the model is loaded."""
 
+    def _max_length(self) -> int:
+        """The longest token sequence the tokenizer and the position embeddings take."""
+        tok_max = getattr(self.tokenizer, "model_max_length", None) or 10**9
+        cfg = self.model.config
+        pos = getattr(cfg, "max_position_embeddings", None)
+        if self.model_type == "causal":
+            pos = pos or getattr(cfg, "n_positions", None)
+        elif pos is not None and type(self.model).__name__.startswith(
+            ("Roberta", "XLMRoberta", "Camembert")
+        ):
+            pos = pos - (cfg.pad_token_id or 0) - 1  # positions start after the padding index
+        return int(min(tok_max, pos or tok_max))
+
+    @functools.cached_property
+    def _weights(self) -> dict:
+        return weight_files_sha256(self.source)
+
+    @functools.cached_property
+    def _fingerprint(self) -> tuple[str, str]:
+        return (
+            model_fingerprint(self.source.name, self.revision, self.source.commit),
+            tokenizer_fingerprint(self.tokenizer),
+        )
+
     # ------------------------------------------------------------------ public API
     @property
     def provenance(self):
-        """Model, type, revision and commit, weight files' sha256, classes, device, dtype,
-        missing weights (when allowed) and library versions (JSON-ready dict)."""
+        """The model, how it was loaded and run, and library versions (JSON-ready dict)."""
         import torch
         import transformers
 
         from .. import __version__
 
-        if self._weights is None:
-            self._weights = weight_files_sha256(self.source)
         out = {
             "model": self.model_name,
             "model_type": self.model_type,
@@ -177,10 +188,7 @@ class BaseScorer:
         placed = getattr(self.model, "hf_device_map", None)
         if self.device_map is None or not placed:
             return None
-        counts: dict = {}
-        for where in placed.values():
-            counts[str(where)] = counts.get(str(where), 0) + 1
-        return {"strategy": self.device_map, "modules": counts}
+        return {"strategy": self.device_map, "modules": dict(Counter(map(str, placed.values())))}
 
     def _extra_provenance(self):
         return {}
@@ -190,10 +198,9 @@ class BaseScorer:
         return audit_candidates(self.tokenizer, candidates, prompt=prompt, blank=blank)
 
     def audit_prompts(self, prompt_candidates, *, blank=BLANK):
-        """The audit of every candidate of ``prompt_candidates`` ((prompt, candidates) pairs),
-        tokenised where it stands in the first prompt that offers its candidate list (a pronoun
-        that starts a sentence has no leading-space piece); one row per candidate, first-piece
-        collisions among a prompt's candidates."""
+        """The audit of every candidate of ``(prompt, candidates)`` pairs, one row per
+        candidate, tokenised in the first prompt that offers its candidate list (a pronoun that
+        starts a sentence has no leading-space piece)."""
         import pandas as pd
 
         first: dict[tuple, str] = {}
@@ -221,8 +228,7 @@ class BaseScorer:
         Returns
         -------
         ScoreResult
-            ``log_prob`` (n, k), ``prob`` (n, k) rows summing to 1, ``mass`` (n,), in the
-            caller's order.
+            In the caller's order.
         """
         pairs, per, given, mode, prompts = self._inputs(prompts, candidates, scoring, blank)
         n, k = len(pairs), len(per[0])
@@ -265,18 +271,8 @@ class BaseScorer:
     @transformers_logs_propagate()
     def count_contexts(self, prompts, candidates, *, scoring=None, blank=BLANK) -> int:
         """How many contexts (a masked LM) or sequences (a causal LM) :meth:`score` runs for
-        these arguments: the total of the units it reports to its ``progress`` reporter, the
-        prompts the score cache holds left out. The inputs are tokenised, nothing is run.
-
-        Parameters
-        ----------
-        prompts, candidates, scoring, blank
-            As for :meth:`score`.
-
-        Returns
-        -------
-        int
-        """
+        these arguments (the units it reports to ``progress``; the prompts the score cache
+        holds left out); the inputs are tokenised, nothing is run."""
         pairs, per, _, mode, prompts = self._inputs(prompts, candidates, scoring, blank)
         todo = self._todo(self._cache(mode), pairs, per)[0]
         return sum(
@@ -320,15 +316,6 @@ class BaseScorer:
     #: The unit of :meth:`count_contexts` and of the progress :meth:`score` reports.
     count_unit = "ctx"
 
-    def _score_rows(self, mode, rows, on_batch):  # pragma: no cover
-        """The log probability of every row; ``on_batch(n)`` after each batch of n of the
-        units :meth:`_count_rows` counts."""
-        raise NotImplementedError
-
-    def _count_rows(self, mode, rows) -> int:  # pragma: no cover
-        """How many units (contexts, sequences) :meth:`_score_rows` runs for ``rows``."""
-        raise NotImplementedError
-
     def _after_score(self, mode):
         pass
 
@@ -342,11 +329,6 @@ class BaseScorer:
         if self.score_cache is None:
             return None
         if mode not in self._caches:
-            if self._fingerprint is None:
-                self._fingerprint = (
-                    model_fingerprint(self.source.name, self.revision, self.source.commit),
-                    tokenizer_fingerprint(self.tokenizer),
-                )
             config = {
                 "model": self.model_name,
                 "revision": self.revision,

@@ -1,9 +1,5 @@
 """CausalLMScorer: candidate scoring with a decoder-only (causal) Hugging Face language model,
-and the token it reads before each sentence (:func:`choose_context`).
-
-long on purpose: the causal-LM scorer and the choice of the context token it reads
-before each sentence.
-"""
+and the token it reads before each sentence (:func:`choose_context`)."""
 
 from __future__ import annotations
 
@@ -35,50 +31,29 @@ __all__ = [
 class CausalLMScorer(BaseScorer):
     """Score candidate fillers of a blank with a causal (decoder-only) language model.
 
-    Each candidate is put into the blank and the filled sentence is scored left to right; see
-    :mod:`biasamp.scoring` for the estimators ``continuation`` (default) and ``sentence``.
-    Renormalised over a prompt's candidates, either gives ``P(candidate | text before and after
-    the blank)`` under the model.
+    Each candidate is put into the blank and the filled sentence scored left to right
+    (:mod:`biasamp.scoring`: ``continuation``, the default, and ``sentence``); renormalised over
+    a prompt's candidates, either gives ``P(candidate | text before and after the blank)``.
+    Every sentence is read after one document-start token, never a chat marker
+    (:func:`choose_context`; a model with a chat template gets a :class:`ChatModelWarning`).
 
     Parameters
     ----------
     model : str or path-like
-        Hugging Face hub name (``"gpt2"``, ``"Qwen/Qwen2.5-0.5B-Instruct"``) or local folder,
-        loaded with ``AutoModelForCausalLM`` / ``AutoTokenizer`` (fast tokenizer needed). Its
-        config must not say it is a masked LM. Chat/instruction models are scored as plain
-        LMs: the text is the sentence alone, no chat template.
+        Hugging Face hub name (``"gpt2"``) or local folder (``AutoModelForCausalLM``, a fast
+        tokenizer). Chat models are scored as plain LMs: the sentence alone, no chat template.
     options, progress, chunk_size
-        As for :class:`MaskedLMScorer`. ``batch_size`` counts sequences per forward call:
-        distinct prefixes, or candidate continuations (as many as hold the tokens of
-        ``batch_size`` whole sentences). On GPU use ``dtype="bfloat16"`` (or ``float16``);
-        the log-softmax is always taken in float32.
+        As for :class:`MaskedLMScorer`; ``batch_size`` counts sequences per forward call. The
+        log-softmax is taken in float32 at least.
     share_prefix : bool
-        Run each shared prefix once and reuse its key/value cache for every continuation
-        (default). Off: every filled sentence runs whole (same numbers, slower); also off when a
-        self-check at load time finds the model's cache cannot be reused.
+        Run each shared prefix once and reuse its key/value cache for the continuations
+        (default; the same numbers as whole sentences, faster); also off when a self-check at
+        load time finds the model's cache cannot be reused.
     context_token : str or None
-        The token put before every sentence, so that its first word has a context; None
-        (default): a document start chosen by :func:`choose_context`.
-
-    Notes
-    -----
-    Context: every sentence is scored after one document-start token, never a chat marker: the
-    token the tokenizer adds itself (Llama's ``<s>``, Gemma's ``<bos>``), else its
-    ``bos_token`` or ``eos_token`` when that is not a chat-turn marker, else a document
-    separator of the vocabulary (``<|endoftext|>`` for GPT-2, Qwen, SmolLM2-Instruct, whose
-    ``bos_token`` is the chat marker ``<|im_start|>``). The token and the rule that chose it are
-    in :attr:`provenance`; a model with a chat template gets a :class:`ChatModelWarning`.
-    Special tokens the tokenizer appends are dropped. A tokenizer without a pad token needs
-    none: batches are padded by the scorer.
+        The token read before every sentence; None: :func:`choose_context`'s.
 
     Examples
     --------
-    Doctests cannot download a model; see ``tests/scoring/test_scoring_causal.py`` and the README::
-
-        scorer = CausalLMScorer("gpt2")
-        r = scorer.score(["[BLANK] is a nurse."], ["He", "She"])  # scoring="continuation"
-        r.prob  # (1, 2), rows sum to 1
-
     >>> CausalLMScorer("./no/such/folder")
     Traceback (most recent call last):
     ...
@@ -92,8 +67,7 @@ class CausalLMScorer(BaseScorer):
         share_prefix = check(share_prefix, Bool, "share_prefix")
         context_token = check(context_token, Optional(NonEmptyStr), "context_token")
         super().__init__(model, options, **kwargs)
-        tok = self.tokenizer
-        self.context = choose_context(tok, context_token, model=self.model_name)
+        self.context = choose_context(self.tokenizer, context_token, model=self.model_name)
         self.context_id = self.context.id
         if self.context.chat_template:
             warnings.warn(
@@ -105,8 +79,6 @@ class CausalLMScorer(BaseScorer):
                 ),
                 stacklevel=2,
             )
-        self._special_ids = frozenset(tok.all_special_ids)
-        self.max_length = self._max_length()
         self._runner = CausalRunner(self.model, device=self.device, batch_size=self.batch_size)
         import torch
 
@@ -122,12 +94,6 @@ class CausalLMScorer(BaseScorer):
                 self.model_name,
             )
 
-    def _max_length(self):
-        tok_max = getattr(self.tokenizer, "model_max_length", None) or 10**9
-        cfg = self.model.config
-        pos = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
-        return int(min(tok_max, pos or tok_max))
-
     def _cache_key(self):
         return {"context_token_id": self.context_id}
 
@@ -139,21 +105,9 @@ class CausalLMScorer(BaseScorer):
         }
 
     def sequences(self, rows, mode):
-        """Token sequences of filled sentences and the first scored position of each.
-
-        Parameters
-        ----------
-        rows : list of (text, start_char, end_char, prompt, candidate)
-            As for :func:`~biasamp.scoring._spans.locate_spans`.
-        mode : {"continuation", "sentence"}
-
-        Returns
-        -------
-        list of (tuple of int, int)
-            The sequence (context token first) and the first position whose log probability
-            counts: the candidate's first piece (``continuation``) or the first token after
-            the context (``sentence``).
-        """
+        """``(token ids, first scored position)`` of each row (as for
+        :func:`~biasamp.scoring._spans.locate_spans`): the context token first; the candidate's
+        first piece (``continuation``) or the first token after the context (``sentence``)."""
         out = []
         for (_, _, _, prompt, cand), sp in zip(rows, locate_spans(self.tokenizer, rows)):
             ids, start = list(sp.ids), sp.start
@@ -179,24 +133,9 @@ class CausalLMScorer(BaseScorer):
         return self._run_cells(self.sequences(rows, mode))
 
     def score_sentences(self, texts) -> np.ndarray:
-        """The log-likelihood of each whole text after the context token (CrowS-Pairs on a
-        causal LM, :func:`biasamp.pairs.score_pairs`).
-
-        Each text is tokenised as :meth:`sequences` does (special tokens the tokenizer adds
-        dropped), the context token put in front, and ``log P(token | context token, tokens
-        before it)`` summed over every token of the text, the first included: what
-        lm-evaluation-harness' ``loglikelihood`` gives a continuation after an empty context
-        with the same prefix token. A text repeated is run once.
-
-        Parameters
-        ----------
-        texts : sequence of str
-
-        Returns
-        -------
-        ndarray of shape (len(texts),)
-            Natural-log log-likelihoods.
-        """
+        """The natural-log likelihood of each whole text after the context token, every token
+        summed (the first included): lm-evaluation-harness' ``loglikelihood`` of it after an
+        empty context with the same prefix token (CrowS-Pairs on a causal LM)."""
         return self._run_cells(self.sequences(_whole(texts), "sentence"))
 
     def count_sentences(self, texts) -> int:
@@ -207,14 +146,11 @@ class CausalLMScorer(BaseScorer):
     def _run_cells(self, cells) -> np.ndarray:
         """The summed log probabilities of each ``(sequence, first scored position)`` cell,
         each distinct sequence run once (from the earliest position any cell needs)."""
-        index: dict[tuple, int] = {}
-        seqs, first = [], []
+        earliest: dict[tuple, int] = {}
         for ids, f in cells:
-            s = index.setdefault(ids, len(seqs))
-            if s == len(seqs):
-                seqs.append(ids)
-                first.append(f)
-            first[s] = min(first[s], f)
+            earliest[ids] = min(earliest.get(ids, f), f)
+        seqs, first = list(earliest), list(earliest.values())
+        index = {ids: i for i, ids in enumerate(seqs)}
         calls = self._runner.n_forward_calls
         window = self._runner.window  # a sliding-window cache keeps only the last tokens
         share = self.share_prefix and (window is None or max(map(len, seqs), default=0) < window)
@@ -229,29 +165,6 @@ def _whole(texts):
     """Rows of :meth:`CausalLMScorer.sequences` whose candidate is the whole text."""
     return [(t, 0, len(t), t, "the whole sentence") for t in texts]
 
-
-# -------------------- context
-# The token a causal LM reads before each sentence: a document start, never a chat marker.
-#
-# A causal LM scores a sentence's first word only after some context. What a model expects at the
-# start of a plain document is the token its tokenizer puts there itself (Llama's ``<s>``,
-# Gemma's ``<bos>``), else the document separator it was trained with (GPT-2's, Qwen's and
-# SmolLM's ``<|endoftext|>``). A chat model's ``bos_token`` or ``eos_token`` can be a chat-turn
-# marker instead (SmolLM2-Instruct's ``bos_token`` is ``<|im_start|>``, Qwen-Instruct's
-# ``eos_token`` ``<|im_end|>``): after ``<|im_start|>`` the model expects a role name, so every
-# sentence would be scored as the start of a chat turn, and the task->attribute numbers describe
-# the marker rather than the model. :func:`choose_context` applies the rule, in this order:
-#
-# 1. a token given by the user (``--context-token``);
-# 2. the special token the tokenizer puts in front of a text itself, unless its name is a turn
-#    marker;
-# 3. ``bos_token``, then ``eos_token``, unless a chat marker;
-# 4. the first of :data:`DOCUMENT_SEPARATORS` in the vocabulary that is not a chat marker;
-# 5. else an error asking for ``--context-token``.
-#
-# A *chat marker* is a special token that the tokenizer's chat template writes literally
-# (``'<|im_start|>'``; a template that writes ``{{ bos_token }}`` does not make the BOS one), or
-# whose name is a known turn marker (:data:`_TURN_MARKERS`).
 
 #: Document separators looked for in the vocabulary (rule 4), in this order.
 DOCUMENT_SEPARATORS = (
@@ -296,7 +209,8 @@ def _template_text(tokenizer) -> str:
 
 
 def chat_markers(tokenizer) -> set[str]:
-    """Special tokens of ``tokenizer`` that mark chat turns (see the module docstring)."""
+    """Special tokens of ``tokenizer`` that mark chat turns: written literally by its chat
+    template (``'<|im_start|>'``; ``{{ bos_token }}`` does not count) or named as a turn marker."""
     text = _template_text(tokenizer)
     specials = set(tokenizer.all_special_tokens)
     specials |= {
@@ -325,7 +239,16 @@ def _vocab_id(tokenizer, token):
 
 
 def choose_context(tokenizer, requested=None, *, model="model") -> Context:
-    """The context token of ``tokenizer`` (see the module docstring).
+    """The token a causal LM reads before each sentence: a document start, never a chat marker.
+
+    A sentence's first word needs a context. A plain document starts with the token the
+    tokenizer puts there itself (Llama's ``<s>``, Gemma's ``<bos>``), else the separator it was
+    trained with (GPT-2's, Qwen's, SmolLM's ``<|endoftext|>``); a chat model's ``bos_token`` can
+    be a chat marker (SmolLM2-Instruct's ``<|im_start|>``, after which a role name is expected).
+    In order: ``requested``; the special token the tokenizer puts in front of a text, unless
+    named as a turn marker; ``bos_token``, then ``eos_token``, unless a chat marker
+    (:func:`chat_markers`); the first of :data:`DOCUMENT_SEPARATORS` in the vocabulary that is
+    not one; else an error asking for ``--context-token``.
 
     Parameters
     ----------

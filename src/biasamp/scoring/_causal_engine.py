@@ -1,50 +1,34 @@
 """The causal runner: ``log P(token_t | tokens < t)`` at chosen positions of many sequences.
 
-Every filled sentence is a token sequence starting with its context token. The log probability
-of token ``t`` depends only on tokens ``0..t``, so sequences that share a prefix share its
-computation. :func:`plan_splits` chooses, per sequence, a split point ``p``: tokens ``[0, p)``
-run in a *prefix pass* (each distinct prefix once, its key/value cache kept), tokens
-``[p, len - 1)`` in a *continuation pass* that reuses the prefix's cache (the last token is
-never an input: nothing after it is scored). The split is the longest prefix the sequence
-shares with another one (the text before the blank, shared by a prompt's candidates, and often
-more: "<BOS> He is a new" is shared by every occupation of a task->attribute template), or the
-whole sequence when it shares no more than the BOS.
-
-Batches are sorted by length; padding is on the right (causal attention never looks right, so
-right padding changes no real position; position ids are explicit, so the pads between a
-prefix and its continuation shift nothing); no row is ever fully masked. The LM head (a
-vocabulary-sized matmul) runs only at the positions whose next token is scored, and only the
-scored entries of the log-softmax are formed (:func:`target_log_softmax`).
+Sequences that share a prefix share its computation: :func:`plan_splits` chooses per sequence
+a split ``p``; tokens ``[0, p)`` run in a *prefix pass* (each distinct prefix once, its
+key/value cache kept), tokens ``[p, len - 1)`` in a *continuation pass* on that cache (the last
+token is never an input). Batches are sorted by length and padded on the right (causal
+attention never looks right; position ids are explicit, so the pads between a prefix and its
+continuation shift nothing). The LM head runs only at the scored positions, and only the scored
+entries of the log-softmax are formed (:func:`target_log_softmax`).
 """
 
 from __future__ import annotations
 
+import copy
+import inspect
 import itertools
 import logging
 
 import numpy as np
 
-from ._kvcache import cache_keyword, cache_of, select_cache, sliding_window
-
 log = logging.getLogger(__name__)
 
-__all__ = ["CausalRunner", "plan_splits", "target_log_softmax"]
+__all__ = ["CausalRunner", "plan_splits", "select_cache", "target_log_softmax"]
 
 _SITE_BLOCK = 512  # head + log-softmax over at most this many positions at once (memory)
 
 
-def _lcp(a, b):
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
 def plan_splits(seqs, *, share=True, min_shared=2):
-    """Split point ``p`` (1 <= p <= len - 1) of each sequence (see the module docstring).
-
-    ``share=False`` puts every whole sequence in the prefix pass (no cache reuse).
+    """Split point ``p`` (1 <= p <= len - 1) of each sequence: the longest prefix it shares
+    with another one (at least ``min_shared`` tokens), else the whole sequence; ``share=False``
+    puts every whole sequence in the prefix pass (no cache reuse).
 
     >>> plan_splits([(0, 5, 6, 7), (0, 5, 6, 8, 9), (0, 4)])
     [3, 3, 1]
@@ -57,7 +41,8 @@ def plan_splits(seqs, *, share=True, min_shared=2):
     order = sorted(range(len(seqs)), key=lambda i: seqs[i])
     shared = [0] * len(seqs)
     for a, b in itertools.pairwise(order):
-        n = _lcp(seqs[a], seqs[b])
+        x, y = seqs[a], seqs[b]  # their longest common prefix:
+        n = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
         shared[a], shared[b] = max(shared[a], n), max(shared[b], n)
     for i, n in enumerate(shared):
         if n >= min_shared:
@@ -68,12 +53,10 @@ def plan_splits(seqs, *, share=True, min_shared=2):
 def target_log_softmax(logits, rows, targets):
     """float64 ``log_softmax(logits)[rows, targets]``, without the full log-softmax matrix.
 
-    ``logits`` (sites x vocabulary, float32 or float64; a tensor of the caller's own, it is
-    overwritten) gives up its targets first, then becomes ``exp(logits - max)`` in place, and
-    its rows are summed by torch's cascade summation. This is 1.2x faster than
-    ``torch.log_softmax`` on CPU and 100x more exact: over a 262k vocabulary the normaliser is
-    within 6e-7 of float64 (``torch.log_softmax`` in float32: 6.5e-5, more than the forward
-    pass's own rounding).
+    ``logits`` (sites x vocabulary; the caller's own, overwritten) becomes ``exp(logits -
+    max)`` in place, its rows summed by torch's cascade summation: 1.2x faster than
+    ``torch.log_softmax`` on CPU and 100x more exact (over a 262k vocabulary the normaliser is
+    within 6e-7 of float64; ``torch.log_softmax`` in float32: 6.5e-5).
     """
     import torch
 
@@ -84,32 +67,67 @@ def target_log_softmax(logits, rows, targets):
     return picked - (top.squeeze(-1).double() + torch.log(total.double()))[rows]
 
 
-class CausalRunner:
-    """Runs a causal LM on token sequences; see :meth:`run`.
+# the key/value cache of a transformers causal LM, across transformers versions
+_LAYERS = ("DynamicLayer", "DynamicSlidingWindowLayer")  # cache layers select_cache copies
 
-    Parameters
-    ----------
-    model : transformers causal LM (eval mode, on ``device``)
-    device : torch.device
-    batch_size : int
-        Sequences per forward call: prefixes, or as many continuations as hold the tokens of
-        ``batch_size`` whole sequences (a continuation of 2 tokens of 8-token sentences: 4x
-        ``batch_size`` rows).
-    split_head : bool
-        Run the body and apply ``get_output_embeddings()`` only at scored positions; the caller
-        turns this off when :meth:`check` finds the split differs from the model's logits.
+
+def select_cache(cache, index):
+    """A new cache holding rows ``index`` of ``cache`` (left as it is): a ``DynamicCache``
+    (full or sliding-window layers) copied layer by layer and narrowed by its own
+    ``batch_select_indices``, or a legacy tuple of (key, value) pairs indexed; None for a cache
+    it does not know (hybrid, quantised, offloaded): the caller then does not reuse caches."""
+    if type(cache).__name__ == "DynamicCache" and hasattr(cache, "layers"):
+        if not all(type(layer).__name__ in _LAYERS for layer in cache.layers):
+            return None
+        new = copy.copy(cache)
+        new.layers = [copy.copy(layer) for layer in cache.layers]
+        new.batch_select_indices(index)
+        return new
+    if isinstance(cache, tuple) and all(isinstance(kv, tuple) and len(kv) == 2 for kv in cache):
+        return tuple((k[index], v[index]) for k, v in cache)
+    return None
+
+
+def cache_keyword(module):
+    """The keyword under which ``module.forward`` takes a key/value cache (``past_key_values``,
+    renamed ``cache`` in transformers 5.2x), read from its signature."""
+    params = inspect.signature(module.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def sliding_window(model):
+    """The smallest attention window of ``model`` (None when every layer sees everything)."""
+    cfg = model.config
+    cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
+    window = getattr(cfg, "sliding_window", None)
+    types = getattr(cfg, "layer_types", None)
+    if window is None or (types is not None and not any("sliding" in t for t in types)):
+        return None
+    return int(window)
+
+
+def cache_of(out):
+    """The key/value cache of a model output (``cache`` in transformers 5.2x, else the old name)."""
+    return out["cache"] if "cache" in out else out.past_key_values  # noqa: SIM401 - .get(k, default) would read the default eagerly
+
+
+class CausalRunner:
+    """Runs a causal LM (eval mode, on ``device``) on token sequences; see :meth:`run`.
+
+    ``batch_size``: sequences per forward call, prefixes, or as many continuations as hold the
+    tokens of ``batch_size`` whole sequences. The body runs alone and the head
+    (``get_output_embeddings()``) only at scored positions, unless :meth:`check` finds that
+    split differs from the model's logits.
     """
 
-    def __init__(self, model, *, device, batch_size, split_head=True):
+    def __init__(self, model, *, device, batch_size):
         self.model = model
         self.device = device
         self.batch_size = batch_size
         body = getattr(model, "base_model", None)
         head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
         self._body_head = (
-            (body, head)
-            if (split_head and body is not None and body is not model and head is not None)
-            else None
+            (body, head) if (body is not None and body is not model and head is not None) else None
         )
         self.n_forward_calls = 0
         self.window = sliding_window(model)
@@ -172,47 +190,24 @@ class CausalRunner:
             ids[r, : len(toks)] = toks
             att[r, : len(toks)] = 1
         pos = np.asarray(starts, dtype=np.int64)[:, None] + np.arange(width, dtype=np.int64)
-        return (
-            torch.from_numpy(ids).to(self.device),
-            torch.from_numpy(att).to(self.device),
-            torch.from_numpy(pos).to(self.device),
-        )
+        return tuple(torch.from_numpy(a).to(self.device) for a in (ids, att, pos))
 
     # ------------------------------------------------------------------ the runner
     def run(self, seqs, first, split, on_batch=None):
-        """Log probabilities of the tokens of each sequence from ``first[i]`` on.
-
-        Parameters
-        ----------
-        seqs : list of tuple of int
-            Distinct token sequences, BOS (or other context token) first, length >= 2.
-        first : list of int
-            First scored position of each sequence (>= 1).
-        split : list of int
-            From :func:`plan_splits`.
-        on_batch : callable(n_sequences_done) or None
-
-        Returns
-        -------
-        list of ndarray
-            ``lp[i][t] = log P(seqs[i][t] | seqs[i][:t])`` for ``t >= first[i]`` (NaN before).
-        """
+        """``lp[i][t] = log P(seqs[i][t] | seqs[i][:t])`` for ``t >= first[i] >= 1`` (NaN
+        before) of distinct sequences (context token first, length >= 2), split by
+        :func:`plan_splits`; ``on_batch(n_sequences_done)`` after each batch."""
         import torch
 
         lp = [np.full(len(s), np.nan) for s in seqs]
-        groups: dict[tuple, int] = {}
-        members: list[list[int]] = []
+        by_prefix: dict[tuple, list[int]] = {}
         for i, s in enumerate(seqs):
-            g = groups.setdefault(tuple(s[: split[i]]), len(members))
-            if g == len(members):
-                members.append([])
-            members[g].append(i)
-        prefixes = list(groups)
-        order = sorted(range(len(prefixes)), key=lambda g: -len(prefixes[g]))
+            by_prefix.setdefault(tuple(s[: split[i]]), []).append(i)
+        groups = sorted(by_prefix.items(), key=lambda g: -len(g[0]))  # longest first, stable
         with torch.inference_mode():
-            for b0 in range(0, len(order), self.batch_size):
+            for b0 in range(0, len(groups), self.batch_size):
                 self._run_group(
-                    [(g, prefixes[g], members[g]) for g in order[b0 : b0 + self.batch_size]],
+                    groups[b0 : b0 + self.batch_size],
                     seqs=seqs,
                     first=first,
                     split=split,
@@ -224,22 +219,21 @@ class CausalRunner:
     def _run_group(self, batch, *, seqs, first, split, lp, on_batch):
         import torch
 
-        conts = [i for _, _, mem in batch for i in mem if split[i] < len(seqs[i]) - 1]
-        ids, att, pos = self._tensors([p for _, p, _ in batch], len(batch[0][1]), [0] * len(batch))
+        conts = [i for _, mem in batch for i in mem if split[i] < len(seqs[i]) - 1]
+        ids, att, pos = self._tensors([p for p, _ in batch], len(batch[0][0]), [0] * len(batch))
         states, cache = self._forward(ids, att, pos, use_cache=bool(conts))
-        rows, cols, tgts, where = [], [], [], []
-        row_of = {}
-        for r, (_, _prefix, mem) in enumerate(batch):
-            for i in mem:
-                row_of[i] = r
-                for t in range(first[i], split[i] + 1):  # position t-1 lies in the prefix
-                    rows.append(r)
-                    cols.append(t - 1)
-                    tgts.append(seqs[i][t])
-                    where.append((i, t))
-        self._store(states, rows, cols, tgts, where=where, lp=lp)
+        row_of = {i: r for r, (_, mem) in enumerate(batch) for i in mem}
+        self._store(  # the positions t whose t-1 lies in the prefix
+            states,
+            [
+                (row_of[i], t - 1, seqs[i][t], i, t)
+                for i in row_of
+                for t in range(first[i], split[i] + 1)
+            ],
+            lp,
+        )
         if on_batch is not None:
-            on_batch(sum(len(mem) for _, _, mem in batch) - len(conts))
+            on_batch(len(row_of) - len(conts))
         conts.sort(key=lambda i: -(len(seqs[i]) - 1 - split[i]))
         full = max((len(seqs[i]) - 1 for i in conts), default=1)
         c0 = 0
@@ -264,23 +258,21 @@ class CausalRunner:
             states, _ = self._forward(
                 cids, torch.cat([att[index], catt], dim=1), cpos, past=past, use_cache=True
             )
-            rows, cols, tgts, where = [], [], [], []
-            for r, i in enumerate(part):
-                for q in range(max(split[i], first[i] - 1), len(seqs[i]) - 1):
-                    rows.append(r)
-                    cols.append(q - split[i])
-                    tgts.append(seqs[i][q + 1])
-                    where.append((i, q + 1))
-            self._store(states, rows, cols, tgts, where=where, lp=lp)
+            sites = [
+                (r, q - split[i], seqs[i][q + 1], i, q + 1)
+                for r, i in enumerate(part)
+                for q in range(max(split[i], first[i] - 1), len(seqs[i]) - 1)
+            ]
+            self._store(states, sites, lp)
             if on_batch is not None:
                 on_batch(len(part))
 
-    def _store(self, states, rows, cols, tgts, *, where, lp):
-        if not rows:
-            return
-        vals = self._site_logp(states, rows, cols, tgts)
-        for (i, t), v in zip(where, vals):
-            lp[i][t] = v
+    def _store(self, states, sites, lp):
+        """``lp[i][t]`` of each site ``(row, col, target, i, t)`` of ``states``."""
+        if sites:
+            rows, cols, tgts, seq, pos = zip(*sites)
+            for i, t, v in zip(seq, pos, self._site_logp(states, rows, cols, tgts)):
+                lp[i][t] = v
 
     # ------------------------------------------------------------------ self-check
     def check(self, ids, *, atol):

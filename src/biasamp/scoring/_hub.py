@@ -4,20 +4,16 @@ long on purpose: model ids, the hub and config.json: every question asked before
 weights load.
 
 :func:`check_model` is the one model-id check. :func:`resolve_source` asks the hub **once** (a
-HEAD request for ``config.json``, no retries) before transformers is given a hub name, so that
-an unreachable hub costs one line and a fraction of a second instead of transformers' minute of
-retries, and "not found" (the hub answered) is told apart from "unreachable" (it did not). With
-``HF_HUB_OFFLINE=1``, or when the hub is unreachable but the model is in the local cache,
-everything loads from the cache.
-
-:func:`detect_model_type` reads only ``config.json`` and says whether the model is a masked or
-a causal LM, so the estimator can be checked before any weights are loaded.
-:func:`resolve_model` does all of it once per model: a :class:`ResolvedModel`, from which
-:func:`~biasamp.scoring.load_scorer` builds the scorer without resolving again.
+HEAD request for ``config.json``, no retries), so that an unreachable hub costs one line instead
+of transformers' minute of retries, and "not found" is told apart from "unreachable"; with
+``HF_HUB_OFFLINE=1``, or an unreachable hub and a cached model, everything loads from the cache.
+:func:`resolve_model` does it all once per model, the kind (masked or causal) read from
+``config.json`` (:func:`detect_model_type`): a :class:`ResolvedModel`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -34,6 +30,7 @@ __all__ = [
     "ModelSource",
     "ResolvedModel",
     "check_model",
+    "failing_as",
     "read_config",
     "detect_model_type",
     "resolve_model",
@@ -44,6 +41,17 @@ __all__ = [
 #: File names (suffixes) that hold weights; their sha256 goes into the provenance.
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".gguf")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@contextlib.contextmanager
+def failing_as(what: str):
+    """Context: any error in it becomes one line, ``could not WHAT: Type: message``."""
+    try:
+        yield
+    except Exception as exc:  # OSError, ValueError, HFValidationError, ...
+        raise BiasampError(
+            f"could not {what}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        ) from exc
 
 
 def check_model(model) -> str:
@@ -78,21 +86,9 @@ def check_model(model) -> str:
 
 @dataclass(frozen=True)
 class ModelSource:
-    """What ``from_pretrained`` is given, and where it came from.
-
-    Attributes
-    ----------
-    name : str
-        The folder (expanded) or hub name.
-    local : bool
-        A local folder.
-    revision, hf_cache_dir : str or None
-        Hub revision and download cache (``from_pretrained(cache_dir=...)``).
-    local_files_only : bool
-        Load from the cache only (``HF_HUB_OFFLINE=1``, or the hub is unreachable).
-    commit : str or None
-        The resolved hub commit (None for a local folder).
-    """
+    """What ``from_pretrained`` is given: the folder (expanded) or hub name, whether it is a
+    local folder, the hub revision and download cache, whether to load from the cache only
+    (``HF_HUB_OFFLINE=1`` or an unreachable hub), and the resolved hub commit."""
 
     name: str
     local: bool
@@ -131,18 +127,6 @@ def _cached_file(name, revision, hf_cache_dir, filename="config.json"):
     return path if isinstance(path, str) else None
 
 
-def _offline() -> bool:
-    from huggingface_hub import constants
-
-    return bool(constants.HF_HUB_OFFLINE)
-
-
-def _endpoint() -> str:
-    from huggingface_hub import constants
-
-    return str(constants.ENDPOINT)
-
-
 def _classify(exc) -> tuple[str, str]:
     """``(kind, detail)`` of a failed hub request; kind: unreachable, not-found, gated, revision,
     no-config, http."""
@@ -150,22 +134,18 @@ def _classify(exc) -> tuple[str, str]:
 
     status = getattr(getattr(exc, "response", None), "status_code", None)
     detail = " ".join(str(exc).split())[:200]
-    if isinstance(exc, errors.GatedRepoError):
-        return "gated", f"HTTP {status}"
-    if isinstance(exc, errors.RepositoryNotFoundError):
-        return "not-found", f"HTTP {status}"
-    if isinstance(exc, errors.RevisionNotFoundError):
-        return "revision", f"HTTP {status}"
-    if isinstance(exc, errors.EntryNotFoundError):
-        return "no-config", f"HTTP {status}"
+    for cls, kind in (
+        (errors.GatedRepoError, "gated"),  # a RepositoryNotFoundError too: first
+        (errors.RepositoryNotFoundError, "not-found"),
+        (errors.RevisionNotFoundError, "revision"),
+        (errors.EntryNotFoundError, "no-config"),
+    ):
+        if isinstance(exc, cls):
+            return kind, f"HTTP {status}"
     if isinstance(exc, errors.HfHubHTTPError) and status is not None:
-        if status == 404:
-            return "not-found", "HTTP 404"
-        if status in (401, 403):
-            return "gated", f"HTTP {status}"
-        if status >= 500 or status in (408, 429):
-            return "unreachable", f"HTTP {status}"
-        return "http", f"HTTP {status}: {detail}"
+        kind = {404: "not-found", 401: "gated", 403: "gated", 408: "unreachable"}.get(status)
+        kind = kind or ("unreachable" if status >= 500 or status == 429 else "http")
+        return kind, f"HTTP {status}" + (f": {detail}" if kind == "http" else "")
     return "unreachable", f"{type(exc).__name__}: {detail}"
 
 
@@ -179,51 +159,50 @@ def _not_cached_hint(hf_cache_dir) -> str:
 
 @functools.lru_cache(maxsize=64)
 def _resolve_hub(name, *, revision, hf_cache_dir, offline, endpoint):
-    if offline:
-        cached = _cached_file(name, revision, hf_cache_dir)
-        if cached is None:
-            raise BiasampError(
-                f"model {name!r} is not in the Hugging Face cache and HF_HUB_OFFLINE=1 forbids "
-                f"downloading it; {_not_cached_hint(hf_cache_dir)}"
-            )
-        return ModelSource(name, False, revision, hf_cache_dir, True, Path(cached).parent.name)
-    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+    if not offline:
+        from huggingface_hub import get_hf_file_metadata, hf_hub_url
 
-    try:
-        meta = get_hf_file_metadata(hf_hub_url(name, "config.json", revision=revision))
-    except Exception as exc:  # noqa: BLE001 - classified below, re-raised as one line
-        kind, detail = _classify(exc)
-        if kind == "unreachable":
-            cached = _cached_file(name, revision, hf_cache_dir)
-            if cached is None:
-                raise BiasampError(
-                    f"the Hugging Face hub is unreachable ({endpoint}: {detail}) and model "
-                    f"{name!r} is not in the local cache; {_not_cached_hint(hf_cache_dir)}"
-                ) from None
-            warnings.warn(
-                HubUnreachableWarning(
-                    f"the Hugging Face hub is unreachable ({endpoint}: {detail}); using the cached "
-                    f"copy of model {name!r} (commit {Path(cached).parent.name[:12]}); set "
-                    "HF_HUB_OFFLINE=1 to skip the check"
-                ),
-                stacklevel=2,
+        try:
+            meta = get_hf_file_metadata(hf_hub_url(name, "config.json", revision=revision))
+            return ModelSource(name, False, revision, hf_cache_dir, False, meta.commit_hash)
+        except Exception as exc:  # noqa: BLE001 - classified, re-raised as one line
+            kind, detail = _classify(exc)
+        if kind != "unreachable":
+            at = f"revision {revision!r} of " if kind == "revision" else ""
+            reason = {
+                "not-found": "was not found on the Hugging Face hub",
+                "gated": "is private or gated on the Hugging Face hub (log in with `hf auth "
+                "login` and accept its terms on its page)",
+                "revision": "was not found on the Hugging Face hub",
+                "no-config": "has no config.json on the Hugging Face hub (not a transformers "
+                "model)",
+                "http": "could not be fetched from the Hugging Face hub",
+            }[kind]
+            raise BiasampError(
+                f"{at}model {name!r} {reason} ({detail} at {endpoint}); check the name "
+                "(hub names look like 'name' or 'org/name') or give a local folder"
             )
-            return ModelSource(name, False, revision, hf_cache_dir, True, Path(cached).parent.name)
-        at = f"revision {revision!r} of " if kind == "revision" else ""
-        reason = {
-            "not-found": "was not found on the Hugging Face hub",
-            "gated": "is private or gated on the Hugging Face hub (log in with `hf auth login` "
-            "and accept its terms on its page)",
-            "revision": "was not found on the Hugging Face hub",
-            "no-config": "has no config.json on the Hugging Face hub (not a transformers model)",
-            "http": "could not be fetched from the Hugging Face hub",
-        }[kind]
+    # offline, or the hub unreachable: the cached copy
+    cached = _cached_file(name, revision, hf_cache_dir)
+    if cached is None:
         raise BiasampError(
-            f"{at}model {name!r} {reason} ({detail} at {endpoint}); check the name "
-            "(hub names look like 'name' or 'org/name') or give a local "
-            "folder"
-        ) from None
-    return ModelSource(name, False, revision, hf_cache_dir, False, meta.commit_hash)
+            f"model {name!r} is not in the Hugging Face cache and HF_HUB_OFFLINE=1 forbids "
+            f"downloading it; {_not_cached_hint(hf_cache_dir)}"
+            if offline
+            else f"the Hugging Face hub is unreachable ({endpoint}: {detail}) and model "
+            f"{name!r} is not in the local cache; {_not_cached_hint(hf_cache_dir)}"
+        )
+    commit = Path(cached).parent.name
+    if not offline:
+        warnings.warn(
+            HubUnreachableWarning(
+                f"the Hugging Face hub is unreachable ({endpoint}: {detail}); using the cached "
+                f"copy of model {name!r} (commit {commit[:12]}); set HF_HUB_OFFLINE=1 to skip "
+                "the check"
+            ),
+            stacklevel=2,
+        )
+    return ModelSource(name, False, revision, hf_cache_dir, True, commit)
 
 
 def resolve_source(model, *, revision=None, hf_cache_dir=None) -> ModelSource:
@@ -235,29 +214,30 @@ def resolve_source(model, *, revision=None, hf_cache_dir=None) -> ModelSource:
         One line: no such folder; not found / gated / no such revision on the hub; the hub is
         unreachable and the model is not cached; ``HF_HUB_OFFLINE=1`` and not cached.
     """
+    from huggingface_hub import constants
+
     name = check_model(model)
     if Path(name).is_dir():
         return ModelSource(name, True)
     cache = None if hf_cache_dir is None else os.fspath(Path(hf_cache_dir).expanduser())
     return _resolve_hub(
-        name, revision=revision, hf_cache_dir=cache, offline=_offline(), endpoint=_endpoint()
+        name,
+        revision=revision,
+        hf_cache_dir=cache,
+        offline=bool(constants.HF_HUB_OFFLINE),
+        endpoint=str(constants.ENDPOINT),
     )
 
 
 def weight_files_sha256(source: ModelSource) -> dict:
-    """``{file name: sha256}`` of the weight files of the model's folder (or cached snapshot).
-
-    A cached hub file is a link to a blob named by its sha256 (large files are stored by their
-    sha256 on the hub), which is used as is; other files are hashed.
-    """
+    """``{file name: sha256}`` of the weight files of the model's folder or cached snapshot (a
+    cached hub file links to a blob named by its sha256, used as is)."""
     folder = source.folder()
     if folder is None or not folder.is_dir():
         return {}
     out = {}
     for f in sorted(folder.iterdir()):
-        if not f.is_file() or not (
-            f.name.endswith(WEIGHT_SUFFIXES) or f.name.endswith(".index.json")
-        ):
+        if not f.is_file() or not f.name.endswith((*WEIGHT_SUFFIXES, ".index.json")):
             continue
         blob = Path(os.path.realpath(f)).name
         out[f.name] = blob if (not source.local and _SHA256.match(blob)) else sha256_file(f)
@@ -295,8 +275,7 @@ def read_config(source: ModelSource) -> dict | None:
 
 def _kind_by_name(config: dict | None) -> tuple[str, str] | None:
     """``(kind, evidence)`` when the first of ``architectures`` names its head (``*ForMaskedLM``;
-    ``*ForCausalLM``, ``*LMHeadModel``; not ``*WithLMHeadModel``): the same answer :func:`detect_model_type` gets from
-    transformers' tables, which it asks only when the name does not say."""
+    ``*ForCausalLM``, ``*LMHeadModel``; not ``*WithLMHeadModel``), else None."""
     archs = (config or {}).get("architectures")
     if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
         return None
@@ -346,15 +325,10 @@ def detect_model_type(
         MODEL_FOR_MASKED_LM_MAPPING_NAMES,
     )
 
-    try:
+    with failing_as(f"read the config of model {str(model)!r}"):
         config = AutoConfig.from_pretrained(
             src.name, trust_remote_code=trust_remote_code, **src.kwargs()
         )
-    except Exception as exc:  # OSError, ValueError (unknown model_type), ...
-        raise BiasampError(
-            f"could not read the config of model {str(model)!r}: "
-            f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-        ) from exc
     masked = _class_names(MODEL_FOR_MASKED_LM_MAPPING_NAMES)
     causal = _class_names(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES)
     archs = list(getattr(config, "architectures", None) or [])
@@ -377,29 +351,6 @@ def detect_model_type(
     )
 
 
-def check_model_type(model_type, model, *, source, trust_remote_code=False) -> tuple[str, str]:
-    """Resolve ``"auto"``; refuse a forced type that the config contradicts.
-
-    Returns ``(model_type, evidence)``.
-    """
-    if model_type == "auto":
-        return detect_model_type(model, source=source, trust_remote_code=trust_remote_code)
-    try:
-        found, evidence = detect_model_type(
-            model, source=source, trust_remote_code=trust_remote_code
-        )
-    except BiasampError as exc:
-        if "cannot tell" in str(exc):  # an unknown kind: the caller's word decides
-            return model_type, "given"
-        raise
-    if found != model_type:
-        raise BiasampError(
-            f"model_type {model_type!r} does not fit model {str(model)!r}: it is a {found} "
-            f"language model ({evidence}); use model_type {found!r} or 'auto'"
-        )
-    return model_type, evidence
-
-
 @dataclass(frozen=True)
 class ResolvedModel:
     """A model id or folder, resolved: where its files are (``source``), its kind
@@ -414,10 +365,9 @@ class ResolvedModel:
 
 def resolve_model(model, model_type="auto", *, options=None) -> ResolvedModel:
     """Resolve ``model`` once (no weights loaded): the id checked, the hub asked once, the
-    kind read from ``config.json`` (``"auto"``) or checked against it (``"masked"`` /
-    ``"causal"``; a BERT given ``"causal"`` is refused). ``options``: the
-    :class:`~biasamp.scoring.LoadOptions` whose ``revision``, ``hf_cache_dir`` and
-    ``trust_remote_code`` it reads (default: theirs).
+    kind read from ``config.json`` (``"auto"``) or checked against it (a BERT given
+    ``"causal"`` is refused); ``options``: the :class:`~biasamp.scoring.LoadOptions` whose
+    ``revision``, ``hf_cache_dir`` and ``trust_remote_code`` it reads.
 
     Raises
     ------
@@ -432,7 +382,17 @@ def resolve_model(model, model_type="auto", *, options=None) -> ResolvedModel:
     options = options or LoadOptions()
     model_type = check(model_type, OneOf(MODEL_TYPE_CHOICES), "model_type")
     source = resolve_source(model, revision=options.revision, hf_cache_dir=options.hf_cache_dir)
-    kind, evidence = check_model_type(
-        model_type, model, source=source, trust_remote_code=options.trust_remote_code
-    )
+    try:
+        kind, evidence = detect_model_type(
+            model, source=source, trust_remote_code=options.trust_remote_code
+        )
+    except BiasampError as exc:
+        if model_type == "auto" or "cannot tell" not in str(exc):
+            raise
+        kind, evidence = model_type, "given"  # an unknown kind: the caller's word decides
+    if model_type not in ("auto", kind):
+        raise BiasampError(
+            f"model_type {model_type!r} does not fit model {str(model)!r}: it is a {kind} "
+            f"language model ({evidence}); use model_type {kind!r} or 'auto'"
+        )
     return ResolvedModel(str(model), source, kind, evidence, options.revision)

@@ -1,8 +1,4 @@
-"""Loading language models and tokenizers; device/dtype choice; the LM head at chosen rows.
-
-long on purpose: every step of loading a model (tokenizer, weights, device, dtype,
-placement) in one place.
-"""
+"""Loading language models and tokenizers; device/dtype choice; the LM head at chosen rows."""
 
 from __future__ import annotations
 
@@ -15,7 +11,9 @@ from pathlib import Path
 
 from .._errors import BiasampError, MissingDependencyError
 from .._files import sha256_file
-from ._hub import resolve_source
+from .._validation import OneOf, Optional, check
+from . import DEVICE_MAPS, canonical_dtype, check_device, parse_max_memory
+from ._hub import failing_as, resolve_source
 
 log = logging.getLogger(__name__)
 
@@ -23,24 +21,16 @@ __all__ = [
     "TOKENIZER_FILES",
     "check_vocabulary",
     "input_device",
+    "lm_head_fn",
     "load_model",
     "load_tokenizer",
+    "model_fingerprint",
+    "placement",
     "resolve_device",
     "resolve_dtype",
-    "lm_head_fn",
-    "model_fingerprint",
     "tokenizer_fingerprint",
     "transformers_logs_propagate",
 ]
-
-
-def _torch():
-    try:
-        import torch
-    except ImportError as exc:  # pragma: no cover - torch is a dependency
-        raise MissingDependencyError("biasamp.scoring needs torch: pip install torch") from exc
-    return torch
-
 
 #: Files of which at least one is in a folder that holds a tokenizer.
 TOKENIZER_FILES = (
@@ -67,10 +57,9 @@ def _source(model, revision=None):
 
 @contextlib.contextmanager
 def transformers_logs_propagate():
-    """Context: what transformers logs (a tokenizer's "sequence longer than the maximum")
-    goes to the root logger's handlers, as every other library's log, instead of to the
-    stderr handler transformers keeps for itself; the command line then shows it in its one
-    form (``warning (transformers): ...``). transformers' own setting comes back after."""
+    """Context: what transformers logs goes to the root logger's handlers (the command line
+    shows it as ``warning (transformers): ...``) instead of transformers' own stderr handler;
+    transformers' setting comes back after."""
     from transformers.utils import logging as hf_logging
 
     lib = logging.getLogger("transformers")
@@ -86,22 +75,20 @@ def transformers_logs_propagate():
         lib.propagate = propagate
 
 
+@contextlib.contextmanager
 def _quiet_transformers():
-    """Context: transformers' own warnings off (its load report; we report what matters)."""
-    import contextlib
-
+    """Context: transformers' own warnings (its load report) and progress bars off."""
     from transformers.utils import logging as hf_logging
 
-    @contextlib.contextmanager
-    def quiet():
-        before = hf_logging.get_verbosity()
-        hf_logging.set_verbosity_error()
-        try:
-            yield
-        finally:
-            hf_logging.set_verbosity(before)
-
-    return quiet()
+    before, bar = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(before)
+        if bar:
+            hf_logging.enable_progress_bar()
 
 
 def load_tokenizer(model, *, revision=None, trust_remote_code=False):
@@ -119,29 +106,20 @@ def load_tokenizer(model, *, revision=None, trust_remote_code=False):
         )
     from transformers import AutoTokenizer
 
-    try:
-        with _quiet_transformers():
-            return AutoTokenizer.from_pretrained(
-                src.name, trust_remote_code=trust_remote_code, **src.kwargs()
-            )
-    except Exception as exc:  # OSError, HFValidationError, ValueError, ...
-        raise BiasampError(
-            f"could not load the tokenizer of model {src.name!r}: "
-            f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-        ) from exc
+    with failing_as(f"load the tokenizer of model {src.name!r}"), _quiet_transformers():
+        return AutoTokenizer.from_pretrained(
+            src.name, trust_remote_code=trust_remote_code, **src.kwargs()
+        )
 
 
 def resolve_device(device):
-    """'auto' -> 'cuda' if available else 'cpu'; validates other strings."""
-    torch = _torch()
+    """``"auto"`` -> CUDA when there, else the CPU; another device checked by name, then
+    asked of torch."""
+    import torch
+
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as exc:
-        raise BiasampError(
-            f"device must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got {device!r}"
-        ) from exc
+    dev = torch.device(check_device(device))
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise BiasampError(
             f"device {device!r} requested but CUDA is not available; use device='cpu' or 'auto'"
@@ -154,11 +132,10 @@ def resolve_device(device):
 
 
 def resolve_dtype(dtype, device):
-    """Map a dtype name to a torch dtype; float16 needs CUDA (bfloat16 is allowed on CPU);
-    float64 (a slow reference run, exact to ~1e-12) is not available on MPS."""
-    from . import canonical_dtype
+    """The torch dtype of a dtype name; float16 needs CUDA (bfloat16 runs on CPU), float64
+    (a slow reference run) is not available on MPS."""
+    import torch
 
-    torch = _torch()
     name = canonical_dtype(dtype)
     if name == "float16" and device.type != "cuda":
         raise BiasampError(
@@ -176,8 +153,16 @@ _AUTO_CLASSES = {
 }
 
 
-def _placement(device_map, max_memory, offload_folder) -> dict:
-    """``from_pretrained`` keywords that let accelerate place the model (none without a map)."""
+def placement(options) -> dict:
+    """The ``from_pretrained`` keywords with which accelerate places the model (none without
+    a ``device_map``), checked: ``max_memory`` and ``offload_folder`` need a device map."""
+    device_map = check(options.device_map, Optional(OneOf(DEVICE_MAPS)), "device_map")
+    for name in ("max_memory", "offload_folder"):
+        if (value := getattr(options, name)) is not None and device_map is None:
+            raise BiasampError(
+                f"{name} places a model with device_map; give device_map='auto' "
+                f"(--device-map auto) too (got {name}={value!r})"
+            )
     if device_map is None:
         return {}
     try:
@@ -187,67 +172,33 @@ def _placement(device_map, max_memory, offload_folder) -> dict:
             f"device_map {device_map!r} needs accelerate: pip install accelerate"
         ) from exc
     out = {"device_map": device_map}
-    if max_memory is not None:
-        out["max_memory"] = dict(max_memory)
-    if offload_folder is not None:
-        out["offload_folder"] = os.fspath(offload_folder)
+    if options.max_memory is not None:
+        out["max_memory"] = parse_max_memory(options.max_memory)
+    if options.offload_folder is not None:
+        out["offload_folder"] = os.fspath(options.offload_folder)
     return out
 
 
-def load_model(
-    model,
-    *,
-    kind="masked",
-    revision=None,
-    trust_remote_code=False,
-    dtype=None,
-    allow_missing_weights=False,
-    device_map=None,
-    max_memory=None,
-    offload_folder=None,
-):
-    """Load ``AutoModelForMaskedLM`` or ``AutoModelForCausalLM`` (eval mode); errors name the model.
+def load_model(source, *, kind, trust_remote_code, dtype, allow_missing_weights, placed):
+    """``AutoModelForMaskedLM`` or ``AutoModelForCausalLM`` in eval mode, placed by ``placed``
+    (:func:`placement`), and the sorted names of the weights the checkpoint lacks.
 
-    Weights that the checkpoint lacks (transformers initialises them at random, e.g. the
-    masked-LM head of a sentence-transformers ``BertModel`` folder) are an error naming them,
-    unless ``allow_missing_weights``; unexpected weights (a pooler, a next-sentence head) are
-    only logged. transformers' weight-loading bar is off for this call (the caller's progress
-    display is the one a run shows).
-    ``device_map`` (``"auto"``, ...) lets accelerate place the layers over the GPUs, the CPU and
-    ``offload_folder`` on disk, each device holding at most its ``max_memory``.
-
-    Returns
-    -------
-    (model, missing) : the model, and the sorted names of the newly initialised weights
+    Missing weights (transformers would initialise them at random, e.g. the masked-LM head of
+    a ``BertModel`` folder) are an error naming them unless ``allow_missing_weights``;
+    unexpected ones (a pooler) are only logged. Errors name the model.
     """
     import transformers
-    from transformers.utils import logging as hf_logging
 
-    src = _source(model, revision)
     auto_name, what, head = _AUTO_CLASSES[kind]
-    was_on = hf_logging.is_progress_bar_enabled()
-    if was_on:
-        hf_logging.disable_progress_bar()
-    try:
-        with _quiet_transformers():
-            mdl, info = getattr(transformers, auto_name).from_pretrained(
-                src.name,
-                trust_remote_code=trust_remote_code,
-                dtype=dtype,
-                output_loading_info=True,
-                **_placement(device_map, max_memory, offload_folder),
-                **src.kwargs(),
-            )
-    except MissingDependencyError:
-        raise
-    except Exception as exc:
-        raise BiasampError(
-            f"could not load {what} {src.name!r}: {type(exc).__name__}: "
-            f"{' '.join(str(exc).split())[:300]}"
-        ) from exc
-    finally:
-        if was_on:
-            hf_logging.enable_progress_bar()
+    with failing_as(f"load {what} {source.name!r}"), _quiet_transformers():
+        mdl, info = getattr(transformers, auto_name).from_pretrained(
+            source.name,
+            trust_remote_code=trust_remote_code,
+            dtype=dtype,
+            output_loading_info=True,
+            **placed,
+            **source.kwargs(),
+        )
     missing = sorted(
         set(info.get("missing_keys") or ())
         | {
@@ -258,7 +209,7 @@ def load_model(
     if info.get("unexpected_keys"):
         log.info(
             "model %s: unused weights in the checkpoint: %s",
-            src.name,
+            source.name,
             ", ".join(sorted(info["unexpected_keys"])),
         )
     if missing and not allow_missing_weights:
@@ -266,7 +217,7 @@ def load_model(
             f", ... ({len(missing)} in all)" if len(missing) > 6 else ""
         )
         raise BiasampError(
-            f"model {src.name!r}: the checkpoint has no weights for {shown} of "
+            f"model {source.name!r}: the checkpoint has no weights for {shown} of "
             f"{type(mdl).__name__}; transformers would initialise them at random and the scores "
             f"would mean nothing (a checkpoint without a trained {head}?); use a checkpoint "
             "with one, or allow_missing_weights (--allow-missing-weights) to probe it anyway"
@@ -275,9 +226,8 @@ def load_model(
 
 
 def check_vocabulary(tokenizer, model, name) -> None:
-    """Refuse a tokenizer that can emit ids the model has no embedding (or LM-head) row for:
-    a tokenizer of another model, or tokens added without resizing the embeddings. Without
-    this check the first such id ends the run in an ``IndexError`` deep inside torch."""
+    """Refuse a tokenizer that can emit ids the model has no embedding (or LM-head) row for (a
+    tokenizer of another model; tokens added without resizing), before torch's ``IndexError``."""
     rows = [
         int(m.weight.shape[0])
         for m in (model.get_input_embeddings(), model.get_output_embeddings())
@@ -300,7 +250,8 @@ def check_vocabulary(tokenizer, model, name) -> None:
 def input_device(model, fallback):
     """Where a model placed by a device map reads its inputs: the device of its first placed
     module (a GPU index, or the CPU when that module is on the CPU or on disk)."""
-    torch = _torch()
+    import torch
+
     placed = getattr(model, "hf_device_map", None)
     if not placed:
         return fallback
@@ -311,12 +262,9 @@ def input_device(model, fallback):
 
 
 def lm_head_fn(model):
-    """Return ``(encoder, head)``: ``head(hidden (s, H)) -> logits (s, V)``, or None.
-
-    With it, the LM head (a vocabulary-sized matmul) runs only at the positions being scored.
-    None means an architecture this function does not know: the caller then runs the whole model
-    and gathers the logits at those positions (same numbers, slower).
-    """
+    """``(encoder, head)``, ``head(hidden (s, H)) -> logits (s, V)``, so that the LM head runs
+    only at the scored positions; None for an architecture it does not know (the caller then
+    gathers the whole model's logits there: same numbers, slower)."""
     encoder = getattr(model, "base_model", None)
     if encoder is None or encoder is model:
         return None
@@ -339,10 +287,9 @@ def lm_head_fn(model):
     if cls_name.startswith("DistilBertFor"):
 
         def head(h):
-            h = model.vocab_transform(h)
-            h = model.activation(h)
-            h = model.vocab_layer_norm(h)
-            return model.vocab_projector(h)
+            return model.vocab_projector(
+                model.vocab_layer_norm(model.activation(model.vocab_transform(h)))
+            )
 
         return encoder, head
     return None

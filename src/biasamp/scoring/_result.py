@@ -90,13 +90,8 @@ class ScoreResult:
         return self.candidates
 
     def to_frame(self):
-        """Long table: one row per (prompt, candidate).
-
-        Returns
-        -------
-        pandas.DataFrame
-            Columns ``prompt_index, prompt, candidate, log_prob, prob, mass``.
-        """
+        """Long table, one row per (prompt, candidate): ``prompt_index, prompt, candidate,
+        log_prob, prob, mass``."""
         import pandas as pd
 
         rows = []
@@ -109,15 +104,6 @@ class ScoreResult:
         )
 
 
-# -------------------- cache
-# On-disk cache of candidate log probabilities (sqlite, JSON values; no pickles).
-#
-# One database file per scoring configuration (model weights, revision, tokenizer, estimator,
-# dtype): ``scores-<hash16>.sqlite`` holding a ``meta`` table with the configuration and a
-# ``scores`` table mapping ``sha256(prefix, suffix, candidates)`` to the JSON list of float64 log
-# probabilities (``json`` writes floats with ``repr``, so values round-trip exactly).
-
-
 def item_key(prefix, suffix, candidates):
     """Key of one prompt (text around the blank) with its ordered candidate tuple."""
     blob = json.dumps([prefix, suffix, list(candidates)], ensure_ascii=False)
@@ -125,7 +111,10 @@ def item_key(prefix, suffix, candidates):
 
 
 class ScoreCache:
-    """A sqlite file of cached scores for one configuration dict."""
+    """The on-disk score cache of one scoring configuration (weights, revision, tokenizer,
+    estimator, dtype, ...): ``scores-<hash16>.sqlite``, a ``meta`` table with the configuration
+    and a ``scores`` table from :func:`item_key` to the JSON list of float64 log probabilities
+    (``repr`` floats: exact round trip; no pickles)."""
 
     def __init__(self, folder, config):
         try:

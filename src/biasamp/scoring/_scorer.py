@@ -1,5 +1,13 @@
 """MaskedLMScorer: batched candidate scoring with a Hugging Face masked LM, and its sentence
-pairs (CrowS-Pairs, :meth:`MaskedLMScorer.score_pairs`)."""
+pairs (CrowS-Pairs, :meth:`MaskedLMScorer.score_pairs`).
+
+Each estimator is a set of *queries* ``log P(target id | context, at position pos)`` on masked
+contexts, whose answers sum to a candidate's log probability (:func:`build_queries`); identical
+contexts are stored once, so the encoder runs once per distinct masked context (``word``: all
+single-piece candidates of a prompt share one). :func:`run_queries` runs the distinct contexts
+longest first, applies the LM head only at the queried positions and takes the log-softmax in
+float64.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +18,12 @@ import numpy as np
 
 from .._errors import BiasampError
 from ._base import BaseScorer
-from ._engine import QuerySet, build_queries, run_queries
 from ._load import lm_head_fn, transformers_logs_propagate
 from ._spans import locate_spans
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MaskedLMScorer", "shared_positions"]
+__all__ = ["MaskedLMScorer", "QuerySet", "build_queries", "run_queries", "shared_positions"]
 
 #: Pairs whose contexts are built and run together (bounds memory, keeps batches full).
 PAIR_CHUNK = 512
@@ -28,29 +35,23 @@ class MaskedLMScorer(BaseScorer):
     Parameters
     ----------
     model : str or path-like
-        Hugging Face hub name (``"bert-base-uncased"``) or local folder, loaded with
-        ``AutoModelForMaskedLM`` / ``AutoTokenizer`` (fast tokenizer needed). Its config must
-        not say it is a causal LM (use :class:`CausalLMScorer`).
+        Hugging Face hub name (``"bert-base-uncased"``) or local folder
+        (``AutoModelForMaskedLM``, a fast tokenizer).
     options : LoadOptions, optional
-        How the model is loaded and run (:class:`~biasamp.scoring.LoadOptions`: revision,
-        device, dtype, ``batch_size`` = distinct masked contexts per encoder call, score cache,
-        ...), or its fields as keywords (``device="cpu"``). The log-softmax at the scored
-        positions is always taken in float64.
+        How the model is loaded and run (:class:`~biasamp.scoring.LoadOptions`; ``batch_size``:
+        distinct masked contexts per encoder call), or its fields as keywords
+        (``device="cpu"``). The log-softmax at the scored positions is taken in float64.
     progress : bool or biasamp._progress.Progress
         Where :meth:`score` and :meth:`score_pairs` report the contexts they run (counted
-        beforehand by :meth:`count_contexts`): a reporter, True for the standard display on
-        stderr, False (default) for none. The caller announces the stage.
+        beforehand by :meth:`count_contexts`; the caller announces the stage): a reporter, True
+        for the standard display, False (default) for none.
     chunk_size : int
-        Prompts tokenised and run together; memory does not grow with the number of prompts
-        beyond one chunk (plus the (n, k) result arrays).
+        Prompts tokenised and run together (memory does not grow beyond one chunk).
 
     Examples
     --------
-    Doctests cannot download a model; see ``tests/scoring/test_scoring.py`` and the README::
-
-        scorer = MaskedLMScorer("bert-base-uncased")
-        r = scorer.score(["[BLANK] is a nurse."], ["he", "she"], scoring="first-piece")
-        r.prob  # (1, 2), rows sum to 1
+    ``MaskedLMScorer("bert-base-uncased").score(["[BLANK] is a nurse."], ["he", "she"]).prob``:
+    shape (1, 2), rows summing to 1.
 
     >>> MaskedLMScorer("./no/such/folder")
     Traceback (most recent call last):
@@ -68,8 +69,6 @@ class MaskedLMScorer(BaseScorer):
                 "no known LM head split for %s; scoring with full-model logits",
                 type(self.model).__name__,
             )
-        self.max_length = self._max_length()
-        self._special_ids = frozenset(self.tokenizer.all_special_ids)
         self._split = {}
 
     def _check_tokenizer(self):
@@ -78,16 +77,6 @@ class MaskedLMScorer(BaseScorer):
                 f"model {self.model_name!r}: its tokenizer has no mask token; "
                 "a masked language model is needed"
             )
-
-    def _max_length(self):
-        tok_max = getattr(self.tokenizer, "model_max_length", None) or 10**9
-        cfg = self.model.config
-        pos = getattr(cfg, "max_position_embeddings", None)
-        if pos is not None and type(self.model).__name__.startswith(
-            ("Roberta", "XLMRoberta", "Camembert")
-        ):
-            pos = pos - (cfg.pad_token_id or 0) - 1  # positions start after the padding index
-        return int(min(tok_max, pos or tok_max))
 
     def _queries(self, mode, rows):
         spans = locate_spans(self.tokenizer, rows, max_length=self.max_length)
@@ -102,9 +91,8 @@ class MaskedLMScorer(BaseScorer):
             for (_, _, _, _, c), sp in zip(rows, spans):
                 if sp.end - sp.start > 1 and c not in self._split:
                     self._split[c] = self.tokenizer.convert_ids_to_tokens(list(sp.pieces))
-        vals = self._run(qs, lambda n_ctx, n_tok: on_batch(n_ctx))
         flat = np.zeros(len(rows))
-        np.add.at(flat, np.asarray(qs.q_out, dtype=np.int64), vals)
+        np.add.at(flat, np.asarray(qs.q_out, dtype=np.int64), self._run(qs, on_batch))
         return flat
 
     def _run(self, qs, on_batch):
@@ -130,14 +118,14 @@ class MaskedLMScorer(BaseScorer):
 
     @transformers_logs_propagate()
     def score_pairs(self, first, second, *, chunk_size: int = PAIR_CHUNK):
-        """Pseudo-log-likelihood of the tokens each pair of sentences shares (CrowS-Pairs).
+        """Pseudo-log-likelihood of the tokens each pair of sentences shares (CrowS-Pairs, Nangia
+        et al. 2020: each shared token masked in turn, the differing words never masked).
 
         Parameters
         ----------
         first, second : sequence of str, length n
-            The two sentences of each pair; ``first`` is the one difflib aligns from (Nangia
-            et al.: the more stereotypical sentence of a ``stereo`` pair, the less
-            stereotypical one of an ``antistereo`` pair).
+            The two sentences of each pair; ``first`` is the one difflib aligns from (the
+            more stereotypical sentence of a ``stereo`` pair, the less of an ``antistereo`` one).
         chunk_size : int
             Pairs whose masked contexts are run together.
 
@@ -153,37 +141,21 @@ class MaskedLMScorer(BaseScorer):
         scores = np.zeros(2 * n)
         n_shared = np.zeros(n, dtype=np.int64)
 
-        def on_batch(n_ctx, n_tok):
+        def on_batch(n_ctx):
             self.n_forward_calls += 1
             self.progress.advance(n_ctx)
 
         for qs, shared in _pair_chunks(self, first, second, chunk_size):
-            for i, m in shared.items():
-                n_shared[i] = m
-            vals = self._run(qs, on_batch)
+            n_shared[list(shared)] = list(shared.values())
             if len(qs):
-                np.add.at(scores, np.asarray(qs.q_out, dtype=np.int64), vals)
+                np.add.at(scores, np.asarray(qs.q_out, dtype=np.int64), self._run(qs, on_batch))
         return scores.reshape(n, 2), n_shared
 
     @transformers_logs_propagate()
     def count_pair_contexts(self, first, second, *, chunk_size: int = PAIR_CHUNK) -> int:
-        """How many distinct masked contexts :meth:`score_pairs` runs through the model for
-        these arguments (the units it reports to ``progress``): the masked contexts of the
-        shared tokens, one repeated within a chunk of pairs (a sentence in two pairs, a pair
-        listed twice) counted once. The sentences are tokenised and aligned, nothing is run.
-
-        Returns
-        -------
-        int
-        """
+        """How many distinct masked contexts :meth:`score_pairs` runs for these arguments (the
+        units it reports to ``progress``); nothing is run."""
         return sum(len(qs.contexts) for qs, _ in _pair_chunks(self, first, second, chunk_size))
-
-
-# -------------------- pairs
-# Nangia et al. (2020) mask, one at a time, each token two minimally different sentences share
-# (difflib's ``equal`` blocks over the token ids, special tokens left out) and sum
-# ``log P(token | rest of the sentence)``; the group words are never masked. Every masked
-# context is a query of the batched engine (:mod:`._engine`): identical contexts run once.
 
 
 def shared_positions(ids1, ids2, special1, special2) -> tuple[list[int], list[int]]:
@@ -214,7 +186,7 @@ def _encode(tokenizer, sentences, max_length, what):
         truncation=False,
     )
     for i, ids in enumerate(enc["input_ids"]):
-        if max_length is not None and len(ids) > max_length:
+        if len(ids) > max_length:
             raise BiasampError(
                 f"{what}[{i}] is {len(ids)} tokens long; the model accepts at most "
                 f"{max_length}: {sentences[i][:60]!r}"
@@ -246,3 +218,122 @@ def _pair_chunks(scorer, first, second, chunk_size):
                 for pos in positions:
                     qs.add(ids[:pos] + (mask_id,) + ids[pos + 1 :], pos, ids[pos], out)
         yield qs, shared
+
+
+# -------------------- the queries and their runner
+class QuerySet:
+    """Distinct contexts, distinct (context, position) sites, and the queries on them."""
+
+    def __init__(self):
+        self._ctx, self._site = {}, {}  # context -> index, (context index, position) -> index
+        self.q_site, self.q_tgt, self.q_out = [], [], []
+
+    def add(self, ctx, pos, tgt, out):
+        c = self._ctx.setdefault(ctx, len(self._ctx))
+        self.q_site.append(self._site.setdefault((c, pos), len(self._site)))
+        self.q_tgt.append(tgt)
+        self.q_out.append(out)
+
+    @property
+    def contexts(self) -> list:
+        return list(self._ctx)
+
+    @property
+    def site_ctx(self) -> list:
+        return [c for c, _ in self._site]
+
+    @property
+    def site_pos(self) -> list:
+        return [p for _, p in self._site]
+
+    def __len__(self):
+        return len(self.q_site)
+
+
+def build_queries(mode, spans, mask_id, special_ids=frozenset()):
+    """Turn spans (one per output cell, in flat order) into a :class:`QuerySet`.
+
+    ``first-piece``: one query per span (first piece at a single mask).
+    ``word``: ``m`` queries for ``m`` pieces, step ``t`` with pieces ``< t`` filled.
+    ``pll``: one query per non-special token of the filled sentence.
+    """
+    qs = QuerySet()
+    for out, sp in enumerate(spans):
+        ids, s, e = sp.ids, sp.start, sp.end
+        if mode == "first-piece":
+            qs.add(ids[:s] + (mask_id,) + ids[e:], s, ids[s], out)
+        elif mode == "word":
+            m = e - s
+            suffix = ids[e:]
+            for t in range(m):
+                qs.add(ids[: s + t] + (mask_id,) * (m - t) + suffix, s + t, ids[s + t], out)
+        else:  # pll (the estimator was checked where it entered)
+            for u, tok in enumerate(ids):
+                if tok not in special_ids:
+                    qs.add(ids[:u] + (mask_id,) + ids[u + 1 :], u, tok, out)
+    return qs
+
+
+def run_queries(qs, *, model, head, device, batch_size, pad_id, on_batch=None):
+    """The float64 log probability of every query of ``qs`` through ``model`` (a masked LM in
+    eval mode on ``device``; ``head``: :func:`~biasamp.scoring._load.lm_head_fn`'s, None for
+    the full model); ``on_batch(n_contexts)`` after each encoder batch."""
+    import torch
+
+    contexts = qs.contexts
+    n_ctx = len(contexts)
+    if n_ctx == 0:
+        return np.zeros(0)
+    lengths = np.fromiter((len(c) for c in contexts), dtype=np.int64, count=n_ctx)
+    order = np.argsort(-lengths, kind="stable")  # longest first: padding is small in each batch
+    rank = np.empty(n_ctx, dtype=np.int64)
+    rank[order] = np.arange(n_ctx)
+    ctx_batch, ctx_local = rank // batch_size, rank % batch_size
+    site_ctx = np.asarray(qs.site_ctx, dtype=np.int64)
+    site_pos = np.asarray(qs.site_pos, dtype=np.int64)
+    q_site = np.asarray(qs.q_site, dtype=np.int64)
+    q_tgt = np.asarray(qs.q_tgt, dtype=np.int64)
+    site_batch = ctx_batch[site_ctx]
+    q_batch = site_batch[q_site]
+    site_order = np.argsort(site_batch, kind="stable")
+    site_bounds = np.searchsorted(site_batch[site_order], np.arange(ctx_batch.max() + 2))
+    q_order = np.argsort(q_batch, kind="stable")
+    q_bounds = np.searchsorted(q_batch[q_order], np.arange(ctx_batch.max() + 2))
+    site_local = np.empty(len(site_ctx), dtype=np.int64)
+    result = np.empty(len(q_site), dtype=np.float64)
+    pad = 0 if pad_id is None else int(pad_id)
+
+    with torch.inference_mode():
+        for b in range(int(ctx_batch.max()) + 1):
+            members = order[b * batch_size : (b + 1) * batch_size]
+            width = int(lengths[members[0]])
+            ids = np.full((len(members), width), pad, dtype=np.int64)
+            att = np.zeros((len(members), width), dtype=np.int64)
+            for r, c in enumerate(members):
+                ctx = contexts[c]
+                ids[r, : len(ctx)] = ctx
+                att[r, : len(ctx)] = 1
+            input_ids = torch.from_numpy(ids).to(device)
+            attention = torch.from_numpy(att).to(device)
+            sites = site_order[site_bounds[b] : site_bounds[b + 1]]
+            site_local[sites] = np.arange(len(sites))
+            rows = torch.from_numpy(ctx_local[site_ctx[sites]]).to(device)
+            cols = torch.from_numpy(site_pos[sites]).to(device)
+            if head is not None:
+                encoder, head_fn = head
+                hidden = encoder(input_ids=input_ids, attention_mask=attention)[0]
+                logits = head_fn(hidden[rows, cols])
+            else:
+                logits = model(input_ids=input_ids, attention_mask=attention).logits[rows, cols]
+            if logits.device.type == "mps":  # no float64 on MPS: the few scored rows go to CPU
+                logits = logits.cpu()
+            # float64: the candidates' probabilities are an exact softmax of these logits to
+            # ~1e-15 (float32 would be off by ~4e-7)
+            logp = torch.log_softmax(logits.double(), dim=-1)
+            qsel = q_order[q_bounds[b] : q_bounds[b + 1]]
+            li = torch.from_numpy(site_local[q_site[qsel]]).to(device)
+            ti = torch.from_numpy(q_tgt[qsel]).to(device)
+            result[qsel] = logp[li, ti].double().cpu().numpy()
+            if on_batch is not None:
+                on_batch(len(members))
+    return result

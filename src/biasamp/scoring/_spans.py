@@ -20,7 +20,6 @@ __all__ = [
     "BLANK",
     "Span",
     "audit_candidates",
-    "candidate_pieces",
     "check_candidates",
     "check_prompts",
     "check_score_inputs",
@@ -46,66 +45,54 @@ def _short(text, limit=80):
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def _items(value, where, noun, *, strings=True, alt="", hint="") -> list:
+    """``value`` as a non-empty list (of strings), or one line naming ``where``."""
+    if isinstance(value, str):
+        raise BiasampError(
+            f"{where} must be a list of strings{alt}, not a single string; got "
+            f"{_short(value)!r}{hint}"
+        )
+    try:
+        items = list(value)
+    except TypeError:
+        raise BiasampError(
+            f"{where} must be a list of strings; got {type(value).__name__}"
+        ) from None
+    if not items:
+        raise BiasampError(f"{where} must contain at least one {noun}; got an empty list")
+    for i, x in enumerate(items if strings else ()):
+        if not isinstance(x, str):
+            raise BiasampError(f"{where}[{i}] must be a string; got {type(x).__name__} {x!r}")
+    return items
+
+
 def check_prompts(prompts, blank):
     """Validate prompts; return a list of ``(prefix, suffix)`` around the single blank."""
     if not isinstance(blank, str) or not blank:
         raise BiasampError(f"blank must be a non-empty string; got {blank!r}")
-    if isinstance(prompts, str):
-        raise BiasampError(
-            f"prompts must be a list of strings, not a single string; got {_short(prompts)!r} "
-            "(wrap it in a list)"
-        )
-    try:
-        prompts = list(prompts)
-    except TypeError:
-        raise BiasampError(
-            f"prompts must be a list of strings; got {type(prompts).__name__}"
-        ) from None
-    if not prompts:
-        raise BiasampError("prompts must contain at least one prompt; got an empty list")
     out = []
-    for i, p in enumerate(prompts):
-        if not isinstance(p, str):
-            raise BiasampError(f"prompts[{i}] must be a string; got {type(p).__name__} {p!r}")
-        count = p.count(blank)
-        if count != 1:
+    for i, p in enumerate(_items(prompts, "prompts", "prompt", hint=" (wrap it in a list)")):
+        if (count := p.count(blank)) != 1:
             raise BiasampError(
                 f"prompts[{i}] must contain the blank {blank!r} exactly once; found it {count} "
                 f"times in {_short(p)!r}"
             )
-        pre, post = p.split(blank)
-        out.append((pre, post))
+        out.append(tuple(p.split(blank)))
     return out
 
 
 def _check_list(cands, where):
-    if isinstance(cands, str):
-        raise BiasampError(
-            f"{where} must be a list of strings, not a single string; got {_short(cands)!r}"
-        )
-    try:
-        cands = tuple(cands)
-    except TypeError:
-        raise BiasampError(
-            f"{where} must be a list of strings; got {type(cands).__name__}"
-        ) from None
-    if not cands:
-        raise BiasampError(f"{where} must contain at least one candidate; got an empty list")
+    cands = tuple(_items(cands, where, "candidate"))
     for j, c in enumerate(cands):
-        if not isinstance(c, str):
-            raise BiasampError(f"{where}[{j}] must be a string; got {type(c).__name__} {c!r}")
         if not c.strip():
             raise BiasampError(f"{where}[{j}] must be a non-empty word; got {c!r}")
         if c != c.strip():
             raise BiasampError(f"{where}[{j}] must not start or end with whitespace; got {c!r}")
-    seen = set()
-    for c in cands:
-        if c in seen:
-            raise BiasampError(
-                f"{where} must not repeat a candidate (renormalisation would count it twice); "
-                f"{c!r} appears more than once in {list(cands)!r}"
-            )
-        seen.add(c)
+    if (dup := next((c for j, c in enumerate(cands) if c in cands[:j]), None)) is not None:
+        raise BiasampError(
+            f"{where} must not repeat a candidate (renormalisation would count it twice); "
+            f"{dup!r} appears more than once in {list(cands)!r}"
+        )
     return cands
 
 
@@ -117,19 +104,9 @@ def check_candidates(candidates, n_prompts):
     per_prompt : list of tuple of str, length n_prompts
     given : tuple of str, or tuple of tuple of str (what :class:`ScoreResult` reports)
     """
-    if isinstance(candidates, str):
-        raise BiasampError(
-            "candidates must be a list of strings (or one list per prompt), not a single "
-            f"string; got {_short(candidates)!r}"
-        )
-    try:
-        items = list(candidates)
-    except TypeError:
-        raise BiasampError(
-            f"candidates must be a list of strings; got {type(candidates).__name__}"
-        ) from None
-    if not items:
-        raise BiasampError("candidates must contain at least one candidate; got an empty list")
+    items = _items(
+        candidates, "candidates", "candidate", strings=False, alt=" (or one list per prompt)"
+    )
     nested = [not isinstance(c, str) for c in items]
     if all(nested):
         if len(items) != n_prompts:
@@ -176,21 +153,9 @@ def check_score_inputs(
 
 
 def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):
-    """Tokenise filled sentences and find the candidate's pieces in each.
-
-    Parameters
-    ----------
-    tokenizer : transformers fast tokenizer
-    texts_and_bounds : list of (text, start_char, end_char, prompt, candidate)
-        The filled sentence and the candidate's character span in it (prompt/candidate only for
-        error messages).
-    max_length : int or None
-        Longest allowed token sequence (special tokens included).
-
-    Returns
-    -------
-    list of Span
-    """
+    """A :class:`Span` of each ``(filled sentence, candidate's start and end character,
+    prompt, candidate)`` (the last two for messages), tokenised by a fast tokenizer; at most
+    ``max_length`` tokens, special tokens included."""
     if not getattr(tokenizer, "is_fast", False):
         raise BiasampError(
             f"tokenizer {type(tokenizer).__name__} has no fast (Rust) implementation, which the "
@@ -242,9 +207,7 @@ def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):
                 f"candidate {cand!r} tokenises to no pieces with {type(tokenizer).__name__} "
                 f"(in prompt {_short(prompt)!r}); it cannot be scored"
             )
-        start, end = inside[0], inside[-1] + 1
-        if inside != list(range(start, end)):  # pragma: no cover - offsets are monotone
-            raise BiasampError(f"candidate {cand!r} pieces are not contiguous in {text!r}")
+        start, end = inside[0], inside[-1] + 1  # contiguous: offsets are monotone
         if unk is not None and unk in ids[start:end]:
             pieces = tokenizer.convert_ids_to_tokens(list(ids[start:end]))
             raise BiasampError(
@@ -261,25 +224,6 @@ def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):
     return out
 
 
-# -------------------- audit
-# Tokenisation audit: which candidates are single pieces, which are split, which collide.
-
-
-def candidate_pieces(tokenizer, candidates, *, prompt=None, blank=BLANK):
-    """Return the pieces (token strings) of each candidate, tokenised in ``prompt``.
-
-    The default prompt ``"the [BLANK]"`` puts the candidate mid-sentence after a space (how
-    templates use it; matters for BPE tokenizers, whose pieces carry the leading space).
-    """
-    if prompt is None:
-        prompt = f"the {blank}"
-    ((pre, post),) = check_prompts([prompt], blank)
-    _, cands = check_candidates(candidates, 1)
-    rows = [(pre + c + post, len(pre), len(pre) + len(c), prompt, c) for c in cands]
-    spans = locate_spans(tokenizer, rows)
-    return cands, [tuple(tokenizer.convert_ids_to_tokens(list(sp.pieces))) for sp in spans]
-
-
 def audit_candidates(tokenizer, candidates, *, prompt=None, blank=BLANK):
     """Audit how a tokenizer splits candidate words.
 
@@ -290,7 +234,7 @@ def audit_candidates(tokenizer, candidates, *, prompt=None, blank=BLANK):
     candidates : sequence of str, length k
     prompt : str, optional
         Context to tokenise the candidates in (contains ``blank`` once); default
-        ``"the [BLANK]"`` (mid-sentence, after a space).
+        ``"the [BLANK]"`` (mid-sentence, after a space: BPE pieces carry the leading space).
     blank : str
 
     Returns
@@ -325,20 +269,16 @@ def audit_candidates(tokenizer, candidates, *, prompt=None, blank=BLANK):
             f"tokenizer must be a transformers tokenizer or a model name/folder; got "
             f"{type(tokenizer).__name__}"
         )
-    cands, pieces = candidate_pieces(tokenizer, candidates, prompt=prompt, blank=blank)
+    prompt = f"the {blank}" if prompt is None else prompt
+    ((pre, post),) = check_prompts([prompt], blank)
+    _, cands = check_candidates(candidates, 1)
+    rows = [(pre + c + post, len(pre), len(pre) + len(c), prompt, c) for c in cands]
+    spans = locate_spans(tokenizer, rows)
+    pieces = [tuple(tokenizer.convert_ids_to_tokens(list(sp.pieces))) for sp in spans]
     firsts = [p[0] for p in pieces]
-    rows = []
-    for c, p, f in zip(cands, pieces, firsts):
-        shares = tuple(o for o, fo in zip(cands, firsts) if fo == f and o != c)
-        rows.append((c, p, len(p), len(p) == 1, f, shares))
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "candidate",
-            "pieces",
-            "n_pieces",
-            "single_piece",
-            "first_piece",
-            "shares_first_piece_with",
-        ],
-    )
+    rows = [
+        (c, p, len(p), len(p) == 1, f, tuple(o for o, g in zip(cands, firsts) if g == f and o != c))
+        for c, p, f in zip(cands, pieces, firsts)
+    ]
+    columns = "candidate pieces n_pieces single_piece first_piece shares_first_piece_with"
+    return pd.DataFrame(rows, columns=columns.split())
