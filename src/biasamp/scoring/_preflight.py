@@ -9,9 +9,10 @@ were checked (:class:`~biasamp.pipeline.ProbeConfig`) and before any model loads
    refused, the estimator checked against the kind, a ``context_token`` checked against the
    kind and against the vocabulary of ``tokenizer.json`` (read with ``tokenizers``, no
    transformers);
-2. last, the one question only torch answers: whether the device asked for (``cuda``,
-   ``cuda:N``, ``mps``, or ``auto`` with a dtype that needs CUDA) is there. torch is imported
-   only when that question is asked.
+2. last, whether the device asked for (``cuda``, ``cuda:N``, ``mps``, or ``auto`` with a
+   dtype that needs CUDA) is there: refused before torch where the platform (``mps`` is
+   macOS only) or the torch build (a CPU-only one, ``+cpu``) decides; else the one question
+   only torch answers, and torch is imported only when that question is asked.
 
 What cannot be decided from the files (a config.json whose architecture names no head, a
 tokenizer without ``tokenizer.json``) is left to the loading code, which checks it as before.
@@ -19,7 +20,9 @@ tokenizer without ``tokenizer.json``) is left to the loading code, which checks 
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import sys
 
 from .._errors import BiasampError
 from . import LoadOptions, canonical_dtype, check_estimator
@@ -91,15 +94,34 @@ def _check_context_token(resolved: ResolvedModel, token: str | None) -> None:
         )
 
 
-def _check_device(options: LoadOptions) -> None:
-    """The torch question, asked only when the answer matters: is the device there (and does
-    it take the dtype)? The messages are the loading code's (:func:`._load.resolve_device`)."""
-    dtype = canonical_dtype(options.dtype)
-    if options.device == "cpu" or (options.device == "auto" and dtype != "float16"):
-        return
-    from ._load import resolve_device, resolve_dtype
+def _no_cuda_build() -> bool:
+    """Whether this installation cannot run CUDA, told without importing torch: macOS (torch
+    has no CUDA build there) or a torch whose local version label says CPU only
+    (``2.13.0+cpu``). False: only torch can tell."""
+    if sys.platform == "darwin":
+        return True
+    try:
+        return importlib.metadata.version("torch").partition("+")[2] == "cpu"
+    except importlib.metadata.PackageNotFoundError:
+        return False  # the loading code says torch is missing
 
-    resolve_dtype(dtype, resolve_device(options.device))
+
+def _check_device(options: LoadOptions) -> None:
+    """Is the device there (and does it take the dtype)? Told before torch where the platform
+    (``mps`` is macOS only) or the torch build (a CPU-only one) decides; else the one torch
+    question, asked only when the answer matters. The messages are the loading code's."""
+    device, dtype = options.device, canonical_dtype(options.dtype)
+    if device == "cpu" or (device == "auto" and dtype != "float16"):
+        return
+    from ._load import check_dtype, device_missing, resolve_device, resolve_dtype
+
+    if device == "mps" and sys.platform != "darwin":
+        raise device_missing(device)
+    if device != "mps" and _no_cuda_build():
+        if device != "auto":
+            raise device_missing(device)
+        check_dtype(dtype, "cpu")  # auto is the CPU here, and float16 needs CUDA
+    resolve_dtype(dtype, resolve_device(device))
 
 
 def preflight(
