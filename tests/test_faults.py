@@ -125,6 +125,7 @@ PROBE_CASES = [
         r"\(corpus co-occurrences\); none of base_rates \['uniform', 'labor-2016'\] is one",
     ),
     (["--base-rates", "uniform,file:"], r"^error: base-rate source 'file:' names no file"),
+    (["--base-rates", "uniform:file:"], r"^error: base-rate source 'uniform:file:' names no"),
     (
         ["--base-rates", "uniform,file:{half.csv}"],
         r"source 'file:.*half.csv': every one of the requested tasks holds the attributes in "
