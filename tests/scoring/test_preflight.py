@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import tiny_models as tm
 from biasamp import BiasampError
 from biasamp.scoring import LoadOptions, _hub, _preflight, detect_model_type, preflight
 
@@ -50,6 +52,8 @@ def test_late_mistakes_are_refused_before_torch_is_imported(tiny_bert_dir, tiny_
         (probe + [bert, "--device", "tpu"], "--device must be 'auto', 'cpu', 'cuda'"),
         (probe + [bert, "--device", "cpu", "--dtype", "fp16"], "float16' needs a CUDA"),
         (probe + [bert, "--revision", "v1"], "revision 'v1' picks a version .* local folder"),
+        (probe + [bert, "--hf-cache-dir", out + "h"], "every model given .* is a local folder"),
+        (score + [gpt2, "--hf-cache-dir", out + "h"], "read where it is .*--hf-cache-dir"),
         (["probe", "--config", str(fifo)], "is not a regular file"),
         (["probe", "--config", "/dev/zero"], "is not a regular file"),
         (score + [bert, "--scoring", "continuation"], "is an estimator for causal language"),
@@ -210,6 +214,28 @@ def test_a_device_the_build_or_platform_lacks_is_refused_without_torch(tiny_bert
     with pytest.raises(BiasampError, match="torch found no such device"):
         preflight([tiny_bert_dir], LoadOptions(device="mps"))
     assert asked == ["mps"]
+
+
+def test_hf_cache_dir_is_refused_only_when_every_model_is_a_local_folder(
+    tiny_bert_dir, tiny_gpt2_dir, tmp_path, monkeypatch
+):
+    """The download cache does nothing for a local folder: refused when no model comes from
+    the hub; beside a hub model (read from that cache) it is used, and nothing is said."""
+    from huggingface_hub import constants
+
+    cache = tmp_path / "hf"
+    tm.fill_hub_cache(tiny_gpt2_dir, cache, "org/tiny-gpt2")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    options = LoadOptions(device="cpu", hf_cache_dir=cache)
+    local = (
+        rf"every model given \({re.escape(str(tiny_bert_dir))}, {re.escape(str(tiny_gpt2_dir))}\)"
+    )
+    with pytest.raises(
+        BiasampError, match=rf"^hf_cache_dir '.*hf' is where .*; {local} is a local"
+    ):
+        preflight([tiny_bert_dir, tiny_gpt2_dir], options)
+    got = preflight([tiny_bert_dir, "org/tiny-gpt2"], options)
+    assert [r.source.local for r, _ in got.values()] == [True, False]
 
 
 def test_preflight_returns_each_model_resolved_with_its_estimator(tiny_bert_dir, tiny_gpt2_dir):

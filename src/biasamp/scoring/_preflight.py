@@ -6,9 +6,9 @@ were checked (:class:`~biasamp.pipeline.ProbeConfig`) and before any model loads
 
 1. each model resolved once (:func:`~biasamp.scoring.resolve_model`: the id, the hub asked
    once, the kind read from ``config.json`` as JSON), a ``revision`` given to a local folder
-   refused, the estimator checked against the kind, a ``context_token`` checked against the
-   kind and against the vocabulary of ``tokenizer.json`` (read with ``tokenizers``, no
-   transformers);
+   refused (and an ``hf_cache_dir`` when every model is one: it would do nothing), the
+   estimator checked against the kind, a ``context_token`` checked against the kind and
+   against the vocabulary of ``tokenizer.json`` (read with ``tokenizers``, no transformers);
 2. last, whether the device asked for (``cuda``, ``cuda:N``, ``mps``, or ``auto`` with a
    dtype that needs CUDA) is there: refused before torch where the platform (``mps`` is
    macOS only) or the torch build (a CPU-only one, ``+cpu``) decides; else the one question
@@ -143,8 +143,9 @@ def preflight(
     ------
     BiasampError
         One line: a bad model id or folder, a hub error, a ``model_type`` the config
-        contradicts, a ``revision`` for a local folder, an estimator of the other kind, a
-        ``context_token`` for a masked LM or not in the vocabulary, a device the machine lacks.
+        contradicts, a ``revision`` for a local folder, an ``hf_cache_dir`` when every model
+        is a local folder, an estimator of the other kind, a ``context_token`` for a masked
+        LM or not in the vocabulary, a device the machine lacks.
     """
     out = {}
     for model in models:
@@ -165,5 +166,11 @@ def preflight(
         )
         _check_context_token(resolved, context_token)
         out[model] = (resolved, estimator)
+    if options.hf_cache_dir is not None and all(r.source.local for r, _ in out.values()):
+        raise BiasampError(  # an option with nothing to act on, as revision above
+            f"hf_cache_dir {str(options.hf_cache_dir)!r} is where models from the Hugging "
+            f"Face hub are downloaded; every model given ({', '.join(map(str, out))}) is a "
+            "local folder, read where it is (leave out --hf-cache-dir)"
+        )
     _check_device(options)
     return out
