@@ -126,6 +126,7 @@ PROBE_CASES = [
     ),
     (["--base-rates", "uniform,file:"], r"^error: base-rate source 'file:' names no file"),
     (["--base-rates", "uniform:file:"], r"^error: base-rate source 'uniform:file:' names no"),
+    (["--tasks", "nurse,coo\u200bk"], r"^error: tasks .* entry 2 holds an invisible character"),
     (
         ["--base-rates", "uniform,file:{half.csv}"],
         r"source 'file:.*half.csv': every one of the requested tasks holds the attributes in "
