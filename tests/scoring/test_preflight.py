@@ -54,6 +54,10 @@ def test_late_mistakes_are_refused_before_torch_is_imported(tiny_bert_dir, tiny_
         (probe + [bert, "--revision", "v1"], "revision 'v1' picks a version .* local folder"),
         (probe + [bert, "--hf-cache-dir", out + "h"], "every model given .* is a local folder"),
         (score + [gpt2, "--hf-cache-dir", out + "h"], "read where it is .*--hf-cache-dir"),
+        (
+            probe + [bert, "--model", gpt2, "--trust-remote-code"],
+            "no model given .* has any .*auto_map",
+        ),
         (["probe", "--config", str(fifo)], "is not a regular file"),
         (["probe", "--config", "/dev/zero"], "is not a regular file"),
         (score + [bert, "--scoring", "continuation"], "is an estimator for causal language"),
@@ -236,6 +240,24 @@ def test_hf_cache_dir_is_refused_only_when_every_model_is_a_local_folder(
         preflight([tiny_bert_dir, tiny_gpt2_dir], options)
     got = preflight([tiny_bert_dir, "org/tiny-gpt2"], options)
     assert [r.source.local for r, _ in got.values()] == [True, False]
+
+
+def test_trust_remote_code_is_refused_only_when_no_model_names_code(tiny_gpt2_dir, tmp_path):
+    """transformers runs a model's own code only where config.json or tokenizer_config.json
+    names it (``auto_map``): with neither, the switch would do nothing."""
+    import shutil
+
+    copy = tmp_path / "gpt2"
+    shutil.copytree(tiny_gpt2_dir, copy)
+    options = LoadOptions(device="cpu", trust_remote_code=True)
+    with pytest.raises(BiasampError, match=r"^trust_remote_code .*no auto_map in its config"):
+        preflight([copy], options)
+    for name in ("tokenizer_config.json", "config.json"):
+        data = json.loads((tiny_gpt2_dir / name).read_text())
+        (copy / name).write_text(json.dumps({**data, "auto_map": {"AutoConfig": "x.Y"}}))
+        assert preflight([copy], options)[copy][0].model_type == "causal"
+        (copy / name).write_text(json.dumps(data))
+    preflight([copy], LoadOptions(device="cpu"))  # off: nothing to check
 
 
 def test_preflight_returns_each_model_resolved_with_its_estimator(tiny_bert_dir, tiny_gpt2_dir):

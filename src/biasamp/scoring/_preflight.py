@@ -6,9 +6,10 @@ were checked (:class:`~biasamp.pipeline.ProbeConfig`) and before any model loads
 
 1. each model resolved once (:func:`~biasamp.scoring.resolve_model`: the id, the hub asked
    once, the kind read from ``config.json`` as JSON), a ``revision`` given to a local folder
-   refused (and an ``hf_cache_dir`` when every model is one: it would do nothing), the
-   estimator checked against the kind, a ``context_token`` checked against the kind and
-   against the vocabulary of ``tokenizer.json`` (read with ``tokenizers``, no transformers);
+   refused (and an ``hf_cache_dir`` when every model is one, a ``trust_remote_code`` when no
+   model names code of its own: either would do nothing), the estimator checked against the
+   kind, a ``context_token`` checked against the kind and against the vocabulary of
+   ``tokenizer.json`` (read with ``tokenizers``, no transformers);
 2. last, whether the device asked for (``cuda``, ``cuda:N``, ``mps``, or ``auto`` with a
    dtype that needs CUDA) is there: refused before torch where the platform (``mps`` is
    macOS only) or the torch build (a CPU-only one, ``+cpu``) decides; else the one question
@@ -78,6 +79,28 @@ def normalizer(resolved: ResolvedModel):
     return None if norm is None else norm.normalize_str
 
 
+def _may_run_code(resolved: ResolvedModel) -> bool:
+    """Whether the model may bring its own code (an ``auto_map`` in ``config.json`` or
+    ``tokenizer_config.json``, the only place transformers looks for it); True when that
+    cannot be told from the files at hand (a hub model's file not yet in the cache)."""
+    folder = resolved.source.folder()
+    if folder is None:
+        return True
+    for name in ("config.json", "tokenizer_config.json"):
+        path = folder / name
+        if not path.is_file():
+            if resolved.source.local:
+                continue  # a local folder without the file: no code named there
+            return True
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return True  # the loading code says why
+        if not isinstance(data, dict) or "auto_map" in data:
+            return True
+    return False
+
+
 def _check_context_token(resolved: ResolvedModel, token: str | None) -> None:
     if token is None:
         return
@@ -144,7 +167,7 @@ def preflight(
     BiasampError
         One line: a bad model id or folder, a hub error, a ``model_type`` the config
         contradicts, a ``revision`` for a local folder, an ``hf_cache_dir`` when every model
-        is a local folder, an estimator of the other kind, a ``context_token`` for a masked
+        is a local folder, ``trust_remote_code`` when no model names code, an estimator of the other kind, a ``context_token`` for a masked
         LM or not in the vocabulary, a device the machine lacks.
     """
     out = {}
@@ -171,6 +194,12 @@ def preflight(
             f"hf_cache_dir {str(options.hf_cache_dir)!r} is where models from the Hugging "
             f"Face hub are downloaded; every model given ({', '.join(map(str, out))}) is a "
             "local folder, read where it is (leave out --hf-cache-dir)"
+        )
+    if options.trust_remote_code and not any(_may_run_code(r) for r, _ in out.values()):
+        raise BiasampError(  # an option with nothing to act on
+            "trust_remote_code lets a model run its own code; no model given "
+            f"({', '.join(map(str, out))}) has any (no auto_map in its config.json or "
+            "tokenizer_config.json), so it would do nothing (leave out --trust-remote-code)"
         )
     _check_device(options)
     return out
