@@ -125,6 +125,8 @@ PROBE_CASES = [
         r"\(corpus co-occurrences\); none of base_rates \['uniform', 'labor-2016'\] is one",
     ),
     (["--base-rates", "uniform,file:"], r"^error: base-rate source 'file:' names no file"),
+    (["--base-rates", "uniform:file:"], r"^error: base-rate source 'uniform:file:' names no"),
+    (["--tasks", "nurse,coo\u200bk"], r"^error: tasks .* entry 2 holds an invisible character"),
     (
         ["--base-rates", "uniform,file:{half.csv}"],
         r"source 'file:.*half.csv': every one of the requested tasks holds the attributes in "

@@ -27,6 +27,7 @@ import functools
 import inspect
 import math
 import numbers
+import unicodedata
 from collections.abc import Callable, Iterable
 
 from ._conventions import canonical_direction
@@ -47,6 +48,7 @@ __all__ = [
     "SubsetOf",
     "VALIDATED",
     "check",
+    "check_visible",
     "normalised",
     "validate_params",
 ]
@@ -321,3 +323,16 @@ def validate_params(constraints: dict[str, Constraint], *, skip_nested: bool = T
         return wrapper
 
     return deco
+
+
+def check_visible(text: str, where: str) -> None:
+    """Refuse an invisible (format) character, such as a zero-width space, which a tokenizer
+    turns into pieces the reader never sees: the word scored is not the word shown."""
+    bad = next(((i, c) for i, c in enumerate(text) if unicodedata.category(c) == "Cf"), None)
+    if bad is not None:
+        i, c = bad
+        name = unicodedata.name(c, "a format character")
+        raise BiasampError(
+            f"{where} holds an invisible character (U+{ord(c):04X} {name}, at position "
+            f"{i + 1}) in {text!r}; remove it"
+        )

@@ -49,6 +49,7 @@ from ._files import (
     str_field,
 )
 from ._registry import Registry, did_you_mean
+from ._validation import check_visible
 
 __all__ = ["TaskVocabulary", "list_task_sets", "load_tasks", "task_aliases"]
 
@@ -107,7 +108,8 @@ def list_task_sets() -> list[str]:
 
 
 def check_words(words: Sequence[str], where: str) -> list[str]:
-    """Stripped, non-empty, distinct words without braces or the blank."""
+    """Stripped, non-empty, distinct words without braces, the blank or an invisible
+    character (a zero-width space: the word scored would not be the word shown)."""
     if not words:
         raise BiasampError(f"{where}: the vocabulary is empty")
     out, seen = [], {}
@@ -119,6 +121,7 @@ def check_words(words: Sequence[str], where: str) -> list[str]:
             raise BiasampError(f"{where}: entry {i} is empty")
         if any(c in w for c in "{}") or BLANK in w:
             raise BiasampError(f"{where}: entry {i} {w!r} contains a brace or {BLANK!r}")
+        check_visible(w, f"{where}: entry {i}")
         if w in seen:
             raise BiasampError(f"{where}: duplicate word {w!r} (entries {seen[w]} and {i})")
         seen[w] = i

@@ -353,7 +353,15 @@ def test_file_missing_and_lookup_errors(tmp_path):
     with pytest.raises(BiasampError, match="base-rate CSV not found"):
         get_source(f"file:{tmp_path / 'nope.csv'}")
     for name in ("file:", "file:  "):  # no path: not the current folder
-        with pytest.raises(BiasampError, match=r"base-rate source 'file:' names no file"):
+        with pytest.raises(
+            BiasampError, match=r"^base-rate source 'file:' names no file; give file:PATH"
+        ):
+            get_source(name)
+    for name in ("uniform:file:", " uniform:file: "):  # the signs of no file: refused as early
+        with pytest.raises(
+            BiasampError,
+            match=r"^base-rate source 'uniform:file:' names no file; give uniform:file:PATH",
+        ):
             get_source(name)
     p = write(tmp_path, "task,he,she\nnurse,1,2\n")
     with pytest.raises(MissingEntriesError, match=r"tasks \['cook'\] not in .*it has 1: nurse"):

@@ -47,29 +47,45 @@ def _harness(model, tasks, *, meta=None, **model_args):
     return out["results"]
 
 
+#: A few tasks of each bound set (all of them: 60 and 40 occupations as A->T candidates, 29,000
+#: and 13,000 requests in all), so the harness runs a few hundred; the sum, the pooling and the
+#: bootstrap within tasks are the same for 4 tasks as for 60.
+FEW_TASKS = {
+    "winogender": "nurse,accountant,engineer,technician",
+    "winobias": "nurse,cook,janitor,developer",
+}
+
+
 def _compare(model, tasks, max_templates, n_resamples=2000):
-    got = _harness(
-        model,
-        tasks,
-        meta={"max_templates": max_templates, "n_resamples": n_resamples},
-        logits_cache=False,
-    )
-    diffs = []
+    """(task, metric, the harness's value, the probe's) for each task's six metrics: one
+    harness run and one probe per template set, with every source of its tasks (a source's
+    numbers do not depend on those beside it: its base draws are seeded by its own counts)."""
+    runs = {}
     for task in tasks:
-        templates, source = TASKS[task]
+        runs.setdefault(TASKS[task][0], []).append(task)
+    diffs = []
+    for templates, of in runs.items():
+        few = {"tasks": FEW_TASKS[templates]} if templates in FEW_TASKS else {}
+        meta = {"max_templates": max_templates, "n_resamples": n_resamples, **few}
+        got = _harness(model, of, meta=meta, logits_cache=False)
+        options = {**TASK_OPTIONS.get(of[0], {}), **few}  # a template set's tasks share them
+        assert all(TASK_OPTIONS.get(t, {}) == TASK_OPTIONS.get(of[0], {}) for t in of)
         res = biasamp.probe(
             model=str(model),
             templates=templates,
-            base_rates=[source],
+            base_rates=[TASKS[t][1] for t in of],
             max_templates=max_templates,
             n_resamples=n_resamples,
             device="cpu",
-            **TASK_OPTIONS.get(task, {}),
+            **options,
         )
         s = res.summary
-        for metric, (direction, column) in METRICS.items():
-            want = float(s.loc[s["direction"] == direction, column].iloc[0])
-            diffs.append((task, metric, got[task][f"{metric},none"], want))
+        for task in of:
+            for metric, (direction, column) in METRICS.items():
+                (want,) = s.loc[
+                    (s["direction"] == direction) & (s["base_rates"] == TASKS[task][1]), column
+                ]
+                diffs.append((task, metric, got[task][f"{metric},none"], float(want)))
     return diffs
 
 

@@ -185,6 +185,17 @@ def test_evaluate_tables_zero_when_model_equals_base():
             },
             r"^tasks must name at least 2 tasks; got \['nurse'\]$",
         ),
+        # issue 29: a degenerate base table is refused where it enters, as the probe does
+        (
+            {"sources": [_Source("g", B), _Source("half", [[1, 1], [3, 3], [2, 2], [5, 5]])]},
+            r"^base_rates: source 'half': every one of the requested tasks holds the attributes "
+            r"in their overall proportion \(P\(T\|A\) = P\(T\), e.g. all 50/50\), so no task is "
+            r"associated with an attribute and BiasAmp-> is 0 by construction; leave the source",
+        ),
+        (
+            {"sources": [_Source("noshe", [[1, 0], [3, 0], [2, 0], [5, 0]])]},
+            r"^base_rates: source 'noshe': attribute 'she' never occurs",
+        ),
     ],
 )
 def test_evaluate_tables_errors(kwargs, match):

@@ -4,8 +4,10 @@ the tokenizer files is one line (exit 2) before torch is imported; the one torch
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import tiny_models as tm
 from biasamp import BiasampError
 from biasamp.scoring import LoadOptions, _hub, _preflight, detect_model_type, preflight
 
@@ -49,6 +52,12 @@ def test_late_mistakes_are_refused_before_torch_is_imported(tiny_bert_dir, tiny_
         (probe + [bert, "--device", "tpu"], "--device must be 'auto', 'cpu', 'cuda'"),
         (probe + [bert, "--device", "cpu", "--dtype", "fp16"], "float16' needs a CUDA"),
         (probe + [bert, "--revision", "v1"], "revision 'v1' picks a version .* local folder"),
+        (probe + [bert, "--hf-cache-dir", out + "h"], "every model given .* is a local folder"),
+        (score + [gpt2, "--hf-cache-dir", out + "h"], "read where it is .*--hf-cache-dir"),
+        (
+            probe + [bert, "--model", gpt2, "--trust-remote-code"],
+            "no model given .* has any .*auto_map",
+        ),
         (["probe", "--config", str(fifo)], "is not a regular file"),
         (["probe", "--config", "/dev/zero"], "is not a regular file"),
         (score + [bert, "--scoring", "continuation"], "is an estimator for causal language"),
@@ -58,6 +67,11 @@ def test_late_mistakes_are_refused_before_torch_is_imported(tiny_bert_dir, tiny_
         (score + [bert, "--device", "cpu", "--dtype", "half"], "float16' needs a CUDA"),
         (["pairs", "--model", bert, "--max-pairs", "2", "--device", "tpu"], "--device must"),
     ]
+    # where this machine's platform or torch build decides the device (the rest: see below)
+    if sys.platform != "darwin":
+        cases.append((probe + [bert, "--device", "mps"], "MPS is not available"))
+    if _preflight._no_cuda_build():
+        cases.append((score + [gpt2, "--device", "cuda:1"], "'cuda:1' .* CUDA is not available"))
     script = textwrap.dedent(
         """
         import contextlib, io, json, re, sys
@@ -140,25 +154,110 @@ def test_context_token_read_from_tokenizer_json(tiny_gpt2_dir, tmp_path):
     assert _preflight._vocabulary_knows(_hub.resolve_model(copy), "<nosuch>") == (None, [])
 
 
-def test_the_device_is_asked_last_and_only_when_it_matters(tiny_bert_dir, monkeypatch):
+def _machine(monkeypatch, platform, torch_version):
+    """Pretend to run on ``platform`` with torch ``torch_version`` installed; returns the list
+    of devices torch is asked about (a stand-in for ``resolve_device`` that finds none)."""
+    real_version = importlib.metadata.version
+    monkeypatch.setattr(sys, "platform", platform)
+    monkeypatch.setattr(
+        importlib.metadata,
+        "version",
+        lambda name: torch_version if name == "torch" else real_version(name),
+    )
     asked = []
 
     def resolve_device(device):
         asked.append(device)
-        raise BiasampError(f"device {device!r} requested but CUDA is not available")
+        raise BiasampError(f"device {device!r} requested but torch found no such device")
 
     monkeypatch.setattr("biasamp.scoring._load.resolve_device", resolve_device)
+    return asked
+
+
+def test_the_device_is_asked_last_and_only_when_it_matters(tiny_bert_dir, monkeypatch):
+    """A torch build that may have CUDA (``+cu128``) on Linux: torch is asked about a CUDA
+    device, last; MPS is refused without it (macOS only)."""
+    asked = _machine(monkeypatch, "linux", "2.13.0+cu128")
     for device, dtype in (("cpu", "float32"), ("auto", "float32"), ("auto", "bfloat16")):
         preflight([tiny_bert_dir], LoadOptions(device=device, dtype=dtype))
     assert asked == []
-    for device, dtype in (("cuda", "float32"), ("mps", "float32"), ("auto", "float16")):
-        with pytest.raises(BiasampError, match="CUDA is not available"):
+    for device, dtype in (("cuda", "float32"), ("cuda:1", "float32"), ("auto", "float16")):
+        with pytest.raises(BiasampError, match="torch found no such device"):
             preflight([tiny_bert_dir], LoadOptions(device=device, dtype=dtype))
-    assert asked == ["cuda", "mps", "auto"]
+    assert asked == ["cuda", "cuda:1", "auto"]
+    with pytest.raises(BiasampError, match=r"^device 'mps' requested but MPS is not available$"):
+        preflight([tiny_bert_dir], LoadOptions(device="mps"))
     # a mistake of the files comes first: the device is not asked
     with pytest.raises(BiasampError, match="is an estimator for causal"):
         preflight([tiny_bert_dir], LoadOptions(device="cuda"), scoring="sentence")
-    assert asked == ["cuda", "mps", "auto"]
+    assert asked == ["cuda", "cuda:1", "auto"]
+
+
+def test_a_device_the_build_or_platform_lacks_is_refused_without_torch(tiny_bert_dir, monkeypatch):
+    """A CPU-only torch build (``+cpu``), or macOS (no CUDA build): CUDA is refused, and
+    ``auto`` with float16 (auto is the CPU there), with the loading code's messages; torch is
+    not asked. On macOS torch is asked about MPS."""
+    no_cuda = "requested but CUDA is not available; use device='cpu' or 'auto'"
+    fp16 = "dtype 'float16' needs a CUDA device; got device 'cpu'"
+    for platform, version in (
+        ("linux", "2.13.0+cpu"),
+        ("win32", "2.13.0+cpu"),
+        ("darwin", "2.13.0"),
+    ):
+        asked = _machine(monkeypatch, platform, version)
+        for device, dtype, match in (
+            ("cuda", "float32", f"^device 'cuda' {no_cuda}$"),
+            ("cuda:1", "bfloat16", f"^device 'cuda:1' {no_cuda}$"),
+            ("auto", "float16", fp16),
+        ):
+            with pytest.raises(BiasampError, match=match):
+                preflight([tiny_bert_dir], LoadOptions(device=device, dtype=dtype))
+        assert asked == []
+        preflight([tiny_bert_dir], LoadOptions(device="auto"))  # the CPU, nothing asked
+        assert asked == []
+    with pytest.raises(BiasampError, match="torch found no such device"):
+        preflight([tiny_bert_dir], LoadOptions(device="mps"))
+    assert asked == ["mps"]
+
+
+def test_hf_cache_dir_is_refused_only_when_every_model_is_a_local_folder(
+    tiny_bert_dir, tiny_gpt2_dir, tmp_path, monkeypatch
+):
+    """The download cache does nothing for a local folder: refused when no model comes from
+    the hub; beside a hub model (read from that cache) it is used, and nothing is said."""
+    from huggingface_hub import constants
+
+    cache = tmp_path / "hf"
+    tm.fill_hub_cache(tiny_gpt2_dir, cache, "org/tiny-gpt2")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    options = LoadOptions(device="cpu", hf_cache_dir=cache)
+    local = (
+        rf"every model given \({re.escape(str(tiny_bert_dir))}, {re.escape(str(tiny_gpt2_dir))}\)"
+    )
+    with pytest.raises(
+        BiasampError, match=rf"^hf_cache_dir '.*hf' is where .*; {local} is a local"
+    ):
+        preflight([tiny_bert_dir, tiny_gpt2_dir], options)
+    got = preflight([tiny_bert_dir, "org/tiny-gpt2"], options)
+    assert [r.source.local for r, _ in got.values()] == [True, False]
+
+
+def test_trust_remote_code_is_refused_only_when_no_model_names_code(tiny_gpt2_dir, tmp_path):
+    """transformers runs a model's own code only where config.json or tokenizer_config.json
+    names it (``auto_map``): with neither, the switch would do nothing."""
+    import shutil
+
+    copy = tmp_path / "gpt2"
+    shutil.copytree(tiny_gpt2_dir, copy)
+    options = LoadOptions(device="cpu", trust_remote_code=True)
+    with pytest.raises(BiasampError, match=r"^trust_remote_code .*no auto_map in its config"):
+        preflight([copy], options)
+    for name in ("tokenizer_config.json", "config.json"):
+        data = json.loads((tiny_gpt2_dir / name).read_text())
+        (copy / name).write_text(json.dumps({**data, "auto_map": {"AutoConfig": "x.Y"}}))
+        assert preflight([copy], options)[copy][0].model_type == "causal"
+        (copy / name).write_text(json.dumps(data))
+    preflight([copy], LoadOptions(device="cpu"))  # off: nothing to check
 
 
 def test_preflight_returns_each_model_resolved_with_its_estimator(tiny_bert_dir, tiny_gpt2_dir):

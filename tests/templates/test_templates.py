@@ -604,6 +604,23 @@ def test_inline_tasks_allow_one_trailing_comma_and_refuse_other_empty_words():
             load_tasks(spec)
 
 
+def test_an_invisible_character_in_a_task_word_is_refused(tmp_path):
+    """As in a template word: a zero-width space (or another format character) in a task,
+    inline or in a file, is one line naming the entry, the character and its position."""
+    zw = (
+        r"holds an invisible character \(U\+200B ZERO WIDTH SPACE, at position 4\) in 'coo\\u200bk'"
+    )
+    with pytest.raises(BiasampError, match=rf"^tasks 'nurse,coo\\u200bk': entry 2 {zw}; remove"):
+        load_tasks("nurse,coo\u200bk")
+    p = _write(tmp_path, "nurse\ncoo\u200bk\n", "t.txt")
+    with pytest.raises(BiasampError, match=rf"t\.txt'\)?: entry 2 {zw}"):
+        load_tasks(p)
+    with pytest.raises(
+        BiasampError, match=r"entry 1 holds an invisible character \(U\+2060 WORD JOINER"
+    ):
+        load_tasks(["\u2060nurse", "cook"])
+
+
 def test_task_name_and_path_errors(tmp_path):
     # biasamp.tasks.load_tasks: a BiasampError that also says how to give words inline
     with pytest.raises(

@@ -94,11 +94,11 @@ def get_source(name: str) -> BaseRateSource:
     [[310.2, 2791.8], [1502.16, 773.84]]
     """
     name = check(name, NonEmptyStr, "base-rate source name").strip()
+    if name.startswith(("file:", "uniform:file:")) and not name.partition("file:")[2].strip():
+        raise BiasampError(  # not the current folder
+            f"base-rate source {name!r} names no file; give {name}PATH.csv (a CSV table)"
+        )
     if name.startswith("file:"):
-        if not name[len("file:") :].strip():  # not the current folder
-            raise BiasampError(
-                f"base-rate source {name!r} names no file; give file:PATH.csv (a CSV table)"
-            )
         return FileSource(name[len("file:") :])
     if name.startswith("uniform:"):
         inner = name[len("uniform:") :]

@@ -163,7 +163,9 @@ def evaluate_tables(  # noqa: PLR0917 - public, sklearn-style: the data argument
         Base-rate sources (names are looked up with :func:`biasamp.base_rates.get_source`).
         Each source's table is built per direction; its ``association``, ``tie_tol`` and
         ``undefined`` are passed to the metric, and its ``counts`` (count-based sources) are
-        resampled with ``base_uncertainty="resample"``.
+        resampled with ``base_uncertainty="resample"``. A table BiasAmp-> is degenerate
+        against (an attribute that never occurs, fewer than 2 tasks that do, every task in
+        the attributes' overall proportion) is refused, as by ``biasamp probe``.
     template_ids : sequence of str, optional
         Labels of the templates (default ``t0, t1, ...``).
     template_tasks : sequence of sequences of str, optional
@@ -205,10 +207,14 @@ def evaluate_tables(  # noqa: PLR0917 - public, sklearn-style: the data argument
         confidence=confidence,
         min_base_count=min_base_count,
     )
-    bases = [
-        (name, {d: src.table(tasks, attributes, direction=d) for d in DIRECTIONS})
-        for name, src in map(_source, sources)
-    ]
+    bases = []
+    for name, src in map(_source, sources):  # each table checked where it enters, as prepare does
+        tables = {d: src.table(tasks, attributes, direction=d) for d in DIRECTIONS}
+        for table in tables.values():
+            check_base(
+                table, name, tasks=tasks, attributes=attributes, min_base_count=min_base_count
+            )
+        bases.append((name, tables))
     return _evaluate(
         tables_at,
         tables_ta,

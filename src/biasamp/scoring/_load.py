@@ -19,7 +19,9 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "TOKENIZER_FILES",
+    "check_dtype",
     "check_vocabulary",
+    "device_missing",
     "input_device",
     "lm_head_fn",
     "load_model",
@@ -121,30 +123,44 @@ def resolve_device(device):
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     dev = torch.device(check_device(device))
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise BiasampError(
-            f"device {device!r} requested but CUDA is not available; use device='cpu' or 'auto'"
-        )
+        raise device_missing(device)
     if dev.type == "mps" and not torch.backends.mps.is_available():
-        raise BiasampError(f"device {device!r} requested but MPS is not available")
+        raise device_missing(device)
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
         raise BiasampError(f"device {device!r}: only {torch.cuda.device_count()} CUDA device(s)")
     return dev
 
 
 def resolve_dtype(dtype, device):
-    """The torch dtype of a dtype name; float16 needs CUDA (bfloat16 runs on CPU), float64
-    (a slow reference run) is not available on MPS."""
+    """Map a dtype name to a torch dtype; float16 needs CUDA (bfloat16 is allowed on CPU);
+    float64 (a slow reference run, exact to ~1e-12) is not available on MPS."""
     import torch
 
+    return getattr(torch, check_dtype(dtype, device))
+
+
+def device_missing(device) -> BiasampError:
+    """The one message for a ``cuda``/``cuda:N``/``mps`` device the machine lacks (asked of
+    torch here, or told before torch by :mod:`._preflight`)."""
+    if str(device).startswith("mps"):
+        return BiasampError(f"device {device!r} requested but MPS is not available")
+    return BiasampError(
+        f"device {device!r} requested but CUDA is not available; use device='cpu' or 'auto'"
+    )
+
+
+def check_dtype(dtype, device) -> str:
+    """The canonical name of ``dtype`` if ``device`` (a ``torch.device`` or its name) takes it;
+    needs no torch."""
     name = canonical_dtype(dtype)
-    if name == "float16" and device.type != "cuda":
+    if name == "float16" and getattr(device, "type", device) != "cuda":
         raise BiasampError(
             f"dtype 'float16' needs a CUDA device; got device '{device}' "
             "(use float32, or bfloat16 on CPU)"
         )
-    if name == "float64" and device.type == "mps":
+    if name == "float64" and getattr(device, "type", device) == "mps":
         raise BiasampError("dtype 'float64' is not available on device 'mps' (use float32)")
-    return getattr(torch, name)
+    return name
 
 
 _AUTO_CLASSES = {

@@ -6,12 +6,14 @@ were checked (:class:`~biasamp.pipeline.ProbeConfig`) and before any model loads
 
 1. each model resolved once (:func:`~biasamp.scoring.resolve_model`: the id, the hub asked
    once, the kind read from ``config.json`` as JSON), a ``revision`` given to a local folder
-   refused, the estimator checked against the kind, a ``context_token`` checked against the
-   kind and against the vocabulary of ``tokenizer.json`` (read with ``tokenizers``, no
-   transformers);
-2. last, the one question only torch answers: whether the device asked for (``cuda``,
-   ``cuda:N``, ``mps``, or ``auto`` with a dtype that needs CUDA) is there. torch is imported
-   only when that question is asked.
+   refused (and an ``hf_cache_dir`` when every model is one, a ``trust_remote_code`` when no
+   model names code of its own: either would do nothing), the estimator checked against the
+   kind, a ``context_token`` checked against the kind and against the vocabulary of
+   ``tokenizer.json`` (read with ``tokenizers``, no transformers);
+2. last, whether the device asked for (``cuda``, ``cuda:N``, ``mps``, or ``auto`` with a
+   dtype that needs CUDA) is there: refused before torch where the platform (``mps`` is
+   macOS only) or the torch build (a CPU-only one, ``+cpu``) decides; else the one question
+   only torch answers, and torch is imported only when that question is asked.
 
 What cannot be decided from the files (a config.json whose architecture names no head, a
 tokenizer without ``tokenizer.json``) is left to the loading code, which checks it as before.
@@ -19,7 +21,9 @@ tokenizer without ``tokenizer.json``) is left to the loading code, which checks 
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import sys
 
 from .._errors import BiasampError
 from . import LoadOptions, canonical_dtype, check_estimator
@@ -75,6 +79,28 @@ def normalizer(resolved: ResolvedModel):
     return None if norm is None else norm.normalize_str
 
 
+def _may_run_code(resolved: ResolvedModel) -> bool:
+    """Whether the model may bring its own code (an ``auto_map`` in ``config.json`` or
+    ``tokenizer_config.json``, the only place transformers looks for it); True when that
+    cannot be told from the files at hand (a hub model's file not yet in the cache)."""
+    folder = resolved.source.folder()
+    if folder is None:
+        return True
+    for name in ("config.json", "tokenizer_config.json"):
+        path = folder / name
+        if not path.is_file():
+            if resolved.source.local:
+                continue  # a local folder without the file: no code named there
+            return True
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return True  # the loading code says why
+        if not isinstance(data, dict) or "auto_map" in data:
+            return True
+    return False
+
+
 def _check_context_token(resolved: ResolvedModel, token: str | None) -> None:
     if token is None:
         return
@@ -91,15 +117,34 @@ def _check_context_token(resolved: ResolvedModel, token: str | None) -> None:
         )
 
 
-def _check_device(options: LoadOptions) -> None:
-    """The torch question, asked only when the answer matters: is the device there (and does
-    it take the dtype)? The messages are the loading code's (:func:`._load.resolve_device`)."""
-    dtype = canonical_dtype(options.dtype)
-    if options.device == "cpu" or (options.device == "auto" and dtype != "float16"):
-        return
-    from ._load import resolve_device, resolve_dtype
+def _no_cuda_build() -> bool:
+    """Whether this installation cannot run CUDA, told without importing torch: macOS (torch
+    has no CUDA build there) or a torch whose local version label says CPU only
+    (``2.13.0+cpu``). False: only torch can tell."""
+    if sys.platform == "darwin":
+        return True
+    try:
+        return importlib.metadata.version("torch").partition("+")[2] == "cpu"
+    except importlib.metadata.PackageNotFoundError:
+        return False  # the loading code says torch is missing
 
-    resolve_dtype(dtype, resolve_device(options.device))
+
+def _check_device(options: LoadOptions) -> None:
+    """Is the device there (and does it take the dtype)? Told before torch where the platform
+    (``mps`` is macOS only) or the torch build (a CPU-only one) decides; else the one torch
+    question, asked only when the answer matters. The messages are the loading code's."""
+    device, dtype = options.device, canonical_dtype(options.dtype)
+    if device == "cpu" or (device == "auto" and dtype != "float16"):
+        return
+    from ._load import check_dtype, device_missing, resolve_device, resolve_dtype
+
+    if device == "mps" and sys.platform != "darwin":
+        raise device_missing(device)
+    if device != "mps" and _no_cuda_build():
+        if device != "auto":
+            raise device_missing(device)
+        check_dtype(dtype, "cpu")  # auto is the CPU here, and float16 needs CUDA
+    resolve_dtype(dtype, resolve_device(device))
 
 
 def preflight(
@@ -121,8 +166,9 @@ def preflight(
     ------
     BiasampError
         One line: a bad model id or folder, a hub error, a ``model_type`` the config
-        contradicts, a ``revision`` for a local folder, an estimator of the other kind, a
-        ``context_token`` for a masked LM or not in the vocabulary, a device the machine lacks.
+        contradicts, a ``revision`` for a local folder, an ``hf_cache_dir`` when every model
+        is a local folder, ``trust_remote_code`` when no model names code, an estimator of the other kind, a ``context_token`` for a masked
+        LM or not in the vocabulary, a device the machine lacks.
     """
     out = {}
     for model in models:
@@ -143,5 +189,17 @@ def preflight(
         )
         _check_context_token(resolved, context_token)
         out[model] = (resolved, estimator)
+    if options.hf_cache_dir is not None and all(r.source.local for r, _ in out.values()):
+        raise BiasampError(  # an option with nothing to act on, as revision above
+            f"hf_cache_dir {str(options.hf_cache_dir)!r} is where models from the Hugging "
+            f"Face hub are downloaded; every model given ({', '.join(map(str, out))}) is a "
+            "local folder, read where it is (leave out --hf-cache-dir)"
+        )
+    if options.trust_remote_code and not any(_may_run_code(r) for r, _ in out.values()):
+        raise BiasampError(  # an option with nothing to act on
+            "trust_remote_code lets a model run its own code; no model given "
+            f"({', '.join(map(str, out))}) has any (no auto_map in its config.json or "
+            "tokenizer_config.json), so it would do nothing (leave out --trust-remote-code)"
+        )
     _check_device(options)
     return out

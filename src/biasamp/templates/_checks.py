@@ -6,12 +6,12 @@ masked span per direction that does not leak the answer; reading and checking ta
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 
 from .._conventions import ATTRIBUTE_TO_TASK, ATTRIBUTES, BLANK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from .._errors import BiasampError
 from .._registry import did_you_mean
+from .._validation import check_visible
 from ..tasks import task_aliases
 from ._groups import Realisation, uses_groups
 from ._model import Template, masked_indexes, render_parts
@@ -170,19 +170,6 @@ def _check_span(t: Template, direction: str, where: str) -> None:
                     f"{nxt.raw} for {direction}, so a/an would leak the answer; put a word "
                     f"between them, use 'the', or mask the article too ({t.text!r})"
                 )
-
-
-def check_visible(text: str, where: str) -> None:
-    """Refuse an invisible (format) character such as a zero-width space (the word scored
-    would not be the word shown)."""
-    bad = next(((i, c) for i, c in enumerate(text) if unicodedata.category(c) == "Cf"), None)
-    if bad is not None:
-        i, c = bad
-        name = unicodedata.name(c, "a format character")
-        raise BiasampError(
-            f"{where} holds an invisible character (U+{ord(c):04X} {name}, at position "
-            f"{i + 1}) in {text!r}; remove it"
-        )
 
 
 def check_template(t: Template, agreement: bool, article: str, where: str) -> None:
