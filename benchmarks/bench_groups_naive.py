@@ -76,7 +76,7 @@ def main(argv=None) -> list[dict]:
         )
         print(rows[-1], flush=True)
     print(
-        f"\n| model | context | max abs diff P(group|task) | P(task|group) | BiasAmp-> | "
+        f"\n| model | context | max abs diff P(group \\| task) | P(task \\| group) | BiasAmp-> | "
         f"within {args.atol:g} | probe s | reference s |"
     )
     print("|---|---|---:|---:|---:|---|---:|---:|")
