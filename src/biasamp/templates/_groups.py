@@ -11,6 +11,9 @@ probability is the sum over its realisations' probabilities, renormalised over t
 attribute->task, P(task | group) is the mean over the group's realisations of P(task | its
 prompt) (each realisation is its own prompt). :func:`pool_realisations` does both, before the
 probability tables are built, so everything downstream sees one column per group.
+
+long on purpose: one concept, groups: the set files and their checks, the attribute sets a
+user names (a shipped name or a file), the realisations of each group, and their pooling.
 """
 
 from __future__ import annotations
