@@ -1,19 +1,13 @@
 """Groups as attributes (race, against BLS CPS Table 11 2022), end to end on a causal LM: a tiny
-random GPT-2 in every run and the real SmolLM2-135M-Instruct (as in test_real_models.py).
-
-The reference is independent of biasamp's templates, scorer and metric: the sentences are
-written out here by hand (article agreement included), each candidate is one plain
-``AutoModelForCausalLM`` call per filled sentence after the document-start token (no batching,
-padding or cache, float64 log-softmax), a group's P(group | task) is the sum of its
-realisations' probabilities renormalised over all candidates of the prompt, P(task | group) the
-mean over its realisations' prompts, and BiasAmp-> is the paper's formula on the BLS numbers
-typed in below from ``base_rates/bls_cpsaat11_2022_clean.csv``.
+random GPT-2 in every run and the real SmolLM2-135M-Instruct (as in test_real_models.py), each
+against the independent computation of ``naive_groups.py`` (sentences written out by hand, one
+plain ``AutoModelForCausalLM`` call per filled sentence; ``benchmarks/bench_groups_naive.py``
+runs the same check on Gemma 3 and Qwen2.5-Coder).
 """
 
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -22,128 +16,16 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from biasamp import ChatModelWarning, probe  # noqa: E402
 from biasamp.cli import main  # noqa: E402
+from naive_groups import TASKS, bls_joint, differences, naive_tables, probe_race  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-TASKS = ["nurse", "developer", "janitor", "cook"]
-# BLS CPS Table 11, 2022: employed (thousands), % White, % Black or African American, % Asian
-BLS = {
-    "nurse": (3363, 73.6, 14.5, 8.9),
-    "developer": (2085, 55.0, 5.7, 36.4),
-    "janitor": (2183, 75.4, 17.4, 3.2),
-    "cook": (2012, 69.4, 17.7, 5.9),
-}
-GROUPS = {  # group -> (article, term) of each realisation, written out by hand
-    "white": [("a", "white"), ("a", "White")],
-    "black": [("a", "Black"), ("a", "black"), ("an", "African American")],
-    "asian": [("an", "Asian"), ("an", "Asian American")],
-}
-ADJECTIVES = ["new", "known"]  # the first two templates of the 'groups' set (max_templates=2)
-
-
-def naive_logp(model, tok, ctx_id, prompt, cands):
-    """``continuation`` log P of each candidate: one full-model call per filled sentence."""
-    pre, post = prompt.split("[BLANK]")
-    n_prefix = 1 + len(tok(pre.rstrip(), add_special_tokens=False)["input_ids"])
-    out = []
-    for c in cands:
-        ids = [ctx_id] + tok(pre + c + post, add_special_tokens=False)["input_ids"]
-        with torch.no_grad():
-            logits = model(input_ids=torch.tensor([ids])).logits[0]
-        logp = torch.log_softmax(logits.double(), dim=-1)
-        out.append(sum(logp[t - 1, ids[t]].item() for t in range(n_prefix, len(ids))))
-    return np.array(out)
-
-
-def softmax(x):
-    e = np.exp(x - x.max())
-    return e / e.sum()
-
-
-def naive_tables(path, context):
-    """(P(group | task), P(task | group)) as (tasks x groups) arrays, mean over templates."""
-    tok = transformers.AutoTokenizer.from_pretrained(path)
-    model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
-    ctx = tok.convert_tokens_to_ids(context)
-    groups = list(GROUPS)
-    ta = np.zeros((len(ADJECTIVES), len(TASKS), len(groups)))
-    at = np.zeros_like(ta)
-    for k, adj in enumerate(ADJECTIVES):
-        cands = [f"{art.capitalize()} {term} person" for g in groups for art, term in GROUPS[g]]
-        owner = [g for g in groups for _ in GROUPS[g]]
-        for i, task in enumerate(TASKS):
-            p = softmax(naive_logp(model, tok, ctx, f"[BLANK] is a {adj} {task}.", cands))
-            for j, g in enumerate(groups):  # sum over realisations, renormalised over groups
-                ta[k, i, j] = sum(pc for pc, o in zip(p, owner) if o == g)
-        for j, g in enumerate(groups):
-            per = [
-                softmax(
-                    naive_logp(
-                        model, tok, ctx, f"{a.capitalize()} {t} person is a {adj} [BLANK].", TASKS
-                    )
-                )
-                for a, t in GROUPS[g]
-            ]
-            at[k, :, j] = np.mean(per, axis=0)  # mean over the group's realisations
-    return ta.mean(axis=0), at.mean(axis=0)
-
-
-def naive_biasamp(joint, model_ta, model_at, signs_joint=None):
-    """The paper's BiasAmp-> (mean over all (task, group) cells of sign * delta)."""
-    pj = signs_joint / signs_joint.sum()
-    y = np.sign(pj - np.outer(pj.sum(axis=1), pj.sum(axis=0)))
-    base_ta = joint / joint.sum(axis=1, keepdims=True)
-    base_at = joint / joint.sum(axis=0, keepdims=True)
-    return float(np.mean(y * (model_at - base_at))), float(np.mean(y * (model_ta - base_ta)))
-
-
-def bls_joint():
-    return np.array([[e * w / 100, e * b / 100, e * a / 100] for e, w, b, a in BLS.values()])
-
 
 def check_against_naive(path, tmp_path, context, atol):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ChatModelWarning)
-        r = probe(
-            models=[str(path)],
-            templates="groups",
-            attributes="white,black,asian",
-            tasks=",".join(TASKS),
-            base_rates=["uniform:labor-2022-race", "labor-2022-race"],
-            max_templates=2,
-            n_resamples=200,
-            formats=["md"],
-            out=str(tmp_path / "r"),
-        )
-    ta, at = naive_tables(path, context)
-    groups = list(GROUPS)
-    bp = r.by_pair
-    for direction, ref in (("task_to_attribute", ta), ("attribute_to_task", at)):
-        got = (
-            bp[(bp["base_rates"] == "labor-2022-race") & (bp["direction"] == direction)]
-            .pivot(index="task", columns="attribute", values="p_model")
-            .loc[TASKS, groups]
-        )
-        np.testing.assert_allclose(got.to_numpy(), ref, rtol=0, atol=atol)
-    joint = bls_joint()
-    uniform = np.ones_like(joint)
-    s = r.summary.set_index(["base_rates", "direction"])
-    for source, base in (("labor-2022-race", joint), ("uniform:labor-2022-race", uniform)):
-        want_at, want_ta = naive_biasamp(base, ta, at, signs_joint=joint)
-        for direction, want in (("attribute_to_task", want_at), ("task_to_attribute", want_ta)):
-            row = s.loc[(source, direction)]
-            assert row["mean"] == pytest.approx(want, abs=atol)
-            assert row["ci_low"] <= row["mean"] <= row["ci_high"]  # a CI for each direction
-            assert np.isfinite([row["ci_low"], row["ci_high"]]).all()
-    # every realisation is scored and listed by the tokenisation audit
-    audited = set(r.audit["candidate"])
-    for g in groups:
-        for art, term in GROUPS[g]:
-            assert f"{art.capitalize()} {term} person" in audited
-    real = r.provenance.templates.set_provenance["realisations"]
-    assert real == {g: [t for _, t in GROUPS[g]] for g in groups}
+    r = probe_race(path, tmp_path / "r")
+    diff = differences(r, *naive_tables(path, context))
+    assert max(diff.values()) <= atol, diff
     return r
 
 
@@ -209,6 +91,93 @@ def test_bad_group_input_is_one_line_and_exit_2_before_the_model(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and re.search(pattern, err[0]), err
     assert not (tmp_path / "o").exists()
+
+
+USER_SET = """
+[set]
+name = "two-races"
+description = "white and Black, one term each"
+source = "a test"
+year = 2026
+license = "MIT"
+kind = "race"
+noun = "person"
+
+[groups.white]
+terms = ["white"]
+
+[groups.black]
+terms = KIND
+"""
+BAD_FILES = [
+    ("missing", None, r"^attributes: attribute set file not found: '.*set\.toml'$"),
+    ("malformed", "[set\n", r"^attributes: malformed attribute set file '.*set\.toml': "),
+    (
+        "no realisation",
+        USER_SET.replace("KIND", "[]"),
+        r"^attributes: attribute set '.*set\.toml' \[groups.black\]: group 'black' has no "
+        r"realisation",
+    ),
+    (
+        "bad kind",
+        USER_SET.replace("KIND", '["Black"]').replace('"race"', '"caste"'),
+        r"^attributes: attribute set '.*set\.toml': kind must be one of",
+    ),
+]
+
+
+def _no_model(monkeypatch):
+    import biasamp.pipeline.run
+
+    def no_load(*args, **kwargs):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(biasamp.pipeline.run, "_load_scorer", no_load)
+    monkeypatch.setattr(biasamp.pipeline.run, "_resolve_models", no_load)
+
+
+@pytest.mark.parametrize("text, pattern", [b[1:] for b in BAD_FILES], ids=[b[0] for b in BAD_FILES])
+def test_a_bad_attribute_set_file_is_one_line_and_exit_2_before_the_model(
+    tmp_path, capsys, monkeypatch, text, pattern
+):
+    _no_model(monkeypatch)
+    f = tmp_path / "set.toml"
+    if text is not None:
+        f.write_text(text)
+    argv = ["probe", "--model", "no/such-model", "--out", str(tmp_path / "o"), "--tasks"]
+    argv += [",".join(TASKS), "--templates", "groups", "--attributes", str(f)]
+    assert main([*argv, "--base-rates", "labor-2022-race"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and re.search(pattern, err[0].removeprefix("error: ")), err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_users_attribute_set_file_is_probed(tmp_path):
+    from biasamp.pipeline.config import ProbeConfig
+    from biasamp.pipeline.run import prepare
+
+    f = tmp_path / "set.toml"
+    f.write_text(USER_SET.replace("KIND", '["Black", "African American"]'))
+    cfg = ProbeConfig(
+        models=["m"],
+        templates="groups",
+        attributes=str(f),
+        tasks=",".join(TASKS),
+        base_rates=["labor-2022-race"],
+        out=str(tmp_path / "o"),
+    )
+    assert cfg.attributes == [str(f)]  # checked, not rewritten
+    prep = prepare(cfg)
+    assert prep.attributes == ["white", "black"] and prep.realisations == {"white": 1, "black": 2}
+    t2a = prep.prompts["task_to_attribute"]
+    assert t2a.loc[0, "candidates"] == (
+        "A white person",
+        "A Black person",
+        "An African American person",
+    )
+    sets = prep.template_provenance["set_provenance"]
+    assert sets["realisations"] == {"white": ["white"], "black": ["Black", "African American"]}
+    assert [s["name"] for s in sets["attribute_sets"]] == ["two-races"]
 
 
 def test_independence_is_named_warned_and_reported(tmp_path):

@@ -409,3 +409,46 @@ def test_plot_fig5_writes_the_same_png_twice(golden_result, tmp_path):
     a = plot_all(golden_result, tmp_path, ["fig5"])["fig5"].read_bytes()
     b = plot_all(golden_result, tmp_path, ["fig5"])["fig5"].read_bytes()
     assert a[:8] == b"\x89PNG\r\n\x1a\n" and a == b
+
+
+def test_forest_shows_every_group_with_more_than_two(golden_result):
+    """Three groups: a row of panels per (source, group), each drawing that group's Δ (by_pair);
+    with two attributes (the golden he/she) the first alone (the second's T->A Δ is its
+    mirror)."""
+    rng = np.random.default_rng(3)
+    tasks, groups, m = WINOBIAS[:5], ["white", "black", "asian"], 3
+    ta = rng.dirichlet(np.ones(3), size=(m, 5))
+    at = rng.dirichlet(np.ones(5), size=(m, 3)).transpose(0, 2, 1)
+    counts = rng.uniform(1, 100, size=(5, 3))
+    ev = evaluate_tables(
+        at,
+        ta,
+        tasks,
+        groups,
+        [FixedSource("labor", counts)],
+        template_ids=["a", "b", "c"],
+        n_resamples=20,
+    )
+    gp = golden_result.provenance
+    result = dataclasses.replace(
+        golden_result,
+        summary=ev.summary,
+        by_pair=ev.by_pair,
+        per_template=ev.per_template,
+        sign_agreement=ev.sign_agreement,
+        provenance=gp.model_copy(update={"base_rates": ev.base_provenance}),
+    )
+    fig = _forest_figure(result)
+    panels = {a.get_title(): a for a in fig.axes if a.get_title()}
+    assert list(panels) == [f"{d} vs labor, {g}" for g in groups for d in ("A\u2192T", "T\u2192A")]
+    bp = ev.by_pair
+    for g in groups:
+        for d, direction in (("A\u2192T", "attribute_to_task"), ("T\u2192A", "task_to_attribute")):
+            ax = panels[f"{d} vs labor, {g}"]
+            (points,) = [c for c in ax.collections if len(c.get_offsets()) == 5 and c.get_paths()]
+            want = bp[(bp["attribute"] == g) & (bp["direction"] == direction)]
+            by_y = dict(zip(points.get_offsets()[:, 1], points.get_offsets()[:, 0]))
+            got = [by_y[4.0 - i] for i in range(5)]  # task i at y = 4 - i
+            np.testing.assert_array_equal(got, want.set_index("task").loc[tasks, "delta"])
+    two = [a.get_title() for a in _forest_figure(golden_result).axes if a.get_title()]
+    assert two and not any(", " in t for t in two)  # he/she: the first, unnamed, as before

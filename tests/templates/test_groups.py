@@ -82,6 +82,29 @@ def test_resolve_attributes_groups_and_pronouns():
         resolve_attributes("white,martian")
 
 
+def test_an_attribute_set_by_name_or_file_stands_for_its_groups(tmp_path):
+    assert resolve_attributes("race") == ["white", "black", "asian"]
+    assert resolve_attributes(["ethnicity"]) == ["hispanic", "not-hispanic"]
+    p = _write(tmp_path, SET.replace("TERMS", '["Beta", "beta"]'))
+    assert resolve_attributes(str(p)) == ["a", "b"]  # file order
+    t2a = build_prompts("groups", [str(p)], ["nurse", "cook"], direction="T->A")
+    assert t2a.loc[0, "candidates"] == ("An Alpha person", "A Beta person", "A beta person")
+    a2t = build_prompts("groups", str(p), ["nurse", "cook"], direction="A->T")
+    assert a2t["attribute"].tolist()[:3] == ["a", "b", "b"]
+    assert {
+        a: [r.term for r in rs]
+        for a, rs in realisations(load_template_set("groups"), [str(p)]).items()
+    } == {"a": ["Alpha"], "b": ["Beta", "beta"]}
+    with pytest.raises(BiasampError, match="attributes must not repeat a name"):
+        resolve_attributes(f"{p},a")
+    with pytest.raises(
+        BiasampError, match=r"^attributes: attribute set file not found: '.*no\.toml'"
+    ):
+        resolve_attributes(str(tmp_path / "no.toml"))
+    with pytest.raises(BiasampError, match=r"^attributes: attribute set '.*mine\.toml'.* has no "):
+        resolve_attributes(str(_write(tmp_path, SET.replace("TERMS", "[]"))))
+
+
 def test_prompts_have_every_realisation_with_its_article():
     t2a = build_prompts("groups", "black,asian", ["nurse", "cook"], direction="T->A")
     assert t2a.loc[0, "prompt"] == "[BLANK] is a new nurse."

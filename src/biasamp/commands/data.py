@@ -47,7 +47,8 @@ def templates(p) -> None:
         "--attributes",
         default="he,she",
         metavar="LIST",
-        help="comma-separated attributes out of he,she,they (default he,she)",
+        help="comma-separated attributes out of he,she,they (default he,she), groups, or an "
+        "attribute set (a name or a TOML file)",
     )
     s.add_argument(
         "--tasks",
@@ -184,11 +185,11 @@ def run_templates_show(args) -> int:
         f"{len(vocab)} tasks (agreement={'yes' if tset.agreement else 'no'}, "
         f"a/an rule={tset.article}, sha256 {tset.sha256[:12]})"
     )
-    sentences = T.render_sentences(tset, attributes, vocab)
+    sentences = T.render_sentences(tset, args.attributes, vocab)
     print(f"## sentences ({len(sentences)})")
     _limited([f"{r.template_id}\t{r.sentence}" for r in sentences.itertuples()], limit)
     for direction in directions:
-        df = T.build_prompts(tset, attributes, vocab, direction=direction)
+        df = T.build_prompts(tset, args.attributes, vocab, direction=direction)
         print(f"## {direction} prompts ({len(df)})")
         _limited(
             [f"{r.template_id}\t{r.prompt}\t{' | '.join(r.candidates)}" for r in df.itertuples()],

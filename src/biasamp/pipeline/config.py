@@ -129,6 +129,17 @@ def _names(min_size: int, what: str) -> Any:
     return Annotated[list[str], _checked(lambda v, name: check(v, Names(min_size, what), name))]
 
 
+def _attributes(value, name):
+    """Distinct names, at least two, or one attribute set alone (a shipped set's name or a
+    TOML file): it stands for all its groups (``biasamp.templates.resolve_attributes``)."""
+    from ..templates import is_attribute_set
+
+    one = [value] if isinstance(value, str) else value
+    if isinstance(one, list) and len(one) == 1 and is_attribute_set(one[0]):
+        return one
+    return check(value, Names(2, "attribute"), name)
+
+
 def _tasks(value, name):
     """A vocabulary name, file or ``"a,b,c"`` (resolved by biasamp.tasks.load_tasks), or the
     words as a list."""
@@ -332,11 +343,13 @@ class ProbeConfig(BaseModel):
         metavar="SET",
         help="Template set name (``biasamp templates --list``) or path to a template file.",
     )
-    attributes: _names(2, "attribute") = _opt(
+    attributes: Annotated[list[str], _checked(_attributes)] = _opt(
         factory=lambda: ["he", "she"],
         group="templates and tasks",
         metavar="LIST",
-        help="Attribute identities, e.g. ``he,she`` or ``he,she,they``.",
+        help="Attribute identities, e.g. ``he,she`` or ``he,she,they``; groups "
+        "(``white,black,asian``), or an attribute set: a name (``race``) or a TOML file in "
+        "the format of ``templates/attributes/`` (all its groups).",
     )
     tasks: Annotated[Text | list[str] | None, _checked(_tasks)] = _opt(
         None,

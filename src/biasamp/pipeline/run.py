@@ -177,9 +177,10 @@ def prepare(cfg: ProbeConfig) -> Prepared:
             "is a tie and BiasAmp-> says nothing"
         )
     attributes = resolve_attributes(cfg.attributes)
-    forms = realisations(tset, attributes)  # a group with no realisation fails here
-    groups_of = attribute_sets_of(attributes)
-    prompts = {d: build_prompts(tset, attributes, vocab, direction=d) for d in DIRECTIONS}
+    given = cfg.attributes  # with the attribute sets named in it, whose groups are their own
+    forms = realisations(tset, given)  # a group with no realisation fails here
+    groups_of = attribute_sets_of(given)
+    prompts = {d: build_prompts(tset, given, vocab, direction=d) for d in DIRECTIONS}
     if cfg.max_templates is not None:
         keep = set(_keep(prompts[TASK_TO_ATTRIBUTE], tset.bound, cfg.max_templates))
         prompts = {

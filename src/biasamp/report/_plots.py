@@ -274,8 +274,10 @@ def _fig5_panel(
 
 
 def _forest_figure(result: ProbeResult):
-    """Per-task Δ (model − base) for the first attribute, with bootstrap CIs: one row of two
-    panels (A->T, T->A) per base-rate source.
+    """Per-task Δ (model − base) with bootstrap CIs: one row of two panels (A->T, T->A) per
+    base-rate source and attribute. With two attributes, the first only: its T->A Δ is the
+    second's with the sign flipped (both sum to 1 over the two), and the second's A->T Δ is in
+    ``by_pair.csv``; with more (groups), every attribute, as no one of them tells the others.
 
     Δ is in the units of each direction (P(task | a) for A->T, P(a | task) for T->A),
     so the two panels have their own x axes. A task whose Δ is undefined (no base data)
@@ -285,21 +287,24 @@ def _forest_figure(result: ProbeResult):
 
     df = _by_pair(result)
     attributes = _order(result, "attribute")
-    first = attributes[0]
+    each = attributes[:1] if len(attributes) == 2 else attributes
+    first = attributes[0] if len(each) == 1 else "the panel's attribute"
     sources = _order(result, "base_rates")
     tasks = _order(result, "task")
     height = max(2.6, 0.21 * len(tasks) + 1.3)
     fig, axes = figure(
         11,
-        height * len(sources) + 1.1,
-        f"Per-task \u0394 = model \u2212 base of {first}, with bootstrap CIs ({result.model})",
-        nrows=len(sources),
+        height * len(sources) * len(each) + 1.1,
+        f"Per-task \u0394 = model \u2212 base of {', '.join(each)}, with bootstrap CIs "
+        f"({result.model})",
+        nrows=len(sources) * len(each),
         ncols=2,
     )
     ypos = np.arange(len(tasks))[::-1]
+    rows = [(source, a) for source in sources for a in each]
     shown = [
-        _forest_row(row, df, source=source, first=first, tasks=tasks, ypos=ypos)
-        for row, source in zip(axes, sources)
+        _forest_row(row, df, source=source, first=a, tasks=tasks, ypos=ypos, named=len(each) > 1)
+        for row, (source, a) in zip(axes, rows)
     ]
     association = np.concatenate([a for a, _ in shown])
     handles = association_entries(association, first, attributes, undefined=False)
@@ -324,9 +329,9 @@ def _forest_figure(result: ProbeResult):
     return fig
 
 
-def _forest_row(axes, df, *, source, first, tasks, ypos) -> tuple[np.ndarray, int]:
-    """Draw one source's two panels; returns the associations drawn and how many rows are
-    undefined."""
+def _forest_row(axes, df, *, source, first, tasks, ypos, named) -> tuple[np.ndarray, int]:
+    """Draw one source's two panels of attribute ``first`` (in the titles if ``named``);
+    returns the associations drawn and how many rows are undefined."""
     from matplotlib.transforms import blended_transform_factory
 
     drawn, n_undefined = [], 0
@@ -371,7 +376,8 @@ def _forest_row(axes, df, *, source, first, tasks, ypos) -> tuple[np.ndarray, in
                 tick.set_color("0.45")
         unit = f"P(task | {first})" if direction == ATTRIBUTE_TO_TASK else f"P({first} | task)"
         ax.set_xlabel(f"\u0394 = model \u2212 base of {unit}", fontsize=9)
-        ax.set_title(f"{direction_label(direction)} vs {source}", fontsize=10)
+        named_as = f", {first}" if named else ""
+        ax.set_title(f"{direction_label(direction)} vs {source}{named_as}", fontsize=10)
     return np.concatenate(drawn), n_undefined
 
 

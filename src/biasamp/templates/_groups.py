@@ -4,7 +4,11 @@ its realisations, and the pooling of realisations into one probability per group
 A group has several *realisations* ("Black", "black", "African American"): ``{group}`` renders
 the term, ``{group_noun}`` the term and the set's person noun ("Black person"). Every
 realisation is scored; :func:`pool_realisations` pools them before the probability tables are
-built, so everything downstream sees one column per group.
+built, so everything downstream sees one column per group. A user's own set (a TOML file in the
+same format) is named in ``attributes`` like a shipped one.
+
+long on purpose: one concept, groups: the set files and their checks, the attribute sets a
+user names (a shipped name or a file), the realisations of each group, and their pooling.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from .._files import (
     check_keys,
     check_metadata,
     data_dir,
+    looks_like_path,
     read_toml,
     resolve_name_or_path,
     sha256_bytes,
@@ -40,6 +45,7 @@ __all__ = [
     "attribute_sets_of",
     "group_realisations",
     "groups_listing",
+    "is_attribute_set",
     "shipped_groups",
     "word_groups",
     "list_attribute_sets",
@@ -211,20 +217,55 @@ def uses_groups(t) -> bool:
     return any(n in GROUP_SLOTS for n in t.slot_names())
 
 
+def is_attribute_set(item) -> bool:
+    """Whether an item of ``attributes`` names an attribute set (a shipped set's name or a
+    TOML file path), which stands for all its groups, rather than a pronoun or a group."""
+    return (
+        isinstance(item, str)
+        and item not in ATTRIBUTES
+        and item not in shipped_groups()
+        and (item in ATTRIBUTE_SETS or looks_like_path(item))
+    )
+
+
+def expand_sets(attributes) -> tuple[list, dict]:
+    """``attributes`` with each attribute set in it (:func:`is_attribute_set`) replaced by its
+    groups, in file order, and group -> its :class:`AttributeSet` (the shipped groups, then
+    those of the sets named). A bad set file: one :class:`BiasampError` naming ``attributes``
+    and the file.
+
+    >>> expand_sets(["race"])[0]
+    ['white', 'black', 'asian']
+    """
+    known, names = dict(shipped_groups()), []
+    for a in attributes:
+        if not is_attribute_set(a):
+            names.append(a)
+            continue
+        path = resolve_name_or_path(a, ATTRIBUTE_SETS, "attributes")
+        try:
+            s = load_attribute_set(path)
+        except BiasampError as exc:
+            raise BiasampError(f"attributes: {exc}") from None
+        known.update(dict.fromkeys(s.groups, s))
+        names += list(s.groups)
+    return names, known
+
+
 def group_realisations(attributes) -> dict[str, tuple] | None:
     """Each attribute's realisations: None when every attribute is a pronoun, else group -> its
-    :class:`Realisation` tuple; an error for an unknown name and for pronouns mixed with groups.
+    :class:`Realisation` tuple (shipped sets and those named in ``attributes``, see
+    :func:`expand_sets`); an error for an unknown name and for pronouns mixed with groups.
 
     >>> group_realisations(["he", "she"]) is None
     True
     >>> {g: len(r) for g, r in group_realisations(["white", "black"]).items()}
     {'white': 2, 'black': 3}
     """
-    attributes = list(attributes)
+    attributes, known = expand_sets(attributes)
     pronouns = [a for a in attributes if a in ATTRIBUTES]
     if len(pronouns) == len(attributes):
         return None
-    known = shipped_groups()
     for a in attributes:
         if a not in ATTRIBUTES and a not in known:
             raise BiasampError(
@@ -256,7 +297,7 @@ def realisations(template_set, attributes) -> dict[str, tuple]:
     kinds = {uses_groups(t) for t in tset.templates}
     if groups is not None and False in kinds:
         raise BiasampError(
-            f"attributes: the groups {attrs} have no realisation in template set "
+            f"attributes: the groups {list(groups)} have no realisation in template set "
             f"{tset.name!r}, whose templates realise pronouns ({{attribute}}, ...); use a "
             "group template set (templates = 'groups')"
         )
@@ -274,8 +315,8 @@ def attribute_sets_of(attributes) -> list[dict]:
     ``attributes`` come from; ``[]`` for pronouns."""
     if group_realisations(attributes) is None:
         return []
-    known = shipped_groups()
-    sets = {known[a].name: known[a] for a in attributes}
+    names, known = expand_sets(attributes)
+    sets = {known[a].path: known[a] for a in names}
     return [
         {k: s.provenance[k] for k in ("name", "kind", "source", "license", "year", "sha256")}
         for s in sets.values()

@@ -10,7 +10,7 @@ import pandas as pd
 from .._conventions import ATTRIBUTES, BLANK, TASK_TO_ATTRIBUTE, canonical_direction
 from .._errors import BiasampError
 from ..tasks import TaskVocabulary, load_tasks, task_aliases
-from ._groups import group_realisations, groups_listing, realisations, shipped_groups
+from ._groups import expand_sets, group_realisations, groups_listing, realisations
 from ._loading import load_template_set
 from ._model import Template, TemplateSet, attribute_hint, masked_indexes, render_parts
 
@@ -33,7 +33,9 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
     spec : str or iterable of str
         Comma-separated names or a sequence; at least two distinct attributes: pronouns
         (``he``, ``she``, ``they``) or groups of the shipped attribute sets (``white``,
-        ``black``, ...), never both. Order is kept (the column order downstream).
+        ``black``, ...), never both. An attribute set (a shipped set's name or a TOML file in
+        the format of ``templates/attributes/``) stands for all its groups, in file order.
+        Order is kept (the column order downstream).
 
     Returns
     -------
@@ -47,16 +49,14 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
     ['she', 'he']
     >>> resolve_attributes("white,black,asian")
     ['white', 'black', 'asian']
+    >>> resolve_attributes("ethnicity")
+    ['hispanic', 'not-hispanic']
     """
-    if isinstance(spec, str):
-        items = [s.strip() for s in spec.split(",")]
-    elif isinstance(spec, Iterable):
-        items = list(spec)
-    else:
-        raise BiasampError(f"attributes must be a comma-separated string or a list; got {spec!r}")
+    given = _items(spec)
     allowed = "{" + ", ".join(map(repr, ATTRIBUTES)) + "}"
+    items, known = expand_sets(given)
     for a in items:
-        if not isinstance(a, str) or (a not in ATTRIBUTES and a not in shipped_groups()):
+        if not isinstance(a, str) or (a not in ATTRIBUTES and a not in known):
             raise BiasampError(
                 f"attributes must be a subset of {allowed}; got {a!r}"
                 f"{attribute_hint(a)} in {spec!r} (or groups of one attribute set, which "
@@ -66,8 +66,17 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
         raise BiasampError(f"attributes must not repeat a name; got {spec!r}")
     if len(items) < 2:
         raise BiasampError(f"attributes must name at least two attributes; got {spec!r}")
-    group_realisations(items)  # pronouns and groups are not mixed
+    group_realisations(given)  # pronouns and groups are not mixed
     return items
+
+
+def _items(spec) -> list:
+    """The items of ``attributes`` as given: ``"a,b"`` split, a sequence listed."""
+    if isinstance(spec, str):
+        return [s.strip() for s in spec.split(",")]
+    if isinstance(spec, Iterable):
+        return list(spec)
+    raise BiasampError(f"attributes must be a comma-separated string or a list; got {spec!r}")
 
 
 def _as_set(template_set: TemplateSet | str | os.PathLike) -> TemplateSet:
@@ -133,7 +142,7 @@ def _setup(template_set, attributes, tasks) -> tuple:
     """The set, the attributes, their realisations, the task words and their templates."""
     tset = _as_set(template_set)
     attrs = resolve_attributes(attributes)
-    forms = realisations(tset, attrs)
+    forms = realisations(tset, _items(attributes))  # an attribute set's groups too
     words = _task_words(tasks)
     return tset, attrs, forms, words, template_tasks(tset, words)
 
