@@ -217,7 +217,6 @@ def build_report(
             written = render(result, staging, formats, plots=plots, progress=progress)
         return {k: output.target / p.name for k, p in written.items()}
     output = OutputFolder(src, kind="probe", update=True, param="RESULT_DIR")
-    with output as staging:
-        output.carry_over()  # everything the folder holds survives the swap, folders too
+    with output as staging:  # update: everything the folder holds survives the swap
         written = render(result, staging, formats, plots=plots, progress=progress)
     return {k: output.named / p.name for k, p in written.items()}
