@@ -161,7 +161,7 @@ def test_overwrite_refuses_a_folder_without_the_mark_of_the_same_kind(result, tm
             OutputFolder(copy, kind="probe", overwrite=True).check()
         in_place = OutputFolder(copy, kind="probe", update=True)  # the caller read the result
         in_place.check()  # so a report is added, and every file it holds is kept as the user's
-        assert in_place.foreign() == {p.name for p in copy.iterdir()} - {MARK}
+        assert in_place.foreign == {p.name for p in copy.iterdir()} - {MARK}
 
 
 def test_overwrite_replaces_the_whole_folder_and_marks_what_it_wrote(

@@ -335,10 +335,9 @@ def test_a_warning_transformers_logs_has_the_one_form(tiny_bert_dir, tmp_path, c
 
 
 def test_every_warning_has_one_form(capsys):
-    from biasamp.cli import _LogHandler, _Terminal
+    from biasamp.cli import _Terminal
 
-    term = _Terminal(None)
-    handler = _LogHandler(term)
+    term = handler = _Terminal(None)  # the warnings' display and the logging handler
     for name, text in (
         ("biasamp.scoring._scorer", "first-piece scoring of 1 split candidate"),
         ("biasamp.scoring._scorer", "first-piece scoring of 1 split candidate"),

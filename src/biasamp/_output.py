@@ -20,7 +20,7 @@ from filelock import FileLock, Timeout
 from ._errors import BiasampError
 
 __all__ = ["KINDS", "MARK", "STOP_SIGNALS", "OutputFile", "OutputFolder", "Stopped"]
-__all__ += ["fail_write", "found_kind", "kind_of", "signals_deferred", "stop_signals_raise"]
+__all__ += ["found_kind", "kind_of", "signals_deferred", "stop_signals_raise"]
 
 MARK = ".biasamp.json"  #: the mark of a folder biasamp wrote: {"kind", "files", "written"}
 #: The kinds of folder biasamp writes, as messages name them.
@@ -38,7 +38,6 @@ _WORDS = ("folder", "file", "symbolic link", "character device", "block device",
 _MODES = dict(zip("d-lcbps", _WORDS))  # stat.filemode's letter -> the kind in words
 _PLAIN = ("a file", "a folder", "a symbolic link")
 _COUNTER = itertools.count()
-log = logging.getLogger(__name__)
 
 
 class Stopped(KeyboardInterrupt):
@@ -48,14 +47,16 @@ class Stopped(KeyboardInterrupt):
         super().__init__(signum)
         self.signum, self.name, self.exit_code = signum, signal.Signals(signum).name, 128 + signum
 
-
-def _raise_stopped(signum, frame):
-    raise Stopped(signum)
+    @staticmethod
+    def handler(signum, frame):
+        raise Stopped(signum)
 
 
 @contextlib.contextmanager
-def _handling(fn, signals):
-    """``fn`` handles ``signals`` (those Python handles) for the duration; main thread only."""
+def _handling(signals, fn=None):
+    """Handle ``signals`` with ``fn`` (main thread only), or hold them and then deliver one."""
+    got: list[int] = []
+    fn = fn or (lambda signum, frame: got.append(signum))
     main = threading.current_thread() is threading.main_thread()
     old = {s: signal.signal(s, fn) for s in signals if main and signal.getsignal(s) is not None}
     try:
@@ -63,31 +64,25 @@ def _handling(fn, signals):
     finally:
         for s, before in old.items():
             signal.signal(s, before)
+        if got:
+            signal.raise_signal(got[0])
 
 
 def stop_signals_raise():
     """SIGTERM and SIGHUP raise :class:`Stopped` for the duration (where they are the default)."""
     default = [s for s in STOP_SIGNALS if signal.getsignal(s) == signal.SIG_DFL]
-    return _handling(_raise_stopped, [s for s in default if s != signal.SIGINT])
+    return _handling([s for s in default if s != signal.SIGINT], Stopped.handler)
 
 
-@contextlib.contextmanager
 def signals_deferred():
     """Hold the stop signals for the duration (whichever thread gets them), then deliver one."""
-    got: list[int] = []
-    try:
-        with _handling(lambda signum, frame: got.append(signum), STOP_SIGNALS):
-            yield
-    finally:
-        if got:
-            signal.raise_signal(got[0])
+    return _handling(STOP_SIGNALS)
 
 
 def kind_of(path) -> str | None:
     """What is at ``path`` (not following a link), in words; None when nothing is there."""
     with contextlib.suppress(FileNotFoundError, NotADirectoryError):
         return "a " + _MODES.get(stat.filemode(os.lstat(path).st_mode)[0], "special file")
-    return None
 
 
 def _entries(folder: Path) -> dict[str, str]:
@@ -110,21 +105,11 @@ def found_kind(folder) -> tuple[str | None, set[str]]:
     return None, set()
 
 
-def fail_write(exc: BaseException, where: str, folder: Path, note: str = "") -> None:
-    """Raise an OS error met writing ``where`` (in ``folder``) as one line; else return."""
-    name = str(exc.filename) if isinstance(exc, OSError) and exc.filename else None
-    ours = name and os.path.abspath(name).startswith(os.path.join(os.path.abspath(folder), ""))
-    if isinstance(exc, OSError) and (exc.errno in _WRITE_ERRNOS or ours):
-        what, note = (f" {name!r}" if name else ""), (f"; {note}" if note else "")
-        why = f"{exc.strerror or exc}; nothing was changed there{note}"
-        raise BiasampError(f"{where}: could not write{what}: {why}") from exc
-
-
 class _Output:
     """An output path (option ``param``): ``named`` as given, ``target`` a link followed."""
 
-    def __init__(self, target, param: str):
-        self.param = param
+    def __init__(self, target, param: str, failure_note: str = ""):
+        self.param, self.failure_note = param, failure_note
         self.named = self.target = named = Path(os.path.expanduser(str(target)))
         if os.path.islink(named):  # a loop resolves to a link, which check() refuses
             self.target = Path(os.path.realpath(named))
@@ -160,30 +145,41 @@ class _Output:
         return sorted(self.target.parent.glob(f".{self.target.name}.{what}-*"))
 
     def _acquire(self) -> None:
-        """Take the OS lock ``.NAME.lock`` beside the target (free when its process dies)."""
+        """Check; take the OS lock ``.NAME.lock`` beside the target (free when its process dies)."""
+        self.check()
         self.target.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.lock.acquire()
         except Timeout:
             raise BiasampError(f"{self.where} is being written by another biasamp run") from None
 
-    def _release(self) -> None:
+    def abort(self) -> None:
         """Remove the lock file while still held; release the lock."""
         if self.lock.is_locked:
             Path(self.lock.lock_file).unlink(missing_ok=True)
             self.lock.release()
 
+    def raise_write_error(self, exc: BaseException) -> None:
+        """Abort; raise an OS error met while writing as one line naming the path, else return."""
+        self.abort()
+        name = str(exc.filename) if isinstance(exc, OSError) and exc.filename else None
+        up = os.path.join(os.path.abspath(self.target.parent), "")
+        ours = name and os.path.abspath(name).startswith(up)
+        if isinstance(exc, OSError) and (exc.errno in _WRITE_ERRNOS or ours):
+            what, note = (f" {name!r}" if name else ""), self.failure_note
+            why = f"{exc.strerror or exc}; nothing was changed there{note and '; ' + note}"
+            raise BiasampError(f"{self.where}: could not write{what}: {why}") from exc
+
 
 class OutputFolder(_Output):
-    """A folder of ``kind`` written as one transaction (``with`` gives the staging folder).
-    ``update``: files added to a result (:meth:`carry_over`); ``failure_note``: after an error."""
+    """A folder of ``kind`` written as one transaction (``with`` gives the staging folder)."""
 
     def __init__(
         self, target, *, kind, overwrite=False, param="--out", update=False, failure_note=""
     ):
-        super().__init__(target, param)
+        super().__init__(target, param, failure_note)
         self.kind, self.update, self.overwrite = kind, update, overwrite or update
-        self.failure_note, self.staging, self._foreign = failure_note, None, set()
+        self.staging, self.foreign = None, set()
 
     def check(self) -> None:
         """Refuse a target that cannot or must not be written (call before any long work)."""
@@ -200,17 +196,15 @@ class OutputFolder(_Output):
         if found != self.kind:
             held, how = KINDS.get(found, "no biasamp result"), f"replaces only {kind} it wrote"
             raise BiasampError(f"{where} holds {held}, not {kind}: biasamp {how}")
-        foreign = sorted(set(present) - owned - {MARK})
-        if bad := [f for f in foreign if present[f] not in _PLAIN or not self.update]:
+        self.foreign = set(present) - owned - {MARK}
+        if bad := [f for f in sorted(self.foreign) if present[f] not in _PLAIN or not self.update]:
             more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
             what = f"{len(bad)} file(s) biasamp did not write ({bad[0]!r}, {present[bad[0]]}{more})"
             how = "biasamp replaces a folder as a whole: move them away or choose another folder"
             raise BiasampError(f"{where} holds {what}; {how}")
-        self._foreign = set(foreign)
 
-    def begin(self) -> Path:
+    def __enter__(self) -> Path:
         """Check; lock; put back what a dead run swapped out; check again; return the staging."""
-        self.check()
         self._acquire()
         try:
             left = self._left("replaced")
@@ -221,23 +215,19 @@ class OutputFolder(_Output):
             self.check()
             self.staging = self._beside("staging")
             self.staging.mkdir()
+            if self.update:  # add to a result: all it holds is kept (copied, not linked)
+                shutil.copytree(self.target, self.staging, symlinks=True, dirs_exist_ok=True)
         except BaseException:
             self.abort()
             raise
         return self.staging
 
-    def carry_over(self) -> None:
-        """Copy (not link) all the target holds into the staging; commit() rewrites the mark."""
-        shutil.copytree(self.target, self.staging, symlinks=True, dirs_exist_ok=True)
-
-    def foreign(self) -> set[str]:
-        """Paths (relative, POSIX) in the target that biasamp did not write."""
-        return set(self._foreign)
+    begin = __enter__
 
     def commit(self) -> Path:
         """Write the mark; swap the staging into place with the stop signals held."""
         try:
-            files = sorted(set(_entries(self.staging)) - self._foreign - {MARK})
+            files = sorted(set(_entries(self.staging)) - self.foreign - {MARK})
             now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
             mark = json.dumps({"kind": self.kind, "files": files, "written": now}, indent=1)
             (self.staging / MARK).unlink(missing_ok=True)  # a carried mark may be a link
@@ -264,15 +254,7 @@ class OutputFolder(_Output):
         if self.staging is not None:
             shutil.rmtree(self.staging, ignore_errors=True)
             self.staging = None
-        self._release()
-
-    def raise_write_error(self, exc: BaseException) -> None:
-        """Abort; raise an OS error met while writing as one line naming the path, else return."""
-        self.abort()
-        fail_write(exc, self.where, self.target.parent, self.failure_note)
-
-    def __enter__(self) -> Path:
-        return self.begin()
+        super().abort()
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.commit() if exc is None else self.raise_write_error(exc)
@@ -297,13 +279,11 @@ class OutputFile(_Output):
 
     @contextlib.contextmanager
     def open(self, *, newline: str = ""):
-        """Check; lock; remove (and name) what a killed writer left; yield a text file (UTF-8)
-        that becomes the target if the block ends well."""
-        self.check()
+        """Lock; remove (and log) a dead writer's file; yield a UTF-8 file, renamed in after."""
         self._acquire()
         for dead in self._left("tmp"):  # its writer no longer holds the lock: it is gone
             dead.unlink(missing_ok=True)
-            log.warning("removed %s, left by an interrupted run", dead)
+            logging.getLogger(__name__).warning("removed %s, left by an interrupted run", dead)
         tmp = self._beside("tmp")
         try:
             with open(tmp, "x", encoding="utf-8", newline=newline) as f:
@@ -314,7 +294,7 @@ class OutputFile(_Output):
                 os.replace(tmp, self.target)
         except BaseException as exc:
             tmp.unlink(missing_ok=True)
-            fail_write(exc, self.where, self.target.parent)
+            self.raise_write_error(exc)
             raise
         finally:
-            self._release()
+            self.abort()

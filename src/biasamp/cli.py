@@ -1,12 +1,8 @@
-"""The ``biasamp`` command line.
+"""The ``biasamp`` command line: ``main(argv=None) -> int``.
 
-``main(argv=None) -> int`` lists every subcommand of :data:`SUBCOMMANDS` (its name and help
-line, imported from nowhere) and builds the options of the one chosen only: a function
-``NAME(parser)`` of :mod:`biasamp.commands` adds them and sets ``func``, a callable
-``func(args) -> int``; so ``biasamp --help`` imports none of them. Every subcommand also accepts
-``-v``/``-q`` after its name. Input errors (:class:`biasamp.BiasampError`) print one line to
-stderr and return 2; ``-v`` adds the traceback. Warnings are printed once each, as one line
-(``warning: ...``; ``warning (package): ...`` for another package's); ``-q`` silences them.
+It lists every subcommand of :data:`SUBCOMMANDS` and builds the options of the one chosen
+only (``biasamp --help`` imports no command). Input errors print one line to stderr and return
+2 (``-v`` adds the traceback); each warning is printed once, as one line; ``-q`` silences them.
 """
 
 from __future__ import annotations
@@ -125,13 +121,15 @@ def _warning_origin(filename: str) -> str | None:
     return os.path.basename(path).removesuffix(".py") or "python"
 
 
-class _Terminal:
-    """What the CLI shows on stderr besides errors: the one progress display (None with
-    ``-q``), and each distinct warning once, as one line through the display (``warning:
-    ...`` for biasamp's own, ``warning (package): ...`` for another package's), whether it
-    came as a Python warning or as a logged one."""
+class _Terminal(logging.Handler):
+    """What the CLI shows on stderr besides errors, through the one progress display (None
+    with ``-q``): each distinct warning once, as one line (``warning: ...`` for biasamp's own,
+    ``warning (package): ...`` for another package's), whether it came as a Python warning or
+    as a logged one; a logged error as ``error: ...``; info and debug (``-v``) with their
+    logger's name."""
 
     def __init__(self, display: Display | None):
+        super().__init__()
         self.display = display
         self.seen: set[str] = set()
 
@@ -151,41 +149,24 @@ class _Terminal:
         """``warnings.showwarning`` replacement."""
         self.warning(message, _warning_origin(filename))
 
-
-class _LogHandler(logging.Handler):
-    """A logged warning as the warnings are shown (``warning: ...``, once); an error as
-    ``error: ...``; info and debug (``-v``) with their logger's name."""
-
-    def __init__(self, terminal: _Terminal):
-        super().__init__()
-        self.terminal = terminal
-
     def emit(self, record: logging.LogRecord) -> None:
         try:
             top = record.name.split(".")[0]
             origin = None if top == "biasamp" else top
             if record.levelno >= logging.ERROR:
                 where = "" if origin is None else f" ({origin})"
-                self.terminal.line(f"error{where}: {_one_line(record.getMessage())}")
+                self.line(f"error{where}: {_one_line(record.getMessage())}")
             elif record.levelno >= logging.WARNING:
-                self.terminal.warning(record.getMessage(), origin)
+                self.warning(record.getMessage(), origin)
             else:
-                self.terminal.line(f"{record.levelname} {record.name}: {record.getMessage()}")
+                self.line(f"{record.levelname} {record.name}: {record.getMessage()}")
         except Exception:  # noqa: BLE001  # pragma: no cover - logging.Handler.emit's contract
             self.handleError(record)
 
 
 def _configure_logging(verbose: int, quiet: bool, terminal: _Terminal) -> None:
-    level = (
-        logging.ERROR
-        if quiet
-        else logging.DEBUG
-        if verbose >= 2
-        else logging.INFO
-        if verbose == 1
-        else logging.WARNING
-    )
-    logging.basicConfig(level=level, handlers=[_LogHandler(terminal)], force=True)
+    level = logging.ERROR if quiet else max(logging.DEBUG, logging.WARNING - 10 * verbose)
+    logging.basicConfig(level=level, handlers=[terminal], force=True)
     if quiet:  # third-party libraries too (transformers and huggingface_hub log and print)
         os.environ["TRANSFORMERS_VERBOSITY"] = "error"
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
@@ -250,9 +231,6 @@ def _main(argv: list[str] | None) -> int:
         except Stopped as exc:
             print(f"stopped ({exc.name})", file=sys.stderr)
             return exc.exit_code
-        except KeyboardInterrupt:
-            print("interrupted", file=sys.stderr)
-            return 130
         except OSError as exc:  # not the input's fault (a full disk): one line, exit 1
             if args.verbose:
                 traceback.print_exc()

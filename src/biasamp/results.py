@@ -245,17 +245,15 @@ class ProbeResult:
         )
         if data.get("complete") is not True:
             raise BiasampError(
-                f"{str(f.parent)!r} holds no complete result (results.json has "
-                "no completion mark: the run that wrote it did not finish); run "
-                "`biasamp probe` again"
+                f"{str(f.parent)!r} holds no complete result (results.json has no completion "
+                "mark: the run that wrote it did not finish); run `biasamp probe` again"
             )
         file = parse(ResultsFile, data, str(f))  # before anything else is read
         for name, digest in file.data_sha256.items():
             if (f.parent / name).is_file() and sha256_file(f.parent / name) != digest:
                 raise BiasampError(
-                    f"{str(f.parent)!r} is not a complete result: {name} was "
-                    "changed after the run (its sha256 differs from "
-                    "results.json)"
+                    f"{str(f.parent)!r} is not a complete result: {name} was changed after "
+                    "the run (its sha256 differs from results.json)"
                 )
         tab = None
         if tables:

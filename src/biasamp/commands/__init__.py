@@ -1,17 +1,9 @@
 """Subcommands of the ``biasamp`` CLI and what they share.
 
-Three modules: :mod:`~biasamp.commands.model` (``probe``, ``score``, ``pairs``: a model is
-loaded), :mod:`~biasamp.commands.data` (``templates``, ``base-rates``, ``count``: the inputs)
-and :mod:`~biasamp.commands.results` (``report``, ``compare``: saved results). Each subcommand
-is a function ``NAME(parser)`` that adds its options to the parser :mod:`biasamp.cli` made for
-it and sets ``func``; the CLI calls it only for the subcommand chosen, so ``biasamp --help``
-imports none of them.
-
-The options of a probe are declared once, as the fields of
-:class:`~biasamp.pipeline.ProbeConfig` (default, check, help, flag); :func:`add_config_options`
-generates them in argument groups for ``probe``, and :func:`add_model_options` the group that
-loads a model for ``probe``, ``score`` and ``pairs``. :func:`table_lines` is the one layout of
-the tables a command prints.
+Three modules: :mod:`~biasamp.commands.model` (``probe``, ``score``, ``pairs``),
+:mod:`~biasamp.commands.data` (``templates``, ``base-rates``, ``count``) and
+:mod:`~biasamp.commands.results` (``report``, ``compare``). Each subcommand is a function
+``NAME(parser)`` that adds its options and sets ``func``, called only for the subcommand chosen.
 """
 
 from __future__ import annotations
@@ -26,15 +18,10 @@ _REPORT_ORDER = ("html", "md", "model-card", "json")
 def add_config_options(
     parser, *, groups=None, from_config: bool = False, without=(), only=None
 ) -> None:
-    """Options of :class:`~biasamp.pipeline.ProbeConfig` into ``parser``, one argument group
-    each, generated from the fields (their flags, help and defaults are declared there once).
-
-    ``groups``: the groups to add, in order (default: every group, in field order); ``only``:
-    field names to take (default all of those groups); ``without``: flags a command does not
-    take. ``from_config``: every default
-    is None, so that a ``--config`` file's value stands unless the flag is given
-    (``biasamp probe``); otherwise the defaults are ProbeConfig's.
-    """
+    """Options of :class:`~biasamp.pipeline.ProbeConfig` into ``parser``, generated from its
+    fields, in argument ``groups`` (default: every group, in field order); ``only``: the fields
+    to take; ``without``: flags a command does not take; ``from_config``: every default None,
+    so that a ``--config`` file's value stands unless the flag is given."""
     from ..pipeline.config import GROUPS, ProbeConfig, cli_flags, cli_help, cli_type
 
     fields = {
@@ -62,14 +49,6 @@ def add_config_options(
                 default=None if from_config or "action" in extra else default,
                 **{k: v for k, v in kwargs.items() if v is not None},
             )
-
-
-def add_model_options(parser, *, from_config: bool = False, without=()) -> None:
-    """The options that load a model (one argument group, "loading the model"), for
-    ``probe``, ``score`` and ``pairs``: one help text and one default each."""
-    add_config_options(
-        parser, groups=("loading the model",), from_config=from_config, without=without
-    )
 
 
 def report_file(folder, formats, *, comparison: bool = False) -> Path:
@@ -128,3 +107,8 @@ def table_lines(rows, *, header=None, left=(), widths=None, indent="  ") -> list
 
     text = frame.to_string(index=False, header=False, formatters=[cell(i) for i in frame])
     return [indent + line.rstrip() for line in text.split("\n")]
+
+
+def print_table(rows, **layout) -> None:
+    """Print the :func:`table_lines` of ``rows`` on stdout."""
+    print("\n".join(table_lines(rows, **layout)))

@@ -13,7 +13,7 @@ import sys
 import warnings
 
 from .._errors import BiasampError, ZeroRowWarning
-from . import table_lines, work_done
+from . import print_table, work_done
 
 
 def templates(p) -> None:
@@ -34,9 +34,8 @@ def templates(p) -> None:
     s = sub.add_parser(
         "show",
         help="print the sentences, prompts and candidates of a set",
-        description="Print the full sentences of a template set for the given "
-        "attributes and tasks, then the masked prompts with their "
-        "candidates for each direction.",
+        description="Print the full sentences of a template set for the given attributes and "
+        "tasks, then the masked prompts with their candidates for each direction.",
     )
     s.add_argument(
         "set",
@@ -54,17 +53,16 @@ def templates(p) -> None:
         "--tasks",
         default=None,
         metavar="VOCAB",
-        help=f"task vocabulary [{', '.join(list_task_sets())}], a "
-        "CSV/TSV/TXT/TOML path, @FILE or comma-separated words (default: "
-        "the set's own tasks for a set of bound templates, else winobias32)",
+        help=f"task vocabulary [{', '.join(list_task_sets())}], a CSV/TSV/TXT/TOML path, @FILE "
+        "or comma-separated words (default: the set's own tasks for a set of bound templates, "
+        "else winobias32)",
     )
     s.add_argument(
         "--direction",
         default="both",
         metavar="DIR",
-        help="which prompts to show: both (default), attribute_to_task, "
-        "task_to_attribute (aliases AT, TA, 'A->T', 'T->A', any case: quote "
-        "the arrows in a shell)",
+        help="which prompts to show: both (default), attribute_to_task, task_to_attribute "
+        "(aliases AT, TA, 'A->T', 'T->A', any case: quote the arrows in a shell)",
     )
     s.add_argument(
         "--limit",
@@ -80,12 +78,10 @@ def templates(p) -> None:
     c = sub.add_parser(
         "convert",
         help="convert a benchmark's published files into a template set file",
-        description="Convert the published files of a benchmark into a template "
-        "set (the shipped winogender and winobias sets are this "
-        "command's output) and print what was converted. winogender: "
-        "PATH is templates.tsv or its folder; winobias: the folder of "
-        "the eight {pro,anti}_stereotyped_type{1,2}.txt.{dev,test} "
-        "files.",
+        description="Convert the published files of a benchmark into a template set (the "
+        "shipped winogender and winobias sets are this command's output) and print what was "
+        "converted. winogender: PATH is templates.tsv or its folder; winobias: the folder of "
+        "the eight {pro,anti}_stereotyped_type{1,2}.txt.{dev,test} files.",
     )
     c.add_argument(
         "benchmark", metavar="BENCHMARK", help=f"which converter [{', '.join(T.CONVERTERS)}]"
@@ -114,14 +110,10 @@ def run_templates_list(args) -> int:
 
     sets = [(n, T.load_template_set(n)) for n in T.list_template_sets()]
     print("Template sets:")
-    print(
-        "\n".join(
-            table_lines(
-                [(name, f"{len(ts)} templates", ts.description) for name, ts in sets],
-                left={0, 2},
-                widths={1: 15},
-            )
-        )
+    print_table(
+        [(name, f"{len(ts)} templates", ts.description) for name, ts in sets],
+        left={0, 2},
+        widths={1: 15},
     )
     bound = [n for n, ts in sets if ts.bound]
     if bound:
@@ -131,20 +123,16 @@ def run_templates_list(args) -> int:
         )
     vocabs = [(name, load_tasks(name)) for name in list_task_sets()]
     print("Task vocabularies:")
-    print(
-        "\n".join(
-            table_lines(
-                [
-                    (
-                        name,
-                        f"{len(v):>5} words" + (f", {len(v.groups)} grouped" if v.groups else ""),
-                        v.description,
-                    )
-                    for name, v in vocabs
-                ],
-                left={0, 1, 2},
+    print_table(
+        [
+            (
+                name,
+                f"{len(v):>5} words" + (f", {len(v.groups)} grouped" if v.groups else ""),
+                v.description,
             )
-        )
+            for name, v in vocabs
+        ],
+        left={0, 1, 2},
     )
     print(f"Attributes: {', '.join(T.ATTRIBUTES)}")
     for name in T.list_attribute_sets():  # groups (templates/attributes/)
@@ -247,7 +235,7 @@ def run_base_rates(args: argparse.Namespace) -> int:
             ("uniform:SOURCE", "equal joint, association = signs of SOURCE"),
             ("file:PATH.csv", "your own table (see base_rates/README.md)"),
         ]
-        print("\n".join(table_lines(rows, left={0, 1}, widths={0: 21}, indent="")))
+        print_table(rows, left={0, 1}, widths={0: 21}, indent="")
         return 0
     if not args.source:
         raise BiasampError("base-rates show needs a SOURCE name; got none")
@@ -287,12 +275,8 @@ def parse_groups(value: str) -> dict[str, list[str]]:
                 f"({sets}) or its file; got {value!r}"
             ) from None
     groups: dict[str, list[str]] = {}
-    for part in value.split(";"):
-        if not part.strip():
-            continue
-        if "=" not in part:
-            raise BiasampError(f"--groups must look like 'he=he,him;she=she,her'; got {value!r}")
-        name, words = part.split("=", 1)
+    for part in filter(str.strip, value.split(";")):
+        name, _, words = part.partition("=")  # no "=": no words
         ws = [w.strip() for w in words.split(",") if w.strip()]
         if not name.strip() or not ws:
             raise BiasampError(f"--groups must look like 'he=he,him;she=she,her'; got {value!r}")
@@ -315,9 +299,9 @@ def count(p) -> None:
     p.add_argument(
         "files",
         nargs="*",
-        help="files, globs or fsspec URLs (s3://, gs://, hf://, "
-        "https://): text (one paragraph per line), .jsonl, .parquet, Wikipedia "
-        "pages-articles .xml; each optionally .gz/.bz2/.xz/.zst",
+        help="files, globs or fsspec URLs (s3://, gs://, hf://, https://): text (one paragraph "
+        "per line), .jsonl, .parquet, Wikipedia pages-articles .xml; each optionally "
+        ".gz/.bz2/.xz/.zst",
     )
     p.add_argument(
         "--dataset", help="a Hugging Face datasets name instead of files (e.g. wikitext), streamed"
@@ -357,9 +341,8 @@ def count(p) -> None:
         "--jobs",
         type=int,
         default=None,
-        help="worker processes (default all "
-        "cores; 1 = this process); with --engine dask and no --scheduler, the "
-        "local cluster's workers",
+        help="worker processes (default all cores; 1 = this process); with --engine dask and no "
+        "--scheduler, the local cluster's workers",
     )
     p.add_argument(
         "--engine",
@@ -369,8 +352,8 @@ def count(p) -> None:
     )
     p.add_argument(
         "--scheduler",
-        help="--engine dask: the scheduler address, e.g. "
-        "tcp://HOST:8786 (default: a local cluster)",
+        help="--engine dask: the scheduler address, e.g. tcp://HOST:8786 "
+        "(default: a local cluster)",
     )
     p.add_argument(
         "--retries",

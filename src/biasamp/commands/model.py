@@ -6,11 +6,9 @@ options and its printed summary.
 
 from __future__ import annotations
 
-import sys
-
 from .._conventions import BLANK
 from .._errors import BiasampError
-from . import add_config_options, add_model_options, report_file, say_report, table_lines, work_done
+from . import add_config_options, print_table, report_file, say_report, table_lines, work_done
 
 
 def probe(p) -> None:
@@ -48,30 +46,17 @@ def summary_lines(models, results) -> list[str]:
     direction) and per group, the columns as wide as their longest entry, every number
     through :func:`biasamp.report.format_value`; a CI it cannot give (``n/a``) explained once
     at the end."""
+    import pandas as pd
+
     from ..report import format_value
 
     rows = []  # (model, source, direction, text)
     for model, res in zip(models, results):
-        for rec in res.summary.to_dict(orient="records"):
-            std = rec["std"] if rec["std"] == rec["std"] else None  # none when pooled
-            rows.append(
-                (
-                    model,
-                    rec["base_rates"],
-                    rec["direction"],
-                    format_value(rec["mean"], std, (rec["ci_low"], rec["ci_high"])),
-                )
-            )
-        for rec in res.by_group.to_dict(orient="records"):
-            rows.append(
-                (
-                    model,
-                    rec["base_rates"],
-                    rec["direction"],
-                    f"group {rec['group']}: "
-                    + format_value(rec["mean"], ci=(rec["ci_low"], rec["ci_high"])),
-                )
-            )
+        for rec in [*res.summary.to_dict("records"), *res.by_group.to_dict("records")]:
+            std = None if pd.isna(rec.get("std")) else rec["std"]  # none for a group, or pooled
+            text = format_value(rec["mean"], std, (rec["ci_low"], rec["ci_high"]))
+            group = f"group {rec['group']}: " if "group" in rec else ""
+            rows.append((model, rec["base_rates"], rec["direction"], group + text))
     table = table_lines([r[1:] for r in rows], left={0, 1, 2})
     lines, shown = [], None
     for (model, *_), line in zip(rows, table):
@@ -129,7 +114,7 @@ def score(p) -> None:
         "--audit", action="store_true", help="also print how the tokenizer splits each candidate"
     )
     add_config_options(p, groups=("model",), only=("model_type", "scoring", "context_token"))
-    add_model_options(p)
+    add_config_options(p, groups=("loading the model",))
     p.set_defaults(func=run_score)
 
 
@@ -174,53 +159,50 @@ def run_score(args) -> int:
     )
     result = scorer.score(args.prompts, candidates, scoring=scoring, blank=args.blank)
     work_done(args)
-    out = sys.stdout
     table = result.to_frame()
     print(
         f"model {args.model} ({kind} LM)  scoring {result.scoring}  device "
-        f"{scorer.provenance['device']}  dtype {scorer.provenance['dtype']}",
-        file=out,
+        f"{scorer.provenance['device']}  dtype {scorer.provenance['dtype']}"
     )
     for i, prompt in enumerate(args.prompts):
-        print(f"\n{prompt}    (mass covered: {result.mass[i]:.6g})", file=out)
+        print(f"\n{prompt}    (mass covered: {result.mass[i]:.6g})")
         rows = table[table["prompt_index"] == i]
-        print(
-            "\n".join(
-                table_lines(
-                    [
-                        (c, f"{lp:.6f}", f"{pr:.6f}")
-                        for c, lp, pr in zip(rows["candidate"], rows["log_prob"], rows["prob"])
-                    ],
-                    header=("candidate", "log_prob", "prob"),
-                    left={0},
-                    widths={1: 12, 2: 9},
-                )
-            ),
-            file=out,
+        print_table(
+            [
+                (c, f"{lp:.6f}", f"{pr:.6f}")
+                for c, lp, pr in zip(rows["candidate"], rows["log_prob"], rows["prob"])
+            ],
+            header=("candidate", "log_prob", "prob"),
+            left={0},
+            widths={1: 12, 2: 9},
         )
     if args.audit:
-        audit = scorer.audit(candidates, blank=args.blank)
-        print("\ntokenisation audit", file=out)
-        print(
-            "\n".join(
-                table_lines(
-                    [
-                        (
-                            r.candidate,
-                            r.n_pieces,
-                            " ".join(r.pieces),
-                            ", ".join(r.shares_first_piece_with) or "-",
-                        )
-                        for r in audit.itertuples(index=False)
-                    ],
-                    header=("candidate", "n", "pieces", "shares first piece with"),
-                    left={0, 2, 3},
-                    widths={2: 30},
+        print("\ntokenisation audit")
+        print_table(
+            [
+                (
+                    r.candidate,
+                    r.n_pieces,
+                    " ".join(r.pieces),
+                    ", ".join(r.shares_first_piece_with) or "-",
                 )
-            ),
-            file=out,
+                for r in scorer.audit(candidates, blank=args.blank).itertuples(index=False)
+            ],
+            header=("candidate", "n", "pieces", "shares first piece with"),
+            left={0, 2, 3},
+            widths={2: 30},
         )
     return 0
+
+
+#: --KEY-column names load_pairs' KEY= column (the flag its messages name), and its default
+_PAIR_COLUMNS = {
+    "more": "sent_more",
+    "less": "sent_less",
+    "direction": "stereo_antistereo",
+    "bias_type": "bias_type",
+    "pair_id": "CrowS-Pairs' unnamed first column, else the row number",
+}
 
 
 def pairs(p) -> None:
@@ -245,14 +227,7 @@ def pairs(p) -> None:
         help=f"pair set [{', '.join(list_pair_sets())}] or a CSV/TSV/JSON/JSONL file "
         "(default crows-pairs)",
     )
-    # --KEY-column names load_pairs' KEY= column (the flag its messages name)
-    for key, default in (
-        ("more", "sent_more"),
-        ("less", "sent_less"),
-        ("direction", "stereo_antistereo"),
-        ("bias_type", "bias_type"),
-        ("pair_id", "CrowS-Pairs' unnamed first column, else the row number"),
-    ):
+    for key, default in _PAIR_COLUMNS.items():
         p.add_argument(
             f"--{key.replace('_', '-')}-column",
             dest=f"{key}_column",
@@ -287,7 +262,8 @@ def pairs(p) -> None:
     # over pairs: the bootstrap options of a probe; a causal LM's context token
     add_config_options(p, groups=("bootstrap",), only=("seed", "n_resamples", "confidence"))
     add_config_options(p, groups=("model",), only=("model_type", "context_token"))
-    add_model_options(p, without=("--score-cache",))  # pairs are scored without the cache
+    # pairs are scored without the cache
+    add_config_options(p, groups=("loading the model",), without=("--score-cache",))
     p.set_defaults(func=run_pairs)
 
 
@@ -326,14 +302,7 @@ def run_pairs(args) -> int:
     from ..scoring import LoadOptions, preflight
 
     # everything that can fail on input fails before the model is loaded
-    pset = load_pairs(
-        args.pairs,
-        more=args.more_column,
-        less=args.less_column,
-        direction=args.direction_column,
-        bias_type=args.bias_type_column,
-        pair_id=args.pair_id_column,
-    )
+    pset = load_pairs(args.pairs, **{k: getattr(args, f"{k}_column") for k in _PAIR_COLUMNS})
     pset = pset.select(bias_types=args.bias_types, max_pairs=args.max_pairs)
     if len(pset) == 0:
         raise BiasampError(f"--pairs {args.pairs!r} with the selection given holds no pairs")
@@ -378,14 +347,10 @@ def run_pairs(args) -> int:
         )
         rows = []
         for r in res.summary.itertuples(index=False):
-            excl = (
-                ""
-                if r.kind == "bias_type"
-                else (
-                    f"; excluding {r.n_neutral} neutral: "
-                    f"{format_value(r.share_more_excluding_neutral)}"
-                )
-            )
+            share = format_value(r.share_more, ci=(r.ci_low, r.ci_high))
+            if r.kind != "bias_type":
+                excluding = format_value(r.share_more_excluding_neutral)
+                share += f"; excluding {r.n_neutral} neutral: {excluding}"
             harness = (
                 (
                     f"pct_stereotype {format_value(r.pct_stereotype)}",
@@ -394,15 +359,8 @@ def run_pairs(args) -> int:
                 if causal
                 else ()
             )
-            rows.append(
-                (
-                    r.group,
-                    f"{r.n_pairs} pairs",
-                    format_value(r.share_more, ci=(r.ci_low, r.ci_high)) + excl,
-                    *harness,
-                )
-            )
-        print("\n".join(table_lines(rows, left={0, 2}, widths={0: 19, 1: 11})))
+            rows.append((r.group, f"{r.n_pairs} pairs", share, *harness))
+        print_table(rows, left={0, 2}, widths={0: 19, 1: 11})
     if output is not None:
         say_report(res.save(output) / "pairs.json", args)
     return 0

@@ -62,22 +62,11 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ReportFormat:
-    """A report format: the file it writes, its layout and the plot kinds it shows.
+    """A report format: the file it writes, its layout and the plot kinds it shows."""
 
-    Attributes
-    ----------
-    file : str
-        File name in the result folder.
-    template : str or None
-        Its Jinja2 template in ``templates/`` (an HTML one embeds the PNG plots, the others
-        link them by file name); None: ``report.json``, the sections' data.
-    plots : tuple of str
-        Plot kinds the format shows (:func:`render` draws no other).
-    """
-
-    file: str
-    template: str | None = None
-    plots: tuple[str, ...] = ()
+    file: str  # in the result folder
+    template: str | None = None  # in templates/ (HTML embeds the PNGs); None: report.json
+    plots: tuple[str, ...] = ()  # the plot kinds it shows (:func:`render` draws no other)
 
     def render(self, sections: Sections, plots: Mapping[str, Path]) -> str:
         """The format's text; ``plots`` maps plot kind -> PNG path (the kinds drawn)."""
@@ -140,8 +129,7 @@ def render(
         Draw the PNG plots the formats show (``json`` shows none, ``model-card`` only
         ``fig5``); False draws none and the reports show none.
     progress : bool or biasamp._progress.Progress, optional
-        Told the ``plots`` stage (one step per plot) and the ``reports`` stage (one per
-        format).
+        Told the ``plots`` and ``reports`` stages.
 
     Returns
     -------
@@ -183,27 +171,20 @@ def build_report(
     overwrite: bool = False,
     progress=None,
 ) -> dict[str, Path]:
-    """Render reports (and their PNG plots) from a result folder's ``results.json``.
-
-    The result is read and checked (schema, completion mark, data-file hashes) before
-    anything is written. Reports go back into the result folder (as one transaction: the
-    folder is staged and swapped in), or into ``out``.
+    """Render reports (and their PNG plots) from a result folder's ``results.json``, read and
+    checked first; they go back into the result folder (staged and swapped in), or ``out``.
 
     Parameters
     ----------
     result_dir : path
         A folder written by :meth:`biasamp.results.ProbeResult.save` or ``biasamp probe``.
-    formats : list of str or comma-separated str
-        Names of :data:`FORMATS`: ``md``, ``html``, ``json``, ``model-card``.
-    plots : bool
-        (Re)draw the PNG plots the formats show.
+    formats, plots, progress
+        As for :func:`render`.
     out : path, optional
         Write the reports into this new folder instead (refused when it exists and is not
         empty, unless ``overwrite``).
     overwrite : bool
         Replace a non-empty ``out`` as a whole.
-    progress : bool or biasamp._progress.Progress, optional
-        As for :func:`render`.
 
     Returns
     -------
@@ -217,7 +198,6 @@ def build_report(
             written = render(result, staging, formats, plots=plots, progress=progress)
         return {k: output.target / p.name for k, p in written.items()}
     output = OutputFolder(src, kind="probe", update=True, param="RESULT_DIR")
-    with output as staging:
-        output.carry_over()  # everything the folder holds survives the swap, folders too
+    with output as staging:  # update: everything the folder holds survives the swap
         written = render(result, staging, formats, plots=plots, progress=progress)
     return {k: output.named / p.name for k, p in written.items()}

@@ -88,10 +88,9 @@ def _setup_table(results: Sequence[ProbeResult], labels: Sequence[str]) -> pd.Da
     return table.reset_index()
 
 
-def setup_differences(results: Sequence[ProbeResult]) -> list[str]:
+def setup_differences(results: Sequence[ProbeResult], labels=None) -> list[str]:
     """The setup items (of those that must agree) in which the results differ."""
-    labels = [f"r{i}" for i in range(len(results))]
-    setup = _setup_table(results, labels)
+    setup = _setup_table(results, labels or [f"r{i}" for i in range(len(results))])
     return setup.loc[setup["differs"] == "yes", "setup"].tolist()
 
 
@@ -175,7 +174,7 @@ def _wide(long: pd.DataFrame) -> pd.DataFrame:
 def _comparison(results: Sequence[ProbeResult], names: Sequence, allow_mismatch: bool):
     labels = _labels(results, names)
     setup = _setup_table(results, labels)
-    differing = setup.loc[setup["differs"] == "yes", "setup"].tolist()
+    differing = setup_differences(results, labels)
     if differing and not allow_mismatch:
         details = "; ".join(
             f"{k}: "
@@ -190,6 +189,10 @@ def _comparison(results: Sequence[ProbeResult], names: Sequence, allow_mismatch:
             "marked)"
         )
     return _long(results, names), setup, differing
+
+
+#: The one check of a comparison's ``formats``.
+_FORMATS_PARAM = {"formats": SubsetOf(COMPARE_FORMATS)}
 
 
 def write_comparison(
@@ -208,16 +211,7 @@ def write_comparison(
     differences of :func:`biasamp.pipeline.compare.paired_differences` (computed by the
     caller, which has the models' tables), shown in their own section.
     """
-    return _write(
-        *_comparison(results, names, allow_mismatch), folder, formats=formats, paired=paired
-    )
-
-
-#: The one check of a comparison's ``formats``.
-_FORMATS_PARAM = {"formats": SubsetOf(COMPARE_FORMATS)}
-
-
-def _write(long, setup, differing, folder, *, formats, paired) -> pd.DataFrame:
+    long, setup, differing = _comparison(results, names, allow_mismatch)
     formats = normalised(_FORMATS_PARAM, formats=formats)
     wide = _wide(long)
     has_paired = paired is not None and not paired.empty
@@ -288,11 +282,13 @@ def compare_dirs(
         results = _load_all(result_dirs)
     elif len(results) != len(result_dirs):  # pragma: no cover - programming error
         raise ValueError("results must be the results of result_dirs, one each")
-    parts = _comparison(results, result_dirs, allow_mismatch)  # refused before any write
+    long = _comparison(results, result_dirs, allow_mismatch)[0]  # refused before any write
     if output is None:
-        return _wide(parts[0])
+        return _wide(long)
     with output as staging:
-        return _write(*parts, staging, formats=formats, paired=paired)
+        return write_comparison(
+            results, result_dirs, staging, formats=formats, allow_mismatch=True, paired=paired
+        )
 
 
 def paired_markdown(paired: pd.DataFrame) -> str:

@@ -40,13 +40,8 @@ def direction_label(direction) -> str:
 def degenerate_ci(low, high) -> bool:
     """Whether ``[low, high]`` is an interval of zero width: nothing varied in its bootstrap.
 
-    Zero width means equal up to floating-point rounding: ``math.isclose(low, high,
-    rel_tol=1e-9, abs_tol=1e-12)``. A percentile bootstrap whose replicates are all the same
-    number gives ends that are exactly equal (:func:`biasamp.metrics.bootstrap_ci` returns the
-    number itself), and the tolerance, far below any digit a report shows, only absorbs a sum
-    taken in another order. An interval that is merely narrower than the digits shown (a width
-    of ``1e-6`` printed as ``[0.0010, 0.0010]``) is a real interval and is not degenerate.
-    Missing ends are not degenerate (they are unavailable).
+    Equal up to rounding (``rel_tol=1e-9, abs_tol=1e-12``: a sum taken in another order); an
+    interval merely narrower than the digits shown is real, and missing ends are unavailable.
 
     >>> degenerate_ci(0.1547, 0.1547), degenerate_ci(0.00100, 0.00101)
     (True, False)
@@ -84,14 +79,6 @@ def format_value(mean, std=None, ci=None, digits: int = 4, *, sign: bool = False
         Digits after the decimal point.
     sign : bool
         Write a ``+`` before a positive value (not before its std or CI).
-
-    Returns
-    -------
-    str
-
-    See Also
-    --------
-    format_ci : the interval alone (``n/a`` without brackets when there is none).
 
     Examples
     --------

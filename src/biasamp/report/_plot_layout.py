@@ -61,10 +61,8 @@ def figure(width: float, height: float, title: str, **subplots):
 
 
 def freeze_layout(fig) -> object:
-    """Draw once (constrained layout places everything), then keep those positions.
-
-    Returns the renderer, in whose pixels the layout now stays put.
-    """
+    """Draw once (constrained layout places everything), then keep those positions; return
+    the renderer, in whose pixels the layout now stays put."""
     fig.canvas.draw()
     fig.set_layout_engine("none")
     return fig.canvas.get_renderer()
@@ -97,10 +95,8 @@ def association_colors(association) -> np.ndarray:
 
 
 def association_entries(association, first: str, attributes, *, undefined: bool = True):
-    """Legend handles explaining each colour :func:`association_colors` gave ``association``.
-
-    With two attributes "against the first" is "with the second", and says so.
-    """
+    """Legend handles explaining each colour :func:`association_colors` gave ``association``
+    (with two attributes "against the first" is "with the second", and says so)."""
     from matplotlib.lines import Line2D
 
     y = np.asarray(association, dtype=float)
@@ -152,18 +148,12 @@ def _anchor(angle: float) -> tuple[str, str, float, float]:
 
 
 def place_labels(ax, renderer, *, points, picked, names, fontsize: float = 7.5) -> int:
-    """Label the points ``picked`` (indices into ``points``, most important first) with
-    ``names`` where they fit.
+    """Label the points ``picked`` (indices into ``points``, (n, 2) data units, most important
+    first) with ``names`` where they fit; return how many were placed. Call after
+    :func:`freeze_layout`.
 
     Each label goes to the first position, nearest first, whose box lies inside the axes and
-    overlaps no other label and no point of ``points`` (array of shape (n, 2), data units);
-    a label away from its point gets a thin leader line. Deterministic: the same figure gives
-    the same positions. Call after :func:`freeze_layout`.
-
-    Returns
-    -------
-    int
-        How many labels were placed (a label with no free position is left out).
+    overlaps no other label and no point; one away from its point gets a thin leader line.
     """
     from matplotlib.transforms import Bbox
 

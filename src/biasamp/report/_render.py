@@ -98,10 +98,6 @@ def render_markdown(
         In memory or read with :meth:`~biasamp.results.ProbeResult.load`.
     plots : dict, optional
         Plot kind -> file name of the PNG, linked as given (relative to the report).
-
-    Returns
-    -------
-    str
     """
     links = {k: os.fspath(v) for k, v in (plots or {}).items()}
     return render_template("report.md.j2", s=build_sections(result), plots=links)
@@ -115,13 +111,9 @@ def render_html(
     Parameters
     ----------
     result : biasamp.results.ProbeResult
-        In memory or read with :meth:`~biasamp.results.ProbeResult.load`.
+        As for :func:`render_markdown`.
     plots : dict, optional
         Plot kind -> path of a PNG file (read and embedded).
-
-    Returns
-    -------
-    str
     """
     return render_template("report.html.j2", s=build_sections(result), plots=plots or {})
 
@@ -133,13 +125,9 @@ def render_model_card(result: ProbeResult, *, plot: str | os.PathLike | None = N
     Parameters
     ----------
     result : biasamp.results.ProbeResult
-        In memory or read with :meth:`~biasamp.results.ProbeResult.load`.
+        As for :func:`render_markdown`.
     plot : str, optional
         File name of the Fig. 5 PNG, linked as given (relative to the model card).
-
-    Returns
-    -------
-    str
     """
     links = {"fig5": os.fspath(plot)} if plot else {}
     return render_template("model_card.md.j2", s=build_sections(result), plots=links)

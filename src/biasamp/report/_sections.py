@@ -4,16 +4,10 @@ long on purpose: this module is everything a report says (the sections, the note
 what stands behind the numbers, the provenance lines, the model-index metadata); the
 templates only lay it out, so a reader finds every sentence of a report here.
 
-:func:`build_sections` returns :class:`Sections`, one field per part of a report, in report order:
-``title``, ``about``, ``notes`` (missing weights, the run's note), ``summary``, ``groups`` (per
-group of templates), the notes ``undefined`` (cells left out), ``unavailable`` (why a CI is
-``n/a``), ``support`` (what the base counts support), ``base_rates``, ``plots`` (kind ->
-title), ``contributions``, ``sign_agreement``, ``mass``, ``audit`` (candidates of several word
-pieces), ``caveats``, ``provenance``, ``model_index`` (a model card's ``model-index``); None:
-a part not shown. A note's bullet says its explanation once, then the sources and directions
-it holds for. The templates in ``templates/`` lay out the parts they show; ``report.json``
-holds the ``data`` of four of them. Texts are inline Markdown, which the HTML template
-renders; every number and CI goes through :func:`~._format.format_value` /
+:func:`build_sections` returns :class:`Sections`, one field per part of a report, in report
+order (None: a part not shown); ``report.json`` holds the ``data`` of four of them. A note's
+bullet says its explanation once, then the sources and directions it holds for. Texts are
+inline Markdown; every number and CI goes through :func:`~._format.format_value` /
 :func:`~._format.format_ci`.
 """
 
@@ -100,41 +94,21 @@ _SHORT = {"task_to_attribute": "t2a", "attribute_to_task": "a2t"}
 
 @dataclass(frozen=True, eq=False)
 class Section:
-    """One part of a report.
+    """One part of a report (its texts inline Markdown)."""
 
-    Attributes
-    ----------
-    title : str
-        Its heading.
-    intro : str
-        A sentence before the table.
-    table : DataFrame or None
-        The table to show, formatted (strings); None when there is nothing to tabulate.
-    empty : str
-        Shown instead of the table when ``table`` is None.
-    bullets : tuple of str
-        Bullet lines (above a table as notes, else a list).
-    text : str
-        A paragraph after the table.
-    footer : str
-        A pointer to the data files.
-    data : object
-        The machine-readable content (JSON-ready), for ``report.json``.
-    """
-
-    title: str = ""
-    intro: str = ""
-    table: pd.DataFrame | None = None
-    empty: str = ""
-    bullets: tuple[str, ...] = ()
-    text: str = ""
-    footer: str = ""
-    data: Any = None
+    title: str = ""  # its heading
+    intro: str = ""  # a sentence before the table
+    table: pd.DataFrame | None = None  # formatted (strings); None: nothing to tabulate
+    empty: str = ""  # shown instead of the table when there is none
+    bullets: tuple[str, ...] = ()  # above a table as notes, else a list
+    text: str = ""  # a paragraph after the table
+    footer: str = ""  # a pointer to the data files
+    data: Any = None  # the machine-readable content (JSON-ready), for report.json
 
 
 @dataclass(frozen=True, eq=False)
 class Sections:
-    """The parts of a report (see the module docstring); None: a part not shown."""
+    """The parts of a report, in report order; None: a part not shown."""
 
     title: str
     about: str
@@ -156,18 +130,8 @@ class Sections:
 
 
 def build_sections(result: ProbeResult) -> Sections:
-    """The parts of the report of ``result`` (see the module docstring).
-
-    Parameters
-    ----------
-    result : biasamp.results.ProbeResult
-        A result, in memory or read by :meth:`~biasamp.results.ProbeResult.load` (both give
-        the same sections: the mass and summary go through their JSON form).
-
-    Returns
-    -------
-    Sections
-    """
+    """The parts of the report of ``result``, in memory or loaded (both give the same
+    sections: the mass and summary go through their JSON form)."""
     doc = result.to_json_dict()
     prov, mass = result.provenance, doc["mass"]
     conf = prov.bootstrap.confidence
@@ -227,7 +191,7 @@ def build_sections(result: ProbeResult) -> Sections:
                 (
                     '"(unsupported)": the counts do not support the sign of this '
                     "association (see above). "
-                    if _any_unsupported(top)
+                    if top["sign_supported"].eq(False).any()  # false, not null (not measured)
                     else ""
                 )
                 + "Full disaggregation: `by_pair.csv`."
@@ -301,11 +265,6 @@ def _with_ci(frame: pd.DataFrame, column: str, ci: str = "ci_", **fmt) -> list[s
     """``value [low, high]`` of each row: ``column`` and the columns ``{ci}low``, ``{ci}high``."""
     ends = zip(frame[f"{ci}low"], frame[f"{ci}high"])
     return [format_value(v, ci=lh, **fmt) for v, lh in zip(frame[column], ends)]
-
-
-def _any_unsupported(rows: pd.DataFrame) -> bool:
-    """Whether a shown row's ``sign_supported`` is false (not null: not measured)."""
-    return bool(rows["sign_supported"].eq(False).any())
 
 
 def _top_rows(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
