@@ -63,11 +63,8 @@ class _Ref:
 
 
 class Registry:
-    """Names mapped to objects, with descriptions and "did you mean" errors.
-
-    An entry may also name ``"module:object"`` (:meth:`register_lazy`): the module is imported
-    on the first :meth:`get` of that name, the one idiom for what is heavy to import (the
-    subcommands, the package's public names).
+    """Names mapped to objects, with descriptions and "did you mean" errors; an entry may be
+    ``"module:object"``, imported on its first :meth:`get` (:meth:`register_lazy`).
 
     Parameters
     ----------

@@ -1,35 +1,24 @@
 """The bootstrap behind every CI of a probe: templates, tasks and base-rate counts, jointly.
 
-long on purpose: the one bootstrap behind every CI: draws, replicates, intervals, the
-settings and their provenance.
+long on purpose: the one bootstrap: draws, replicates, intervals, settings, provenance.
 
 A *unit* is what the template bootstrap draws: a template (crossed sets, and A->T of bound
-sets) or a (template, task) row (T->A of bound sets, drawn within each task). One replicate
+sets) or a (template, task) row (T->A of bound sets). One replicate
 
-* draws units with replacement (within strata for bound sets: exactly the draws of
-  :func:`biasamp.metrics.bootstrap_ci` with the same seed); the model's table becomes the mean
-  of the drawn units' rows, task by task;
-* draws tasks with replacement (``units`` "tasks" or "both", two-way): each task's cells weigh
-  as often as it was drawn;
-* for a count-based base-rate source (``base="resample"``) draws a multinomial resample of its
-  ``N`` counted sentences, ``counts_b ~ Multinomial(N, counts / N)``, made into a base table as
+* draws units with replacement (within strata for bound sets: the draws of
+  :func:`biasamp.metrics.bootstrap_ci` with the same seed); the model's table is the mean of
+  the drawn units' rows, task by task;
+* draws tasks with replacement (``units`` "tasks" or "both"): each task's cells weigh as often
+  as it was drawn;
+* resamples a count-based source's ``N`` counted sentences (``base="resample"``),
+  ``Multinomial(N, counts / N)``: no prior, structural zeros kept, made into a base table as
   the source makes its own (``BaseRateTable.joint_from_counts``);
 
-and evaluates BiasAmp-> with the metric's arithmetic (:func:`biasamp.metrics.directional_table_core`,
-vectorised over replicates). With the base fixed, BiasAmp-> is linear in the model's table, so
-a templates-only replicate is the mean of the drawn templates' values: the intervals equal
-``bootstrap_ci``'s over per-template values.
-
-The multinomial resample of the counts is the nonparametric bootstrap of the counting process:
-no prior, structural zeros kept (a task with no data stays undefined, as in the point), a task
-resting on one sentence loses it in about ``e^-1`` of the replicates (its sign unsupported),
-one with 1,000 sentences keeps its sign.
-
-Templates bound to their own task(s) (WinoBias, Winogender) have no T->A value per template,
-so the tables are pooled: T->A ``P(A | T=t)`` is the mean over the templates of task ``t``,
-A->T the mean over all templates; BiasAmp-> is computed once on the pooled table. Its units
-(:func:`pooled_units`) are (template, task) rows for T->A, drawn within each task, and
-templates for A->T, drawn within their own tasks (``bootstrap_ci`` with ``strata``).
+and evaluates :func:`biasamp.metrics.directional_table_core`, vectorised over replicates. With
+the base fixed BiasAmp-> is linear in the model's table, so a templates-only replicate is the
+mean of the drawn templates' values. Bound templates (WinoBias, Winogender) have no T->A value
+per template: the tables are pooled per task (:func:`pooled_units`) and BiasAmp-> is computed
+once on the pooled table.
 """
 
 from __future__ import annotations
