@@ -237,10 +237,10 @@ class ProbeConfig(BaseModel):
     context_token: Text | None = _model(
         None,
         metavar="TOKEN",
-        help="Causal LMs: the token put before every sentence. Not given: a document start, "
-        "the BOS the tokenizer adds itself, else a BOS, EOS or document separator that "
-        "is not a chat-turn marker (``<|endoftext|>`` for SmolLM2-Instruct and "
-        "Qwen-Instruct); the choice and its rule are in the provenance and the report.",
+        help="Causal LMs: the token put before every sentence. Not given: the tokenizer's own "
+        "BOS, else a BOS, EOS or document separator that is not a chat-turn marker "
+        "(``<|endoftext|>`` for SmolLM2-Instruct and Qwen-Instruct; recorded in the "
+        "provenance and the report).",
     )
     device: Annotated[str, _checked(check_device)] = _loading(
         _LOADING.device,
@@ -332,11 +332,9 @@ class ProbeConfig(BaseModel):
     base_uncertainty: _choice(BASE_UNCERTAINTY) = _bases(
         "resample",
         metavar="MODE",
-        help="``resample``: count-based base rates (corpus co-occurrence counts) are "
-        "resampled jointly with the bootstrap's units, so every CI also covers their "
-        "sampling error, and each association's sign gets its support; statistics and "
-        "constructed tables are fixed either way. ``none``: every base table is treated "
-        "as exact.",
+        help="``resample``: count-based base rates (corpus co-occurrences) are resampled with "
+        "the bootstrap's units, so every CI covers their sampling error and each "
+        "association's sign gets its support. ``none``: every base table is exact.",
     )
     min_base_count: PositiveInt | None = _bases(
         None,

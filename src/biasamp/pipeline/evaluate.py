@@ -743,6 +743,11 @@ class BaseView:
     def label(self) -> str:
         return f"base source {self.name!r}, {self.direction}"
 
+    @property
+    def sha256(self) -> str:
+        """The sha256 of the joint table (what ``results.json`` records)."""
+        return hashlib.sha256(self.joint.tobytes()).hexdigest()
+
     def info(self, tasks, attributes) -> BaseRatesInfo:
         """The table as the run used it (``results.json`` provenance): the source's own
         provenance, its joint's sha256, and what the reports say about it: the attribute
@@ -751,7 +756,7 @@ class BaseView:
         total = self.joint.sum()
         return BaseRatesInfo(
             source=jsonable(dict(self.table.provenance or {})),
-            joint_sha256=hashlib.sha256(self.joint.tobytes()).hexdigest(),
+            joint_sha256=self.sha256,
             marginal={a: float(v) for a, v in zip(attributes, self.joint.sum(axis=0) / total)},
             association_given=self.table.association is not None,
             row_totals=(

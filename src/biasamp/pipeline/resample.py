@@ -168,23 +168,11 @@ def replicates(
     task_weights: np.ndarray | None = None,
 ) -> dict:
     """BiasAmp-> of every replicate: ``value`` (R,), ``delta``, ``contribution`` and ``y``
-    (R, T, A).
-
-    Parameters
-    ----------
-    mbar : ndarray (R, T, A)
-        The model's table of each replicate (:func:`mean_tables`).
-    joint : ndarray (T, A)
-        The base table (used when ``base_draws`` is None).
-    metric : dict
-        ``association`` (or absent), ``tie_tol``, ``undefined``, ``ties`` as the metric takes.
-    base_draws : ndarray (R, T, A), optional
-        Resampled base counts; ``to_joint`` maps them to base tables.
-    cells : ndarray of bool (T, A), optional
-        Only these cells count.
-    task_weights : ndarray (R, T), optional
-        Draw counts of the tasks (:func:`task_draws`): each task's cells weigh that much.
-    """
+    (R, T, A), from the model's table of each replicate ``mbar`` (R, T, A) against the base
+    ``joint`` (T, A), or the tables ``to_joint`` makes of the resampled counts ``base_draws``
+    (R, T, A). ``metric``: what the base asks of the metric (``association``, ``tie_tol``,
+    ``undefined``, ``ties``); ``cells`` (T, A): only these count; ``task_weights`` (R, T): the
+    tasks' draw counts (:func:`task_draws`)."""
     base = joint if base_draws is None else to_joint(base_draws)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
