@@ -18,7 +18,7 @@ import hashlib
 import itertools
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -896,14 +896,8 @@ class Design:
         """The design of some of the templates (in the order given)."""
         at = {t: i for i, t in enumerate(self.template_ids)}
         idx = [at[str(t)] for t in template_ids]
-        return Design(
-            tuple(self.template_ids[i] for i in idx),
-            self.tasks,
-            self.attributes,
-            tuple(self.template_tasks[i] for i in idx),
-            tuple(self.template_groups[i] for i in idx),
-            self.group_labels,
-        )
+        per = ("template_ids", "template_tasks", "template_groups")
+        return replace(self, **{f: tuple(getattr(self, f)[i] for i in idx) for f in per})
 
     def to_dict(self) -> dict:
         """JSON-ready (``results.json``)."""

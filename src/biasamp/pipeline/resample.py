@@ -71,19 +71,9 @@ _UNITS_TEXT = {
 
 @dataclass
 class Units:
-    """What the template bootstrap draws, for one direction.
-
-    Attributes
-    ----------
-    X : ndarray (U, T, A)
-        Each unit's rows of the model's table (zeros on the rows it does not cover).
-    rows : ndarray of bool (U, T)
-        The task rows each unit covers.
-    strata : list or None
-        The stratum of each unit (draws stay within strata), or None.
-    template : ndarray (U,)
-        The template index of each unit.
-    """
+    """What the template bootstrap draws, for one direction: each unit's rows of the model's
+    table ``X`` (U, T, A; zeros where it covers no task), the task ``rows`` (U, T) it covers,
+    its stratum (draws stay within strata; None: no strata) and its ``template`` index."""
 
     X: np.ndarray
     rows: np.ndarray

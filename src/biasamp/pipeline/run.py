@@ -249,13 +249,8 @@ def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str, stage: str)
 
 def _mass_summary(mass: np.ndarray) -> dict:
     m = np.asarray(mass, dtype=np.float64)
-    return {
-        "n_prompts": int(m.size),
-        "mean": float(np.mean(m)),
-        "min": float(np.min(m)),
-        "median": float(np.median(m)),
-        "max": float(np.max(m)),
-    }
+    stats = {"mean": np.mean, "min": np.min, "median": np.median, "max": np.max}
+    return {"n_prompts": int(m.size), **{k: float(f(m)) for k, f in stats.items()}}
 
 
 def _resolve_models(cfg: ProbeConfig) -> dict:
