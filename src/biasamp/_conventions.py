@@ -1,23 +1,7 @@
-"""Conventions shared by every part of biasamp, defined once.
-
-Directions
-    BiasAmp-> has two directions, spelled ``attribute_to_task`` and ``task_to_attribute``
-    everywhere (results, files, Python arguments). :func:`canonical_direction` accepts one
-    alias set, case-insensitively and ignoring surrounding spaces: ``A->T``/``T->A``,
-    ``AT``/``TA``, ``a2t``/``t2a`` and the canonical names themselves. Reports print the
-    arrows of :data:`DIRECTION_LABELS`.
-The blank
-    :data:`BLANK` (``"[BLANK]"``) marks the masked span of a prompt; the scorer replaces it
-    with the model's mask token(s).
-Attributes
-    The attribute identities biasamp renders in templates, in canonical order
-    (:data:`ATTRIBUTES`); a template turns them into the surface form its slot needs.
-Orientation
-    Rows are tasks (occupations), columns are attributes, in every table.
-Defaults
-    The bootstrap's :data:`CONFIDENCE` and :data:`N_RESAMPLES`, the tie tolerance
-    :data:`TIE_TOL` of an association's sign and the model types :data:`MODEL_TYPES`: every
-    function, option and flag that has one of them as its default takes it from here.
+"""Conventions shared by every part of biasamp, defined once: the two directions (spelled
+``attribute_to_task`` and ``task_to_attribute`` everywhere; :func:`canonical_direction` takes
+their aliases), the blank, the attributes and the defaults every function, option and flag
+takes from here. Orientation: rows are tasks (occupations), columns are attributes.
 
 >>> canonical_direction("a->t"), canonical_direction(" T->A ")
 ('attribute_to_task', 'task_to_attribute')

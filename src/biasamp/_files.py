@@ -46,10 +46,8 @@ _DATA_NAMES = ("templates", "base_rates", "pairs")
 
 @cache
 def data_dir(name: str) -> Path:
-    """Return the folder holding biasamp's ``templates``, ``base_rates`` or ``pairs`` data.
-
-    An installed wheel carries them as ``biasamp/_data/<name>``; a source checkout
-    (or an editable install) has them at the repository root.
+    """The folder of biasamp's ``templates``, ``base_rates`` or ``pairs`` data:
+    ``biasamp/_data/<name>`` in a wheel, the repository root in a checkout.
 
     >>> data_dir("templates").name
     'templates'

@@ -1,9 +1,5 @@
-"""The memory a run may use, and the one refusal of a setting that would need more.
-
-A long computation whose size follows from an option (the bootstrap of ``n_resamples``) is
-estimated before the model loads; an estimate above the machine's memory is an error that
-says both numbers, instead of an out-of-memory crash after all the scoring.
-"""
+"""The memory a run may use, and the one refusal (before the model loads, with both numbers)
+of a setting whose estimated need exceeds it (the bootstrap of ``n_resamples``)."""
 
 from __future__ import annotations
 

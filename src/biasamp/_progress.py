@@ -1,17 +1,6 @@
-"""Progress of long work: the library reports it, the caller shows it.
-
-Library code is given a reporter (a ``progress`` argument) and tells it what it is doing:
-:meth:`Progress.stage` when a stage starts, with its total counted before the first step, and
-:meth:`Progress.advance` as the work is done. It never prints. :func:`as_progress` takes what a
-caller passes: ``None`` or ``False`` is silent (:data:`SILENT`), ``True`` the standard display
-on stderr (:class:`Display`, the one the ``biasamp`` command shows), a :class:`Progress` itself.
-
-The display is one tqdm bar for the whole run, whose label is the stage (``scoring T->A``,
-``bootstrap``, ``plots``, ``reports``) and whose counts and time left are the stage's; on a
-stderr that is not a terminal (a file, a pipe, a CI log) it is a plain line once a stage has
-run ``interval`` seconds (:data:`PLAIN_INTERVAL`), then at most one every ``interval``::
-
-    progress: scoring T->A 480/960 ctx, 12 s left
+"""Progress of long work: the library reports it (:meth:`Progress.stage` with its total, then
+:meth:`Progress.advance`) and never prints; the caller shows it (:class:`Display`: one tqdm bar
+on a terminal, else plain lines such as ``progress: scoring T->A 480/960 ctx, 12 s left``).
 
 >>> import io
 >>> out = io.StringIO()
@@ -35,15 +24,10 @@ __all__ = ["Display", "PLAIN_INTERVAL", "Progress", "SILENT", "as_progress"]
 
 
 class Progress:
-    """A progress reporter; this base class shows nothing (see :class:`Display`).
-
-    The library calls :meth:`stage` when a stage starts and :meth:`advance` as its work is done;
-    the counts of one stage add up to the total it announced.
-    """
+    """A progress reporter; this base class shows nothing (see :class:`Display`)."""
 
     def stage(self, name: str, total: int | None, unit: str = "it") -> None:
-        """A stage starts: ``name`` (``"scoring A->T"``), its ``total`` in ``unit`` (None only
-        where it cannot be known: a streamed dataset)."""
+        """A stage starts: ``name``, its ``total`` in ``unit`` (None: unknown)."""
 
     def advance(self, n: int = 1) -> None:
         """``n`` more units of the current stage are done."""
@@ -60,8 +44,8 @@ SILENT = Progress()
 
 
 def as_progress(value) -> Progress:
-    """The reporter for a ``progress`` argument: None/False silent, True the standard display
-    on stderr, a :class:`Progress` itself.
+    """The reporter of a ``progress`` argument: None/False silent (:data:`SILENT`), True the
+    standard display on stderr, a :class:`Progress` itself.
 
     >>> as_progress("yes")
     Traceback (most recent call last):
@@ -112,8 +96,7 @@ class Display(Progress):
         Where it writes (default ``sys.stderr``, looked up when a stage starts).
     interval : float, optional
         Off a terminal: the seconds a stage runs before its first plain line, and the fewest
-        between two (default :data:`PLAIN_INTERVAL`): a stage shorter than that prints
-        nothing, so a short run, or one that stops at an error, shows only its result.
+        between two (default :data:`PLAIN_INTERVAL`).
     terminal : bool, optional
         Draw a bar (True) or write plain lines (False); default: whether ``stream`` is a
         terminal.

@@ -46,28 +46,13 @@ def unknown_name(kind: str, name: str, choices: Iterable[str]) -> UnknownNameErr
     )
 
 
-class _Ref:
+class _Ref(str):
     """A registered ``"module:object"`` not imported yet (see :meth:`Registry.register_lazy`)."""
-
-    __slots__ = ("target",)
-
-    def __init__(self, target: str):
-        module, sep, attr = target.partition(":")
-        if not module or not sep or not attr:  # pragma: no cover - programming error
-            raise ValueError(f"a lazy entry is 'module:object'; got {target!r}")
-        self.target = target
-
-    def resolve(self) -> Any:
-        module, _, attr = self.target.partition(":")
-        return getattr(importlib.import_module(module), attr)
 
 
 class Registry:
-    """Names mapped to objects, with descriptions and "did you mean" errors.
-
-    An entry may also name ``"module:object"`` (:meth:`register_lazy`): the module is imported
-    on the first :meth:`get` of that name, the one idiom for what is heavy to import (the
-    subcommands, the package's public names).
+    """Names mapped to objects, with descriptions and "did you mean" errors; an entry may be
+    ``"module:object"``, imported on its first :meth:`get` (:meth:`register_lazy`).
 
     Parameters
     ----------
@@ -130,7 +115,8 @@ class Registry:
         if isinstance(name, str) and name in self._items:
             obj = self._items[name]
             if isinstance(obj, _Ref):
-                obj = self._items[name] = obj.resolve()
+                module, _, attr = obj.partition(":")
+                obj = self._items[name] = getattr(importlib.import_module(module), attr)
             return obj
         raise unknown_name(self.kind, name, list(self._items) + list(self.extra_names))
 

@@ -1,23 +1,13 @@
-"""The one schema of ``results.json``: pydantic models of its records and typed provenance.
+"""The one schema of ``results.json``: frozen pydantic models of its records and provenance
+(``pairs.json`` reuses :class:`ModelInfo` and :class:`ScorerInfo`).
 
-long on purpose: one declaration per key of the file, each with its type beside it; split,
-the one layout (and its JSON Schema) would be scattered.
+long on purpose: one declaration per key of the file, each with its type beside it.
 
-:mod:`biasamp.results` writes and reads result folders with it (``pairs.json`` reuses the
-models of the model and the scorer: :mod:`biasamp.pairs._io`). The models are frozen and
-read by attribute. :func:`parse` validates a parsed file and turns pydantic's errors into the
-house's one line naming the file and the key's path
-(``results.json: provenance.scorer.device must be a string; got 3``); in a file every key the
-writer writes is required, so a missing key fails there, not as ``None`` in a report.
-
-The JSON Schema of ``results.json`` (``results.schema.json`` beside this module) is generated
-from :class:`ResultsFile`; ``python -m biasamp._schema`` writes it again.
-
-Parts that are open by nature stay dicts: a base source's own provenance
-(:attr:`BaseRatesInfo.source`), a template set's own metadata
-(:attr:`TemplatesInfo.set_provenance`), the design (the form of
-``biasamp.pipeline.evaluate.Design.to_dict``), the library versions, the audit, the mass and
-the config (the options of the run but the bootstrap's, which :class:`BootstrapInfo` holds).
+:func:`parse` checks a parsed file, every key required, and words pydantic's first error as
+one line naming the file and the key's path (``results.json: provenance.scorer.device must be
+a string; got 3``). ``results.schema.json`` is generated from :class:`ResultsFile`
+(``python -m biasamp._schema``). Parts open by nature stay dicts (a source's own provenance,
+a set's metadata, the design, versions, audit, mass, config).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Check each argument of the public numeric functions once, where it enters (scikit-learn's
 ``validate_params`` idea); the probe's options are checked by pydantic (``ProbeConfig``).
 
-A *constraint* called as ``constraint(value, name)`` raises the house error for a bad value (one
-line: the parameter, what is allowed, what was given); :meth:`Constraint.normalise` is the one
-conversion of an accepted value (``"A->T"`` is ``"attribute_to_task"``, ``"a,b"`` is ``["a",
-"b"]``). :func:`validate_params` checks on entry and never rewrites; the function converts each
-value once (:func:`normalised`); validated functions called inside it skip their checks
-(``skip_nested``). :func:`check` does both for a value that enters elsewhere.
+A *constraint* ``constraint(value, name)`` raises the house's one line for a bad value;
+:meth:`Constraint.normalise` is the one conversion of an accepted value (``"a,b"`` is
+``["a", "b"]``). :func:`check` does both for a value that enters elsewhere.
 
 >>> check(3, PositiveInt, "batch_size")
 3
@@ -72,28 +69,17 @@ class Constraint:
 
 
 class Integer(Constraint):
-    """An integer (not a bool) in ``[low, high]`` (either bound optional)."""
+    """An integer (not a bool) ``>= low``."""
 
-    def __init__(self, low: int | None = None, high: int | None = None):
-        self.low, self.high = low, high
+    def __init__(self, low: int):
+        self.low = low
 
     def describe(self) -> str:
-        if self.low == 1 and self.high is None:
-            return "a positive integer"
-        if self.low == 0 and self.high is None:
-            return "a non-negative integer"
-        if self.low is None and self.high is None:
-            return "an integer"
-        lo = "" if self.low is None else f" >= {self.low}"
-        hi = "" if self.high is None else f" <= {self.high}"
-        return f"an integer{lo}{' and' if lo and hi else ''}{hi}"
+        words = {0: "a non-negative integer", 1: "a positive integer"}
+        return words.get(self.low, f"an integer >= {self.low}")
 
     def __call__(self, value, name):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            self.fail(value, name, self.describe())
-        if (self.low is not None and value < self.low) or (
-            self.high is not None and value > self.high
-        ):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < self.low:
             self.fail(value, name, self.describe())
 
     def normalise(self, value):
@@ -289,14 +275,11 @@ def normalised(constraints: dict[str, Constraint], **values):
 VALIDATED: list[Callable] = []
 
 
-def validate_params(constraints: dict[str, Constraint], *, skip_nested: bool = True) -> Callable:
-    """Decorate a public function so that its arguments are checked once, on entry.
-
-    Arguments named in ``constraints`` are checked, never rewritten: the function takes the
-    normal form it needs with :func:`normalised`. With ``skip_nested`` (default), validated
-    functions called while this one runs trust their arguments and skip their checks: a
-    value is validated where it enters. The constraints are kept as ``__constraints__``.
-    """
+def validate_params(constraints: dict[str, Constraint]) -> Callable:
+    """Decorate a public function so that its arguments are checked once, on entry (never
+    rewritten; the function takes their normal form with :func:`normalised`). Validated
+    functions called while it runs skip their checks. The constraints are kept as
+    ``__constraints__``."""
 
     def deco(fn):
         sig = inspect.signature(fn)
@@ -312,7 +295,7 @@ def validate_params(constraints: dict[str, Constraint], *, skip_nested: bool = T
             for pname, constraint in constraints.items():
                 if pname in bound.arguments:
                     constraint(bound.arguments[pname], pname)
-            token = _SKIP.set(skip_nested)
+            token = _SKIP.set(True)
             try:
                 return fn(*args, **kwargs)
             finally:

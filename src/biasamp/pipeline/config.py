@@ -1,28 +1,16 @@
 """The probe's configuration: :class:`ProbeConfig` (a pydantic model) and the compat modes.
 
-Each option is one field of :class:`ProbeConfig`, declared once: its default, its constraint
-(the field's type) and its help (``description``); how the command line spells it (argument
-group, flags, metavar) sits in the field's ``json_schema_extra``. Generated from
-``ProbeConfig.model_fields``: the options of ``biasamp probe``, ``score`` and ``pairs`` with
-their ``--help`` (``commands.add_config_options``, through :func:`cli_flags`, :func:`cli_help`
-and :func:`cli_type`), the config-file reader (:meth:`ProbeConfig.from_file`,
-unknown keys refused), the ``Parameters`` section of the class docstring and the options page
-of the docs (:func:`options_markdown`).
-
-A value is checked and converted once, by pydantic, when the config is built; the stages that
-follow trust it. A refused value is one line (:func:`_one_line`) naming the parameter as it was
-given (the field in Python, the key in a config file, the flag on the command line), what it
-allows and the value given.
-
-Compatibility modes are data (:data:`COMPAT_MODES`): a template set, an estimator and a
-mapping of base-rate names to their paper-compatible constructions; the base-rate tables
-themselves carry the paper's conventions (tie tolerance, undefined cells), so nothing
+Each option is one field of :class:`ProbeConfig`: default, constraint (the type), help
+(``description``) and command-line spelling (``json_schema_extra``). Generated from the fields:
+the flags and ``--help`` of ``biasamp probe``, ``score`` and ``pairs``, the config-file reader,
+the ``Parameters`` of the class docstring and the docs' options page (:func:`options_markdown`).
+A value is checked and converted once, when the config is built; a refused value is one line
+naming the parameter as it was given (field, config key or flag). A compat mode is data
+(:data:`COMPAT_MODES`): the base-rate tables carry the paper's conventions, so nothing
 downstream branches on ``compat``.
 
-This module is long on purpose: the body of :class:`ProbeConfig` is the table of every probe
-option (its default, constraint, help and flag, declared once each), and what is generated
-from that table (messages, flags, --help, docs) sits next to it; split, an option would be
-described in two places again.
+long on purpose: the body of :class:`ProbeConfig` is the table of every probe option, and what
+is generated from it sits next to it.
 """
 
 from __future__ import annotations
@@ -174,7 +162,7 @@ def _opt(
     default: Any = None,
     *,
     help: str,
-    group: str | None,
+    group: str | None = None,
     flags: tuple[str, ...] = (),
     metavar: str | None = None,
     action: str | None = None,
@@ -206,6 +194,11 @@ _LISTED.register_lazy("base_rates", "biasamp.base_rates:list_sources")
 #: The loading options' defaults, written once (in :class:`~biasamp.scoring.LoadOptions`).
 _LOADING = LoadOptions()
 
+#: The field makers of the argument groups (``_opt`` without a group: not a flag).
+_model, _loading, _templates, _bases, _bootstrap, _output = (
+    functools.partial(_opt, group=group) for group in GROUPS
+)
+
 
 class ProbeConfig(BaseModel):
     """Everything a probe needs; loadable from TOML or YAML (:meth:`from_file`).
@@ -225,10 +218,8 @@ class ProbeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    # -- the model ---------------------------------------------------------------
-    models: _names(0, "model") = _opt(
+    models: _names(0, "model") = _model(
         factory=list,
-        group="model",
         flags=("--model", "-m"),
         metavar="MODEL",
         action="append",
@@ -236,45 +227,38 @@ class ProbeConfig(BaseModel):
         "command line repeat the option (or comma-separate) for several models: one "
         "sub-folder each, plus a comparison.",
     )
-    model_type: _choice(MODEL_TYPES) = _opt(
+    model_type: _choice(MODEL_TYPES) = _model(
         MODEL_TYPES[0],
-        group="model",
         metavar="TYPE",
         help="``auto`` (from each model's config.json), ``masked`` or ``causal``.",
     )
-    scoring: _choice(ESTIMATORS) | None = _opt(
+    scoring: _choice(ESTIMATORS) | None = _model(
         None,
-        group="model",
         metavar="MODE",
         help="Candidate estimator. Masked LMs: ``word`` (all word pieces, chain rule; their "
         "default), ``first-piece`` (FitBERT) or ``pll``; causal LMs: ``continuation`` "
         "(their default) or ``sentence``. Not given: the default of each model's type.",
     )
-    compat: _choice(COMPAT_MODES) | None = _opt(
+    compat: _choice(COMPAT_MODES) | None = _model(
         None,
-        group="model",
         metavar="MODE",
         help="``wang2021`` reproduces the paper's procedure: template set ``wang2021``, "
         "first-piece scoring and the paper's base-rate constructions (masked LMs only).",
     )
-    context_token: Text | None = _opt(
+    context_token: Text | None = _model(
         None,
-        group="model",
         metavar="TOKEN",
-        help="Causal LMs: the token put before every sentence. Not given: a document start, "
-        "the BOS the tokenizer adds itself, else a BOS, EOS or document separator that "
-        "is not a chat-turn marker (``<|endoftext|>`` for SmolLM2-Instruct and "
-        "Qwen-Instruct); the choice and its rule are in the provenance and the report.",
+        help="Causal LMs: the token put before every sentence. Not given: the tokenizer's own "
+        "BOS, else a BOS, EOS or document separator that is not a chat-turn marker "
+        "(``<|endoftext|>`` for SmolLM2-Instruct and Qwen-Instruct; recorded in the "
+        "provenance and the report).",
     )
-    # -- loading the model (also the options of `biasamp score` and `biasamp pairs`) -----
-    device: Annotated[str, _checked(check_device)] = _opt(
+    device: Annotated[str, _checked(check_device)] = _loading(
         _LOADING.device,
-        group="loading the model",
         help="``auto``, ``cpu``, ``cuda``, ``cuda:1``, ``mps``.",
     )
-    device_map: _choice(DEVICE_MAPS) | None = _opt(
+    device_map: _choice(DEVICE_MAPS) | None = _loading(
         _LOADING.device_map,
-        group="loading the model",
         metavar="MAP",
         help="``auto`` (or ``balanced``, ``sequential``): accelerate places a model too "
         "large for one device over the GPUs, the CPU and disk. Not given: the whole "
@@ -282,173 +266,140 @@ class ProbeConfig(BaseModel):
     )
     max_memory: Annotated[
         dict | None, _checked(lambda v, name: v if v is None else parse_max_memory(v, name))
-    ] = _opt(
+    ] = _loading(
         _LOADING.max_memory,
-        group="loading the model",
         metavar="LIST",
         help="With ``device_map``: the most each device may hold, e.g. "
         "``0=20GiB,1=20GiB,cpu=60GiB`` (or a mapping).",
     )
-    offload_folder: Folder = _opt(
+    offload_folder: Folder = _loading(
         _LOADING.offload_folder,
-        group="loading the model",
         metavar="DIR",
         help="With ``device_map``: where the layers that fit nowhere else go (disk).",
     )
-    dtype: Annotated[str, _checked(canonical_dtype)] = _opt(
+    dtype: Annotated[str, _checked(canonical_dtype)] = _loading(
         _LOADING.dtype,
-        group="loading the model",
         help="``float32``, ``bfloat16``, ``float16`` (GPU) or ``float64`` (an exact reference "
         "run, slower).",
     )
-    batch_size: PositiveInt = _opt(
+    batch_size: PositiveInt = _loading(
         _LOADING.batch_size,
-        group="loading the model",
         metavar="N",
         help="Inputs per forward pass: prompts, or masked contexts of sentence pairs.",
     )
-    revision: Text | None = _opt(
+    revision: Text | None = _loading(
         _LOADING.revision,
-        group="loading the model",
         help="Model revision (branch, tag or commit) on the hub.",
     )
-    trust_remote_code: Switch = _opt(
+    trust_remote_code: Switch = _loading(
         _LOADING.trust_remote_code,
-        group="loading the model",
         help="Allow custom model code from the hub.",
     )
-    allow_missing_weights: Switch = _opt(
+    allow_missing_weights: Switch = _loading(
         _LOADING.allow_missing_weights,
-        group="loading the model",
         help="Load a checkpoint with weights missing (e.g. no trained LM head; transformers "
         "initialises them at random): the report says so at its top.",
     )
-    score_cache: Folder = _opt(
+    score_cache: Folder = _loading(
         _LOADING.score_cache,
-        group="loading the model",
         metavar="DIR",
         help="Folder of the sqlite score cache: prompts already scored with the same weights, "
         "tokenizer, estimator and dtype are reused.",
     )
-    hf_cache_dir: Folder = _opt(
+    hf_cache_dir: Folder = _loading(
         _LOADING.hf_cache_dir,
-        group="loading the model",
         metavar="DIR",
         help="Hugging Face download cache (``from_pretrained(cache_dir=...)``).",
     )
-    # -- templates and tasks -----------------------------------------------------
-    templates: Text = _opt(
+    templates: Text = _templates(
         "adjectives",
-        group="templates and tasks",
         metavar="SET",
         help="Template set name (``biasamp templates --list``) or path to a template file.",
     )
-    attributes: Annotated[list[str], _checked(_attributes)] = _opt(
+    attributes: Annotated[list[str], _checked(_attributes)] = _templates(
         factory=lambda: ["he", "she"],
-        group="templates and tasks",
         metavar="LIST",
         help="Attribute identities, e.g. ``he,she`` or ``he,she,they``; groups "
         "(``white,black,asian``), or an attribute set: a name (``race``) or a TOML file in "
         "the format of ``templates/attributes/`` (all its groups).",
     )
-    tasks: Annotated[Text | list[str] | None, _checked(_tasks)] = _opt(
+    tasks: Annotated[Text | list[str] | None, _checked(_tasks)] = _templates(
         None,
-        group="templates and tasks",
         metavar="VOCAB",
         help="Task vocabulary: a name, a file, ``@file``, ``a,b,c`` or the words. Not given: "
         "the template set's own tasks when its templates are bound to them "
         "(``winogender``, ``winobias``), else ``winobias32``.",
     )
-    max_templates: PositiveInt | None = _opt(
+    max_templates: PositiveInt | None = _templates(
         None,
-        group="templates and tasks",
         metavar="N",
         help="Use only the first N templates of the set (quick runs); for a set of templates "
         "bound to their own tasks, the first N of each task.",
     )
-    # -- base rates --------------------------------------------------------------
-    base_rates: _names(1, "base-rate source") = _opt(
+    base_rates: _names(1, "base-rate source") = _bases(
         factory=lambda: ["uniform", "labor-2016"],
-        group="base rates",
         metavar="LIST",
         help="Base-rate sources (``biasamp base-rates --list``) or ``file:PATH.csv``, "
         "comma-separated.",
     )
-    base_uncertainty: _choice(BASE_UNCERTAINTY) = _opt(
+    base_uncertainty: _choice(BASE_UNCERTAINTY) = _bases(
         "resample",
-        group="base rates",
         metavar="MODE",
-        help="``resample``: count-based base rates (corpus co-occurrence counts) are "
-        "resampled jointly with the bootstrap's units, so every CI also covers their "
-        "sampling error, and each association's sign gets its support; statistics and "
-        "constructed tables are fixed either way. ``none``: every base table is treated "
-        "as exact.",
+        help="``resample``: count-based base rates (corpus co-occurrences) are resampled with "
+        "the bootstrap's units, so every CI covers their sampling error and each "
+        "association's sign gets its support. ``none``: every base table is exact.",
     )
-    min_base_count: PositiveInt | None = _opt(
+    min_base_count: PositiveInt | None = _bases(
         None,
-        group="base rates",
         metavar="N",
         help="Leave out the tasks with fewer than N co-occurrences in a count-based source "
         "(reported).",
     )
-    # -- the bootstrap -----------------------------------------------------------
-    seed: NonNegativeInt = _opt(0, group="bootstrap", help="Seed of the bootstrap behind every CI.")
-    n_resamples: PositiveInt = _opt(
-        N_RESAMPLES, group="bootstrap", metavar="N", help="Bootstrap resamples."
-    )
-    confidence: Level = _opt(
-        CONFIDENCE, group="bootstrap", help="Level of the percentile bootstrap CIs."
-    )
-    resample: _choice(RESAMPLE_UNITS) = _opt(
+    seed: NonNegativeInt = _bootstrap(0, help="Seed of the bootstrap behind every CI.")
+    n_resamples: PositiveInt = _bootstrap(N_RESAMPLES, metavar="N", help="Bootstrap resamples.")
+    confidence: Level = _bootstrap(CONFIDENCE, help="Level of the percentile bootstrap CIs.")
+    resample: _choice(RESAMPLE_UNITS) = _bootstrap(
         "templates",
-        group="bootstrap",
         metavar="UNITS",
         help="What the bootstrap resamples: ``templates`` (the value is a property of the "
         "chosen task vocabulary, the templates are a sample of wordings), ``tasks`` (to "
         "speak of occupations beyond the listed ones) or ``both`` (a two-way bootstrap).",
     )
-    # -- output ------------------------------------------------------------------
-    out: Text | None = _opt(
+    out: Text | None = _output(
         None,
-        group="output",
         flags=("--out", "-o"),
         metavar="DIR",
         help="Output folder (required), written as one transaction: refused when it exists "
         "and is not empty, unless ``overwrite``; a second writer is refused; an error, "
         "Ctrl-C, SIGTERM or SIGHUP leaves the previous result or nothing.",
     )
-    overwrite: Switch = _opt(
+    overwrite: Switch = _output(
         False,
-        group="output",
         help="Replace the probe result ``out`` holds as a whole (no stale files survive); a "
         "folder with files biasamp did not write, or a result of another kind, is "
         "refused.",
     )
     formats: Annotated[
         list[str], _checked(lambda v, name: check(v, SubsetOf(FORMATS, 0), name))
-    ] = _opt(
+    ] = _output(
         factory=lambda: ["md", "html", "json"],
-        group="output",
         flags=("--format",),
         metavar="LIST",
         help="Reports to write next to the results: any of ``md``, ``html``, ``json``, "
         "``model-card``.",
     )
-    tables: _choice(TABLE_FORMATS) = _opt(
+    tables: _choice(TABLE_FORMATS) = _output(
         "csv",
-        group="output",
         metavar="FMT",
         help="Probability tables as ``csv`` or ``parquet`` (needs pyarrow).",
     )
-    note: Text | None = _opt(
+    note: Text | None = _output(
         None,
-        group="output",
         metavar="TEXT",
         help='A free-text note shown at the top of every report (e.g. "tiny random model").',
     )
     progress: Switch = _opt(
         False,
-        group=None,
         help="Show the standard progress display on stderr (the command line shows it; ``-q`` "
         "does not); ``probe(progress=...)`` may give a reporter of its own instead.",
     )
@@ -533,7 +484,6 @@ class ProbeConfig(BaseModel):
         changes["base_rates"] = sources
         return self.model_copy(update=changes)
 
-    # -- loading -----------------------------------------------------------------
     @classmethod
     def from_dict(
         cls, data: Mapping[str, Any], *, names: Mapping[str, str] | None = None

@@ -1,18 +1,15 @@
 """The model-free stage: probability tables -> BiasAmp-> per template, aggregates, CIs.
 
-long on purpose: one stage, read top to bottom: :func:`evaluate_tables`, the point estimate of
-each (source, direction), its intervals from the one bootstrap of :mod:`.resample`, the checked
-views of the tables it reads and the :class:`Design` that describes them.
+long on purpose: one stage, read top to bottom: :func:`evaluate_tables`, the point of each
+(source, direction), its intervals from :mod:`.resample`, the checked base tables, the
+:class:`Design`.
 
-One arithmetic, two routes: the point runs the public metric
-(:func:`biasamp.metrics.directional_bias_amplification`, which validates its tables, counts ties
-and gives the per-cell frame), every replicate its core
-(:func:`biasamp.metrics.directional_table_core`) over the stack of replicate tables. A crossed
-set's point is the mean of the templates' values (the paper's Table 2, reproduced to the last
-digit by ``--compat wang2021``); a replicate is the value of the mean of the drawn templates'
-tables: with the base fixed BiasAmp-> is linear in the model's table, so the two agree up to
-rounding (about 1e-16). A bound set's point is the value of its table pooled per task
-(:func:`.resample.pooled_units`), as its replicates are.
+One arithmetic, two routes: the point runs the public metric per template
+(:func:`biasamp.metrics.directional_bias_amplification`: ties, per-cell frame) and a crossed
+set's point is their mean (the paper's Table 2); a replicate runs its core
+(:func:`biasamp.metrics.directional_table_core`) on the mean of the drawn templates' tables,
+which agrees up to rounding (BiasAmp-> is linear in the model's table). A bound set's point is
+the value of its table pooled per task, as its replicates are.
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ import hashlib
 import itertools
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -385,33 +382,30 @@ def _summary_row(base: BaseView, point, iv, cfg: Resampling) -> dict:
 
 def _pair_frame(base: BaseView, *, tasks, attributes, point, iv: Intervals) -> pd.DataFrame:
     n_t, n_a = len(tasks), len(attributes)
-    nan = np.full(n_t * n_a, np.nan)
+    cols = {
+        c: getattr(point, c).ravel()
+        for c in ("association", "p_base", "p_model", "p_model_std", "delta", "contribution")
+    }
+    for c in ("delta", "contribution"):
+        lo, hi = getattr(iv, f"{c}_ci")
+        cols[f"{c}_ci_low"], cols[f"{c}_ci_high"] = lo.ravel(), hi.ravel()
+    supported = (
+        [None] * (n_t * n_a)
+        if iv.supported is None
+        else [None if np.isnan(v) else bool(v) for v in iv.supported.ravel()]
+    )
     return pd.DataFrame(
         {
             "base_rates": base.name,
             "direction": base.direction,
             "task": np.repeat(np.asarray(tasks, dtype=object), n_a),
             "attribute": np.tile(np.asarray(attributes, dtype=object), n_t),
-            "association": point.association.ravel(),
-            "p_base": point.p_base.ravel(),
-            "p_model": point.p_model.ravel(),
-            "p_model_std": point.p_model_std.ravel(),
-            "delta": point.delta.ravel(),
-            "delta_ci_low": iv.delta_ci[0].ravel(),
-            "delta_ci_high": iv.delta_ci[1].ravel(),
-            "contribution": point.contribution.ravel(),
-            "contribution_ci_low": iv.contribution_ci[0].ravel(),
-            "contribution_ci_high": iv.contribution_ci[1].ravel(),
+            **cols,
             "n_templates": point.n_templates_cell.ravel().astype(np.int64),
-            "sign_support": nan if iv.support is None else iv.support.ravel(),
-            "sign_supported": (
-                pd.array([None] * (n_t * n_a), dtype="boolean")
-                if iv.supported is None
-                else pd.array(
-                    [None if np.isnan(v) else bool(v) for v in iv.supported.ravel()],
-                    dtype="boolean",
-                )
-            ),
+            "sign_support": np.full(n_t * n_a, np.nan)
+            if iv.support is None
+            else iv.support.ravel(),
+            "sign_supported": pd.array(supported, dtype="boolean"),
         },
         columns=list(BY_PAIR_COLUMNS),
     )
@@ -693,28 +687,11 @@ def c_table(x, tasks, attributes, what) -> np.ndarray:
 
 @dataclass(frozen=True)
 class BaseView:
-    """One base-rate table as the evaluation reads it, for one (source, direction): built
-    once (:meth:`of`) and read by the point estimate, the intervals, the paired differences
-    and the early checks alike.
-
-    Attributes
-    ----------
-    name, direction : str
-        The source and the direction (None: a direction-free table).
-    table : BaseRateTable
-        As the source built it.
-    joint : ndarray (T, A)
-        Its joint table, C-ordered (:func:`c_table`).
-    counts : ndarray (T, A) or None
-        Its co-occurrence counts (count-based sources), C-ordered.
-    metric : dict
-        What it asks of the metric: explicit signs (``association``), ``tie_tol``,
-        ``undefined``.
-    excluded : ndarray (T,) of bool
-        The tasks ``min_base_count`` leaves out.
-    cells : ndarray (T, A) of bool or None
-        The cells that count (None: every cell).
-    """
+    """One base-rate table of one (source, direction; None: direction-free) as the evaluation
+    reads it, built once (:meth:`of`): its ``joint`` and ``counts`` (count-based sources) as
+    C-ordered (T, A) arrays (:func:`c_table`), what it asks of the metric (``association``,
+    ``tie_tol``, ``undefined``), the tasks ``min_base_count`` leaves out (``excluded``) and the
+    cells that count (``cells``; None: every cell)."""
 
     name: str
     direction: str | None
@@ -772,6 +749,11 @@ class BaseView:
     def label(self) -> str:
         return f"base source {self.name!r}, {self.direction}"
 
+    @property
+    def sha256(self) -> str:
+        """The sha256 of the joint table (what ``results.json`` records)."""
+        return hashlib.sha256(self.joint.tobytes()).hexdigest()
+
     def info(self, tasks, attributes) -> BaseRatesInfo:
         """The table as the run used it (``results.json`` provenance): the source's own
         provenance, its joint's sha256, and what the reports say about it: the attribute
@@ -780,7 +762,7 @@ class BaseView:
         total = self.joint.sum()
         return BaseRatesInfo(
             source=jsonable(dict(self.table.provenance or {})),
-            joint_sha256=hashlib.sha256(self.joint.tobytes()).hexdigest(),
+            joint_sha256=self.sha256,
             marginal={a: float(v) for a, v in zip(attributes, self.joint.sum(axis=0) / total)},
             association_given=self.table.association is not None,
             row_totals=(
@@ -878,23 +860,12 @@ class Design:
     Built once by :func:`~.run.prepare`, read by the table building and the evaluation
     (:func:`~.run.evaluate_scores`), saved in ``results.json`` (``provenance.design``) and
     read back by :func:`~.compare.paired_differences`, so no step works it out again.
+    ``template_tasks``: per template, the tasks a bound template covers (``()``: every task);
+    ``template_groups``: per template, its groups; ``group_labels``: the groups in order.
 
     >>> d = Design(("t1", "t2"), ("nurse", "cook"), ("he", "she"), (("nurse",), ()), ((), ()), ())
     >>> d.bound, d.expected().tolist()
     (True, [[True, False], [True, True]])
-
-    Attributes
-    ----------
-    template_ids : tuple of str
-        In the order of the probability tables.
-    tasks, attributes : tuple of str
-        Rows and columns of every table.
-    template_tasks : tuple of tuple of str
-        Per template, the tasks a bound template covers; ``()``: every task (crossed).
-    template_groups : tuple of tuple of str
-        Per template, the groups it belongs to.
-    group_labels : tuple of str
-        The groups in the set's order.
     """
 
     template_ids: tuple
@@ -931,33 +902,19 @@ class Design:
         """The design of some of the templates (in the order given)."""
         at = {t: i for i, t in enumerate(self.template_ids)}
         idx = [at[str(t)] for t in template_ids]
-        return Design(
-            tuple(self.template_ids[i] for i in idx),
-            self.tasks,
-            self.attributes,
-            tuple(self.template_tasks[i] for i in idx),
-            tuple(self.template_groups[i] for i in idx),
-            self.group_labels,
-        )
+        per = ("template_ids", "template_tasks", "template_groups")
+        return replace(self, **{f: tuple(getattr(self, f)[i] for i in idx) for f in per})
 
     def to_dict(self) -> dict:
         """JSON-ready (``results.json``)."""
-        return {
-            "template_ids": list(self.template_ids),
-            "tasks": list(self.tasks),
-            "attributes": list(self.attributes),
-            "template_tasks": [list(t) for t in self.template_tasks],
-            "template_groups": [list(g) for g in self.template_groups],
-            "group_labels": list(self.group_labels),
-        }
+        return {f: jsonable(getattr(self, f)) for f in self.__dataclass_fields__}
 
     @classmethod
     def from_dict(cls, data: dict) -> Design:
+        nested = ("template_tasks", "template_groups")
         return cls(
-            tuple(map(str, data["template_ids"])),
-            tuple(map(str, data["tasks"])),
-            tuple(map(str, data["attributes"])),
-            tuple(tuple(map(str, t)) for t in data["template_tasks"]),
-            tuple(tuple(map(str, g)) for g in data["template_groups"]),
-            tuple(map(str, data["group_labels"])),
+            **{
+                f: tuple(tuple(map(str, v)) if f in nested else str(v) for v in data[f])
+                for f in cls.__dataclass_fields__
+            }
         )

@@ -1,35 +1,24 @@
 """The bootstrap behind every CI of a probe: templates, tasks and base-rate counts, jointly.
 
-long on purpose: the one bootstrap behind every CI: draws, replicates, intervals, the
-settings and their provenance.
+long on purpose: the one bootstrap: draws, replicates, intervals, settings, provenance.
 
 A *unit* is what the template bootstrap draws: a template (crossed sets, and A->T of bound
-sets) or a (template, task) row (T->A of bound sets, drawn within each task). One replicate
+sets) or a (template, task) row (T->A of bound sets). One replicate
 
-* draws units with replacement (within strata for bound sets: exactly the draws of
-  :func:`biasamp.metrics.bootstrap_ci` with the same seed); the model's table becomes the mean
-  of the drawn units' rows, task by task;
-* draws tasks with replacement (``units`` "tasks" or "both", two-way): each task's cells weigh
-  as often as it was drawn;
-* for a count-based base-rate source (``base="resample"``) draws a multinomial resample of its
-  ``N`` counted sentences, ``counts_b ~ Multinomial(N, counts / N)``, made into a base table as
+* draws units with replacement (within strata for bound sets: the draws of
+  :func:`biasamp.metrics.bootstrap_ci` with the same seed); the model's table is the mean of
+  the drawn units' rows, task by task;
+* draws tasks with replacement (``units`` "tasks" or "both"): each task's cells weigh as often
+  as it was drawn;
+* resamples a count-based source's ``N`` counted sentences (``base="resample"``),
+  ``Multinomial(N, counts / N)``: no prior, structural zeros kept, made into a base table as
   the source makes its own (``BaseRateTable.joint_from_counts``);
 
-and evaluates BiasAmp-> with the metric's arithmetic (:func:`biasamp.metrics.directional_table_core`,
-vectorised over replicates). With the base fixed, BiasAmp-> is linear in the model's table, so
-a templates-only replicate is the mean of the drawn templates' values: the intervals equal
-``bootstrap_ci``'s over per-template values.
-
-The multinomial resample of the counts is the nonparametric bootstrap of the counting process:
-no prior, structural zeros kept (a task with no data stays undefined, as in the point), a task
-resting on one sentence loses it in about ``e^-1`` of the replicates (its sign unsupported),
-one with 1,000 sentences keeps its sign.
-
-Templates bound to their own task(s) (WinoBias, Winogender) have no T->A value per template,
-so the tables are pooled: T->A ``P(A | T=t)`` is the mean over the templates of task ``t``,
-A->T the mean over all templates; BiasAmp-> is computed once on the pooled table. Its units
-(:func:`pooled_units`) are (template, task) rows for T->A, drawn within each task, and
-templates for A->T, drawn within their own tasks (``bootstrap_ci`` with ``strata``).
+and evaluates :func:`biasamp.metrics.directional_table_core`, vectorised over replicates. With
+the base fixed BiasAmp-> is linear in the model's table, so a templates-only replicate is the
+mean of the drawn templates' values. Bound templates (WinoBias, Winogender) have no T->A value
+per template: the tables are pooled per task (:func:`pooled_units`) and BiasAmp-> is computed
+once on the pooled table.
 """
 
 from __future__ import annotations
@@ -82,19 +71,9 @@ _UNITS_TEXT = {
 
 @dataclass
 class Units:
-    """What the template bootstrap draws, for one direction.
-
-    Attributes
-    ----------
-    X : ndarray (U, T, A)
-        Each unit's rows of the model's table (zeros on the rows it does not cover).
-    rows : ndarray of bool (U, T)
-        The task rows each unit covers.
-    strata : list or None
-        The stratum of each unit (draws stay within strata), or None.
-    template : ndarray (U,)
-        The template index of each unit.
-    """
+    """What the template bootstrap draws, for one direction: each unit's rows of the model's
+    table ``X`` (U, T, A; zeros where it covers no task), the task ``rows`` (U, T) it covers,
+    its stratum (draws stay within strata; None: no strata) and its ``template`` index."""
 
     X: np.ndarray
     rows: np.ndarray
@@ -179,23 +158,11 @@ def replicates(
     task_weights: np.ndarray | None = None,
 ) -> dict:
     """BiasAmp-> of every replicate: ``value`` (R,), ``delta``, ``contribution`` and ``y``
-    (R, T, A).
-
-    Parameters
-    ----------
-    mbar : ndarray (R, T, A)
-        The model's table of each replicate (:func:`mean_tables`).
-    joint : ndarray (T, A)
-        The base table (used when ``base_draws`` is None).
-    metric : dict
-        ``association`` (or absent), ``tie_tol``, ``undefined``, ``ties`` as the metric takes.
-    base_draws : ndarray (R, T, A), optional
-        Resampled base counts; ``to_joint`` maps them to base tables.
-    cells : ndarray of bool (T, A), optional
-        Only these cells count.
-    task_weights : ndarray (R, T), optional
-        Draw counts of the tasks (:func:`task_draws`): each task's cells weigh that much.
-    """
+    (R, T, A), from the model's table of each replicate ``mbar`` (R, T, A) against the base
+    ``joint`` (T, A), or the tables ``to_joint`` makes of the resampled counts ``base_draws``
+    (R, T, A). ``metric``: what the base asks of the metric (``association``, ``tie_tol``,
+    ``undefined``, ``ties``); ``cells`` (T, A): only these count; ``task_weights`` (R, T): the
+    tasks' draw counts (:func:`task_draws`)."""
     base = joint if base_draws is None else to_joint(base_draws)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)

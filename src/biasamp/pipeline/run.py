@@ -1,14 +1,10 @@
 """Running a probe: prepare -> score -> evaluate -> result -> files -> reports.
 
-:func:`probe` / :func:`probe_many` are the public entry points (re-exported as
-``biasamp.probe`` and ``biasamp.probe_many``). The runner tells the stages what they need:
-it checks the output folder and the input (:func:`prepare`: templates, tasks, prompts and every
-base-rate table) and the bootstrap's memory (:meth:`Prepared.check_memory`) before a model is
-loaded, announces each
-scoring stage to the progress reporter, and hands the scores to :func:`evaluate_scores`
-(scores -> probability tables -> the evaluation of :mod:`.evaluate`, shared with the
-lm-evaluation-harness tasks, so a model's numbers do not depend on which of them scored the
-prompts), then writes the result folder (:func:`write_result`). This module is
+:func:`probe` / :func:`probe_many` (``biasamp.probe``, ``biasamp.probe_many``) check the output
+folder, the input (:func:`prepare`) and the bootstrap's memory before a model loads, announce
+each scoring stage to the progress reporter, evaluate the scores (:func:`evaluate_scores`, shared
+with the lm-evaluation-harness tasks) and write the result folder (:func:`write_result`).
+
 long on purpose: the whole run reads in one file.
 """
 
@@ -81,21 +77,6 @@ class Prepared:
     #: pronouns, one candidate each
     realisations: dict | None = None
 
-    @property
-    def tasks(self) -> list[str]:
-        """The rows of every table (the design's)."""
-        return list(self.design.tasks)
-
-    @property
-    def attributes(self) -> list[str]:
-        """The columns of every table (the design's)."""
-        return list(self.design.attributes)
-
-    @property
-    def bound(self) -> bool:
-        """Whether some template is bound to its own task(s): the tables are pooled."""
-        return self.design.bound
-
     def check_memory(self, cfg: ProbeConfig) -> None:
         """Refuse ``cfg.n_resamples`` whose bootstrap cannot fit in memory (the estimate:
         :func:`~.resample.bootstrap_bytes`); the runner asks before the model loads."""
@@ -129,21 +110,9 @@ def _vocabulary(cfg: ProbeConfig, tset):
         return load_tasks(cfg.tasks)
     if not tset.bound:
         return load_tasks(DEFAULT_TASKS)
-    words = list(tset.tasks)
-    return TaskVocabulary(
-        f"{tset.name}:tasks",
-        f"the own tasks of template set {tset.name!r}",
-        words,
-        {},
-        {
-            "name": f"{tset.name}:tasks",
-            "source": tset.name,
-            "set_sha256": tset.sha256,
-            "n_words": len(words),
-        },
-        None,
-        None,
-    )
+    name = f"{tset.name}:tasks"
+    about = f"the own tasks of template set {tset.name!r}"
+    return TaskVocabulary(name, about, list(tset.tasks), {}, {}, None, None)
 
 
 def _keep(t2a: pd.DataFrame, bound: bool, n: int) -> list[str]:
@@ -281,13 +250,8 @@ def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str, stage: str)
 
 def _mass_summary(mass: np.ndarray) -> dict:
     m = np.asarray(mass, dtype=np.float64)
-    return {
-        "n_prompts": int(m.size),
-        "mean": float(np.mean(m)),
-        "min": float(np.min(m)),
-        "median": float(np.median(m)),
-        "max": float(np.max(m)),
-    }
+    stats = {"mean": np.mean, "min": np.min, "median": np.median, "max": np.max}
+    return {"n_prompts": int(m.size), **{k: float(f(m)) for k, f in stats.items()}}
 
 
 def _resolve_models(cfg: ProbeConfig) -> dict:
@@ -366,7 +330,7 @@ def _probe_one(
         bootstrap=ev.bootstrap,
         std=(
             "population (ddof=0) over templates; none for task_to_attribute (pooled per task)"
-            if prep.bound
+            if prep.design.bound
             else "population (ddof=0) over templates"
         ),
         templates=TemplatesInfo(
@@ -377,7 +341,7 @@ def _probe_one(
             **prep.template_provenance,
         ),
         tasks=prep.tasks_provenance,
-        attributes=tuple(prep.attributes),
+        attributes=prep.design.attributes,
         base_rates=ev.base_provenance,
         design=prep.design.to_dict(),
         versions={"biasamp": __version__, **versions},
@@ -411,10 +375,11 @@ def _build_tables(prep: Prepared, scores: dict):
     from ..scoring import ScoreResult
 
     tpl_ids = list(prep.design.template_ids)
-    t_index = {t: i for i, t in enumerate(prep.tasks)}
-    a_index = {a: i for i, a in enumerate(prep.attributes)}
+    tasks, attributes = prep.design.tasks, prep.design.attributes
+    t_index = {t: i for i, t in enumerate(tasks)}
+    a_index = {a: i for i, a in enumerate(attributes)}
     k_index = {t: i for i, t in enumerate(tpl_ids)}
-    shape = (len(tpl_ids), len(prep.tasks), len(prep.attributes))
+    shape = (len(tpl_ids), len(tasks), len(attributes))
     cover = prep.design.expected()
     probs, long_rows = {}, []
     for direction in DIRECTIONS:
@@ -460,8 +425,8 @@ def _build_tables(prep: Prepared, scores: dict):
                 {
                     "template_id": np.asarray(tpl_ids, dtype=object)[kk.ravel()[keep]],
                     "direction": direction,
-                    "task": np.asarray(prep.tasks, dtype=object)[tt.ravel()[keep]],
-                    "attribute": np.asarray(prep.attributes, dtype=object)[aa.ravel()[keep]],
+                    "task": np.asarray(tasks, dtype=object)[tt.ravel()[keep]],
+                    "attribute": np.asarray(attributes, dtype=object)[aa.ravel()[keep]],
                     "prob": p.ravel()[keep],
                     "log_prob": lp.ravel()[keep],
                 },
@@ -520,8 +485,8 @@ def evaluate_scores(cfg: ProbeConfig, prep: Prepared, scores: dict, *, progress=
         probs[ATTRIBUTE_TO_TASK],
         probs[TASK_TO_ATTRIBUTE],
         list(prep.base_tables.items()),
-        tasks=prep.tasks,
-        attributes=prep.attributes,
+        tasks=list(design.tasks),
+        attributes=list(design.attributes),
         template_ids=tpl_ids,
         template_tasks=list(design.template_tasks) if design.bound else None,
         template_groups=list(design.template_groups) if design.grouped else None,
