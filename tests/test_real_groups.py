@@ -168,7 +168,8 @@ def test_a_users_attribute_set_file_is_probed(tmp_path):
     )
     assert cfg.attributes == [str(f)]  # checked, not rewritten
     prep = prepare(cfg)
-    assert prep.attributes == ["white", "black"] and prep.realisations == {"white": 1, "black": 2}
+    assert list(prep.design.attributes) == ["white", "black"]
+    assert prep.realisations == {"white": 1, "black": 2}
     t2a = prep.prompts["task_to_attribute"]
     assert t2a.loc[0, "candidates"] == (
         "A white person",
