@@ -7,6 +7,7 @@ tokenising the candidate on its own (FitBERT's way), probabilities in float64.
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -463,6 +464,31 @@ def test_cache_second_run_does_not_call_the_model(bert_dir, tmp_path, monkeypatc
         s2.score(PROMPTS, CANDS, scoring="first-piece")
     with pytest.raises(AssertionError, match="despite the cache"):
         s2.score(PROMPTS + ["the [BLANK] is here."], CANDS, scoring="word")
+
+
+def test_cache_key_follows_the_weights_and_the_config(bert_dir, tmp_path):
+    """The same folder name with other weights, or another config, is another cache file."""
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    d = tmp_path / "bert"
+    shutil.copytree(bert_dir, d)
+    cache = tmp_path / "cache"
+
+    def files():
+        MaskedLMScorer(d, device="cpu", score_cache=cache).score(PROMPTS[:1], CANDS)
+        return len(list(cache.glob("scores-*.sqlite")))
+
+    assert files() == 1 and files() == 1  # the same folder: the same cache file
+    weights = load_file(d / "model.safetensors")
+    name = next(k for k in weights if k.endswith("word_embeddings.weight"))
+    weights[name] = weights[name] + 1.0
+    save_file(weights, d / "model.safetensors", metadata={"format": "pt"})
+    assert files() == 2
+    config = json.loads((d / "config.json").read_text())
+    (d / "config.json").write_text(json.dumps({**config, "layer_norm_eps": 1e-6}))
+    assert files() == 3
 
 
 def test_cache_partial_hit_only_runs_new_prompts(bert_dir, tmp_path):

@@ -1,21 +1,7 @@
 """Language-model scoring: probabilities of candidate fillers for a blank in a prompt.
 
-The only part of biasamp that imports torch and transformers, lazily: ``import biasamp.scoring``
-is light (the estimators, dtypes, devices and loading options the configuration checks
-against); torch is imported when a scorer is built. :func:`preflight` checks what needs no
-weights first.
-
-Two kinds of model (:data:`MODEL_TYPES`), each with its estimators (``scoring=``:
-:data:`ESTIMATORS`, :func:`estimators_for`; ``None``: :data:`DEFAULT_ESTIMATORS`): masked LMs
-(:class:`MaskedLMScorer`) ``word``, ``first-piece`` (FitBERT) and ``pll``; causal LMs
-(:class:`CausalLMScorer`) ``continuation`` and ``sentence``, which differ by ``log P(text
-before the blank)``, the same for every candidate of a prompt, so their renormalised
-probabilities (:attr:`ScoreResult.prob`) are equal.
-
-References
-----------
-Wang & Russakovsky (2021), "Directional Bias Amplification", ICML (FitBERT probing, section 5).
-Salazar, Liang, Nguyen & Kirchhoff (2020), "Masked Language Model Scoring", ACL.
+The only part of biasamp that imports torch and transformers, and only when a scorer is built;
+the estimators of each model type are described in docs/scoring.md.
 
 Examples
 --------
@@ -39,7 +25,9 @@ import os
 import re
 from typing import Any
 
+from .._errors import BiasampError, UnknownNameError
 from .._registry import Registry
+from .._validation import OneOf, check
 
 #: Model type -> its scorer class (imported when a scorer of that type is built).
 SCORERS = Registry("model type")
@@ -69,20 +57,12 @@ def estimators_for(model_type: str) -> tuple:
     >>> estimators_for("masked")
     ('word', 'first-piece', 'pll')
     """
-    from .._validation import OneOf, check
-
     model_type = check(model_type, OneOf(MODEL_TYPES), "model_type")
     return tuple(n for n in SCORING_MODES if ESTIMATORS.get(n) == model_type)
 
 
 def check_estimator(scoring, model_type: str, *, model=None) -> str:
-    """``scoring`` checked against ``model_type``; ``None`` gives the type's default.
-
-    The error names the estimator, the model (when given), its type and the valid estimators.
-    """
-    from .._errors import BiasampError, UnknownNameError
-    from .._validation import OneOf, check
-
+    """``scoring`` checked against ``model_type``; ``None`` gives the type's default."""
     valid = estimators_for(model_type)
     if scoring is None:
         return DEFAULT_ESTIMATORS[model_type]
@@ -121,8 +101,6 @@ def canonical_dtype(dtype, param: str = "dtype") -> str:
     >>> canonical_dtype("bf16")
     'bfloat16'
     """
-    from .._validation import OneOf, check
-
     if dtype is None:
         return "float32"
     text = str(dtype).replace("torch.", "") if not isinstance(dtype, str) else dtype
@@ -134,10 +112,7 @@ _DEVICE = re.compile(r"auto|cpu|mps|cuda(:[0-9]+)?")
 
 
 def check_device(device, param: str = "device") -> str:
-    """``device`` checked by its name alone; whether the machine has it is asked of torch,
-    last, by :func:`preflight`."""
-    from .._errors import BiasampError
-
+    """``device`` checked by its name alone (:func:`preflight` asks torch whether it is there)."""
     if not isinstance(device, str) or not _DEVICE.fullmatch(device):
         raise BiasampError(
             f"{param} must be 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'; got {device!r}"
@@ -156,8 +131,6 @@ def parse_max_memory(text, param: str = "max_memory") -> dict:
     >>> parse_max_memory("0=10GiB, cpu=200MB")
     {0: '10GiB', 'cpu': '200MB'}
     """
-    from .._errors import BiasampError
-
     items = (
         list(text.items())
         if isinstance(text, dict)
@@ -179,10 +152,8 @@ def parse_max_memory(text, param: str = "max_memory") -> dict:
 
 @dataclasses.dataclass(frozen=True)
 class LoadOptions:
-    """How a model is loaded and run: one value from the caller (a :class:`ProbeConfig`, a
-    command's options: :meth:`of`) to :func:`load_scorer` and the scorers, which check each
-    option where they use it. Each field is the :class:`~biasamp.ProbeConfig` option of the
-    same name (its description says what it does). Light: importing it imports no torch.
+    """How a model is loaded and run, from the caller to :func:`load_scorer` and the scorers;
+    each field is the :class:`~biasamp.ProbeConfig` option of the same name.
 
     >>> o = LoadOptions.of(type("Args", (), {"device": "cpu", "batch_size": 8})())
     >>> o.device, o.batch_size, o.dtype
@@ -203,8 +174,7 @@ class LoadOptions:
 
     @classmethod
     def of(cls, source) -> LoadOptions:
-        """The options ``source`` holds under the same names (a :class:`ProbeConfig`, the
-        parsed arguments of a command); those it lacks keep their defaults."""
+        """The options ``source`` (a :class:`ProbeConfig`, parsed arguments) holds by name."""
         return cls(
             **{
                 f.name: getattr(source, f.name)
@@ -215,20 +185,18 @@ class LoadOptions:
 
 
 def load_scorer(model, options: LoadOptions | None = None, *, model_type="auto", **kwargs):
-    """A :class:`MaskedLMScorer` or :class:`CausalLMScorer` for ``model``: the one way to build
-    a scorer.
+    """A :class:`MaskedLMScorer` or :class:`CausalLMScorer` for ``model``.
 
     Parameters
     ----------
     model : str, path-like or ResolvedModel
-        A model resolved already (:func:`resolve_model`) is not resolved again.
+        A hub name or folder, or a model :func:`resolve_model` resolved already.
     options : LoadOptions, optional
-        How to load and run it (default ``LoadOptions()``).
+        How to load and run it.
     model_type : {"auto", "masked", "causal"}
-        ``"auto"``: from the model's ``config.json`` (see :func:`resolve_model`).
+        ``"auto"``: read from the model's ``config.json``.
     **kwargs
-        Passed to the scorer (``progress``, ``context_token`` for a causal LM, ...; a loading
-        option given here replaces that of ``options``).
+        Passed to the scorer (``progress``, ``context_token``, or a loading option of ``options``).
 
     Examples
     --------
@@ -245,8 +213,7 @@ def load_scorer(model, options: LoadOptions | None = None, *, model_type="auto",
 
 
 def take_options(options: LoadOptions | None, kwargs: dict) -> LoadOptions:
-    """``options`` (default ``LoadOptions()``) with the loading options among ``kwargs`` (which
-    are taken out of it) put in their place."""
+    """``options`` with the loading options among ``kwargs`` (taken out of it) in their place."""
     names = [f.name for f in dataclasses.fields(LoadOptions) if f.name in kwargs]
     return dataclasses.replace(options or LoadOptions(), **{k: kwargs.pop(k) for k in names})
 

@@ -1,14 +1,8 @@
 """What every scorer shares: loading, device/dtype, the score cache, provenance, the score loop.
 
-long on purpose: the loop every scorer shares (loading, cache, provenance, batching,
-audit).
-
-A subclass sets ``model_type`` and implements ``_score_rows(mode, rows, on_batch)``, the log
-probability of every row ``(filled text, start, end of the candidate in it, prompt,
-candidate)`` (``on_batch(n)`` after each batch of n units), and ``_count_rows(mode, rows)``,
-the units (contexts, sequences) it runs for them. The loop here checks the input, answers
-what the score cache holds, builds the rest's rows chunk by chunk (bounded memory), runs them
-and fills the cache.
+A subclass implements ``_score_rows(mode, rows, on_batch)``, the log probability of every row
+``(filled text, start, end of the candidate in it, prompt, candidate)``, and
+``_count_rows(mode, rows)``, the units (contexts, sequences) it runs for them.
 """
 
 from __future__ import annotations
@@ -30,7 +24,6 @@ from ._load import (
     input_device,
     load_model,
     load_tokenizer,
-    model_fingerprint,
     placement,
     resolve_device,
     resolve_dtype,
@@ -48,8 +41,7 @@ __all__ = ["BaseScorer"]
 class BaseScorer:
     """Common part of :class:`MaskedLMScorer` and :class:`CausalLMScorer` (see those)."""
 
-    #: ``"masked"`` or ``"causal"``: the estimators this scorer accepts and the class it loads.
-    model_type = ""
+    model_type = ""  # "masked" or "causal": the estimators it accepts and the class it loads
     #: Bumped when a scorer's numbers change for the same inputs (invalidates score caches).
     cache_format = 1
 
@@ -62,8 +54,6 @@ class BaseScorer:
         chunk_size=2048,
         **loading,
     ):
-        """``options`` (:class:`~biasamp.scoring.LoadOptions`), or its fields as keywords
-        (``loading``: they replace those of ``options``)."""
         self.options = o = take_options(options, loading)
         if loading:
             raise TypeError(
@@ -125,7 +115,7 @@ class BaseScorer:
         self._caches = {}
 
     def _check_tokenizer(self):
-        """What this scorer needs of the tokenizer, checked before the model is loaded."""
+        """What the scorer needs of the tokenizer, checked before the weights load."""
 
     def _max_length(self) -> int:
         """The longest token sequence the tokenizer and the position embeddings take."""
@@ -144,14 +134,6 @@ class BaseScorer:
     def _weights(self) -> dict:
         return weight_files_sha256(self.source)
 
-    @functools.cached_property
-    def _fingerprint(self) -> tuple[str, str]:
-        return (
-            model_fingerprint(self.source.name, self.revision, self.source.commit),
-            tokenizer_fingerprint(self.tokenizer),
-        )
-
-    # ------------------------------------------------------------------ public API
     @property
     def provenance(self):
         """The model, how it was loaded and run, and library versions (JSON-ready dict)."""
@@ -193,14 +175,17 @@ class BaseScorer:
     def _extra_provenance(self):
         return {}
 
+    def _on_batch(self, n_units):
+        self.n_forward_calls += 1
+        self.progress.advance(n_units)
+
     def audit(self, candidates, *, prompt=None, blank=BLANK):
         """Tokenisation audit of ``candidates`` (see :func:`biasamp.scoring.audit_candidates`)."""
         return audit_candidates(self.tokenizer, candidates, prompt=prompt, blank=blank)
 
     def audit_prompts(self, prompt_candidates, *, blank=BLANK):
-        """The audit of every candidate of ``(prompt, candidates)`` pairs, one row per
-        candidate, tokenised in the first prompt that offers its candidate list (a pronoun that
-        starts a sentence has no leading-space piece)."""
+        """:meth:`audit` of the candidates of ``(prompt, candidates)`` pairs, one row each, in the
+        first prompt that offers its list (a sentence's first word has no leading space)."""
         import pandas as pd
 
         first: dict[tuple, str] = {}
@@ -218,11 +203,9 @@ class BaseScorer:
         prompts : sequence of str, length n
             Each contains ``blank`` exactly once.
         candidates : sequence of str (length k), or n sequences of k str
-            One candidate list shared by all prompts, or one per prompt (equal lengths). A
-            candidate may be several words (``"they are"``).
+            One list shared by all prompts, or one per prompt; a candidate may be several words.
         scoring : str or None
-            An estimator of this scorer's model type (:func:`biasamp.scoring.estimators_for`);
-            None: the type's default.
+            An estimator of the model's type (:func:`biasamp.scoring.estimators_for`).
         blank : str
 
         Returns
@@ -239,15 +222,10 @@ class BaseScorer:
             out[i] = found[keys[i]]
         if cache is not None:
             log.info("score cache %s: %d of %d prompts cached", cache.path, n - todo.sum(), n)
-
-        def on_batch(n_items):
-            self.n_forward_calls += 1
-            self.progress.advance(n_items)
-
         done = 0
         for idx, rows in self._chunks(pairs, per, prompts, np.flatnonzero(todo)):
             try:
-                vals = self._score_rows(mode, rows, on_batch)
+                vals = self._score_rows(mode, rows, self._on_batch)
             except (MemoryError, RuntimeError) as exc:
                 if not _out_of_memory(exc):
                     raise
@@ -270,9 +248,8 @@ class BaseScorer:
 
     @transformers_logs_propagate()
     def count_contexts(self, prompts, candidates, *, scoring=None, blank=BLANK) -> int:
-        """How many contexts (a masked LM) or sequences (a causal LM) :meth:`score` runs for
-        these arguments (the units it reports to ``progress``; the prompts the score cache
-        holds left out); the inputs are tokenised, nothing is run."""
+        """How many contexts or sequences (the units of ``progress``) :meth:`score` runs for
+        these arguments, the cached prompts left out; nothing is run."""
         pairs, per, _, mode, prompts = self._inputs(prompts, candidates, scoring, blank)
         todo = self._todo(self._cache(mode), pairs, per)[0]
         return sum(
@@ -281,7 +258,6 @@ class BaseScorer:
         )
 
     def _inputs(self, prompts, candidates, scoring, blank):
-        """The checked inputs (:func:`check_score_inputs`) and the prompts as a tuple."""
         pairs, per, given, mode = check_score_inputs(
             prompts,
             candidates,
@@ -301,8 +277,7 @@ class BaseScorer:
         return np.array([kk not in found for kk in keys], dtype=bool), keys, found
 
     def _chunks(self, pairs, per, prompts, todo):
-        """``(indices, rows)`` of each chunk of the prompts in ``todo``; a row is (filled text,
-        candidate start, end, prompt, candidate)."""
+        """``(indices, rows)`` of each chunk of the prompts in ``todo``."""
         for c0 in range(0, len(todo), self.chunk_size):
             idx = todo[c0 : c0 + self.chunk_size]
             rows = []
@@ -313,18 +288,15 @@ class BaseScorer:
                 ]
             yield idx, rows
 
-    #: The unit of :meth:`count_contexts` and of the progress :meth:`score` reports.
-    count_unit = "ctx"
+    count_unit = "ctx"  # of count_contexts and of the progress score reports
 
     def _after_score(self, mode):
         pass
 
     def _cache_key(self) -> dict:
-        """What else, beyond weights, tokenizer, estimator and dtype, changes the scores of
-        the same prompts (a causal LM's context token)."""
+        """What else changes the scores of the same prompts (a causal LM's context token)."""
         return {}
 
-    # ------------------------------------------------------------------ cache
     def _cache(self, mode):
         if self.score_cache is None:
             return None
@@ -332,8 +304,10 @@ class BaseScorer:
             config = {
                 "model": self.model_name,
                 "revision": self.revision,
-                "weights": self._fingerprint[0],
-                "tokenizer": self._fingerprint[1],
+                "commit": self.source.commit,
+                "weights": self._weights,
+                "config": self.model.config.to_json_string(),
+                "tokenizer": tokenizer_fingerprint(self.tokenizer),
                 "scoring": mode,
                 "dtype": str(self.dtype),
                 "format": self.cache_format,

@@ -29,26 +29,18 @@ __all__ = [
 
 
 class CausalLMScorer(BaseScorer):
-    """Score candidate fillers of a blank with a causal (decoder-only) language model.
-
-    Each candidate is put into the blank and the filled sentence scored left to right
-    (:mod:`biasamp.scoring`: ``continuation``, the default, and ``sentence``); renormalised over
-    a prompt's candidates, either gives ``P(candidate | text before and after the blank)``.
-    Every sentence is read after one document-start token, never a chat marker
-    (:func:`choose_context`; a model with a chat template gets a :class:`ChatModelWarning`).
+    """Score candidate fillers of a blank with a causal (decoder-only) language model: each
+    filled sentence scored left to right after a document-start token (docs/scoring.md).
 
     Parameters
     ----------
     model : str or path-like
-        Hugging Face hub name (``"gpt2"``) or local folder (``AutoModelForCausalLM``, a fast
-        tokenizer). Chat models are scored as plain LMs: the sentence alone, no chat template.
+        Hugging Face hub name (``"gpt2"``) or local folder; a chat model is scored as a plain LM.
     options, progress, chunk_size
-        As for :class:`MaskedLMScorer`; ``batch_size`` counts sequences per forward call. The
-        log-softmax is taken in float32 at least.
+        As for :class:`MaskedLMScorer`.
     share_prefix : bool
-        Run each shared prefix once and reuse its key/value cache for the continuations
-        (default; the same numbers as whole sentences, faster); also off when a self-check at
-        load time finds the model's cache cannot be reused.
+        Run each shared prefix once and reuse its key/value cache (off when a load-time
+        self-check finds the cache cannot be reused).
     context_token : str or None
         The token read before every sentence; None: :func:`choose_context`'s.
 
@@ -105,9 +97,8 @@ class CausalLMScorer(BaseScorer):
         }
 
     def sequences(self, rows, mode):
-        """``(token ids, first scored position)`` of each row (as for
-        :func:`~biasamp.scoring._spans.locate_spans`): the context token first; the candidate's
-        first piece (``continuation``) or the first token after the context (``sentence``)."""
+        """``(token ids, first scored position)`` of each row: the context token first; the
+        candidate's first piece (``continuation``) or the token after the context (``sentence``)."""
         out = []
         for (_, _, _, prompt, cand), sp in zip(rows, locate_spans(self.tokenizer, rows)):
             ids, start = list(sp.ids), sp.start
@@ -133,19 +124,17 @@ class CausalLMScorer(BaseScorer):
         return self._run_cells(self.sequences(rows, mode))
 
     def score_sentences(self, texts) -> np.ndarray:
-        """The natural-log likelihood of each whole text after the context token, every token
-        summed (the first included): lm-evaluation-harness' ``loglikelihood`` of it after an
-        empty context with the same prefix token (CrowS-Pairs on a causal LM)."""
+        """The natural-log likelihood of each whole text after the context token (CrowS-Pairs on
+        a causal LM: lm-evaluation-harness' ``loglikelihood`` after an empty context)."""
         return self._run_cells(self.sequences(_whole(texts), "sentence"))
 
     def count_sentences(self, texts) -> int:
-        """How many distinct sequences :meth:`score_sentences` runs for ``texts`` (the units
-        it reports to ``progress``); the texts are tokenised, nothing is run."""
+        """How many distinct sequences :meth:`score_sentences` runs; nothing is run."""
         return len({ids for ids, _ in self.sequences(_whole(texts), "sentence")})
 
     def _run_cells(self, cells) -> np.ndarray:
-        """The summed log probabilities of each ``(sequence, first scored position)`` cell,
-        each distinct sequence run once (from the earliest position any cell needs)."""
+        """The summed log probabilities of each ``(sequence, first scored position)`` cell, each
+        distinct sequence run once."""
         earliest: dict[tuple, int] = {}
         for ids, f in cells:
             earliest[ids] = min(earliest.get(ids, f), f)
@@ -166,7 +155,7 @@ def _whole(texts):
     return [(t, 0, len(t), t, "the whole sentence") for t in texts]
 
 
-#: Document separators looked for in the vocabulary (rule 4), in this order.
+#: Document separators looked for in the vocabulary, in this order.
 DOCUMENT_SEPARATORS = (
     "<|endoftext|>",
     "<|end_of_text|>",
@@ -184,7 +173,7 @@ _TURN_MARKERS = re.compile(
 
 @dataclass(frozen=True)
 class Context:
-    """The context token (``token``, ``id``), the rule that chose it, and what was passed over."""
+    """The context token, the rule that chose it, and the chat markers passed over."""
 
     token: str
     id: int
@@ -209,8 +198,8 @@ def _template_text(tokenizer) -> str:
 
 
 def chat_markers(tokenizer) -> set[str]:
-    """Special tokens of ``tokenizer`` that mark chat turns: written literally by its chat
-    template (``'<|im_start|>'``; ``{{ bos_token }}`` does not count) or named as a turn marker."""
+    """Special tokens that mark chat turns: written literally by the chat template
+    (``{{ bos_token }}`` does not count), or named as a turn marker."""
     text = _template_text(tokenizer)
     specials = set(tokenizer.all_special_tokens)
     specials |= {
@@ -239,16 +228,8 @@ def _vocab_id(tokenizer, token):
 
 
 def choose_context(tokenizer, requested=None, *, model="model") -> Context:
-    """The token a causal LM reads before each sentence: a document start, never a chat marker.
-
-    A sentence's first word needs a context. A plain document starts with the token the
-    tokenizer puts there itself (Llama's ``<s>``, Gemma's ``<bos>``), else the separator it was
-    trained with (GPT-2's, Qwen's, SmolLM's ``<|endoftext|>``); a chat model's ``bos_token`` can
-    be a chat marker (SmolLM2-Instruct's ``<|im_start|>``, after which a role name is expected).
-    In order: ``requested``; the special token the tokenizer puts in front of a text, unless
-    named as a turn marker; ``bos_token``, then ``eos_token``, unless a chat marker
-    (:func:`chat_markers`); the first of :data:`DOCUMENT_SEPARATORS` in the vocabulary that is
-    not one; else an error asking for ``--context-token``.
+    """The token a causal LM reads before each sentence: a document start, never a chat marker
+    (the rule: docs/scoring.md).
 
     Parameters
     ----------
@@ -301,12 +282,8 @@ def choose_context(tokenizer, requested=None, *, model="model") -> Context:
 
 
 def model_context(model, requested=None, *, revision=None, trust_remote_code=False) -> Context:
-    """The context token of ``model`` (hub name or folder): its tokenizer, loaded alone (no
-    weights), then :func:`choose_context`; what :class:`CausalLMScorer` would put in front.
-
-    Used by the lm-evaluation-harness tasks (:mod:`biasamp.harness`), which put the same token
-    in front of every request.
-    """
+    """The context token :class:`CausalLMScorer` would put before the sentences of ``model``
+    (its tokenizer loaded alone), for the lm-evaluation-harness tasks."""
     from ._load import load_tokenizer
 
     tok = load_tokenizer(model, revision=revision, trust_remote_code=trust_remote_code)

@@ -1,12 +1,5 @@
-"""The causal runner: ``log P(token_t | tokens < t)`` at chosen positions of many sequences.
-
-Sequences that share a prefix share its computation: :func:`plan_splits` chooses per sequence
-a split ``p``; tokens ``[0, p)`` run in a *prefix pass* (each distinct prefix once, its
-key/value cache kept), tokens ``[p, len - 1)`` in a *continuation pass* on that cache (the last
-token is never an input). Batches are sorted by length and padded on the right (causal
-attention never looks right; position ids are explicit, so the pads between a prefix and its
-continuation shift nothing). The LM head runs only at the scored positions, and only the scored
-entries of the log-softmax are formed (:func:`target_log_softmax`).
+"""The causal runner: ``log P(token_t | tokens < t)`` at chosen positions of many sequences, each
+shared prefix run once and its key/value cache reused for the continuations (docs/scoring.md).
 """
 
 from __future__ import annotations
@@ -26,9 +19,9 @@ _SITE_BLOCK = 512  # head + log-softmax over at most this many positions at once
 
 
 def plan_splits(seqs, *, share=True, min_shared=2):
-    """Split point ``p`` (1 <= p <= len - 1) of each sequence: the longest prefix it shares
-    with another one (at least ``min_shared`` tokens), else the whole sequence; ``share=False``
-    puts every whole sequence in the prefix pass (no cache reuse).
+    """Split point ``p`` (1 <= p <= len - 1) of each sequence: tokens ``[0, p)`` run in the
+    prefix pass, the rest on its cache. The longest prefix it shares with another (at least
+    ``min_shared`` tokens), else the whole sequence (always, with ``share=False``).
 
     >>> plan_splits([(0, 5, 6, 7), (0, 5, 6, 8, 9), (0, 4)])
     [3, 3, 1]
@@ -51,12 +44,10 @@ def plan_splits(seqs, *, share=True, min_shared=2):
 
 
 def target_log_softmax(logits, rows, targets):
-    """float64 ``log_softmax(logits)[rows, targets]``, without the full log-softmax matrix.
+    """float64 ``log_softmax(logits)[rows, targets]``, ``logits`` (the caller's) overwritten.
 
-    ``logits`` (sites x vocabulary; the caller's own, overwritten) becomes ``exp(logits -
-    max)`` in place, its rows summed by torch's cascade summation: 1.2x faster than
-    ``torch.log_softmax`` on CPU and 100x more exact (over a 262k vocabulary the normaliser is
-    within 6e-7 of float64; ``torch.log_softmax`` in float32: 6.5e-5).
+    ``exp(logits - max)`` in place, summed by torch's cascade summation: faster and more exact
+    than ``torch.log_softmax`` in float32 (docs/scoring.md).
     """
     import torch
 
@@ -67,15 +58,12 @@ def target_log_softmax(logits, rows, targets):
     return picked - (top.squeeze(-1).double() + torch.log(total.double()))[rows]
 
 
-# the key/value cache of a transformers causal LM, across transformers versions
 _LAYERS = ("DynamicLayer", "DynamicSlidingWindowLayer")  # cache layers select_cache copies
 
 
 def select_cache(cache, index):
-    """A new cache holding rows ``index`` of ``cache`` (left as it is): a ``DynamicCache``
-    (full or sliding-window layers) copied layer by layer and narrowed by its own
-    ``batch_select_indices``, or a legacy tuple of (key, value) pairs indexed; None for a cache
-    it does not know (hybrid, quantised, offloaded): the caller then does not reuse caches."""
+    """A new cache holding rows ``index`` of ``cache`` (a ``DynamicCache`` or a legacy tuple of
+    (key, value) pairs; left as it is); None for a cache it does not know (hybrid, quantised)."""
     if type(cache).__name__ == "DynamicCache" and hasattr(cache, "layers"):
         if not all(type(layer).__name__ in _LAYERS for layer in cache.layers):
             return None
@@ -89,8 +77,7 @@ def select_cache(cache, index):
 
 
 def cache_keyword(module):
-    """The keyword under which ``module.forward`` takes a key/value cache (``past_key_values``,
-    renamed ``cache`` in transformers 5.2x), read from its signature."""
+    """The keyword of ``module.forward``'s key/value cache (``cache`` in transformers 5.2x)."""
     params = inspect.signature(module.forward).parameters
     return "cache" if "cache" in params else "past_key_values"
 
@@ -107,18 +94,14 @@ def sliding_window(model):
 
 
 def cache_of(out):
-    """The key/value cache of a model output (``cache`` in transformers 5.2x, else the old name)."""
+    """The key/value cache of a model output."""
     return out["cache"] if "cache" in out else out.past_key_values  # noqa: SIM401 - .get(k, default) would read the default eagerly
 
 
 class CausalRunner:
-    """Runs a causal LM (eval mode, on ``device``) on token sequences; see :meth:`run`.
-
-    ``batch_size``: sequences per forward call, prefixes, or as many continuations as hold the
-    tokens of ``batch_size`` whole sequences. The body runs alone and the head
-    (``get_output_embeddings()``) only at scored positions, unless :meth:`check` finds that
-    split differs from the model's logits.
-    """
+    """Runs a causal LM on token sequences (:meth:`run`); ``batch_size``: sequences (prefixes)
+    per forward call, or continuations holding as many tokens. The head runs only at scored
+    positions, unless :meth:`check` finds that split differs from the model's logits."""
 
     def __init__(self, model, *, device, batch_size):
         self.model = model
@@ -132,7 +115,6 @@ class CausalRunner:
         self.n_forward_calls = 0
         self.window = sliding_window(model)
 
-    # ------------------------------------------------------------------ model calls
     def _forward(self, ids, att, pos, *, past=None, use_cache=False):
         """(states, cache): hidden states (head split) or logits, and the key/value cache."""
         kwargs = {
@@ -150,11 +132,8 @@ class CausalRunner:
         return states, (cache_of(out) if use_cache else None)
 
     def _site_logp(self, states, rows, cols, targets):
-        """float64 log P(targets) at (rows, cols) of ``states``.
-
-        Each distinct (row, col) site gets the head and the log-softmax once (in blocks of
-        sites, bounding memory), however many targets are read there.
-        """
+        """float64 log P(targets) at (rows, cols) of ``states``: the head and the log-softmax
+        once per distinct site, in blocks of sites (bounding memory)."""
         import torch
 
         site_of: dict[tuple, int] = {}
@@ -181,7 +160,7 @@ class CausalRunner:
         return out
 
     def _tensors(self, rows, width, starts):
-        """Right-padded ids, attention mask and explicit positions (start + column) as tensors."""
+        """Right-padded ids, attention mask and explicit positions (start + column)."""
         import torch
 
         ids = np.zeros((len(rows), width), dtype=np.int64)
@@ -192,11 +171,11 @@ class CausalRunner:
         pos = np.asarray(starts, dtype=np.int64)[:, None] + np.arange(width, dtype=np.int64)
         return tuple(torch.from_numpy(a).to(self.device) for a in (ids, att, pos))
 
-    # ------------------------------------------------------------------ the runner
     def run(self, seqs, first, split, on_batch=None):
         """``lp[i][t] = log P(seqs[i][t] | seqs[i][:t])`` for ``t >= first[i] >= 1`` (NaN
-        before) of distinct sequences (context token first, length >= 2), split by
-        :func:`plan_splits`; ``on_batch(n_sequences_done)`` after each batch."""
+        before) of distinct sequences, split by :func:`plan_splits`; ``on_batch(n_done)`` after
+        each batch. Batches are sorted by length and padded on the right (causal attention
+        never looks right; explicit positions, so the pads before a continuation shift nothing)."""
         import torch
 
         lp = [np.full(len(s), np.nan) for s in seqs]
@@ -274,13 +253,9 @@ class CausalRunner:
             for i, t, v in zip(seq, pos, self._site_logp(states, rows, cols, tgts)):
                 lp[i][t] = v
 
-    # ------------------------------------------------------------------ self-check
     def check(self, ids, *, atol):
-        """Verify the fast paths on ``ids`` (a few token ids) against the model's own logits.
-
-        Returns ``(split_head_ok, share_ok)``; a path that raises or differs by more than
-        ``atol`` (in log probability) is reported as not usable.
-        """
+        """``(split_head_ok, share_ok)``: whether each fast path, run on ``ids`` (a few token ids),
+        matches the model's own logits within ``atol`` (in log probability) without raising."""
         import torch
 
         ids = [int(x) for x in ids]

@@ -1,20 +1,11 @@
-"""Where a model comes from (a local folder or the Hugging Face hub), and what kind it is.
-
-long on purpose: model ids, the hub and config.json: every question asked before the
-weights load.
-
-:func:`check_model` is the one model-id check. :func:`resolve_source` asks the hub **once** (a
-HEAD request for ``config.json``, no retries), so that an unreachable hub costs one line instead
-of transformers' minute of retries, and "not found" is told apart from "unreachable"; with
-``HF_HUB_OFFLINE=1``, or an unreachable hub and a cached model, everything loads from the cache.
-:func:`resolve_model` does it all once per model, the kind (masked or causal) read from
-``config.json`` (:func:`detect_model_type`): a :class:`ResolvedModel`.
-"""
+"""Where a model comes from (a local folder or the Hugging Face hub, asked once), and what
+kind it is (masked or causal, from ``config.json``)."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import re
 import warnings
@@ -32,6 +23,7 @@ __all__ = [
     "check_model",
     "failing_as",
     "read_config",
+    "read_json",
     "detect_model_type",
     "resolve_model",
     "resolve_source",
@@ -55,11 +47,10 @@ def failing_as(what: str):
 
 
 def check_model(model) -> str:
-    """Return the folder (expanded) or hub name to load; error at once for a bad local path.
+    """The folder (expanded) or hub name to load: the one model-id check (no torch needed).
 
-    The one model-id heuristic of biasamp (no torch needed): an existing folder is a local
-    model; an existing file, or a string that can only be a path (starts with ``/``, ``.``,
-    ``~``, holds a backslash or more than one ``/``), is an error; anything else is a hub name.
+    An existing file, or a string that can only be a path (``/``, ``.``, ``~`` first, a
+    backslash, a drive letter, more than one ``/``) and is no folder, is an error.
     """
     if isinstance(model, os.PathLike):
         model = os.fspath(model)
@@ -86,9 +77,8 @@ def check_model(model) -> str:
 
 @dataclass(frozen=True)
 class ModelSource:
-    """What ``from_pretrained`` is given: the folder (expanded) or hub name, whether it is a
-    local folder, the hub revision and download cache, whether to load from the cache only
-    (``HF_HUB_OFFLINE=1`` or an unreachable hub), and the resolved hub commit."""
+    """What ``from_pretrained`` is given: folder or hub name, revision, download cache, cache
+    only (``HF_HUB_OFFLINE=1`` or an unreachable hub), and the resolved hub commit."""
 
     name: str
     local: bool
@@ -98,7 +88,6 @@ class ModelSource:
     commit: str | None = None
 
     def kwargs(self) -> dict:
-        """Keyword arguments for ``from_pretrained``."""
         if self.local:
             return {}
         return {
@@ -128,8 +117,7 @@ def _cached_file(name, revision, hf_cache_dir, filename="config.json"):
 
 
 def _classify(exc) -> tuple[str, str]:
-    """``(kind, detail)`` of a failed hub request; kind: unreachable, not-found, gated, revision,
-    no-config, http."""
+    """``(kind, detail)`` of a failed hub request."""
     from huggingface_hub import errors
 
     status = getattr(getattr(exc, "response", None), "status_code", None)
@@ -206,14 +194,8 @@ def _resolve_hub(name, *, revision, hf_cache_dir, offline, endpoint):
 
 
 def resolve_source(model, *, revision=None, hf_cache_dir=None) -> ModelSource:
-    """Check ``model`` and, for a hub name, ask the hub once; return its :class:`ModelSource`.
-
-    Raises
-    ------
-    BiasampError
-        One line: no such folder; not found / gated / no such revision on the hub; the hub is
-        unreachable and the model is not cached; ``HF_HUB_OFFLINE=1`` and not cached.
-    """
+    """The :class:`ModelSource` of ``model``; a hub name costs one HEAD request (no retries), so
+    that an unreachable hub is one line, told apart from a name the hub does not have."""
     from huggingface_hub import constants
 
     name = check_model(model)
@@ -230,8 +212,7 @@ def resolve_source(model, *, revision=None, hf_cache_dir=None) -> ModelSource:
 
 
 def weight_files_sha256(source: ModelSource) -> dict:
-    """``{file name: sha256}`` of the weight files of the model's folder or cached snapshot (a
-    cached hub file links to a blob named by its sha256, used as is)."""
+    """``{file name: sha256}`` of the weight files in the model's folder or cached snapshot."""
     folder = source.folder()
     if folder is None or not folder.is_dir():
         return {}
@@ -239,43 +220,43 @@ def weight_files_sha256(source: ModelSource) -> dict:
     for f in sorted(folder.iterdir()):
         if not f.is_file() or not f.name.endswith((*WEIGHT_SUFFIXES, ".index.json")):
             continue
-        blob = Path(os.path.realpath(f)).name
+        blob = Path(os.path.realpath(f)).name  # a cached hub file: a link to its sha256's blob
         out[f.name] = blob if (not source.local and _SHA256.match(blob)) else sha256_file(f)
     return out
 
 
-def read_config(source: ModelSource) -> dict | None:
-    """The model's ``config.json`` as a dict, read as JSON (no transformers, no torch): from the
-    folder, or the hub's copy (downloaded alone, into the cache ``from_pretrained`` reads);
-    None when it cannot be read so (the caller then asks transformers, which says why)."""
-    import json
-
-    path = Path(source.name) / "config.json" if source.local else None
-    if path is None:
-        try:
-            from huggingface_hub import hf_hub_download
-
-            path = Path(
-                hf_hub_download(
-                    source.name,
-                    "config.json",
-                    revision=source.commit or source.revision,
-                    cache_dir=source.hf_cache_dir,
-                    local_files_only=source.local_files_only,
-                )
-            )
-        except Exception:  # noqa: BLE001 - transformers' reading says why
-            return None
+def read_json(path) -> dict | None:
+    """A JSON object file as a dict; None when it cannot be read so (the loading code says why)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
 
+def read_config(source: ModelSource) -> dict | None:
+    """The model's ``config.json`` (no transformers): the folder's, or the hub's copy downloaded
+    alone into the cache ``from_pretrained`` reads; None when it cannot be read so."""
+    if source.local:
+        return read_json(Path(source.name) / "config.json")
+    try:
+        from huggingface_hub import hf_hub_download
+
+        return read_json(
+            hf_hub_download(
+                source.name,
+                "config.json",
+                revision=source.commit or source.revision,
+                cache_dir=source.hf_cache_dir,
+                local_files_only=source.local_files_only,
+            )
+        )
+    except Exception:  # noqa: BLE001 - transformers' reading says why
+        return None
+
+
 def _kind_by_name(config: dict | None) -> tuple[str, str] | None:
-    """``(kind, evidence)`` when the first of ``architectures`` names its head (``*ForMaskedLM``;
-    ``*ForCausalLM``, ``*LMHeadModel``; not ``*WithLMHeadModel``), else None."""
+    """``(kind, evidence)`` when the first of ``architectures`` names its head, else None."""
     archs = (config or {}).get("architectures")
     if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
         return None
@@ -299,12 +280,8 @@ def _class_names(mapping) -> set:
 def detect_model_type(
     model, *, revision=None, hf_cache_dir=None, trust_remote_code=False, source=None
 ) -> tuple[str, str]:
-    """``("masked" | "causal", evidence)`` from the model's ``config.json`` (no weights loaded).
-
-    The ``architectures`` entry decides (``BertForMaskedLM`` -> masked, ``GPT2LMHeadModel`` /
-    ``*ForCausalLM`` -> causal); without a telling one, the ``model_type``: one that has only a
-    masked-LM or only a causal-LM class in transformers decides, and one with both (``bert``,
-    ``roberta``) is masked unless the config says ``is_decoder``.
+    """``("masked" | "causal", evidence)`` from the model's ``config.json`` (no weights loaded);
+    how it is told: docs/scoring.md.
 
     Raises
     ------
@@ -353,8 +330,8 @@ def detect_model_type(
 
 @dataclass(frozen=True)
 class ResolvedModel:
-    """A model id or folder, resolved: where its files are (``source``), its kind
-    (``model_type``: masked or causal) and what said so (``evidence``)."""
+    """A model id or folder, resolved: its files (``source``), kind (``model_type``) and what
+    said so (``evidence``)."""
 
     name: str
     source: ModelSource
@@ -364,16 +341,14 @@ class ResolvedModel:
 
 
 def resolve_model(model, model_type="auto", *, options=None) -> ResolvedModel:
-    """Resolve ``model`` once (no weights loaded): the id checked, the hub asked once, the
-    kind read from ``config.json`` (``"auto"``) or checked against it (a BERT given
-    ``"causal"`` is refused); ``options``: the :class:`~biasamp.scoring.LoadOptions` whose
-    ``revision``, ``hf_cache_dir`` and ``trust_remote_code`` it reads.
+    """Resolve ``model`` once, no weights loaded: the id checked, the hub asked once, the kind
+    read from ``config.json`` (``"auto"``) or checked against it (a BERT given ``"causal"`` is
+    refused); ``options``: the :class:`~biasamp.scoring.LoadOptions` it reads.
 
     Raises
     ------
     BiasampError
-        Bad model id or folder, hub errors (see :func:`resolve_source`), a contradicted forced
-        type, or a config that names neither kind under ``"auto"``.
+        A bad model id or folder, a hub error, a contradicted type, or no kind under ``"auto"``.
     """
     from . import LoadOptions
 

@@ -10,10 +10,9 @@ import os
 from pathlib import Path
 
 from .._errors import BiasampError, MissingDependencyError
-from .._files import sha256_file
 from .._validation import OneOf, Optional, check
 from . import DEVICE_MAPS, canonical_dtype, check_device, parse_max_memory
-from ._hub import failing_as, resolve_source
+from ._hub import ModelSource, failing_as, resolve_source
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +25,6 @@ __all__ = [
     "lm_head_fn",
     "load_model",
     "load_tokenizer",
-    "model_fingerprint",
     "placement",
     "resolve_device",
     "resolve_dtype",
@@ -50,18 +48,10 @@ TOKENIZER_FILES = (
 )
 
 
-def _source(model, revision=None):
-    """A :class:`~biasamp.scoring._hub.ModelSource` from a source or a model name/folder."""
-    if hasattr(model, "kwargs") and hasattr(model, "local"):
-        return model
-    return resolve_source(model, revision=revision)
-
-
 @contextlib.contextmanager
 def transformers_logs_propagate():
     """Context: what transformers logs goes to the root logger's handlers (the command line
-    shows it as ``warning (transformers): ...``) instead of transformers' own stderr handler;
-    transformers' setting comes back after."""
+    shows it as ``warning (transformers): ...``), not to transformers' own stderr handler."""
     from transformers.utils import logging as hf_logging
 
     lib = logging.getLogger("transformers")
@@ -94,12 +84,9 @@ def _quiet_transformers():
 
 
 def load_tokenizer(model, *, revision=None, trust_remote_code=False):
-    """Load the tokenizer of ``model`` (hub name, folder or ModelSource); errors name the model.
-
-    A local folder without any tokenizer file is refused at once ("no tokenizer files in DIR"),
-    instead of transformers building an empty tokenizer that maps every word to ``[UNK]``.
-    """
-    src = _source(model, revision)
+    """The tokenizer of ``model`` (hub name, folder or ModelSource); errors name the model."""
+    src = model if isinstance(model, ModelSource) else resolve_source(model, revision=revision)
+    # a folder without one: transformers would build an empty tokenizer (every word [UNK])
     if src.local and not any((Path(src.name) / f).is_file() for f in TOKENIZER_FILES):
         raise BiasampError(
             f"no tokenizer files in {src.name} (looked for {', '.join(TOKENIZER_FILES[:4])}, "
@@ -122,9 +109,8 @@ def resolve_device(device):
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     dev = torch.device(check_device(device))
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise device_missing(device)
-    if dev.type == "mps" and not torch.backends.mps.is_available():
+    there = {"cuda": torch.cuda.is_available, "mps": torch.backends.mps.is_available}
+    if dev.type in there and not there[dev.type]():
         raise device_missing(device)
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
         raise BiasampError(f"device {device!r}: only {torch.cuda.device_count()} CUDA device(s)")
@@ -132,8 +118,7 @@ def resolve_device(device):
 
 
 def resolve_dtype(dtype, device):
-    """Map a dtype name to a torch dtype; float16 needs CUDA (bfloat16 is allowed on CPU);
-    float64 (a slow reference run, exact to ~1e-12) is not available on MPS."""
+    """The torch dtype of a dtype name, checked against the device (:func:`check_dtype`)."""
     import torch
 
     return getattr(torch, check_dtype(dtype, device))
@@ -196,13 +181,9 @@ def placement(options) -> dict:
 
 
 def load_model(source, *, kind, trust_remote_code, dtype, allow_missing_weights, placed):
-    """``AutoModelForMaskedLM`` or ``AutoModelForCausalLM`` in eval mode, placed by ``placed``
-    (:func:`placement`), and the sorted names of the weights the checkpoint lacks.
-
-    Missing weights (transformers would initialise them at random, e.g. the masked-LM head of
-    a ``BertModel`` folder) are an error naming them unless ``allow_missing_weights``;
-    unexpected ones (a pooler) are only logged. Errors name the model.
-    """
+    """The model in eval mode, placed by ``placed`` (:func:`placement`), and the sorted names of
+    the weights the checkpoint lacks (an error unless ``allow_missing_weights``: transformers
+    would initialise them at random); unused ones (a pooler) are only logged."""
     import transformers
 
     auto_name, what, head = _AUTO_CLASSES[kind]
@@ -277,6 +258,21 @@ def input_device(model, fallback):
     return torch.device(first if first in ("cuda", "mps", "xpu") else "cpu")
 
 
+#: The masked-LM head's attribute, by the class names that have it there.
+_HEADS = {
+    "cls": ("BertFor", "RoFormerFor", "ConvBertFor"),
+    "lm_head": (
+        "RobertaFor",
+        "XLMRobertaFor",
+        "CamembertFor",
+        "RobertaPreLayerNormFor",
+        "MPNetFor",
+        "XLMRobertaXLFor",
+    ),
+    "predictions": ("AlbertFor",),
+}
+
+
 def lm_head_fn(model):
     """``(encoder, head)``, ``head(hidden (s, H)) -> logits (s, V)``, so that the LM head runs
     only at the scored positions; None for an architecture it does not know (the caller then
@@ -285,21 +281,9 @@ def lm_head_fn(model):
     if encoder is None or encoder is model:
         return None
     cls_name = type(model).__name__
-    if hasattr(model, "cls") and cls_name.startswith(("BertFor", "RoFormerFor", "ConvBertFor")):
-        return encoder, model.cls
-    if hasattr(model, "lm_head") and cls_name.startswith(
-        (
-            "RobertaFor",
-            "XLMRobertaFor",
-            "CamembertFor",
-            "RobertaPreLayerNormFor",
-            "MPNetFor",
-            "XLMRobertaXLFor",
-        )
-    ):
-        return encoder, model.lm_head
-    if hasattr(model, "predictions") and cls_name.startswith("AlbertFor"):
-        return encoder, model.predictions
+    for attr, prefixes in _HEADS.items():
+        if hasattr(model, attr) and cls_name.startswith(prefixes):
+            return encoder, getattr(model, attr)
     if cls_name.startswith("DistilBertFor"):
 
         def head(h):
@@ -309,23 +293,6 @@ def lm_head_fn(model):
 
         return encoder, head
     return None
-
-
-def model_fingerprint(model_name, revision, commit=None):
-    """Identify the weights: hub name + revision + resolved commit, or a folder's files."""
-    info = {"model": str(model_name), "revision": revision, "commit": commit}
-    path = Path(os.path.expanduser(str(model_name)))
-    if path.is_dir():
-        info["model"] = str(path.resolve())
-        files = {}
-        for f in sorted(path.iterdir()):
-            if f.is_file():
-                st = f.stat()
-                files[f.name] = (
-                    sha256_file(f) if st.st_size < 1 << 20 else f"{st.st_size}:{st.st_mtime_ns}"
-                )
-        info["files"] = files
-    return hashlib.sha256(json.dumps(info, sort_keys=True).encode()).hexdigest()
 
 
 def tokenizer_fingerprint(tokenizer):

@@ -1,23 +1,5 @@
-"""The early-check pass of a command that loads models: every mistake that can be decided
-without the weights is decided here, before torch is imported.
-
-:func:`preflight` runs once per command (``probe``, ``score``, ``pairs``), after the options
-were checked (:class:`~biasamp.pipeline.ProbeConfig`) and before any model loads. In order:
-
-1. each model resolved once (:func:`~biasamp.scoring.resolve_model`: the id, the hub asked
-   once, the kind read from ``config.json`` as JSON), a ``revision`` given to a local folder
-   refused (and an ``hf_cache_dir`` when every model is one, a ``trust_remote_code`` when no
-   model names code of its own: either would do nothing), the estimator checked against the
-   kind, a ``context_token`` checked against the kind and against the vocabulary of
-   ``tokenizer.json`` (read with ``tokenizers``, no transformers);
-2. last, whether the device asked for (``cuda``, ``cuda:N``, ``mps``, or ``auto`` with a
-   dtype that needs CUDA) is there: refused before torch where the platform (``mps`` is
-   macOS only) or the torch build (a CPU-only one, ``+cpu``) decides; else the one question
-   only torch answers, and torch is imported only when that question is asked.
-
-What cannot be decided from the files (a config.json whose architecture names no head, a
-tokenizer without ``tokenizer.json``) is left to the loading code, which checks it as before.
-"""
+"""The early checks of a command that loads models (``probe``, ``score``, ``pairs``): every
+mistake that can be decided without the weights, before torch is imported."""
 
 from __future__ import annotations
 
@@ -27,14 +9,13 @@ import sys
 
 from .._errors import BiasampError
 from . import LoadOptions, canonical_dtype, check_estimator
-from ._hub import ResolvedModel, resolve_model
+from ._hub import ResolvedModel, read_json, resolve_model
 
 __all__ = ["normalizer", "preflight"]
 
 
 def _tokenizer_json(resolved: ResolvedModel):
-    """``(path, Tokenizer)`` of the model's ``tokenizer.json`` read with ``tokenizers`` (no
-    transformers); None when it has none or it cannot be read (the loading code says why)."""
+    """``(path, Tokenizer)`` of the model's ``tokenizer.json`` (no transformers), or None."""
     folder = resolved.source.folder()
     path = folder / "tokenizer.json" if folder is not None else None
     if path is None or not path.is_file():
@@ -48,31 +29,24 @@ def _tokenizer_json(resolved: ResolvedModel):
 
 
 def _vocabulary_knows(resolved: ResolvedModel, token: str) -> tuple[bool | None, list]:
-    """``(known, special tokens)``: whether ``token`` is one token of the model's vocabulary,
-    read from ``tokenizer.json`` (None: cannot tell without transformers), and the special
-    tokens it lists (for the message)."""
+    """``(known, special tokens)``: whether ``token`` is one token of the vocabulary of
+    ``tokenizer.json`` (None: cannot tell without transformers), and its special tokens."""
     if (found := _tokenizer_json(resolved)) is None:
         return None, []
     path, tok = found
-    folder = path.parent
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        return None, []
-    special = [t.get("content") for t in data.get("added_tokens") or () if t.get("special")]
+    special = [t.content for _, t in sorted(tok.get_added_tokens_decoder().items()) if t.special]
     if tok.token_to_id(token) is not None:
         return True, special
     # transformers adds the tokens its other files declare; one named there may exist after all
     for name in ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"):
-        extra = folder / name
+        extra = path.parent / name
         if extra.is_file() and json.dumps(token) in extra.read_text(encoding="utf-8"):
             return None, special
     return False, special
 
 
 def normalizer(resolved: ResolvedModel):
-    """``text -> text`` as the model's tokenizer normalises it before splitting (an uncased
-    model lowercases), from ``tokenizer.json``; None when it has none or cannot be read."""
+    """``text -> text`` as ``tokenizer.json`` normalises it (an uncased model lowercases), or None."""
     if (found := _tokenizer_json(resolved)) is None:
         return None
     norm = found[1].normalizer
@@ -81,22 +55,14 @@ def normalizer(resolved: ResolvedModel):
 
 def _may_run_code(resolved: ResolvedModel) -> bool:
     """Whether the model may bring its own code (an ``auto_map`` in ``config.json`` or
-    ``tokenizer_config.json``, the only place transformers looks for it); True when that
-    cannot be told from the files at hand (a hub model's file not yet in the cache)."""
+    ``tokenizer_config.json``, where transformers looks); True when the files cannot tell."""
     folder = resolved.source.folder()
     if folder is None:
         return True
-    for name in ("config.json", "tokenizer_config.json"):
-        path = folder / name
-        if not path.is_file():
-            if resolved.source.local:
-                continue  # a local folder without the file: no code named there
-            return True
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return True  # the loading code says why
-        if not isinstance(data, dict) or "auto_map" in data:
+    for path in (folder / "config.json", folder / "tokenizer_config.json"):
+        if resolved.source.local and not path.is_file():
+            continue  # a local folder without the file: no code named there
+        if (data := read_json(path)) is None or "auto_map" in data:
             return True
     return False
 
@@ -118,9 +84,8 @@ def _check_context_token(resolved: ResolvedModel, token: str | None) -> None:
 
 
 def _no_cuda_build() -> bool:
-    """Whether this installation cannot run CUDA, told without importing torch: macOS (torch
-    has no CUDA build there) or a torch whose local version label says CPU only
-    (``2.13.0+cpu``). False: only torch can tell."""
+    """Whether this installation cannot run CUDA, told without torch: macOS, or a torch whose
+    version label says CPU only (``2.13.0+cpu``). False: only torch can tell."""
     if sys.platform == "darwin":
         return True
     try:
@@ -130,9 +95,8 @@ def _no_cuda_build() -> bool:
 
 
 def _check_device(options: LoadOptions) -> None:
-    """Is the device there (and does it take the dtype)? Told before torch where the platform
-    (``mps`` is macOS only) or the torch build (a CPU-only one) decides; else the one torch
-    question, asked only when the answer matters. The messages are the loading code's."""
+    """Is the device there, and does it take the dtype? Told without torch where the platform
+    or the torch build decides; else torch is asked, only when it matters."""
     device, dtype = options.device, canonical_dtype(options.dtype)
     if device == "cpu" or (device == "auto" and dtype != "float16"):
         return
@@ -157,18 +121,14 @@ def preflight(
     check_scoring: bool = True,
     masked_only: str | None = None,
 ) -> dict:
-    """``{model: (ResolvedModel, estimator)}``: each model resolved and checked before any
-    weights load (see the module docstring); ``estimator`` is None when ``check_scoring`` is
-    off (a command without estimators). ``masked_only``: why only masked LMs are taken (a
-    compat mode), said when a model is of the other kind.
+    """``{model: (ResolvedModel, estimator)}``: each model resolved once and checked before any
+    weights load, the device last (docs/scoring.md); ``estimator`` is None without
+    ``check_scoring``; ``masked_only``: why only masked LMs are taken (a compat mode).
 
     Raises
     ------
     BiasampError
-        One line: a bad model id or folder, a hub error, a ``model_type`` the config
-        contradicts, a ``revision`` for a local folder, an ``hf_cache_dir`` when every model
-        is a local folder, ``trust_remote_code`` when no model names code, an estimator of the other kind, a ``context_token`` for a masked
-        LM or not in the vocabulary, a device the machine lacks.
+        One line naming the option or the model at fault.
     """
     out = {}
     for model in models:

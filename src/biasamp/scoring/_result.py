@@ -1,5 +1,4 @@
-"""Scores: :class:`ScoreResult`, what a scorer's ``score`` returns (numpy only), and
-:class:`ScoreCache`, the on-disk cache that keeps them between runs."""
+"""What a scorer's ``score`` returns (:class:`ScoreResult`), and the on-disk score cache."""
 
 from __future__ import annotations
 
@@ -37,19 +36,16 @@ class ScoreResult:
     Attributes
     ----------
     log_prob : ndarray of shape (n, k), float64
-        Natural-log probability of each candidate under the estimator (``pll``: the
-        pseudo-log-likelihood of the whole filled sentence).
+        Natural-log probability of each candidate under the estimator.
     prob : ndarray of shape (n, k), float64
         ``exp(log_prob)`` renormalised over the ``k`` candidates of the row (rows sum to 1).
     mass : ndarray of shape (n,), float64
-        ``sum_k exp(log_prob)``: the raw probability the candidate set covers (for ``pll`` a
-        sum of sentence pseudo-likelihoods, not a probability mass).
+        ``sum_k exp(log_prob)``: the raw probability the candidates cover (not one for ``pll``).
     candidates : tuple of str, or tuple of tuple of str
-        The candidates as given: one shared tuple, or one tuple per prompt.
+        As given: one shared tuple, or one per prompt.
     scoring : str
-        The estimator, one of :data:`biasamp.scoring.SCORING_MODES`.
+        The estimator.
     prompts : tuple of str
-        The prompts as given.
 
     Examples
     --------
@@ -111,10 +107,9 @@ def item_key(prefix, suffix, candidates):
 
 
 class ScoreCache:
-    """The on-disk score cache of one scoring configuration (weights, revision, tokenizer,
-    estimator, dtype, ...): ``scores-<hash16>.sqlite``, a ``meta`` table with the configuration
-    and a ``scores`` table from :func:`item_key` to the JSON list of float64 log probabilities
-    (``repr`` floats: exact round trip; no pickles)."""
+    """The score cache of one scoring configuration: ``scores-<hash16>.sqlite``, its
+    configuration in table ``meta``, and ``scores`` from :func:`item_key` to the JSON list of
+    log probabilities (``repr`` floats: an exact round trip)."""
 
     def __init__(self, folder, config):
         try:
@@ -148,7 +143,7 @@ class ScoreCache:
             self._con.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)", (blob,))
 
     def get_many(self, keys):
-        """Return ``{key: list of float}`` for the keys present."""
+        """``{key: list of float}`` of the keys present."""
         found = {}
         keys = list(dict.fromkeys(keys))
         for i in range(0, len(keys), 500):
@@ -159,8 +154,7 @@ class ScoreCache:
         return found
 
     def put_many(self, items):
-        """Store ``(key, sequence of float)`` pairs (one transaction: all or none). A cache
-        that cannot be written (a full disk, a read-only folder) is one line naming it."""
+        """Store ``(key, sequence of float)`` pairs in one transaction."""
         try:
             with self._con:
                 self._con.executemany(

@@ -1,12 +1,6 @@
-"""MaskedLMScorer: batched candidate scoring with a Hugging Face masked LM, and its sentence
-pairs (CrowS-Pairs, :meth:`MaskedLMScorer.score_pairs`).
-
-Each estimator is a set of *queries* ``log P(target id | context, at position pos)`` on masked
-contexts, whose answers sum to a candidate's log probability (:func:`build_queries`); identical
-contexts are stored once, so the encoder runs once per distinct masked context (``word``: all
-single-piece candidates of a prompt share one). :func:`run_queries` runs the distinct contexts
-longest first, applies the LM head only at the queried positions and takes the log-softmax in
-float64.
+"""MaskedLMScorer and its sentence pairs (CrowS-Pairs), and the engine: each estimator is a set
+of queries ``log P(target id | masked context, position)`` (:func:`build_queries`), each
+distinct context run once (:func:`run_queries`).
 """
 
 from __future__ import annotations
@@ -25,26 +19,20 @@ log = logging.getLogger(__name__)
 
 __all__ = ["MaskedLMScorer", "QuerySet", "build_queries", "run_queries", "shared_positions"]
 
-#: Pairs whose contexts are built and run together (bounds memory, keeps batches full).
-PAIR_CHUNK = 512
+PAIR_CHUNK = 512  # pairs whose contexts are built and run together (bounds memory)
 
 
 class MaskedLMScorer(BaseScorer):
-    """Score candidate fillers of a blank with a masked language model.
+    """Score candidate fillers of a blank with a masked language model (docs/scoring.md).
 
     Parameters
     ----------
     model : str or path-like
-        Hugging Face hub name (``"bert-base-uncased"``) or local folder
-        (``AutoModelForMaskedLM``, a fast tokenizer).
+        Hugging Face hub name (``"bert-base-uncased"``) or local folder.
     options : LoadOptions, optional
-        How the model is loaded and run (:class:`~biasamp.scoring.LoadOptions`; ``batch_size``:
-        distinct masked contexts per encoder call), or its fields as keywords
-        (``device="cpu"``). The log-softmax at the scored positions is taken in float64.
+        How the model is loaded and run, or its fields as keywords (``device="cpu"``).
     progress : bool or biasamp._progress.Progress
-        Where :meth:`score` and :meth:`score_pairs` report the contexts they run (counted
-        beforehand by :meth:`count_contexts`; the caller announces the stage): a reporter, True
-        for the standard display, False (default) for none.
+        Where the contexts run are reported: a reporter, True for the standard display.
     chunk_size : int
         Prompts tokenised and run together (memory does not grow beyond one chunk).
 
@@ -96,7 +84,6 @@ class MaskedLMScorer(BaseScorer):
         return flat
 
     def _run(self, qs, on_batch):
-        """The masked queries ``qs`` through the model: one value per query."""
         return run_queries(
             qs,
             model=self.model,
@@ -124,8 +111,7 @@ class MaskedLMScorer(BaseScorer):
         Parameters
         ----------
         first, second : sequence of str, length n
-            The two sentences of each pair; ``first`` is the one difflib aligns from (the
-            more stereotypical sentence of a ``stereo`` pair, the less of an ``antistereo`` one).
+            The two sentences of each pair; difflib aligns ``second`` to ``first``.
         chunk_size : int
             Pairs whose masked contexts are run together.
 
@@ -140,21 +126,17 @@ class MaskedLMScorer(BaseScorer):
         n = len(first)
         scores = np.zeros(2 * n)
         n_shared = np.zeros(n, dtype=np.int64)
-
-        def on_batch(n_ctx):
-            self.n_forward_calls += 1
-            self.progress.advance(n_ctx)
-
         for qs, shared in _pair_chunks(self, first, second, chunk_size):
             n_shared[list(shared)] = list(shared.values())
             if len(qs):
-                np.add.at(scores, np.asarray(qs.q_out, dtype=np.int64), self._run(qs, on_batch))
+                np.add.at(
+                    scores, np.asarray(qs.q_out, dtype=np.int64), self._run(qs, self._on_batch)
+                )
         return scores.reshape(n, 2), n_shared
 
     @transformers_logs_propagate()
     def count_pair_contexts(self, first, second, *, chunk_size: int = PAIR_CHUNK) -> int:
-        """How many distinct masked contexts :meth:`score_pairs` runs for these arguments (the
-        units it reports to ``progress``); nothing is run."""
+        """How many distinct masked contexts :meth:`score_pairs` runs; nothing is run."""
         return sum(len(qs.contexts) for qs, _ in _pair_chunks(self, first, second, chunk_size))
 
 
@@ -195,8 +177,7 @@ def _encode(tokenizer, sentences, max_length, what):
 
 
 def _pair_chunks(scorer, first, second, chunk_size):
-    """``(QuerySet, {pair: n_shared})`` of each chunk of pairs: every masked context of a
-    shared token of either sentence, identical contexts of the chunk run once."""
+    """``(QuerySet, {pair: n_shared})`` of each chunk of pairs: a masked context per shared token."""
     first, second = list(first), list(second)
     if len(first) != len(second):
         raise BiasampError(
@@ -220,43 +201,27 @@ def _pair_chunks(scorer, first, second, chunk_size):
         yield qs, shared
 
 
-# -------------------- the queries and their runner
 class QuerySet:
     """Distinct contexts, distinct (context, position) sites, and the queries on them."""
 
     def __init__(self):
-        self._ctx, self._site = {}, {}  # context -> index, (context index, position) -> index
+        self.contexts, self.sites = {}, {}  # context -> index, (context index, position) -> index
         self.q_site, self.q_tgt, self.q_out = [], [], []
 
     def add(self, ctx, pos, tgt, out):
-        c = self._ctx.setdefault(ctx, len(self._ctx))
-        self.q_site.append(self._site.setdefault((c, pos), len(self._site)))
+        c = self.contexts.setdefault(ctx, len(self.contexts))
+        self.q_site.append(self.sites.setdefault((c, pos), len(self.sites)))
         self.q_tgt.append(tgt)
         self.q_out.append(out)
-
-    @property
-    def contexts(self) -> list:
-        return list(self._ctx)
-
-    @property
-    def site_ctx(self) -> list:
-        return [c for c, _ in self._site]
-
-    @property
-    def site_pos(self) -> list:
-        return [p for _, p in self._site]
 
     def __len__(self):
         return len(self.q_site)
 
 
 def build_queries(mode, spans, mask_id, special_ids=frozenset()):
-    """Turn spans (one per output cell, in flat order) into a :class:`QuerySet`.
-
-    ``first-piece``: one query per span (first piece at a single mask).
-    ``word``: ``m`` queries for ``m`` pieces, step ``t`` with pieces ``< t`` filled.
-    ``pll``: one query per non-special token of the filled sentence.
-    """
+    """The :class:`QuerySet` of ``spans`` (one per output cell): ``first-piece``, the first
+    piece at one mask; ``word``, piece ``t`` of ``m`` with the pieces before it filled; ``pll``,
+    every non-special token."""
     qs = QuerySet()
     for out, sp in enumerate(spans):
         ids, s, e = sp.ids, sp.start, sp.end
@@ -275,12 +240,11 @@ def build_queries(mode, spans, mask_id, special_ids=frozenset()):
 
 
 def run_queries(qs, *, model, head, device, batch_size, pad_id, on_batch=None):
-    """The float64 log probability of every query of ``qs`` through ``model`` (a masked LM in
-    eval mode on ``device``; ``head``: :func:`~biasamp.scoring._load.lm_head_fn`'s, None for
-    the full model); ``on_batch(n_contexts)`` after each encoder batch."""
+    """The float64 log probability of every query of ``qs`` (``head``: ``lm_head_fn``'s, None
+    for the full model); ``on_batch(n_contexts)`` after each encoder batch."""
     import torch
 
-    contexts = qs.contexts
+    contexts = list(qs.contexts)
     n_ctx = len(contexts)
     if n_ctx == 0:
         return np.zeros(0)
@@ -289,8 +253,7 @@ def run_queries(qs, *, model, head, device, batch_size, pad_id, on_batch=None):
     rank = np.empty(n_ctx, dtype=np.int64)
     rank[order] = np.arange(n_ctx)
     ctx_batch, ctx_local = rank // batch_size, rank % batch_size
-    site_ctx = np.asarray(qs.site_ctx, dtype=np.int64)
-    site_pos = np.asarray(qs.site_pos, dtype=np.int64)
+    site_ctx, site_pos = np.array(list(qs.sites), dtype=np.int64).reshape(-1, 2).T
     q_site = np.asarray(qs.q_site, dtype=np.int64)
     q_tgt = np.asarray(qs.q_tgt, dtype=np.int64)
     site_batch = ctx_batch[site_ctx]

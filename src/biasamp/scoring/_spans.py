@@ -1,12 +1,5 @@
-"""Input validation and in-context tokenisation of candidates (no torch needed), and the
-tokenisation audit (:func:`audit_candidates`).
-
-A candidate is tokenised *in its sentence*: the blank is filled with the candidate, the filled
-sentence is tokenised with character offsets, and the candidate's pieces are the tokens whose
-characters lie inside the candidate's character span. This gives BPE tokenizers their
-leading-space pieces (``Ġnurse``) and WordPiece its ``##`` continuations, exactly as the model
-sees the filled sentence.
-"""
+"""Input checks and in-context tokenisation of candidates (no torch), and the tokenisation
+audit: a candidate's pieces are the tokens of its filled sentence inside its character span."""
 
 from __future__ import annotations
 
@@ -67,7 +60,7 @@ def _items(value, where, noun, *, strings=True, alt="", hint="") -> list:
 
 
 def check_prompts(prompts, blank):
-    """Validate prompts; return a list of ``(prefix, suffix)`` around the single blank."""
+    """``(prefix, suffix)`` around the single blank of each prompt, checked."""
     if not isinstance(blank, str) or not blank:
         raise BiasampError(f"blank must be a non-empty string; got {blank!r}")
     out = []
@@ -97,13 +90,8 @@ def _check_list(cands, where):
 
 
 def check_candidates(candidates, n_prompts):
-    """Validate candidates: one shared list, or one list per prompt (all of equal length).
-
-    Returns
-    -------
-    per_prompt : list of tuple of str, length n_prompts
-    given : tuple of str, or tuple of tuple of str (what :class:`ScoreResult` reports)
-    """
+    """``(per prompt, as given)``: one shared list, or one per prompt (all of equal length),
+    checked."""
     items = _items(
         candidates, "candidates", "candidate", strings=False, alt=" (or one list per prompt)"
     )
@@ -134,13 +122,8 @@ def check_candidates(candidates, n_prompts):
 def check_score_inputs(
     prompts, candidates, *, scoring=None, blank=BLANK, model_type=None, model=None
 ):
-    """Check what a scorer's ``score`` would be given, without a model.
-
-    ``scoring`` is checked against ``model_type`` when given (None -> the type's default), or
-    else against every estimator (None stays None). Returns ``(pairs, per_prompt_candidates,
-    given_candidates, scoring)``; raises :class:`BiasampError` naming the parameter on bad
-    input (the CLI calls this before loading a model).
-    """
+    """``(pairs, per-prompt candidates, given candidates, scoring)``: what a scorer's ``score``
+    would be given, checked without a model; ``scoring`` against ``model_type`` when given."""
     from . import ESTIMATORS, check_estimator
 
     if model_type is not None:
@@ -153,9 +136,8 @@ def check_score_inputs(
 
 
 def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):
-    """A :class:`Span` of each ``(filled sentence, candidate's start and end character,
-    prompt, candidate)`` (the last two for messages), tokenised by a fast tokenizer; at most
-    ``max_length`` tokens, special tokens included."""
+    """A :class:`Span` of each ``(filled sentence, candidate's start and end character, prompt,
+    candidate)``, by a fast tokenizer's character offsets; at most ``max_length`` tokens."""
     if not getattr(tokenizer, "is_fast", False):
         raise BiasampError(
             f"tokenizer {type(tokenizer).__name__} has no fast (Rust) implementation, which the "
@@ -233,16 +215,14 @@ def audit_candidates(tokenizer, candidates, *, prompt=None, blank=BLANK):
         A loaded (fast) tokenizer, or a model name/folder to load one from.
     candidates : sequence of str, length k
     prompt : str, optional
-        Context to tokenise the candidates in (contains ``blank`` once); default
-        ``"the [BLANK]"`` (mid-sentence, after a space: BPE pieces carry the leading space).
+        Context to tokenise the candidates in; default ``"the [BLANK]"`` (after a space).
     blank : str
 
     Returns
     -------
     pandas.DataFrame of k rows, in the given order
-        ``candidate``; ``pieces`` (tuple of str); ``n_pieces``; ``single_piece`` (bool);
-        ``first_piece`` (str); ``shares_first_piece_with`` (tuple of the other candidates with
-        the same first piece: ``first-piece`` scoring cannot tell them apart).
+        ``candidate``, ``pieces``, ``n_pieces``, ``single_piece``, ``first_piece``, and
+        ``shares_first_piece_with`` (the candidates ``first-piece`` scoring cannot tell apart).
 
     Examples
     --------
