@@ -61,7 +61,7 @@ class BaseScorer:
             )
         self.batch_size = check(o.batch_size, PositiveInt, "batch_size")
         self.chunk_size = check(chunk_size, PositiveInt, "chunk_size")
-        self.allow_missing_weights = check(o.allow_missing_weights, Bool, "allow_missing_weights")
+        allow_missing_weights = check(o.allow_missing_weights, Bool, "allow_missing_weights")
         trust_remote_code = check(o.trust_remote_code, Bool, "trust_remote_code")
         self.progress = as_progress(progress)
         self.model_name = model.name if isinstance(model, ResolvedModel) else str(model)
@@ -87,7 +87,7 @@ class BaseScorer:
             kind=self.model_type,
             trust_remote_code=trust_remote_code,
             dtype=self.dtype,
-            allow_missing_weights=self.allow_missing_weights,
+            allow_missing_weights=allow_missing_weights,
             placed=placed,
         )
         check_vocabulary(self.tokenizer, self.model, self.model_name)
@@ -110,7 +110,6 @@ class BaseScorer:
                 ),
                 stacklevel=2,
             )
-        self.score_cache = o.score_cache
         self.n_forward_calls = 0
         self._caches = {}
 
@@ -142,6 +141,8 @@ class BaseScorer:
 
         from .. import __version__
 
+        placed = getattr(self.model, "hf_device_map", None)
+        modules = dict(Counter(map(str, placed.values()))) if placed and self.device_map else None
         out = {
             "model": self.model_name,
             "model_type": self.model_type,
@@ -153,7 +154,7 @@ class BaseScorer:
             "tokenizer_class": type(self.tokenizer).__name__,
             "device": str(self.device),
             "dtype": str(self.dtype).replace("torch.", ""),
-            "device_map": self._placement(),
+            "device_map": modules and {"strategy": self.device_map, "modules": modules},
             "versions": {
                 "biasamp": __version__,
                 "torch": torch.__version__,
@@ -164,13 +165,6 @@ class BaseScorer:
             out["missing_weights"] = list(self.missing_weights)
         out.update(self._extra_provenance())
         return out
-
-    def _placement(self):
-        """None, or the device map and how many modules each device holds."""
-        placed = getattr(self.model, "hf_device_map", None)
-        if self.device_map is None or not placed:
-            return None
-        return {"strategy": self.device_map, "modules": dict(Counter(map(str, placed.values())))}
 
     def _extra_provenance(self):
         return {}
@@ -213,6 +207,8 @@ class BaseScorer:
         ScoreResult
             In the caller's order.
         """
+        import torch
+
         pairs, per, given, mode, prompts = self._inputs(prompts, candidates, scoring, blank)
         n, k = len(pairs), len(per[0])
         out = np.full((n, k), np.nan)
@@ -226,8 +222,11 @@ class BaseScorer:
         for idx, rows in self._chunks(pairs, per, prompts, np.flatnonzero(todo)):
             try:
                 vals = self._score_rows(mode, rows, self._on_batch)
-            except (MemoryError, RuntimeError) as exc:
-                if not _out_of_memory(exc):
+            except (MemoryError, RuntimeError) as exc:  # torch's OutOfMemoryError is one
+                if not (
+                    isinstance(exc, MemoryError | torch.OutOfMemoryError)
+                    or "can't allocate memory" in str(exc)
+                ):
                     raise
                 kept = (
                     f"; the {done} prompts scored before are in the score cache"
@@ -298,7 +297,7 @@ class BaseScorer:
         return {}
 
     def _cache(self, mode):
-        if self.score_cache is None:
+        if self.options.score_cache is None:
             return None
         if mode not in self._caches:
             config = {
@@ -313,7 +312,7 @@ class BaseScorer:
                 "format": self.cache_format,
                 **self._cache_key(),
             }
-            self._caches[mode] = ScoreCache(self.score_cache, config)
+            self._caches[mode] = ScoreCache(self.options.score_cache, config)
         return self._caches[mode]
 
     def __repr__(self):
@@ -321,12 +320,3 @@ class BaseScorer:
             f"{type(self).__name__}({self.model_name!r}, device='{self.device}', "
             f"dtype='{str(self.dtype).replace('torch.', '')}', batch_size={self.batch_size})"
         )
-
-
-def _out_of_memory(exc: BaseException) -> bool:
-    """Whether an error of a forward pass is the device (or host) running out of memory."""
-    import torch
-
-    return isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or "can't allocate memory" in str(
-        exc
-    )

@@ -43,13 +43,6 @@ class CausalLMScorer(BaseScorer):
         self-check finds the cache cannot be reused).
     context_token : str or None
         The token read before every sentence; None: :func:`choose_context`'s.
-
-    Examples
-    --------
-    >>> CausalLMScorer("./no/such/folder")
-    Traceback (most recent call last):
-    ...
-    biasamp._errors.BiasampError: model './no/such/folder': no such folder ...
     """
 
     model_type = "causal"

@@ -11,6 +11,8 @@ import logging
 
 import numpy as np
 
+from ._spans import pad_right
+
 log = logging.getLogger(__name__)
 
 __all__ = ["CausalRunner", "plan_splits", "select_cache", "target_log_softmax"]
@@ -117,17 +119,12 @@ class CausalRunner:
 
     def _forward(self, ids, att, pos, *, past=None, use_cache=False):
         """(states, cache): hidden states (head split) or logits, and the key/value cache."""
-        kwargs = {
-            "input_ids": ids,
-            "attention_mask": att,
-            "position_ids": pos,
-            "use_cache": use_cache,
-        }
         module = self._body_head[0] if self._body_head is not None else self.model
-        if past is not None:
-            kwargs[cache_keyword(module)] = past
+        past = {} if past is None else {cache_keyword(module): past}
         self.n_forward_calls += 1
-        out = module(**kwargs)
+        out = module(
+            input_ids=ids, attention_mask=att, position_ids=pos, use_cache=use_cache, **past
+        )
         states = out[0] if self._body_head is not None else out.logits
         return states, (cache_of(out) if use_cache else None)
 
@@ -163,15 +160,11 @@ class CausalRunner:
         """Right-padded ids, attention mask and explicit positions (start + column)."""
         import torch
 
-        ids = np.zeros((len(rows), width), dtype=np.int64)
-        att = np.zeros((len(rows), width), dtype=np.int64)
-        for r, toks in enumerate(rows):
-            ids[r, : len(toks)] = toks
-            att[r, : len(toks)] = 1
+        ids, att = pad_right(rows, width)
         pos = np.asarray(starts, dtype=np.int64)[:, None] + np.arange(width, dtype=np.int64)
         return tuple(torch.from_numpy(a).to(self.device) for a in (ids, att, pos))
 
-    def run(self, seqs, first, split, on_batch=None):
+    def run(self, seqs, first, split, on_batch=lambda n: None):
         """``lp[i][t] = log P(seqs[i][t] | seqs[i][:t])`` for ``t >= first[i] >= 1`` (NaN
         before) of distinct sequences, split by :func:`plan_splits`; ``on_batch(n_done)`` after
         each batch. Batches are sorted by length and padded on the right (causal attention
@@ -211,8 +204,7 @@ class CausalRunner:
             ],
             lp,
         )
-        if on_batch is not None:
-            on_batch(len(row_of) - len(conts))
+        on_batch(len(row_of) - len(conts))
         conts.sort(key=lambda i: -(len(seqs[i]) - 1 - split[i]))
         full = max((len(seqs[i]) - 1 for i in conts), default=1)
         c0 = 0
@@ -243,8 +235,7 @@ class CausalRunner:
                 for q in range(max(split[i], first[i] - 1), len(seqs[i]) - 1)
             ]
             self._store(states, sites, lp)
-            if on_batch is not None:
-                on_batch(len(part))
+            on_batch(len(part))
 
     def _store(self, states, sites, lp):
         """``lp[i][t]`` of each site ``(row, col, target, i, t)`` of ``states``."""

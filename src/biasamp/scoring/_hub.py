@@ -16,6 +16,7 @@ from .._conventions import MODEL_TYPES as MODEL_TYPE_CHOICES
 from .._errors import BiasampError, HubUnreachableWarning
 from .._files import sha256_file
 from .._validation import OneOf, check
+from . import LoadOptions
 
 __all__ = [
     "ModelSource",
@@ -137,14 +138,6 @@ def _classify(exc) -> tuple[str, str]:
     return "unreachable", f"{type(exc).__name__}: {detail}"
 
 
-def _not_cached_hint(hf_cache_dir) -> str:
-    where = f" ({hf_cache_dir})" if hf_cache_dir else ""
-    return (
-        f"give a local model folder, or download the model once where the hub is reachable "
-        f"(into the same cache{where}) and run with HF_HUB_OFFLINE=1"
-    )
-
-
 @functools.lru_cache(maxsize=64)
 def _resolve_hub(name, *, revision, hf_cache_dir, offline, endpoint):
     if not offline:
@@ -173,12 +166,17 @@ def _resolve_hub(name, *, revision, hf_cache_dir, offline, endpoint):
     # offline, or the hub unreachable: the cached copy
     cached = _cached_file(name, revision, hf_cache_dir)
     if cached is None:
+        hint = (
+            "give a local model folder, or download the model once where the hub is reachable "
+            f"(into the same cache{f' ({hf_cache_dir})' if hf_cache_dir else ''}) and run with "
+            "HF_HUB_OFFLINE=1"
+        )
         raise BiasampError(
             f"model {name!r} is not in the Hugging Face cache and HF_HUB_OFFLINE=1 forbids "
-            f"downloading it; {_not_cached_hint(hf_cache_dir)}"
+            f"downloading it; {hint}"
             if offline
             else f"the Hugging Face hub is unreachable ({endpoint}: {detail}) and model "
-            f"{name!r} is not in the local cache; {_not_cached_hint(hf_cache_dir)}"
+            f"{name!r} is not in the local cache; {hint}"
         )
     commit = Path(cached).parent.name
     if not offline:
@@ -350,8 +348,6 @@ def resolve_model(model, model_type="auto", *, options=None) -> ResolvedModel:
     BiasampError
         A bad model id or folder, a hub error, a contradicted type, or no kind under ``"auto"``.
     """
-    from . import LoadOptions
-
     if isinstance(model, ResolvedModel):
         return model
     options = options or LoadOptions()

@@ -67,9 +67,7 @@ def _may_run_code(resolved: ResolvedModel) -> bool:
     return False
 
 
-def _check_context_token(resolved: ResolvedModel, token: str | None) -> None:
-    if token is None:
-        return
+def _check_context_token(resolved: ResolvedModel, token: str) -> None:
     if resolved.model_type != "causal":
         raise BiasampError(
             f"context_token is for causal language models; model {resolved.name!r} is a "
@@ -83,17 +81,6 @@ def _check_context_token(resolved: ResolvedModel, token: str | None) -> None:
         )
 
 
-def _no_cuda_build() -> bool:
-    """Whether this installation cannot run CUDA, told without torch: macOS, or a torch whose
-    version label says CPU only (``2.13.0+cpu``). False: only torch can tell."""
-    if sys.platform == "darwin":
-        return True
-    try:
-        return importlib.metadata.version("torch").partition("+")[2] == "cpu"
-    except importlib.metadata.PackageNotFoundError:
-        return False  # the loading code says torch is missing
-
-
 def _check_device(options: LoadOptions) -> None:
     """Is the device there, and does it take the dtype? Told without torch where the platform
     or the torch build decides; else torch is asked, only when it matters."""
@@ -102,9 +89,13 @@ def _check_device(options: LoadOptions) -> None:
         return
     from ._load import check_dtype, device_missing, resolve_device, resolve_dtype
 
+    try:  # no CUDA on macOS, nor in a torch whose version label says CPU only (2.13.0+cpu)
+        no_cuda = importlib.metadata.version("torch").partition("+")[2] == "cpu"
+    except importlib.metadata.PackageNotFoundError:
+        no_cuda = False  # the loading code says torch is missing
     if device == "mps" and sys.platform != "darwin":
         raise device_missing(device)
-    if device != "mps" and _no_cuda_build():
+    if device != "mps" and (no_cuda or sys.platform == "darwin"):
         if device != "auto":
             raise device_missing(device)
         check_dtype(dtype, "cpu")  # auto is the CPU here, and float16 needs CUDA
@@ -147,7 +138,8 @@ def preflight(
         estimator = (
             check_estimator(scoring, resolved.model_type, model=model) if check_scoring else None
         )
-        _check_context_token(resolved, context_token)
+        if context_token is not None:
+            _check_context_token(resolved, context_token)
         out[model] = (resolved, estimator)
     if options.hf_cache_dir is not None and all(r.source.local for r, _ in out.values()):
         raise BiasampError(  # an option with nothing to act on, as revision above

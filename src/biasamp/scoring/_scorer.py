@@ -13,7 +13,7 @@ import numpy as np
 from .._errors import BiasampError
 from ._base import BaseScorer
 from ._load import lm_head_fn, transformers_logs_propagate
-from ._spans import locate_spans
+from ._spans import locate_spans, pad_right
 
 log = logging.getLogger(__name__)
 
@@ -36,15 +36,6 @@ class MaskedLMScorer(BaseScorer):
     chunk_size : int
         Prompts tokenised and run together (memory does not grow beyond one chunk).
 
-    Examples
-    --------
-    ``MaskedLMScorer("bert-base-uncased").score(["[BLANK] is a nurse."], ["he", "she"]).prob``:
-    shape (1, 2), rows summing to 1.
-
-    >>> MaskedLMScorer("./no/such/folder")
-    Traceback (most recent call last):
-    ...
-    biasamp._errors.BiasampError: model './no/such/folder': no such folder ...
     """
 
     model_type = "masked"
@@ -239,7 +230,7 @@ def build_queries(mode, spans, mask_id, special_ids=frozenset()):
     return qs
 
 
-def run_queries(qs, *, model, head, device, batch_size, pad_id, on_batch=None):
+def run_queries(qs, *, model, head, device, batch_size, pad_id, on_batch=lambda n: None):
     """The float64 log probability of every query of ``qs`` (``head``: ``lm_head_fn``'s, None
     for the full model); ``on_batch(n_contexts)`` after each encoder batch."""
     import torch
@@ -270,12 +261,7 @@ def run_queries(qs, *, model, head, device, batch_size, pad_id, on_batch=None):
         for b in range(int(ctx_batch.max()) + 1):
             members = order[b * batch_size : (b + 1) * batch_size]
             width = int(lengths[members[0]])
-            ids = np.full((len(members), width), pad, dtype=np.int64)
-            att = np.zeros((len(members), width), dtype=np.int64)
-            for r, c in enumerate(members):
-                ctx = contexts[c]
-                ids[r, : len(ctx)] = ctx
-                att[r, : len(ctx)] = 1
+            ids, att = pad_right([contexts[c] for c in members], width, pad)
             input_ids = torch.from_numpy(ids).to(device)
             attention = torch.from_numpy(att).to(device)
             sites = site_order[site_bounds[b] : site_bounds[b + 1]]
@@ -297,6 +283,5 @@ def run_queries(qs, *, model, head, device, batch_size, pad_id, on_batch=None):
             li = torch.from_numpy(site_local[q_site[qsel]]).to(device)
             ti = torch.from_numpy(q_tgt[qsel]).to(device)
             result[qsel] = logp[li, ti].double().cpu().numpy()
-            if on_batch is not None:
-                on_batch(len(members))
+            on_batch(len(members))
     return result

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .._conventions import BLANK
 from .._errors import BiasampError
 from .._validation import OneOf, check
@@ -133,6 +135,16 @@ def check_score_inputs(
     pairs = check_prompts(prompts, blank)
     per, given = check_candidates(candidates, len(pairs))
     return pairs, per, given, mode
+
+
+def pad_right(rows, width, pad=0):
+    """``(ids, attention mask)``: the token rows padded on the right to ``width``, as int64."""
+    ids = np.full((len(rows), width), pad, dtype=np.int64)
+    att = np.zeros((len(rows), width), dtype=np.int64)
+    for r, toks in enumerate(rows):
+        ids[r, : len(toks)] = toks
+        att[r, : len(toks)] = 1
+    return ids, att
 
 
 def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):
