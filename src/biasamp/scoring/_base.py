@@ -35,8 +35,6 @@ from ._spans import BLANK, audit_candidates, check_score_inputs
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BaseScorer"]
-
 
 class BaseScorer:
     """Common part of :class:`MaskedLMScorer` and :class:`CausalLMScorer` (see those)."""

@@ -18,15 +18,6 @@ from ._spans import locate_spans
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "CausalLMScorer",
-    "Context",
-    "DOCUMENT_SEPARATORS",
-    "chat_markers",
-    "choose_context",
-    "model_context",
-]
-
 
 class CausalLMScorer(BaseScorer):
     """Score candidate fillers of a blank with a causal (decoder-only) language model: each

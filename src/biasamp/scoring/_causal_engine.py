@@ -15,8 +15,6 @@ from ._spans import pad_right
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CausalRunner", "plan_splits", "select_cache", "target_log_softmax"]
-
 _SITE_BLOCK = 512  # head + log-softmax over at most this many positions at once (memory)
 
 

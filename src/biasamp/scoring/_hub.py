@@ -18,19 +18,6 @@ from .._files import sha256_file
 from .._validation import OneOf, check
 from . import LoadOptions
 
-__all__ = [
-    "ModelSource",
-    "ResolvedModel",
-    "check_model",
-    "failing_as",
-    "read_config",
-    "read_json",
-    "detect_model_type",
-    "resolve_model",
-    "resolve_source",
-    "weight_files_sha256",
-]
-
 #: File names (suffixes) that hold weights; their sha256 goes into the provenance.
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".gguf")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")

@@ -16,22 +16,6 @@ from ._hub import ModelSource, failing_as, resolve_source
 
 log = logging.getLogger(__name__)
 
-__all__ = [
-    "TOKENIZER_FILES",
-    "check_dtype",
-    "check_vocabulary",
-    "device_missing",
-    "input_device",
-    "lm_head_fn",
-    "load_model",
-    "load_tokenizer",
-    "placement",
-    "resolve_device",
-    "resolve_dtype",
-    "tokenizer_fingerprint",
-    "transformers_logs_propagate",
-]
-
 #: Files of which at least one is in a folder that holds a tokenizer.
 TOKENIZER_FILES = (
     "tokenizer.json",

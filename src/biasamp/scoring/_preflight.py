@@ -11,8 +11,6 @@ from .._errors import BiasampError
 from . import LoadOptions, canonical_dtype, check_estimator
 from ._hub import ResolvedModel, read_json, resolve_model
 
-__all__ = ["normalizer", "preflight"]
-
 
 def _tokenizer_json(resolved: ResolvedModel):
     """``(path, Tokenizer)`` of the model's ``tokenizer.json`` (no transformers), or None."""

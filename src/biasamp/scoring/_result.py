@@ -14,8 +14,6 @@ import numpy as np
 
 from .._errors import BiasampError, DamagedCacheWarning
 
-__all__ = ["ScoreCache", "ScoreResult", "item_key", "renormalise"]
-
 
 def renormalise(log_prob):
     """Softmax of each row of ``log_prob`` (shape (n, k)) in float64: rows sum to 1.

@@ -17,8 +17,6 @@ from ._spans import locate_spans, pad_right
 
 log = logging.getLogger(__name__)
 
-__all__ = ["MaskedLMScorer", "QuerySet", "build_queries", "run_queries", "shared_positions"]
-
 PAIR_CHUNK = 512  # pairs whose contexts are built and run together (bounds memory)
 
 

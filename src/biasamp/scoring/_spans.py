@@ -11,16 +11,6 @@ from .._conventions import BLANK
 from .._errors import BiasampError
 from .._validation import OneOf, check
 
-__all__ = [
-    "BLANK",
-    "Span",
-    "audit_candidates",
-    "check_candidates",
-    "check_prompts",
-    "check_score_inputs",
-    "locate_spans",
-]
-
 
 @dataclass(frozen=True)
 class Span:
