@@ -138,7 +138,7 @@ def test_transformers_deprecated_cache_keyword_would_fail_the_suite(tiny_gpt2_di
     torch = pytest.importorskip("torch")
     from transformers import AutoModelForCausalLM
 
-    from biasamp.scoring._causal_engine import cache_keyword
+    from biasamp.scoring._causal import cache_keyword
 
     model = AutoModelForCausalLM.from_pretrained(tiny_gpt2_dir).eval()
     ids = torch.tensor([[1, 2, 3]])

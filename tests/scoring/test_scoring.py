@@ -835,7 +835,7 @@ def test_a_score_cache_that_cannot_be_written_is_one_line(tmp_path):
     """A cache sqlite cannot write (a full disk, a read-only file: here sqlite's own
     query-only mode) is one line naming it and saying that what it holds is kept, not
     sqlite's traceback."""
-    from biasamp.scoring._result import ScoreCache
+    from biasamp.scoring._base import ScoreCache
 
     cache = ScoreCache(tmp_path / "c", {"model": "m"})
     cache.put_many([("a", [-1.0, -2.0])])
@@ -854,7 +854,7 @@ def test_a_damaged_score_cache_is_set_aside_with_one_warning_and_started_afresh(
     """A cache file that is not a database (damaged, or another file under its name) is
     kept, renamed beside it, and a fresh cache is started: one warning, no traceback."""
     from biasamp._errors import DamagedCacheWarning
-    from biasamp.scoring._result import ScoreCache
+    from biasamp.scoring._base import ScoreCache
 
     cache = ScoreCache(tmp_path, {"model": "m"})
     path = cache.path

@@ -186,7 +186,7 @@ def test_kv_reuse_equals_no_reuse_and_runs_fewer_tokens(name, scorers, dirs):
             "continuation",
         )
     ]
-    from biasamp.scoring._causal_engine import plan_splits
+    from biasamp.scoring._causal import plan_splits
 
     split = plan_splits(seqs)
     whole = sum(len(s) - 1 for s in seqs)
@@ -242,7 +242,7 @@ def test_multi_word_candidates_at_sentence_start(scorers, dirs):
 
 
 def test_fallback_without_cache_reuse_or_head_split_gives_same_numbers(dirs, gpt2, monkeypatch):
-    import biasamp.scoring._causal_engine as engine
+    import biasamp.scoring._causal as engine
 
     ref = {m: gpt2.score(PROMPTS, CANDS, scoring=m).log_prob for m in MODES}
     monkeypatch.setattr(engine, "select_cache", lambda cache, index: None)
@@ -250,14 +250,14 @@ def test_fallback_without_cache_reuse_or_head_split_gives_same_numbers(dirs, gpt
     assert not s.share_prefix  # the load-time self-check found the cache unusable
     assert not s.provenance["share_prefix"]
     np.testing.assert_allclose(s.score(PROMPTS, CANDS).log_prob, ref["continuation"], atol=1e-5)
-    s._runner._body_head = None  # the full model's logits, gathered at the scored positions
+    s._body_head = None  # the full model's logits, gathered at the scored positions
     np.testing.assert_allclose(
         s.score(PROMPTS, CANDS, scoring="sentence").log_prob, ref["sentence"], atol=1e-5
     )
 
 
 def test_plan_splits_hand_computed():
-    from biasamp.scoring._causal_engine import plan_splits
+    from biasamp.scoring._causal import plan_splits
 
     seqs = [(0, 1, 2, 3, 4), (0, 1, 2, 5), (0, 1, 2), (0, 9, 8), (0, 1, 2, 3, 4, 6)]
     # sorted: (0,1,2) (0,1,2,3,4) (0,1,2,3,4,6) (0,1,2,5) (0,9,8)

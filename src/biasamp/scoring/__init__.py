@@ -5,11 +5,9 @@ the estimators of each model type are described in docs/scoring.md.
 
 Examples
 --------
->>> from biasamp.scoring import SCORING_MODES, check_estimator, estimators_for
+>>> from biasamp.scoring import SCORING_MODES, check_estimator
 >>> SCORING_MODES
 ('word', 'first-piece', 'pll', 'continuation', 'sentence')
->>> estimators_for("causal")
-('continuation', 'sentence')
 >>> check_estimator(None, "causal")
 'continuation'
 >>> check_estimator("word", "causal", model="gpt2")
@@ -77,10 +75,9 @@ def check_estimator(scoring, model_type: str, *, model=None) -> str:
             f"but {what}; valid: {', '.join(repr(v) for v in valid)}"
         )
     try:
-        scoring = check(scoring, OneOf(valid), "scoring")
+        return check(scoring, OneOf(valid), "scoring")
     except BiasampError as exc:  # an unknown name, as for every registry
         raise UnknownNameError(str(exc)) from None
-    return scoring
 
 
 #: Weight dtypes a scorer accepts, and accepted short spellings.
@@ -107,7 +104,6 @@ def canonical_dtype(dtype, param: str = "dtype") -> str:
     return check(DTYPE_ALIASES.get(text, text), OneOf(DTYPES), param)
 
 
-#: The devices a model runs on (``auto``: CUDA when there, else the CPU).
 _DEVICE = re.compile(r"auto|cpu|mps|cuda(:[0-9]+)?")
 
 
@@ -175,13 +171,8 @@ class LoadOptions:
     @classmethod
     def of(cls, source) -> LoadOptions:
         """The options ``source`` (a :class:`ProbeConfig`, parsed arguments) holds by name."""
-        return cls(
-            **{
-                f.name: getattr(source, f.name)
-                for f in dataclasses.fields(cls)
-                if hasattr(source, f.name)
-            }
-        )
+        names = [f.name for f in dataclasses.fields(cls) if hasattr(source, f.name)]
+        return cls(**{name: getattr(source, name) for name in names})
 
 
 def load_scorer(model, options: LoadOptions | None = None, *, model_type="auto", **kwargs):
@@ -226,7 +217,7 @@ for _name, _module in (
     ("detect_model_type", "_hub"),
     ("resolve_model", "_hub"),
     ("check_model", "_hub"),
-    ("ScoreResult", "_result"),
+    ("ScoreResult", "_base"),
     ("audit_candidates", "_spans"),
     ("check_score_inputs", "_spans"),
     ("model_context", "_causal"),

@@ -1,24 +1,28 @@
-"""What every scorer shares: loading, device/dtype, the score cache, provenance, the score loop.
-
-A subclass implements ``_score_rows(mode, rows, on_batch)``, the log probability of every row
-``(filled text, start, end of the candidate in it, prompt, candidate)``, and
-``_count_rows(mode, rows)``, the units (contexts, sequences) it runs for them.
-"""
+"""What every scorer shares (long on purpose: the loop, with its result and cache): loading,
+device/dtype, the score loop, provenance, :class:`ScoreResult` and :class:`ScoreCache`. A subclass
+implements ``_score_rows(mode, rows, on_batch)``, the log probability of every row (filled text,
+candidate start and end, prompt, candidate), and ``_count_rows(mode, rows)``, the units it runs."""
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import logging
+import os
+import sqlite3
 import warnings
 from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from .._errors import BiasampError, MissingWeightsWarning
+from .._errors import BiasampError, DamagedCacheWarning, MissingWeightsWarning
 from .._progress import as_progress
 from .._validation import Bool, PositiveInt, check
 from . import LoadOptions, take_options
-from ._hub import ResolvedModel, resolve_model, weight_files_sha256
+from ._hub import resolve_model, weight_files_sha256
 from ._load import (
     check_vocabulary,
     input_device,
@@ -30,10 +34,150 @@ from ._load import (
     tokenizer_fingerprint,
     transformers_logs_propagate,
 )
-from ._result import ScoreCache, ScoreResult, item_key
 from ._spans import BLANK, audit_candidates, check_score_inputs
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """Scores of ``k`` candidates for each of ``n`` prompts, in the caller's order.
+
+    Attributes
+    ----------
+    log_prob : ndarray of shape (n, k), float64
+        Natural-log probability of each candidate under the estimator.
+    prob : ndarray of shape (n, k), float64
+        ``exp(log_prob)`` renormalised over the ``k`` candidates of the row (rows sum to 1).
+    mass : ndarray of shape (n,), float64
+        ``sum_k exp(log_prob)``: the raw probability the candidates cover (not one for ``pll``).
+    candidates : tuple of str, or tuple of tuple of str
+        As given: one shared tuple, or one per prompt.
+    scoring : str
+        The estimator.
+    prompts : tuple of str
+
+    Examples
+    --------
+    >>> r = ScoreResult.from_log_prob(
+    ...     np.log([[0.1, 0.3]]), candidates=("he", "she"), scoring="word"
+    ... )
+    >>> r.prob.round(3).tolist(), round(float(r.mass[0]), 3)
+    ([[0.25, 0.75]], 0.4)
+    """
+
+    log_prob: np.ndarray
+    prob: np.ndarray
+    mass: np.ndarray
+    candidates: tuple
+    scoring: str
+    prompts: tuple = ()
+
+    @classmethod
+    def from_log_prob(cls, log_prob, *, candidates, scoring, prompts=()):
+        """Build a result from log probabilities of shape (n, k)."""
+        log_prob = np.asarray(log_prob, dtype=np.float64)
+        w = np.exp(log_prob - log_prob.max(axis=1, keepdims=True))  # a softmax of each row
+        return cls(
+            log_prob=log_prob,
+            prob=w / w.sum(axis=1, keepdims=True),
+            mass=np.exp(log_prob).sum(axis=1),
+            candidates=candidates,
+            scoring=scoring,
+            prompts=tuple(prompts),
+        )
+
+    def candidates_for(self, i):
+        """The candidate tuple of prompt ``i``."""
+        if self.candidates and isinstance(self.candidates[0], tuple):
+            return self.candidates[i]
+        return self.candidates
+
+    def to_frame(self):
+        """One row per (prompt, candidate): prompt_index, prompt, candidate, log_prob, prob, mass."""
+        import pandas as pd
+
+        rows = []
+        for i in range(self.log_prob.shape[0]):
+            prompt = self.prompts[i] if i < len(self.prompts) else ""
+            for j, cand in enumerate(self.candidates_for(i)):
+                rows.append((i, prompt, cand, self.log_prob[i, j], self.prob[i, j], self.mass[i]))
+        return pd.DataFrame(
+            rows, columns=["prompt_index", "prompt", "candidate", "log_prob", "prob", "mass"]
+        )
+
+
+def item_key(prefix, suffix, candidates):
+    """Key of one prompt (text around the blank) with its ordered candidate tuple."""
+    blob = json.dumps([prefix, suffix, list(candidates)], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class ScoreCache:
+    """The score cache of one configuration (table ``meta``): ``scores-<hash16>.sqlite``, from
+    :func:`item_key` to the JSON list of log probabilities (``repr`` floats: exact)."""
+
+    def __init__(self, folder, config):
+        try:
+            root = Path(folder).expanduser()
+            root.mkdir(parents=True, exist_ok=True)
+        except (OSError, TypeError) as exc:
+            raise BiasampError(f"score_cache {str(folder)!r} cannot be created: {exc}") from exc
+        blob = json.dumps(config, sort_keys=True)
+        self.path = root / f"scores-{hashlib.sha256(blob.encode()).hexdigest()[:16]}.sqlite"
+        try:
+            self._open(blob)
+        except sqlite3.DatabaseError as exc:  # "file is not a database": kept, set aside
+            self._con.close()
+            aside = self.path.with_name(f"{self.path.name}.damaged-{os.getpid()}")
+            os.replace(self.path, aside)
+            warnings.warn(
+                DamagedCacheWarning(
+                    f"score cache file {str(self.path)!r} could not be read ({exc}); it was "
+                    f"moved to {aside.name!r} beside it and a fresh cache started"
+                ),
+                stacklevel=2,
+            )
+            self._open(blob)
+
+    def _open(self, blob: str) -> None:
+        self._con = sqlite3.connect(str(self.path))
+        with self._con:
+            self._con.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
+            self._con.execute("CREATE TABLE IF NOT EXISTS scores (k TEXT PRIMARY KEY, v TEXT)")
+            self._con.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)", (blob,))
+
+    def get_many(self, keys):
+        """``{key: list of float}`` of the keys present."""
+        found = {}
+        keys = list(dict.fromkeys(keys))
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
+            q = f"SELECT k, v FROM scores WHERE k IN ({','.join('?' * len(part))})"
+            for k, v in self._con.execute(q, part):
+                found[k] = json.loads(v)
+        return found
+
+    def put_many(self, items):
+        """Store ``(key, sequence of float)`` pairs in one transaction."""
+        try:
+            with self._con:
+                self._con.executemany(
+                    "INSERT OR REPLACE INTO scores VALUES (?, ?)",
+                    [(k, json.dumps([float(x) for x in v])) for k, v in items],
+                )
+        except sqlite3.OperationalError as exc:  # "database or disk is full", "readonly"
+            raise BiasampError(
+                f"score_cache {str(self.path)!r} cannot be written ({exc}); the "
+                f"{len(self)} scores it holds are kept: free space and rerun "
+                "to reuse them"
+            ) from exc
+
+    def __len__(self):
+        return self._con.execute("SELECT COUNT(*) FROM scores").fetchone()[0]
+
+    def close(self):
+        self._con.close()
 
 
 class BaseScorer:
@@ -59,10 +203,9 @@ class BaseScorer:
             )
         self.batch_size = check(o.batch_size, PositiveInt, "batch_size")
         self.chunk_size = check(chunk_size, PositiveInt, "chunk_size")
-        allow_missing_weights = check(o.allow_missing_weights, Bool, "allow_missing_weights")
-        trust_remote_code = check(o.trust_remote_code, Bool, "trust_remote_code")
+        check(o.allow_missing_weights, Bool, "allow_missing_weights")
+        check(o.trust_remote_code, Bool, "trust_remote_code")
         self.progress = as_progress(progress)
-        self.model_name = model.name if isinstance(model, ResolvedModel) else str(model)
         self.revision = o.revision
         self.device = resolve_device(o.device)
         self.dtype = resolve_dtype(o.dtype, self.device)
@@ -76,17 +219,13 @@ class BaseScorer:
                 f"language model at revision {resolved.revision!r}; this scorer "
                 f"is for {self.model_type} ones at revision {o.revision!r}"
             )
-        self.source, self.model_type_evidence = resolved.source, resolved.evidence
+        self.model_name, self.source = resolved.name, resolved.source
+        self.model_type_evidence = resolved.evidence
         self.progress.stage(f"loading {self.model_name}", 1, "model")
-        self.tokenizer = load_tokenizer(self.source, trust_remote_code=trust_remote_code)
+        self.tokenizer = load_tokenizer(self.source, trust_remote_code=o.trust_remote_code)
         self._check_tokenizer()  # before the weights are read
         self.model, self.missing_weights = load_model(
-            self.source,
-            kind=self.model_type,
-            trust_remote_code=trust_remote_code,
-            dtype=self.dtype,
-            allow_missing_weights=allow_missing_weights,
-            placed=placed,
+            self.source, kind=self.model_type, options=o, dtype=self.dtype, placed=placed
         )
         check_vocabulary(self.tokenizer, self.model, self.model_name)
         self.max_length = self._max_length()
@@ -203,7 +342,6 @@ class BaseScorer:
         Returns
         -------
         ScoreResult
-            In the caller's order.
         """
         import torch
 
@@ -245,8 +383,7 @@ class BaseScorer:
 
     @transformers_logs_propagate()
     def count_contexts(self, prompts, candidates, *, scoring=None, blank=BLANK) -> int:
-        """How many contexts or sequences (the units of ``progress``) :meth:`score` runs for
-        these arguments, the cached prompts left out; nothing is run."""
+        """How many units of ``progress`` :meth:`score` runs (cached prompts left out); none run."""
         pairs, per, _, mode, prompts = self._inputs(prompts, candidates, scoring, blank)
         todo = self._todo(self._cache(mode), pairs, per)[0]
         return sum(

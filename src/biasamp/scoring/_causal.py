@@ -1,20 +1,25 @@
-"""CausalLMScorer: candidate scoring with a decoder-only (causal) Hugging Face language model,
-and the token it reads before each sentence (:func:`choose_context`)."""
+"""CausalLMScorer, its engine (each shared prefix run once, its key/value cache reused) and the
+token it reads before each sentence (:func:`choose_context`); long on purpose: the scorer with
+its engine, as _scorer holds the masked one with its."""
 
 from __future__ import annotations
 
+import copy
+import inspect
+import itertools
 import logging
 import re
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from .._errors import BiasampError, ChatModelWarning
 from .._validation import Bool, NonEmptyStr, Optional, check
 from ._base import BaseScorer
-from ._causal_engine import CausalRunner, plan_splits
-from ._spans import locate_spans
+from ._load import load_tokenizer
+from ._spans import locate_spans, pad_right
 
 log = logging.getLogger(__name__)
 
@@ -55,13 +60,16 @@ class CausalLMScorer(BaseScorer):
                 ),
                 stacklevel=2,
             )
-        self._runner = CausalRunner(self.model, device=self.device, batch_size=self.batch_size)
-        import torch
-
+        # the LM head alone at the scored positions, unless the self-check finds that it differs
+        body, head = getattr(self.model, "base_model", None), self.model.get_output_embeddings()
+        split = body is not None and body is not self.model and head is not None
+        self._body_head = (body, head) if split else None
+        self.window = sliding_window(self.model)
         atol = 1e-3 if self.dtype == torch.float32 else 0.25  # half precision: looser
         vocab = int(self.model.get_input_embeddings().weight.shape[0])
         probe_ids = [self.context_id] + [(17 * j + 3) % vocab for j in range(8)]
-        self.head_split, ok = self._runner.check(probe_ids, atol=atol)
+        self.head_split, ok = self._check_paths(probe_ids, atol=atol)
+        self.n_forward_calls = 0  # the self-check's are not the caller's
         self.share_prefix = bool(share_prefix and ok)
         if share_prefix and not ok:
             log.info(
@@ -91,14 +99,13 @@ class CausalLMScorer(BaseScorer):
             lead = 0
             while lead < start and ids[lead] in self._special_ids:
                 lead += 1  # what the tokenizer put in front: replaced by the context token
-            ids = [self.context_id] + ids[lead:]
-            start, lead = start - lead + 1, 1
+            ids, start = [self.context_id] + ids[lead:], start - lead + 1
             if len(ids) > self.max_length:
                 raise BiasampError(
                     f"prompt {prompt!r} filled with {cand!r} is {len(ids)} tokens long (with the "
                     f"context token); the model accepts at most {self.max_length}"
                 )
-            out.append((tuple(ids), lead if mode == "sentence" else start))
+            out.append((tuple(ids), 1 if mode == "sentence" else start))
         return out
 
     def _count_rows(self, mode, rows):
@@ -117,21 +124,160 @@ class CausalLMScorer(BaseScorer):
         return len({ids for ids, _ in self.sequences(_whole(texts), "sentence")})
 
     def _run_cells(self, cells) -> np.ndarray:
-        """The summed log probabilities of each ``(sequence, first scored position)`` cell, each
-        distinct sequence run once."""
+        """The summed log probabilities of each ``(sequence, first scored position)`` cell."""
         earliest: dict[tuple, int] = {}
         for ids, f in cells:
             earliest[ids] = min(earliest.get(ids, f), f)
         seqs, first = list(earliest), list(earliest.values())
         index = {ids: i for i, ids in enumerate(seqs)}
-        calls = self._runner.n_forward_calls
-        window = self._runner.window  # a sliding-window cache keeps only the last tokens
+        window = self.window  # a sliding-window cache keeps only the last tokens
         share = self.share_prefix and (window is None or max(map(len, seqs), default=0) < window)
-        lp = self._runner.run(
-            seqs, first, plan_splits(seqs, share=share), on_batch=self.progress.advance
-        )
-        self.n_forward_calls += self._runner.n_forward_calls - calls
+        lp = self._run(seqs, first, plan_splits(seqs, share=share), on_batch=self.progress.advance)
         return np.array([lp[index[ids]][f:].sum() for ids, f in cells])
+
+    def _forward(self, ids, att, pos, *, past=None, use_cache=False):
+        """(states, cache): hidden states (head split) or logits, and the key/value cache."""
+        module = self._body_head[0] if self._body_head is not None else self.model
+        past = {} if past is None else {cache_keyword(module): past}
+        self.n_forward_calls += 1
+        out = module(
+            input_ids=ids, attention_mask=att, position_ids=pos, use_cache=use_cache, **past
+        )
+        states = out[0] if self._body_head is not None else out.logits
+        return states, (cache_of(out) if use_cache else None)
+
+    def _site_logp(self, states, rows, cols, targets):
+        """float64 log P(targets) at (rows, cols) of ``states``, once per distinct site."""
+        site_of: dict[tuple, int] = {}
+        q_site = np.fromiter(
+            (site_of.setdefault(rc, len(site_of)) for rc in zip(rows, cols)),
+            dtype=np.int64,
+            count=len(rows),
+        )
+        sites = np.array(list(site_of), dtype=np.int64).reshape(-1, 2)
+        q_tgt = np.asarray(targets, dtype=np.int64)
+        out = np.empty(len(rows), dtype=np.float64)
+        for b0 in range(0, len(sites), _SITE_BLOCK):
+            block = sites[b0 : b0 + _SITE_BLOCK]
+            x = states[tuple(torch.from_numpy(c).to(self.device) for c in block.T)]
+            if self._body_head is not None:
+                x = self._body_head[1](x)
+            sel = np.flatnonzero((q_site >= b0) & (q_site < b0 + len(block)))
+            li = torch.from_numpy(q_site[sel] - b0).to(self.device)
+            ti = torch.from_numpy(q_tgt[sel]).to(self.device)
+            out[sel] = target_log_softmax(x, li, ti).cpu().numpy()
+        return out
+
+    def _tensors(self, rows, width, starts):
+        """Right-padded ids, attention mask and explicit positions (start + column)."""
+        ids, att = pad_right(rows, width)
+        pos = np.asarray(starts, dtype=np.int64)[:, None] + np.arange(width, dtype=np.int64)
+        return tuple(torch.from_numpy(a).to(self.device) for a in (ids, att, pos))
+
+    def _run(self, seqs, first, split, on_batch=lambda n: None):
+        """``lp[i][t] = log P(seqs[i][t] | seqs[i][:t])`` for ``t >= first[i] >= 1`` (NaN
+        before) of distinct sequences, split by :func:`plan_splits`; ``on_batch(n_done)`` after
+        each batch. Batches are sorted by length and padded on the right (causal attention
+        never looks right; explicit positions, so the pads before a continuation shift nothing)."""
+        lp = [np.full(len(s), np.nan) for s in seqs]
+        by_prefix: dict[tuple, list[int]] = {}
+        for i, s in enumerate(seqs):
+            by_prefix.setdefault(tuple(s[: split[i]]), []).append(i)
+        groups = sorted(by_prefix.items(), key=lambda g: -len(g[0]))  # longest first, stable
+        with torch.inference_mode():
+            for b0 in range(0, len(groups), self.batch_size):
+                self._run_group(
+                    groups[b0 : b0 + self.batch_size],
+                    seqs=seqs,
+                    first=first,
+                    split=split,
+                    lp=lp,
+                    on_batch=on_batch,
+                )
+        return lp
+
+    def _run_group(self, batch, *, seqs, first, split, lp, on_batch):
+        conts = [i for _, mem in batch for i in mem if split[i] < len(seqs[i]) - 1]
+        ids, att, pos = self._tensors([p for p, _ in batch], len(batch[0][0]), [0] * len(batch))
+        states, cache = self._forward(ids, att, pos, use_cache=bool(conts))
+        row_of = {i: r for r, (_, mem) in enumerate(batch) for i in mem}
+        in_prefix = [  # the positions t whose t-1 lies in the prefix
+            (row_of[i], t - 1, seqs[i][t], i, t)
+            for i in row_of
+            for t in range(first[i], split[i] + 1)
+        ]
+        self._store(states, in_prefix, lp)
+        on_batch(len(row_of) - len(conts))
+        conts.sort(key=lambda i: -(len(seqs[i]) - 1 - split[i]))
+        full = max((len(seqs[i]) - 1 for i in conts), default=1)
+        c0 = 0
+        while c0 < len(conts):
+            # as many tokens per call as batch_size whole sequences would have: short
+            # continuations go in proportionally larger batches
+            width = len(seqs[conts[c0]]) - 1 - split[conts[c0]]
+            part = conts[c0 : c0 + self.batch_size * max(1, full // width)]
+            c0 += len(part)
+            index = torch.as_tensor([row_of[i] for i in part], device=self.device)
+            past = select_cache(cache, index)
+            if past is None:
+                raise RuntimeError(
+                    f"cannot reuse a {type(cache).__name__} (layers "
+                    f"{sorted({type(x).__name__ for x in cache.layers})})"
+                )
+            cids, catt, cpos = self._tensors(
+                [seqs[i][split[i] : -1] for i in part], width, [split[i] for i in part]
+            )
+            states, _ = self._forward(
+                cids, torch.cat([att[index], catt], dim=1), cpos, past=past, use_cache=True
+            )
+            sites = [
+                (r, q - split[i], seqs[i][q + 1], i, q + 1)
+                for r, i in enumerate(part)
+                for q in range(max(split[i], first[i] - 1), len(seqs[i]) - 1)
+            ]
+            self._store(states, sites, lp)
+            on_batch(len(part))
+
+    def _store(self, states, sites, lp):
+        """``lp[i][t]`` of each site ``(row, col, target, i, t)`` of ``states``."""
+        if sites:
+            rows, cols, tgts, seq, pos = zip(*sites)
+            for i, t, v in zip(seq, pos, self._site_logp(states, rows, cols, tgts)):
+                lp[i][t] = v
+
+    def _check_paths(self, ids, *, atol):
+        """``(split_head_ok, share_ok)``: each fast path on ``ids`` gives the logits within ``atol``."""
+        ids = [int(x) for x in ids]
+        seqs = [tuple(ids[:4]), tuple(ids[:2] + ids[4:7]), tuple(ids[:3] + ids[7:9])]
+        first = [1] * len(seqs)
+        ref = []
+        with torch.inference_mode():
+            for s in seqs:
+                logits = self.model(input_ids=torch.tensor([s], device=self.device)).logits[0]
+                logp = torch.log_softmax(logits.float(), dim=-1)
+                ref.append(
+                    np.array([np.nan] + [float(logp[t - 1, s[t]]) for t in range(1, len(s))])
+                )
+
+        def close(split):
+            got = self._run(seqs, first, split)
+            return all(np.allclose(g[1:], r[1:], atol=atol, rtol=0) for g, r in zip(got, ref))
+
+        head_ok = True
+        if self._body_head is not None:
+            try:
+                head_ok = close(plan_splits(seqs, share=False))
+            except Exception as exc:  # noqa: BLE001 - any failure: use the plain model
+                log.info("LM head split unusable for %s: %s", type(self.model).__name__, exc)
+                head_ok = False
+            if not head_ok:
+                self._body_head = None
+        try:
+            share_ok = close(plan_splits(seqs, share=True, min_shared=1))
+        except Exception as exc:  # noqa: BLE001 - e.g. a cache type select_cache does not know
+            log.info("key/value cache reuse unusable for %s: %s", type(self.model).__name__, exc)
+            share_ok = False
+        return head_ok, share_ok
 
 
 def _whole(texts):
@@ -182,8 +328,7 @@ def _template_text(tokenizer) -> str:
 
 
 def chat_markers(tokenizer) -> set[str]:
-    """Special tokens that mark chat turns: written literally by the chat template
-    (``{{ bos_token }}`` does not count), or named as a turn marker."""
+    """Special tokens marking chat turns: written in the chat template, or named as turn markers."""
     text = _template_text(tokenizer)
     specials = set(tokenizer.all_special_tokens)
     specials |= {
@@ -197,18 +342,15 @@ def chat_markers(tokenizer) -> set[str]:
 def _added_in_front(tokenizer) -> str | None:
     """The special token the tokenizer itself puts before a text, if any."""
     ids = tokenizer("a", add_special_tokens=True)["input_ids"]
-    special = set(tokenizer.all_special_ids)
-    if ids and ids[0] in special:
-        return tokenizer.convert_ids_to_tokens(ids[0])
-    return None
+    front = ids and ids[0] in set(tokenizer.all_special_ids)
+    return tokenizer.convert_ids_to_tokens(ids[0]) if front else None
 
 
 def _vocab_id(tokenizer, token):
     """The id of ``token`` when it is one token of the vocabulary, else None."""
     tid = tokenizer.convert_tokens_to_ids(token)
-    if tid is None or (tid == tokenizer.unk_token_id and token != tokenizer.unk_token):
-        return None
-    return int(tid)
+    unknown = tid is None or (tid == tokenizer.unk_token_id and token != tokenizer.unk_token)
+    return None if unknown else int(tid)
 
 
 def choose_context(tokenizer, requested=None, *, model="model") -> Context:
@@ -234,30 +376,19 @@ def choose_context(tokenizer, requested=None, *, model="model") -> Context:
             )
         return Context(requested, tid, "given with --context-token", has_template)
     markers = chat_markers(tokenizer)
-    skipped = []
-    added = _added_in_front(tokenizer)
-    candidates = [(added, "added by the tokenizer in front of every text")] if added else []
-    candidates += [
+    skipped = {}  # the chat markers passed over, in order
+    candidates = [
+        (_added_in_front(tokenizer), "added by the tokenizer in front of every text"),
         (tokenizer.bos_token, "the tokenizer's bos_token"),
         (tokenizer.eos_token, "the tokenizer's eos_token, a document separator"),
+        *((t, "a document separator of the vocabulary") for t in DOCUMENT_SEPARATORS),
     ]
-    candidates += [(t, "a document separator of the vocabulary") for t in DOCUMENT_SEPARATORS]
     for token, rule in candidates:
-        if token is None:
+        if token is None or (tid := _vocab_id(tokenizer, token)) is None:
             continue
-        tid = _vocab_id(tokenizer, token)
-        if tid is None:
-            continue
-        is_marker = (
-            _TURN_MARKERS.search(token) is not None
-            if rule.startswith("added")
-            else token in markers
-        )
-        if is_marker:
-            if token not in skipped:
-                skipped.append(token)
-            continue
-        return Context(token, tid, rule, has_template, tuple(skipped))
+        if not (_TURN_MARKERS.search(token) if rule.startswith("added") else token in markers):
+            return Context(token, tid, rule, has_template, tuple(skipped))
+        skipped[token] = None
     raise BiasampError(
         f"model {model!r}: no document-start token found (no BOS or EOS that is not a chat "
         f"marker{', passed over ' + ', '.join(skipped) if skipped else ''}, and none of "
@@ -266,9 +397,83 @@ def choose_context(tokenizer, requested=None, *, model="model") -> Context:
 
 
 def model_context(model, requested=None, *, revision=None, trust_remote_code=False) -> Context:
-    """The context token :class:`CausalLMScorer` would put before the sentences of ``model``
-    (its tokenizer loaded alone), for the lm-evaluation-harness tasks."""
-    from ._load import load_tokenizer
-
+    """The context token of ``model`` (its tokenizer alone), for the lm-evaluation-harness tasks."""
     tok = load_tokenizer(model, revision=revision, trust_remote_code=trust_remote_code)
     return choose_context(tok, requested, model=str(model))
+
+
+_SITE_BLOCK = 512  # head + log-softmax over at most this many positions at once (memory)
+
+
+def plan_splits(seqs, *, share=True, min_shared=2):
+    """Split point ``p`` of each sequence (tokens before it run in the prefix pass): the longest
+    prefix (``min_shared`` tokens at least) it shares with another, else the whole sequence.
+
+    >>> plan_splits([(0, 5, 6, 7), (0, 5, 6, 8, 9), (0, 4)])
+    [3, 3, 1]
+    >>> plan_splits([(0, 5, 6, 7), (0, 5, 6, 8, 9)], share=False)
+    [3, 4]
+    """
+    split = [len(s) - 1 for s in seqs]
+    if not share:
+        return split
+    order = sorted(range(len(seqs)), key=lambda i: seqs[i])
+    shared = [0] * len(seqs)
+    for a, b in itertools.pairwise(order):
+        x, y = seqs[a], seqs[b]  # their longest common prefix:
+        n = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
+        shared[a], shared[b] = max(shared[a], n), max(shared[b], n)
+    for i, n in enumerate(shared):
+        if n >= min_shared:
+            split[i] = max(1, min(n, len(seqs[i]) - 1))
+    return split
+
+
+def target_log_softmax(logits, rows, targets):
+    """float64 ``log_softmax(logits)[rows, targets]``, ``logits`` (the caller's) overwritten by
+    ``exp(logits - max)``, summed by torch's cascade summation (docs/scoring.md: faster and more
+    exact than ``torch.log_softmax`` in float32)."""
+    x = logits if logits.dtype in (torch.float32, torch.float64) else logits.float()
+    picked = x[rows, targets].double()
+    top = x.amax(dim=-1, keepdim=True)
+    total = x.sub_(top).exp_().sum(dim=-1)
+    return picked - (top.squeeze(-1).double() + torch.log(total.double()))[rows]
+
+
+_LAYERS = ("DynamicLayer", "DynamicSlidingWindowLayer")  # cache layers select_cache copies
+
+
+def select_cache(cache, index):
+    """A new cache of rows ``index`` of ``cache``; None for one it does not know (hybrid, ...)."""
+    if type(cache).__name__ == "DynamicCache" and hasattr(cache, "layers"):
+        if not all(type(layer).__name__ in _LAYERS for layer in cache.layers):
+            return None
+        new = copy.copy(cache)
+        new.layers = [copy.copy(layer) for layer in cache.layers]
+        new.batch_select_indices(index)
+        return new
+    if isinstance(cache, tuple) and all(isinstance(kv, tuple) and len(kv) == 2 for kv in cache):
+        return tuple((k[index], v[index]) for k, v in cache)
+    return None
+
+
+def cache_keyword(module):
+    """The keyword of ``module.forward``'s key/value cache (``cache`` in transformers 5.2x)."""
+    params = inspect.signature(module.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
+
+
+def sliding_window(model):
+    """The smallest attention window of ``model`` (None when every layer sees everything)."""
+    cfg = model.config
+    cfg = cfg.get_text_config() if hasattr(cfg, "get_text_config") else cfg
+    window = getattr(cfg, "sliding_window", None)
+    types = getattr(cfg, "layer_types", None)
+    if window is None or (types is not None and not any("sliding" in t for t in types)):
+        return None
+    return int(window)
+
+
+def cache_of(out):
+    """The key/value cache of a model output."""
+    return out["cache"] if "cache" in out else out.past_key_values  # noqa: SIM401 - .get(k, default) would read the default eagerly

@@ -12,6 +12,15 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from huggingface_hub import (
+    constants,
+    errors,
+    get_hf_file_metadata,
+    hf_hub_download,
+    hf_hub_url,
+    try_to_load_from_cache,
+)
+
 from .._conventions import MODEL_TYPES as MODEL_TYPE_CHOICES
 from .._errors import BiasampError, HubUnreachableWarning
 from .._files import sha256_file
@@ -35,11 +44,7 @@ def failing_as(what: str):
 
 
 def check_model(model) -> str:
-    """The folder (expanded) or hub name to load: the one model-id check (no torch needed).
-
-    An existing file, or a string that can only be a path (``/``, ``.``, ``~`` first, a
-    backslash, a drive letter, more than one ``/``) and is no folder, is an error.
-    """
+    """The folder (expanded) or hub name to load; a path that is no folder is an error."""
     if isinstance(model, os.PathLike):
         model = os.fspath(model)
     if not isinstance(model, str) or not model.strip():
@@ -65,8 +70,7 @@ def check_model(model) -> str:
 
 @dataclass(frozen=True)
 class ModelSource:
-    """What ``from_pretrained`` is given: folder or hub name, revision, download cache, cache
-    only (``HF_HUB_OFFLINE=1`` or an unreachable hub), and the resolved hub commit."""
+    """What ``from_pretrained`` is given (``local_files_only``: offline, or an unreachable hub)."""
 
     name: str
     local: bool
@@ -76,13 +80,8 @@ class ModelSource:
     commit: str | None = None
 
     def kwargs(self) -> dict:
-        if self.local:
-            return {}
-        return {
-            "revision": self.revision,
-            "cache_dir": self.hf_cache_dir,
-            "local_files_only": self.local_files_only,
-        }
+        hub = {"revision": self.revision, "cache_dir": self.hf_cache_dir}
+        return {} if self.local else {**hub, "local_files_only": self.local_files_only}
 
     def folder(self) -> Path | None:
         """The folder holding the files: the local folder, or the cached hub snapshot."""
@@ -93,8 +92,6 @@ class ModelSource:
 
 
 def _cached_file(name, revision, hf_cache_dir, filename="config.json"):
-    from huggingface_hub import try_to_load_from_cache
-
     try:
         path = try_to_load_from_cache(
             name, filename, cache_dir=hf_cache_dir, revision=revision or "main"
@@ -106,8 +103,6 @@ def _cached_file(name, revision, hf_cache_dir, filename="config.json"):
 
 def _classify(exc) -> tuple[str, str]:
     """``(kind, detail)`` of a failed hub request."""
-    from huggingface_hub import errors
-
     status = getattr(getattr(exc, "response", None), "status_code", None)
     detail = " ".join(str(exc).split())[:200]
     for cls, kind in (
@@ -128,8 +123,6 @@ def _classify(exc) -> tuple[str, str]:
 @functools.lru_cache(maxsize=64)
 def _resolve_hub(name, *, revision, hf_cache_dir, offline, endpoint):
     if not offline:
-        from huggingface_hub import get_hf_file_metadata, hf_hub_url
-
         try:
             meta = get_hf_file_metadata(hf_hub_url(name, "config.json", revision=revision))
             return ModelSource(name, False, revision, hf_cache_dir, False, meta.commit_hash)
@@ -181,8 +174,6 @@ def _resolve_hub(name, *, revision, hf_cache_dir, offline, endpoint):
 def resolve_source(model, *, revision=None, hf_cache_dir=None) -> ModelSource:
     """The :class:`ModelSource` of ``model``; a hub name costs one HEAD request (no retries), so
     that an unreachable hub is one line, told apart from a name the hub does not have."""
-    from huggingface_hub import constants
-
     name = check_model(model)
     if Path(name).is_dir():
         return ModelSource(name, True)
@@ -220,22 +211,12 @@ def read_json(path) -> dict | None:
 
 
 def read_config(source: ModelSource) -> dict | None:
-    """The model's ``config.json`` (no transformers): the folder's, or the hub's copy downloaded
-    alone into the cache ``from_pretrained`` reads; None when it cannot be read so."""
+    """The model's ``config.json`` without transformers (the hub's copy downloaded), or None."""
     if source.local:
         return read_json(Path(source.name) / "config.json")
     try:
-        from huggingface_hub import hf_hub_download
-
-        return read_json(
-            hf_hub_download(
-                source.name,
-                "config.json",
-                revision=source.commit or source.revision,
-                cache_dir=source.hf_cache_dir,
-                local_files_only=source.local_files_only,
-            )
-        )
+        where = {**source.kwargs(), "revision": source.commit or source.revision}
+        return read_json(hf_hub_download(source.name, "config.json", **where))
     except Exception:  # noqa: BLE001 - transformers' reading says why
         return None
 
@@ -243,36 +224,25 @@ def read_config(source: ModelSource) -> dict | None:
 def _kind_by_name(config: dict | None) -> tuple[str, str] | None:
     """``(kind, evidence)`` when the first of ``architectures`` names its head, else None."""
     archs = (config or {}).get("architectures")
-    if not isinstance(archs, list) or not archs or not isinstance(archs[0], str):
+    if not isinstance(archs, list) or not archs or not isinstance(first := archs[0], str):
         return None
-    if archs[0].endswith("ForMaskedLM"):
+    if first.endswith("ForMaskedLM"):
         return "masked", f"config.json architectures {archs}"
-    if archs[0].endswith(("ForCausalLM", "LMHeadModel")) and not archs[0].endswith(
-        "WithLMHeadModel"
-    ):
+    if first.endswith(("ForCausalLM", "LMHeadModel")) and not first.endswith("WithLMHeadModel"):
         # (XLM's and Flaubert's *WithLMHeadModel: the tables say masked for one of them)
         return "causal", f"config.json architectures {archs}"
     return None
 
 
 def _class_names(mapping) -> set:
-    out = set()
-    for v in mapping.values():
-        out.update(v if isinstance(v, (tuple, list)) else (v,))
-    return out
+    return {c for v in mapping.values() for c in (v if isinstance(v, (tuple, list)) else (v,))}
 
 
 def detect_model_type(
     model, *, revision=None, hf_cache_dir=None, trust_remote_code=False, source=None
 ) -> tuple[str, str]:
-    """``("masked" | "causal", evidence)`` from the model's ``config.json`` (no weights loaded);
-    how it is told: docs/scoring.md.
-
-    Raises
-    ------
-    BiasampError
-        The config cannot be read, or it names neither kind (then ``model_type`` must be given).
-    """
+    """``("masked" | "causal", evidence)`` from the model's ``config.json``, no weights loaded
+    (the rule: docs/scoring.md); an error when it names neither kind."""
     src = source or resolve_source(model, revision=revision, hf_cache_dir=hf_cache_dir)
     if src.local and not (Path(src.name) / "config.json").is_file():
         raise BiasampError(
@@ -315,8 +285,7 @@ def detect_model_type(
 
 @dataclass(frozen=True)
 class ResolvedModel:
-    """A model id or folder, resolved: its files (``source``), kind (``model_type``) and what
-    said so (``evidence``)."""
+    """A model id or folder, resolved: its files, its kind and what said so (``evidence``)."""
 
     name: str
     source: ModelSource
@@ -328,13 +297,7 @@ class ResolvedModel:
 def resolve_model(model, model_type="auto", *, options=None) -> ResolvedModel:
     """Resolve ``model`` once, no weights loaded: the id checked, the hub asked once, the kind
     read from ``config.json`` (``"auto"``) or checked against it (a BERT given ``"causal"`` is
-    refused); ``options``: the :class:`~biasamp.scoring.LoadOptions` it reads.
-
-    Raises
-    ------
-    BiasampError
-        A bad model id or folder, a hub error, a contradicted type, or no kind under ``"auto"``.
-    """
+    refused); ``options``: the :class:`~biasamp.scoring.LoadOptions` it reads."""
     if isinstance(model, ResolvedModel):
         return model
     options = options or LoadOptions()

@@ -34,8 +34,7 @@ TOKENIZER_FILES = (
 
 @contextlib.contextmanager
 def transformers_logs_propagate():
-    """Context: what transformers logs goes to the root logger's handlers (the command line
-    shows it as ``warning (transformers): ...``), not to transformers' own stderr handler."""
+    """Context: transformers' logs go to the root logger's handlers, not its own stderr one."""
     from transformers.utils import logging as hf_logging
 
     lib = logging.getLogger("transformers")
@@ -86,15 +85,15 @@ def load_tokenizer(model, *, revision=None, trust_remote_code=False):
 
 
 def resolve_device(device):
-    """``"auto"`` -> CUDA when there, else the CPU; another device checked by name, then
-    asked of torch."""
+    """The torch device: ``"auto"`` is CUDA when there, else the CPU."""
     import torch
 
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     dev = torch.device(check_device(device))
-    there = {"cuda": torch.cuda.is_available, "mps": torch.backends.mps.is_available}
-    if dev.type in there and not there[dev.type]():
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise device_missing(device)
+    if dev.type == "mps" and not torch.backends.mps.is_available():
         raise device_missing(device)
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
         raise BiasampError(f"device {device!r}: only {torch.cuda.device_count()} CUDA device(s)")
@@ -139,8 +138,7 @@ _AUTO_CLASSES = {
 
 
 def placement(options) -> dict:
-    """The ``from_pretrained`` keywords with which accelerate places the model (none without
-    a ``device_map``), checked: ``max_memory`` and ``offload_folder`` need a device map."""
+    """The ``from_pretrained`` keywords with which accelerate places the model, checked."""
     device_map = check(options.device_map, Optional(OneOf(DEVICE_MAPS)), "device_map")
     for name in ("max_memory", "offload_folder"):
         if (value := getattr(options, name)) is not None and device_map is None:
@@ -164,36 +162,31 @@ def placement(options) -> dict:
     return out
 
 
-def load_model(source, *, kind, trust_remote_code, dtype, allow_missing_weights, placed):
-    """The model in eval mode, placed by ``placed`` (:func:`placement`), and the sorted names of
-    the weights the checkpoint lacks (an error unless ``allow_missing_weights``: transformers
-    would initialise them at random); unused ones (a pooler) are only logged."""
+def load_model(source, *, kind, options, dtype, placed):
+    """The model in eval mode and the weights its checkpoint lacks (transformers would initialise
+    them at random: an error unless ``options.allow_missing_weights``)."""
     import transformers
 
     auto_name, what, head = _AUTO_CLASSES[kind]
     with failing_as(f"load {what} {source.name!r}"), _quiet_transformers():
         mdl, info = getattr(transformers, auto_name).from_pretrained(
             source.name,
-            trust_remote_code=trust_remote_code,
+            trust_remote_code=options.trust_remote_code,
             dtype=dtype,
             output_loading_info=True,
             **placed,
             **source.kwargs(),
         )
-    missing = sorted(
-        set(info.get("missing_keys") or ())
-        | {
-            k[0] if isinstance(k, (tuple, list)) else str(k)
-            for k in info.get("mismatched_keys") or ()
-        }
-    )
+    mismatched = info.get("mismatched_keys") or ()
+    mismatched = {k[0] if isinstance(k, (tuple, list)) else str(k) for k in mismatched}
+    missing = sorted(set(info.get("missing_keys") or ()) | mismatched)
     if info.get("unexpected_keys"):
         log.info(
             "model %s: unused weights in the checkpoint: %s",
             source.name,
             ", ".join(sorted(info["unexpected_keys"])),
         )
-    if missing and not allow_missing_weights:
+    if missing and not options.allow_missing_weights:
         shown = ", ".join(missing[:6]) + (
             f", ... ({len(missing)} in all)" if len(missing) > 6 else ""
         )
@@ -229,8 +222,7 @@ def check_vocabulary(tokenizer, model, name) -> None:
 
 
 def input_device(model, fallback):
-    """Where a model placed by a device map reads its inputs: the device of its first placed
-    module (a GPU index, or the CPU when that module is on the CPU or on disk)."""
+    """Where a model placed by a device map reads its inputs: its first module's device."""
     import torch
 
     placed = getattr(model, "hf_device_map", None)
@@ -258,9 +250,8 @@ _HEADS = {
 
 
 def lm_head_fn(model):
-    """``(encoder, head)``, ``head(hidden (s, H)) -> logits (s, V)``, so that the LM head runs
-    only at the scored positions; None for an architecture it does not know (the caller then
-    gathers the whole model's logits there: same numbers, slower)."""
+    """``(encoder, head)``, so that the LM head runs only at the scored positions; None for an
+    architecture it does not know (the whole model's logits: same numbers, slower)."""
     encoder = getattr(model, "base_model", None)
     if encoder is None or encoder is model:
         return None

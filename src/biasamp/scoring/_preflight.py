@@ -7,28 +7,26 @@ import importlib.metadata
 import json
 import sys
 
+from tokenizers import Tokenizer
+
 from .._errors import BiasampError
-from . import LoadOptions, canonical_dtype, check_estimator
+from . import LoadOptions, _load, canonical_dtype, check_estimator
 from ._hub import ResolvedModel, read_json, resolve_model
 
 
 def _tokenizer_json(resolved: ResolvedModel):
     """``(path, Tokenizer)`` of the model's ``tokenizer.json`` (no transformers), or None."""
     folder = resolved.source.folder()
-    path = folder / "tokenizer.json" if folder is not None else None
-    if path is None or not path.is_file():
+    if folder is None or not (path := folder / "tokenizer.json").is_file():
         return None
     try:
-        from tokenizers import Tokenizer
-
         return path, Tokenizer.from_file(str(path))
     except Exception:  # noqa: BLE001 - transformers' loading says why
         return None
 
 
 def _vocabulary_knows(resolved: ResolvedModel, token: str) -> tuple[bool | None, list]:
-    """``(known, special tokens)``: whether ``token`` is one token of the vocabulary of
-    ``tokenizer.json`` (None: cannot tell without transformers), and its special tokens."""
+    """``(known, special tokens)`` of ``token`` in ``tokenizer.json`` (None: cannot tell)."""
     if (found := _tokenizer_json(resolved)) is None:
         return None, []
     path, tok = found
@@ -52,8 +50,7 @@ def normalizer(resolved: ResolvedModel):
 
 
 def _may_run_code(resolved: ResolvedModel) -> bool:
-    """Whether the model may bring its own code (an ``auto_map`` in ``config.json`` or
-    ``tokenizer_config.json``, where transformers looks); True when the files cannot tell."""
+    """Whether an ``auto_map`` (its own code) may be in the model's config files."""
     folder = resolved.source.folder()
     if folder is None:
         return True
@@ -79,25 +76,28 @@ def _check_context_token(resolved: ResolvedModel, token: str) -> None:
         )
 
 
+def _no_cuda_build() -> bool:
+    """Whether torch cannot run CUDA here, told without torch (macOS, a ``+cpu`` build)."""
+    if sys.platform == "darwin":
+        return True
+    try:
+        return importlib.metadata.version("torch").partition("+")[2] == "cpu"
+    except importlib.metadata.PackageNotFoundError:
+        return False  # the loading code says torch is missing
+
+
 def _check_device(options: LoadOptions) -> None:
-    """Is the device there, and does it take the dtype? Told without torch where the platform
-    or the torch build decides; else torch is asked, only when it matters."""
+    """Is the device there, and does it take the dtype? torch is asked only when it matters."""
     device, dtype = options.device, canonical_dtype(options.dtype)
     if device == "cpu" or (device == "auto" and dtype != "float16"):
         return
-    from ._load import check_dtype, device_missing, resolve_device, resolve_dtype
-
-    try:  # no CUDA on macOS, nor in a torch whose version label says CPU only (2.13.0+cpu)
-        no_cuda = importlib.metadata.version("torch").partition("+")[2] == "cpu"
-    except importlib.metadata.PackageNotFoundError:
-        no_cuda = False  # the loading code says torch is missing
     if device == "mps" and sys.platform != "darwin":
-        raise device_missing(device)
-    if device != "mps" and (no_cuda or sys.platform == "darwin"):
+        raise _load.device_missing(device)
+    if device != "mps" and _no_cuda_build():
         if device != "auto":
-            raise device_missing(device)
-        check_dtype(dtype, "cpu")  # auto is the CPU here, and float16 needs CUDA
-    resolve_dtype(dtype, resolve_device(device))
+            raise _load.device_missing(device)
+        _load.check_dtype(dtype, "cpu")  # auto is the CPU here, and float16 needs CUDA
+    _load.resolve_dtype(dtype, _load.resolve_device(device))  # the one question torch answers
 
 
 def preflight(
@@ -112,13 +112,7 @@ def preflight(
 ) -> dict:
     """``{model: (ResolvedModel, estimator)}``: each model resolved once and checked before any
     weights load, the device last (docs/scoring.md); ``estimator`` is None without
-    ``check_scoring``; ``masked_only``: why only masked LMs are taken (a compat mode).
-
-    Raises
-    ------
-    BiasampError
-        One line naming the option or the model at fault.
-    """
+    ``check_scoring``; ``masked_only``: why only masked LMs are taken (a compat mode)."""
     out = {}
     for model in models:
         resolved = resolve_model(model, model_type, options=options)

@@ -1,7 +1,5 @@
-"""MaskedLMScorer and its sentence pairs (CrowS-Pairs), and the engine: each estimator is a set
-of queries ``log P(target id | masked context, position)`` (:func:`build_queries`), each
-distinct context run once (:func:`run_queries`).
-"""
+"""MaskedLMScorer, its sentence pairs (CrowS-Pairs) and its engine: each estimator a set of queries
+``log P(target id | masked context, position)``, each distinct context run once."""
 
 from __future__ import annotations
 
@@ -9,11 +7,12 @@ import difflib
 import logging
 
 import numpy as np
+import torch
 
 from .._errors import BiasampError
 from ._base import BaseScorer
 from ._load import lm_head_fn, transformers_logs_propagate
-from ._spans import locate_spans, pad_right
+from ._spans import encode, locate_spans, pad_right
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +32,6 @@ class MaskedLMScorer(BaseScorer):
         Where the contexts run are reported: a reporter, True for the standard display.
     chunk_size : int
         Prompts tokenised and run together (memory does not grow beyond one chunk).
-
     """
 
     model_type = "masked"
@@ -106,10 +104,9 @@ class MaskedLMScorer(BaseScorer):
 
         Returns
         -------
-        scores : ndarray of shape (n, 2)
-            Summed log probabilities (natural log) of the shared tokens in each sentence.
-        n_shared : ndarray of shape (n,)
-            How many tokens each pair shares.
+        scores, n_shared : ndarrays of shape (n, 2) and (n,)
+            The summed natural-log probabilities of the shared tokens in each sentence, and
+            how many tokens each pair shares.
         """
         first, second = list(first), list(second)
         n = len(first)
@@ -148,14 +145,7 @@ def shared_positions(ids1, ids2, special1, special2) -> tuple[list[int], list[in
 
 
 def _encode(tokenizer, sentences, max_length, what):
-    enc = tokenizer(
-        list(sentences),
-        add_special_tokens=True,
-        return_special_tokens_mask=True,
-        return_attention_mask=False,
-        return_token_type_ids=False,
-        truncation=False,
-    )
+    enc = encode(tokenizer, sentences)
     for i, ids in enumerate(enc["input_ids"]):
         if len(ids) > max_length:
             raise BiasampError(
@@ -231,16 +221,13 @@ def build_queries(mode, spans, mask_id, special_ids=frozenset()):
 def run_queries(qs, *, model, head, device, batch_size, pad_id, on_batch=lambda n: None):
     """The float64 log probability of every query of ``qs`` (``head``: ``lm_head_fn``'s, None
     for the full model); ``on_batch(n_contexts)`` after each encoder batch."""
-    import torch
-
     contexts = list(qs.contexts)
     n_ctx = len(contexts)
     if n_ctx == 0:
         return np.zeros(0)
     lengths = np.fromiter((len(c) for c in contexts), dtype=np.int64, count=n_ctx)
     order = np.argsort(-lengths, kind="stable")  # longest first: padding is small in each batch
-    rank = np.empty(n_ctx, dtype=np.int64)
-    rank[order] = np.arange(n_ctx)
+    rank = np.argsort(order)  # each context's place in that order
     ctx_batch, ctx_local = rank // batch_size, rank % batch_size
     site_ctx, site_pos = np.array(list(qs.sites), dtype=np.int64).reshape(-1, 2).T
     q_site = np.asarray(qs.q_site, dtype=np.int64)

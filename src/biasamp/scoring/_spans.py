@@ -10,6 +10,8 @@ import numpy as np
 from .._conventions import BLANK
 from .._errors import BiasampError
 from .._validation import OneOf, check
+from . import ESTIMATORS, check_estimator
+from ._load import load_tokenizer
 
 
 @dataclass(frozen=True)
@@ -82,8 +84,7 @@ def _check_list(cands, where):
 
 
 def check_candidates(candidates, n_prompts):
-    """``(per prompt, as given)``: one shared list, or one per prompt (all of equal length),
-    checked."""
+    """``(per prompt, as given)``: one shared list, or one per prompt of equal lengths."""
     items = _items(
         candidates, "candidates", "candidate", strings=False, alt=" (or one list per prompt)"
     )
@@ -114,10 +115,7 @@ def check_candidates(candidates, n_prompts):
 def check_score_inputs(
     prompts, candidates, *, scoring=None, blank=BLANK, model_type=None, model=None
 ):
-    """``(pairs, per-prompt candidates, given candidates, scoring)``: what a scorer's ``score``
-    would be given, checked without a model; ``scoring`` against ``model_type`` when given."""
-    from . import ESTIMATORS, check_estimator
-
+    """What a scorer's ``score`` would be given, checked without a model."""
     if model_type is not None:
         mode = check_estimator(scoring, model_type, model=model)
     else:
@@ -137,25 +135,28 @@ def pad_right(rows, width, pad=0):
     return ids, att
 
 
+def encode(tokenizer, texts, **extra):
+    """``tokenizer(texts)`` with special tokens and their mask, no truncation."""
+    return tokenizer(
+        list(texts),
+        add_special_tokens=True,
+        return_special_tokens_mask=True,
+        return_attention_mask=False,
+        return_token_type_ids=False,
+        truncation=False,
+        **extra,
+    )
+
+
 def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):
-    """A :class:`Span` of each ``(filled sentence, candidate's start and end character, prompt,
-    candidate)``, by a fast tokenizer's character offsets; at most ``max_length`` tokens."""
+    """A :class:`Span` of each row, by a fast tokenizer's character offsets (``max_length``)."""
     if not getattr(tokenizer, "is_fast", False):
         raise BiasampError(
             f"tokenizer {type(tokenizer).__name__} has no fast (Rust) implementation, which the "
             "scorer needs to locate candidate pieces by character offsets; install "
             "'tokenizers' and use a model whose tokenizer converts to a fast one"
         )
-    texts = [t[0] for t in texts_and_bounds]
-    enc = tokenizer(
-        texts,
-        add_special_tokens=True,
-        return_offsets_mapping=True,
-        return_special_tokens_mask=True,
-        return_attention_mask=False,
-        return_token_type_ids=False,
-        truncation=False,
-    )
+    enc = encode(tokenizer, [t[0] for t in texts_and_bounds], return_offsets_mapping=True)
     unk = tokenizer.unk_token_id
     out = []
     for row, (text, s, e, prompt, cand) in enumerate(texts_and_bounds):
@@ -243,8 +244,6 @@ def audit_candidates(tokenizer, candidates, *, prompt=None, blank=BLANK):
     import pandas as pd
 
     if isinstance(tokenizer, str):
-        from ._load import load_tokenizer
-
         tokenizer = load_tokenizer(tokenizer)
     if not hasattr(tokenizer, "convert_ids_to_tokens"):
         raise BiasampError(
