@@ -1,7 +1,5 @@
 """A chunk of corpus text as UTF-8 bytes with its line structure (numpy, no decoding).
 
-The rules count raw bytes as a text-mode read would see them: universal newlines, and UTF-8
-with undecodable bytes replaced by U+FFFD (only the lines decided in Python are decoded).
 UTF-8 is self-synchronising, so counting ``.``/``=``/newlines and finding patterns on the
 bytes equals doing it on the text.
 """

@@ -1,14 +1,5 @@
-"""Readers: a binary stream of one format -> chunks of UTF-8 text (bytes, whole lines).
-
-Plain text is passed through, cut after a newline. A record (JSON Lines, Parquet, Wikipedia
-page, ``datasets`` row) is written as the text a file would hold, ending with a line break, so
-the same text counts the same whatever format holds it. Chunks are about ``chunk_bytes`` long
-(a text line, a record or a wiki page is held whole).
-
-Wikipedia XML dumps: pages streamed with ``iterparse`` (one page in memory); articles are the
-namespace-0 pages that are not redirects, their wikitext read with ``mwparserfromhell``
-(:func:`strip_wikitext`).
-"""
+"""Readers: a binary stream of one format -> chunks of UTF-8 text (bytes, whole lines); a
+record is written as the text a file would hold, ending with a line break."""
 
 from __future__ import annotations
 

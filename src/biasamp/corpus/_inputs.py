@@ -1,11 +1,5 @@
 """Corpus inputs: paths, globs and fsspec URLs -> files with a format and a compression.
 
-An input is a local path or an fsspec URL (``s3://``, ``gs://``, ``hf://``, ``https://``,
-``memory://``, ``file://`` ... whatever fsspec and its plug-ins support); either may be a glob
-(``*``, ``?``, ``[``). The format comes from the name once the compression suffix is removed
-(``.jsonl``/``.ndjson``/``.json`` JSON Lines, ``.parquet``/``.pq`` Parquet, ``.xml`` or
-``.xml-p1p41242`` a Wikipedia XML dump, anything else plain text) unless ``fmt`` says otherwise.
-
 >>> _detect("enwiki-20240601-pages-articles1.xml-p1p41242.bz2", None)
 ('wikixml', 'bz2')
 >>> _detect("c4-train.00000-of-01024.json.gz", None), _detect("wiki.valid.tokens", None)

@@ -1,12 +1,8 @@
-"""Occupation surface forms, trie regexes, and the multi-pattern scanners (:data:`MATCHERS`):
-where any of many byte patterns occurs in a UTF-8 buffer.
+"""Occupation surface forms, trie regexes, and the multi-pattern scanners (:data:`MATCHERS`).
 
-A scanner returns the start offsets of pattern occurrences (``find``), or those and the index
-of the pattern found there (``find_ids``). It may return *more* offsets than the rule in the
-end counts (``word_bounded`` checks only ASCII word characters; the rules verify every
-candidate), never fewer: the counts do not depend on the scanner, only the speed does
-(Hyperscan about 0.9 ms/MB, the numpy prefilter 5 to 10 ms/MB on WikiText-103;
-``benchmarks/bench_corpus.py --matchers``).
+A scanner may return *more* offsets than the rule in the end counts (``word_bounded`` checks
+only ASCII word characters; the rules verify every candidate), never fewer: the counts do not
+depend on the scanner, only the speed does.
 """
 
 from __future__ import annotations

@@ -1,11 +1,4 @@
-"""The protocol of a counting rule (one subclass per rule; the registry is ``_driver.RULES``),
-the attribute word groups, and the checks of the words given to the counters.
-
-A rule counts raw UTF-8 bytes (:meth:`CountingRule.count_bytes`, the engine) or a list of
-lines (:meth:`CountingRule.count`, also through the plain line-by-line reference the tests
-compare the engine with); both decide a sentence with :meth:`CountingRule.match`. Rules are
-pickled by their constructor arguments and rebuilt once per process where they are unpickled.
-"""
+"""The protocol of a counting rule, the attribute word groups, and the checks of the words."""
 
 from __future__ import annotations
 

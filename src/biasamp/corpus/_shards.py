@@ -1,11 +1,5 @@
-"""Shards: the units of work (a byte range, a whole file, Parquet row groups) and their reading.
-
-A shard is read where it is counted (a pool or Dask worker), in chunks of about
-``chunk_bytes``, so only shard descriptions travel. Byte ranges of uncompressed text and
-JSON Lines start and end after a newline (``fsspec.utils.read_block``), so consecutive
-ranges split a file into whole lines exactly once. Counting a shard is a pure function of
-its description: a shard that fails and is run again adds its counts once.
-"""
+"""Shards: the units of work (a byte range, a whole file, Parquet row groups), read in chunks
+where they are counted, so only shard descriptions travel."""
 
 from __future__ import annotations
 
@@ -30,6 +24,7 @@ from ._inputs import Input, decompressed, open_raw
 __all__ = [
     "ReadOptions",
     "Shard",
+    "add_counts",
     "check_input",
     "count_chunks",
     "guarded",
@@ -264,11 +259,13 @@ def guarded(chunks, where: str):
 def count_chunks(rule, chunks, where: str, on_bytes=None):
     """Sum of ``rule.count_bytes`` over text chunks (through :func:`guarded`); ``on_bytes(n)``
     is told the chunks' bytes as they are counted, within a chunk too."""
-    total = [rule._zeros(), 0, 0, 0]
-    for chunk in guarded(chunks, where):
-        for k, v in enumerate(rule.count_bytes(chunk, on_bytes)):
-            total[k] += v
-    return tuple(total)
+    counts = (rule.count_bytes(chunk, on_bytes) for chunk in guarded(chunks, where))
+    return functools.reduce(add_counts, counts, (rule._zeros(), 0, 0, 0))
+
+
+def add_counts(a: tuple, b: tuple) -> tuple:
+    """The sum of two ``(counts, n_lines, n_sentences, n_kept)``."""
+    return tuple(x + y for x, y in zip(a, b))
 
 
 def hash_input(inp: Input, opts: ReadOptions, stop=None) -> str | None:

@@ -1,7 +1,5 @@
-"""Opening a corpus: what to read (shards for the workers, streams for the driver) and its
-provenance. Files, globs and URLs become shards; ``datasets`` corpora are streams of records
-read by the driver (a ``datasets`` iterator cannot be split into shards).
-"""
+"""Opening a corpus: shards of files for the workers, streams of ``datasets`` records for the
+driver (a ``datasets`` iterator cannot be split), and its provenance."""
 
 from __future__ import annotations
 
