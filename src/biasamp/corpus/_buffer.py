@@ -10,8 +10,6 @@ import codecs
 
 import numpy as np
 
-__all__ = ["Buffer", "encode_text"]
-
 
 def _to_replacement_char(exc: UnicodeEncodeError):
     return b"\xef\xbf\xbd", exc.end  # U+FFFD (the encoder takes bytes, not non-ASCII str)

@@ -11,8 +11,6 @@ from ._matching import make_scanner, occupation_forms, trie_pattern
 from ._rule_base import DEFAULT_WORD_GROUPS, CountingRule, tally
 from ._sentences import HEADING, boundary_gaps, sentence_spans, split_sentences
 
-__all__ = ["DefaultRule"]
-
 # non-ASCII characters whose lower() is (or holds) ASCII: KELVIN SIGN, I WITH DOT ABOVE
 _LOWER_TO_ASCII = (b"\xe2\x84\xaa", b"\xc4\xb0")
 

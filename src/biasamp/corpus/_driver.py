@@ -39,16 +39,6 @@ from ._shards import ReadOptions
 from ._sources import DASK_SHARD_BYTES, plan_corpus
 from ._wang2021 import Wang2021Rule
 
-__all__ = [
-    "CorpusCounts",
-    "RULES",
-    "count_cooccurrences",
-    "count_text",
-    "counts_output",
-    "write_counts_csv",
-]
-
-
 #: The counting rules: name -> :class:`CountingRule` subclass (see :mod:`biasamp.corpus`).
 RULES = Registry("counting rule")
 RULES.register(

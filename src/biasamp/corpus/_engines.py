@@ -20,8 +20,6 @@ from ._rule_base import CountingRule
 from ._shards import ReadOptions, add_counts, count_chunks, guarded, hash_input, shard_chunks
 from ._sources import CorpusPlan
 
-__all__ = ["ENGINES", "EngineRun"]
-
 
 @dataclass
 class EngineRun:

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from .._errors import BiasampError, MissingDependencyError
 from .._registry import Registry
 
-__all__ = ["COMPRESSIONS", "FORMATS", "Input", "open_raw", "resolve_inputs"]
-
 #: Corpus formats: name -> description (how a file's text is read: ``_formats``).
 FORMATS = Registry("corpus format")
 FORMATS.register("text", "text", description="UTF-8 text, one paragraph per line")

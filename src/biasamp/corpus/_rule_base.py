@@ -12,17 +12,6 @@ from .._errors import BiasampError
 from .._validation import Constraint
 from ._buffer import Buffer
 
-__all__ = [
-    "ByteTicker",
-    "CountingRule",
-    "DEFAULT_WORD_GROUPS",
-    "TaskList",
-    "WANG2021_WORD_GROUPS",
-    "WordGroups",
-    "tally",
-]
-
-
 #: ``(counts of shape (n_tasks, n_groups), n_lines, n_sentences, n_kept)``
 Counts = tuple[np.ndarray, int, int, int]
 

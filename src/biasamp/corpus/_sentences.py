@@ -11,15 +11,6 @@ import re
 
 import numpy as np
 
-__all__ = [
-    "BOUNDARY",
-    "BOUNDARY_NL",
-    "HEADING",
-    "boundary_gaps",
-    "sentence_spans",
-    "split_sentences",
-]
-
 _ABBREVIATIONS = tuple(
     "Mr Mrs Ms Dr St Jr Sr Prof Gen Col Lt Capt Sgt Rev Gov Sen Rep Inc Co Corp Ltd vs etc No"  # noqa: SIM905 - a word list
     " Nos Mt Ft Vol pp ca cf e.g i.e approx".split()

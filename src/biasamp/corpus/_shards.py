@@ -13,25 +13,14 @@ from dataclasses import dataclass, field
 from .._errors import BiasampError
 from ._formats import (
     check_parquet_column,
-    iter_jsonl,
-    iter_parquet,
     iter_text,
     iter_wiki_articles,
+    jsonl_texts,
     parquet_file,
+    parquet_texts,
+    record_chunks,
 )
 from ._inputs import Input, decompressed, open_raw
-
-__all__ = [
-    "ReadOptions",
-    "Shard",
-    "add_counts",
-    "check_input",
-    "count_chunks",
-    "guarded",
-    "hash_input",
-    "make_shards",
-    "shard_chunks",
-]
 
 
 @functools.lru_cache(maxsize=1)
@@ -150,7 +139,7 @@ def check_input(inp: Input, opts: ReadOptions) -> None:
         first = next((line for line in head.splitlines() if line.strip()), b"")
         if len(head) == _SNIFF and not head.endswith(b"\n") and first == head.splitlines()[-1]:
             return  # a first record longer than the sniffed head: checked while counting
-        for _ in iter_jsonl([first + b"\n"], opts.text_column, 1, where):
+        for _ in jsonl_texts([first + b"\n"], opts.text_column, where):
             pass
 
 
@@ -209,36 +198,27 @@ class _CountingReader:
 def shard_chunks(shard: Shard, opts: ReadOptions, on_read=None):
     """The shard's text, as UTF-8 chunks of whole lines; ``on_read(n)`` is told the stored
     bytes read, for whole-file shards."""
-    inp, where = shard.inp, repr(shard.inp.url)
-    if shard.length is not None:  # read in chunks: a shard may be larger than a chunk
-        with open_raw(inp, opts.storage_options) as raw:
-            window = _byte_range(raw, shard.start, shard.length)
-            if window.size <= 2 * opts.chunk_bytes:  # one read, no copies to cut lines
-                chunks = iter([window.read()] if window.size else [])
-            else:
-                chunks = iter_text(window, opts.chunk_bytes)
-            if inp.fmt == "jsonl":
-                yield from iter_jsonl(chunks, opts.text_column, opts.chunk_bytes, where)
-            else:
-                yield from chunks
-        return
+    inp, where, column = shard.inp, repr(shard.inp.url), opts.text_column
     with open_raw(inp, opts.storage_options) as raw:
-        f = decompressed(raw if on_read is None else _CountingReader(raw, on_read), inp)
-        if inp.fmt == "text":
-            yield from iter_text(f, opts.chunk_bytes)
-        elif inp.fmt == "jsonl":
-            yield from iter_jsonl(
-                iter_text(f, opts.chunk_bytes), opts.text_column, opts.chunk_bytes, where
-            )
-        elif inp.fmt == "parquet":
-            groups = shard.row_groups or range(parquet_file(f, where).metadata.num_row_groups)
-            yield from iter_parquet(
-                f, opts.text_column, row_groups=groups, chunk_bytes=opts.chunk_bytes, where=where
-            )
+        if shard.length is not None:  # read in chunks: a shard may be larger than a chunk
+            f = _byte_range(raw, shard.start, shard.length)
+            if f.size <= 2 * opts.chunk_bytes:  # one read, no copies to cut lines
+                chunks = iter([f.read()] if f.size else [])
+            else:
+                chunks = iter_text(f, opts.chunk_bytes)
         else:
-            from ._formats import record_chunks
-
-            yield from record_chunks(iter_wiki_articles(f, where), opts.chunk_bytes)
+            f = decompressed(raw if on_read is None else _CountingReader(raw, on_read), inp)
+            chunks = iter_text(f, opts.chunk_bytes)
+        if inp.fmt == "text":
+            yield from chunks
+            return
+        if inp.fmt == "jsonl":
+            texts = jsonl_texts(chunks, column, where)
+        elif inp.fmt == "parquet":
+            texts = parquet_texts(f, column, shard.row_groups, where)
+        else:
+            texts = iter_wiki_articles(f, where)
+        yield from record_chunks(texts, opts.chunk_bytes)
 
 
 def guarded(chunks, where: str):

@@ -13,8 +13,6 @@ from ._formats import record_chunks, record_text
 from ._inputs import Input, resolve_inputs
 from ._shards import ReadOptions, Shard, check_input, make_shards
 
-__all__ = ["CorpusPlan", "plan_corpus"]
-
 #: Default shard size of the local engine (~4 MB) and of the Dask engine (64 MiB).
 CHUNK_BYTES = 4 << 20
 DASK_SHARD_BYTES = 64 << 20
@@ -23,8 +21,7 @@ DASK_SHARD_BYTES = 64 << 20
 @dataclass
 class CorpusPlan:
     """An opened corpus: ``shards`` that workers read, ``streams`` of ``(where, text chunks)``
-    the driver reads (``datasets`` records), the files (``inputs``), the ``corpus`` entry of
-    the provenance and the progress ``total`` in bytes (None when unknown)."""
+    the driver reads, the files, the provenance's ``corpus`` and the bytes in all (or None)."""
 
     shards: list[Shard]
     streams: list[tuple[str, Iterable[bytes]]]
@@ -46,22 +43,15 @@ def plan_corpus(
     n_jobs: int,
     corpus_name: str | None,
 ) -> CorpusPlan:
-    """Open files/globs/URLs, an ``hf:NAME`` dataset or a ``datasets`` object.
-
-    Every local file (and the first remote file of each kind) is checked before counting
-    starts (:func:`~biasamp.corpus._shards.check_input`).
-    """
+    """Open files/globs/URLs (every local file and the first remote one of each kind checked
+    before counting starts), an ``hf:NAME`` dataset or a ``datasets`` object."""
     hub = isinstance(corpus, (str, os.PathLike)) and str(corpus).startswith("hf:")
     if hub and "://" not in str(corpus):
         plan = _open_hub(
             str(corpus)[3:], opts, dataset_config=dataset_config, split=split, streaming=streaming
         )
-    elif _is_dataset(corpus):
-        columns = getattr(corpus, "column_names", None)
-        if columns is not None and opts.text_column not in columns:
-            raise BiasampError(
-                f"text_column {opts.text_column!r} not in the dataset's columns {sorted(columns)}"
-            )
+    elif (type(corpus).__module__ or "").startswith("datasets"):
+        _check_column(opts.text_column, getattr(corpus, "column_names", None))
         prov = {
             "kind": "datasets-object",
             "text_column": opts.text_column,
@@ -116,11 +106,7 @@ def _records_plan(records, where: str, prov: dict, opts: ReadOptions) -> CorpusP
 
     def texts() -> Iterator[str]:
         for record in records:
-            if opts.text_column not in record:
-                raise BiasampError(
-                    f"text_column {opts.text_column!r} not in the dataset's columns "
-                    f"{sorted(record)}"
-                )
+            _check_column(opts.text_column, record)
             yield record_text(record[opts.text_column], opts.text_column, where)
 
     stream = record_chunks(texts(), opts.chunk_bytes)
@@ -147,11 +133,7 @@ def _open_hub(name: str, opts: ReadOptions, *, dataset_config, split, streaming)
         ) from None
     if first is None:
         raise BiasampError(f"dataset {name!r} (corpus 'hf:{name}', split {split!r}) is empty")
-    if opts.text_column not in first:
-        raise BiasampError(
-            f"text_column {opts.text_column!r} not in the dataset's columns {sorted(first)}"
-        )
-
+    _check_column(opts.text_column, first)
     prov = {
         "kind": "datasets",
         "name": name,
@@ -165,9 +147,9 @@ def _open_hub(name: str, opts: ReadOptions, *, dataset_config, split, streaming)
     return _records_plan(itertools.chain([first], records), f"hf:{name}", prov, opts)
 
 
-def _is_dataset(obj) -> bool:
-    mod = type(obj).__module__ or ""
-    return mod.startswith("datasets")
+def _check_column(column: str, columns) -> None:
+    if columns is not None and column not in columns:
+        raise BiasampError(f"text_column {column!r} not in the dataset's columns {sorted(columns)}")
 
 
 def _len_or_none(obj):

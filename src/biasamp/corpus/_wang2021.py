@@ -10,8 +10,6 @@ from ._buffer import Buffer, encode_text
 from ._matching import make_scanner, trie_pattern
 from ._rule_base import WANG2021_WORD_GROUPS, CountingRule, tally
 
-__all__ = ["Wang2021Rule"]
-
 #: Bytes per ``=`` line above which their ``.`` are counted per line (bytes.count), not in
 #: numpy (one pass over the chunk); both count the same.
 _BYTES_PER_LINE = 1000
