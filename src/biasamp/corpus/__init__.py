@@ -4,7 +4,6 @@
 """
 
 from ._driver import (
-    RULES,
     CorpusCounts,
     count_cooccurrences,
     count_text,
@@ -15,6 +14,7 @@ from ._engines import ENGINES
 from ._inputs import FORMATS, resolve_inputs
 from ._matching import MATCHERS
 from ._rule_base import DEFAULT_WORD_GROUPS, WANG2021_WORD_GROUPS
+from ._rules import RULES
 
 __all__ = [
     "CorpusCounts",

@@ -1,4 +1,4 @@
-"""The entry points: count a corpus with an engine or a text in-process; the CSV writer; RULES."""
+"""The entry points: count a corpus with an engine or a text in-process; the CSV writer."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from .._errors import BiasampError, ZeroRowWarning
 from .._files import read_text
 from .._output import OutputFile
 from .._progress import SILENT, as_progress
-from .._registry import Registry
 from .._validation import (
     Bool,
     Integer,
@@ -29,29 +28,12 @@ from .._validation import (
     normalised,
     validate_params,
 )
-from ._buffer import encode_text
-from ._default import DefaultRule
 from ._engines import ENGINES
 from ._inputs import FORMATS
 from ._matching import MATCHERS, default_matcher
-from ._rule_base import CountingRule, TaskList, WordGroups, _rebuild
-from ._shards import ReadOptions
-from ._sources import DASK_SHARD_BYTES, plan_corpus
-from ._wang2021 import Wang2021Rule
-
-#: The counting rules: name -> :class:`CountingRule` subclass (see :mod:`biasamp.corpus`).
-RULES = Registry("counting rule")
-RULES.register(
-    "default",
-    DefaultRule,
-    description="case-insensitive whole words per sentence, plurals and multi-word occupations",
-)
-RULES.register(
-    "wang2021",
-    Wang2021Rule,
-    description="the BiasAmp-> paper's read_wiki2.py rule, "
-    "exactly (substrings, case-sensitive words, '.'-pieces)",
-)
+from ._rule_base import CountingRule, TaskList, WordGroups, _rebuild, encode_text
+from ._rules import RULES
+from ._shards import DASK_SHARD_BYTES, ReadOptions, plan_corpus
 
 _VOCAB_PARAMS = {
     "rule": OneOf(RULES),
@@ -61,10 +43,11 @@ _VOCAB_PARAMS = {
 }
 
 
-def _build_rule(rule: str, tasks: list[str], *, word_groups, plurals, matcher=None) -> CountingRule:
-    """The rule for this configuration, compiled once per process (``_rule_base._rebuild``)."""
+def _build_rule(rule: str, tasks, *, word_groups, plurals, matcher) -> CountingRule:
+    """The rule for these checked words, compiled once per process (``_rule_base._rebuild``)."""
+    tasks, word_groups = normalised(_VOCAB_PARAMS, tasks=tasks, word_groups=word_groups)
     cls = RULES.get(rule)
-    groups = dict(cls.default_groups) if word_groups is None else word_groups
+    groups = cls.default_groups if word_groups is None else word_groups
     return _rebuild(cls, tasks, groups, plurals, matcher)
 
 
@@ -116,7 +99,6 @@ def count_text(
     >>> count_text(t, ["cook"], rule="wang2021").loc["cook"].tolist()
     [0, 1]
     """
-    tasks, word_groups = normalised(_VOCAB_PARAMS, tasks=tasks, word_groups=word_groups)
     counter = _build_rule(rule, tasks, word_groups=word_groups, plurals=plurals, matcher=matcher)
     if isinstance(text, str):
         counts, *_ = counter.count_bytes(encode_text(text))
@@ -182,9 +164,8 @@ def counts_output(
 def write_counts_csv(
     result: CorpusCounts, path: str | os.PathLike | OutputFile, *, overwrite: bool = False
 ) -> Path:
-    """Write counts as a wide base-rate CSV (``task,he,she,...``) after a ``# provenance:
-    {json}`` line; ``path`` may be an :class:`OutputFile` already checked. Returns the path.
-    """
+    """Write counts as a wide base-rate CSV (``task,he,she,...``) after a ``# provenance: {json}``
+    line; ``path`` may be an :class:`OutputFile` already checked. Returns the path."""
     out = path if isinstance(path, OutputFile) else counts_output(path, overwrite=overwrite)
     with out.open() as f:
         f.write(
@@ -310,17 +291,13 @@ def count_cooccurrences(
     started = datetime.datetime.now(datetime.timezone.utc)
     clock = time.perf_counter()
     reporter = as_progress(progress)
-    if n_jobs is None:
-        n_jobs = os.cpu_count() or 1
+    n_jobs = n_jobs or os.cpu_count() or 1
     if scheduler is not None and engine != "dask":
         raise BiasampError(
             f"scheduler needs engine 'dask'; got engine={engine!r}, scheduler={scheduler!r}"
         )
-    tasks, word_groups = normalised(_VOCAB_PARAMS, tasks=tasks, word_groups=word_groups)
     counter = _build_rule(rule, tasks, word_groups=word_groups, plurals=plurals, matcher=matcher)
-    opts = ReadOptions(text_column, 4 << 20, dict(storage_options or {}))
-    if engine == "dask" and chunk_chars is None:
-        chunk_chars = DASK_SHARD_BYTES
+    opts = ReadOptions(text_column, storage_options=dict(storage_options or {}))
     plan = plan_corpus(
         corpus,
         opts=opts,
@@ -328,7 +305,7 @@ def count_cooccurrences(
         dataset_config=dataset_config,
         split=split,
         streaming=streaming,
-        shard_bytes=chunk_chars,
+        shard_bytes=chunk_chars or (DASK_SHARD_BYTES if engine == "dask" else None),
         n_jobs=n_jobs,
         corpus_name=corpus_name,
     )
@@ -350,7 +327,7 @@ def count_cooccurrences(
     prov: dict = {
         "rule": rule,
         "word_groups": {k: list(v) for k, v in counter.groups.items()},
-        "tasks": list(tasks),
+        "tasks": list(counter.tasks),
         "plurals": bool(plurals) if counter.uses_plurals else None,
         "corpus": corpus_prov,
         "engine": out.info,

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from .._errors import BiasampError, MissingDependencyError
 from .._registry import Registry
 from ._rule_base import CountingRule
-from ._shards import ReadOptions, add_counts, count_chunks, guarded, hash_input, shard_chunks
-from ._sources import CorpusPlan
+from ._shards import add_counts, count_chunks, guarded, hash_input, shard_chunks
 
 
 @dataclass
@@ -43,9 +42,7 @@ class _InProcess(Executor):
         return fut
 
 
-def run_local(
-    rule: CountingRule, plan: CorpusPlan, *, n_jobs: int, bar, hash_inputs: bool
-) -> EngineRun:
+def run_local(rule: CountingRule, plan, *, n_jobs: int, bar, hash_inputs: bool) -> EngineRun:
     """Count in this process (``n_jobs=1``) or over a pool of ``n_jobs`` processes."""
     global _WORKER  # noqa: PLW0603 - this process is the worker of n_jobs=1
     totals, opts = (rule._zeros(), 0, 0, 0), plan.opts
@@ -121,7 +118,7 @@ def run_local(
 _WORKER: tuple | None = None
 
 
-def _init_worker(rule: CountingRule, opts: ReadOptions, scanned=None) -> None:
+def _init_worker(rule: CountingRule, opts, scanned=None) -> None:
     global _WORKER  # noqa: PLW0603 - a pool worker's state, set once by its initializer
 
     def tell(n):
@@ -132,8 +129,7 @@ def _init_worker(rule: CountingRule, opts: ReadOptions, scanned=None) -> None:
 
 
 def _scanned(shard) -> bool:
-    """Whether a shard's progress is the bytes its rule scans (a byte range of a text file:
-    its chunks are its bytes), not its size once it is done."""
+    """Whether a shard's progress is the bytes its rule scans (a byte range of a text file)."""
     return shard.length is not None and shard.inp.fmt == "text"
 
 
@@ -193,7 +189,8 @@ def run_dask(
     hash_inputs: bool = True,
     retries: int = 1,
 ) -> EngineRun:
-    """Count the plan's shards on a Dask cluster (see the module docstring)."""
+    """Count the plan's shards on a Dask cluster: a task per shard (a retried one counts once),
+    summed on the cluster ``_FAN_IN`` at a time as they finish."""
     if plan.streams:
         raise BiasampError(
             "engine 'dask' counts files and URLs (shards that workers read); "
@@ -202,81 +199,67 @@ def run_dask(
         )
     client, cluster = _connect(scheduler, n_jobs)
     try:
-        return _run(client, rule, plan, bar=bar, hash_inputs=hash_inputs, retries=retries)
+        from distributed import __version__ as distributed_version
+        from distributed import as_completed
+
+        token, opts = uuid.uuid4().hex[:12], plan.opts
+        shard_of = {f"biasamp-shard-{token}-{i}": s for i, s in enumerate(plan.shards)}
+        futures = client.map(
+            _shard_task,
+            list(shard_of.values()),
+            worker=(rule, opts, None),
+            key=list(shard_of),
+            retries=retries,
+            pure=False,
+        )
+        local = [inp for inp in plan.inputs if inp.local] if hash_inputs else []
+        hashing = client.map(
+            _hash_task,
+            local,
+            opts=opts,
+            key=[f"biasamp-sha256-{token}-{i}" for i in range(len(local))],
+            retries=retries,
+            pure=False,
+        )
+        done = as_completed(futures)
+        ready, n_sums = [], 0
+        for fut in done:
+            shard = shard_of.get(fut.key)
+            if fut.status != "finished":
+                _fail(fut, shard.describe() if shard else fut.key, retries)
+            if bar is not None and shard is not None:
+                bar.advance(shard.size)
+            ready.append(fut)
+            if len(ready) >= _FAN_IN or (len(ready) > 1 and done.is_empty()):
+                key = f"biasamp-sum-{token}-{n_sums}"
+                done.add(client.submit(_sum_counts, *ready, key=key, retries=retries, pure=False))
+                n_sums, ready = n_sums + 1, []
+        totals = ready[0].result() if ready else (rule._zeros(), 0, 0, 0)
+        hashes = dict(client.gather(hashing)) if hashing else {}
+        info = {
+            "engine": "dask",
+            "scheduler": client.scheduler.address,
+            "n_workers": len(client.scheduler_info().get("workers", {})),
+            "shards": len(plan.shards),
+            "retries": retries,
+            "distributed_version": distributed_version,
+        }
+        return EngineRun(totals, hashes, info)
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
 
 
-def _run(client, rule, plan, *, bar, hash_inputs, retries) -> EngineRun:
-    from distributed import __version__ as distributed_version
-    from distributed import as_completed
-
-    token = uuid.uuid4().hex[:12]
-    opts = plan.opts
-    size_of, what = {}, {}
-    futures = []
-    for i, shard in enumerate(plan.shards):
-        fut = client.submit(
-            _shard_task,
-            shard,
-            (rule, opts, None),
-            key=f"biasamp-shard-{token}-{i}",
-            retries=retries,
-            pure=False,
-        )
-        size_of[fut.key], what[fut.key] = shard.size, shard.describe()
-        futures.append(fut)
-    hashing = [
-        client.submit(
-            _hash_task, inp, opts, key=f"biasamp-sha256-{token}-{i}", retries=retries, pure=False
-        )
-        for i, inp in enumerate(plan.inputs)
-        if inp.local and hash_inputs
-    ]
-    done = as_completed(futures)
-    ready, n_sums = [], 0
-    for fut in done:
-        if fut.status != "finished":
-            _fail(fut, what, retries)
-        if bar is not None and fut.key in size_of:
-            bar.advance(size_of[fut.key])
-        ready.append(fut)
-        if len(ready) >= _FAN_IN or (len(ready) > 1 and done.is_empty()):
-            total = client.submit(
-                _sum_counts,
-                *ready,
-                key=f"biasamp-sum-{token}-{n_sums}",
-                retries=retries,
-                pure=False,
-            )
-            n_sums += 1
-            done.add(total)
-            ready = []
-    totals = ready[0].result() if ready else (rule._zeros(), 0, 0, 0)
-    hashes = dict(client.gather(hashing)) if hashing else {}
-    info = {
-        "engine": "dask",
-        "scheduler": client.scheduler.address,
-        "n_workers": len(client.scheduler_info().get("workers", {})),
-        "shards": len(plan.shards),
-        "retries": retries,
-        "distributed_version": distributed_version,
-    }
-    return EngineRun(totals, hashes, info)
-
-
-def _fail(fut, what: dict, retries: int):
+def _fail(fut, where: str, retries: int):
     try:
         fut.result()
     except Exception as exc:  # noqa: BLE001 - a worker's error, re-raised as one line
-        where = what.get(fut.key, fut.key)
         reason = " ".join(str(exc).split())[:300]
         if not isinstance(exc, BiasampError):
             reason = f"{type(exc).__name__}: {reason}"
         raise BiasampError(f"shard {where} failed after {retries} retries: {reason}") from None
-    raise BiasampError(f"shard {what.get(fut.key, fut.key)} ended as {fut.status!r}")
+    raise BiasampError(f"shard {where} ended as {fut.status!r}")
 
 
 #: Engines: name -> ``run(rule, plan, **options) -> EngineRun``.

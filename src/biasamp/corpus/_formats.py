@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
 
 from .._errors import BiasampError, MissingDependencyError
-from ._buffer import encode_text
+from ._rule_base import encode_text
 
 
 def record_text(value, column: str, where: str) -> str:

@@ -17,17 +17,14 @@ from .._registry import Registry
 
 #: Corpus formats: name -> description (how a file's text is read: ``_formats``).
 FORMATS = Registry("corpus format")
-FORMATS.register("text", "text", description="UTF-8 text, one paragraph per line")
-FORMATS.register(
-    "jsonl", "jsonl", description="JSON Lines, one record per line; its text_column is the text"
-)
-FORMATS.register("parquet", "parquet", description="Parquet with a text_column (pyarrow)")
-FORMATS.register(
-    "wikixml",
-    "wikixml",
-    description="a Wikipedia XML dump (pages-articles), "
+for _name, _description in {
+    "text": "UTF-8 text, one paragraph per line",
+    "jsonl": "JSON Lines, one record per line; its text_column is the text",
+    "parquet": "Parquet with a text_column (pyarrow)",
+    "wikixml": "a Wikipedia XML dump (pages-articles), "
     "articles' wikitext stripped with mwparserfromhell",
-)
+}.items():
+    FORMATS.register(_name, _name, description=_description)
 
 #: File-name suffix -> fsspec compression name.
 COMPRESSIONS = {
@@ -61,10 +58,6 @@ class Input:
     size: int
     local: bool
     info: tuple = ()
-
-    @property
-    def name(self) -> str:
-        return self.url.rstrip("/").rsplit("/", 1)[-1]
 
     @property
     def splittable(self) -> bool:

@@ -253,16 +253,3 @@ def default_matcher() -> str:
     except Exception:  # noqa: BLE001 - missing package, unsupported CPU: fall back
         return "numpy"
     return "hyperscan"
-
-
-def make_scanner(
-    name: str | None,
-    patterns: Sequence[bytes],
-    *,
-    word_bounded: bool = False,
-    caseless: bool = False,
-):
-    """Build the scanner ``name`` (None = :func:`default_matcher`) for ``patterns``."""
-    return MATCHERS.get(name or default_matcher())(
-        patterns, word_bounded=word_bounded, caseless=caseless
-    )

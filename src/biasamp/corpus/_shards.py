@@ -1,16 +1,22 @@
-"""Shards: the units of work (a byte range, a whole file, Parquet row groups), read in chunks
-where they are counted, so only shard descriptions travel."""
+"""Opening a corpus: files become shards (a byte range, a whole file, Parquet row groups) read in
+chunks where they are counted; ``datasets`` records become streams the driver reads.
+
+long on purpose: a corpus from its names to the chunks of text the rules count.
+"""
 
 from __future__ import annotations
 
 import codecs
 import functools
 import hashlib
+import itertools
 import lzma
+import os
 import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from .._errors import BiasampError
+from .._errors import BiasampError, MissingDependencyError
 from ._formats import (
     check_parquet_column,
     iter_text,
@@ -19,8 +25,9 @@ from ._formats import (
     parquet_file,
     parquet_texts,
     record_chunks,
+    record_text,
 )
-from ._inputs import Input, decompressed, open_raw
+from ._inputs import Input, decompressed, open_raw, resolve_inputs
 
 
 @functools.lru_cache(maxsize=1)
@@ -88,15 +95,6 @@ def make_shards(inputs: list[Input], opts: ReadOptions, shard_bytes: int) -> lis
     return shards
 
 
-def _decode_error(head: bytes) -> int | None:
-    """Offset of the first byte that is not UTF-8 (a character cut at the end is fine)."""
-    try:
-        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
-    except UnicodeDecodeError as exc:
-        return exc.start
-    return None
-
-
 def check_input(inp: Input, opts: ReadOptions) -> None:
     """Fail before counting on a file that cannot be counted (from its first 64 KiB)."""
     where = repr(inp.url)
@@ -130,11 +128,13 @@ def check_input(inp: Input, opts: ReadOptions) -> None:
         raise BiasampError(
             f"corpus file {where} is binary (a NUL byte at offset {nul}), not UTF-8 text"
         )
-    bad = _decode_error(head)
-    if bad is not None:
+    try:  # final=False: a character cut at the end of the head is fine
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError as exc:
         raise BiasampError(
-            f"corpus file {where} is not UTF-8 text (byte 0x{head[bad]:02x} at offset {bad})"
-        )
+            f"corpus file {where} is not UTF-8 text (byte 0x{head[exc.start]:02x} at offset "
+            f"{exc.start})"
+        ) from None
     if inp.fmt == "jsonl":
         first = next((line for line in head.splitlines() if line.strip()), b"")
         if len(head) == _SNIFF and not head.endswith(b"\n") and first == head.splitlines()[-1]:
@@ -143,31 +143,26 @@ def check_input(inp: Input, opts: ReadOptions) -> None:
             pass
 
 
-class _Window:
-    """The bytes ``[start, end)`` of a binary file, read with ``read(n)``."""
+class _ByteRange:
+    """The lines of a binary file whose first byte lies in ``[start, start + length)`` (as
+    ``fsspec.utils.read_block`` with a newline delimiter), read with ``read(n)``."""
 
-    def __init__(self, raw, start: int, end: int):
+    def __init__(self, raw, start: int, length: int):
+        from fsspec.utils import seek_delimiter
+
+        raw.seek(start + length)
+        seek_delimiter(raw, b"\n", 1 << 16)
+        end = raw.tell()
         raw.seek(start)
-        self._raw, self._left, self.size = raw, end - start, end - start
+        seek_delimiter(raw, b"\n", 1 << 16)  # no-op at 0, else just after a newline
+        self._raw, self.size = raw, end - raw.tell()
+        self._left = self.size
 
     def read(self, n: int = -1) -> bytes:
         n = self._left if n is None or n < 0 else min(n, self._left)
         data = self._raw.read(n) if n else b""
         self._left -= len(data)
         return data
-
-
-def _byte_range(raw, start: int, length: int) -> _Window:
-    """The lines whose first byte lies in ``[start, start + length)`` (as
-    ``fsspec.utils.read_block`` with a newline delimiter), as a window of the file."""
-    from fsspec.utils import seek_delimiter
-
-    raw.seek(start)
-    seek_delimiter(raw, b"\n", 1 << 16)  # no-op at 0, else just after a newline
-    first = raw.tell()
-    raw.seek(start + length)
-    seek_delimiter(raw, b"\n", 1 << 16)
-    return _Window(raw, first, raw.tell())
 
 
 class _CountingReader:
@@ -201,7 +196,7 @@ def shard_chunks(shard: Shard, opts: ReadOptions, on_read=None):
     inp, where, column = shard.inp, repr(shard.inp.url), opts.text_column
     with open_raw(inp, opts.storage_options) as raw:
         if shard.length is not None:  # read in chunks: a shard may be larger than a chunk
-            f = _byte_range(raw, shard.start, shard.length)
+            f = _ByteRange(raw, shard.start, shard.length)
             if f.size <= 2 * opts.chunk_bytes:  # one read, no copies to cut lines
                 chunks = iter([f.read()] if f.size else [])
             else:
@@ -258,3 +253,142 @@ def hash_input(inp: Input, opts: ReadOptions, stop=None) -> str | None:
                 return None
             h.update(block)
     return h.hexdigest()
+
+
+#: Default shard size of the local engine (~4 MB) and of the Dask engine (64 MiB).
+CHUNK_BYTES = 4 << 20
+DASK_SHARD_BYTES = 64 << 20
+
+
+@dataclass
+class CorpusPlan:
+    """An opened corpus: ``shards`` that workers read, ``streams`` of ``(where, text chunks)``
+    the driver reads, the files, the provenance's ``corpus`` and the bytes in all (or None)."""
+
+    shards: list[Shard]
+    streams: list[tuple[str, Iterable[bytes]]]
+    inputs: list[Input]
+    provenance: dict
+    total: int | None
+    opts: ReadOptions = field(default_factory=ReadOptions)
+
+
+def plan_corpus(
+    corpus,
+    *,
+    opts: ReadOptions,
+    fmt: str | None,
+    dataset_config: str | None,
+    split: str,
+    streaming: bool,
+    shard_bytes: int | None,
+    n_jobs: int,
+    corpus_name: str | None,
+) -> CorpusPlan:
+    """Open files/globs/URLs (every local file and the first remote one of each kind checked
+    before counting starts), an ``hf:NAME`` dataset or a ``datasets`` object."""
+    hub = isinstance(corpus, (str, os.PathLike)) and str(corpus).startswith("hf:")
+    if hub and "://" not in str(corpus):
+        plan = _open_hub(
+            str(corpus)[3:], opts, dataset_config=dataset_config, split=split, streaming=streaming
+        )
+    elif (type(corpus).__module__ or "").startswith("datasets"):
+        _check_column(opts.text_column, getattr(corpus, "column_names", None))
+        prov = {
+            "kind": "datasets-object",
+            "text_column": opts.text_column,
+            "fingerprint": getattr(corpus, "_fingerprint", None),
+            "n_records": len(corpus) if hasattr(corpus, "__len__") else None,
+        }
+        plan = _records_plan(corpus, "the dataset", prov, opts)
+    else:
+        plan = _open_files(corpus, opts, fmt=fmt, shard_bytes=shard_bytes, n_jobs=n_jobs)
+    prov = plan.provenance
+    prov["name"] = (
+        corpus_name
+        or prov.get("name")
+        or ", ".join(f["name"] for f in prov.get("files", []))
+        or "dataset"
+    )
+    return plan
+
+
+def _open_files(corpus, opts: ReadOptions, *, fmt, shard_bytes, n_jobs) -> CorpusPlan:
+    inputs = resolve_inputs(corpus, fmt=fmt, storage_options=opts.storage_options)
+    checked: set = set()
+    for inp in inputs:
+        kind = (inp.fmt, inp.compression)
+        if inp.local or kind not in checked:
+            check_input(inp, opts)
+            checked.add(kind)
+    total = sum(inp.size for inp in inputs)
+    if shard_bytes is None:  # small corpora: about four shards per worker
+        shard_bytes = min(CHUNK_BYTES, max(1 << 18, total // (4 * n_jobs) + 1))
+    prov = {"kind": "files", "files": [_file_provenance(inp) for inp in inputs]}
+    if any(inp.fmt in ("jsonl", "parquet") for inp in inputs):
+        prov["text_column"] = opts.text_column
+    return CorpusPlan(make_shards(inputs, opts, shard_bytes), [], inputs, prov, total, opts)
+
+
+def _file_provenance(inp: Input) -> dict:
+    entry = {
+        "path" if inp.local and "://" not in inp.url else "url": inp.url,
+        "name": inp.url.rstrip("/").rsplit("/", 1)[-1],
+        "bytes": inp.size,
+        "format": inp.fmt,
+    }
+    if inp.compression:
+        entry["compression"] = inp.compression
+    entry.update(dict(inp.info))
+    return entry
+
+
+def _records_plan(records, where: str, prov: dict, opts: ReadOptions) -> CorpusPlan:
+    """A plan of one stream: the records' texts, read by the driver."""
+
+    def texts() -> Iterator[str]:
+        for record in records:
+            _check_column(opts.text_column, record)
+            yield record_text(record[opts.text_column], opts.text_column, where)
+
+    stream = record_chunks(texts(), opts.chunk_bytes)
+    return CorpusPlan([], [(where, stream)], [], prov, None, opts)
+
+
+def _open_hub(name: str, opts: ReadOptions, *, dataset_config, split, streaming) -> CorpusPlan:
+    try:
+        import datasets
+    except ImportError as exc:  # pragma: no cover - datasets is a dependency
+        raise MissingDependencyError("hf: corpora need `pip install datasets`") from exc
+    try:
+        ds = datasets.load_dataset(name, dataset_config, split=split, streaming=streaming)
+        records = iter(ds)
+        first = next(records, None)
+    except BiasampError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - offline, unknown name, bad config or split
+        reason = " ".join(str(exc).split())[:300]
+        raise BiasampError(
+            f"dataset {name!r} (corpus 'hf:{name}', config {dataset_config!r}, "
+            f"split {split!r}) cannot be loaded: {type(exc).__name__}: "
+            f"{reason}"
+        ) from None
+    if first is None:
+        raise BiasampError(f"dataset {name!r} (corpus 'hf:{name}', split {split!r}) is empty")
+    _check_column(opts.text_column, first)
+    prov = {
+        "kind": "datasets",
+        "name": name,
+        "config": dataset_config,
+        "split": split,
+        "streaming": streaming,
+        "text_column": opts.text_column,
+        "datasets_version": datasets.__version__,
+        "fingerprint": getattr(ds, "_fingerprint", None),
+    }
+    return _records_plan(itertools.chain([first], records), f"hf:{name}", prov, opts)
+
+
+def _check_column(column: str, columns) -> None:
+    if columns is not None and column not in columns:
+        raise BiasampError(f"text_column {column!r} not in the dataset's columns {sorted(columns)}")
