@@ -59,11 +59,6 @@ class Input:
     local: bool
     info: tuple = ()
 
-    @property
-    def splittable(self) -> bool:
-        """Whether workers can read byte ranges of it (uncompressed text and JSON Lines)."""
-        return self.compression is None and self.fmt in ("text", "jsonl")
-
 
 def _fs(url: str, storage_options: dict | None):
     import fsspec

@@ -281,9 +281,7 @@ class _TaskList(Constraint):
 
     def __call__(self, value, name):
         if isinstance(value, str):
-            raise BiasampError(
-                f"{name} must be a list of occupation names, not a string; got {value!r}"
-            )
+            self.fail(value, name, "a list of occupation names, not a string")
         try:
             tasks = self.normalise(value)
         except TypeError:
@@ -307,14 +305,10 @@ class _WordGroups(Constraint):
 
     def __call__(self, value, name):
         if not isinstance(value, Mapping) or not value:
-            raise BiasampError(
-                f"{name} must be a non-empty mapping attribute -> words; got {value!r}"
-            )
+            self.fail(value, name, "a non-empty mapping attribute -> words")
         for attr, words in value.items():
             if isinstance(words, str) or not words or not all(str(w).strip() for w in words):
-                raise BiasampError(
-                    f"{name}[{attr!r}] must be a non-empty list of words; got {words!r}"
-                )
+                self.fail(words, f"{name}[{attr!r}]", "a non-empty list of words")
 
     def normalise(self, value):
         return {str(a): tuple(str(w) for w in words) for a, words in value.items()}

@@ -75,11 +75,11 @@ class Shard:
 
 
 def make_shards(inputs: list[Input], opts: ReadOptions, shard_bytes: int) -> list[Shard]:
-    """Byte ranges of about ``shard_bytes`` for splittable files, row groups for Parquet,
-    whole files otherwise."""
+    """Byte ranges of about ``shard_bytes`` for uncompressed text and JSON Lines, row groups for
+    Parquet, whole files otherwise."""
     shards: list[Shard] = []
     for inp in inputs:
-        if inp.splittable and inp.size > shard_bytes:
+        if inp.compression is None and inp.fmt in ("text", "jsonl") and inp.size > shard_bytes:
             for start in range(0, inp.size, shard_bytes):
                 length = min(shard_bytes, inp.size - start)
                 shards.append(Shard(inp, start, length, size=length))
