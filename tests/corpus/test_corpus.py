@@ -660,7 +660,7 @@ def test_count_text_splits_like_a_text_mode_file(tmp_path):
 
 
 def test_vectorised_boundary_gaps_equal_regex(wt_valid):
-    from biasamp.corpus._buffer import Buffer
+    from biasamp.corpus._rule_base import Buffer
     from biasamp.corpus._sentences import BOUNDARY_NL, boundary_gaps
 
     def same_gaps(text):

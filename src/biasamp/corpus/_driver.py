@@ -1,8 +1,4 @@
-"""The entry points: count a corpus with an engine, or a text in-process; the CSV writer; the
-``RULES`` registry (counting-rule name -> :class:`CountingRule` subclass).
-
-long on purpose: the entry points of counting (files, text, datasets) and the CSV writer.
-"""
+"""The entry points: count a corpus with an engine or a text in-process; the CSV writer."""
 
 from __future__ import annotations
 
@@ -19,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from .._errors import BiasampError, ZeroRowWarning
+from .._files import read_text
 from .._output import OutputFile
 from .._progress import SILENT, as_progress
-from .._registry import Registry
 from .._validation import (
     Bool,
     Integer,
@@ -32,39 +28,12 @@ from .._validation import (
     normalised,
     validate_params,
 )
-from ._buffer import encode_text
-from ._default import DefaultRule
 from ._engines import ENGINES
 from ._inputs import FORMATS
 from ._matching import MATCHERS, default_matcher
-from ._rule_base import CountingRule, TaskList, WordGroups, _rebuild
-from ._shards import ReadOptions
-from ._sources import DASK_SHARD_BYTES, plan_corpus
-from ._wang2021 import Wang2021Rule
-
-__all__ = [
-    "CorpusCounts",
-    "RULES",
-    "count_cooccurrences",
-    "count_text",
-    "counts_output",
-    "write_counts_csv",
-]
-
-
-#: The counting rules: name -> :class:`CountingRule` subclass (see :mod:`biasamp.corpus`).
-RULES = Registry("counting rule")
-RULES.register(
-    "default",
-    DefaultRule,
-    description="case-insensitive whole words per sentence, plurals and multi-word occupations",
-)
-RULES.register(
-    "wang2021",
-    Wang2021Rule,
-    description="the BiasAmp-> paper's read_wiki2.py rule, "
-    "exactly (substrings, case-sensitive words, '.'-pieces)",
-)
+from ._rule_base import CountingRule, TaskList, WordGroups, _rebuild, encode_text
+from ._rules import RULES
+from ._shards import DASK_SHARD_BYTES, ReadOptions, plan_corpus
 
 _VOCAB_PARAMS = {
     "rule": OneOf(RULES),
@@ -74,10 +43,11 @@ _VOCAB_PARAMS = {
 }
 
 
-def _build_rule(rule: str, tasks: list[str], *, word_groups, plurals, matcher=None) -> CountingRule:
-    """The rule for this configuration, compiled once per process (``_rule_base._rebuild``)."""
+def _build_rule(rule: str, tasks, *, word_groups, plurals, matcher) -> CountingRule:
+    """The rule for these checked words, compiled once per process (``_rule_base._rebuild``)."""
+    tasks, word_groups = normalised(_VOCAB_PARAMS, tasks=tasks, word_groups=word_groups)
     cls = RULES.get(rule)
-    groups = dict(cls.default_groups) if word_groups is None else word_groups
+    groups = cls.default_groups if word_groups is None else word_groups
     return _rebuild(cls, tasks, groups, plurals, matcher)
 
 
@@ -99,20 +69,19 @@ def count_text(
     plurals: bool = True,
     matcher: str | None = None,
 ) -> pd.DataFrame:
-    """Count co-occurrences in an in-memory text (single process).
+    """Count co-occurrences in an in-memory text (single process; rules: docs/corpus-counts.md).
 
     Parameters
     ----------
     text : str or list of str
-        The text (split into lines as a text-mode file read would: universal newlines,
-        ``\\n`` kept) or its lines (used as given).
+        The text (split as a text-mode read would) or its lines (used as given).
     tasks : list of str
         Occupations, in the row order wanted.
     rule : {"default", "wang2021"}
+        The counting rule.
     word_groups : mapping attribute -> list of words, optional
-        Defaults to :data:`DEFAULT_WORD_GROUPS` (default rule) or
-        :data:`WANG2021_WORD_GROUPS` (wang2021 rule).
-    plurals : bool, default True
+        Default: the rule's own (:data:`DEFAULT_WORD_GROUPS`, :data:`WANG2021_WORD_GROUPS`).
+    plurals : bool
         Default rule only: also match regular plurals of the occupations.
     matcher : {"hyperscan", "numpy"}, optional
         The scanner that finds occupations (speed only; default: Hyperscan if it imports).
@@ -130,7 +99,6 @@ def count_text(
     >>> count_text(t, ["cook"], rule="wang2021").loc["cook"].tolist()
     [0, 1]
     """
-    tasks, word_groups = normalised(_VOCAB_PARAMS, tasks=tasks, word_groups=word_groups)
     counter = _build_rule(rule, tasks, word_groups=word_groups, plurals=plurals, matcher=matcher)
     if isinstance(text, str):
         counts, *_ = counter.count_bytes(encode_text(text))
@@ -154,9 +122,7 @@ class CorpusCounts:
     n_kept : int
         Sentences that were counted (= ``counts.values.sum()``).
     provenance : dict
-        Corpus (name; files with sizes, formats and sha256, or URLs with their ETag,
-        checksum or modification time), engine, matcher, rule, word groups, tasks, the
-        counts above, start time, seconds taken, biasamp version.
+        What was counted, how and when (docs/corpus-counts.md lists it).
     """
 
     counts: pd.DataFrame
@@ -176,14 +142,12 @@ class CorpusCounts:
 
 
 def is_counts_csv(path: Path) -> bool:
-    """Whether ``path`` is a counts CSV biasamp wrote (its first line is the provenance of a
-    count: ``# provenance: {"rule": ...}``)."""
+    """Whether ``path`` is a counts CSV biasamp wrote (first line ``# provenance: {"rule": ...}``)."""
     try:
-        with open(path, encoding="utf-8") as f:
-            first = f.readline(1 << 20)
+        first = read_text(path, "counts CSV").partition("\n")[0]
         head, _, blob = first.partition("# provenance: ")
         prov = json.loads(blob) if not head else None
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # BiasampError (not UTF-8) is a ValueError
         return False
     return isinstance(prov, dict) and "rule" in prov
 
@@ -191,8 +155,7 @@ def is_counts_csv(path: Path) -> bool:
 def counts_output(
     path: str | os.PathLike, *, overwrite: bool = False, param: str = "path"
 ) -> OutputFile:
-    """The output file of a counts CSV (checked with :meth:`OutputFile.check` before a long
-    count; ``overwrite`` replaces only a counts CSV biasamp wrote)."""
+    """The output file of a counts CSV (``overwrite`` replaces only one biasamp wrote)."""
     return OutputFile(
         path, overwrite=overwrite, param=param, owned=is_counts_csv, what="a counts CSV"
     )
@@ -201,13 +164,8 @@ def counts_output(
 def write_counts_csv(
     result: CorpusCounts, path: str | os.PathLike | OutputFile, *, overwrite: bool = False
 ) -> Path:
-    """Write counts as a wide base-rate CSV (``task,he,she,...``) whose first line is
-    ``# provenance: {json}``.
-
-    ``path`` is a path or an :class:`OutputFile` already checked. Written beside the target
-    and renamed when complete; an existing file is replaced only with ``overwrite``, and only
-    when it is a counts CSV biasamp wrote. Returns the path written.
-    """
+    """Write counts as a wide base-rate CSV (``task,he,she,...``) after a ``# provenance: {json}``
+    line; ``path`` may be an :class:`OutputFile` already checked. Returns the path."""
     out = path if isinstance(path, OutputFile) else counts_output(path, overwrite=overwrite)
     with out.open() as f:
         f.write(
@@ -259,50 +217,44 @@ def count_cooccurrences(
 ) -> CorpusCounts:
     """Count (task, attribute-group) co-occurrences per sentence over a corpus.
 
+    Formats, rules, engines and the provenance: docs/corpus-counts.md.
+
     Parameters
     ----------
     corpus : path, URL, glob, a list of them, ``"hf:NAME"`` or a ``datasets`` dataset
-        Files (local paths or fsspec URLs such as ``s3://b/c4/*.json.gz``; globs expanded)
-        of a :data:`FORMATS` format, optionally ``.gz``/``.bz2``/``.xz``/``.zst``-compressed
-        (the format comes from the name, or ``fmt``); a Hugging Face dataset name prefixed
-        with ``hf:``; or a loaded ``Dataset`` / ``IterableDataset``. A record's text
-        (``text_column``) is read as text that ends with a line break.
+        Files of a :data:`FORMATS` format (optionally compressed), a hub dataset, or one loaded.
     tasks : list of str
         Occupations (rows of the result, in this order).
-    rule : {"default", "wang2021"}, default "default"
-        Counting rule (see the module docstring).
+    rule : {"default", "wang2021"}
+        The counting rule.
     word_groups : mapping attribute -> list of words, optional
         Attribute word groups (columns, in mapping order).
-    plurals : bool, default True
+    plurals : bool
         Default rule: also match plural occupations.
     dataset_config, split, streaming
         Options for ``hf:`` corpora.
-    text_column : str, default "text"
+    text_column : str
         The text of JSON Lines / Parquet / ``datasets`` records.
     fmt : {"text", "jsonl", "parquet", "wikixml"}, optional
         Read every file as this format (default: from each file name).
     n_jobs : int, optional
-        Local engine: worker processes (default all cores; 1 = this process). Dask
-        engine without ``scheduler``: workers of the local cluster (default all cores).
+        Worker processes (local; 1 = this process) or local Dask workers; default all cores.
     chunk_chars : int, optional
-        Shard size in bytes (byte ranges of uncompressed text/JSON Lines). Default: 4 MB
-        (less for small corpora: about four per worker) locally, 64 MiB with Dask.
-    engine : {"local", "dask"}, default "local"
-        ``dask`` sends the shards to a Dask distributed cluster (``biasamp[dask]``).
+        Shard size in bytes; default 4 MB (less for small corpora) locally, 64 MiB with Dask.
+    engine : {"local", "dask"}
+        Who counts the shards (:data:`ENGINES`).
     scheduler : str, optional
-        Dask engine: the scheduler's address (``tcp://HOST:8786``); default: a
-        ``LocalCluster`` of ``n_jobs`` worker processes.
-    retries : int, default 1
+        Dask engine: the scheduler's address (``tcp://HOST:8786``); default a local cluster.
+    retries : int
         Dask engine: how often a failed shard is run again (it is counted once).
     matcher : {"hyperscan", "numpy"}, optional
         The scanner that finds occupations; speed only (default: Hyperscan if it imports).
-    hash_inputs : bool, default True
+    hash_inputs : bool
         Record the sha256 of local files in the provenance (read once more, while counting).
     storage_options : mapping, optional
         fsspec options for URLs (credentials, endpoints).
-    progress : bool or biasamp._progress.Progress, default False
-        Where the ``counting`` stage reports the bytes scanned: a reporter, True for the
-        standard display on stderr, False for none.
+    progress : bool or biasamp._progress.Progress
+        Where the ``counting`` stage reports the bytes scanned (True: stderr).
     corpus_name : str, optional
         Name recorded in the provenance (default: the file names / dataset name).
 
@@ -313,13 +265,12 @@ def count_cooccurrences(
     Raises
     ------
     BiasampError
-        Bad arguments, or a corpus that cannot be counted (before counting starts where
-        that can be known).
+        Bad arguments, or a corpus that cannot be counted (before counting where possible).
 
     Warns
     -----
     ZeroRowWarning
-        When some tasks are never counted (listed in :attr:`CorpusCounts.zero_rows`).
+        When some tasks are never counted (:attr:`CorpusCounts.zero_rows`).
 
     Examples
     --------
@@ -340,17 +291,13 @@ def count_cooccurrences(
     started = datetime.datetime.now(datetime.timezone.utc)
     clock = time.perf_counter()
     reporter = as_progress(progress)
-    if n_jobs is None:
-        n_jobs = os.cpu_count() or 1
+    n_jobs = n_jobs or os.cpu_count() or 1
     if scheduler is not None and engine != "dask":
         raise BiasampError(
             f"scheduler needs engine 'dask'; got engine={engine!r}, scheduler={scheduler!r}"
         )
-    tasks, word_groups = normalised(_VOCAB_PARAMS, tasks=tasks, word_groups=word_groups)
     counter = _build_rule(rule, tasks, word_groups=word_groups, plurals=plurals, matcher=matcher)
-    opts = ReadOptions(text_column, 4 << 20, dict(storage_options or {}))
-    if engine == "dask" and chunk_chars is None:
-        chunk_chars = DASK_SHARD_BYTES
+    opts = ReadOptions(text_column, storage_options=dict(storage_options or {}))
     plan = plan_corpus(
         corpus,
         opts=opts,
@@ -358,7 +305,7 @@ def count_cooccurrences(
         dataset_config=dataset_config,
         split=split,
         streaming=streaming,
-        shard_bytes=chunk_chars,
+        shard_bytes=chunk_chars or (DASK_SHARD_BYTES if engine == "dask" else None),
         n_jobs=n_jobs,
         corpus_name=corpus_name,
     )
@@ -371,7 +318,7 @@ def count_cooccurrences(
     finally:
         if progress is True:  # the display made here (a caller's reporter is the caller's)
             reporter.close()
-    t = out.totals
+    counts, n_lines, n_sentences, n_kept = out.totals
     corpus_prov = plan.provenance
     for entry in corpus_prov.get("files", []):
         key = entry.get("path") or entry.get("url")
@@ -380,19 +327,19 @@ def count_cooccurrences(
     prov: dict = {
         "rule": rule,
         "word_groups": {k: list(v) for k, v in counter.groups.items()},
-        "tasks": list(tasks),
+        "tasks": list(counter.tasks),
         "plurals": bool(plurals) if counter.uses_plurals else None,
         "corpus": corpus_prov,
         "engine": out.info,
         "matcher": matcher or default_matcher(),
-        "n_lines": t.n_lines,
-        "n_sentences": t.n_sentences,
-        "n_kept": t.n_kept,
+        "n_lines": n_lines,
+        "n_sentences": n_sentences,
+        "n_kept": n_kept,
         "started": started.isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - clock, 3),
         "biasamp_version": __version__,
     }
-    result = CorpusCounts(_frame(t.counts, counter), t.n_lines, t.n_sentences, t.n_kept, prov)
+    result = CorpusCounts(_frame(counts, counter), n_lines, n_sentences, n_kept, prov)
     if result.zero_rows:
         warnings.warn(
             ZeroRowWarning(f"{len(result.zero_rows)} task(s) never counted: {result.zero_rows}"),

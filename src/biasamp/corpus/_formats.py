@@ -1,14 +1,5 @@
-"""Readers: a binary stream of one format -> chunks of UTF-8 text (bytes, whole lines).
-
-Plain text is passed through, cut after a newline. A record (JSON Lines, Parquet, Wikipedia
-page, ``datasets`` row) is written as the text a file would hold, ending with a line break, so
-the same text counts the same whatever format holds it. Chunks are about ``chunk_bytes`` long
-(a text line, a record or a wiki page is held whole).
-
-Wikipedia XML dumps: pages streamed with ``iterparse`` (one page in memory); articles are the
-namespace-0 pages that are not redirects, their wikitext read with ``mwparserfromhell``
-(:func:`strip_wikitext`).
-"""
+"""Readers: a binary stream of one format -> chunks of UTF-8 text (bytes, whole lines); a
+record is written as the text a file would hold, ending with a line break."""
 
 from __future__ import annotations
 
@@ -18,17 +9,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
 
 from .._errors import BiasampError, MissingDependencyError
-from ._buffer import encode_text
-
-__all__ = [
-    "iter_jsonl",
-    "iter_parquet",
-    "iter_text",
-    "iter_wiki_articles",
-    "record_chunks",
-    "record_text",
-    "strip_wikitext",
-]
+from ._rule_base import encode_text
 
 
 def record_text(value, column: str, where: str) -> str:
@@ -116,13 +97,6 @@ def jsonl_texts(data_chunks: Iterable[bytes], column: str, where: str) -> Iterat
             yield record_text(record[column], column, where)
 
 
-def iter_jsonl(
-    data_chunks: Iterable[bytes], column: str, chunk_bytes: int, where: str
-) -> Iterator[bytes]:
-    """JSON Lines -> text chunks of the records' ``column``."""
-    return record_chunks(jsonl_texts(data_chunks, column, where), chunk_bytes)
-
-
 def parquet_file(raw, where: str):
     """A ``pyarrow.parquet.ParquetFile`` of a binary file object."""
     try:
@@ -147,36 +121,19 @@ def check_parquet_column(pf, column: str, where: str) -> None:
         raise BiasampError(f"text_column {column!r} of {where} must hold strings; got {kind}")
 
 
-def iter_parquet(
-    raw, column: str, *, row_groups: Iterable[int], chunk_bytes: int, where: str
-) -> Iterator[bytes]:
-    """Parquet row groups -> text chunks of the ``column`` (read in record batches)."""
+def parquet_texts(raw, column: str, row_groups: tuple, where: str) -> Iterator[str]:
+    """The ``column`` of the rows of some row groups (empty: all), read in record batches."""
     pf = parquet_file(raw, where)
     check_parquet_column(pf, column, where)
-
-    def texts():
-        for batch in pf.iter_batches(
-            batch_size=8192, columns=[column], row_groups=list(row_groups)
-        ):
-            for value in batch.column(0).to_pylist():
-                yield record_text(value, column, where)
-
-    return record_chunks(texts(), chunk_bytes)
+    groups = list(row_groups or range(pf.metadata.num_row_groups))
+    for batch in pf.iter_batches(batch_size=8192, columns=[column], row_groups=groups):
+        for value in batch.column(0).to_pylist():
+            yield record_text(value, column, where)
 
 
 # [[File:...]], [[Category:...]], [[de:...]]: a prefix, then a colon (not [[:Category:X]])
 _PREFIXED_LINK = re.compile(r"^\s*[A-Za-z][A-Za-z0-9 _-]*:")
 _REMOVED_TAGS = ("ref", "table", "gallery", "references")
-
-
-def _mwparser():
-    try:
-        import mwparserfromhell
-    except ImportError as exc:  # pragma: no cover - the extra is installed in CI
-        raise MissingDependencyError(
-            "Wikipedia XML dumps need `pip install mwparserfromhell` (or biasamp[formats])"
-        ) from exc
-    return mwparserfromhell
 
 
 def _remove(code, node) -> None:
@@ -187,9 +144,7 @@ def _remove(code, node) -> None:
 
 
 def strip_wikitext(text: str) -> str:
-    """Plain text of an article's wikitext: references, tables and links to files, categories
-    or other languages removed, headings as WikiText-style lines (``== Life ==``, which both
-    rules skip), the rest ``strip_code()`` (templates dropped, links replaced by their text).
+    """Plain text of an article's wikitext (what is kept: docs/corpus-counts.md).
 
     >>> print(
     ...     strip_wikitext(
@@ -201,7 +156,12 @@ def strip_wikitext(text: str) -> str:
     == Life ==
     She wrote poetry.
     """
-    mw = _mwparser()
+    try:
+        import mwparserfromhell as mw
+    except ImportError as exc:  # pragma: no cover - the extra is installed in CI
+        raise MissingDependencyError(
+            "Wikipedia XML dumps need `pip install mwparserfromhell` (or biasamp[formats])"
+        ) from exc
     code = mw.parse(text)
     for tag in code.filter_tags(matches=lambda n: str(n.tag).strip().lower() in _REMOVED_TAGS):
         _remove(code, tag)

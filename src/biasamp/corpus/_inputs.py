@@ -1,11 +1,5 @@
 """Corpus inputs: paths, globs and fsspec URLs -> files with a format and a compression.
 
-An input is a local path or an fsspec URL (``s3://``, ``gs://``, ``hf://``, ``https://``,
-``memory://``, ``file://`` ... whatever fsspec and its plug-ins support); either may be a glob
-(``*``, ``?``, ``[``). The format comes from the name once the compression suffix is removed
-(``.jsonl``/``.ndjson``/``.json`` JSON Lines, ``.parquet``/``.pq`` Parquet, ``.xml`` or
-``.xml-p1p41242`` a Wikipedia XML dump, anything else plain text) unless ``fmt`` says otherwise.
-
 >>> _detect("enwiki-20240601-pages-articles1.xml-p1p41242.bz2", None)
 ('wikixml', 'bz2')
 >>> _detect("c4-train.00000-of-01024.json.gz", None), _detect("wiki.valid.tokens", None)
@@ -21,21 +15,16 @@ from dataclasses import dataclass
 from .._errors import BiasampError, MissingDependencyError
 from .._registry import Registry
 
-__all__ = ["COMPRESSIONS", "FORMATS", "Input", "open_raw", "resolve_inputs"]
-
 #: Corpus formats: name -> description (how a file's text is read: ``_formats``).
 FORMATS = Registry("corpus format")
-FORMATS.register("text", "text", description="UTF-8 text, one paragraph per line")
-FORMATS.register(
-    "jsonl", "jsonl", description="JSON Lines, one record per line; its text_column is the text"
-)
-FORMATS.register("parquet", "parquet", description="Parquet with a text_column (pyarrow)")
-FORMATS.register(
-    "wikixml",
-    "wikixml",
-    description="a Wikipedia XML dump (pages-articles), "
+for _name, _description in {
+    "text": "UTF-8 text, one paragraph per line",
+    "jsonl": "JSON Lines, one record per line; its text_column is the text",
+    "parquet": "Parquet with a text_column (pyarrow)",
+    "wikixml": "a Wikipedia XML dump (pages-articles), "
     "articles' wikitext stripped with mwparserfromhell",
-)
+}.items():
+    FORMATS.register(_name, _name, description=_description)
 
 #: File-name suffix -> fsspec compression name.
 COMPRESSIONS = {
@@ -69,15 +58,6 @@ class Input:
     size: int
     local: bool
     info: tuple = ()
-
-    @property
-    def name(self) -> str:
-        return self.url.rstrip("/").rsplit("/", 1)[-1]
-
-    @property
-    def splittable(self) -> bool:
-        """Whether workers can read byte ranges of it (uncompressed text and JSON Lines)."""
-        return self.compression is None and self.fmt in ("text", "jsonl")
 
 
 def _fs(url: str, storage_options: dict | None):

@@ -1,12 +1,8 @@
-"""Occupation surface forms, trie regexes, and the multi-pattern scanners (:data:`MATCHERS`):
-where any of many byte patterns occurs in a UTF-8 buffer.
+"""Occupation surface forms, trie regexes, and the multi-pattern scanners (:data:`MATCHERS`).
 
-A scanner returns the start offsets of pattern occurrences (``find``), or those and the index
-of the pattern found there (``find_ids``). It may return *more* offsets than the rule in the
-end counts (``word_bounded`` checks only ASCII word characters; the rules verify every
-candidate), never fewer: the counts do not depend on the scanner, only the speed does
-(Hyperscan about 0.9 ms/MB, the numpy prefilter 5 to 10 ms/MB on WikiText-103;
-``benchmarks/bench_corpus.py --matchers``).
+A scanner may return *more* offsets than the rule in the end counts (``word_bounded`` checks
+only ASCII word characters; the rules verify every candidate), never fewer: the counts do not
+depend on the scanner, only the speed does.
 """
 
 from __future__ import annotations
@@ -21,15 +17,6 @@ import numpy as np
 from .._errors import MissingDependencyError
 from .._registry import Registry
 
-__all__ = [
-    "MATCHERS",
-    "default_matcher",
-    "make_scanner",
-    "occupation_forms",
-    "trie_pattern",
-]
-
-
 _IRREGULAR_TAILS = (
     ("person", ("people", "persons")),
     ("woman", ("women",)),
@@ -40,11 +27,8 @@ _IRREGULAR_TAILS = (
 
 def occupation_forms(name: str, *, plurals: bool = True) -> list[str]:
     """Surface forms of an occupation for the default rule (lower case): the singular, then
-    (``plurals``) the plurals of the last word: ``-s``; ``-es`` after s/x/z/ch/sh; consonant +
-    ``y`` -> ``-ies``; irregular ``person``/``man``/``woman``/``child`` endings.
+    (``plurals``) the regular or irregular plurals of the last word.
 
-    Examples
-    --------
     >>> occupation_forms("nurse")
     ['nurse', 'nurses']
     >>> occupation_forms("salesperson")
@@ -101,14 +85,13 @@ _ASCII_WORD = [(bytes([i]).isalnum() and i < 128) or i == 95 for i in range(256)
 
 class _Scanner:
     def find(self, b: bytes) -> np.ndarray:
-        """Sorted start offsets of every occurrence (with repeats for equal starts)."""
+        """Sorted start offsets of every occurrence (``find_ids`` without the pattern indices)."""
         return self.find_ids(b)[0]
 
 
 class NumpyScanner(_Scanner):
-    """Exact multi-substring prefilter in numpy: each pattern is found through one of its
-    4-byte substrings (the rarest in the first 256 KiB scanned), or itself when shorter;
-    every candidate is verified against the pattern.
+    """Multi-substring search in numpy: each pattern is found through its rarest 4-byte
+    substring in the first 256 KiB (or itself when shorter), every candidate verified.
 
     >>> NumpyScanner([b"cook", b"he"]).find(b"the cook said he").tolist()
     [1, 4, 14]
@@ -187,14 +170,12 @@ class NumpyScanner(_Scanner):
 
 
 def _starts_ids(found: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
-    """(starts, pattern indices) of ``(start, index)`` pairs, sorted."""
     starts, ids = zip(*sorted(found)) if found else ((), ())
     return np.array(starts, dtype=np.int64), np.array(ids, dtype=np.int64)
 
 
 def _hs_literal(pattern: bytes, word_bounded: bool) -> bytes:
-    r"""A Hyperscan expression for a literal (every byte as ``\xHH``), with ``\b`` only on a
-    side whose edge byte is an ASCII word character (Hyperscan's ``\b`` is ASCII)."""
+    r"""A Hyperscan literal (bytes as ``\xHH``), ``\b`` only beside an ASCII word byte."""
     body = b"".join(b"\\x%02x" % c for c in pattern)
     if word_bounded and _ASCII_WORD[pattern[0]]:
         body = b"\\b" + body
@@ -204,7 +185,7 @@ def _hs_literal(pattern: bytes, word_bounded: bool) -> bytes:
 
 
 class HyperscanScanner(_Scanner):
-    """Start offsets of literal patterns, found by one compiled Hyperscan database.
+    """Literal patterns found by one compiled Hyperscan database.
 
     >>> HyperscanScanner([b"cook", b"he"]).find(b"the cook said he").tolist()
     [1, 4, 14]
@@ -223,39 +204,27 @@ class HyperscanScanner(_Scanner):
             raise MissingDependencyError(
                 "matcher 'hyperscan' needs `pip install hyperscan`; got ImportError"
             ) from exc
-        self._hs = hyperscan
-        self.patterns = list(patterns)
-        self.lengths = [len(p) for p in self.patterns]
-        self.word_bounded = word_bounded
-        self.caseless = caseless
-        self._db = None
+        self._hs, self.lengths = hyperscan, [len(p) for p in patterns]
+        exprs = [_hs_literal(p, word_bounded) for p in patterns]
+        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self._db.compile(
+            expressions=exprs,
+            ids=list(range(len(exprs))),
+            elements=len(exprs),
+            flags=hyperscan.HS_FLAG_CASELESS if caseless else 0,
+        )
         self._local = threading.local()  # a scratch space per thread
-
-    def _database(self):
-        if self._db is None:
-            hs = self._hs
-            db = hs.Database(mode=hs.HS_MODE_BLOCK)
-            exprs = [_hs_literal(p, self.word_bounded) for p in self.patterns]
-            db.compile(
-                expressions=exprs,
-                ids=list(range(len(exprs))),
-                elements=len(exprs),
-                flags=hs.HS_FLAG_CASELESS if self.caseless else 0,
-            )
-            self._db = db
-        return self._db
 
     def find_ids(self, b: bytes) -> tuple[np.ndarray, np.ndarray]:
         """(starts, pattern indices) of every occurrence, sorted by (start, index)."""
-        db = self._database()
         if not b:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         scratch = getattr(self._local, "scratch", None)
         if scratch is None:
-            scratch = self._local.scratch = self._hs.Scratch(db)
+            scratch = self._local.scratch = self._hs.Scratch(self._db)
         out: list[tuple[int, int]] = []
         lengths = self.lengths
-        db.scan(
+        self._db.scan(
             b,
             match_event_handler=lambda i, _f, to, _fl, _c: out.append((to - lengths[i], i)),
             scratch=scratch,
@@ -278,22 +247,9 @@ MATCHERS.register(
 
 @functools.lru_cache(maxsize=1)
 def default_matcher() -> str:
-    """``"hyperscan"`` when the package imports (and runs on this CPU), else ``"numpy"``."""
+    """``"hyperscan"`` when it imports and runs on this CPU, else ``"numpy"``."""
     try:
         HyperscanScanner([b"ab"]).find(b"xab")
     except Exception:  # noqa: BLE001 - missing package, unsupported CPU: fall back
         return "numpy"
     return "hyperscan"
-
-
-def make_scanner(
-    name: str | None,
-    patterns: Sequence[bytes],
-    *,
-    word_bounded: bool = False,
-    caseless: bool = False,
-):
-    """Build the scanner ``name`` (None = :func:`default_matcher`) for ``patterns``."""
-    return MATCHERS.get(name or default_matcher())(
-        patterns, word_bounded=word_bounded, caseless=caseless
-    )

@@ -1,15 +1,11 @@
-"""The protocol of a counting rule (one subclass per rule; the registry is ``_driver.RULES``),
-the attribute word groups, and the checks of the words given to the counters.
-
-A rule counts raw UTF-8 bytes (:meth:`CountingRule.count_bytes`, the engine) or a list of
-lines (:meth:`CountingRule.count`, also through the plain line-by-line reference the tests
-compare the engine with); both decide a sentence with :meth:`CountingRule.match`. Rules are
-pickled by their constructor arguments and rebuilt once per process where they are unpickled.
-"""
+"""The counting machinery: text as UTF-8 bytes with its line structure (:class:`Buffer`), the
+protocol of a counting rule, the attribute word groups and the checks of the words."""
 
 from __future__ import annotations
 
 import abc
+import codecs
+import functools
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
@@ -17,23 +13,129 @@ import numpy as np
 
 from .._errors import BiasampError
 from .._validation import Constraint
-from ._buffer import Buffer
 
-__all__ = [
-    "ByteTicker",
-    "CountingRule",
-    "DEFAULT_WORD_GROUPS",
-    "TaskList",
-    "WANG2021_WORD_GROUPS",
-    "WordGroups",
-    "tally",
-]
+
+def _to_replacement_char(exc: UnicodeEncodeError):
+    return b"\xef\xbf\xbd", exc.end  # U+FFFD (the encoder takes bytes, not non-ASCII str)
+
+
+codecs.register_error("biasamp.replace", _to_replacement_char)
+
+
+def encode_text(text: str) -> bytes:
+    """UTF-8 bytes of a text; lone surrogates (from JSON escapes) become U+FFFD.
+
+    >>> encode_text("caf\\u00e9 \\ud800.")
+    b'caf\\xc3\\xa9 \\xef\\xbf\\xbd.'
+    """
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "biasamp.replace")
+
+
+# bytes for which str.isspace() is true (ASCII); non-ASCII bytes are decided on the text
+_ASCII_SPACE = np.zeros(256, dtype=bool)
+_ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+
+
+# UTF-8 is self-synchronising: finding bytes and patterns on the bytes equals doing it on the text
+class Buffer:
+    """Newline-normalised bytes ``b`` (``\\r\\n`` / ``\\r`` -> ``\\n``), their uint8 view
+    ``a`` and ``ends``: the offset of each line's ``\\n`` (``len(b)`` for a last line without).
+
+    Examples
+    --------
+    >>> buf = Buffer(b"a=b\\r\\n\\ncd")
+    >>> buf.b, buf.ends.tolist(), buf.n_lines, buf.line(2)
+    (b'a=b\\n\\ncd', [3, 4, 7], 3, 'cd')
+    >>> buf.lines_with(ord("=")).tolist(), buf.blank_lines().tolist()
+    ([0], [False, True, False])
+    """
+
+    def __init__(self, b: bytes):
+        if b"\r" in b:
+            b = b.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        self.b = b
+        self.a = np.frombuffer(b, dtype=np.uint8)
+        ends = np.flatnonzero(self.a == 10)
+        if b and b[-1] != 10:
+            ends = np.append(ends, len(b))
+        self.ends = ends
+        self.n_lines = int(ends.size)
+
+    @property
+    def starts(self) -> np.ndarray:
+        """Offset of each line's first byte, shape (n_lines,)."""
+        return np.concatenate(([0], self.ends[:-1] + 1)) if self.n_lines else self.ends
+
+    def line_of(self, pos: np.ndarray) -> np.ndarray:
+        """Line index of each offset (a line's ``\\n`` belongs to it)."""
+        return np.searchsorted(self.ends, pos)
+
+    def span(self, i: int) -> tuple[int, int]:
+        """``(start, end)`` of line ``i`` without its newline."""
+        return (int(self.ends[i - 1]) + 1 if i else 0), int(self.ends[i])
+
+    def line(self, i: int) -> str:
+        """Line ``i`` decoded (with its ``\\n`` when it has one)."""
+        start, end = self.span(i)
+        return self.b[start : end + 1].decode("utf-8", "replace")
+
+    def lines_with(self, byte: int) -> np.ndarray:
+        """Sorted indices of the lines containing ``byte`` (an ASCII code)."""
+        lines = self.line_of(np.flatnonzero(self.a == byte))  # sorted, with repeats
+        return lines[np.concatenate(([True], lines[1:] != lines[:-1]))] if lines.size else lines
+
+    def stripped_edges(self, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(first, last, sure) of non-blank lines: offsets of the first and last non-space
+        byte; ``sure`` False where a non-ASCII byte or a long run of spaces came first.
+
+        >>> buf = Buffer(b" = T = \\n\\t=\\n\\xc2\\xa0= =\\n")
+        >>> [x.tolist() for x in buf.stripped_edges(np.arange(3))]
+        [[1, 9, 11], [5, 9, 15], [True, True, False]]
+        """
+        sure = np.ones(lines.size, dtype=bool)
+        edges = []
+        for step, pos in ((1, self.starts[lines]), (-1, self.ends[lines] - 1)):
+            pos = pos.copy()
+            todo = np.arange(lines.size)
+            for _ in range(8):
+                c = self.a[pos[todo]]
+                sure[todo[c >= 128]] = False
+                todo = todo[_ASCII_SPACE[c]]
+                if not todo.size:
+                    break
+                pos[todo] += step
+            sure[todo] = False
+            edges.append(pos)
+        return edges[0], edges[1], sure
+
+    def blank_lines(self) -> np.ndarray:
+        """Boolean (n_lines,): the line has only whitespace (``not line.strip()``); a line
+        starting with a non-ASCII byte or a long run of spaces is decided on its text."""
+        starts, ends = self.starts, self.ends
+        blank = ends == starts
+        todo = np.flatnonzero(~blank)
+        on_text = []
+        for k in range(8):
+            if not todo.size:
+                break
+            pos = starts[todo] + k
+            at_end = pos >= ends[todo]
+            blank[todo[at_end]] = True
+            todo, pos = todo[~at_end], pos[~at_end]
+            c = self.a[pos]
+            on_text.append(todo[c >= 128])
+            todo = todo[_ASCII_SPACE[c]]  # spaces so far; an ASCII non-space decides
+        on_text.append(todo)
+        for i in np.concatenate(on_text).tolist():
+            blank[i] = not self.line(i).strip()
+        return blank
 
 
 #: ``(counts of shape (n_tasks, n_groups), n_lines, n_sentences, n_kept)``
 Counts = tuple[np.ndarray, int, int, int]
-
-_BUILT: dict = {}
 
 
 class ByteTicker:
@@ -65,19 +167,19 @@ class ByteTicker:
 
 def _rebuild(cls, tasks, groups, plurals, matcher):  # noqa: PLR0917 - pickle: CountingRule.__reduce__'s arguments
     """The rule, built once per process and configuration (Dask tasks unpickle it often)."""
-    key = (cls, tuple(tasks), tuple((k, tuple(v)) for k, v in groups.items()), plurals, matcher)
-    rule = _BUILT.get(key)
-    if rule is None:
-        if len(_BUILT) > 16:
-            _BUILT.clear()
-        rule = _BUILT[key] = cls(tasks, groups, plurals, matcher)
-    return rule
+    return _built(
+        cls, tuple(tasks), tuple((k, tuple(v)) for k, v in groups.items()), plurals, matcher
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _built(cls, tasks, groups, plurals, matcher):  # noqa: PLR0917 - _rebuild's, hashable
+    return cls(list(tasks), dict(groups), plurals, matcher)
 
 
 class CountingRule(abc.ABC):
     """Compiled matchers of one rule for checked ``tasks`` (rows), word ``groups`` (columns),
-    ``plurals`` (rules with ``uses_plurals`` only) and ``matcher`` (a :data:`MATCHERS` name;
-    speed only)."""
+    ``plurals`` (rules with ``uses_plurals`` only) and ``matcher`` (speed only)."""
 
     #: Word groups used when none are given.
     default_groups: ClassVar[Mapping[str, tuple[str, ...]]]
@@ -179,9 +281,7 @@ class _TaskList(Constraint):
 
     def __call__(self, value, name):
         if isinstance(value, str):
-            raise BiasampError(
-                f"{name} must be a list of occupation names, not a string; got {value!r}"
-            )
+            self.fail(value, name, "a list of occupation names, not a string")
         try:
             tasks = self.normalise(value)
         except TypeError:
@@ -205,14 +305,10 @@ class _WordGroups(Constraint):
 
     def __call__(self, value, name):
         if not isinstance(value, Mapping) or not value:
-            raise BiasampError(
-                f"{name} must be a non-empty mapping attribute -> words; got {value!r}"
-            )
+            self.fail(value, name, "a non-empty mapping attribute -> words")
         for attr, words in value.items():
             if isinstance(words, str) or not words or not all(str(w).strip() for w in words):
-                raise BiasampError(
-                    f"{name}[{attr!r}] must be a non-empty list of words; got {words!r}"
-                )
+                self.fail(words, f"{name}[{attr!r}]", "a non-empty list of words")
 
     def normalise(self, value):
         return {str(a): tuple(str(w) for w in words) for a, words in value.items()}

@@ -11,15 +11,6 @@ import re
 
 import numpy as np
 
-__all__ = [
-    "BOUNDARY",
-    "BOUNDARY_NL",
-    "HEADING",
-    "boundary_gaps",
-    "sentence_spans",
-    "split_sentences",
-]
-
 _ABBREVIATIONS = tuple(
     "Mr Mrs Ms Dr St Jr Sr Prof Gen Col Lt Capt Sgt Rev Gov Sen Rep Inc Co Corp Ltd vs etc No"  # noqa: SIM905 - a word list
     " Nos Mt Ft Vol pp ca cf e.g i.e approx".split()
@@ -128,31 +119,17 @@ def _decide(a: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return pos[sure], pos[unsure]
 
 
-def _marks(b: bytes, a: np.ndarray) -> np.ndarray:
-    """Offsets of ``.``, ``!`` and ``?`` (sorted)."""
-    if (b.count(b"!") + b.count(b"?")) * 64 > len(b):  # not rare here: vectorised
-        return np.flatnonzero((a == 46) | (a == 33) | (a == 63))
-    pos = np.flatnonzero(a == 46)
-    rare = []  # "!" and "?": found one by one
-    for mark in (b"!", b"?"):
-        i = b.find(mark)
-        while i >= 0:
-            rare.append(i)
-            i = b.find(mark, i + 1)
-    return np.sort(np.concatenate((pos, np.array(rare, dtype=np.int64)))) if rare else pos
-
-
 def boundary_gaps(buf, skip: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(starts, ends)``: byte offsets of the whitespace between two sentences (group 1 of
-    :data:`BOUNDARY_NL`) in a :class:`~biasamp.corpus._buffer.Buffer`, sorted, the ``skip``
+    :data:`BOUNDARY_NL`) in a :class:`~biasamp.corpus._rule_base.Buffer`, sorted, the ``skip``
     lines left out. Most marks are decided in numpy, the others by the regex on their line.
 
-    >>> from biasamp.corpus._buffer import Buffer
+    >>> from biasamp.corpus._rule_base import Buffer
     >>> [a.tolist() for a in boundary_gaps(Buffer(b'It rained. "Yes." Mr. X. ok. 2 left'))]
     [[10, 17, 28], [11, 18, 29]]
     """
     a = buf.a
-    pos = _marks(buf.b, a)
+    pos = np.flatnonzero((a == 46) | (a == 33) | (a == 63))  # the marks . ! ?
     if skip is not None and pos.size and skip.any():
         pos = pos[~skip[buf.line_of(pos)]]
     sure, cpos = _decide(a, pos)

@@ -1,10 +1,7 @@
-"""Shards: the units of work (a byte range, a whole file, Parquet row groups) and their reading.
+"""Opening a corpus: files become shards (a byte range, a whole file, Parquet row groups) read in
+chunks where they are counted; ``datasets`` records become streams the driver reads.
 
-A shard is read where it is counted (a pool or Dask worker), in chunks of about
-``chunk_bytes``, so only shard descriptions travel. Byte ranges of uncompressed text and
-JSON Lines start and end after a newline (``fsspec.utils.read_block``), so consecutive
-ranges split a file into whole lines exactly once. Counting a shard is a pure function of
-its description: a shard that fails and is run again adds its counts once.
+long on purpose: a corpus from its names to the chunks of text the rules count.
 """
 
 from __future__ import annotations
@@ -12,31 +9,25 @@ from __future__ import annotations
 import codecs
 import functools
 import hashlib
+import itertools
 import lzma
+import os
 import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from .._errors import BiasampError
+from .._errors import BiasampError, MissingDependencyError
 from ._formats import (
     check_parquet_column,
-    iter_jsonl,
-    iter_parquet,
     iter_text,
     iter_wiki_articles,
+    jsonl_texts,
     parquet_file,
+    parquet_texts,
+    record_chunks,
+    record_text,
 )
-from ._inputs import Input, decompressed, open_raw
-
-__all__ = [
-    "ReadOptions",
-    "Shard",
-    "check_input",
-    "count_chunks",
-    "guarded",
-    "hash_input",
-    "make_shards",
-    "shard_chunks",
-]
+from ._inputs import Input, decompressed, open_raw, resolve_inputs
 
 
 @functools.lru_cache(maxsize=1)
@@ -84,11 +75,11 @@ class Shard:
 
 
 def make_shards(inputs: list[Input], opts: ReadOptions, shard_bytes: int) -> list[Shard]:
-    """Byte ranges of about ``shard_bytes`` for splittable files, row groups for Parquet,
-    whole files otherwise."""
+    """Byte ranges of about ``shard_bytes`` for uncompressed text and JSON Lines, row groups for
+    Parquet, whole files otherwise."""
     shards: list[Shard] = []
     for inp in inputs:
-        if inp.splittable and inp.size > shard_bytes:
+        if inp.compression is None and inp.fmt in ("text", "jsonl") and inp.size > shard_bytes:
             for start in range(0, inp.size, shard_bytes):
                 length = min(shard_bytes, inp.size - start)
                 shards.append(Shard(inp, start, length, size=length))
@@ -102,15 +93,6 @@ def make_shards(inputs: list[Input], opts: ReadOptions, shard_bytes: int) -> lis
         else:
             shards.append(Shard(inp, size=inp.size))
     return shards
-
-
-def _decode_error(head: bytes) -> int | None:
-    """Offset of the first byte that is not UTF-8 (a character cut at the end is fine)."""
-    try:
-        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
-    except UnicodeDecodeError as exc:
-        return exc.start
-    return None
 
 
 def check_input(inp: Input, opts: ReadOptions) -> None:
@@ -146,44 +128,41 @@ def check_input(inp: Input, opts: ReadOptions) -> None:
         raise BiasampError(
             f"corpus file {where} is binary (a NUL byte at offset {nul}), not UTF-8 text"
         )
-    bad = _decode_error(head)
-    if bad is not None:
+    try:  # final=False: a character cut at the end of the head is fine
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError as exc:
         raise BiasampError(
-            f"corpus file {where} is not UTF-8 text (byte 0x{head[bad]:02x} at offset {bad})"
-        )
+            f"corpus file {where} is not UTF-8 text (byte 0x{head[exc.start]:02x} at offset "
+            f"{exc.start})"
+        ) from None
     if inp.fmt == "jsonl":
         first = next((line for line in head.splitlines() if line.strip()), b"")
         if len(head) == _SNIFF and not head.endswith(b"\n") and first == head.splitlines()[-1]:
             return  # a first record longer than the sniffed head: checked while counting
-        for _ in iter_jsonl([first + b"\n"], opts.text_column, 1, where):
+        for _ in jsonl_texts([first + b"\n"], opts.text_column, where):
             pass
 
 
-class _Window:
-    """The bytes ``[start, end)`` of a binary file, read with ``read(n)``."""
+class _ByteRange:
+    """The lines of a binary file whose first byte lies in ``[start, start + length)`` (as
+    ``fsspec.utils.read_block`` with a newline delimiter), read with ``read(n)``."""
 
-    def __init__(self, raw, start: int, end: int):
+    def __init__(self, raw, start: int, length: int):
+        from fsspec.utils import seek_delimiter
+
+        raw.seek(start + length)
+        seek_delimiter(raw, b"\n", 1 << 16)
+        end = raw.tell()
         raw.seek(start)
-        self._raw, self._left, self.size = raw, end - start, end - start
+        seek_delimiter(raw, b"\n", 1 << 16)  # no-op at 0, else just after a newline
+        self._raw, self.size = raw, end - raw.tell()
+        self._left = self.size
 
     def read(self, n: int = -1) -> bytes:
         n = self._left if n is None or n < 0 else min(n, self._left)
         data = self._raw.read(n) if n else b""
         self._left -= len(data)
         return data
-
-
-def _byte_range(raw, start: int, length: int) -> _Window:
-    """The lines whose first byte lies in ``[start, start + length)`` (as
-    ``fsspec.utils.read_block`` with a newline delimiter), as a window of the file."""
-    from fsspec.utils import seek_delimiter
-
-    raw.seek(start)
-    seek_delimiter(raw, b"\n", 1 << 16)  # no-op at 0, else just after a newline
-    first = raw.tell()
-    raw.seek(start + length)
-    seek_delimiter(raw, b"\n", 1 << 16)
-    return _Window(raw, first, raw.tell())
 
 
 class _CountingReader:
@@ -214,36 +193,27 @@ class _CountingReader:
 def shard_chunks(shard: Shard, opts: ReadOptions, on_read=None):
     """The shard's text, as UTF-8 chunks of whole lines; ``on_read(n)`` is told the stored
     bytes read, for whole-file shards."""
-    inp, where = shard.inp, repr(shard.inp.url)
-    if shard.length is not None:  # read in chunks: a shard may be larger than a chunk
-        with open_raw(inp, opts.storage_options) as raw:
-            window = _byte_range(raw, shard.start, shard.length)
-            if window.size <= 2 * opts.chunk_bytes:  # one read, no copies to cut lines
-                chunks = iter([window.read()] if window.size else [])
-            else:
-                chunks = iter_text(window, opts.chunk_bytes)
-            if inp.fmt == "jsonl":
-                yield from iter_jsonl(chunks, opts.text_column, opts.chunk_bytes, where)
-            else:
-                yield from chunks
-        return
+    inp, where, column = shard.inp, repr(shard.inp.url), opts.text_column
     with open_raw(inp, opts.storage_options) as raw:
-        f = decompressed(raw if on_read is None else _CountingReader(raw, on_read), inp)
-        if inp.fmt == "text":
-            yield from iter_text(f, opts.chunk_bytes)
-        elif inp.fmt == "jsonl":
-            yield from iter_jsonl(
-                iter_text(f, opts.chunk_bytes), opts.text_column, opts.chunk_bytes, where
-            )
-        elif inp.fmt == "parquet":
-            groups = shard.row_groups or range(parquet_file(f, where).metadata.num_row_groups)
-            yield from iter_parquet(
-                f, opts.text_column, row_groups=groups, chunk_bytes=opts.chunk_bytes, where=where
-            )
+        if shard.length is not None:  # read in chunks: a shard may be larger than a chunk
+            f = _ByteRange(raw, shard.start, shard.length)
+            if f.size <= 2 * opts.chunk_bytes:  # one read, no copies to cut lines
+                chunks = iter([f.read()] if f.size else [])
+            else:
+                chunks = iter_text(f, opts.chunk_bytes)
         else:
-            from ._formats import record_chunks
-
-            yield from record_chunks(iter_wiki_articles(f, where), opts.chunk_bytes)
+            f = decompressed(raw if on_read is None else _CountingReader(raw, on_read), inp)
+            chunks = iter_text(f, opts.chunk_bytes)
+        if inp.fmt == "text":
+            yield from chunks
+            return
+        if inp.fmt == "jsonl":
+            texts = jsonl_texts(chunks, column, where)
+        elif inp.fmt == "parquet":
+            texts = parquet_texts(f, column, shard.row_groups, where)
+        else:
+            texts = iter_wiki_articles(f, where)
+        yield from record_chunks(texts, opts.chunk_bytes)
 
 
 def guarded(chunks, where: str):
@@ -264,11 +234,13 @@ def guarded(chunks, where: str):
 def count_chunks(rule, chunks, where: str, on_bytes=None):
     """Sum of ``rule.count_bytes`` over text chunks (through :func:`guarded`); ``on_bytes(n)``
     is told the chunks' bytes as they are counted, within a chunk too."""
-    total = [rule._zeros(), 0, 0, 0]
-    for chunk in guarded(chunks, where):
-        for k, v in enumerate(rule.count_bytes(chunk, on_bytes)):
-            total[k] += v
-    return tuple(total)
+    counts = (rule.count_bytes(chunk, on_bytes) for chunk in guarded(chunks, where))
+    return functools.reduce(add_counts, counts, (rule._zeros(), 0, 0, 0))
+
+
+def add_counts(a: tuple, b: tuple) -> tuple:
+    """The sum of two ``(counts, n_lines, n_sentences, n_kept)``."""
+    return tuple(x + y for x, y in zip(a, b))
 
 
 def hash_input(inp: Input, opts: ReadOptions, stop=None) -> str | None:
@@ -281,3 +253,142 @@ def hash_input(inp: Input, opts: ReadOptions, stop=None) -> str | None:
                 return None
             h.update(block)
     return h.hexdigest()
+
+
+#: Default shard size of the local engine (~4 MB) and of the Dask engine (64 MiB).
+CHUNK_BYTES = 4 << 20
+DASK_SHARD_BYTES = 64 << 20
+
+
+@dataclass
+class CorpusPlan:
+    """An opened corpus: ``shards`` that workers read, ``streams`` of ``(where, text chunks)``
+    the driver reads, the files, the provenance's ``corpus`` and the bytes in all (or None)."""
+
+    shards: list[Shard]
+    streams: list[tuple[str, Iterable[bytes]]]
+    inputs: list[Input]
+    provenance: dict
+    total: int | None
+    opts: ReadOptions = field(default_factory=ReadOptions)
+
+
+def plan_corpus(
+    corpus,
+    *,
+    opts: ReadOptions,
+    fmt: str | None,
+    dataset_config: str | None,
+    split: str,
+    streaming: bool,
+    shard_bytes: int | None,
+    n_jobs: int,
+    corpus_name: str | None,
+) -> CorpusPlan:
+    """Open files/globs/URLs (every local file and the first remote one of each kind checked
+    before counting starts), an ``hf:NAME`` dataset or a ``datasets`` object."""
+    hub = isinstance(corpus, (str, os.PathLike)) and str(corpus).startswith("hf:")
+    if hub and "://" not in str(corpus):
+        plan = _open_hub(
+            str(corpus)[3:], opts, dataset_config=dataset_config, split=split, streaming=streaming
+        )
+    elif (type(corpus).__module__ or "").startswith("datasets"):
+        _check_column(opts.text_column, getattr(corpus, "column_names", None))
+        prov = {
+            "kind": "datasets-object",
+            "text_column": opts.text_column,
+            "fingerprint": getattr(corpus, "_fingerprint", None),
+            "n_records": len(corpus) if hasattr(corpus, "__len__") else None,
+        }
+        plan = _records_plan(corpus, "the dataset", prov, opts)
+    else:
+        plan = _open_files(corpus, opts, fmt=fmt, shard_bytes=shard_bytes, n_jobs=n_jobs)
+    prov = plan.provenance
+    prov["name"] = (
+        corpus_name
+        or prov.get("name")
+        or ", ".join(f["name"] for f in prov.get("files", []))
+        or "dataset"
+    )
+    return plan
+
+
+def _open_files(corpus, opts: ReadOptions, *, fmt, shard_bytes, n_jobs) -> CorpusPlan:
+    inputs = resolve_inputs(corpus, fmt=fmt, storage_options=opts.storage_options)
+    checked: set = set()
+    for inp in inputs:
+        kind = (inp.fmt, inp.compression)
+        if inp.local or kind not in checked:
+            check_input(inp, opts)
+            checked.add(kind)
+    total = sum(inp.size for inp in inputs)
+    if shard_bytes is None:  # small corpora: about four shards per worker
+        shard_bytes = min(CHUNK_BYTES, max(1 << 18, total // (4 * n_jobs) + 1))
+    prov = {"kind": "files", "files": [_file_provenance(inp) for inp in inputs]}
+    if any(inp.fmt in ("jsonl", "parquet") for inp in inputs):
+        prov["text_column"] = opts.text_column
+    return CorpusPlan(make_shards(inputs, opts, shard_bytes), [], inputs, prov, total, opts)
+
+
+def _file_provenance(inp: Input) -> dict:
+    entry = {
+        "path" if inp.local and "://" not in inp.url else "url": inp.url,
+        "name": inp.url.rstrip("/").rsplit("/", 1)[-1],
+        "bytes": inp.size,
+        "format": inp.fmt,
+    }
+    if inp.compression:
+        entry["compression"] = inp.compression
+    entry.update(dict(inp.info))
+    return entry
+
+
+def _records_plan(records, where: str, prov: dict, opts: ReadOptions) -> CorpusPlan:
+    """A plan of one stream: the records' texts, read by the driver."""
+
+    def texts() -> Iterator[str]:
+        for record in records:
+            _check_column(opts.text_column, record)
+            yield record_text(record[opts.text_column], opts.text_column, where)
+
+    stream = record_chunks(texts(), opts.chunk_bytes)
+    return CorpusPlan([], [(where, stream)], [], prov, None, opts)
+
+
+def _open_hub(name: str, opts: ReadOptions, *, dataset_config, split, streaming) -> CorpusPlan:
+    try:
+        import datasets
+    except ImportError as exc:  # pragma: no cover - datasets is a dependency
+        raise MissingDependencyError("hf: corpora need `pip install datasets`") from exc
+    try:
+        ds = datasets.load_dataset(name, dataset_config, split=split, streaming=streaming)
+        records = iter(ds)
+        first = next(records, None)
+    except BiasampError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - offline, unknown name, bad config or split
+        reason = " ".join(str(exc).split())[:300]
+        raise BiasampError(
+            f"dataset {name!r} (corpus 'hf:{name}', config {dataset_config!r}, "
+            f"split {split!r}) cannot be loaded: {type(exc).__name__}: "
+            f"{reason}"
+        ) from None
+    if first is None:
+        raise BiasampError(f"dataset {name!r} (corpus 'hf:{name}', split {split!r}) is empty")
+    _check_column(opts.text_column, first)
+    prov = {
+        "kind": "datasets",
+        "name": name,
+        "config": dataset_config,
+        "split": split,
+        "streaming": streaming,
+        "text_column": opts.text_column,
+        "datasets_version": datasets.__version__,
+        "fingerprint": getattr(ds, "_fingerprint", None),
+    }
+    return _records_plan(itertools.chain([first], records), f"hf:{name}", prov, opts)
+
+
+def _check_column(column: str, columns) -> None:
+    if columns is not None and column not in columns:
+        raise BiasampError(f"text_column {column!r} not in the dataset's columns {sorted(columns)}")
