@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import importlib
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from ._errors import BiasampError, UnknownNameError
@@ -60,8 +61,9 @@ class Registry:
         What the registry holds, for messages ("base-rate source").
     extra_names : iterable of str
         Spellings shown in "available" lists that are not plain entries (``file:PATH.csv``).
-    loader : callable, optional
-        Called once, before the first lookup, to fill the registry (lazy data scans).
+    files : callable, optional
+        Returns data files (``lambda: data_dir("templates").glob("*.toml")``), registered
+        under their stems, sorted, before the first lookup.
     """
 
     def __init__(
@@ -69,18 +71,19 @@ class Registry:
         kind: str,
         *,
         extra_names: Iterable[str] = (),
-        loader: Callable[[Registry], None] | None = None,
+        files: Callable[[], Iterable[Path]] | None = None,
     ):
         self.kind = kind
         self.extra_names = tuple(extra_names)
         self._items: dict[str, Any] = {}
         self._descriptions: dict[str, str] = {}
-        self._loader = loader
+        self._files = files
 
     def _load(self) -> None:
-        if self._loader is not None:
-            loader, self._loader = self._loader, None
-            loader(self)
+        if self._files is not None:
+            files, self._files = self._files, None
+            for path in sorted(files()):
+                self.register(path.stem, path)
 
     def register(self, name: str, obj: Any = None, *, description: str = ""):
         """Register ``obj`` under ``name`` (or decorate: ``@registry.register("name")``)."""

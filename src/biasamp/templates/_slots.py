@@ -1,11 +1,6 @@
-"""Slots of template texts and the English morphology they render: a/an, the forms of an
-attribute, verb agreement; the slot kinds, the parsed :class:`Slot`, and parsing a text.
-
-Each table here is the one place where a form is defined; rendering asks a slot's kind
-(:data:`SLOT_KINDS`), not its name, so a new pronoun case or named verb is one table entry.
-Any other verb agrees through ``{verb:SINGULAR|PLURAL}``. A slot's copies are numbered in
-order of appearance; a mask names one copy as ``name#k`` (1-based).
-"""
+"""Slots of template texts and the English they render (a/an, attribute forms, verb
+agreement): each table is the one place a form is defined; rendering asks a slot's kind
+(:data:`SLOT_KINDS`), not its name."""
 
 from __future__ import annotations
 
@@ -107,15 +102,8 @@ def verb_form(forms: tuple[str, str], attribute: str, agreement: bool) -> str:
 
 
 def article_for(word: str, rule: str) -> str:
-    """``"a"`` or ``"an"`` for the word that follows the article (trailing punctuation
-    ignored; ``rule`` one of :data:`ARTICLE_RULES`, ``word`` with a letter).
-
-    ``"wang2021"`` is the paper's rule: "an" iff the word starts with a lower-case vowel letter
-    (a, e, i, o, u), so "French" -> "a" and "Old" -> "a". ``"sound"`` starts from the
-    vowel-letter rule (any case) and applies a small list of exceptions by sound:
-    :data:`AN_WORDS` ("an hour", "an honest"), the initialisms in :data:`AN_INITIALISMS` ("an
-    MBA") and :data:`A_WORDS` ("a university", "a European", "a one-way"), also as prefixes
-    ("honestly", "universal"). Words starting with a digit get "a".
+    """``"a"`` or ``"an"`` for the word that follows the article, by one of
+    :data:`ARTICLE_RULES` (described in ``templates/README.md``, "a / an").
 
     >>> [article_for(w, "sound") for w in ("old", "hour", "university", "MBA", "French")]
     ['an', 'an', 'a', 'an', 'a']
