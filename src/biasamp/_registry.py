@@ -52,16 +52,15 @@ class _Ref(str):
 
 
 class Registry:
-    """Names mapped to objects, with descriptions and "did you mean" errors; an entry may be
-    ``"module:object"``, imported on its first :meth:`get` (:meth:`register_lazy`).
+    """Names mapped to objects, with descriptions and "did you mean" errors.
 
     Parameters
     ----------
-    kind : str
+    kind
         What the registry holds, for messages ("base-rate source").
-    extra_names : iterable of str
+    extra_names
         Spellings shown in "available" lists that are not plain entries (``file:PATH.csv``).
-    files : callable, optional
+    files
         Returns data files (``lambda: data_dir("templates").glob("*.toml")``), registered
         under their stems, sorted, before the first lookup.
     """
@@ -85,15 +84,8 @@ class Registry:
             for path in sorted(files()):
                 self.register(path.stem, path)
 
-    def register(self, name: str, obj: Any = None, *, description: str = ""):
-        """Register ``obj`` under ``name`` (or decorate: ``@registry.register("name")``)."""
-        if obj is None:
-
-            def deco(o):
-                self.register(name, o, description=description)
-                return o
-
-            return deco
+    def register(self, name: str, obj: Any, *, description: str = ""):
+        """Register ``obj`` under ``name``; return it."""
         if not isinstance(name, str) or not name:
             raise BiasampError(f"{self.kind} name must be a non-empty string; got {name!r}")
         if name in self._items:
@@ -115,13 +107,13 @@ class Registry:
     def get(self, name: str) -> Any:
         """The object registered as ``name``; :class:`UnknownNameError` with "did you mean"."""
         self._load()
-        if isinstance(name, str) and name in self._items:
-            obj = self._items[name]
-            if isinstance(obj, _Ref):
-                module, _, attr = obj.partition(":")
-                obj = self._items[name] = getattr(importlib.import_module(module), attr)
-            return obj
-        raise unknown_name(self.kind, name, list(self._items) + list(self.extra_names))
+        if not (isinstance(name, str) and name in self._items):
+            raise unknown_name(self.kind, name, [*self._items, *self.extra_names])
+        obj = self._items[name]
+        if isinstance(obj, _Ref):
+            module, _, attr = obj.partition(":")
+            obj = self._items[name] = getattr(importlib.import_module(module), attr)
+        return obj
 
     def names(self) -> list[str]:
         """Registered names in registration order."""
@@ -130,13 +122,9 @@ class Registry:
 
     def description(self, name: str) -> str:
         """The description given at registration (a lazy entry is not imported)."""
-        self._load()
-        if name not in self._descriptions:
-            raise unknown_name(self.kind, name, list(self._items) + list(self.extra_names))
+        if name not in self:
+            raise unknown_name(self.kind, name, [*self._items, *self.extra_names])
         return self._descriptions[name]
-
-    def items(self) -> list[tuple[str, Any]]:
-        return [(name, self.get(name)) for name in self.names()]
 
     def module_getattr(self, module: str) -> Callable[[str], Any]:
         """A module's ``__getattr__`` serving this registry's names (PEP 562)."""
@@ -154,9 +142,6 @@ class Registry:
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
-
-    def __len__(self) -> int:
-        return len(self.names())
 
     def __repr__(self) -> str:
         return f"Registry({self.kind!r}, {self.names()})"

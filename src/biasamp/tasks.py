@@ -183,17 +183,9 @@ def _from_toml(path: Path) -> TaskVocabulary:
     word_column = str_field(meta, "word_column", where_file)
     words, groups, data = _read_table(data_path, word_column, meta.get("group_column"))
     words = check_words(words, f"task vocabulary {name!r} ({data_path.name})")
-    provenance = dict(meta)
-    provenance.update(
-        metadata_file=path.name,
-        metadata_sha256=sha256_bytes(raw),
-        file=data_path.name,
-        sha256=sha256_bytes(data),
-        n_words=len(words),
-    )
-    return TaskVocabulary(
-        name, str(meta["description"]), words, groups, provenance, provenance["sha256"], data_path
-    )
+    prov = dict(meta, metadata_file=path.name, metadata_sha256=sha256_bytes(raw))
+    prov.update(file=data_path.name, sha256=sha256_bytes(data), n_words=len(words))
+    return TaskVocabulary(name, meta["description"], words, groups, prov, prov["sha256"], data_path)
 
 
 def _from_file(path: Path) -> TaskVocabulary:
@@ -204,16 +196,10 @@ def _from_file(path: Path) -> TaskVocabulary:
     words, groups, data = _read_table(path)
     words = check_words(words, f"task file {str(path)!r}")
     digest = sha256_bytes(data)
-    provenance = {
-        "name": path.stem,
-        "source": str(path),
-        "file": path.name,
-        "sha256": digest,
-        "n_words": len(words),
-    }
-    return TaskVocabulary(
-        path.stem, f"user task vocabulary from {path.name}", words, groups, provenance, digest, path
-    )
+    prov = {"name": path.stem, "source": str(path), "file": path.name, "sha256": digest}
+    prov["n_words"] = len(words)
+    description = f"user task vocabulary from {path.name}"
+    return TaskVocabulary(path.stem, description, words, groups, prov, digest, path)
 
 
 def _inline(words, where: str = "tasks") -> TaskVocabulary:

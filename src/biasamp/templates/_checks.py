@@ -24,15 +24,6 @@ from ._slots import (
     resolve_ref,
 )
 
-__all__ = [
-    "check_bindings",
-    "check_template",
-    "default_mask",
-    "read_groups",
-    "read_label_list",
-    "read_task_binding",
-]
-
 
 def _ref(parts: tuple, i: int) -> str:
     """How a mask names the slot at ``parts[i]``: its name, or ``name#k`` when repeated."""
@@ -75,9 +66,7 @@ def _check_slots(t: Template, where: str) -> None:
 
 
 def _check_mask_names(t: Template, direction: str, where: str) -> None:
-    masked = t.mask[direction]
-    if not masked:
-        raise BiasampError(f"{where}: mask.{direction} must name at least one slot")
+    masked = t.mask[direction]  # non-empty: a mask is read as a non-empty list
     names = t.slot_names()
     for ref in masked:
         name, _, copy = ref.partition("#")
@@ -155,20 +144,14 @@ def _check_span(t: Template, direction: str, where: str) -> None:
     # an unmasked article right before the blank would leak the masked word's sound
     for i, p in enumerate(t.parts):
         if isinstance(p, Slot) and p.kind == "article" and i not in inside:
-            j = next(
-                (
-                    j
-                    for j in range(i + 1, len(t.parts))
-                    if isinstance(t.parts[j], Slot) or t.parts[j].strip()
-                ),
-                None,
-            )
-            nxt = t.parts[j] if j is not None else None
-            if isinstance(nxt, Slot) and j in inside:
+            after = [
+                j for j, q in enumerate(t.parts) if j > i and (isinstance(q, Slot) or q.strip())
+            ]
+            if after and after[0] in inside:  # the next slot or word is masked
                 raise BiasampError(
                     f"{where}: the article {p.raw} directly precedes the masked slot "
-                    f"{nxt.raw} for {direction}, so a/an would leak the answer; put a word "
-                    f"between them, use 'the', or mask the article too ({t.text!r})"
+                    f"{t.parts[after[0]].raw} for {direction}, so a/an would leak the answer; "
+                    f"put a word between them, use 'the', or mask the article too ({t.text!r})"
                 )
 
 

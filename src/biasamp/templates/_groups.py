@@ -28,22 +28,6 @@ from .._files import (
 from .._registry import Registry, did_you_mean
 from ._slots import GROUP_SLOTS
 
-__all__ = [
-    "ATTRIBUTE_SETS",
-    "AttributeSet",
-    "GROUP_SLOTS",
-    "Realisation",
-    "attribute_sets_of",
-    "group_realisations",
-    "groups_listing",
-    "is_attribute_set",
-    "shipped_groups",
-    "word_groups",
-    "list_attribute_sets",
-    "load_attribute_set",
-    "pool_realisations",
-]
-
 #: What the groups of a set partition (the base-rate sources read it).
 KINDS = ("race", "ethnicity", "gender-race")
 

@@ -35,8 +35,6 @@ from ._checks import (
 from ._model import Template, TemplateSet
 from ._slots import ARTICLE_RULES, CONTEXTS, parse_text
 
-__all__ = ["TEMPLATE_SETS", "list_template_sets", "load_template_set"]
-
 log = logging.getLogger("biasamp.templates")
 
 _SET_REQUIRED = ("name", "description", "source", "year", "license", "agreement")

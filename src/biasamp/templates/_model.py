@@ -13,15 +13,6 @@ from .._errors import BiasampError
 from .._registry import did_you_mean, unknown_name
 from ._slots import ATTRIBUTE_FORMS, VERB_FORMS, Slot, article_for, resolve_ref, verb_form
 
-__all__ = [
-    "Template",
-    "TemplateSet",
-    "attribute_form",
-    "attribute_hint",
-    "masked_indexes",
-    "render_parts",
-]
-
 _WORD_RE = re.compile(r"\S+")
 
 

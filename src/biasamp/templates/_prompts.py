@@ -14,13 +14,6 @@ from ._groups import expand_sets, group_realisations, groups_listing, realisatio
 from ._loading import load_template_set
 from ._model import Template, TemplateSet, attribute_hint, masked_indexes, render_parts
 
-__all__ = [
-    "build_prompts",
-    "render_sentences",
-    "resolve_attributes",
-    "template_tasks",
-]
-
 _PROMPT_COLUMNS = ["template_id", "direction", "attribute", "task", "prompt", "candidates"]
 _SENTENCE_COLUMNS = ["template_id", "attribute", "task", "sentence"]
 
@@ -161,11 +154,10 @@ def _shared_prompt(t: Template, direction: str, pairs, tset: TemplateSet) -> tup
 
 def _frame(rows: list[tuple], columns: list[str], object_cols: Sequence[str]) -> pd.DataFrame:
     cols = list(zip(*rows)) if rows else [()] * len(columns)
-    data = {}
-    for name, values in zip(columns, cols):
-        dtype = object if name in object_cols else "str"
-        data[name] = pd.Series(list(values), dtype=dtype)
-    return pd.DataFrame(data, columns=columns)
+    data = {n: pd.Series(list(v), dtype=object) for n, v in zip(columns, cols)}
+    return pd.DataFrame(data, columns=columns).astype(
+        {n: "str" for n in columns if n not in object_cols}
+    )
 
 
 def build_prompts(

@@ -12,23 +12,6 @@ from typing import Any
 from .._errors import BiasampError
 from .._registry import did_you_mean
 
-__all__ = [
-    "ARTICLE_RULES",
-    "ATTRIBUTE_FORMS",
-    "CONTEXTS",
-    "GROUP_SLOTS",
-    "PRONOUN_CASES",
-    "SLOTS",
-    "Slot",
-    "VERB_FORMS",
-    "article_for",
-    "dependent_indexes",
-    "parse_text",
-    "resolve_ref",
-    "verb_form",
-]
-
-
 #: Surface form of each attribute for each attribute slot ("they" is the singular they).
 ATTRIBUTE_FORMS = MappingProxyType(
     {
