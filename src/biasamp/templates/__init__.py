@@ -1,9 +1,6 @@
-"""Template sets and attribute forms: which sentences are probed.
-
-A template set is one TOML file in ``templates/``; its format, the slots (``{attribute}``,
-``{be}``, ``{verb:has|have}``, ``{group}``, ``{task}``, ``{a}``, ...), the masked span of each
-direction and the shipped sets with their sources are described in ``templates/README.md``.
-Every function here that takes ``tasks`` accepts what :func:`biasamp.tasks.load_tasks` accepts.
+"""Template sets and attribute forms: which sentences are probed. A template set is one TOML
+file (format, slots, masked spans and the shipped sets with their sources:
+``templates/README.md``); ``tasks`` is anything :func:`biasamp.tasks.load_tasks` accepts.
 """
 
 from __future__ import annotations

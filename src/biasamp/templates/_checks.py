@@ -1,7 +1,5 @@
-"""The rules one template must follow (stated in ``templates/README.md``): its slots, and a
-masked span per direction that does not leak the answer; reading and checking task bindings
-(``task = "developer"``, ``[set] tasks``) and group labels (``groups``, ``[set.groups]``).
-"""
+"""The rules of ``templates/README.md`` for one template (its slots, a masked span per
+direction that does not leak the answer), its task bindings and its group labels."""
 
 from __future__ import annotations
 

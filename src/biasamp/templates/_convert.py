@@ -84,12 +84,6 @@ _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 def toml_value(v) -> str:
     """A TOML literal for a str, int, bool, list or mapping (an inline table)."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)  # a valid TOML basic string
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(toml_value(x) for x in v) + "]"
     if isinstance(v, Mapping):
@@ -98,7 +92,7 @@ def toml_value(v) -> str:
             for k, x in v.items()
         ]
         return "{ " + ", ".join(items) + " }" if items else "{}"
-    raise TypeError(f"no TOML literal for {type(v).__name__}")  # pragma: no cover
+    return json.dumps(v, ensure_ascii=False)  # a str, int or bool: the same literal in TOML
 
 
 def slot_text(name: str, capital: bool) -> str:

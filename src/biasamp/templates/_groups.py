@@ -24,6 +24,7 @@ from .._files import (
     read_toml,
     resolve_name_or_path,
     sha256_bytes,
+    str_field,
 )
 from .._registry import Registry, did_you_mean
 from ._slots import GROUP_SLOTS
@@ -104,9 +105,7 @@ def _realisations(name: str, entry: dict, noun: str, where: str) -> tuple:
             f"{where}: terms must be distinct, non-empty, without surrounding spaces, braces "
             f"or brackets; got {terms!r}"
         )
-    own = entry.get("noun", noun)
-    if not isinstance(own, str) or not own.strip():
-        raise BiasampError(f"{where}: noun must be a non-empty string; got {own!r}")
+    own = str_field(entry, "noun", where, noun)
     return tuple(Realisation(name, t, own) for t in terms)
 
 

@@ -37,32 +37,12 @@ from ._slots import ARTICLE_RULES, CONTEXTS, parse_text
 
 log = logging.getLogger("biasamp.templates")
 
-_SET_REQUIRED = ("name", "description", "source", "year", "license", "agreement")
-_SET_OPTIONAL = (
-    "article",
-    "mask",
-    "url",
-    "citation",
-    "notes",
-    "transcribed",
-    "tasks",
-    "groups",
-    "context",
-    "converted",
-)
 _BINDING_KEYS = ("task", "tasks", "groups", "context")
+_SET_META = ("article", "mask", "url", "citation", "notes", "transcribed")
+_SET_REQUIRED = ("name", "description", "source", "year", "license", "agreement")
+_SET_OPTIONAL = _SET_META + _BINDING_KEYS[1:] + ("converted",)
 _TEMPLATE_KEYS = ("id", "text", "family", "tense", "source", "mask") + _BINDING_KEYS
-_GENERATE_KEYS = (
-    "id_prefix",
-    "text",
-    "words",
-    "words_file",
-    "duplicates",
-    "family",
-    "tense",
-    "source",
-    "mask",
-) + _BINDING_KEYS
+_GENERATE_KEYS = ("id_prefix", "text", "words", "words_file", "duplicates") + _TEMPLATE_KEYS[2:]
 _DUPLICATE_POLICIES = ("error", "drop")
 
 
@@ -148,10 +128,7 @@ def _expand_generator(gen: dict, k: int, base: Path, provenance: dict) -> list[d
             "id": f"{gen['id_prefix']}{line_no:04d}-{word}",
             "text": text.replace("{word}", word),
         }
-        for key in ("family", "tense", "source", "mask") + _BINDING_KEYS:
-            if key in gen:
-                entry[key] = gen[key]
-        out.append(entry)
+        out.append(entry | {k: gen[k] for k in _TEMPLATE_KEYS[2:] if k in gen})
     if dropped:
         provenance.setdefault("dropped_duplicates", []).extend(dropped)
         log.info("%s: dropped %d duplicate word(s): %s", where, len(dropped), ", ".join(dropped))

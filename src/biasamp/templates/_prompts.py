@@ -34,14 +34,10 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
 
     Examples
     --------
-    >>> resolve_attributes("he, she,they")
-    ['he', 'she', 'they']
-    >>> resolve_attributes(["she", "he"])
-    ['she', 'he']
-    >>> resolve_attributes("white,black,asian")
-    ['white', 'black', 'asian']
-    >>> resolve_attributes("ethnicity")
-    ['hispanic', 'not-hispanic']
+    >>> resolve_attributes("he, she,they"), resolve_attributes(["she", "he"])
+    (['he', 'she', 'they'], ['she', 'he'])
+    >>> resolve_attributes("white,black,asian"), resolve_attributes("ethnicity")
+    (['white', 'black', 'asian'], ['hispanic', 'not-hispanic'])
     """
     given = _items(spec)
     allowed = "{" + ", ".join(map(repr, ATTRIBUTES)) + "}"
@@ -69,10 +65,10 @@ def _items(spec) -> list:
     raise BiasampError(f"attributes must be a comma-separated string or a list; got {spec!r}")
 
 
-def _as_set(template_set: TemplateSet | str | os.PathLike) -> TemplateSet:
-    if isinstance(template_set, TemplateSet):
-        return template_set
-    return load_template_set(template_set)
+def _as_set(template_set) -> TemplateSet:
+    return (
+        template_set if isinstance(template_set, TemplateSet) else load_template_set(template_set)
+    )
 
 
 def _task_words(tasks) -> list[str]:

@@ -9,38 +9,27 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from .._conventions import ATTRIBUTES
 from .._errors import BiasampError
 from .._registry import did_you_mean
 
-#: Surface form of each attribute for each attribute slot ("they" is the singular they).
+_FORMS = {  # attribute slot: its he / she / they forms ("they" is the singular they), case
+    "attribute": ("he", "she", "they", "nominative"),
+    "attribute_accusative": ("him", "her", "them", "accusative"),
+    "attribute_possessive": ("his", "her", "their", "possessive determiner"),
+    "attribute_possessive_pronoun": ("his", "hers", "theirs", "possessive pronoun"),
+    "attribute_reflexive": ("himself", "herself", "themselves", "reflexive"),
+    "attribute_noun": ("man", "woman", "person", None),
+}
+#: Surface form of each attribute for each attribute slot.
 ATTRIBUTE_FORMS = MappingProxyType(
-    {
-        "attribute": MappingProxyType({"he": "he", "she": "she", "they": "they"}),
-        "attribute_accusative": MappingProxyType({"he": "him", "she": "her", "they": "them"}),
-        "attribute_possessive": MappingProxyType({"he": "his", "she": "her", "they": "their"}),
-        "attribute_possessive_pronoun": MappingProxyType(
-            {"he": "his", "she": "hers", "they": "theirs"}
-        ),
-        "attribute_reflexive": MappingProxyType(
-            {"he": "himself", "she": "herself", "they": "themselves"}
-        ),
-        "attribute_noun": MappingProxyType({"he": "man", "she": "woman", "they": "person"}),
-    }
+    {s: MappingProxyType(dict(zip(ATTRIBUTES, f))) for s, f in _FORMS.items()}
 )
+#: The pronoun case of each pronoun slot.
+PRONOUN_CASES = MappingProxyType({s: f[3] for s, f in _FORMS.items() if f[3]})
 
 #: The slots a group renders: its term ("Asian") and the term with the person noun.
 GROUP_SLOTS = ("group", "group_noun")
-
-#: The pronoun case of each pronoun slot.
-PRONOUN_CASES = MappingProxyType(
-    {
-        "attribute": "nominative",
-        "attribute_accusative": "accusative",
-        "attribute_possessive": "possessive determiner",
-        "attribute_possessive_pronoun": "possessive pronoun",
-        "attribute_reflexive": "reflexive",
-    }
-)
 
 #: Named verb slots agreeing with the pronoun: slot -> (singular, plural).
 VERB_FORMS = MappingProxyType({"be": ("is", "are"), "was": ("was", "were")})
