@@ -84,8 +84,7 @@ def list_task_sets() -> list[str]:
 
 
 def check_words(words: Sequence[str], where: str) -> list[str]:
-    """Stripped, non-empty, distinct words without braces, the blank or an invisible
-    character."""
+    """Stripped, non-empty, distinct words without braces, the blank or invisible characters."""
     if not words:
         raise BiasampError(f"{where}: the vocabulary is empty")
     out, seen = [], {}

@@ -96,8 +96,7 @@ def _check_mask_names(t: Template, direction: str, where: str) -> None:
 
 
 def _check_coverage(t: Template, direction: str, agreement: bool, where: str) -> None:
-    """T->A covers the attribute-dependent slots (all of them with a shared context) and not
-    the task; A->T the reverse."""
+    """T->A covers the attribute-dependent slots (all, with a shared context), A->T the task."""
     masked = set(masked_indexes(t, direction))
     dep = dependent_indexes(t.parts, agreement)
     task_masked = any(t.parts[i].name == "task" for i in masked)
@@ -270,8 +269,7 @@ def check_bindings(templates: Sequence, declared, where: str) -> tuple:
 
 
 def read_groups(table, templates: Sequence, where: str) -> dict:
-    """Group label -> description (``""`` without ``[set.groups]``, which, when given, must
-    describe exactly the labels the templates use)."""
+    """Group label -> description: ``[set.groups]``, exactly the labels used (else ``""``)."""
     used = list(dict.fromkeys(g for t in templates for g in t.groups))
     if table is None:
         return dict.fromkeys(used, "")

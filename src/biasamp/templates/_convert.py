@@ -62,8 +62,7 @@ def is_converted_set(path: Path) -> bool:
 def conversion_output(
     path: str | os.PathLike, *, overwrite: bool = False, param: str = "path"
 ) -> OutputFile:
-    """The output file of a converted template set (``overwrite`` replaces only one a
-    converter wrote)."""
+    """The output file of a converted set (``overwrite`` replaces only one a converter wrote)."""
     return OutputFile(
         path,
         overwrite=overwrite,

@@ -142,8 +142,7 @@ def _masked(
 
 
 def _shared_prompt(t: Template, direction: str, pairs, tset: TemplateSet) -> tuple:
-    """The one masked prompt of ``t`` for (attribute, task) ``pairs`` (the template's checks
-    keep all but the blank fixed) and the spans."""
+    """The masked prompt of ``t``, the same for all (attribute, task) ``pairs``, and the spans."""
     masked = [_masked(t, direction, a, task, tset=tset) for a, task in pairs]
     return masked[0][0], tuple(span for _, span in masked)
 

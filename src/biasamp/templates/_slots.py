@@ -5,7 +5,8 @@ agreement): each table is the one place a form is defined; rendering asks a slot
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -141,11 +142,6 @@ class Slot:
         return f"{self.name}#{self.copy}"
 
 
-def _no_brace(literal: str, text: str, where: str) -> None:
-    if "{" in literal or "}" in literal:
-        raise BiasampError(f"{where}: unbalanced brace in text {text!r}")
-
-
 def _verb_forms(raw: str, arg: str | None, text: str, where: str) -> tuple:
     if arg is None:
         raise BiasampError(
@@ -188,21 +184,16 @@ def _slot(raw: str, text: str, where: str) -> Slot:
 def parse_text(text: str, where: str) -> tuple[Any, ...]:
     """Split a template text into literal strings and slots (copies numbered)."""
     parts: list[Any] = []
-    pos = 0
-    seen: dict[str, int] = {}
-    for m in _SLOT_RE.finditer(text):
-        literal = text[pos : m.start()]
-        _no_brace(literal, text, where)
-        if literal:
-            parts.append(literal)
-        s = _slot(m.group(1), text, where)
-        seen[s.name] = seen.get(s.name, 0) + 1
-        parts.append(Slot(s.name, s.capital, s.kind, s.forms, seen[s.name]))
-        pos = m.end()
-    tail = text[pos:]
-    _no_brace(tail, text, where)
-    if tail:
-        parts.append(tail)
+    seen: Counter = Counter()
+    for k, piece in enumerate(_SLOT_RE.split(text)):  # literal, slot, literal, ..., literal
+        if k % 2:
+            s = _slot(piece, text, where)
+            seen[s.name] += 1
+            parts.append(replace(s, copy=seen[s.name]))
+        elif "{" in piece or "}" in piece:
+            raise BiasampError(f"{where}: unbalanced brace in text {text!r}")
+        elif piece:
+            parts.append(piece)
     return tuple(parts)
 
 
@@ -220,7 +211,6 @@ def resolve_ref(parts: tuple, ref: str) -> list[int]:
 
 
 def dependent_indexes(parts: tuple, agreement: bool) -> list[int]:
-    """Indexes in ``parts`` of the slots whose rendering depends on the attribute (verbs only
-    with agreement)."""
+    """Indexes of the slots that depend on the attribute (verbs only with agreement)."""
     kinds = ("attribute", "verb") if agreement else ("attribute",)
     return [i for i, p in enumerate(parts) if isinstance(p, Slot) and p.kind in kinds]
