@@ -173,12 +173,8 @@ def groups_listing() -> str:
 @lru_cache(maxsize=1)
 def shipped_groups() -> MappingProxyType:
     """Group name -> its shipped set (names are unique across the shipped sets)."""
-    out: dict[str, AttributeSet] = {}
-    for set_name in list_attribute_sets():
-        s = load_attribute_set(set_name)
-        for g in s.groups:
-            out.setdefault(g, s)
-    return MappingProxyType(out)
+    sets = [load_attribute_set(name) for name in list_attribute_sets()]
+    return MappingProxyType({g: s for s in sets for g in s.groups})
 
 
 def uses_groups(t) -> bool:
