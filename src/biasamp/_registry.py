@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import importlib
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from ._errors import BiasampError, UnknownNameError
@@ -51,17 +52,17 @@ class _Ref(str):
 
 
 class Registry:
-    """Names mapped to objects, with descriptions and "did you mean" errors; an entry may be
-    ``"module:object"``, imported on its first :meth:`get` (:meth:`register_lazy`).
+    """Names mapped to objects, with descriptions and "did you mean" errors.
 
     Parameters
     ----------
-    kind : str
+    kind
         What the registry holds, for messages ("base-rate source").
-    extra_names : iterable of str
+    extra_names
         Spellings shown in "available" lists that are not plain entries (``file:PATH.csv``).
-    loader : callable, optional
-        Called once, before the first lookup, to fill the registry (lazy data scans).
+    files
+        Returns data files (``lambda: data_dir("templates").glob("*.toml")``), registered
+        under their stems, sorted, before the first lookup.
     """
 
     def __init__(
@@ -69,28 +70,22 @@ class Registry:
         kind: str,
         *,
         extra_names: Iterable[str] = (),
-        loader: Callable[[Registry], None] | None = None,
+        files: Callable[[], Iterable[Path]] | None = None,
     ):
         self.kind = kind
         self.extra_names = tuple(extra_names)
         self._items: dict[str, Any] = {}
         self._descriptions: dict[str, str] = {}
-        self._loader = loader
+        self._files = files
 
     def _load(self) -> None:
-        if self._loader is not None:
-            loader, self._loader = self._loader, None
-            loader(self)
+        if self._files is not None:
+            files, self._files = self._files, None
+            for path in sorted(files()):
+                self.register(path.stem, path)
 
-    def register(self, name: str, obj: Any = None, *, description: str = ""):
-        """Register ``obj`` under ``name`` (or decorate: ``@registry.register("name")``)."""
-        if obj is None:
-
-            def deco(o):
-                self.register(name, o, description=description)
-                return o
-
-            return deco
+    def register(self, name: str, obj: Any, *, description: str = ""):
+        """Register ``obj`` under ``name``; return it."""
         if not isinstance(name, str) or not name:
             raise BiasampError(f"{self.kind} name must be a non-empty string; got {name!r}")
         if name in self._items:
@@ -112,13 +107,13 @@ class Registry:
     def get(self, name: str) -> Any:
         """The object registered as ``name``; :class:`UnknownNameError` with "did you mean"."""
         self._load()
-        if isinstance(name, str) and name in self._items:
-            obj = self._items[name]
-            if isinstance(obj, _Ref):
-                module, _, attr = obj.partition(":")
-                obj = self._items[name] = getattr(importlib.import_module(module), attr)
-            return obj
-        raise unknown_name(self.kind, name, list(self._items) + list(self.extra_names))
+        if not (isinstance(name, str) and name in self._items):
+            raise unknown_name(self.kind, name, [*self._items, *self.extra_names])
+        obj = self._items[name]
+        if isinstance(obj, _Ref):
+            module, _, attr = obj.partition(":")
+            obj = self._items[name] = getattr(importlib.import_module(module), attr)
+        return obj
 
     def names(self) -> list[str]:
         """Registered names in registration order."""
@@ -127,13 +122,9 @@ class Registry:
 
     def description(self, name: str) -> str:
         """The description given at registration (a lazy entry is not imported)."""
-        self._load()
-        if name not in self._descriptions:
-            raise unknown_name(self.kind, name, list(self._items) + list(self.extra_names))
+        if name not in self:
+            raise unknown_name(self.kind, name, [*self._items, *self.extra_names])
         return self._descriptions[name]
-
-    def items(self) -> list[tuple[str, Any]]:
-        return [(name, self.get(name)) for name in self.names()]
 
     def module_getattr(self, module: str) -> Callable[[str], Any]:
         """A module's ``__getattr__`` serving this registry's names (PEP 562)."""
@@ -151,9 +142,6 @@ class Registry:
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
-
-    def __len__(self) -> int:
-        return len(self.names())
 
     def __repr__(self) -> str:
         return f"Registry({self.kind!r}, {self.names()})"

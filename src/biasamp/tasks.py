@@ -1,27 +1,14 @@
 """Task vocabularies (occupations): one loader for templates, base rates, corpus and CLI.
 
-A vocabulary is given as
-
-* a shipped name (:func:`list_task_sets`), a TOML file in ``templates/tasks/``;
-* a file: ``.csv``/``.tsv`` with a ``task`` (or ``occupation``) column and an optional
-  ``group`` column (``male_biased``, ``female_biased`` or empty), ``.txt`` with one word per
-  line (blank lines and ``#`` comments ignored), or a ``.toml`` description; ``@FILE`` too;
-* the words themselves: a list, or a comma-separated string (a single word needs a trailing
-  comma: ``"nurse,"``).
-
-Anything else is an error with "did you mean" (a misspelt name is never taken as a word).
+A vocabulary is a shipped name, a file (``.csv``/``.tsv``/``.txt``/``.toml``, also ``@FILE``),
+comma-separated words (one word: ``"nurse,"``) or a list of words (formats:
+``templates/README.md``); anything else is an error with "did you mean".
 
 >>> v = load_tasks("winobias32")
 >>> len(v), v.words[:3], v.groups["nurse"]
 (32, ['janitor', 'cook', 'mover'], 'female_biased')
 >>> load_tasks("nurse, cook").words
 ['nurse', 'cook']
-
-Task spellings
-    One occupation may be spelled differently by different sources ("mechanic",
-    "mechanician"): :func:`task_aliases` reads the one table of such spellings, which
-    base-rate sources and bound template sets consult.
-
 >>> task_aliases().canonical("tailor"), task_aliases().spellings("sewer")
 ('sewer', ('sewer', 'tailor'))
 """
@@ -42,6 +29,7 @@ from ._files import (
     check_keys,
     check_metadata,
     data_dir,
+    decode_text,
     looks_like_path,
     read_toml,
     resolve_name_or_path,
@@ -60,31 +48,19 @@ _VOCAB_REQUIRED = ("name", "description", "file", "word_column", "source", "year
 _VOCAB_OPTIONAL = ("group_column", "url", "notes")
 
 
-def _scan(registry: Registry) -> None:
-    for path in sorted((data_dir("templates") / "tasks").glob("*.toml")):
-        registry.register(path.stem, path)
-
-
-#: Shipped vocabularies: name -> TOML path (filled from ``templates/tasks/`` on first use).
-TASK_SETS = Registry("task vocabulary", extra_names=("a,b,c", "@FILE", "PATH.csv"), loader=_scan)
+#: Shipped vocabularies: name -> TOML path (``templates/tasks/*.toml``).
+TASK_SETS = Registry(
+    "task vocabulary",
+    extra_names=("a,b,c", "@FILE", "PATH.csv"),
+    files=lambda: data_dir("templates").glob("tasks/*.toml"),
+)
 
 
 @dataclass(frozen=True)
 class TaskVocabulary:
-    """An ordered list of task words (occupations) with optional groups.
-
-    Attributes
-    ----------
-    name, description : str
-    words : list of str
-        In file order.
-    groups : dict
-        word -> ``"male_biased"`` / ``"female_biased"`` where the source declares it.
-    provenance : dict
-        ``source``, ``year``, ``license``, ``file``, ``sha256`` (of the data file) ...
-    sha256, path : str, pathlib.Path or None
-        The data file's hash and path (None for words given inline).
-    """
+    """Task words (occupations) in file order; ``groups`` maps a word to ``"male_biased"`` or
+    ``"female_biased"`` where the source says so; ``sha256`` and ``path`` are the data file's
+    (None for words given inline)."""
 
     name: str
     description: str
@@ -108,8 +84,7 @@ def list_task_sets() -> list[str]:
 
 
 def check_words(words: Sequence[str], where: str) -> list[str]:
-    """Stripped, non-empty, distinct words without braces, the blank or an invisible
-    character (a zero-width space: the word scored would not be the word shown)."""
+    """Stripped, non-empty, distinct words without braces, the blank or invisible characters."""
     if not words:
         raise BiasampError(f"{where}: the vocabulary is empty")
     out, seen = [], {}
@@ -129,23 +104,31 @@ def check_words(words: Sequence[str], where: str) -> list[str]:
     return out
 
 
-def _decode(data: bytes, where: str) -> str:
+def _read(path: Path, kind: str) -> tuple[str, bytes]:
+    """The text (a BOM dropped) and the bytes of a UTF-8 file."""
+    data = path.read_bytes()
     if b"\x00" in data:
-        raise BiasampError(f"{where}: not a text file (it contains NUL bytes)")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BiasampError(f"{where}: not UTF-8: {exc}") from None
+        raise BiasampError(f"{kind} file {str(path)!r}: not a text file (it contains NUL bytes)")
+    return decode_text(data, path, kind, "utf-8-sig"), data
+
+
+def read_words(path: Path, kind: str) -> tuple[list[str], bytes]:
+    """The words of a word file (one a line; blank lines and ``#`` comments skipped), bytes."""
+    text, data = _read(path, kind)
+    words = (w.strip() for w in text.splitlines())
+    return [w for w in words if w and not w.startswith("#")], data
 
 
 def _read_table(
-    data: bytes, suffix: str, *, word_column: str | None, group_column: str | None, where: str
-) -> tuple[list[str], dict[str, str]]:
-    text = _decode(data, where)
-    if suffix == ".txt":
-        words = [w.strip() for w in text.splitlines()]
-        return [w for w in words if w and not w.startswith("#")], {}
-    delimiter = "\t" if suffix == ".tsv" else ","
+    path: Path, word_column: str | None = None, group_column: str | None = None
+) -> tuple[list[str], dict[str, str], bytes]:
+    """The words, their groups and the bytes of a task file."""
+    if path.suffix.lower() == ".txt":
+        words, data = read_words(path, "task")
+        return words, {}, data
+    text, data = _read(path, "task")
+    where = f"task file {str(path)!r}"
+    delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
     rows = [
         r for r in csv.reader(io.StringIO(text), delimiter=delimiter) if any(c.strip() for c in r)
     ]
@@ -182,7 +165,7 @@ def _read_table(
                     f"{', '.join(map(repr, GROUPS))} or empty; got {g!r}"
                 )
             groups[word] = g
-    return words, groups
+    return words, groups, data
 
 
 def _from_toml(path: Path) -> TaskVocabulary:
@@ -196,26 +179,12 @@ def _from_toml(path: Path) -> TaskVocabulary:
     data_path = (path.parent / str_field(meta, "file", where_file)).resolve()
     if not data_path.is_file():
         raise BiasampError(f"{where_file}: data file not found: {str(data_path)!r}")
-    data = data_path.read_bytes()
-    words, groups = _read_table(
-        data,
-        data_path.suffix.lower(),
-        word_column=str_field(meta, "word_column", where_file),
-        group_column=meta.get("group_column"),
-        where=f"task file {str(data_path)!r}",
-    )
+    word_column = str_field(meta, "word_column", where_file)
+    words, groups, data = _read_table(data_path, word_column, meta.get("group_column"))
     words = check_words(words, f"task vocabulary {name!r} ({data_path.name})")
-    provenance = dict(meta)
-    provenance.update(
-        metadata_file=path.name,
-        metadata_sha256=sha256_bytes(raw),
-        file=data_path.name,
-        sha256=sha256_bytes(data),
-        n_words=len(words),
-    )
-    return TaskVocabulary(
-        name, str(meta["description"]), words, groups, provenance, provenance["sha256"], data_path
-    )
+    prov = dict(meta, metadata_file=path.name, metadata_sha256=sha256_bytes(raw))
+    prov.update(file=data_path.name, sha256=sha256_bytes(data), n_words=len(words))
+    return TaskVocabulary(name, meta["description"], words, groups, prov, prov["sha256"], data_path)
 
 
 def _from_file(path: Path) -> TaskVocabulary:
@@ -223,23 +192,13 @@ def _from_file(path: Path) -> TaskVocabulary:
         return _from_toml(path)
     if path.suffix.lower() not in (".csv", ".tsv", ".txt"):
         raise BiasampError(f"tasks: file {str(path)!r} must end in .csv, .tsv, .txt or .toml")
-    data = path.read_bytes()
-    where = f"task file {str(path)!r}"
-    words, groups = _read_table(
-        data, path.suffix.lower(), word_column=None, group_column=None, where=where
-    )
-    words = check_words(words, where)
+    words, groups, data = _read_table(path)
+    words = check_words(words, f"task file {str(path)!r}")
     digest = sha256_bytes(data)
-    provenance = {
-        "name": path.stem,
-        "source": str(path),
-        "file": path.name,
-        "sha256": digest,
-        "n_words": len(words),
-    }
-    return TaskVocabulary(
-        path.stem, f"user task vocabulary from {path.name}", words, groups, provenance, digest, path
-    )
+    prov = {"name": path.stem, "source": str(path), "file": path.name, "sha256": digest}
+    prov["n_words"] = len(words)
+    description = f"user task vocabulary from {path.name}"
+    return TaskVocabulary(path.stem, description, words, groups, prov, digest, path)
 
 
 def _inline(words, where: str = "tasks") -> TaskVocabulary:
@@ -253,18 +212,12 @@ def load_tasks(spec) -> TaskVocabulary:
 
     Parameters
     ----------
-    spec : str, path-like, sequence of str or TaskVocabulary
+    spec
         See the module docstring.
 
     Returns
     -------
     TaskVocabulary
-
-    Raises
-    ------
-    BiasampError
-        Unknown name (with "did you mean"), missing or malformed file, empty vocabulary,
-        duplicate or empty words.
     """
     if isinstance(spec, TaskVocabulary):
         return spec
@@ -299,8 +252,8 @@ def load_tasks(spec) -> TaskVocabulary:
 
 @dataclass(frozen=True)
 class TaskAliases:
-    """Spellings of one occupation that different sources use: ``pairs`` (alias -> canonical
-    spelling, that of the shipped base-rate tables), the table's ``file`` and ``sha256``."""
+    """Spellings of one occupation that sources use: ``pairs`` maps an alias to the canonical
+    spelling (that of the shipped base-rate tables)."""
 
     pairs: dict
     file: str
@@ -319,12 +272,12 @@ class TaskAliases:
 
 @lru_cache(maxsize=1)
 def task_aliases() -> TaskAliases:
-    """The one task alias table (``base_rates/task_aliases.csv``; columns ``task`` =
-    canonical spelling, ``alias``, ``source``), checked: no alias twice, no chains."""
+    """The one task alias table (``base_rates/task_aliases.csv``: ``task`` = canonical
+    spelling, ``alias``, ``source``), checked: no alias twice, no chains."""
     path = data_dir("base_rates") / "task_aliases.csv"
-    data = path.read_bytes()
+    text, data = _read(path, "task alias")
     where = f"task alias table {str(path)!r}"
-    rows = list(csv.reader(io.StringIO(_decode(data, where))))
+    rows = list(csv.reader(io.StringIO(text)))
     if not rows or [h.strip() for h in rows[0]] != ["task", "alias", "source"]:
         raise BiasampError(f"{where}: the header must be task,alias,source")
     pairs = {}

@@ -54,16 +54,13 @@ _DEFAULTS = {
 }
 
 
-def _scan(registry: Registry) -> None:
-    registry.register(
-        "crows-pairs",
-        data_dir("pairs") / "crows_pairs_anonymized.csv",
-        description="CrowS-Pairs (Nangia et al. 2020): 1,508 pairs, 9 bias types (CC BY-SA 4.0)",
-    )
-
-
 #: Shipped pair sets: name -> file.
-PAIR_SETS = Registry("pair set", extra_names=("PATH.csv", "PATH.json"), loader=_scan)
+PAIR_SETS = Registry("pair set", extra_names=("PATH.csv", "PATH.json"))
+PAIR_SETS.register(
+    "crows-pairs",
+    data_dir("pairs") / "crows_pairs_anonymized.csv",
+    description="CrowS-Pairs (Nangia et al. 2020): 1,508 pairs, 9 bias types (CC BY-SA 4.0)",
+)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,5 @@
-"""The rules one template must follow (stated in ``templates/README.md``): its slots, and a
-masked span per direction that does not leak the answer; reading and checking task bindings
-(``task = "developer"``, ``[set] tasks``) and group labels (``groups``, ``[set.groups]``).
-"""
+"""The rules of ``templates/README.md`` for one template (its slots, a masked span per
+direction that does not leak the answer), its task bindings and its group labels."""
 
 from __future__ import annotations
 
@@ -23,15 +21,6 @@ from ._slots import (
     dependent_indexes,
     resolve_ref,
 )
-
-__all__ = [
-    "check_bindings",
-    "check_template",
-    "default_mask",
-    "read_groups",
-    "read_label_list",
-    "read_task_binding",
-]
 
 
 def _ref(parts: tuple, i: int) -> str:
@@ -75,9 +64,7 @@ def _check_slots(t: Template, where: str) -> None:
 
 
 def _check_mask_names(t: Template, direction: str, where: str) -> None:
-    masked = t.mask[direction]
-    if not masked:
-        raise BiasampError(f"{where}: mask.{direction} must name at least one slot")
+    masked = t.mask[direction]  # non-empty: a mask is read as a non-empty list
     names = t.slot_names()
     for ref in masked:
         name, _, copy = ref.partition("#")
@@ -109,8 +96,7 @@ def _check_mask_names(t: Template, direction: str, where: str) -> None:
 
 
 def _check_coverage(t: Template, direction: str, agreement: bool, where: str) -> None:
-    """T->A covers the attribute-dependent slots (all of them with a shared context) and not
-    the task; A->T the reverse."""
+    """T->A covers the attribute-dependent slots (all, with a shared context), A->T the task."""
     masked = set(masked_indexes(t, direction))
     dep = dependent_indexes(t.parts, agreement)
     task_masked = any(t.parts[i].name == "task" for i in masked)
@@ -155,20 +141,14 @@ def _check_span(t: Template, direction: str, where: str) -> None:
     # an unmasked article right before the blank would leak the masked word's sound
     for i, p in enumerate(t.parts):
         if isinstance(p, Slot) and p.kind == "article" and i not in inside:
-            j = next(
-                (
-                    j
-                    for j in range(i + 1, len(t.parts))
-                    if isinstance(t.parts[j], Slot) or t.parts[j].strip()
-                ),
-                None,
-            )
-            nxt = t.parts[j] if j is not None else None
-            if isinstance(nxt, Slot) and j in inside:
+            after = [
+                j for j, q in enumerate(t.parts) if j > i and (isinstance(q, Slot) or q.strip())
+            ]
+            if after and after[0] in inside:  # the next slot or word is masked
                 raise BiasampError(
                     f"{where}: the article {p.raw} directly precedes the masked slot "
-                    f"{nxt.raw} for {direction}, so a/an would leak the answer; put a word "
-                    f"between them, use 'the', or mask the article too ({t.text!r})"
+                    f"{t.parts[after[0]].raw} for {direction}, so a/an would leak the answer; "
+                    f"put a word between them, use 'the', or mask the article too ({t.text!r})"
                 )
 
 
@@ -289,8 +269,7 @@ def check_bindings(templates: Sequence, declared, where: str) -> tuple:
 
 
 def read_groups(table, templates: Sequence, where: str) -> dict:
-    """Group label -> description (``""`` without ``[set.groups]``, which, when given, must
-    describe exactly the labels the templates use)."""
+    """Group label -> description: ``[set.groups]``, exactly the labels used (else ``""``)."""
     used = list(dict.fromkeys(g for t in templates for g in t.groups))
     if table is None:
         return dict.fromkeys(used, "")

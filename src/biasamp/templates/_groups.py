@@ -1,15 +1,6 @@
-"""Groups as attributes: the attribute sets of ``templates/attributes/*.toml``, each group with
-its realisations, and the pooling of realisations into one probability per group.
-
-A group has several *realisations* ("Black", "black", "African American"): ``{group}`` renders
-the term, ``{group_noun}`` the term and the set's person noun ("Black person"). Every
-realisation is scored; :func:`pool_realisations` pools them before the probability tables are
-built, so everything downstream sees one column per group. A user's own set (a TOML file in the
-same format) is named in ``attributes`` like a shipped one.
-
-long on purpose: one concept, groups: the set files and their checks, the attribute sets a
-user names (a shipped name or a file), the realisations of each group, and their pooling.
-"""
+"""Groups as attributes (docs/groups.md): the attribute sets of ``templates/attributes/*.toml``,
+each group with its realisations, and the pooling of realisations into one probability per
+group."""
 
 from __future__ import annotations
 
@@ -33,25 +24,10 @@ from .._files import (
     read_toml,
     resolve_name_or_path,
     sha256_bytes,
+    str_field,
 )
 from .._registry import Registry, did_you_mean
 from ._slots import GROUP_SLOTS
-
-__all__ = [
-    "ATTRIBUTE_SETS",
-    "AttributeSet",
-    "GROUP_SLOTS",
-    "Realisation",
-    "attribute_sets_of",
-    "group_realisations",
-    "groups_listing",
-    "is_attribute_set",
-    "shipped_groups",
-    "word_groups",
-    "list_attribute_sets",
-    "load_attribute_set",
-    "pool_realisations",
-]
 
 #: What the groups of a set partition (the base-rate sources read it).
 KINDS = ("race", "ethnicity", "gender-race")
@@ -88,7 +64,7 @@ class Realisation:
 
 @dataclass(frozen=True)
 class AttributeSet:
-    """A named set of groups (one TOML file): group -> its realisations, in file order."""
+    """A named set of groups (one TOML file): ``groups`` maps a group to its realisations."""
 
     name: str
     description: str
@@ -99,13 +75,10 @@ class AttributeSet:
     path: Path
 
 
-def _scan(registry: Registry) -> None:
-    for path in sorted(data_dir("templates").glob("attributes/*.toml")):
-        registry.register(path.stem, path)
-
-
 #: Shipped attribute sets: name -> TOML path (``templates/attributes/*.toml``).
-ATTRIBUTE_SETS = Registry("attribute set", loader=_scan)
+ATTRIBUTE_SETS = Registry(
+    "attribute set", files=lambda: data_dir("templates").glob("attributes/*.toml")
+)
 
 
 def list_attribute_sets() -> list[str]:
@@ -132,15 +105,12 @@ def _realisations(name: str, entry: dict, noun: str, where: str) -> tuple:
             f"{where}: terms must be distinct, non-empty, without surrounding spaces, braces "
             f"or brackets; got {terms!r}"
         )
-    own = entry.get("noun", noun)
-    if not isinstance(own, str) or not own.strip():
-        raise BiasampError(f"{where}: noun must be a non-empty string; got {own!r}")
+    own = str_field(entry, "noun", where, noun)
     return tuple(Realisation(name, t, own) for t in terms)
 
 
 def load_attribute_set(name_or_path: str | os.PathLike) -> AttributeSet:
-    """Load a shipped attribute set by name or any attribute-set TOML file by path (format:
-    ``templates/README.md``).
+    """Load a shipped attribute set by name or an attribute-set TOML file by path.
 
     >>> s = load_attribute_set("race")
     >>> list(s.groups), [r.term for r in s.groups["black"]]
@@ -174,9 +144,8 @@ def load_attribute_set(name_or_path: str | os.PathLike) -> AttributeSet:
 
 
 def word_groups(name_or_path: str | os.PathLike) -> dict[str, list[str]]:
-    """The word groups of ``biasamp count`` (``--groups race``) from an attribute set: per
-    group its terms, lower-cased (the counting rules match case-insensitively), once each;
-    where groups share terms (gender x race) the term with its noun ("black woman").
+    """The word groups of ``biasamp count --groups``: per group its terms, lower-cased, once
+    each; where groups share terms (gender x race) the term with its noun ("black woman").
 
     Examples
     --------
@@ -204,22 +173,18 @@ def groups_listing() -> str:
 @lru_cache(maxsize=1)
 def shipped_groups() -> MappingProxyType:
     """Group name -> its shipped set (names are unique across the shipped sets)."""
-    out: dict[str, AttributeSet] = {}
-    for set_name in list_attribute_sets():
-        s = load_attribute_set(set_name)
-        for g in s.groups:
-            out.setdefault(g, s)
-    return MappingProxyType(out)
+    sets = [load_attribute_set(name) for name in list_attribute_sets()]
+    return MappingProxyType({g: s for s in sets for g in s.groups})
 
 
 def uses_groups(t) -> bool:
-    """Whether template ``t`` realises groups (``{group}``, ``{group_noun}``), not pronouns."""
+    """Whether template ``t`` realises groups, not pronouns."""
     return any(n in GROUP_SLOTS for n in t.slot_names())
 
 
 def is_attribute_set(item) -> bool:
-    """Whether an item of ``attributes`` names an attribute set (a shipped set's name or a
-    TOML file path), which stands for all its groups, rather than a pronoun or a group."""
+    """Whether an item of ``attributes`` names an attribute set (a shipped name or a TOML
+    path), standing for all its groups."""
     return (
         isinstance(item, str)
         and item not in ATTRIBUTES
@@ -229,10 +194,8 @@ def is_attribute_set(item) -> bool:
 
 
 def expand_sets(attributes) -> tuple[list, dict]:
-    """``attributes`` with each attribute set in it (:func:`is_attribute_set`) replaced by its
-    groups, in file order, and group -> its :class:`AttributeSet` (the shipped groups, then
-    those of the sets named). A bad set file: one :class:`BiasampError` naming ``attributes``
-    and the file.
+    """``attributes`` with each attribute set replaced by its groups, and group -> its
+    :class:`AttributeSet` (the shipped groups, then those of the sets named).
 
     >>> expand_sets(["race"])[0]
     ['white', 'black', 'asian']
@@ -253,9 +216,8 @@ def expand_sets(attributes) -> tuple[list, dict]:
 
 
 def group_realisations(attributes) -> dict[str, tuple] | None:
-    """Each attribute's realisations: None when every attribute is a pronoun, else group -> its
-    :class:`Realisation` tuple (shipped sets and those named in ``attributes``, see
-    :func:`expand_sets`); an error for an unknown name and for pronouns mixed with groups.
+    """None when every attribute is a pronoun, else group -> its :class:`Realisation` tuple;
+    an error for an unknown name and for pronouns mixed with groups.
 
     >>> group_realisations(["he", "she"]) is None
     True
@@ -291,8 +253,7 @@ def realisations(template_set, attributes) -> dict[str, tuple]:
     >>> {a: len(r) for a, r in forms.items()}
     {'white': 2, 'black': 3}
     """
-    tset = template_set
-    attrs = list(attributes)
+    tset, attrs = template_set, list(attributes)
     groups = group_realisations(attrs)
     kinds = {uses_groups(t) for t in tset.templates}
     if groups is not None and False in kinds:
@@ -311,8 +272,8 @@ def realisations(template_set, attributes) -> dict[str, tuple]:
 
 
 def attribute_sets_of(attributes) -> list[dict]:
-    """The provenance (name, file, sha256, source, license, kind) of the sets the groups of
-    ``attributes`` come from; ``[]`` for pronouns."""
+    """The provenance of the attribute sets the groups of ``attributes`` come from; ``[]``
+    for pronouns."""
     if group_realisations(attributes) is None:
         return []
     names, known = expand_sets(attributes)
@@ -330,24 +291,20 @@ def pool_realisations(
 
     Parameters
     ----------
-    direction : str
+    direction
         The canonical direction of ``prompts``.
-    prompts : DataFrame
+    prompts
         :func:`~biasamp.templates.build_prompts`' rows of groups with realisations.
-    prob, log_prob : list
+    prob, log_prob
         Per row, the candidates' renormalised and raw log probabilities.
-    sizes : dict
+    sizes
         Group -> its number of realisations, in attribute order.
 
     Returns
     -------
     (rows, prob, log_prob)
-        task->attribute (one prompt, a candidate per realisation): per group the sum of its
-        realisations' probabilities (so the groups sum to 1) and the log of the sum of their
-        raw probabilities; a ``per-attribute`` row per realisation: one row per group, the log
-        of the sum (the groups are renormalised downstream). attribute->task (a prompt per
-        realisation): per (template, group) the mean of the realisations' P(task | prompt)
-        and the log of the mean of their raw probabilities.
+        Pooled as docs/groups.md says: T->A the sum over a group's realisations (log-sum-exp
+        of the raw), A->T the mean (log of the mean of the raw).
     """
     counts = np.asarray(list(sizes.values()))
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])

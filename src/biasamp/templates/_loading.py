@@ -22,6 +22,7 @@ from .._files import (
 )
 from .._registry import Registry
 from .._validation import OneOf, check
+from ..tasks import read_words
 from ._checks import (
     LABEL_RE,
     check_bindings,
@@ -34,46 +35,19 @@ from ._checks import (
 from ._model import Template, TemplateSet
 from ._slots import ARTICLE_RULES, CONTEXTS, parse_text
 
-__all__ = ["TEMPLATE_SETS", "list_template_sets", "load_template_set"]
-
 log = logging.getLogger("biasamp.templates")
 
-_SET_REQUIRED = ("name", "description", "source", "year", "license", "agreement")
-_SET_OPTIONAL = (
-    "article",
-    "mask",
-    "url",
-    "citation",
-    "notes",
-    "transcribed",
-    "tasks",
-    "groups",
-    "context",
-    "converted",
-)
 _BINDING_KEYS = ("task", "tasks", "groups", "context")
+_SET_META = ("article", "mask", "url", "citation", "notes", "transcribed")
+_SET_REQUIRED = ("name", "description", "source", "year", "license", "agreement")
+_SET_OPTIONAL = _SET_META + _BINDING_KEYS[1:] + ("converted",)
 _TEMPLATE_KEYS = ("id", "text", "family", "tense", "source", "mask") + _BINDING_KEYS
-_GENERATE_KEYS = (
-    "id_prefix",
-    "text",
-    "words",
-    "words_file",
-    "duplicates",
-    "family",
-    "tense",
-    "source",
-    "mask",
-) + _BINDING_KEYS
+_GENERATE_KEYS = ("id_prefix", "text", "words", "words_file", "duplicates") + _TEMPLATE_KEYS[2:]
 _DUPLICATE_POLICIES = ("error", "drop")
 
 
-def _scan(registry: Registry) -> None:
-    for path in sorted(data_dir("templates").glob("*.toml")):
-        registry.register(path.stem, path)
-
-
-#: Shipped template sets: name -> TOML path (filled from ``templates/*.toml`` on first use).
-TEMPLATE_SETS = Registry("template set", loader=_scan)
+#: Shipped template sets: name -> TOML path (``templates/*.toml``).
+TEMPLATE_SETS = Registry("template set", files=lambda: data_dir("templates").glob("*.toml"))
 
 
 def list_template_sets() -> list[str]:
@@ -105,18 +79,6 @@ def _parse_mask(value: Any, where: str, default: dict | None) -> dict | None:
     return out
 
 
-def _read_words_file(path: Path, where: str) -> tuple[list[str], str]:
-    if not path.is_file():
-        raise BiasampError(f"{where}: words_file not found: {str(path)!r}")
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BiasampError(f"{where}: words_file {str(path)!r} is not UTF-8: {exc}") from None
-    words = [w.strip() for w in text.splitlines()]
-    return [w for w in words if w and not w.startswith("#")], sha256_bytes(data)
-
-
 def _generator_words(gen: dict, base: Path, provenance: dict, where: str) -> list[str]:
     if ("words" in gen) == ("words_file" in gen):
         raise BiasampError(f"{where}: give exactly one of 'words' (a list) or 'words_file'")
@@ -127,8 +89,10 @@ def _generator_words(gen: dict, base: Path, provenance: dict, where: str) -> lis
         words = [w.strip() for w in words]
     else:
         wpath = base / str_field(gen, "words_file", where)
-        words, digest = _read_words_file(wpath, where)
-        provenance.setdefault("words_files", {})[gen["words_file"]] = digest
+        if not wpath.is_file():
+            raise BiasampError(f"{where}: words_file not found: {str(wpath)!r}")
+        words, data = read_words(wpath, "words")
+        provenance.setdefault("words_files", {})[gen["words_file"]] = sha256_bytes(data)
     if not words or not all(words):
         raise BiasampError(f"{where}: the word list is empty or has an empty word")
     return words
@@ -164,10 +128,7 @@ def _expand_generator(gen: dict, k: int, base: Path, provenance: dict) -> list[d
             "id": f"{gen['id_prefix']}{line_no:04d}-{word}",
             "text": text.replace("{word}", word),
         }
-        for key in ("family", "tense", "source", "mask") + _BINDING_KEYS:
-            if key in gen:
-                entry[key] = gen[key]
-        out.append(entry)
+        out.append(entry | {k: gen[k] for k in _TEMPLATE_KEYS[2:] if k in gen})
     if dropped:
         provenance.setdefault("dropped_duplicates", []).extend(dropped)
         log.info("%s: dropped %d duplicate word(s): %s", where, len(dropped), ", ".join(dropped))
@@ -199,9 +160,8 @@ def _read_set_meta(doc: dict, where_file: str) -> tuple[dict, str]:
     return meta, article
 
 
-def _templates(entries: list, *, meta: dict, set_mask: dict | None, where_file: str) -> list:
+def _templates(entries: list, meta: dict, article: str, where_file: str, *, set_mask) -> list:
     """The checked templates of the ``[[template]]`` entries (and the generated ones)."""
-    article = meta.get("article", "sound")
     seen: set[str] = set()
     out = []
     for k, entry in enumerate(entries):
@@ -242,22 +202,16 @@ def _templates(entries: list, *, meta: dict, set_mask: dict | None, where_file: 
 
 
 def load_template_set(name_or_path: str | os.PathLike) -> TemplateSet:
-    """Load a template set by name (see :func:`list_template_sets`) or from a TOML file.
+    """Load a template set by name (:func:`list_template_sets`) or from a TOML file.
 
     Parameters
     ----------
-    name_or_path : str or path-like
-        A shipped set's name or the path of a TOML file in the documented format.
+    name_or_path
+        A shipped set's name or the path of a TOML file (format: ``templates/README.md``).
 
     Returns
     -------
     TemplateSet
-
-    Raises
-    ------
-    BiasampError
-        Unknown name (with "did you mean"), missing file, malformed TOML, unknown or
-        missing keys, unknown slots, duplicate ids, a mask that leaks the answer.
 
     Examples
     --------
@@ -276,7 +230,7 @@ def load_template_set(name_or_path: str | os.PathLike) -> TemplateSet:
         entries += _expand_generator(gen, k, path.parent, provenance)
     if not entries:
         raise BiasampError(f"{where_file}: the set has no templates (add [[template]] entries)")
-    templates = _templates(entries, meta=meta, set_mask=set_mask, where_file=where_file)
+    templates = _templates(entries, meta, article, where_file, set_mask=set_mask)
     where = f"{where_file} [set]"
     own_tasks = check_bindings(templates, meta.get("tasks"), where)
     groups = read_groups(meta.get("groups"), templates, where)

@@ -1,5 +1,4 @@
-"""The template model: :class:`Template`, :class:`TemplateSet`, rendering (the slots of a
-text and their parsing are in ``_slots``)."""
+"""The template model: :class:`Template`, :class:`TemplateSet`, rendering."""
 
 from __future__ import annotations
 
@@ -13,15 +12,6 @@ from .._conventions import ATTRIBUTES
 from .._errors import BiasampError
 from .._registry import did_you_mean, unknown_name
 from ._slots import ATTRIBUTE_FORMS, VERB_FORMS, Slot, article_for, resolve_ref, verb_form
-
-__all__ = [
-    "Template",
-    "TemplateSet",
-    "attribute_form",
-    "attribute_hint",
-    "masked_indexes",
-    "render_parts",
-]
 
 _WORD_RE = re.compile(r"\S+")
 
@@ -41,22 +31,8 @@ def masked_indexes(t: Template, direction: str) -> list[int]:
 
 @dataclass(frozen=True)
 class Template:
-    """One template of a set.
-
-    Attributes
-    ----------
-    id, text : str
-        Unique within the set; the text with its slots (``"{attribute} {be} {a} new {task}."``).
-    family, tense, source : str
-        Metadata.
-    mask : mapping
-        Direction -> tuple of the slots the blank covers (``name`` or ``name#k``).
-    tasks : tuple of str
-        The tasks the template is bound to; empty = crossed with every task.
-    groups : tuple of str
-        Labels of the subsets the template belongs to (results are also reported per group).
-    context : {"shared", "per-attribute"}
-    """
+    """One template of a set (its fields: the ``[[template]]`` keys of ``templates/README.md``);
+    ``mask`` maps a direction to the slots its blank covers, ``tasks`` empty = crossed."""
 
     id: str
     text: str
@@ -70,7 +46,7 @@ class Template:
     context: str = "shared"
 
     def slot_names(self) -> list[str]:
-        """Names of the slots in order of appearance (lower-case)."""
+        """Slot names in order of appearance (lower-case)."""
         return [p.name for p in self.parts if isinstance(p, Slot)]
 
     @property
@@ -81,26 +57,10 @@ class Template:
 
 @dataclass(frozen=True)
 class TemplateSet:
-    """A named, versioned collection of templates (one TOML file).
-
-    Attributes
-    ----------
-    name, description : str
-    templates : tuple of Template
-    agreement : bool
-        Whether verb slots agree with the attribute ("they are") or not ("they is").
-    article : {"sound", "wang2021"}
-        The a/an rule.
-    provenance : dict
-        The file's metadata, plus ``file`` and ``sha256``.
-    sha256 : str
-        Hash of the TOML file's bytes.
-    path : pathlib.Path
-    tasks : tuple of str
-        The set's own tasks (``[set] tasks``, else its bound tasks); empty if none is bound.
-    groups : mapping
-        Group label -> description (``[set.groups]``).
-    """
+    """A named, versioned collection of templates (one TOML file, ``templates/README.md``):
+    ``provenance`` is its ``[set]`` table with ``file`` and ``sha256`` (of the file's bytes),
+    ``tasks`` its own tasks (``[set] tasks``, else the bound ones), ``groups`` label ->
+    description."""
 
     name: str
     description: str
@@ -127,16 +87,15 @@ class TemplateSet:
         return any(t.bound for t in self.templates)
 
     def template(self, template_id: str) -> Template:
-        """Return the template with that id."""
+        """The template with that id."""
         for t in self.templates:
             if t.id == template_id:
                 return t
         raise unknown_name(f"template id in set {self.name!r}", template_id, self.ids)
 
     def render(self, template: Template | str, attribute: str, task: str | None = None) -> str:
-        """Render a full sentence (no blank) for one attribute and one task.
-
-        ``task`` may be left out for a template bound to exactly one task (its own).
+        """A full sentence (no blank) for one attribute and one task (left out: the one task
+        a template is bound to).
 
         Examples
         --------

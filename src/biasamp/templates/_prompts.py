@@ -14,13 +14,6 @@ from ._groups import expand_sets, group_realisations, groups_listing, realisatio
 from ._loading import load_template_set
 from ._model import Template, TemplateSet, attribute_hint, masked_indexes, render_parts
 
-__all__ = [
-    "build_prompts",
-    "render_sentences",
-    "resolve_attributes",
-    "template_tasks",
-]
-
 _PROMPT_COLUMNS = ["template_id", "direction", "attribute", "task", "prompt", "candidates"]
 _SENTENCE_COLUMNS = ["template_id", "attribute", "task", "sentence"]
 
@@ -30,27 +23,21 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
 
     Parameters
     ----------
-    spec : str or iterable of str
-        Comma-separated names or a sequence; at least two distinct attributes: pronouns
-        (``he``, ``she``, ``they``) or groups of the shipped attribute sets (``white``,
-        ``black``, ...), never both. An attribute set (a shipped set's name or a TOML file in
-        the format of ``templates/attributes/``) stands for all its groups, in file order.
-        Order is kept (the column order downstream).
+    spec
+        At least two distinct pronouns or groups, never both; an attribute set stands for
+        its groups in file order (docs/groups.md).
 
     Returns
     -------
     list of str
+        In the order given (the column order downstream).
 
     Examples
     --------
-    >>> resolve_attributes("he, she,they")
-    ['he', 'she', 'they']
-    >>> resolve_attributes(["she", "he"])
-    ['she', 'he']
-    >>> resolve_attributes("white,black,asian")
-    ['white', 'black', 'asian']
-    >>> resolve_attributes("ethnicity")
-    ['hispanic', 'not-hispanic']
+    >>> resolve_attributes("he, she,they"), resolve_attributes(["she", "he"])
+    (['he', 'she', 'they'], ['she', 'he'])
+    >>> resolve_attributes("white,black,asian"), resolve_attributes("ethnicity")
+    (['white', 'black', 'asian'], ['hispanic', 'not-hispanic'])
     """
     given = _items(spec)
     allowed = "{" + ", ".join(map(repr, ATTRIBUTES)) + "}"
@@ -71,7 +58,6 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
 
 
 def _items(spec) -> list:
-    """The items of ``attributes`` as given: ``"a,b"`` split, a sequence listed."""
     if isinstance(spec, str):
         return [s.strip() for s in spec.split(",")]
     if isinstance(spec, Iterable):
@@ -79,14 +65,14 @@ def _items(spec) -> list:
     raise BiasampError(f"attributes must be a comma-separated string or a list; got {spec!r}")
 
 
-def _as_set(template_set: TemplateSet | str | os.PathLike) -> TemplateSet:
-    if isinstance(template_set, TemplateSet):
-        return template_set
-    return load_template_set(template_set)
+def _as_set(template_set) -> TemplateSet:
+    return (
+        template_set if isinstance(template_set, TemplateSet) else load_template_set(template_set)
+    )
 
 
 def _task_words(tasks) -> list[str]:
-    """The words of ``tasks``: what ``load_tasks`` accepts, or any iterable of words."""
+    """The words of what ``load_tasks`` accepts, or of any iterable of words."""
     if isinstance(tasks, Iterable) and not isinstance(
         tasks, (str, bytes, os.PathLike, TaskVocabulary, Sequence)
     ):
@@ -108,10 +94,8 @@ def template_tasks(
     Returns
     -------
     dict
-        template id -> list of ``(vocabulary word, spelling in the sentence)``, in
-        vocabulary order: every word for a crossed template; for a bound one its own tasks
-        that the vocabulary holds, matched exactly or through the task alias table (``[]``
-        when none is).
+        template id -> ``(vocabulary word, spelling in the sentence)`` pairs in vocabulary
+        order: every word (crossed), or a bound template's own tasks found exactly or by alias.
 
     Examples
     --------
@@ -139,7 +123,6 @@ def template_tasks(
 
 
 def _setup(template_set, attributes, tasks) -> tuple:
-    """The set, the attributes, their realisations, the task words and their templates."""
     tset = _as_set(template_set)
     attrs = resolve_attributes(attributes)
     forms = realisations(tset, _items(attributes))  # an attribute set's groups too
@@ -150,7 +133,7 @@ def _setup(template_set, attributes, tasks) -> tuple:
 def _masked(
     t: Template, direction: str, attribute: str, task: str, *, tset: TemplateSet
 ) -> tuple[str, str]:
-    """Return (prompt with BLANK, text of the masked span) for one rendering."""
+    """(prompt with BLANK, text of the masked span) of one rendering."""
     rendered = render_parts(t, attribute, task, agreement=tset.agreement, article=tset.article)
     idx = masked_indexes(t, direction)
     lo, hi = idx[0], idx[-1] + 1
@@ -158,33 +141,18 @@ def _masked(
     return prompt, "".join(rendered[lo:hi])
 
 
-def _shared_prompt(
-    t: Template, direction: str, pairs, tset: TemplateSet, *, varying: str
-) -> tuple[str, tuple[str, ...]]:
-    """The one masked prompt of ``t`` for (attribute, task) ``pairs`` and their spans (only
-    the blank may change along ``pairs``; ``varying`` names what changes)."""
-    spans = []
-    prompt = None
-    for a, task in pairs:
-        p, span = _masked(t, direction, a, task, tset=tset)
-        if prompt is None:
-            prompt = p
-        elif p != prompt:  # pragma: no cover - excluded by the checks of the template
-            raise BiasampError(
-                f"template {t.id!r}: the prompt depends on the {varying} "
-                f"outside the blank ({prompt!r} vs {p!r})"
-            )
-        spans.append(span)
-    return prompt, tuple(spans)
+def _shared_prompt(t: Template, direction: str, pairs, tset: TemplateSet) -> tuple:
+    """The masked prompt of ``t``, the same for all (attribute, task) ``pairs``, and the spans."""
+    masked = [_masked(t, direction, a, task, tset=tset) for a, task in pairs]
+    return masked[0][0], tuple(span for _, span in masked)
 
 
 def _frame(rows: list[tuple], columns: list[str], object_cols: Sequence[str]) -> pd.DataFrame:
     cols = list(zip(*rows)) if rows else [()] * len(columns)
-    data = {}
-    for name, values in zip(columns, cols):
-        dtype = object if name in object_cols else "str"
-        data[name] = pd.Series(list(values), dtype=dtype)
-    return pd.DataFrame(data, columns=columns)
+    data = {n: pd.Series(list(v), dtype=object) for n, v in zip(columns, cols)}
+    return pd.DataFrame(data, columns=columns).astype(
+        {n: "str" for n in columns if n not in object_cols}
+    )
 
 
 def build_prompts(
@@ -198,31 +166,20 @@ def build_prompts(
 
     Parameters
     ----------
-    template_set : TemplateSet or str or path-like
+    template_set
         A loaded set, a set name or a TOML path.
-    attributes : str or sequence of str
+    attributes
         See :func:`resolve_attributes`.
-    tasks : TaskVocabulary, str, path-like or sequence of str
+    tasks
         Anything :func:`biasamp.tasks.load_tasks` accepts.
-    direction : str
+    direction
         ``"attribute_to_task"``, ``"task_to_attribute"`` or an alias (``"A->T"``, ...).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``template_id, direction, attribute, task, prompt, candidates``; ``prompt``
-        contains :data:`BLANK` once. ``task_to_attribute``: one row per (template, task),
-        ``attribute`` None, a candidate per attribute (in ``attributes`` order); a
-        ``context = "per-attribute"`` template gives a row per (template, task, attribute)
-        with that attribute's candidate alone. ``attribute_to_task``: one row per
-        (template, attribute), ``task`` None, a candidate per task. A bound template gives
-        rows for its own tasks only (see :func:`template_tasks`). Groups: a candidate (T->A)
-        or a row (A->T) per realisation, pooled by :func:`pool_realisations`.
-
-    Raises
-    ------
-    BiasampError
-        A task of the vocabulary that no template covers.
+        ``template_id, direction, attribute, task, prompt, candidates`` (``prompt`` holds
+        :data:`BLANK` once); the rows per direction are described in docs/probing.md.
 
     Examples
     --------
@@ -247,7 +204,7 @@ def build_prompts(
             for a in attrs:
                 for r in forms[a]:
                     prompt, spans = _shared_prompt(
-                        t, direction, [(r, task) for task in words], tset, varying="task"
+                        t, direction, [(r, task) for task in words], tset
                     )
                     rows.append((t.id, direction, a, None, prompt, spans))
         elif t.context == "per-attribute":
@@ -263,7 +220,6 @@ def build_prompts(
                     direction,
                     [(r, spelled) for a in attrs for r in forms[a]],
                     tset,
-                    varying="attribute",
                 )
                 rows.append((t.id, direction, None, word, prompt, spans))
     return _frame(rows, _PROMPT_COLUMNS, object_cols=("attribute", "task", "candidates"))
@@ -297,8 +253,8 @@ def render_sentences(
     Returns
     -------
     pandas.DataFrame
-        Columns ``template_id, attribute, task, sentence``; one row per (template,
-        attribute, realisation, task), in that nesting order.
+        ``template_id, attribute, task, sentence``: a row per (template, attribute,
+        realisation, task), in that nesting order.
 
     Examples
     --------

@@ -1,68 +1,36 @@
-"""Slots of template texts and the English morphology they render: a/an, the forms of an
-attribute, verb agreement; the slot kinds, the parsed :class:`Slot`, and parsing a text.
-
-Each table here is the one place where a form is defined; rendering asks a slot's kind
-(:data:`SLOT_KINDS`), not its name, so a new pronoun case or named verb is one table entry.
-Any other verb agrees through ``{verb:SINGULAR|PLURAL}``. A slot's copies are numbered in
-order of appearance; a mask names one copy as ``name#k`` (1-based).
-"""
+"""Slots of template texts and the English they render (a/an, attribute forms, verb
+agreement): each table is the one place a form is defined; rendering asks a slot's kind
+(:data:`SLOT_KINDS`), not its name."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
+from .._conventions import ATTRIBUTES
 from .._errors import BiasampError
 from .._registry import did_you_mean
 
-__all__ = [
-    "ARTICLE_RULES",
-    "ATTRIBUTE_FORMS",
-    "CONTEXTS",
-    "GROUP_SLOTS",
-    "PRONOUN_CASES",
-    "SLOTS",
-    "Slot",
-    "VERB_FORMS",
-    "article_for",
-    "dependent_indexes",
-    "parse_text",
-    "resolve_ref",
-    "verb_form",
-]
-
-
-#: Surface form of each attribute for each attribute slot ("they" is the singular they).
+_FORMS = {  # attribute slot: its he / she / they forms ("they" is the singular they), case
+    "attribute": ("he", "she", "they", "nominative"),
+    "attribute_accusative": ("him", "her", "them", "accusative"),
+    "attribute_possessive": ("his", "her", "their", "possessive determiner"),
+    "attribute_possessive_pronoun": ("his", "hers", "theirs", "possessive pronoun"),
+    "attribute_reflexive": ("himself", "herself", "themselves", "reflexive"),
+    "attribute_noun": ("man", "woman", "person", None),
+}
+#: Surface form of each attribute for each attribute slot.
 ATTRIBUTE_FORMS = MappingProxyType(
-    {
-        "attribute": MappingProxyType({"he": "he", "she": "she", "they": "they"}),
-        "attribute_accusative": MappingProxyType({"he": "him", "she": "her", "they": "them"}),
-        "attribute_possessive": MappingProxyType({"he": "his", "she": "her", "they": "their"}),
-        "attribute_possessive_pronoun": MappingProxyType(
-            {"he": "his", "she": "hers", "they": "theirs"}
-        ),
-        "attribute_reflexive": MappingProxyType(
-            {"he": "himself", "she": "herself", "they": "themselves"}
-        ),
-        "attribute_noun": MappingProxyType({"he": "man", "she": "woman", "they": "person"}),
-    }
+    {s: MappingProxyType(dict(zip(ATTRIBUTES, f))) for s, f in _FORMS.items()}
 )
+#: The pronoun case of each pronoun slot.
+PRONOUN_CASES = MappingProxyType({s: f[3] for s, f in _FORMS.items() if f[3]})
 
 #: The slots a group renders: its term ("Asian") and the term with the person noun.
 GROUP_SLOTS = ("group", "group_noun")
-
-#: The pronoun case of each pronoun slot.
-PRONOUN_CASES = MappingProxyType(
-    {
-        "attribute": "nominative",
-        "attribute_accusative": "accusative",
-        "attribute_possessive": "possessive determiner",
-        "attribute_possessive_pronoun": "possessive pronoun",
-        "attribute_reflexive": "reflexive",
-    }
-)
 
 #: Named verb slots agreeing with the pronoun: slot -> (singular, plural).
 VERB_FORMS = MappingProxyType({"be": ("is", "are"), "was": ("was", "were")})
@@ -107,15 +75,8 @@ def verb_form(forms: tuple[str, str], attribute: str, agreement: bool) -> str:
 
 
 def article_for(word: str, rule: str) -> str:
-    """``"a"`` or ``"an"`` for the word that follows the article (trailing punctuation
-    ignored; ``rule`` one of :data:`ARTICLE_RULES`, ``word`` with a letter).
-
-    ``"wang2021"`` is the paper's rule: "an" iff the word starts with a lower-case vowel letter
-    (a, e, i, o, u), so "French" -> "a" and "Old" -> "a". ``"sound"`` starts from the
-    vowel-letter rule (any case) and applies a small list of exceptions by sound:
-    :data:`AN_WORDS` ("an hour", "an honest"), the initialisms in :data:`AN_INITIALISMS` ("an
-    MBA") and :data:`A_WORDS` ("a university", "a European", "a one-way"), also as prefixes
-    ("honestly", "universal"). Words starting with a digit get "a".
+    """``"a"`` or ``"an"`` for the word that follows the article, by one of
+    :data:`ARTICLE_RULES` (described in ``templates/README.md``, "a / an").
 
     >>> [article_for(w, "sound") for w in ("old", "hour", "university", "MBA", "French")]
     ['an', 'an', 'a', 'an', 'a']
@@ -181,11 +142,6 @@ class Slot:
         return f"{self.name}#{self.copy}"
 
 
-def _no_brace(literal: str, text: str, where: str) -> None:
-    if "{" in literal or "}" in literal:
-        raise BiasampError(f"{where}: unbalanced brace in text {text!r}")
-
-
 def _verb_forms(raw: str, arg: str | None, text: str, where: str) -> tuple:
     if arg is None:
         raise BiasampError(
@@ -228,21 +184,16 @@ def _slot(raw: str, text: str, where: str) -> Slot:
 def parse_text(text: str, where: str) -> tuple[Any, ...]:
     """Split a template text into literal strings and slots (copies numbered)."""
     parts: list[Any] = []
-    pos = 0
-    seen: dict[str, int] = {}
-    for m in _SLOT_RE.finditer(text):
-        literal = text[pos : m.start()]
-        _no_brace(literal, text, where)
-        if literal:
-            parts.append(literal)
-        s = _slot(m.group(1), text, where)
-        seen[s.name] = seen.get(s.name, 0) + 1
-        parts.append(Slot(s.name, s.capital, s.kind, s.forms, seen[s.name]))
-        pos = m.end()
-    tail = text[pos:]
-    _no_brace(tail, text, where)
-    if tail:
-        parts.append(tail)
+    seen: Counter = Counter()
+    for k, piece in enumerate(_SLOT_RE.split(text)):  # literal, slot, literal, ..., literal
+        if k % 2:
+            s = _slot(piece, text, where)
+            seen[s.name] += 1
+            parts.append(replace(s, copy=seen[s.name]))
+        elif "{" in piece or "}" in piece:
+            raise BiasampError(f"{where}: unbalanced brace in text {text!r}")
+        elif piece:
+            parts.append(piece)
     return tuple(parts)
 
 
@@ -260,7 +211,6 @@ def resolve_ref(parts: tuple, ref: str) -> list[int]:
 
 
 def dependent_indexes(parts: tuple, agreement: bool) -> list[int]:
-    """Indexes in ``parts`` of the slots whose rendering depends on the attribute (verbs only
-    with agreement)."""
+    """Indexes of the slots that depend on the attribute (verbs only with agreement)."""
     kinds = ("attribute", "verb") if agreement else ("attribute",)
     return [i for i, p in enumerate(parts) if isinstance(p, Slot) and p.kind in kinds]
