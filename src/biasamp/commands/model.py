@@ -267,41 +267,15 @@ def pairs(p) -> None:
     p.set_defaults(func=run_pairs)
 
 
-def _say_same_pairs(pset, resolved) -> None:
-    """Warn once when some pairs are one sentence to the model (they differ only in what its
-    tokenizer normalises away, such as case for an uncased model): each is a tie."""
-    import logging
-
-    from ..scoring import normalizer
-
-    norm = normalizer(resolved)
-    if norm is None:
-        return
-    df = pset.pairs
-    same = [
-        pid
-        for pid, more, less in zip(df["pair_id"], df["sent_more"], df["sent_less"])
-        if norm(more) == norm(less)
-    ]
-    if same:
-        logging.getLogger(__name__).warning(
-            "%d pair(s) (pair %s%s) differ only in what the tokenizer of model %r normalises away "
-            "(case, for an uncased model): the model reads one sentence twice, a tie",
-            len(same),
-            same[0],
-            ", ..." if len(same) > 1 else "",
-            resolved.name,
-        )
-
-
 def run_pairs(args) -> int:
     from .._output import OutputFolder
     from ..pairs import load_pairs, score_pairs
     from ..pipeline import ProbeConfig
     from ..report import format_value
-    from ..scoring import LoadOptions, preflight
+    from ..scoring import LoadOptions
 
-    # everything that can fail on input fails before the model is loaded
+    # everything that can fail on input fails before the model is loaded (score_pairs checks
+    # the model, the context token and the device before it loads the weights)
     pset = load_pairs(args.pairs, **{k: getattr(args, f"{k}_column") for k in _PAIR_COLUMNS})
     pset = pset.select(bias_types=args.bias_types, max_pairs=args.max_pairs)
     if len(pset) == 0:
@@ -311,14 +285,6 @@ def run_pairs(args) -> int:
     if args.out:
         output = OutputFolder(args.out, kind="pairs", overwrite=args.overwrite)
         output.check()
-    ((resolved, _),) = preflight(
-        [args.model],
-        options,
-        model_type=args.model_type,
-        context_token=args.context_token,
-        check_scoring=False,
-    ).values()
-    _say_same_pairs(pset, resolved)
     res = score_pairs(
         pset,
         args.model,
