@@ -1,8 +1,5 @@
-"""biasamp: directional bias amplification in language models.
-
-Importing :mod:`biasamp` is light: it never imports torch or transformers (only
-:mod:`biasamp.scoring` does, when a scorer is built). The public names below are loaded on
-first access and listed by ``dir(biasamp)``:
+"""biasamp: directional bias amplification in language models. Importing it never imports
+torch; the public names are loaded on first access:
 
 - :func:`probe`, :func:`probe_many`: run the whole job for one / several models;
 - :class:`ProbeConfig`: the options (TOML/YAML loadable);

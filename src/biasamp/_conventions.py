@@ -1,7 +1,5 @@
-"""Conventions shared by every part of biasamp, defined once: the two directions (spelled
-``attribute_to_task`` and ``task_to_attribute`` everywhere; :func:`canonical_direction` takes
-their aliases), the blank, the attributes and the defaults every function, option and flag
-takes from here. Orientation: rows are tasks (occupations), columns are attributes.
+"""Conventions shared by every part of biasamp, defined once: the two directions and their
+aliases, the blank, the attributes and the defaults. Rows are tasks, columns attributes.
 
 >>> canonical_direction("a->t"), canonical_direction(" T->A ")
 ('attribute_to_task', 'task_to_attribute')
@@ -38,14 +36,9 @@ DIRECTIONS = (ATTRIBUTE_TO_TASK, TASK_TO_ATTRIBUTE)
 #: Accepted spellings (compared after ``strip().lower()``) -> canonical direction.
 DIRECTION_ALIASES = MappingProxyType(
     {
-        ATTRIBUTE_TO_TASK: ATTRIBUTE_TO_TASK,
-        "a->t": ATTRIBUTE_TO_TASK,
-        "at": ATTRIBUTE_TO_TASK,
-        "a2t": ATTRIBUTE_TO_TASK,
-        TASK_TO_ATTRIBUTE: TASK_TO_ATTRIBUTE,
-        "t->a": TASK_TO_ATTRIBUTE,
-        "ta": TASK_TO_ATTRIBUTE,
-        "t2a": TASK_TO_ATTRIBUTE,
+        alias: direction
+        for direction, (a, t) in ((ATTRIBUTE_TO_TASK, "at"), (TASK_TO_ATTRIBUTE, "ta"))
+        for alias in (direction, f"{a}->{t}", a + t, f"{a}2{t}")
     }
 )
 
@@ -70,21 +63,8 @@ MODEL_TYPES = ("auto", "masked", "causal")
 
 
 def canonical_direction(direction, param: str = "direction") -> str:
-    """Return the canonical name of a direction given as itself or an alias.
-
-    Parameters
-    ----------
-    direction : str
-        ``attribute_to_task``, ``task_to_attribute`` or an alias (``A->T``, ``T->A``, ``AT``,
-        ``TA``, ``a2t``, ``t2a``; any case).
-    param : str
-        Parameter name used in the error message.
-
-    Raises
-    ------
-    BiasampError
-        Naming the parameter, the accepted values and what was given.
-    """
+    """The canonical name of a direction given as itself or an alias (``A->T``, ``T->A``,
+    ``AT``, ``TA``, ``a2t``, ``t2a``; any case); ``param`` names it in the error."""
     if isinstance(direction, str):
         found = DIRECTION_ALIASES.get(direction.strip().lower())
         if found is not None:

@@ -1,10 +1,5 @@
-"""Exceptions and warnings of biasamp.
-
-Every error raised for bad user input subclasses :class:`BiasampError`, which is
-itself a :class:`ValueError`, so callers can catch either. Each warned condition has one
-class (sklearn's ``UndefinedMetricWarning`` idea): it is warned once where it arises and
-never also logged; the CLI prints each distinct warning once.
-"""
+"""Exceptions and warnings of biasamp: every input error is a :class:`BiasampError` (a
+:class:`ValueError`); each warned condition has one class, warned once where it arises."""
 
 from __future__ import annotations
 
@@ -46,18 +41,15 @@ class BiasampWarning(UserWarning):
 
 
 class UndefinedCellsWarning(BiasampWarning, RuntimeWarning):
-    """Some (task, attribute) cells of BiasAmp-> are undefined (empty conditioning set) and
-    are left out of the value."""
+    """Some (task, attribute) cells of BiasAmp-> are undefined and left out of the value."""
 
 
 class UndefinedTrialsWarning(BiasampWarning, RuntimeWarning):
-    """Some attacker trials of leakage / DPA are undefined (zero quality on both sides) and are
-    left out of the mean."""
+    """Some attacker trials of leakage / DPA are undefined and left out of the mean."""
 
 
 class UnavailableCIWarning(BiasampWarning):
-    """A confidence interval cannot be computed (fewer than two resampling units, e.g. one
-    template); it is reported as unavailable (NaN), not as a zero-width interval."""
+    """A confidence interval needs two resampling units at least: it is NaN, not zero-wide."""
 
 
 class ZeroRowWarning(BiasampWarning):
@@ -65,18 +57,15 @@ class ZeroRowWarning(BiasampWarning):
 
 
 class IndependenceAssumptionWarning(BiasampWarning):
-    """A base table is built under an assumption, not measured: gender and race independent
-    within an occupation (``labor-2022-gender-race-independent``)."""
+    """A base table is assumed, not measured (``labor-2022-gender-race-independent``)."""
 
 
 class MissingWeightsWarning(BiasampWarning):
-    """A model was loaded with weights missing from its checkpoint (newly initialised at
-    random), because ``allow_missing_weights`` was set."""
+    """Weights missing from a checkpoint were initialised at random (``allow_missing_weights``)."""
 
 
 class ChatModelWarning(BiasampWarning):
-    """A chat (instruction-tuned) model is probed as a plain language model: its sentences are
-    scored as text after a document start, not inside a chat turn."""
+    """A chat model is probed as a plain language model, not inside a chat turn."""
 
 
 class HubUnreachableWarning(BiasampWarning):
@@ -84,10 +73,8 @@ class HubUnreachableWarning(BiasampWarning):
 
 
 class DamagedCacheWarning(BiasampWarning):
-    """A score-cache file could not be read as a database; it was moved aside (kept, renamed)
-    and a fresh cache started."""
+    """An unreadable score-cache file was moved aside and a fresh cache started."""
 
 
 class FewResamplesWarning(BiasampWarning):
-    """The bootstrap resamples so few units (2 or 3 templates or tasks) that its replicates
-    take only a few distinct values: the percentile CI is given, and is rough."""
+    """The bootstrap resamples 2 or 3 units: the percentile CI is given, and is rough."""

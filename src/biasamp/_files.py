@@ -1,4 +1,4 @@
-"""File helpers shared by the data loaders: the data folders, hashes, TOML reading,
+"""File helpers of the data loaders: data folders, hashes, text, TOML and JSON reading,
 names-or-paths.
 
 >>> sha256_bytes(b"")[:12]
@@ -16,16 +16,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ._errors import BiasampError, MissingDependencyError
+from ._errors import BiasampError
 from ._registry import Registry, did_you_mean
 
 try:  # Python >= 3.11
-    import tomllib as _toml
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    try:
-        import tomli as _toml
-    except ModuleNotFoundError:
-        _toml = None
+    from tomllib import loads as toml_loads
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10, where tomli is a dependency
+    from tomli import loads as toml_loads
 
 __all__ = [
     "check_keys",
@@ -77,18 +74,9 @@ def sha256_file(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def toml_loads(text: str) -> dict:
-    """Parse TOML text (tomllib, or tomli on Python 3.10)."""
-    if _toml is None:  # pragma: no cover - Python 3.10 without tomli
-        raise MissingDependencyError(
-            "reading TOML files on Python 3.10 needs the 'tomli' package: pip install tomli"
-        )
-    return _toml.loads(text)
-
-
 def decode_text(data: bytes, path, kind: str, encoding: str = "utf-8") -> str:
     """``data`` (the bytes of the ``kind`` file ``path``) as text; bytes that are not UTF-8
-    (a Latin-1 file) are one line naming the file, the line and the byte position.
+    are one line naming the file, the line and the byte position.
 
     >>> decode_text("caf\u00e9".encode("latin-1"), "a.toml", "config")
     Traceback (most recent call last):
@@ -163,11 +151,8 @@ def looks_like_path(text: str) -> bool:
 
 
 def resolve_name_or_path(name_or_path: str | os.PathLike, registry: Registry, param: str) -> Path:
-    """The file of a registered name, or a user's file path.
-
-    ``registry`` maps names to paths. A string that is not registered and does not look like a
-    path gives the registry's "unknown name" error (with "did you mean").
-    """
+    """The file of a name ``registry`` maps to a path, or a user's file path (a string that is
+    neither gives the registry's "did you mean")."""
     if isinstance(name_or_path, os.PathLike):
         path = Path(name_or_path)
     else:
@@ -211,8 +196,8 @@ def _first_not_finite(obj, key: str):
 
 def json_loads(text: str, where: str):
     """Parse JSON as the standard defines it: ``NaN``, ``Infinity`` and numbers beyond the
-    float range (``1e999``) are refused with one line naming ``where``, the key and the value
-    (Python's reader accepts them, and they reach arithmetic, plots and writers later).
+    float range (``1e999``), which Python's reader accepts, are refused with one line naming
+    ``where``, the key and the value.
 
     >>> json_loads('{"a": [1, 2.5]}', "x.json")
     {'a': [1, 2.5]}

@@ -1,5 +1,4 @@
-"""The memory a run may use, and the one refusal (before the model loads, with both numbers)
-of a setting whose estimated need exceeds it (the bootstrap of ``n_resamples``)."""
+"""The memory a run may use, and the refusal of a setting whose estimated need exceeds it."""
 
 from __future__ import annotations
 
@@ -13,8 +12,7 @@ _CGROUP_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limi
 
 
 def memory_limit() -> int | None:
-    """Bytes of memory this process may use: the machine's physical memory, or a smaller
-    cgroup (container) limit; None where neither can be read."""
+    """Bytes this process may use: physical memory or a smaller cgroup limit (None: unknown)."""
     try:
         limit = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (AttributeError, ValueError, OSError):
@@ -31,8 +29,8 @@ def memory_limit() -> int | None:
 
 
 def check_memory(need: int, name: str, value: int, what: str) -> None:
-    """Refuse ``value`` of the option ``name`` when ``need`` bytes (an upper estimate of
-    ``what`` it costs) exceed :func:`memory_limit`.
+    """Refuse ``value`` of the option ``name`` when it needs ``need`` bytes ``what`` (an upper
+    estimate), more than :func:`memory_limit`.
 
     >>> check_memory(2**70, "n_resamples", 10**9, "for the bootstrap")
     Traceback (most recent call last):

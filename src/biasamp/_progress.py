@@ -24,19 +24,21 @@ __all__ = ["Display", "PLAIN_INTERVAL", "Progress", "SILENT", "as_progress"]
 
 
 class Progress:
-    """A progress reporter; this base class shows nothing (see :class:`Display`)."""
+    """A progress reporter: a ``stage`` starts (its ``total`` in ``unit``, None: unknown),
+    ``advance`` by ``n`` units, ``write`` a line (a warning) without breaking the display,
+    ``close`` at the end. This base class shows nothing."""
 
     def stage(self, name: str, total: int | None, unit: str = "it") -> None:
-        """A stage starts: ``name``, its ``total`` in ``unit`` (None: unknown)."""
+        pass
 
     def advance(self, n: int = 1) -> None:
-        """``n`` more units of the current stage are done."""
+        pass
 
     def write(self, text: str) -> None:
-        """Show one line of text (a warning) without breaking the display; silent here."""
+        pass
 
     def close(self) -> None:
-        """The run is over: remove the display."""
+        pass
 
 
 #: The silent reporter (what library code gets when it is given None or False).
@@ -88,19 +90,9 @@ PLAIN_INTERVAL = 10.0
 
 
 class Display(Progress):
-    """The one progress display of a ``biasamp`` run, on ``stream`` (default stderr).
-
-    Parameters
-    ----------
-    stream : text stream, optional
-        Where it writes (default ``sys.stderr``, looked up when a stage starts).
-    interval : float, optional
-        Off a terminal: the seconds a stage runs before its first plain line, and the fewest
-        between two (default :data:`PLAIN_INTERVAL`).
-    terminal : bool, optional
-        Draw a bar (True) or write plain lines (False); default: whether ``stream`` is a
-        terminal.
-    """
+    """The one progress display of a ``biasamp`` run, on ``stream`` (default ``sys.stderr``,
+    looked up when used): a bar if ``terminal`` (default: whether the stream is one), else
+    plain lines at most every ``interval`` seconds (default :data:`PLAIN_INTERVAL`)."""
 
     def __init__(self, stream=None, *, interval: float | None = None, terminal: bool | None = None):
         self._stream = stream

@@ -1,9 +1,6 @@
-"""Check each argument of the public numeric functions once, where it enters (scikit-learn's
-``validate_params`` idea); the probe's options are checked by pydantic (``ProbeConfig``).
-
-A *constraint* ``constraint(value, name)`` raises the house's one line for a bad value;
-:meth:`Constraint.normalise` is the one conversion of an accepted value (``"a,b"`` is
-``["a", "b"]``). :func:`check` does both for a value that enters elsewhere.
+"""Checks of the public numeric functions' arguments, once, where they enter (scikit-learn's
+``validate_params``): a constraint raises the house's one line for a bad value, and its
+``normalise`` is the one conversion of an accepted value; :func:`check` does both.
 
 >>> check(3, PositiveInt, "batch_size")
 3
@@ -54,14 +51,13 @@ _SKIP = contextvars.ContextVar("biasamp_skip_validation", default=False)
 
 
 class Constraint:
-    """Base class: ``__call__(value, name)`` raises for a bad value (its return value is not
-    used); :meth:`normalise` gives the normal form of a value the constraint accepts."""
+    """Base class: ``__call__(value, name)`` raises for a bad value; :meth:`normalise` gives
+    the normal form of an accepted one (default: the value)."""
 
     def __call__(self, value, name: str) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def normalise(self, value):
-        """The normal form of an accepted ``value`` (no checks; default: the value)."""
         return value
 
     def fail(self, value, name: str, what: str, hint: str = ""):
@@ -137,7 +133,7 @@ class OneOf(Constraint):
 
 
 class SubsetOf(OneOf):
-    """A list (or comma-separated string) of distinct choices; ``min_size`` of them at least."""
+    """A list (or comma-separated string) of at least ``min_size`` distinct choices."""
 
     def __init__(self, choices, min_size: int = 1):
         super().__init__(choices)
@@ -163,10 +159,8 @@ class SubsetOf(OneOf):
 
 
 class Names(Constraint):
-    """Distinct non-empty strings, from a list or a comma-separated string.
-
-    ``what`` is the singular noun of an item, for messages ("attribute").
-    """
+    """Distinct non-empty strings, from a list or a comma-separated string; ``what`` names an
+    item in messages ("attribute")."""
 
     def __init__(self, min_size: int = 1, what: str = "name"):
         self.min_size, self.what = min_size, what
@@ -211,22 +205,19 @@ class Names(Constraint):
         return items
 
 
-class _NonEmptyStr(Constraint):
+class _Is(Constraint):
+    """A value ``test`` accepts, ``what`` in the message."""
+
+    def __init__(self, test: Callable, what: str):
+        self.test, self.what = test, what
+
     def __call__(self, value, name):
-        if not isinstance(value, str) or not value.strip():
-            self.fail(value, name, "a non-empty string")
+        if not self.test(value):
+            self.fail(value, name, self.what)
 
 
-NonEmptyStr = _NonEmptyStr()
-
-
-class _Bool(Constraint):
-    def __call__(self, value, name):
-        if not isinstance(value, bool):
-            self.fail(value, name, "True or False")
-
-
-Bool = _Bool()
+NonEmptyStr = _Is(lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string")
+Bool = _Is(lambda v: isinstance(v, bool), "True or False")
 
 
 class _Direction(Constraint):
@@ -276,10 +267,9 @@ VALIDATED: list[Callable] = []
 
 
 def validate_params(constraints: dict[str, Constraint]) -> Callable:
-    """Decorate a public function so that its arguments are checked once, on entry (never
-    rewritten; the function takes their normal form with :func:`normalised`). Validated
-    functions called while it runs skip their checks. The constraints are kept as
-    ``__constraints__``."""
+    """Check a public function's arguments once, on entry (never rewritten: the function
+    takes their normal form with :func:`normalised`); validated functions it calls skip
+    theirs. The constraints are kept as ``__constraints__``."""
 
     def deco(fn):
         sig = inspect.signature(fn)
@@ -309,8 +299,8 @@ def validate_params(constraints: dict[str, Constraint]) -> Callable:
 
 
 def check_visible(text: str, where: str) -> None:
-    """Refuse an invisible (format) character, such as a zero-width space, which a tokenizer
-    turns into pieces the reader never sees: the word scored is not the word shown."""
+    """Refuse an invisible (format) character such as a zero-width space: a tokenizer turns it
+    into pieces the reader never sees."""
     bad = next(((i, c) for i, c in enumerate(text) if unicodedata.category(c) == "Cf"), None)
     if bad is not None:
         i, c = bad

@@ -1,9 +1,5 @@
-"""The ``biasamp`` command line: ``main(argv=None) -> int``.
-
-It lists every subcommand of :data:`SUBCOMMANDS` and builds the options of the one chosen
-only (``biasamp --help`` imports no command). Input errors print one line to stderr and return
-2 (``-v`` adds the traceback); each warning is printed once, as one line; ``-q`` silences them.
-"""
+"""The ``biasamp`` command line: ``main(argv=None) -> int``; only the chosen subcommand's
+options are built (``biasamp --help`` imports no command)."""
 
 from __future__ import annotations
 
@@ -22,8 +18,7 @@ from ._registry import Registry
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
-#: Subcommand name -> the function of :mod:`biasamp.commands` that adds its options (imported
-#: when that subcommand is chosen), with its help line; in ``--help`` order.
+#: Subcommand name -> the :mod:`biasamp.commands` function adding its options; ``--help`` order.
 SUBCOMMANDS = Registry("subcommand")
 for _name, _target, _help in (
     ("probe", "model:probe", "measure BiasAmp-> of one or more masked or causal language models"),
@@ -84,8 +79,8 @@ def _add_verbosity(parser, *, dest_prefix: str = "") -> None:
 
 
 def build_parser(commands=None) -> argparse.ArgumentParser:
-    """The ``biasamp`` argument parser: every subcommand with its help line, and the options of
-    those in ``commands`` (default: every one; :func:`main` builds only the one chosen)."""
+    """The ``biasamp`` parser: every subcommand, with the options of those in ``commands``
+    (default: all)."""
     parser = _Parser(
         prog="biasamp",
         description="Measure directional bias amplification (BiasAmp->) in language models.",
@@ -122,11 +117,9 @@ def _warning_origin(filename: str) -> str | None:
 
 
 class _Terminal(logging.Handler):
-    """What the CLI shows on stderr besides errors, through the one progress display (None
-    with ``-q``): each distinct warning once, as one line (``warning: ...`` for biasamp's own,
-    ``warning (package): ...`` for another package's), whether it came as a Python warning or
-    as a logged one; a logged error as ``error: ...``; info and debug (``-v``) with their
-    logger's name."""
+    """What the CLI shows on stderr besides errors, through the progress display: each distinct
+    warning once, as one line (``warning (package): ...`` for another package's), warned or
+    logged; a logged error as ``error: ...``; info and debug with their logger's name."""
 
     def __init__(self, display: Display | None):
         super().__init__()
@@ -175,8 +168,8 @@ def _configure_logging(verbose: int, quiet: bool, terminal: _Terminal) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the ``biasamp`` command; return the process exit code (0 ok, 2 input error; 130
-    after Ctrl-C, at any moment: while the options are read too, with no traceback)."""
+    """Run the ``biasamp`` command; return the exit code (0 ok, 1 OS error, 2 input error, 130
+    after Ctrl-C, with no traceback)."""
     try:
         return _main(argv)
     except KeyboardInterrupt:

@@ -183,4 +183,4 @@ def test_a_limited_run_is_refused_at_the_aggregation():
     with pytest.raises(
         BiasampError, match=r"^limit: the biasamp tasks need every document \(31 of 32 task_"
     ):
-        evaluate_items(items[:-1])
+        evaluate_items(tuple(items[:-1]))

@@ -170,6 +170,19 @@ def test_a_context_token_is_for_causal_models(tiny_bench_bert_dir, capsys):
     assert "context_token is for causal language models" in err and err.count("\n") == 1
 
 
+def test_score_pairs_runs_the_early_checks_before_loading(tiny_bench_bert_dir, monkeypatch):
+    """The Python call refuses a context token for a masked model as the command does (the
+    one early-check pass, scoring.preflight), before any weights load."""
+    import biasamp.scoring
+
+    def no_load(*a, **k):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(biasamp.scoring, "load_scorer", no_load)
+    with pytest.raises(BiasampError, match="context_token is for causal language models"):
+        score_pairs("crows-pairs", str(tiny_bench_bert_dir), max_pairs=2, context_token="[CLS]")
+
+
 # ---------------------------------------------------------------------------------------
 # equality with lm-evaluation-harness' own task
 # ---------------------------------------------------------------------------------------

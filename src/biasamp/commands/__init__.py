@@ -1,10 +1,5 @@
-"""Subcommands of the ``biasamp`` CLI and what they share.
-
-Three modules: :mod:`~biasamp.commands.model` (``probe``, ``score``, ``pairs``),
-:mod:`~biasamp.commands.data` (``templates``, ``base-rates``, ``count``) and
-:mod:`~biasamp.commands.results` (``report``, ``compare``). Each subcommand is a function
-``NAME(parser)`` that adds its options and sets ``func``, called only for the subcommand chosen.
-"""
+"""Subcommands of the ``biasamp`` CLI (``model``, ``data``, ``results``) and what they
+share; each is a function ``NAME(parser)`` that adds its options and sets ``func``."""
 
 from __future__ import annotations
 
@@ -18,10 +13,9 @@ _REPORT_ORDER = ("html", "md", "model-card", "json")
 def add_config_options(
     parser, *, groups=None, from_config: bool = False, without=(), only=None
 ) -> None:
-    """Options of :class:`~biasamp.pipeline.ProbeConfig` into ``parser``, generated from its
-    fields, in argument ``groups`` (default: every group, in field order); ``only``: the fields
-    to take; ``without``: flags a command does not take; ``from_config``: every default None,
-    so that a ``--config`` file's value stands unless the flag is given."""
+    """Options of :class:`~biasamp.pipeline.ProbeConfig` from its fields, in argument
+    ``groups`` (default: all); ``only``: the fields to take; ``without``: flags not taken;
+    ``from_config``: every default None (a ``--config`` file's value stands)."""
     from ..pipeline.config import GROUPS, ProbeConfig, cli_flags, cli_help, cli_type
 
     fields = {
@@ -51,14 +45,20 @@ def add_config_options(
             )
 
 
+def add_out(parser, what: str, replaces: str, **kwargs) -> None:
+    """``--out`` (``what`` it names) and ``--overwrite`` (``replaces`` what biasamp wrote)."""
+    parser.add_argument("--out", "-o", help=what, **kwargs)
+    parser.add_argument("--overwrite", action="store_true", help=f"replace {replaces}")
+
+
 def report_file(folder, formats, *, comparison: bool = False) -> Path:
     """The file a run's last line names: in ``folder``, its HTML report if it wrote one, else
     the Markdown one, the model card, the JSON report; ``comparison.html`` (``.md``, ``.csv``)
     for a comparison; ``results.json`` when no report was asked for."""
+    from .._validation import Names
     from ..report import FORMATS
 
-    formats = [formats] if isinstance(formats, str) else list(formats or ())
-    formats = [f.strip() for item in formats for f in str(item).split(",") if f.strip()]
+    formats = Names(min_size=0).normalise(formats or ())
     if comparison:
         kind = next((k for k in ("html", "md", "csv") if k in formats), "md")
         return Path(folder) / f"comparison.{kind}"
@@ -67,26 +67,22 @@ def report_file(folder, formats, *, comparison: bool = False) -> Path:
 
 
 def work_done(args) -> None:
-    """The long work is over: the progress display goes before the summary is printed (a bar
-    left on the terminal would run into the summary's first line)."""
-    if getattr(args, "display", None) is not None:
+    """The long work is over: the progress bar goes before the summary runs into it."""
+    if args.display is not None:
         args.display.close()
 
 
 def say_report(path, args) -> None:
-    """The last line of a run that wrote a report: ``report: PATH`` (on stderr, so that
-    stdout holds only the summary); nothing with ``-q``."""
-    if not getattr(args, "quiet", False):
+    """``report: PATH`` on stderr (stdout holds only the summary); nothing with ``-q``."""
+    if not args.quiet:
         sys.stdout.flush()
         print(f"report: {path}", file=sys.stderr)
 
 
 def table_lines(rows, *, header=None, left=(), widths=None, indent="  ") -> list[str]:
-    """The lines of a table printed on the terminal (``DataFrame.to_string``): ``rows`` of
-    cells (formatted already), ``header`` a first line of column titles (None: none), the
-    columns numbered in ``left`` left-aligned and the others right-aligned, each as wide as its
-    widest cell or its ``widths`` entry (column number -> least width), two spaces between
-    columns, ``indent`` before each line, no trailing spaces.
+    """The lines of a terminal table (``DataFrame.to_string``) of ``rows`` of formatted cells
+    under an optional ``header``: columns numbered in ``left`` left-aligned, the others
+    right-aligned, each as wide as its widest cell or its ``widths`` entry, two spaces apart.
 
     >>> table_lines([("he", "1.5"), ("they", "-10.25")], header=("word", "value"), left={0})
     ['  word   value', '  he       1.5', '  they  -10.25']

@@ -1,7 +1,6 @@
 """The subcommands of the inputs: ``templates``, ``base-rates`` and ``count``.
 
-long on purpose: the three commands over data (templates, base-rates, count), each with
-its options and its output.
+long on purpose: three commands, each with its options and its output.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import sys
 import warnings
 
 from .._errors import BiasampError, ZeroRowWarning
-from . import print_table, work_done
+from . import add_out, print_table, work_done
 
 
 def templates(p) -> None:
@@ -87,17 +86,12 @@ def templates(p) -> None:
         "benchmark", metavar="BENCHMARK", help=f"which converter [{', '.join(T.CONVERTERS)}]"
     )
     c.add_argument("path", metavar="PATH", help="the benchmark's file or folder")
-    c.add_argument(
-        "--out",
-        "-o",
+    add_out(
+        c,
+        "template set file to write (TOML; a new file)",
+        "the template set --out names (one a converter wrote)",
         required=True,
         metavar="FILE",
-        help="template set file to write (TOML; a new file)",
-    )
-    c.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace the template set --out names (one a converter wrote)",
     )
     c.add_argument("--name", default=None, help="the set's name (default: the benchmark's)")
     c.set_defaults(func=run_templates_convert)
@@ -159,9 +153,9 @@ def run_templates_show(args) -> int:
         directions = list(DIRECTIONS)
     else:
         directions = [canonical_direction(args.direction, "--direction")]
-    tset = T.load_template_set(args.set)
-    if args.family is not None or args.tense is not None or args.group is not None:
-        tset = tset.select(family=args.family, tense=args.tense, group=args.group)
+    tset = T.load_template_set(args.set).select(
+        family=args.family, tense=args.tense, group=args.group
+    )
     attributes = T.resolve_attributes(args.attributes)
     if args.tasks is None:
         own = [t for t in tset.tasks if any(t in x.tasks for x in tset.templates)]
@@ -261,7 +255,7 @@ def run_base_rates(args: argparse.Namespace) -> int:
 
 def parse_groups(value: str) -> dict[str, list[str]]:
     """``he=he,him,his;she=she,her`` -> {"he": [...], "she": [...]}; an attribute set's name
-    or file (``race``) -> its groups' terms."""
+    or file -> its groups' terms."""
     if "=" not in value and value.strip():
         from .._errors import UnknownNameError
         from ..templates import list_attribute_sets, word_groups
@@ -379,11 +373,11 @@ def count(p) -> None:
         help="do not record the sha256 of local files (saves reading them twice)",
     )
     p.add_argument("--name", help="corpus name for the provenance")
-    p.add_argument("-o", "--out", required=True, help="output CSV (a new file)")
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace the counts CSV --out names (one biasamp wrote)",
+    add_out(
+        p,
+        "output CSV (a new file)",
+        "the counts CSV --out names (one biasamp wrote)",
+        required=True,
     )
     p.set_defaults(func=run_count)
 
@@ -435,7 +429,7 @@ def run_count(args: argparse.Namespace) -> int:
             retries=args.retries,
             matcher=args.matcher,
             hash_inputs=not args.no_hash,
-            progress=getattr(args, "display", None) or False,
+            progress=args.display,
             corpus_name=args.name,
         )
     work_done(args)

@@ -1,14 +1,13 @@
 """The subcommands that load a model: ``probe``, ``score`` and ``pairs``.
 
-long on purpose: the three commands that load a model (probe, score, pairs), each with its
-options and its printed summary.
+long on purpose: three commands, each with its options and its printed summary.
 """
 
 from __future__ import annotations
 
 from .._conventions import BLANK
 from .._errors import BiasampError
-from . import add_config_options, print_table, report_file, say_report, table_lines, work_done
+from . import add_config_options, add_out, print_table, report_file, say_report, work_done
 
 
 def probe(p) -> None:
@@ -43,12 +42,12 @@ def build_config(args):
 
 def summary_lines(models, results) -> list[str]:
     """The summary ``biasamp probe`` prints: per model, one line per (base-rate source,
-    direction) and per group, the columns as wide as their longest entry, every number
-    through :func:`biasamp.report.format_value`; a CI it cannot give (``n/a``) explained once
-    at the end."""
+    direction) and per group, numbers by :func:`biasamp.report.format_value`; ``n/a``
+    explained once at the end."""
     import pandas as pd
 
     from ..report import format_value
+    from . import table_lines
 
     rows = []  # (model, source, direction, text)
     for model, res in zip(models, results):
@@ -76,7 +75,7 @@ def run_probe(args) -> int:
     from ..pipeline import probe_many
 
     cfg = build_config(args)
-    results = probe_many(cfg, progress=getattr(args, "display", None) or False)
+    results = probe_many(cfg, progress=args.display)
     work_done(args)
     if not args.quiet:
         print("\n".join(summary_lines(cfg.models, results)))
@@ -149,9 +148,7 @@ def run_score(args) -> int:
     ).values()
     kind = resolved.model_type
     extra = {"context_token": cfg.context_token} if kind == "causal" else {}
-    scorer = load_scorer(
-        resolved, options, progress=getattr(args, "display", None) or False, **extra
-    )
+    scorer = load_scorer(resolved, options, progress=args.display, **extra)
     scorer.progress.stage(
         "scoring",
         scorer.count_contexts(args.prompts, candidates, scoring=scoring, blank=args.blank),
@@ -248,16 +245,11 @@ def pairs(p) -> None:
         metavar="N",
         help="only the first N pairs (quick runs)",
     )
-    p.add_argument(
-        "--out",
-        "-o",
+    add_out(
+        p,
+        "write pairs.json, pair_scores.csv and pair_summary.csv into this new folder",
+        "the pairs result --out holds (one biasamp wrote)",
         metavar="DIR",
-        help="write pairs.json, pair_scores.csv and pair_summary.csv into this new folder",
-    )
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace the pairs result --out holds (one biasamp wrote)",
     )
     # over pairs: the bootstrap options of a probe; a causal LM's context token
     add_config_options(p, groups=("bootstrap",), only=("seed", "n_resamples", "confidence"))
@@ -267,41 +259,15 @@ def pairs(p) -> None:
     p.set_defaults(func=run_pairs)
 
 
-def _say_same_pairs(pset, resolved) -> None:
-    """Warn once when some pairs are one sentence to the model (they differ only in what its
-    tokenizer normalises away, such as case for an uncased model): each is a tie."""
-    import logging
-
-    from ..scoring import normalizer
-
-    norm = normalizer(resolved)
-    if norm is None:
-        return
-    df = pset.pairs
-    same = [
-        pid
-        for pid, more, less in zip(df["pair_id"], df["sent_more"], df["sent_less"])
-        if norm(more) == norm(less)
-    ]
-    if same:
-        logging.getLogger(__name__).warning(
-            "%d pair(s) (pair %s%s) differ only in what the tokenizer of model %r normalises away "
-            "(case, for an uncased model): the model reads one sentence twice, a tie",
-            len(same),
-            same[0],
-            ", ..." if len(same) > 1 else "",
-            resolved.name,
-        )
-
-
 def run_pairs(args) -> int:
     from .._output import OutputFolder
     from ..pairs import load_pairs, score_pairs
     from ..pipeline import ProbeConfig
     from ..report import format_value
-    from ..scoring import LoadOptions, preflight
+    from ..scoring import LoadOptions
 
-    # everything that can fail on input fails before the model is loaded
+    # everything that can fail on input fails before the model is loaded (score_pairs checks
+    # the model, the context token and the device before it loads the weights)
     pset = load_pairs(args.pairs, **{k: getattr(args, f"{k}_column") for k in _PAIR_COLUMNS})
     pset = pset.select(bias_types=args.bias_types, max_pairs=args.max_pairs)
     if len(pset) == 0:
@@ -311,21 +277,13 @@ def run_pairs(args) -> int:
     if args.out:
         output = OutputFolder(args.out, kind="pairs", overwrite=args.overwrite)
         output.check()
-    ((resolved, _),) = preflight(
-        [args.model],
-        options,
-        model_type=args.model_type,
-        context_token=args.context_token,
-        check_scoring=False,
-    ).values()
-    _say_same_pairs(pset, resolved)
     res = score_pairs(
         pset,
         args.model,
         options=options,
         model_type=args.model_type,
         context_token=args.context_token,
-        progress=getattr(args, "display", None) or False,
+        progress=args.display,
         n_resamples=args.n_resamples,
         seed=args.seed,
         confidence=args.confidence,

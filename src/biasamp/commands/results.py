@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import report_file, say_report, work_done
+from . import add_out, report_file, say_report, work_done
 
 
 def report(p) -> None:
@@ -25,16 +25,11 @@ def report(p) -> None:
     p.add_argument(
         "--no-plots", dest="plots", action="store_false", help="do not redraw the PNG plots"
     )
-    p.add_argument(
-        "--out",
-        "-o",
+    add_out(
+        p,
+        "write the reports into this new folder instead of RESULT_DIR",
+        "the report folder --out holds (one biasamp wrote) as a whole",
         metavar="DIR2",
-        help="write the reports into this new folder instead of RESULT_DIR",
-    )
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace the report folder --out holds (one biasamp wrote) as a whole",
     )
     p.set_defaults(func=run_report)
 
@@ -48,7 +43,7 @@ def run_report(args) -> int:
         plots=args.plots,
         out=args.out,
         overwrite=args.overwrite,
-        progress=getattr(args, "display", None) or False,
+        progress=args.display,
     )
     work_done(args)
     if not args.quiet:
@@ -72,7 +67,6 @@ def compare(p) -> None:
         metavar="RESULT_DIR",
         help="directories written by `biasamp probe`",
     )
-    p.add_argument("--out", "-o", metavar="DIR", help="write the comparison files here")
     p.add_argument(
         "--format",
         dest="formats",
@@ -87,10 +81,11 @@ def compare(p) -> None:
         "estimator, compat, base rates, CI level and bootstrap); the "
         "differences are marked",
     )
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace the comparison --out holds (one biasamp wrote) as a whole",
+    add_out(
+        p,
+        "write the comparison files here",
+        "the comparison --out holds (one biasamp wrote) as a whole",
+        metavar="DIR",
     )
     p.set_defaults(func=run_compare)
 

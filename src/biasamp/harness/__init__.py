@@ -1,12 +1,6 @@
-"""BiasAmp-> inside EleutherAI's lm-evaluation-harness (``pip install "biasamp[harness]"``).
-
-:func:`tasks_dir` holds one harness task per (template set, base-rate source) (:data:`TASKS`,
-tagged ``biasamp``): ``lm_eval --include_path "$(python -m biasamp.harness)"``. One document is
-one prompt row of :func:`biasamp.pipeline.prepare` (either direction); its choices are the
-continuations ``candidate + text after the blank`` after ``context token + text before the
-blank``, so the harness's ``loglikelihood`` of a choice is biasamp's ``continuation`` score.
-The aggregation hands them, in prompt order, to :func:`biasamp.pipeline.evaluate_scores`: the
-harness scores, biasamp computes. Importing this package imports neither the harness nor torch.
+"""BiasAmp-> inside EleutherAI's lm-evaluation-harness (docs/harness.md): one task per
+(template set, base-rate source) in :func:`tasks_dir`; the harness scores each prompt row's
+choices, :func:`biasamp.pipeline.evaluate_scores` computes. Imports neither lm_eval nor torch.
 """
 
 from __future__ import annotations
@@ -58,20 +52,17 @@ METRICS = {
 OPTIONS = ("attributes", "tasks", "max_templates", "n_resamples", "seed", "confidence")
 
 
-def _truthy(value) -> bool:
-    return str(value).strip().lower() in ("1", "true", "yes", "on")
-
-
-def _false(value) -> bool:
-    return str(value).strip().lower() in ("0", "false", "no", "off")
+def _said(value, yes: bool) -> bool:
+    """Whether a ``--model_args`` / ``--metadata`` value says ``yes`` (True) or no (False)."""
+    return str(value).strip().lower() in (
+        ("1", "true", "yes", "on") if yes else ("0", "false", "no", "off")
+    )
 
 
 def check_model_args(meta: dict) -> None:
     """Refuse the harness settings under which its numbers would not be biasamp's:
-    ``logits_cache`` not stated False (the ``hf`` backend's cache scores some of biasamp's
-    requests wrongly: its two directions fill to the same sentences), ``add_bos_token=True``
-    (a second token in front of the context token)."""
-    if not _false(meta.get("logits_cache", True)):
+    ``logits_cache`` not stated False, ``add_bos_token=True``."""
+    if not _said(meta.get("logits_cache", True), yes=False):
         raise BiasampError(
             f"logits_cache: got {meta.get('logits_cache', 'the harness default, True')!r}; the "
             "biasamp tasks need logits_cache=False in --model_args (hf backend; backends "
@@ -79,7 +70,7 @@ def check_model_args(meta: dict) -> None:
             "hf backend reuses one forward pass for requests whose sentences coincide, as "
             "biasamp's two directions do, and scores some of them wrongly"
         )
-    if _truthy(meta.get("add_bos_token", False)):
+    if _said(meta.get("add_bos_token", False), yes=True):
         raise BiasampError(
             f"add_bos_token: got {meta['add_bos_token']!r}; the biasamp tasks put the model's "
             "document-start token in front of each sentence themselves (leave it False)"
@@ -87,9 +78,8 @@ def check_model_args(meta: dict) -> None:
 
 
 def context_token(meta: dict) -> tuple[str, str]:
-    """``(token, where it came from)``: ``--metadata context_token``, else the token biasamp's
-    scorer would use for the model of ``model_args`` (``tokenizer``, ``pretrained`` or
-    ``model``)."""
+    """``(token, where it came from)``: ``--metadata context_token``, else the one biasamp's
+    scorer would use for the model of ``model_args``."""
     from ..scoring import model_context
 
     given = meta.get("context_token")
@@ -106,7 +96,7 @@ def context_token(meta: dict) -> tuple[str, str]:
         str(model),
         given,
         revision=meta.get("revision"),
-        trust_remote_code=_truthy(meta.get("trust_remote_code", False)),
+        trust_remote_code=_said(meta.get("trust_remote_code", False), yes=True),
     )
     return ctx.token, ctx.rule
 
@@ -150,11 +140,8 @@ def documents(setup: str, token: str) -> list[dict]:
 
 
 def dataset(templates: str, base_rates: str, **meta):
-    """``custom_dataset`` of every biasamp task: ``{"test": datasets.Dataset}``.
-
-    ``templates`` and ``base_rates`` come from the task file's ``dataset_kwargs``; ``meta``
-    is the harness's ``model_args`` merged with ``--metadata``.
-    """
+    """``custom_dataset`` of every biasamp task: ``{"test": datasets.Dataset}`` (``meta``: the
+    harness's ``model_args`` merged with ``--metadata``)."""
     import datasets
 
     check_model_args(meta)
@@ -179,13 +166,9 @@ def process_results(doc: dict, results) -> dict:
     return dict.fromkeys(METRICS, item)
 
 
-def evaluate_items(items) -> dict:
-    """``{metric: value}`` of the items of one task (computed once, whatever metric asks)."""
-    return _evaluate(tuple(items))
-
-
 @functools.lru_cache(maxsize=1)
-def _evaluate(items: tuple) -> dict:
+def evaluate_items(items: tuple) -> dict:
+    """``{metric: value}`` of the items of one task (computed once, whatever metric asks)."""
     from ..pipeline import evaluate_scores, row_scores
 
     setups = {it[0] for it in items}
@@ -216,7 +199,7 @@ def aggregate(name: str):
     """The aggregation function of metric ``name``."""
 
     def agg(items):
-        return evaluate_items(items)[name]
+        return evaluate_items(tuple(items))[name]
 
     agg.__name__ = f"biasamp_{name}"
     return agg

@@ -1,15 +1,7 @@
-"""Sentence-pair benchmarks (CrowS-Pairs): which of two minimally different sentences a
-masked or causal language model prefers.
-
-CrowS-Pairs (Nangia et al. 2020) pairs a sentence about a historically disadvantaged group with
-a minimal edit about a contrasting group; one of the two is the more stereotypical
-(``sent_more``). A masked LM scores a sentence by the pseudo-log-likelihood of the tokens the
-two share, a causal LM by its whole log-likelihood after the document-start token (as
-lm-evaluation-harness' ``crows_pairs``); the model prefers the stereotype when ``sent_more``
-scores higher. The metric score is the share of pairs where it does (50%: no preference),
-overall, per direction and per bias type, each with a bootstrap CI over pairs; a causal LM's
-summary adds the harness's ``pct_stereotype`` and ``likelihood_diff``. No base rate, no
-amplification: a different measurement from BiasAmp->.
+"""Sentence-pair benchmarks (CrowS-Pairs): the share of pairs whose more stereotypical
+sentence (``sent_more``) a masked or causal language model prefers (50%: no preference),
+overall, per direction and per bias type, with bootstrap CIs over pairs. No base rate, no
+amplification: a different measurement from BiasAmp-> (docs/pairs-and-qwen.md).
 
 References
 ----------

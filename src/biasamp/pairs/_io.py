@@ -1,6 +1,5 @@
 """The files of a pairs run: the pairs read (the shipped CrowS-Pairs by name, or a user's
-CSV/TSV/JSON/JSONL, sentences never split on commas) and the ``pairs.json`` written
-(:class:`PairsFile`, a pydantic model)."""
+CSV/TSV/JSON/JSONL) and ``pairs.json`` (:class:`PairsFile`)."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from typing import Any, ClassVar, Literal
 import pandas as pd
 
 from .._errors import BiasampError
-from .._files import data_dir, json_loads, read_text, sha256_bytes
+from .._files import data_dir, decode_text, json_loads, read_text, sha256_bytes
 from .._registry import Registry
 from .._schema import (
     FileModel,
@@ -65,17 +64,9 @@ PAIR_SETS.register(
 
 @dataclass(frozen=True)
 class PairSet:
-    """Sentence pairs: the more and the less stereotypical sentence of each.
-
-    Attributes
-    ----------
-    name : str
-    pairs : DataFrame
-        Columns :data:`PAIR_COLUMNS`; ``direction`` is ``""`` and ``bias_type`` ``""`` when
-        the file has no such column.
-    provenance : dict
-        ``file``, ``sha256``, ``n_pairs``, the columns read, the selection applied.
-    """
+    """Sentence pairs (``pairs``: columns :data:`PAIR_COLUMNS`, ``direction`` and
+    ``bias_type`` ``""`` when the file has none) with their provenance (file, sha256,
+    ``n_pairs``, the columns read, the selection)."""
 
     name: str
     pairs: pd.DataFrame = field(repr=False)
@@ -115,10 +106,7 @@ def list_pair_sets() -> list[str]:
 
 def _records(path: Path, data: bytes) -> list[dict]:
     where = f"pairs file {str(path)!r}"
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BiasampError(f"{where} is not UTF-8: {exc}") from None
+    text = decode_text(data, path, "pairs", "utf-8-sig")
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
         rows = list(csv.DictReader(io.StringIO(text), delimiter="\t" if suffix == ".tsv" else ","))
@@ -126,16 +114,13 @@ def _records(path: Path, data: bytes) -> list[dict]:
         if long:
             raise BiasampError(f"{where}: row {long[0]} has more fields than the header")
         return rows
-    try:
-        if suffix == ".jsonl":
-            recs = [json.loads(line) for line in text.splitlines() if line.strip()]
-        elif suffix == ".json":
-            recs = json.loads(text)
-            recs = recs.get("pairs") if isinstance(recs, dict) else recs
-        else:
-            raise BiasampError(f"{where} must end in .csv, .tsv, .json or .jsonl")
-    except json.JSONDecodeError as exc:
-        raise BiasampError(f"{where} is not valid JSON: {exc}") from None
+    if suffix == ".jsonl":
+        recs = [json_loads(line, where) for line in text.splitlines() if line.strip()]
+    elif suffix == ".json":
+        recs = json_loads(text, where)
+        recs = recs.get("pairs") if isinstance(recs, dict) else recs
+    else:
+        raise BiasampError(f"{where} must end in .csv, .tsv, .json or .jsonl")
     if not isinstance(recs, list) or not all(isinstance(r, dict) for r in recs):
         raise BiasampError(f'{where} must hold a list of objects (or {{"pairs": [...]}})')
     return recs
@@ -175,12 +160,6 @@ def load_pairs(
     Returns
     -------
     PairSet
-
-    Raises
-    ------
-    BiasampError
-        Unknown name, missing file, a missing column (naming what the file has), an empty
-        sentence, a direction other than stereo/antistereo, duplicate ids.
 
     Examples
     --------
@@ -266,10 +245,8 @@ class PairsBootstrap(FileModel):
 
 
 class PairsProvenance(FileModel):
-    """Everything behind a pairs result: the model and how it was scored (a probe's models;
-    a causal LM's context token in ``scorer.context``), the pairs (file, sha256, columns,
-    selection), the bootstrap, the contexts counted and run (masked contexts; a causal LM's
-    sentences and distinct sequences), versions, platform and time."""
+    """Everything behind a pairs result: model, scorer, pairs, bootstrap, the contexts counted
+    and run (a causal LM's: sentences and distinct sequences), versions, platform and time."""
 
     model: ModelInfo
     scorer: ScorerInfo

@@ -1,17 +1,13 @@
 """Scoring sentence pairs (:func:`score_pairs`) and the CrowS-Pairs metric from the scores
-(:func:`pair_summary`, :class:`PairResult`).
+(:func:`pair_summary`, :class:`PairResult`); docs/pairs-and-qwen.md explains the metric.
 
 long on purpose: a pairs run in one place, from the scorer to the summary and its folder.
-
-A pair counts for the model when the more stereotypical sentence scores higher, both scores
-rounded to 3 decimals as in Nangia et al.'s ``metric.py``; equal rounded scores are *neutral*
-(not counted, but in the denominator). Summary rows: ``all``, each direction (``stereo``,
-``antistereo``) and each bias type.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 import os
 import platform
 from dataclasses import dataclass
@@ -68,7 +64,7 @@ SUMMARY_COLUMNS = tuple(c for c in PairSummaryRow.model_fields if c not in LM_EV
 
 def preferences(score_more, score_less, digits: int = 3):
     """(more_preferred, neutral) per pair, comparing scores rounded to ``digits`` (Python's
-    ``round``, as the reference code).
+    ``round``, as Nangia et al.'s ``metric.py``).
 
     >>> preferences([-10.0004, -3.2], [-10.0001, -3.1])
     (array([False, False]), array([ True, False]))
@@ -95,23 +91,17 @@ def pair_summary(
         Columns ``bias_type``, ``direction``, ``more_preferred``, ``neutral`` (one row per
         pair, as :attr:`PairResult.scores`).
     n_resamples, seed, confidence
-        Percentile bootstrap over the pairs of each group
-        (:func:`biasamp.metrics.bootstrap_ci`).
+        Percentile bootstrap over the pairs of each group.
     log_likelihoods : bool
-        The scores (``score_more``, ``score_less``) are whole-sentence log-likelihoods (a
-        causal LM): add lm-evaluation-harness' metrics (:data:`LM_EVAL_KEYS`).
+        The scores are whole-sentence log-likelihoods (a causal LM): add :data:`LM_EVAL_KEYS`.
     progress : biasamp._progress.Progress, optional
         Told the ``bootstrap`` stage, one step per group.
 
     Returns
     -------
     DataFrame
-        Columns :data:`SUMMARY_COLUMNS`: ``share_more``, Nangia et al.'s metric score
-        (preferred / all pairs of the group), with its CI; ``share_more_excluding_neutral``
-        (preferred / non-neutral pairs). With ``log_likelihoods`` also the harness's
-        ``pct_stereotype`` (the share of pairs whose ``score_more`` is strictly higher,
-        unrounded, the direction not looked at) and ``likelihood_diff`` (the mean of
-        ``|score_more - score_less|``), without CIs.
+        Columns :data:`SUMMARY_COLUMNS` (rows ``all``, each direction, each bias type), with
+        ``log_likelihoods`` also :data:`LM_EVAL_KEYS` (docs/pairs-and-qwen.md).
     """
     if scores.empty:
         raise BiasampError("scores must hold at least one pair; got none")
@@ -157,13 +147,10 @@ class PairResult:
     Attributes
     ----------
     scores : DataFrame
-        One row per pair (:data:`SCORE_COLUMNS`): the score of each sentence, how many tokens
-        the two share (masked LMs; missing for a causal one), whether the more stereotypical
-        sentence is preferred, whether the pair is neutral.
+        One row per pair (:data:`SCORE_COLUMNS`; ``n_shared`` is missing for a causal LM).
     summary : DataFrame
         :func:`pair_summary`.
     provenance : PairsProvenance
-        Model, scorer, pairs file and hash, bootstrap, versions (read by attribute).
     """
 
     scores: pd.DataFrame
@@ -171,11 +158,9 @@ class PairResult:
     provenance: PairsProvenance
 
     def save(self, out: str | os.PathLike | OutputFolder, *, overwrite: bool = False) -> Path:
-        """Write ``pairs.json`` (summary, provenance), ``pair_scores.csv`` and
-        ``pair_summary.csv`` into the folder ``out`` (or an
-        :class:`~biasamp._output.OutputFolder` already checked), as one transaction; return
-        the folder. A non-empty ``out`` is refused unless ``overwrite`` and it holds a pairs
-        result biasamp wrote."""
+        """Write ``pairs.json``, ``pair_scores.csv`` and ``pair_summary.csv`` into the new
+        folder ``out`` (or an :class:`~biasamp._output.OutputFolder` already checked) as one
+        transaction; return the folder."""
         output = (
             out
             if isinstance(out, OutputFolder)
@@ -239,11 +224,8 @@ def score_pairs(
     seed: int = 0,
     confidence: float = CONFIDENCE,
 ) -> PairResult:
-    """Score sentence pairs as CrowS-Pairs does and summarise them (:func:`pair_summary`).
-
-    A masked LM: :meth:`biasamp.scoring.MaskedLMScorer.score_pairs` (Nangia et al. 2020); a
-    causal LM: :meth:`biasamp.scoring.CausalLMScorer.score_sentences` (lm-evaluation-harness'
-    ``crows_pairs``).
+    """Score sentence pairs as CrowS-Pairs does (a masked LM: Nangia et al. 2020; a causal
+    LM: lm-evaluation-harness' ``crows_pairs``) and summarise them (:func:`pair_summary`).
 
     Parameters
     ----------
@@ -256,16 +238,15 @@ def score_pairs(
     max_pairs : int, optional
         Only the first pairs (quick runs).
     options : biasamp.scoring.LoadOptions, optional
-        How the model is loaded (:func:`biasamp.scoring.load_scorer`; ignored for a scorer).
+        How the model is loaded (ignored for a scorer).
     model_type : {"auto", "masked", "causal"}
         ``auto``: from the model's ``config.json`` (a scorer's own type, if given, must be it).
     context_token : str, optional
         Causal LMs: the token read before each sentence (default: the model's document
-        start, :func:`biasamp.scoring.choose_context`); not with a scorer (it has its own).
+        start); not with a scorer (it has its own).
     progress : bool or biasamp._progress.Progress
-        Where the stages (``scoring pairs``, ``bootstrap``) and their counts are reported:
-        a reporter, True for the standard display on stderr, False (default) for none. A
-        scorer given keeps its own.
+        A reporter, True for the standard display on stderr, False for none (a scorer given
+        keeps its own).
     n_resamples, seed, confidence
         Percentile bootstrap over pairs for every share.
 
@@ -283,7 +264,12 @@ def score_pairs(
         f"for the bootstrap over {len(pset.pairs)} pairs",
     )
     scorer = _scorer(
-        model, options, model_type=model_type, context_token=context_token, progress=progress
+        model,
+        options,
+        model_type=model_type,
+        context_token=context_token,
+        progress=progress,
+        pset=pset,
     )
     df = pset.pairs
     more, less = df["sent_more"].tolist(), df["sent_less"].tolist()
@@ -332,9 +318,9 @@ def score_pairs(
     return PairResult(scores, summary, prov)
 
 
-def _scorer(model, options, *, model_type, context_token, progress):
-    """The scorer given, or the model's (masked or causal), loaded with ``options``."""
-    from ..scoring import CausalLMScorer, MaskedLMScorer, load_scorer, resolve_model
+def _scorer(model, options, *, model_type, context_token, progress, pset):
+    """The scorer given, or the model's (masked or causal) after the early checks."""
+    from ..scoring import CausalLMScorer, LoadOptions, MaskedLMScorer, load_scorer, preflight
 
     if isinstance(model, (MaskedLMScorer, CausalLMScorer)):
         if context_token is not None or model_type not in ("auto", model.model_type):
@@ -344,16 +330,40 @@ def _scorer(model, options, *, model_type, context_token, progress):
                 f"{context_token!r}"
             )
         return model
-    resolved = resolve_model(model, model_type, options=options)
-    extra = {}
-    if resolved.model_type == "causal":
-        extra = {"context_token": context_token}
-    elif context_token is not None:
-        raise BiasampError(
-            f"context_token is for causal language models; model {str(model)!r} is a "
-            f"{resolved.model_type} language model ({resolved.evidence})"
-        )
+    ((resolved, _),) = preflight(
+        [model],
+        options or LoadOptions(),
+        model_type=model_type,
+        context_token=context_token,
+        check_scoring=False,
+    ).values()
+    _say_same_pairs(pset, resolved)
+    extra = {"context_token": context_token} if resolved.model_type == "causal" else {}
     return load_scorer(resolved, options, progress=progress, **extra)
+
+
+def _say_same_pairs(pset, resolved) -> None:
+    """Warn once of pairs that are one sentence to the model (they differ only in what its
+    tokenizer normalises away, such as case for an uncased model): each is a tie."""
+    from ..scoring import normalizer
+
+    if (norm := normalizer(resolved)) is None:
+        return
+    df = pset.pairs
+    same = [
+        pid
+        for pid, more, less in zip(df["pair_id"], df["sent_more"], df["sent_less"])
+        if norm(more) == norm(less)
+    ]
+    if same:
+        logging.getLogger(__name__).warning(
+            "%d pair(s) (pair %s%s) differ only in what the tokenizer of model %r normalises away "
+            "(case, for an uncased model): the model reads one sentence twice, a tie",
+            len(same),
+            same[0],
+            ", ..." if len(same) > 1 else "",
+            resolved.name,
+        )
 
 
 def _score_masked(scorer, more, less, anti):
