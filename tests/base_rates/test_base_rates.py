@@ -480,6 +480,23 @@ def test_cli_base_rates(capsys, tmp_path):
     assert "needs a SOURCE" in capsys.readouterr().err
 
 
+def test_show_warns_of_a_table_the_probe_refuses(tmp_path, capsys):
+    # all 50/50: every BiasAmp-> against it 0 by construction (the probe refuses it: check_base)
+    f = tmp_path / "even.csv"
+    f.write_text("task,he,she\nnurse,5,5\ncook,3,3\n")
+    assert main(["base-rates", "show", f"file:{f}", "--tasks", "nurse,cook"]) == 0
+    out, err = capsys.readouterr()
+    assert "nurse" in out and "cook" in out  # the table is still shown
+    assert err.count("\n") == 1 and err.startswith(
+        f"warning: biasamp probe refuses this table: base_rates: source 'file:{f}': every one "
+        "of the requested tasks holds the attributes in their overall proportion"
+    )
+    assert "BiasAmp-> is 0 by construction" in err
+    f.write_text("task,he,she\nnurse,5,6\ncook,3,3\n")  # one task leans: no warning
+    assert main(["base-rates", "show", f"file:{f}", "--tasks", "nurse,cook"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_count_sources_keep_their_counts_and_say_what_they_are(recwarn, tmp_path):
     t = get_source("wikitext103-valtest").table(W32, HSS, direction="A->T")
     assert t.provenance["kind"] == "counts" and t.provenance["demonstration"] is True
