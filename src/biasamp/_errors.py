@@ -4,9 +4,16 @@ Every error raised for bad user input subclasses :class:`BiasampError`, which is
 itself a :class:`ValueError`, so callers can catch either. Each warned condition has one
 class (sklearn's ``UndefinedMetricWarning`` idea): it is warned once where it arises and
 never also logged; the CLI prints each distinct warning once.
+
+A message names an option as the user gave it (:func:`option`): its flag on the command line
+(``--device cpu``), its keyword in Python (``device='cpu'``).
 """
 
 from __future__ import annotations
+
+import contextvars
+from collections.abc import Mapping
+from types import MappingProxyType
 
 __all__ = [
     "BiasampError",
@@ -18,12 +25,41 @@ __all__ = [
     "IndependenceAssumptionWarning",
     "MissingDependencyError",
     "MissingWeightsWarning",
+    "OPTION_NAMES",
     "UnavailableCIWarning",
     "UndefinedCellsWarning",
     "UndefinedTrialsWarning",
     "UnknownNameError",
     "ZeroRowWarning",
+    "option",
 ]
+
+#: How a message names an option: field -> its flag while the command line runs a command
+#: (:func:`biasamp.cli.main`), or its key while a config file is read; empty (Python): the field.
+OPTION_NAMES: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar(
+    "option_names", default=MappingProxyType({})
+)
+_NAME = object()
+
+
+def option(name: str, value=_NAME) -> str:
+    """An option, or an option with a value, as the user spells it (:data:`OPTION_NAMES`).
+
+    Examples
+    --------
+    >>> option("device"), option("device", "cpu"), option("trust_remote_code", True)
+    ('device', "device='cpu'", 'trust_remote_code=True')
+    >>> token = OPTION_NAMES.set({"device": "--device", "trust_remote_code": "--trust-remote-code"})
+    >>> option("device"), option("device", "cpu"), option("trust_remote_code", True)
+    ('--device', '--device cpu', '--trust-remote-code')
+    >>> OPTION_NAMES.reset(token)
+    """
+    shown = OPTION_NAMES.get().get(name, name)
+    if value is _NAME:
+        return shown
+    if not shown.startswith("-"):  # a keyword, or a config file's key
+        return f"{shown}={value!r}"
+    return shown if value is True else f"{shown} {value}"  # a switch is given bare
 
 
 class BiasampError(ValueError):
