@@ -99,8 +99,9 @@ def bls_joint():
     return np.array([[e * w / 100, e * b / 100, e * a / 100] for e, w, b, a in BLS.values()])
 
 
-def probe_race(path, out, *, n_resamples=200):
-    """biasamp's probe of the same design (2 templates, the 4 tasks, both sources)."""
+def probe_race(path, out, *, n_resamples=200, formats=("md",)):
+    """biasamp's probe of the same design (2 templates, the 4 tasks, both sources); its
+    ``formats`` of report (none: no report, no plots)."""
     from biasamp import ChatModelWarning, probe
 
     with warnings.catch_warnings():
@@ -113,7 +114,7 @@ def probe_race(path, out, *, n_resamples=200):
             base_rates=list(SOURCES[::-1]),
             max_templates=2,
             n_resamples=n_resamples,
-            formats=["md"],
+            formats=list(formats),
             out=str(out),
         )
 

@@ -1,7 +1,13 @@
 """Exceptions and warnings of biasamp: every input error is a :class:`BiasampError` (a
-:class:`ValueError`); each warned condition has one class, warned once where it arises."""
+:class:`ValueError`); each warned condition has one class, warned once where it arises.
+A message names an option as the user gave it (:func:`option`): ``--device cpu`` on the
+command line, ``device='cpu'`` in Python."""
 
 from __future__ import annotations
+
+import contextvars
+from collections.abc import Mapping
+from types import MappingProxyType
 
 __all__ = [
     "BiasampError",
@@ -13,12 +19,41 @@ __all__ = [
     "IndependenceAssumptionWarning",
     "MissingDependencyError",
     "MissingWeightsWarning",
+    "OPTION_NAMES",
     "UnavailableCIWarning",
     "UndefinedCellsWarning",
     "UndefinedTrialsWarning",
     "UnknownNameError",
     "ZeroRowWarning",
+    "option",
 ]
+
+#: How a message names an option: field -> its flag while the command line runs a command
+#: (:func:`biasamp.cli.main`), or its key while a config file is read; empty (Python): the field.
+OPTION_NAMES: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar(
+    "option_names", default=MappingProxyType({})
+)
+_NAME = object()
+
+
+def option(name: str, value=_NAME) -> str:
+    """An option, or an option with a value, as the user spells it (:data:`OPTION_NAMES`).
+
+    Examples
+    --------
+    >>> option("device"), option("device", "cpu"), option("trust_remote_code", True)
+    ('device', "device='cpu'", 'trust_remote_code=True')
+    >>> token = OPTION_NAMES.set({"device": "--device", "trust_remote_code": "--trust-remote-code"})
+    >>> option("device"), option("device", "cpu"), option("trust_remote_code", True)
+    ('--device', '--device cpu', '--trust-remote-code')
+    >>> OPTION_NAMES.reset(token)
+    """
+    shown = OPTION_NAMES.get().get(name, name)
+    if value is _NAME:
+        return shown
+    if not shown.startswith("-"):  # a keyword, or a config file's key
+        return f"{shown}={value!r}"
+    return shown if value is True else f"{shown} {value}"  # a switch is given bare
 
 
 class BiasampError(ValueError):

@@ -11,7 +11,7 @@ import traceback
 import warnings
 
 from . import __version__
-from ._errors import BiasampError
+from ._errors import OPTION_NAMES, BiasampError
 from ._output import Stopped, stop_signals_raise
 from ._progress import Display
 from ._registry import Registry
@@ -203,11 +203,13 @@ def _main(argv: list[str] | None) -> int:
         else:
             warnings.simplefilter("always")
             warnings.showwarning = terminal.showwarning
+        names = OPTION_NAMES.set(getattr(args, "option_names", None) or {})  # by their flags
         try:
             with stop_signals_raise():  # SIGTERM and SIGHUP clean up as Ctrl-C does
                 try:
                     return int(args.func(args) or 0)
                 finally:  # the bar goes before the last lines (an error, the report)
+                    OPTION_NAMES.reset(names)
                     if args.display is not None:
                         args.display.close()
         except (BiasampError, FileNotFoundError) as exc:

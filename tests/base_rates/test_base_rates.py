@@ -151,8 +151,8 @@ def test_uniform_from_other_source_signs():
     assert (t.joint.to_numpy() == 1).all()
     with pytest.raises(UnknownNameError, match="did you mean 'labor-2016'"):
         get_source("uniform:labor-2061")
-    with pytest.raises(BiasampError, match="compat source"):
-        get_source("uniform:uniform-wang2021").table(W32, HSS)
+    with pytest.raises(BiasampError, match="compat source"):  # where it is named
+        get_source("uniform:uniform-wang2021")
 
 
 # --------------------------------------------------------------------- labor
@@ -350,8 +350,9 @@ def test_file_malformed(tmp_path, text, match):
 
 
 def test_file_missing_and_lookup_errors(tmp_path):
-    with pytest.raises(BiasampError, match="base-rate CSV not found"):
-        get_source(f"file:{tmp_path / 'nope.csv'}")
+    for name in ("file:", "uniform:file:"):  # where the source is named, not at its table
+        with pytest.raises(BiasampError, match="base-rate CSV not found"):
+            get_source(f"{name}{tmp_path / 'nope.csv'}")
     for name in ("file:", "file:  "):  # no path: not the current folder
         with pytest.raises(
             BiasampError, match=r"^base-rate source 'file:' names no file; give file:PATH"
@@ -366,6 +367,18 @@ def test_file_missing_and_lookup_errors(tmp_path):
     p = write(tmp_path, "task,he,she\nnurse,1,2\n")
     with pytest.raises(MissingEntriesError, match=r"tasks \['cook'\] not in .*it has 1: nurse"):
         get_source(f"file:{p}").table(["nurse", "cook"], HSS)
+
+
+def test_uniform_of_a_file_reads_it_once(tmp_path, monkeypatch):
+    from biasamp.base_rates import _file
+
+    reads = []
+    real = _file.read_table_csv
+    monkeypatch.setattr(_file, "read_table_csv", lambda path: reads.append(path) or real(path))
+    p = write(tmp_path, "task,he,she\nnurse,1,2\ncook,3,1\n")
+    src = get_source(f"uniform:file:{p}")
+    tables = [src.table(["nurse", "cook"], HSS, direction=d) for d in ("A->T", "T->A")]
+    assert reads == [p] and all(t.association.loc["nurse"].tolist() == [-1, 1] for t in tables)
 
 
 def test_registry_and_name_validation():
@@ -478,6 +491,23 @@ def test_cli_base_rates(capsys, tmp_path):
     assert "did you mean 'labor-2016'" in capsys.readouterr().err
     assert main(["base-rates", "show"]) == 2
     assert "needs a SOURCE" in capsys.readouterr().err
+
+
+def test_show_warns_of_a_table_the_probe_refuses(tmp_path, capsys):
+    # all 50/50: every BiasAmp-> against it 0 by construction (the probe refuses it: check_base)
+    f = tmp_path / "even.csv"
+    f.write_text("task,he,she\nnurse,5,5\ncook,3,3\n")
+    assert main(["base-rates", "show", f"file:{f}", "--tasks", "nurse,cook"]) == 0
+    out, err = capsys.readouterr()
+    assert "nurse" in out and "cook" in out  # the table is still shown
+    assert err.count("\n") == 1 and err.startswith(
+        f"warning: biasamp probe refuses this table: base_rates: source 'file:{f}': every one "
+        "of the requested tasks holds the attributes in their overall proportion"
+    )
+    assert "BiasAmp-> is 0 by construction" in err
+    f.write_text("task,he,she\nnurse,5,6\ncook,3,3\n")  # one task leans: no warning
+    assert main(["base-rates", "show", f"file:{f}", "--tasks", "nurse,cook"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_count_sources_keep_their_counts_and_say_what_they_are(recwarn, tmp_path):

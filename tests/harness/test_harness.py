@@ -15,6 +15,9 @@ from lm_eval import simple_evaluate  # noqa: E402
 from lm_eval.tasks import TaskManager  # noqa: E402
 
 TOL = 1e-6
+# the harness's forward passes and the probe's on one torch thread (conftest: a tiny model gains
+# nothing from threads, and on a busy 2-core box two threads are many times slower)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -197,7 +197,7 @@ def test_a_device_the_build_or_platform_lacks_is_refused_without_torch(tiny_bert
     """A CPU-only torch build (``+cpu``), or macOS (no CUDA build): CUDA is refused, and
     ``auto`` with float16 (auto is the CPU there), with the loading code's messages; torch is
     not asked. On macOS torch is asked about MPS."""
-    no_cuda = "requested but CUDA is not available; use device='cpu' or 'auto'"
+    no_cuda = "requested but CUDA is not available; use device='cpu' or device='auto'"
     fp16 = "dtype 'float16' needs a CUDA device; got device 'cpu'"
     for platform, version in (
         ("linux", "2.13.0+cpu"),
@@ -258,6 +258,57 @@ def test_trust_remote_code_is_refused_only_when_no_model_names_code(tiny_gpt2_di
         assert preflight([copy], options)[copy][0].model_type == "causal"
         (copy / name).write_text(json.dumps(data))
     preflight([copy], LoadOptions(device="cpu"))  # off: nothing to check
+
+
+def test_messages_name_an_option_as_the_user_gave_it(
+    tiny_bert_dir, tiny_gpt2_dir, tmp_path, monkeypatch, capsys
+):
+    """The command line's messages name flags (``--device cpu``), Python's keywords
+    (``device='cpu'``): one message text, its options named through ``_errors.option``."""
+    from biasamp._errors import option
+    from biasamp.cli import main
+
+    _machine(monkeypatch, "linux", "2.13.0+cpu")  # a CPU-only torch build: no CUDA
+    cuda = "requested but CUDA is not available; use"
+    code = "lets a model run its own code; no model given"
+    cases = [  # (options, the Python message, the flags, the command line's message)
+        (
+            {"device": "cuda"},
+            rf"^device 'cuda' {cuda} device='cpu' or device='auto'$",
+            ["--device", "cuda"],
+            rf"^error: --device 'cuda' {cuda} --device cpu or --device auto$",
+        ),
+        (
+            {"device": "auto", "dtype": "float16"},
+            r"^dtype 'float16' needs a CUDA device; got device 'cpu' \(use dtype='float32', or "
+            r"dtype='bfloat16' on CPU\)$",
+            ["--device", "auto", "--dtype", "float16"],
+            r"^error: --dtype 'float16' needs a CUDA device; got --device 'cpu' \(use --dtype "
+            r"float32, or --dtype bfloat16 on CPU\)$",
+        ),
+        (
+            {"device": "cpu", "hf_cache_dir": tmp_path / "hf"},
+            r"^hf_cache_dir '.*hf' is where .*\(leave out hf_cache_dir\)$",
+            ["--hf-cache-dir", str(tmp_path / "hf")],
+            r"^error: --hf-cache-dir '.*hf' is where .*\(leave out --hf-cache-dir\)$",
+        ),
+        (
+            {"device": "cpu", "trust_remote_code": True},
+            rf"^trust_remote_code {code} .*\(leave out trust_remote_code=True\)$",
+            ["--trust-remote-code"],
+            rf"^error: --trust-remote-code {code} .*\(leave out --trust-remote-code\)$",
+        ),
+    ]
+    score = ["score", "-p", "he is a [BLANK].", "-c", "he,she", "-m", str(tiny_gpt2_dir)]
+    for options, python, flags, cli in cases:
+        with pytest.raises(BiasampError, match=python):
+            preflight([tiny_gpt2_dir], LoadOptions(**options))
+        assert main([*score, *flags]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and re.search(cli, err.strip()), err
+        with pytest.raises(BiasampError, match=python):  # the command line's names are gone
+            preflight([tiny_gpt2_dir], LoadOptions(**options))
+    assert option("device", "cpu") == "device='cpu'" and option("seed") == "seed"
 
 
 def test_preflight_returns_each_model_resolved_with_its_estimator(tiny_bert_dir, tiny_gpt2_dir):

@@ -46,6 +46,15 @@ class UniformSource(BaseRateSource):
     def __init__(self, association_source: str | None = None):
         self.association_source = association_source
         if association_source is not None:
+            from . import get_source  # the package imports this module
+
+            # resolved where it is named: a missing file is refused here, and read once
+            self._other = get_source(association_source)
+            if self._other.requires_direction:
+                raise BiasampError(
+                    f"uniform:SOURCE needs a direction-independent source; "
+                    f"{association_source!r} is a compat source"
+                )
             self.name = f"uniform:{association_source}"
             self.description = f"equal joint; association from the signs of {association_source!r}"
 
@@ -95,14 +104,7 @@ class UniformSource(BaseRateSource):
         return [[_GROUP_SIGNS[g][a] for a in attributes] for g in groups_for(tasks, self.name)]
 
     def _source_signs(self, tasks, attributes) -> tuple[np.ndarray, dict]:
-        from . import get_source  # the package imports this module
-
-        other = get_source(self.association_source)
-        if other.requires_direction:
-            raise BiasampError(
-                f"uniform:SOURCE needs a direction-independent source; "
-                f"{self.association_source!r} is a compat source"
-            )
+        other = self._other
         known = [a for a in attributes if a != "they"]
         try:
             base = other.table(tasks, attributes)

@@ -43,6 +43,9 @@ def add_config_options(
                 default=None if from_config or "action" in extra else default,
                 **{k: v for k, v in kwargs.items() if v is not None},
             )
+    # how the command's messages name these options (biasamp._errors.option): by their flags
+    named = {**(parser.get_default("option_names") or {}), **{n: cli_flags(n)[0] for n in fields}}
+    parser.set_defaults(option_names=named)
 
 
 def add_out(parser, what: str, replaces: str, **kwargs) -> None:

@@ -11,7 +11,7 @@ import os
 import sys
 import warnings
 
-from .._errors import BiasampError, ZeroRowWarning
+from .._errors import BiasampError, BiasampWarning, ZeroRowWarning
 from . import add_out, print_table, work_done
 
 
@@ -250,6 +250,12 @@ def run_base_rates(args: argparse.Namespace) -> int:
     if args.provenance:
         json.dump(table.provenance, sys.stdout, indent=2, default=str)
         print()
+    from ..pipeline.evaluate import check_base
+
+    try:  # what the probe refuses (all 50/50: every BiasAmp-> 0 by construction), said here
+        check_base(table, args.source, tasks=tasks, attributes=attributes, min_base_count=None)
+    except BiasampError as exc:
+        warnings.warn(f"biasamp probe refuses this table: {exc}", BiasampWarning, stacklevel=1)
     return 0
 
 

@@ -15,7 +15,6 @@ is generated from it sits next to it.
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import logging
 import os
@@ -24,12 +23,12 @@ import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .._conventions import CONFIDENCE, MODEL_TYPES, N_RESAMPLES
+from .._errors import OPTION_NAMES as _SHOWN  # how a message names an option
 from .._errors import BiasampError, UnknownNameError
 from .._files import read_text, toml_loads
 from .._registry import Registry, did_you_mean
@@ -177,12 +176,6 @@ def _opt(
         json_schema_extra={k: v for k, v in extra.items() if v},
     )
 
-
-#: How a refused value's parameter is named while :meth:`ProbeConfig.from_dict` builds a config
-#: (field -> its key in a config file or its flag); a plain ``ProbeConfig(...)`` names the field.
-_SHOWN: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar(
-    "shown", default=MappingProxyType({})
-)
 
 #: The registered names an option takes, listed in its --help: (module, function listing them).
 _LISTED = Registry("listed option")

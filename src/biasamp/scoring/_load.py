@@ -9,7 +9,7 @@ import logging
 import os
 from pathlib import Path
 
-from .._errors import BiasampError, MissingDependencyError
+from .._errors import BiasampError, MissingDependencyError, option
 from .._validation import OneOf, Optional, check
 from . import DEVICE_MAPS, canonical_dtype, check_device, parse_max_memory
 from ._hub import ModelSource, failing_as, resolve_source
@@ -96,7 +96,9 @@ def resolve_device(device):
     if dev.type == "mps" and not torch.backends.mps.is_available():
         raise device_missing(device)
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
-        raise BiasampError(f"device {device!r}: only {torch.cuda.device_count()} CUDA device(s)")
+        raise BiasampError(
+            f"{option('device')} {device!r}: only {torch.cuda.device_count()} CUDA device(s)"
+        )
     return dev
 
 
@@ -109,11 +111,13 @@ def resolve_dtype(dtype, device):
 
 def device_missing(device) -> BiasampError:
     """The one message for a ``cuda``/``cuda:N``/``mps`` device the machine lacks (asked of
-    torch here, or told before torch by :mod:`._preflight`)."""
+    torch here, or told before torch by :mod:`._preflight`); the option named as the user
+    gave it (``--device cpu`` on the command line, ``device='cpu'`` in Python)."""
     if str(device).startswith("mps"):
-        return BiasampError(f"device {device!r} requested but MPS is not available")
+        return BiasampError(f"{option('device')} {device!r} requested but MPS is not available")
     return BiasampError(
-        f"device {device!r} requested but CUDA is not available; use device='cpu' or 'auto'"
+        f"{option('device')} {device!r} requested but CUDA is not available; use "
+        f"{option('device', 'cpu')} or {option('device', 'auto')}"
     )
 
 
@@ -123,11 +127,15 @@ def check_dtype(dtype, device) -> str:
     name = canonical_dtype(dtype)
     if name == "float16" and getattr(device, "type", device) != "cuda":
         raise BiasampError(
-            f"dtype 'float16' needs a CUDA device; got device '{device}' "
-            "(use float32, or bfloat16 on CPU)"
+            f"{option('dtype')} 'float16' needs a CUDA device; got {option('device')} "
+            f"'{device}' (use {option('dtype', 'float32')}, or {option('dtype', 'bfloat16')} "
+            "on CPU)"
         )
     if name == "float64" and getattr(device, "type", device) == "mps":
-        raise BiasampError("dtype 'float64' is not available on device 'mps' (use float32)")
+        raise BiasampError(
+            f"{option('dtype')} 'float64' is not available on {option('device')} 'mps' (use "
+            f"{option('dtype', 'float32')})"
+        )
     return name
 
 

@@ -9,7 +9,7 @@ import sys
 
 from tokenizers import Tokenizer
 
-from .._errors import BiasampError
+from .._errors import BiasampError, option
 from . import LoadOptions, _load, canonical_dtype, check_estimator
 from ._hub import ResolvedModel, read_json, resolve_model
 
@@ -118,9 +118,10 @@ def preflight(
         resolved = resolve_model(model, model_type, options=options)
         if options.revision is not None and resolved.source.local:
             raise BiasampError(
-                f"revision {options.revision!r} picks a version of a model on the Hugging Face "
-                f"hub; model {str(model)!r} is a local folder, whose files are used as they "
-                "are (check out the version you want there, and leave out --revision)"
+                f"{option('revision')} {options.revision!r} picks a version of a model on the "
+                f"Hugging Face hub; model {str(model)!r} is a local folder, whose files are used "
+                f"as they are (check out the version you want there, and leave out "
+                f"{option('revision')})"
             )
         if masked_only and resolved.model_type != "masked":
             raise BiasampError(
@@ -135,15 +136,16 @@ def preflight(
         out[model] = (resolved, estimator)
     if options.hf_cache_dir is not None and all(r.source.local for r, _ in out.values()):
         raise BiasampError(  # an option with nothing to act on, as revision above
-            f"hf_cache_dir {str(options.hf_cache_dir)!r} is where models from the Hugging "
-            f"Face hub are downloaded; every model given ({', '.join(map(str, out))}) is a "
-            "local folder, read where it is (leave out --hf-cache-dir)"
+            f"{option('hf_cache_dir')} {str(options.hf_cache_dir)!r} is where models from the "
+            f"Hugging Face hub are downloaded; every model given ({', '.join(map(str, out))}) "
+            f"is a local folder, read where it is (leave out {option('hf_cache_dir')})"
         )
     if options.trust_remote_code and not any(_may_run_code(r) for r, _ in out.values()):
         raise BiasampError(  # an option with nothing to act on
-            "trust_remote_code lets a model run its own code; no model given "
+            f"{option('trust_remote_code')} lets a model run its own code; no model given "
             f"({', '.join(map(str, out))}) has any (no auto_map in its config.json or "
-            "tokenizer_config.json), so it would do nothing (leave out --trust-remote-code)"
+            "tokenizer_config.json), so it would do nothing (leave out "
+            f"{option('trust_remote_code', True)})"
         )
     _check_device(options)
     return out
