@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE, TIE_TOL  # noqa: F401
+from .._conventions import ATTRIBUTE_TO_TASK, TASK_TO_ATTRIBUTE, TIE_TOL  # noqa: F401
 from .._errors import BiasampError, UndefinedCellsWarning
 
 #: tolerance for "rows / columns of the model sum to 1"
@@ -19,13 +19,13 @@ TABLE_COLUMNS = ["task", "attribute", "association", "p_base", "p_model", "delta
 
 
 def check_tie_tol(tie_tol) -> float:
-    """Validate ``tie_tol``; ``None`` means the default (1e-12), as a BaseRateTable may carry."""
+    """``tie_tol`` checked; ``None`` is the default (1e-12), as a BaseRateTable may carry."""
     if tie_tol is None:
         return TIE_TOL
     try:
         tol = float(tie_tol)
     except (TypeError, ValueError):
-        raise BiasampError(f"tie_tol must be a non-negative number; got {tie_tol!r}") from None
+        tol = float("nan")
     if not np.isfinite(tol) or tol < 0:
         raise BiasampError(f"tie_tol must be a non-negative number; got {tie_tol!r}")
     return tol
@@ -102,8 +102,7 @@ def align_to(ref, other, name: str, ref_name: str = "base"):
 
 
 def check_two_attributes(arr: np.ndarray, name: str) -> None:
-    """A table form needs two attributes at least: with one, P(A|T) = 1 and P(T|A) = P(T)
-    identically, so the value would be 0 by construction, whatever the model does."""
+    """With one attribute, P(A|T) = 1 and P(T|A) = P(T): the value is 0 by construction."""
     if arr.shape[1] < 2:
         raise BiasampError(
             f"{name} must have at least two attributes (columns); got "
@@ -173,7 +172,6 @@ def as_label_matrix(x, name: str, *, soft: bool):
 
 
 def check_rows(n_a: int, n_t: int, names: str = "attributes and tasks") -> None:
-    """Two matrices of examples hold the same number of rows."""
     if n_a != n_t:
         raise BiasampError(f"{names} must have the same number of rows; got {n_a} and {n_t}")
 
@@ -192,8 +190,7 @@ def check_same(ref, other, name: str, ref_name: str, *, rows: bool = True) -> No
 
 
 def required_preds(direction: str, task_preds, attribute_preds):
-    """The predictions a (canonical) direction scores and their name: ``task_preds`` for
-    A->T, ``attribute_preds`` for T->A; an error naming them when they are missing."""
+    """The direction's predictions (A->T: ``task_preds``, T->A: ``attribute_preds``), required."""
     name, preds = (
         ("task_preds", task_preds)
         if direction == ATTRIBUTE_TO_TASK
@@ -205,8 +202,7 @@ def required_preds(direction: str, task_preds, attribute_preds):
 
 
 def checked_preds(direction: str, task_preds, attribute_preds, *, T, t_lab, A, a_lab) -> np.ndarray:
-    """The label matrix of :func:`required_preds`, checked against the labels it predicts
-    (``T``/``t_lab`` for A->T, ``A``/``a_lab`` for T->A): same shape, same columns."""
+    """:func:`required_preds` as a label matrix shaped and labelled as the labels it predicts."""
     preds, name = required_preds(direction, task_preds, attribute_preds)
     ref, ref_lab, ref_name = (
         (T, t_lab, "tasks") if direction == ATTRIBUTE_TO_TASK else (A, a_lab, "attributes")
@@ -296,18 +292,14 @@ def warn_nan(n_nan: int, what: str) -> None:
         warnings.warn(msg, UndefinedCellsWarning, stacklevel=3)
 
 
-def pair_frame(tasks, attrs, *, assoc, p_base, p_model, delta, contribution) -> pd.DataFrame:
-    """Tidy per-pair table, task-major order. All arrays are (n_tasks, n_attributes)."""
+def pair_frame(tasks, attrs, *, assoc, **values) -> pd.DataFrame:
+    """Tidy per-pair table, task-major, of (n_tasks, n_attributes) arrays: ``assoc`` and the
+    float columns ``p_base``, ``p_model``, ``delta``, ``contribution``."""
     nt, na = len(tasks), len(attrs)
-    return pd.DataFrame(
-        {
-            "task": pd.Index(list(tasks)).repeat(na),
-            "attribute": pd.Index(list(attrs) * nt),
-            "association": np.asarray(assoc).astype(np.int64).ravel(),
-            "p_base": np.asarray(p_base, dtype=np.float64).ravel(),
-            "p_model": np.asarray(p_model, dtype=np.float64).ravel(),
-            "delta": np.asarray(delta, dtype=np.float64).ravel(),
-            "contribution": np.asarray(contribution, dtype=np.float64).ravel(),
-        },
-        columns=TABLE_COLUMNS,
-    )
+    columns = {
+        "task": pd.Index(list(tasks)).repeat(na),
+        "attribute": pd.Index(list(attrs) * nt),
+        "association": np.asarray(assoc).astype(np.int64).ravel(),
+    }
+    columns |= {k: np.asarray(v, dtype=np.float64).ravel() for k, v in values.items()}
+    return pd.DataFrame(columns, columns=TABLE_COLUMNS)

@@ -31,10 +31,9 @@ class MALSResult:
     Attributes
     ----------
     value : float
-        ``(1 / n_tasks) * sum over selected cells of delta`` (NaN cells skipped).
+        ``(1 / n_tasks) * sum of delta`` over the selected cells (NaN cells skipped).
     by_pair : pandas.DataFrame
-        Columns ``task, attribute, association`` (1 where ``P(A=a|T=t) > 1/|A|``, else 0),
-        ``p_base`` (``P(A=a|T=t)``), ``p_model`` (``P(Â=a|T̂=t)``), ``delta``, ``contribution``.
+        One row per (task, attribute); ``association`` is 1 for a selected cell, else 0.
     n_cells, n_nan : int
         Selected cells defined, and skipped because undefined.
     """
@@ -70,15 +69,14 @@ def _mals(tasks, attrs, *, p_ind, p_base, p_model) -> MALSResult:
 
 
 def mals_bias_amplification(model, base, *, base_train=None) -> MALSResult:
-    """BiasAmp_MALS on tables (Eq. 1 of Wang & Russakovsky 2021; ``bog_mals`` arithmetic).
+    """BiasAmp_MALS on tables (Wang & Russakovsky 2021, Eq. 1, ``bog_mals``; docs/metrics.md).
 
     Parameters
     ----------
     model : array-like or DataFrame of shape (n_tasks, n_attributes)
-        Non-negative co-occurrence counts (or probabilities) of the model's predictions;
-        each row is normalised to ``P(Â=a | T̂=t)``.
+        Counts (or probabilities) of the model's predictions; rows give ``P(Â=a | T̂=t)``.
     base : array-like or DataFrame of shape (n_tasks, n_attributes)
-        Non-negative counts or probabilities of the data; rows normalised to ``P(A=a | T=t)``.
+        Counts (or probabilities) of the data; rows give ``P(A=a | T=t)``.
     base_train : array-like or DataFrame, optional
         Table whose row-normalised values select the cells (``> 1/|A|``); default ``base``.
 
@@ -111,18 +109,14 @@ def mals_bias_amplification(model, base, *, base_train=None) -> MALSResult:
 def mals_bias_amplification_labels(
     attributes, tasks, *, attribute_preds, task_preds, attributes_train=None, tasks_train=None
 ) -> MALSResult:
-    """BiasAmp_MALS on per-example labels (Eq. 1 of Wang & Russakovsky 2021).
-
-    ``y[t, a] = 1[P(A_a=1 | T_t=1) > 1/|A|]`` on the training labels (default: the given
-    labels), ``delta[t, a] = P(Â_a=1 | T̂_t=1) - P(A_a=1 | T_t=1)``, value
-    ``(1/|T|) * sum(y * delta)``. Soft predictions are used as expected counts.
+    """BiasAmp_MALS on per-example labels (Wang & Russakovsky 2021, Eq. 1; docs/metrics.md).
 
     Parameters
     ----------
     attributes, tasks : array-like of shape (n_examples, n_attributes), (n_examples, n_tasks)
         0/1 ground truth.
     attribute_preds, task_preds : array-like of the same shapes
-        0/1 or soft predictions.
+        0/1 or soft predictions (soft ones count as expected counts).
     attributes_train, tasks_train : array-like, optional
         0/1 training labels for the selection (give both or neither).
 

@@ -32,15 +32,10 @@ class MultiResult:
 
     Attributes
     ----------
-    value : float
-        Mean of ``|delta|`` over the defined (task, attribute group) cells.
-    variance : float
-        Population variance (ddof=0) of ``delta`` over the same cells.
+    value, variance : float
+        Mean of ``|delta|`` and population variance of ``delta`` over the defined cells.
     by_group : pandas.DataFrame
-        One row per (task, attribute group), task-major: ``task``, ``attribute_group``
-        (the attribute labels of the combination joined by ``"+"``), ``association``
-        (sign of ``P(m, t) - P(m) P(t)``; informational, the value ignores it),
-        ``p_base``, ``p_model``, ``delta``, ``abs_delta``.
+        One row per (task, attribute group), task-major (columns: docs/metrics.md).
     groups : list of tuple
         The attribute combinations, each a tuple of attribute labels.
     direction : str
@@ -58,8 +53,8 @@ class MultiResult:
 
 
 def _membership(rows: np.ndarray, combos: np.ndarray) -> np.ndarray:
-    """P(row has every attribute of the combination), shape (n, n_groups): exact for hard
-    rows, the product of independent per-attribute probabilities for soft ones."""
+    """P(row has every attribute of each combination), shape (n, n_groups); soft rows give the
+    product of their per-attribute probabilities."""
     out = np.ones((rows.shape[0], combos.shape[0]), dtype=np.float64)
     for j in range(rows.shape[1]):
         if combos[:, j].any():
@@ -80,12 +75,7 @@ def multi_attribute_bias_amplification(
     min_count=1,
     tie_tol=TIE_TOL,
 ) -> MultiResult:
-    """Multi-> : mean absolute bias amplification over attribute combinations.
-
-    The attribute groups ``m`` are the distinct non-empty attribute sets that occur as a row of
-    the training labels (``np.unique`` over rows — never the 2^|A| subsets); as in Zhao et al.'s
-    reference code, a row belongs to ``m`` when it has every attribute of ``m`` (it may have
-    more). The task groups ``g`` are the task columns.
+    """Multi->: mean absolute bias amplification over attribute combinations (docs/metrics.md).
 
     Parameters
     ----------
@@ -94,16 +84,13 @@ def multi_attribute_bias_amplification(
     tasks : array-like of shape (n_examples, n_tasks)
         0/1 ground truth.
     direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
-        A->T: ``delta = P(T̂_t=1 | m) - P(T_t=1 | m)``;
-        T->A: ``delta = P(m̂ | T_t=1) - P(m | T_t=1)``.
     attribute_preds, task_preds : array-like, optional
-        0/1 or soft predictions (the one the direction needs is required). Soft attribute
-        predictions give ``P(m̂)`` as the product of the per-attribute probabilities in ``m``.
+        0/1 or soft predictions (the one the direction needs is required).
     attributes_train, tasks_train : array-like, optional
         Labels defining the groups (and the informational association); both or neither.
-    min_count : int, default 1
+    min_count : int
         Keep combinations seen at least this many times in the training labels.
-    tie_tol : float, default 1e-12
+    tie_tol : float
 
     Returns
     -------
@@ -111,8 +98,7 @@ def multi_attribute_bias_amplification(
 
     References
     ----------
-    Zhao, Andrews & Xiang (2023), Men Also Do Laundry, ICML; Tokas et al., DPA paper,
-    appendix A (Eq. 17-19): ``X = mean |delta_gm|`` reported with ``Var(delta_gm)``.
+    Zhao, Andrews & Xiang (2023), Men Also Do Laundry, ICML; DPA paper, appendix A, Eq. 17-19.
 
     Examples
     --------
@@ -149,6 +135,7 @@ def multi_attribute_bias_amplification(
 
     P = checked_preds(direction, task_preds, attribute_preds, T=T, t_lab=t_lab, A=A, a_lab=a_lab)
     with np.errstate(divide="ignore", invalid="ignore"):
+        # A->T: delta = P(T̂_t=1 | m) - P(T_t=1 | m); T->A: delta = P(m̂ | T_t=1) - P(m | T_t=1)
         if direction == ATTRIBUTE_TO_TASK:
             cnt = G.sum(axis=0)
             p_base = gram(T, G) / cnt[None, :]
