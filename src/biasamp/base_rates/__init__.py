@@ -1,13 +1,5 @@
-"""Base-rate sources: the (task, attribute) joint table a model is compared with.
-
-Every source answers ``source.table(tasks, attributes, *, direction=None)`` with a
-:class:`BaseRateTable` (rows = tasks, columns = attributes, in the requested order).
-:func:`list_sources` names the registered sources (``biasamp base-rates --list`` shows their
-descriptions); besides them, ``uniform:SOURCE`` (equal joint with the signs of SOURCE) and
-``file:PATH.csv`` (the user's own table). :data:`COMPAT_SOURCES` maps each
-plain source to its paper-compatible (``*-wang2021``) construction. Missing tasks or
-attributes raise :class:`MissingEntriesError` listing what is missing and what the source has.
-"""
+"""Base-rate sources: the (task, attribute) joint table a model is compared with
+(``source.table(tasks, attributes, *, direction=None)``; the sources: docs/probing.md)."""
 
 from __future__ import annotations
 
@@ -27,9 +19,8 @@ from ._groups import (
     Labor2022RaceSource,
     Labor2022Source,
 )
-from ._labor import Labor2016SharesSource, Labor2016Source
 from ._table import BaseRateSource, BaseRateTable, MissingEntriesError
-from ._uniform import UniformSource
+from ._winobias import Labor2016SharesSource, Labor2016Source, UniformSource
 
 __all__ = [
     "BaseRateSource",
@@ -80,8 +71,7 @@ def get_source(name: str) -> BaseRateSource:
     Parameters
     ----------
     name : str
-        A registered name, ``uniform:SOURCE`` (equal joint, signs of SOURCE) or
-        ``file:PATH.csv``.
+        A registered name, ``uniform:SOURCE`` or ``file:PATH.csv``.
 
     Returns
     -------

@@ -1,11 +1,5 @@
-"""Every paper-compatible (``wang2021``) construction, in one place.
-
-Wang & Russakovsky (2021) build their base tables per direction in
-``fit_bert/fit_sentences.py``; these sources reproduce them bit for bit (C-ordered numpy
-sums, the paper's order of operations). Every table they return carries the paper's metric
-settings as data: ``tie_tol=0.0`` (exact ``np.sign``) and ``undefined="tie"``
-(:data:`PAPER_METRIC`). :data:`COMPAT_SOURCES` maps each plain source to its construction.
-"""
+"""Every paper-compatible (``wang2021``) construction of ``fit_bert/fit_sentences.py``, bit for
+bit (C-ordered numpy sums, the paper's order of operations), with the paper's metric settings."""
 
 from __future__ import annotations
 
@@ -16,7 +10,8 @@ import pandas as pd
 
 from .._conventions import ATTRIBUTE_TO_TASK, ATTRIBUTES
 from ._file import WikiText103Source
-from ._labor import (
+from ._table import BaseRateSource, BaseRateTable, MissingEntriesError, select_entries
+from ._winobias import (
     LABOR2016_PROVENANCE,
     groups_for,
     labor2016_files,
@@ -24,7 +19,6 @@ from ._labor import (
     labor_shares,
     winobias_file_entry,
 )
-from ._table import BaseRateSource, BaseRateTable, MissingEntriesError, select_entries
 
 __all__ = [
     "COMPAT_SOURCES",
@@ -52,16 +46,6 @@ COMPAT_SOURCES = {
 
 
 class UniformWang2021Source(BaseRateSource):
-    """The paper's uniform base with +-1e-7 nudges (reference-semantics §3), per direction.
-
-    With ``n`` tasks, ``occu_num = n / 2`` (the paper's list is half male-biased).
-    T->A: every cell 1/2 (two pronouns) or 1/3 (three), +eps for the stereotyped pronoun
-    and -eps for the others (``they`` always -eps). A->T: the same pattern around
-    ``1/(2*occu_num)`` (two pronouns) or ``1./2*occu_num`` (three: the paper's precedence
-    slip, = occu_num / 2), then column-normalised. Male/female-biased come from the
-    WinoBias groups. Attributes: he, she and optionally they.
-    """
-
     name = "uniform-wang2021"
     description = "the paper's uniform base with +-1e-7 nudges (compat; needs direction)"
     requires_direction = True
@@ -80,6 +64,9 @@ class UniformWang2021Source(BaseRateSource):
         male, female = groups == "male_biased", groups == "female_biased"
         cols = [a for a in ATTRIBUTES if a in attributes]  # the paper's column order
         n, k = len(tasks), len(cols)
+        # base_source 0 (reference-semantics §3): occu_num = n / 2 (half the list male-biased);
+        # A->T 1/(2*occu_num), with three pronouns 1./2*occu_num (the paper's precedence slip),
+        # then column-normalised; T->A 1/2 or 1/3; +eps for the stereotyped pronoun, -eps else
         occu_num = n / 2
         eps = EPS_WANG2021
         if direction == ATTRIBUTE_TO_TASK:
@@ -87,13 +74,8 @@ class UniformWang2021Source(BaseRateSource):
         else:
             c = 0.5 if k == 2 else 1.0 / 3.0
         x = np.zeros((n, k)) + c
-        x[male, 0] += eps
-        x[male, 1] -= eps
-        x[female, 0] -= eps
-        x[female, 1] += eps
-        if k == 3:
-            x[male, 2] -= eps
-            x[female, 2] -= eps
+        for rows, signs in ((male, [1, -1, -1]), (female, [-1, 1, -1])):
+            x[rows] += np.array(signs[:k]) * eps  # he, she, they
         if direction == ATTRIBUTE_TO_TASK:
             x = x / np.sum(x, axis=0, keepdims=True)
         joint = pd.DataFrame(
@@ -116,8 +98,6 @@ class UniformWang2021Source(BaseRateSource):
 
 
 class Labor2016Wang2021Source(BaseRateSource):
-    """The paper's labor base (compat): A->T column-normalised counts, T->A raw shares."""
-
     name = "labor-2016-wang2021"
     description = "the paper's labor construction (compat; needs direction)"
     requires_direction = True
@@ -144,11 +124,7 @@ class Labor2016Wang2021Source(BaseRateSource):
 
 
 class WikiText103Wang2021Source(WikiText103Source):
-    """WikiText-103 valid+test counts with the paper's counting rule (compat; the paper's
-    "Wikipedia" row, counted on WikiText-103 train there, here on valid+test only).
-
-    A->T: column-normalised counts; T->A: raw counts (see :class:`WikiText103Source`).
-    """
+    # the paper's "Wikipedia" row, counted on WikiText-103 train there, here on valid+test only
 
     name = "wikitext103-valtest-wang2021"
     description = (

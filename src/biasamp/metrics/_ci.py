@@ -39,12 +39,9 @@ def bootstrap_ci(
         Per-unit values (rows resampled jointly), or ``fn(idx)`` -> float or (k,) array, called
         once per resample with indices of shape (n,) drawn with replacement from ``range(n)``.
     n : int, optional
-        Number of units; required for a callable (must match ``len(values)`` otherwise).
+        Number of units; required for a callable.
     confidence : float
-        Central coverage, in (0, 1).
-    n_resamples : int
-    seed : int
-        Seed of ``np.random.default_rng``; the same seed gives the same interval.
+    n_resamples, seed : int
     statistic : callable
         For arrays, ``statistic(samples, axis=1)`` on samples of shape (n_resamples, n[, k]).
     strata : array-like of shape (n,), optional

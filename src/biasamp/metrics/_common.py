@@ -141,12 +141,8 @@ def check_association(assoc, ref, name: str = "association") -> np.ndarray:
 def as_label_matrix(x, name: str, *, soft: bool):
     """Validate an (n, k) label matrix; return (array, column labels): 0/1 labels (integer
     ones always) as boolean, soft predictions (in [0, 1]) as float64."""
-    if isinstance(x, pd.DataFrame):
-        labels = list(x.columns)
-        x = x.to_numpy()
-    else:
-        labels = None
-    arr = np.asarray(x)
+    labels = list(x.columns) if isinstance(x, pd.DataFrame) else None
+    arr = x.to_numpy() if isinstance(x, pd.DataFrame) else np.asarray(x)
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
         raise BiasampError(
             f"{name} must be 2-D of shape (n_examples, n_columns); got shape {arr.shape}"

@@ -52,9 +52,8 @@ class DirectionalResult:
     Attributes
     ----------
     value : float
-        Mean of ``association * delta`` over the defined cells; NaN when none is (warned).
+        Mean of ``association * delta`` over the defined cells.
     by_pair : pandas.DataFrame
-        One row per (task, attribute), task-major (columns: docs/metrics.md).
     direction : str
     n_cells, n_ties, n_nan : int
         Cells averaged (ties included), cells of association 0, undefined cells skipped.
@@ -149,14 +148,7 @@ def _finish(tasks, attrs, core: dict, direction) -> DirectionalResult:
     value = float("nan") if n_cells == 0 else float(core["value"])
     n_ties = int(np.sum((y == 0) & ~np.isnan(contribution)))
     by_pair = pair_frame(tasks, attrs, assoc=y, **{k: core[k] for k in TABLE_COLUMNS[3:]})
-    return DirectionalResult(
-        value=value,
-        by_pair=by_pair,
-        direction=direction,
-        n_cells=int(n_cells),
-        n_ties=n_ties,
-        n_nan=n_nan,
-    )
+    return DirectionalResult(value, by_pair, direction, int(n_cells), n_ties, n_nan)
 
 
 def directional_bias_amplification(
@@ -183,15 +175,12 @@ def directional_bias_amplification(
     base_train : array-like or DataFrame, optional
         Table that defines the association sign instead of ``base``.
     association : array-like or DataFrame, optional
-        Explicit sign matrix (-1/0/1); excludes ``base_train``.
+        Explicit sign matrix (-1/0/1) instead of one derived.
     tie_tol : float or None
-        ``|P(T=t|A=a) - P(T=t)| <= tie_tol`` is a tie; ``None`` is the default.
     undefined : {"skip", "tie"}
-        Undefined base cells are skipped, or (``"tie"``, the published code) count 0 when tied.
     ties : {"zero", "negative"}
-        A tie contributes 0 (the published code) or ``-delta`` (the paper's text).
     cells : array-like of bool of shape (n_tasks, n_attributes), optional
-        Only these cells count; the others are left out (NaN, counted in ``n_nan``).
+        Only these cells count.
 
     Returns
     -------
@@ -282,9 +271,7 @@ def directional_bias_amplification_labels(
     attributes_train, tasks_train : array-like, optional
         0/1 training labels defining the association (both or neither; default: the above).
     tie_tol : float
-        ``|P(A,T) - P(A)P(T)| <= tie_tol`` gives association 0.
     ties : {"zero", "negative"}
-        As for :func:`directional_bias_amplification`.
     empty_rows : {"drop", "keep"}
         The association's rows: those with a label set (the published code) or all (the text).
 

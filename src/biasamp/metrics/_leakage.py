@@ -35,11 +35,9 @@ class TrialsResult:
     trials, data_quality, model_quality : ndarray of shape (n_trials,)
         The metric, and the attacker's quality on the (perturbed) data and on the model.
     error_rate : float
-        The model's error rate the data labels were perturbed to (0.0 without ``equalize``).
     n_perturbed : int
-        Rows whose data label was changed in each trial (``round(error_rate * n)``).
+        Rows whose data label was changed in each trial.
     metric, direction, quality : str
-        ``"leakage"`` or ``"dpa"``; DPA's direction (None for leakage); the quality's name.
     """
 
     value: float
@@ -244,14 +242,11 @@ def leakage_amplification(
     tasks, task_preds : array-like of shape (n,) or (n, n_tasks)
         Ground truth and hard predictions, the attacker's input.
     attacker : object with fit(X, y) and predict(X), optional
-        Deep-copied per fit; default :class:`MLPAttacker` seeded per trial.
+        Default: :class:`MLPAttacker` seeded per trial.
     quality : {"accuracy", "f1"} or callable(y_true, y_pred) -> float
-        ``"f1"`` is macro-averaged over classes.
-    n_trials : int
-    seed : int
+    n_trials, seed : int
         Trials use ``np.random.SeedSequence(seed).spawn(n_trials)``.
     equalize : bool
-        Perturb the ground truth to the model's error rate first (docs/metrics.md).
     test_fraction : float
         0 fits and scores on all rows (as the papers), else a random held-out part per trial.
 

@@ -31,7 +31,6 @@ class MALSResult:
     Attributes
     ----------
     value : float
-        ``(1 / n_tasks) * sum of delta`` over the selected cells (NaN cells skipped).
     by_pair : pandas.DataFrame
         One row per (task, attribute); ``association`` is 1 for a selected cell, else 0.
     n_cells, n_nan : int
@@ -52,20 +51,9 @@ def _mals(tasks, attrs, *, p_ind, p_base, p_model) -> MALSResult:
     n_nan = int(np.sum((y == 1) & np.isnan(delta)))
     warn_nan(n_nan, "selected (task, attribute) cells of BiasAmp_MALS are")
     value = (1.0 / n_tasks) * np.nansum(contribution)
-    return MALSResult(
-        value=float(value),
-        by_pair=pair_frame(
-            tasks,
-            attrs,
-            assoc=y,
-            p_base=p_base,
-            p_model=p_model,
-            delta=delta,
-            contribution=contribution,
-        ),
-        n_cells=int(np.sum((y == 1) & ~np.isnan(delta))),
-        n_nan=n_nan,
-    )
+    parts = dict(p_base=p_base, p_model=p_model, delta=delta, contribution=contribution)
+    by_pair = pair_frame(tasks, attrs, assoc=y, **parts)
+    return MALSResult(float(value), by_pair, int(np.sum((y == 1) & ~np.isnan(delta))), n_nan)
 
 
 def mals_bias_amplification(model, base, *, base_train=None) -> MALSResult:

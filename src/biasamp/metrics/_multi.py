@@ -35,12 +35,10 @@ class MultiResult:
     value, variance : float
         Mean of ``|delta|`` and population variance of ``delta`` over the defined cells.
     by_group : pandas.DataFrame
-        One row per (task, attribute group), task-major (columns: docs/metrics.md).
     groups : list of tuple
         The attribute combinations, each a tuple of attribute labels.
     direction : str
     n_cells, n_nan : int
-        Cells defined, and undefined (skipped).
     """
 
     value: float
@@ -79,10 +77,8 @@ def multi_attribute_bias_amplification(
 
     Parameters
     ----------
-    attributes : array-like of shape (n_examples, n_attributes)
+    attributes, tasks : array-like of shape (n_examples, n_attributes), (n_examples, n_tasks)
         0/1 ground truth (several attributes per row allowed).
-    tasks : array-like of shape (n_examples, n_tasks)
-        0/1 ground truth.
     direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
     attribute_preds, task_preds : array-like, optional
         0/1 or soft predictions (the one the direction needs is required).
@@ -163,12 +159,4 @@ def multi_attribute_bias_amplification(
         delta=delta,
         contribution=np.abs(delta),
     ).rename(columns={"attribute": "attribute_group", "contribution": "abs_delta"})
-    return MultiResult(
-        value=value,
-        variance=variance,
-        by_group=by_group,
-        groups=groups,
-        direction=direction,
-        n_cells=int(n_cells),
-        n_nan=n_nan,
-    )
+    return MultiResult(value, variance, by_group, groups, direction, int(n_cells), n_nan)
