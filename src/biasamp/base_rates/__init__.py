@@ -6,13 +6,7 @@ from __future__ import annotations
 from .._errors import BiasampError, ZeroRowWarning
 from .._registry import Registry, unknown_name
 from .._validation import NonEmptyStr, check
-from ._compat import (
-    COMPAT_SOURCES,
-    Labor2016Wang2021Source,
-    UniformWang2021Source,
-    WikiText103Wang2021Source,
-)
-from ._file import BergsmaSource, FileSource, WikiText103Source
+from ._file import BergsmaSource, FileSource, WikiText103Source, WikiText103Wang2021Source
 from ._groups import (
     Labor2022EthnicitySource,
     Labor2022GenderRaceSource,
@@ -20,7 +14,13 @@ from ._groups import (
     Labor2022Source,
 )
 from ._table import BaseRateSource, BaseRateTable, MissingEntriesError
-from ._winobias import Labor2016SharesSource, Labor2016Source, UniformSource
+from ._winobias import (
+    Labor2016SharesSource,
+    Labor2016Source,
+    Labor2016Wang2021Source,
+    UniformSource,
+    UniformWang2021Source,
+)
 
 __all__ = [
     "BaseRateSource",
@@ -32,6 +32,16 @@ __all__ = [
     "get_source",
     "list_sources",
 ]
+
+#: compat mode -> {plain source: its paper-compatible construction (``fit_sentences.py``, bit
+#: for bit, with the paper's metric settings)}.
+COMPAT_SOURCES = {
+    "wang2021": {
+        "uniform": "uniform-wang2021",
+        "labor-2016": "labor-2016-wang2021",
+        "wikipedia": "wikitext103-valtest-wang2021",
+    }
+}
 
 #: Registered sources: name -> source class (called with no argument), with descriptions.
 SOURCES = Registry("base-rate source", extra_names=("file:PATH.csv", "uniform:SOURCE"))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from .._conventions import ATTRIBUTE_TO_TASK
 from .._errors import BiasampError
 from .._files import json_loads, read_text, sha256_file
 from ._table import (
+    PAPER_METRIC,
     BaseRateSource,
     BaseRateTable,
     MissingEntriesError,
@@ -22,7 +24,13 @@ from ._table import (
     select_entries,
 )
 
-__all__ = ["BergsmaSource", "FileSource", "WikiText103Source", "read_table_csv"]
+__all__ = [
+    "BergsmaSource",
+    "FileSource",
+    "WikiText103Source",
+    "WikiText103Wang2021Source",
+    "read_table_csv",
+]
 
 
 def _read_header_comments(lines: list[str], path: Path) -> tuple[int, dict]:
@@ -300,3 +308,18 @@ class WikiText103Source(BaseRateSource):
         return BaseRateTable(
             joint, direction=direction, provenance=prov, counts=raw, counts_transform=transform
         )
+
+
+class WikiText103Wang2021Source(WikiText103Source):
+    # the paper's "Wikipedia" row, counted on WikiText-103 train there, here on valid+test only
+
+    name = "wikitext103-valtest-wang2021"
+    description = (
+        "co-occurrence counts (wang2021 rule) of WikiText-103 valid+test "
+        "(compat; needs direction; demonstration only)"
+    )
+    rule = "wang2021"
+    requires_direction = True
+
+    def _table(self, tasks, attributes, direction):
+        return dataclasses.replace(super()._table(tasks, attributes, direction), **PAPER_METRIC)

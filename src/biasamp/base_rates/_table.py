@@ -21,6 +21,7 @@ __all__ = [
     "BaseRateSource",
     "BaseRateTable",
     "MissingEntriesError",
+    "PAPER_METRIC",
     "check_joint",
     "data_file",
     "derive_association",
@@ -31,6 +32,8 @@ __all__ = [
 #: Values of :attr:`BaseRateTable.undefined` and :attr:`BaseRateTable.counts_transform`.
 UNDEFINED_MODES = ("skip", "tie")
 COUNTS_TRANSFORMS = ("identity", "column-normalise")
+#: The paper's metric settings, carried by every paper-compatible (``*-wang2021``) table.
+PAPER_METRIC = {"tie_tol": 0.0, "undefined": "tie"}
 #: What a source is, for reports (``provenance["kind"]``).
 KINDS = ("counts", "statistics", "constructed", "user")
 
@@ -80,20 +83,17 @@ class BaseRateTable:
     Attributes
     ----------
     joint : pandas.DataFrame of shape (n_tasks, n_attributes)
-        Non-negative counts or probabilities: tasks x attributes, in the requested order.
+        Non-negative counts or probabilities, in the requested order.
     association : pandas.DataFrame or None
         Explicit sign matrix (-1/0/1); ``None``: derived from ``joint``.
     direction : {"attribute_to_task", "task_to_attribute"} or None
-        The direction this table was built for; ``None``: both.
     tie_tol, undefined : float or None, {"skip", "tie"} or None
         The metric settings the table needs (``None``: the metric's defaults).
     counts : pandas.DataFrame or None
-        The raw co-occurrence counts behind ``joint``, which the probe resamples (``None``: fixed).
+        The raw co-occurrence counts behind ``joint``, which the probe resamples.
     counts_transform : {"identity", "column-normalise"}
-        How ``joint`` follows from ``counts`` (applied to every resample of them).
     provenance : dict
-        name, year, citation, url, license, method, files (name + sha256), ``kind`` (one of
-        :data:`KINDS`), ``about`` (one line); for counts ``n_kept`` and ``demonstration``.
+        name, year, citation, url, license, method, files, ``kind`` (:data:`KINDS`), ``about``.
     """
 
     joint: pd.DataFrame
@@ -162,10 +162,8 @@ class BaseRateSource:
 
         Parameters
         ----------
-        tasks : list of str
-            Occupations (rows, in this order).
-        attributes : list of str
-            Attributes (columns, in this order), e.g. ``["he", "she", "they"]``.
+        tasks, attributes : list of str
+            Rows and columns, in this order.
         direction : {"attribute_to_task", "task_to_attribute", "A->T", "T->A"}, optional
             Required by the compat sources (``*-wang2021``); others ignore it.
 

@@ -1,5 +1,7 @@
 """The sources read from the WinoBias occupation table (groups, shares, employment):
-``labor-2016``, ``labor-2016-shares``, ``uniform`` and ``uniform:SOURCE``."""
+``labor-2016``, ``labor-2016-shares``, ``uniform``, ``uniform:SOURCE`` and the paper's
+constructions of them (``fit_bert/fit_sentences.py``, bit for bit: C-ordered numpy sums, the
+paper's order of operations)."""
 
 from __future__ import annotations
 
@@ -8,9 +10,10 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from .._conventions import ATTRIBUTES
+from .._conventions import ATTRIBUTE_TO_TASK, ATTRIBUTES
 from .._errors import BiasampError
 from ._table import (
+    PAPER_METRIC,
     BaseRateSource,
     BaseRateTable,
     MissingEntriesError,
@@ -21,15 +24,12 @@ from ._table import (
 )
 
 __all__ = [
-    "LABOR2016_PROVENANCE",
+    "EPS_WANG2021",
     "Labor2016SharesSource",
     "Labor2016Source",
+    "Labor2016Wang2021Source",
     "UniformSource",
-    "groups_for",
-    "labor2016_files",
-    "labor_counts",
-    "labor_shares",
-    "winobias_file_entry",
+    "UniformWang2021Source",
 ]
 
 #: The shipped WinoBias table (40 occupations: group, pct_female, employment, list name).
@@ -51,6 +51,9 @@ WINOBIAS_PROVENANCE = {
     "Debiasing Methods, NAACL (WinoBias occupation groups)",
     "url": "https://github.com/uclanlp/corefBias",
 }
+
+#: The nudge of the paper's uniform base.
+EPS_WANG2021 = 1e-7
 
 #: Sign of each pronoun per WinoBias group.
 _GROUP_SIGNS = {
@@ -230,3 +233,81 @@ class UniformSource(BaseRateSource):
         a_df = derive_association(base.joint) if a_df is None else a_df
         a_df = a_df.reindex(columns=attributes).fillna(0)
         return a_df.loc[tasks, attributes].to_numpy(dtype=int), base.provenance
+
+
+class UniformWang2021Source(BaseRateSource):
+    name = "uniform-wang2021"
+    description = "the paper's uniform base with +-1e-7 nudges (compat; needs direction)"
+    requires_direction = True
+
+    def _table(self, tasks, attributes, direction):
+        bad = [a for a in attributes if a not in ATTRIBUTES]
+        if bad or "he" not in attributes or "she" not in attributes:
+            missing = bad or [a for a in ("he", "she") if a not in attributes]
+            raise MissingEntriesError(
+                self.name,
+                missing_attributes=missing,
+                attributes=ATTRIBUTES,
+                note="needs he and she, optionally they",
+            )
+        groups = np.array(groups_for(tasks, self.name))
+        male, female = groups == "male_biased", groups == "female_biased"
+        cols = [a for a in ATTRIBUTES if a in attributes]  # the paper's column order
+        n, k = len(tasks), len(cols)
+        # base_source 0 (reference-semantics §3): occu_num = n / 2 (half the list male-biased);
+        # A->T 1/(2*occu_num), with three pronouns 1./2*occu_num (the paper's precedence slip),
+        # then column-normalised; T->A 1/2 or 1/3; +eps for the stereotyped pronoun, -eps else
+        occu_num = n / 2
+        eps = EPS_WANG2021
+        if direction == ATTRIBUTE_TO_TASK:
+            c = 1.0 / (2 * occu_num) if k == 2 else 1.0 / 2 * occu_num
+        else:
+            c = 0.5 if k == 2 else 1.0 / 3.0
+        x = np.zeros((n, k)) + c
+        for rows, signs in ((male, [1, -1, -1]), (female, [-1, 1, -1])):
+            x[rows] += np.array(signs[:k]) * eps  # he, she, they
+        if direction == ATTRIBUTE_TO_TASK:
+            x = x / np.sum(x, axis=0, keepdims=True)
+        joint = pd.DataFrame(
+            x, index=pd.Index(tasks, name="task"), columns=pd.Index(cols, name="attribute")
+        )[list(attributes)]
+        prov = {
+            "name": self.name,
+            "year": 2021,
+            "license": "n/a (constructed)",
+            "citation": "Wang & Russakovsky (2021), Directional Bias Amplification, ICML; "
+            "fit_bert/fit_sentences.py (base_source 0)",
+            "url": "https://github.com/princetonvisualai/directional-bias-amp",
+            "method": f"{direction}: constant {c!r} +-{eps} by WinoBias group"
+            + (", column-normalised" if direction == ATTRIBUTE_TO_TASK else ""),
+            "files": [winobias_file_entry()],
+            "kind": "constructed",
+            "about": "the paper's uniform base (+-1e-7 nudges by WinoBias group)",
+        }
+        return BaseRateTable(joint, direction=direction, provenance=prov, **PAPER_METRIC)
+
+
+class Labor2016Wang2021Source(BaseRateSource):
+    name = "labor-2016-wang2021"
+    description = "the paper's labor construction (compat; needs direction)"
+    requires_direction = True
+
+    def _table(self, tasks, attributes, direction):
+        if direction == ATTRIBUTE_TO_TASK:
+            cols = labor_counts(tasks, ["he", "she"], self.name)
+            x = np.ascontiguousarray(cols.to_numpy())  # C order: same sums as the paper
+            cols = pd.DataFrame(x / np.sum(x, axis=0, keepdims=True), cols.index, cols.columns)
+            method = "employed*(1-pct/100), employed*(pct/100), column-normalised"
+        else:
+            cols = labor_shares(tasks, ["he", "she"], self.name)
+            method = "[1 - pct/100, pct/100] per occupation (not employment-weighted)"
+        joint = select_entries(cols, tasks, attributes, self.name)
+        prov = {
+            "name": self.name,
+            **LABOR2016_PROVENANCE,
+            "files": labor2016_files(),
+            "method": f"{direction}: {method} (fit_sentences.py base_source 1)",
+            "kind": "statistics",
+            "about": "US labor statistics (c. 2015-2017 CPS) as the paper builds them",
+        }
+        return BaseRateTable(joint, direction=direction, provenance=prov, **PAPER_METRIC)

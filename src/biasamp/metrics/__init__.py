@@ -12,8 +12,11 @@ from ._directional import (
 )
 from ._directional import table_core as directional_table_core
 from ._leakage import TrialsResult, directional_predictability_amplification, leakage_amplification
-from ._mals import mals_bias_amplification, mals_bias_amplification_labels
-from ._multi import multi_attribute_bias_amplification
+from ._mals import (
+    mals_bias_amplification,
+    mals_bias_amplification_labels,
+    multi_attribute_bias_amplification,
+)
 
 __all__ = [
     "BayesOptimalAttacker",

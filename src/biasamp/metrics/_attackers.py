@@ -62,7 +62,7 @@ class MLPAttacker:
     Parameters
     ----------
     hidden : int
-        Hidden units (0 gives multinomial logistic regression).
+        Hidden units (0: multinomial logistic regression).
     epochs, lr, seed : int, float, int
 
     Examples

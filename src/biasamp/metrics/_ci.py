@@ -51,8 +51,7 @@ def bootstrap_ci(
     Returns
     -------
     (low, high) : tuple of float, or of ndarray of shape (k,) for 2-D input / vector callables
-        The ``(1 -+ confidence) / 2`` percentiles (NaN resamples ignored); exact for constant
-        values and a mean/median; NaN (warned once) with fewer than two non-NaN units.
+        The ``(1 -+ confidence) / 2`` percentiles (NaN resamples ignored).
 
     Examples
     --------

@@ -101,13 +101,17 @@ def align_to(ref, other, name: str, ref_name: str = "base"):
     return o_arr[np.ix_([t_pos[v] for v in r_tasks], [a_pos[v] for v in r_attrs])]
 
 
-def check_two_attributes(arr: np.ndarray, name: str) -> None:
-    """With one attribute, P(A|T) = 1 and P(T|A) = P(T): the value is 0 by construction."""
-    if arr.shape[1] < 2:
+def as_base(base):
+    """:func:`as_table` of a base table: non-negative, two attributes at least (with one,
+    P(A|T) = 1 and P(T|A) = P(T): the value is 0 by construction)."""
+    b = as_table(base, "base")
+    if b[0].shape[1] < 2:
         raise BiasampError(
-            f"{name} must have at least two attributes (columns); got "
-            f"{arr.shape[1]} (with one attribute the value is 0 by construction)"
+            f"base must have at least two attributes (columns); got "
+            f"{b[0].shape[1]} (with one attribute the value is 0 by construction)"
         )
+    check_nonneg(b[0], "base")
+    return b
 
 
 def check_nonneg(arr: np.ndarray, name: str) -> None:

@@ -17,13 +17,13 @@ from ._common import (
     TIE_TOL,
     align_to,
     any_rows,
+    as_base,
     as_label_data,
     as_table,
     check_association,
     check_nonneg,
     check_sums_to_one,
     check_tie_tol,
-    check_two_attributes,
     checked_preds,
     col_sums,
     gram,
@@ -172,10 +172,8 @@ def directional_bias_amplification(
     base : array-like or DataFrame of shape (n_tasks, n_attributes)
         Base joint table (non-negative counts or probabilities); other frames align to it.
     direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
-    base_train : array-like or DataFrame, optional
-        Table that defines the association sign instead of ``base``.
-    association : array-like or DataFrame, optional
-        Explicit sign matrix (-1/0/1) instead of one derived.
+    base_train, association : array-like or DataFrame, optional
+        The table that defines the association sign instead of ``base``, or the signs (-1/0/1).
     tie_tol : float or None
     undefined : {"skip", "tie"}
     ties : {"zero", "negative"}
@@ -198,10 +196,8 @@ def directional_bias_amplification(
     tie_tol = check_tie_tol(tie_tol)
     check(undefined, OneOf(UNDEFINED_POLICIES), "undefined")
     check(ties, OneOf(TIE_POLICIES), "ties")
-    b = as_table(base, "base")
+    b = as_base(base)
     B = b[0]
-    check_two_attributes(B, "base")
-    check_nonneg(B, "base")
     M = align_to(b, as_table(model, "model"), "model")
     if np.any(M < 0):
         raise BiasampError(
@@ -222,17 +218,8 @@ def directional_bias_amplification(
         check_nonneg(Btr, "base_train")
     if cells is not None:
         cells = align_to(b, as_table(cells, "cells"), "cells") != 0
-    core = table_core(
-        M,
-        B,
-        direction=direction,
-        y=y,
-        Btr=Btr,
-        tie_tol=tie_tol,
-        undefined=undefined,
-        ties=ties,
-        cells=cells,
-    )
+    opts = dict(tie_tol=tie_tol, undefined=undefined, ties=ties, cells=cells)
+    core = table_core(M, B, direction=direction, y=y, Btr=Btr, **opts)
     return _finish(b[1], b[2], core, direction)
 
 
@@ -261,10 +248,8 @@ def directional_bias_amplification_labels(
 
     Parameters
     ----------
-    attributes : array-like or DataFrame of shape (n_examples, n_attributes)
-        Ground-truth 0/1 (or boolean) attribute labels.
-    tasks : array-like or DataFrame of shape (n_examples, n_tasks)
-        Ground-truth 0/1 task labels.
+    attributes, tasks : array-like or DataFrame of shape (n_examples, n_attributes / n_tasks)
+        Ground-truth 0/1 (or boolean) labels.
     direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
     attribute_preds, task_preds : array-like shaped as attributes, tasks, optional
         0/1 or soft predictions in [0, 1]; the one of the direction is required.

@@ -36,7 +36,6 @@ class TrialsResult:
         The metric, and the attacker's quality on the (perturbed) data and on the model.
     error_rate : float
     n_perturbed : int
-        Rows whose data label was changed in each trial.
     metric, direction, quality : str
     """
 
@@ -207,17 +206,7 @@ def run_trials(opts: Trials, noisy: Encoded, xy, combine, *, metric, direction) 
     else:
         mean, std = float(np.nanmean(trials)), float(np.nanstd(trials))
     return TrialsResult(
-        value=mean,
-        mean=mean,
-        std=std,
-        trials=trials,
-        data_quality=dq,
-        model_quality=mq,
-        error_rate=float(err),
-        n_perturbed=int(k),
-        metric=metric,
-        direction=direction,
-        quality=opts.qname,
+        mean, mean, std, trials, dq, mq, float(err), int(k), metric, direction, opts.qname
     )
 
 
@@ -238,7 +227,7 @@ def leakage_amplification(
     Parameters
     ----------
     attributes : array-like of shape (n,) labels or (n, n_attributes) 0/1
-        The attacker's target (a matrix is one categorical variable: its distinct rows).
+        The attacker's target.
     tasks, task_preds : array-like of shape (n,) or (n, n_tasks)
         Ground truth and hard predictions, the attacker's input.
     attacker : object with fit(X, y) and predict(X), optional
@@ -293,7 +282,6 @@ def directional_predictability_amplification(
     Parameters
     ----------
     attributes, tasks : array-like of shape (n,) labels or (n, k) 0/1
-        Ground truth (a matrix is one categorical variable: its distinct rows).
     direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
     attribute_preds, task_preds : array-like, optional
         Hard predictions shaped like the ground truth; the direction's one is required.
