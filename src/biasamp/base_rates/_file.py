@@ -24,13 +24,7 @@ from ._table import (
     select_entries,
 )
 
-__all__ = [
-    "BergsmaSource",
-    "FileSource",
-    "WikiText103Source",
-    "WikiText103Wang2021Source",
-    "read_table_csv",
-]
+__all__ = ["BergsmaSource", "FileSource", "WikiText103Source", "WikiText103Wang2021Source"]
 
 
 def _read_header_comments(lines: list[str], path: Path) -> tuple[int, dict]:
@@ -208,8 +202,7 @@ class FileSource(BaseRateSource):
 
     @property
     def is_counts(self) -> bool:
-        """Counts, not probabilities: a long table with a ``count`` column, or a table whose
-        ``# provenance:`` line says so (``"n_kept"`` and ``"rule"``, or ``"value": "count"``)."""
+        """Counts, not probabilities (docs/probing.md; ``biasamp count`` writes n_kept and rule)."""
         p = self._prov
         return p.get("value") == "count" or ("n_kept" in p and "rule" in p)
 
@@ -277,13 +270,10 @@ class WikiText103Source(BaseRateSource):
             f"({self.rule} rule) in WikiText-103 valid+test"
         )
         if direction == ATTRIBUTE_TO_TASK:
-            full = np.ascontiguousarray(
-                select_entries(counts.astype(float), tasks, ["he", "she"], self.name).to_numpy()
-            )
-            full = full / np.sum(full, axis=0, keepdims=True)
-            joint = pd.DataFrame(
-                full, index=raw.index, columns=pd.Index(["he", "she"], name="attribute")
-            )[attributes]
+            full = select_entries(counts.astype(float), tasks, ["he", "she"], self.name)
+            x = np.ascontiguousarray(full.to_numpy())  # C order: the paper's sums
+            x = x / np.sum(x, axis=0, keepdims=True)
+            joint = pd.DataFrame(x, index=full.index, columns=full.columns)[attributes]
             transform = "column-normalise"
             method += "; column-normalised (A->T)"
         n_kept = int(prov0.get("n_kept", int(counts.to_numpy().sum())))

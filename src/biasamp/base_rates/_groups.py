@@ -102,13 +102,9 @@ def _refuse_other_kinds(attributes, source: str, *, allowed) -> None:
 
 def _select(df: pd.DataFrame, tasks, attributes, source: str) -> pd.DataFrame:
     _, none = _rows()
-    hit = [t for t in tasks if t in none]
+    note = f"no single BLS 2022 row for {none} (mapping 'none')"
     return select_entries(
-        df,
-        tasks,
-        attributes,
-        source,
-        note=f"no single BLS 2022 row for {none} (mapping 'none')" if hit else "",
+        df, tasks, attributes, source, note=note if set(tasks) & set(none) else ""
     )
 
 

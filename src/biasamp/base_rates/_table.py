@@ -16,13 +16,10 @@ from .._files import data_dir, sha256_file
 from .._validation import Constraint, Direction, OneOf, Optional, check, normalised, validate_params
 
 __all__ = [
-    "COUNTS_TRANSFORMS",
-    "KINDS",
     "BaseRateSource",
     "BaseRateTable",
     "MissingEntriesError",
     "PAPER_METRIC",
-    "check_joint",
     "data_file",
     "derive_association",
     "file_entry",
@@ -154,11 +151,8 @@ class BaseRateSource:
 
     @validate_params(_TABLE_PARAMS)
     def table(self, tasks, attributes, *, direction=None) -> BaseRateTable:
-        """The base table for these tasks and attributes, its joint checked, zero rows warned.
-
-        A task the source lacks is asked again under the spellings of the task alias table
-        (:func:`biasamp.tasks.task_aliases`); the rows keep the requested names and the
-        provenance records ``task_aliases`` (requested -> used) and the alias file.
+        """The base table for these tasks and attributes, its joint checked, zero rows warned; a
+        task the source lacks is asked under its other spellings (docs/benchmark-sentences.md).
 
         Parameters
         ----------
@@ -245,7 +239,7 @@ class BaseRateSource:
 def select_entries(
     df: pd.DataFrame, tasks, attributes, source: str, *, note: str = ""
 ) -> pd.DataFrame:
-    """Rows/columns of df in the requested order; :class:`MissingEntriesError` for those it lacks."""
+    """Rows/columns of df in the requested order; :class:`MissingEntriesError` for missing ones."""
     miss_t = [t for t in tasks if t not in df.index]
     miss_a = [a for a in attributes if a not in df.columns]
     if miss_t or miss_a:
@@ -306,14 +300,7 @@ def file_entry(path: Path) -> dict:
 
 
 def derive_association(joint: pd.DataFrame, *, tie_tol: float = TIE_TOL) -> pd.DataFrame:
-    """Sign matrix ``sign(P(T=t|A=a) - P(T=t))`` (0 within ``tie_tol``) of a joint table.
-
-    Examples
-    --------
-    >>> j = pd.DataFrame([[30, 10], [10, 30], [20, 20]], columns=["he", "she"])
-    >>> derive_association(j).to_numpy().tolist()
-    [[1, -1], [-1, 1], [0, 0]]
-    """
+    """Sign matrix ``sign(P(T=t|A=a) - P(T=t))`` (0 within ``tie_tol``) of a joint table."""
     x = np.ascontiguousarray(joint.to_numpy(dtype=float))
     col = x.sum(axis=0, keepdims=True)
     p_t_a = x / col

@@ -1,7 +1,5 @@
-"""The sources read from the WinoBias occupation table (groups, shares, employment):
-``labor-2016``, ``labor-2016-shares``, ``uniform``, ``uniform:SOURCE`` and the paper's
-constructions of them (``fit_bert/fit_sentences.py``, bit for bit: C-ordered numpy sums, the
-paper's order of operations)."""
+"""The sources read from the WinoBias occupation table: ``labor-2016(-shares)``, ``uniform``,
+``uniform:SOURCE`` and the paper's ``*-wang2021`` constructions of them (bit for bit)."""
 
 from __future__ import annotations
 
@@ -24,7 +22,6 @@ from ._table import (
 )
 
 __all__ = [
-    "EPS_WANG2021",
     "Labor2016SharesSource",
     "Labor2016Source",
     "Labor2016Wang2021Source",
@@ -105,8 +102,7 @@ def labor_shares(tasks, attributes, source: str) -> pd.DataFrame:
 
 
 def groups_for(tasks, source: str) -> list[str]:
-    """The WinoBias group of each task (the paper's spellings; :meth:`BaseRateSource.table`
-    resolves the others); :class:`MissingEntriesError` for tasks without one."""
+    """The WinoBias group of each task (the paper's spellings: ``table`` resolves the others)."""
     g = _winobias()["winobias_group"].astype(str).to_dict()
     missing = [t for t in tasks if t not in g]
     if missing:
@@ -134,16 +130,18 @@ class Labor2016Source(BaseRateSource):
     _joint = staticmethod(labor_counts)
 
     def _table(self, tasks, attributes, direction):
-        joint = self._joint(tasks, attributes, self.name)
+        return self._labor_table(self._joint(tasks, attributes, self.name), self.method)
+
+    def _labor_table(self, joint, method: str, **settings) -> BaseRateTable:
         prov = {
             "name": self.name,
             **LABOR2016_PROVENANCE,
             "files": labor2016_files(),
-            "method": self.method,
+            "method": method,
             "kind": "statistics",
             "about": self.about,
         }
-        return BaseRateTable(joint, provenance=prov)
+        return BaseRateTable(joint, provenance=prov, **settings)
 
 
 class Labor2016SharesSource(Labor2016Source):
@@ -287,9 +285,10 @@ class UniformWang2021Source(BaseRateSource):
         return BaseRateTable(joint, direction=direction, provenance=prov, **PAPER_METRIC)
 
 
-class Labor2016Wang2021Source(BaseRateSource):
+class Labor2016Wang2021Source(Labor2016Source):
     name = "labor-2016-wang2021"
     description = "the paper's labor construction (compat; needs direction)"
+    about = "US labor statistics (c. 2015-2017 CPS) as the paper builds them"
     requires_direction = True
 
     def _table(self, tasks, attributes, direction):
@@ -302,12 +301,5 @@ class Labor2016Wang2021Source(BaseRateSource):
             cols = labor_shares(tasks, ["he", "she"], self.name)
             method = "[1 - pct/100, pct/100] per occupation (not employment-weighted)"
         joint = select_entries(cols, tasks, attributes, self.name)
-        prov = {
-            "name": self.name,
-            **LABOR2016_PROVENANCE,
-            "files": labor2016_files(),
-            "method": f"{direction}: {method} (fit_sentences.py base_source 1)",
-            "kind": "statistics",
-            "about": "US labor statistics (c. 2015-2017 CPS) as the paper builds them",
-        }
-        return BaseRateTable(joint, direction=direction, provenance=prov, **PAPER_METRIC)
+        method = f"{direction}: {method} (fit_sentences.py base_source 1)"
+        return self._labor_table(joint, method, direction=direction, **PAPER_METRIC)

@@ -147,8 +147,7 @@ def resample_indices(n: int, *, n_resamples: int = N_RESAMPLES, seed: int = 0, s
 
 
 def _draws(seed, n: int, n_resamples, members):
-    """Index blocks of shape (b, n) from ``default_rng(seed)`` (one stream, whatever the blocks);
-    with ``members``, drawn within each stratum, in stratum order."""
+    """Index blocks of shape (b, n) from ``default_rng(seed)``, within each stratum of members."""
     rng, n_resamples = np.random.default_rng(seed), int(n_resamples)
     block = max(1, _BLOCK_VALUES // n) if members is None else _STRATA_BLOCK
     for s in range(0, n_resamples, block):

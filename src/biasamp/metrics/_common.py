@@ -40,7 +40,7 @@ def sign_with_tol(x: np.ndarray, tie_tol: float) -> np.ndarray:
 
 
 def as_table(x, name: str):
-    """Validate a (n_tasks, n_attributes) table; return (float array, task labels, attribute labels, is_frame)."""
+    """A checked (n_tasks, n_attributes) table as (float array, tasks, attributes, is_frame)."""
     if isinstance(x, pd.DataFrame):
         tasks, attrs = list(x.index), list(x.columns)
         try:
@@ -102,8 +102,7 @@ def align_to(ref, other, name: str, ref_name: str = "base"):
 
 
 def as_base(base):
-    """:func:`as_table` of a base table: non-negative, two attributes at least (with one,
-    P(A|T) = 1 and P(T|A) = P(T): the value is 0 by construction)."""
+    """:func:`as_table` of a base table: non-negative, two attributes at least."""
     b = as_table(base, "base")
     if b[0].shape[1] < 2:
         raise BiasampError(
@@ -143,8 +142,7 @@ def check_association(assoc, ref, name: str = "association") -> np.ndarray:
 
 
 def as_label_matrix(x, name: str, *, soft: bool):
-    """Validate an (n, k) label matrix; return (array, column labels): 0/1 labels (integer
-    ones always) as boolean, soft predictions (in [0, 1]) as float64."""
+    """A checked (n, k) label matrix and its column labels: 0/1 as boolean, soft as float."""
     labels = list(x.columns) if isinstance(x, pd.DataFrame) else None
     arr = x.to_numpy() if isinstance(x, pd.DataFrame) else np.asarray(x)
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
@@ -177,8 +175,7 @@ def check_rows(n_a: int, n_t: int, names: str = "attributes and tasks") -> None:
 
 
 def check_same(ref, other, name: str, ref_name: str, *, rows: bool = True) -> None:
-    """``other`` = (array, labels) has the shape (the columns only unless ``rows``) and the
-    column labels of ``ref``."""
+    """``other`` (array, labels) has ``ref``'s shape (columns only unless ``rows``) and labels."""
     (r, ref_labels), (o, labels) = ref, other
     ref_shape, shape = (r.shape, o.shape) if rows else (r.shape[1:], o.shape[1:])
     if shape != ref_shape:
@@ -191,11 +188,8 @@ def check_same(ref, other, name: str, ref_name: str, *, rows: bool = True) -> No
 
 def required_preds(direction: str, task_preds, attribute_preds):
     """The direction's predictions (A->T: ``task_preds``, T->A: ``attribute_preds``), required."""
-    name, preds = (
-        ("task_preds", task_preds)
-        if direction == ATTRIBUTE_TO_TASK
-        else ("attribute_preds", attribute_preds)
-    )
+    a_to_t = direction == ATTRIBUTE_TO_TASK
+    name, preds = ("task_preds", task_preds) if a_to_t else ("attribute_preds", attribute_preds)
     if preds is None:
         raise BiasampError(f"{name} is required for direction {direction!r}; got None")
     return preds, name
@@ -213,8 +207,7 @@ def checked_preds(direction: str, task_preds, attribute_preds, *, T, t_lab, A, a
 
 
 def as_label_data(attributes, tasks, attributes_train=None, tasks_train=None):
-    """Validate the ground-truth label matrices (and the optional train pair: both or neither,
-    columns as the evaluation ones); return ``(A, a_labels, T, t_labels, Atr, Ttr)``."""
+    """The checked label matrices ``(A, a_labels, T, t_labels, Atr, Ttr)``."""
     A, a_lab = as_label_matrix(attributes, "attributes", soft=False)
     T, t_lab = as_label_matrix(tasks, "tasks", soft=False)
     check_rows(A.shape[0], T.shape[0])
@@ -238,8 +231,7 @@ MASK_COLS = 16
 
 
 def _masked_sums(x: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """``x.T @ m`` for boolean ``m`` as sums of the rows of ``x`` each column selects: no BLAS
-    (it oversubscribes small machines), no float copy; boolean ``x`` summed exactly."""
+    """``x.T @ m`` for boolean ``m`` as row sums: no BLAS (it oversubscribes small machines)."""
     out = np.zeros((x.shape[1], m.shape[1]), dtype=np.float64)
     is_bool = x.dtype == np.bool_
     xv = x.view(np.uint8) if is_bool else x
@@ -252,8 +244,7 @@ def _masked_sums(x: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 
 def gram(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``x.T @ y`` in float64 with bounded memory (a narrow boolean operand as row masks:
-    exact counts). Shapes (n, p), (n, q) -> (p, q)."""
+    """``x.T @ y`` in float64 with bounded memory (a narrow boolean operand: exact counts)."""
     if y.dtype == np.bool_ and y.shape[1] <= MASK_COLS:
         return _masked_sums(x, y)
     if x.dtype == np.bool_ and x.shape[1] <= MASK_COLS:
@@ -293,8 +284,7 @@ def warn_nan(n_nan: int, what: str) -> None:
 
 
 def pair_frame(tasks, attrs, *, assoc, **values) -> pd.DataFrame:
-    """Tidy per-pair table, task-major, of (n_tasks, n_attributes) arrays: ``assoc`` and the
-    float columns ``p_base``, ``p_model``, ``delta``, ``contribution``."""
+    """Tidy per-pair table, task-major, of (n_tasks, n_attributes) arrays (TABLE_COLUMNS)."""
     nt, na = len(tasks), len(attrs)
     columns = {
         "task": pd.Index(list(tasks)).repeat(na),

@@ -1,4 +1,4 @@
-"""BiasAmp-> (Wang & Russakovsky 2021, Eq. 2): the probability-table form and the per-example form."""
+"""BiasAmp-> (Wang & Russakovsky 2021, Eq. 2): the probability-table and per-example forms."""
 
 from __future__ import annotations
 
@@ -223,14 +223,6 @@ def directional_bias_amplification(
     return _finish(b[1], b[2], core, direction)
 
 
-def _indicator(joint_counts, attr_counts, task_counts, *, n_keep, tie_tol):
-    """Association sign from counts over ``n_keep`` rows (``empty_rows`` changes only it)."""
-    if n_keep == 0:
-        raise BiasampError("the training labels have no row with a task or an attribute set")
-    joint = joint_counts / n_keep
-    return sign_with_tol(joint - np.outer(task_counts / n_keep, attr_counts / n_keep), tie_tol)
-
-
 def directional_bias_amplification_labels(
     attributes,
     tasks,
@@ -283,12 +275,13 @@ def directional_bias_amplification_labels(
 
     # counts on the evaluation labels: joint[t, a] = #(T_t = 1 and A_a = 1)
     joint = gram(T, A)
-    if attributes_train is not None:
-        n_rows = any_rows(Atr, Ttr) if empty_rows == "drop" else Atr.shape[0]
-        y = _indicator(gram(Ttr, Atr), col_sums(Atr), col_sums(Ttr), n_keep=n_rows, tie_tol=tie_tol)
-    else:
-        n_rows = any_rows(A, T) if empty_rows == "drop" else A.shape[0]
-        y = _indicator(joint, col_sums(A), col_sums(T), n_keep=n_rows, tie_tol=tie_tol)
+    # the association: sign(P(A,T) - P(A)P(T)) over the training rows (``empty_rows`` picks them)
+    At, Tt = (A, T) if Atr is None else (Atr, Ttr)
+    n = any_rows(At, Tt) if empty_rows == "drop" else At.shape[0]
+    if n == 0:
+        raise BiasampError("the training labels have no row with a task or an attribute set")
+    joint_tr = (joint if Atr is None else gram(Tt, At)) / n
+    y = sign_with_tol(joint_tr - np.outer(col_sums(Tt) / n, col_sums(At) / n), tie_tol)
     with np.errstate(divide="ignore", invalid="ignore"):
         # A->T: delta = mean(task_preds[A_a=1, t]) - mean(tasks[A_a=1, t]); T->A symmetric
         if direction == ATTRIBUTE_TO_TASK:

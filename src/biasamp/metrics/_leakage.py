@@ -6,9 +6,8 @@ import copy
 import logging
 import operator
 import warnings
-from collections.abc import Callable
+from collections import namedtuple
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -53,7 +52,6 @@ class TrialsResult:
 
 
 def accuracy(y_true, y_pred) -> float:
-    """Fraction of exact matches."""
     return float(np.mean(np.asarray(y_true) == np.asarray(y_pred)))
 
 
@@ -62,9 +60,7 @@ def macro_f1(y_true, y_pred) -> float:
     classes, inv = np.unique(
         np.concatenate([np.asarray(y_true), np.asarray(y_pred)]), return_inverse=True
     )
-    inv = inv.ravel()
-    n = len(y_true)
-    t, p = inv[:n], inv[n:]
+    t, p = np.split(inv.ravel(), [len(y_true)])
     k = classes.size
     tp = np.bincount(t[t == p], minlength=k).astype(np.float64)
     fp = np.bincount(p, minlength=k) - tp
@@ -75,19 +71,8 @@ def macro_f1(y_true, y_pred) -> float:
 QUALITIES = {"accuracy": accuracy, "f1": macro_f1}
 
 
-def resolve_quality(quality):
-    if callable(quality):
-        return quality, getattr(quality, "__name__", "custom")
-    if not isinstance(quality, str) or quality not in QUALITIES:
-        raise BiasampError(
-            f"quality must be one of {{'accuracy', 'f1'}} or a callable; got {quality!r}"
-        )
-    return QUALITIES[quality], quality
-
-
 class Encoded:
-    """Categorical codes (``codes``, ``pred_codes``: one code space) of labels (n,) or 0/1 rows
-    (n, k); ``table`` holds each category's feature row."""
+    """Categorical codes of truth and prediction (one code space) and each code's feature row."""
 
     def __init__(self, truth, pred, name: str, pred_name: str):
         t = _as_array(truth, name)
@@ -106,10 +91,8 @@ class Encoded:
         else:
             _, inv = np.unique(both, return_inverse=True)
             self.table = np.eye(int(inv.max()) + 1)
-        inv = inv.ravel()
-        n = t.shape[0]
-        self.codes = inv[:n]
-        self.pred_codes = inv[n:] if p is not None else None
+        self.codes, pred_codes = np.split(inv.ravel(), [t.shape[0]])
+        self.pred_codes = pred_codes if p is not None else None
         self.pool = np.unique(self.codes)  # categories observed in the data
 
 
@@ -140,14 +123,7 @@ def perturb(codes: np.ndarray, pool: np.ndarray, rate: float, rng: np.random.Gen
     return out, k
 
 
-class Trials(NamedTuple):
-    attacker: object
-    qfn: Callable
-    qname: str
-    n_trials: int
-    test_fraction: float
-    seed: object
-    equalize: bool
+Trials = namedtuple("Trials", "attacker qfn qname n_trials test_fraction seed equalize")
 
 
 def check_options(attacker, quality, n_trials, test_fraction, *, seed, equalize) -> Trials:
@@ -155,7 +131,14 @@ def check_options(attacker, quality, n_trials, test_fraction, *, seed, equalize)
         callable(getattr(attacker, "fit", None)) and callable(getattr(attacker, "predict", None))
     ):
         raise BiasampError(f"attacker must have fit(X, y) and predict(X) methods; got {attacker!r}")
-    qfn, qname = resolve_quality(quality)
+    if callable(quality):
+        qfn, qname = quality, getattr(quality, "__name__", "custom")
+    elif isinstance(quality, str) and quality in QUALITIES:
+        qfn, qname = QUALITIES[quality], quality
+    else:
+        raise BiasampError(
+            f"quality must be one of {{'accuracy', 'f1'}} or a callable; got {quality!r}"
+        )
     n_trials = check(n_trials, PositiveInt, "n_trials")
     test_fraction = check(test_fraction, Interval(0.0, 1.0, closed="left"), "test_fraction")
     return Trials(attacker, qfn, qname, n_trials, test_fraction, seed, equalize)
@@ -181,9 +164,7 @@ def make_split(n, test_fraction, rng):
 
 
 def run_trials(opts: Trials, noisy: Encoded, xy, combine, *, metric, direction) -> TrialsResult:
-    """Seeded trials: per trial a split, ``noisy``'s codes perturbed to the model's error rate
-    (``equalize``), the quality on the data (``xy(codes)`` = (X, y)) and on the model
-    (``xy(noisy.pred_codes)``), and ``combine(model, data)``."""
+    """Seeded trials of ``combine(quality on the model, quality on the perturbed data)``."""
     err = 1.0 - accuracy(noisy.codes, noisy.pred_codes) if opts.equalize else 0.0
     rows, k = [], 0
     for ss in np.random.SeedSequence(opts.seed).spawn(opts.n_trials):
@@ -299,14 +280,9 @@ def directional_predictability_amplification(
     >>> T = [0] * 2631 + [1] * 2647
     >>> A = [0] * 1229 + [1] * 1402 + [0] * 874 + [1] * 1773
     >>> Ahat = [0] * 1056 + [1] * 1575 + [0] * 1115 + [1] * 1532
+    >>> exact = dict(attacker=BayesOptimalAttacker(), equalize=False, n_trials=1)
     >>> r = directional_predictability_amplification(
-    ...     A,
-    ...     T,
-    ...     direction="T->A",
-    ...     attribute_preds=Ahat,
-    ...     attacker=BayesOptimalAttacker(),
-    ...     equalize=False,
-    ...     n_trials=1,
+    ...     A, T, direction="T->A", attribute_preds=Ahat, **exact
     ... )
     >>> round(r.mean, 6)  # (3107 - 3175) / (3107 + 3175)
     -0.010824

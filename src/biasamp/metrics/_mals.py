@@ -168,8 +168,7 @@ class MultiResult:
 
 
 def _membership(rows: np.ndarray, combos: np.ndarray) -> np.ndarray:
-    """P(row has every attribute of each combination), shape (n, n_groups); soft rows give the
-    product of their per-attribute probabilities."""
+    """P(row has every attribute of each combination), shape (n, n_groups)."""
     out = np.ones((rows.shape[0], combos.shape[0]), dtype=np.float64)
     for j in range(rows.shape[1]):
         if combos[:, j].any():
