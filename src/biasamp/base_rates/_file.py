@@ -239,9 +239,6 @@ class BergsmaSource(BaseRateSource):
 
 
 class WikiText103Source(BaseRateSource):
-    # one CSV per (rule, vocabulary): a sentence with two listed occupations is dropped, so the
-    # counts depend on the vocabulary; the smallest one holding every requested task is used
-
     name = "wikitext103-valtest"
     description = (
         "co-occurrence counts (default rule) of WikiText-103 valid+test: "

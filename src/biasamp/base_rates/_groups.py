@@ -125,9 +125,6 @@ def _table(joint, source, tasks, *, method: str, **prov) -> BaseRateTable:
 
 
 class Labor2022Source(BaseRateSource):
-    # several words share a row (laborer/constructor, cleaner/housekeeper, auditor/accountant,
-    # chief/CEO), as in the paper's 2016 numbers
-
     name = "labor-2022"
     description = "BLS CPS 2022 Table 11 via the WinoBias -> BLS mapping (35 of 40)"
     about = (

@@ -289,9 +289,7 @@ def data_file(name: str) -> Path:
     return data_dir("base_rates") / name
 
 
-@cache
-def _shipped_sha256(path: str) -> str:
-    return sha256_file(path)
+_shipped_sha256 = cache(sha256_file)
 
 
 def file_entry(path: Path) -> dict:

@@ -79,13 +79,8 @@ def labor_counts(tasks, attributes, source: str) -> pd.DataFrame:
     """employed x (1 - pct_female) (he), employed x pct_female (she), thousands."""
     t = _winobias()
     no_emp = t["employed_thousands"].isna()
-    have = t[~no_emp]
-    df = pd.DataFrame(
-        {
-            "he": have["employed_thousands"] * (1.0 - (have["pct_female"] / 100.0)),
-            "she": have["employed_thousands"] * (have["pct_female"] / 100.0),
-        }
-    )
+    emp, she = t.loc[~no_emp, "employed_thousands"], t.loc[~no_emp, "pct_female"] / 100.0
+    df = pd.DataFrame({"he": emp * (1.0 - she), "she": emp * she})
     note = ""
     if any(t.index[no_emp].isin(tasks)):
         note = (

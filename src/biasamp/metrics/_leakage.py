@@ -182,9 +182,8 @@ def run_trials(opts: Trials, noisy: Encoded, xy, combine, *, metric, direction) 
     if n_nan:
         msg = f"{n_nan} of {trials.size} {metric} trials undefined (zero quality on both sides) and skipped"
         warnings.warn(msg, UndefinedTrialsWarning, stacklevel=3)
-    if n_nan == trials.size:
-        mean = std = float("nan")
-    else:
+    mean = std = float("nan")
+    if n_nan < trials.size:
         mean, std = float(np.nanmean(trials)), float(np.nanstd(trials))
     return TrialsResult(
         mean, mean, std, trials, dq, mq, float(err), int(k), metric, direction, opts.qname

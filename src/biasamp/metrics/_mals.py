@@ -257,11 +257,9 @@ def multi_attribute_bias_amplification(
     n_nan = int(np.isnan(delta).sum())
     warn_nan(n_nan, f"of {delta.size} (task, attribute group) cells")
     n_cells = delta.size - n_nan
+    value = variance = float("nan")
     if n_cells:
-        value = float(np.nanmean(np.abs(delta)))
-        variance = float(np.nanvar(delta))
-    else:
-        value = variance = float("nan")
+        value, variance = float(np.nanmean(np.abs(delta))), float(np.nanvar(delta))
     by_group = pair_frame(
         t_lab,
         names,
