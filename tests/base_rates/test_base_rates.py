@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from biasamp import BiasampError, UnknownNameError
+from biasamp._files import data_dir
 from biasamp.base_rates import (
     COMPAT_SOURCES,
     BaseRateTable,
@@ -13,12 +14,15 @@ from biasamp.base_rates import (
     get_source,
     list_sources,
 )
-from biasamp.base_rates._labor import winobias_groups
 from biasamp.base_rates._table import derive_association
 from biasamp.cli import main
 from biasamp.tasks import load_tasks
 
 W32 = load_tasks("winobias32").words
+#: the WinoBias group of each occupation, read from the shipped table
+GROUPS = pd.read_csv(data_dir("base_rates") / "winobias40_pct_female.csv").set_index("occupation")[
+    "winobias_group"
+]
 HSS = ["he", "she"]
 HST = ["he", "she", "they"]
 
@@ -41,7 +45,7 @@ def test_vocabulary_is_the_papers_32_in_order():
     assert len(W32) == 32
     assert W32[:3] == ["janitor", "cook", "mover"] and W32[15] == "sheriff"
     assert W32[16] == "cashier" and W32[-1] == "sewer"
-    g = winobias_groups()
+    g = GROUPS
     assert [g[t] for t in W32] == ["male_biased"] * 16 + ["female_biased"] * 16
 
 
@@ -116,7 +120,7 @@ def test_uniform_wang2021_attribute_order_and_errors():
 def test_uniform_wang2021_winobias40_uses_groups():
     w40 = load_tasks("winobias40").words  # interleaved order (supervisor, ..., CEO, cashier, ...)
     j = get_source("uniform-wang2021").table(w40, HSS, direction="T->A").joint
-    g = winobias_groups()
+    g = GROUPS
     for t in w40:
         assert j.loc[t, "he"] == (0.5 + 1e-7 if g[t] == "male_biased" else 0.5 - 1e-7)
 

@@ -11,8 +11,7 @@ import pytest
 
 from biasamp import BiasampError
 from biasamp._files import data_dir
-from biasamp.base_rates import MissingEntriesError, get_source, list_sources
-from biasamp.base_rates._labor import winobias_groups
+from biasamp.base_rates import MissingEntriesError, get_source
 from biasamp.tasks import load_tasks, task_aliases
 
 HS = ["he", "she"]
@@ -106,9 +105,3 @@ def test_missing_tasks_still_fail_and_two_spellings_conflict():
         r"of the same occupation",
     ):
         get_source("labor-2016-shares").table(["mechanic", "mechanician"], HS)
-
-
-def test_groups_know_both_spellings():
-    g = winobias_groups()
-    assert all(g[a] == g[c] for a, c in task_aliases().pairs.items())
-    assert "labor-2016-shares" in list_sources()

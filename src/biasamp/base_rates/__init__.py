@@ -1,35 +1,26 @@
-"""Base-rate sources: the (task, attribute) joint table a model is compared with.
-
-Every source answers ``source.table(tasks, attributes, *, direction=None)`` with a
-:class:`BaseRateTable` (rows = tasks, columns = attributes, in the requested order).
-:func:`list_sources` names the registered sources (``biasamp base-rates --list`` shows their
-descriptions); besides them, ``uniform:SOURCE`` (equal joint with the signs of SOURCE) and
-``file:PATH.csv`` (the user's own table). :data:`COMPAT_SOURCES` maps each
-plain source to its paper-compatible (``*-wang2021``) construction. Missing tasks or
-attributes raise :class:`MissingEntriesError` listing what is missing and what the source has.
-"""
+"""Base-rate sources: the (task, attribute) joint table a model is compared with
+(``source.table(tasks, attributes, *, direction=None)``; the sources: docs/probing.md)."""
 
 from __future__ import annotations
 
 from .._errors import BiasampError, ZeroRowWarning
 from .._registry import Registry, unknown_name
 from .._validation import NonEmptyStr, check
-from ._compat import (
-    COMPAT_SOURCES,
-    Labor2016Wang2021Source,
-    UniformWang2021Source,
-    WikiText103Wang2021Source,
-)
-from ._file import BergsmaSource, FileSource, WikiText103Source
+from ._file import BergsmaSource, FileSource, WikiText103Source, WikiText103Wang2021Source
 from ._groups import (
     Labor2022EthnicitySource,
     Labor2022GenderRaceSource,
     Labor2022RaceSource,
     Labor2022Source,
 )
-from ._labor import Labor2016SharesSource, Labor2016Source
 from ._table import BaseRateSource, BaseRateTable, MissingEntriesError
-from ._uniform import UniformSource
+from ._winobias import (
+    Labor2016SharesSource,
+    Labor2016Source,
+    Labor2016Wang2021Source,
+    UniformSource,
+    UniformWang2021Source,
+)
 
 __all__ = [
     "BaseRateSource",
@@ -41,6 +32,16 @@ __all__ = [
     "get_source",
     "list_sources",
 ]
+
+#: compat mode -> {plain source: its paper-compatible construction (``fit_sentences.py``, bit
+#: for bit, with the paper's metric settings)}.
+COMPAT_SOURCES = {
+    "wang2021": {
+        "uniform": "uniform-wang2021",
+        "labor-2016": "labor-2016-wang2021",
+        "wikipedia": "wikitext103-valtest-wang2021",
+    }
+}
 
 #: Registered sources: name -> source class (called with no argument), with descriptions.
 SOURCES = Registry("base-rate source", extra_names=("file:PATH.csv", "uniform:SOURCE"))
@@ -80,8 +81,7 @@ def get_source(name: str) -> BaseRateSource:
     Parameters
     ----------
     name : str
-        A registered name, ``uniform:SOURCE`` (equal joint, signs of SOURCE) or
-        ``file:PATH.csv``.
+        A registered name, ``uniform:SOURCE`` or ``file:PATH.csv``.
 
     Returns
     -------

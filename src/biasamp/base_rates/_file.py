@@ -1,11 +1,10 @@
-"""Tables read from CSV files: the user's (:func:`read_table_csv`, the ``file:PATH.csv``
-source) and the shipped text-derived ones: ``wikitext103-valtest`` (co-occurrence counts of
-WikiText-103 valid+test, a demonstration) and ``bergsma`` (published pronoun shares).
-"""
+"""Tables read from CSV files: the user's ``file:PATH.csv`` and the shipped text-derived
+``wikitext103-valtest`` (counts, a demonstration) and ``bergsma`` (pronoun shares)."""
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from .._conventions import ATTRIBUTE_TO_TASK
 from .._errors import BiasampError
 from .._files import json_loads, read_text, sha256_file
 from ._table import (
+    PAPER_METRIC,
     BaseRateSource,
     BaseRateTable,
     MissingEntriesError,
@@ -24,7 +24,7 @@ from ._table import (
     select_entries,
 )
 
-__all__ = ["BergsmaSource", "FileSource", "WikiText103Source", "read_table_csv"]
+__all__ = ["BergsmaSource", "FileSource", "WikiText103Source", "WikiText103Wang2021Source"]
 
 
 def _read_header_comments(lines: list[str], path: Path) -> tuple[int, dict]:
@@ -54,18 +54,16 @@ def _read_header_comments(lines: list[str], path: Path) -> tuple[int, dict]:
 def _numeric(df: pd.DataFrame, cols, path) -> None:
     for c in cols:
         vals = pd.to_numeric(df[c], errors="coerce")
-        bad = df.loc[vals.isna() | ~np.isfinite(vals.fillna(0)), ["task", c]]
-        if len(bad):
-            raise BiasampError(
-                f"base-rate CSV {str(path)!r}: column {c!r} must be numeric; "
-                f"got {list(zip(bad['task'], bad[c]))[:5]}"
-            )
-        neg = df.loc[vals < 0, ["task", c]]
-        if len(neg):
-            raise BiasampError(
-                f"base-rate CSV {str(path)!r}: column {c!r} must be non-negative; "
-                f"got {list(zip(neg['task'], neg[c]))[:5]}"
-            )
+        for mask, what in (
+            (vals.isna() | ~np.isfinite(vals.fillna(0)), "numeric"),
+            (vals < 0, "non-negative"),
+        ):
+            bad = df.loc[mask, ["task", c]]
+            if len(bad):
+                raise BiasampError(
+                    f"base-rate CSV {str(path)!r}: column {c!r} must be {what}; "
+                    f"got {list(zip(bad['task'], bad[c]))[:5]}"
+                )
         df[c] = vals.astype(float)
 
 
@@ -114,29 +112,7 @@ def _wide_joint(df: pd.DataFrame, path: Path) -> pd.DataFrame:
 
 
 def read_table_csv(path) -> tuple[pd.DataFrame, dict]:
-    """Read a base-rate CSV (wide or long) into a joint DataFrame.
-
-    Schema (``base_rates/README.md``): ``#`` comment lines before the header (``# provenance:
-    {json}`` is read into the provenance), then *wide* ``task,ATTR1,ATTR2,...`` or *long*
-    ``task,attribute,count|probability`` (every pair present); finite, non-negative values.
-
-    Parameters
-    ----------
-    path : path-like
-
-    Returns
-    -------
-    joint : DataFrame of shape (n_tasks, n_attributes), float
-    provenance : dict
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.csv"
-    >>> _ = p.write_text("task,attribute,count\\nnurse,he,1\\nnurse,she,9\\n")
-    >>> read_table_csv(p)[0].loc["nurse"].tolist()
-    [1.0, 9.0]
-    """
+    """A base-rate CSV (wide or long; schema: ``base_rates/README.md``) as (joint, provenance)."""
     path = Path(path)
     if not path.is_file():
         raise BiasampError(f"base-rate CSV not found: {str(path)!r}")
@@ -181,8 +157,6 @@ DEMONSTRATION_BELOW = 1000
 
 
 class FileSource(BaseRateSource):
-    """A user table read from ``file:PATH.csv`` (see :func:`read_table_csv`)."""
-
     def __init__(self, path):
         self.path = Path(path)
         self.name = f"file:{path}"
@@ -228,9 +202,7 @@ class FileSource(BaseRateSource):
 
     @property
     def is_counts(self) -> bool:
-        """Counts, not probabilities: a long table with a ``count`` column, or a table whose
-        ``# provenance:`` line says so (``biasamp count`` writes ``n_kept`` and ``rule``;
-        ``{"value": "count"}`` marks any table)."""
+        """Counts, not probabilities (docs/probing.md; ``biasamp count`` writes n_kept and rule)."""
         p = self._prov
         return p.get("value") == "count" or ("n_kept" in p and "rule" in p)
 
@@ -240,12 +212,6 @@ WIKITEXT_VOCABULARIES = ("winobias32", "winobias40", "winogender60")
 
 
 class BergsmaSource(BaseRateSource):
-    """Text-derived pronoun shares of Bergsma & Lin (2006), 60 Winogender occupations.
-
-    joint[t] = [1 - p, p] with p = bergsma_pct_female / 100: shares with no frequency
-    weight, so P(T) is uniform over the requested tasks.
-    """
-
     name = "bergsma"
     description = "Bergsma & Lin (2006) pronoun shares, 60 Winogender occupations (P(T) uniform)"
 
@@ -273,15 +239,6 @@ class BergsmaSource(BaseRateSource):
 
 
 class WikiText103Source(BaseRateSource):
-    """Co-occurrence counts from WikiText-103 **valid + test** (2.4 MB; not the paper's train
-    split): a demonstration-size table (62-123 counted sentences), not a base rate to rely on.
-
-    One CSV per (rule, vocabulary) (a sentence with two listed occupations is dropped, so the
-    counts depend on the vocabulary): the smallest vocabulary holding every requested task is
-    used. For ``direction="attribute_to_task"`` the he/she counts are column-normalised (the
-    paper's A->T base); the raw counts are kept in :attr:`BaseRateTable.counts`.
-    """
-
     name = "wikitext103-valtest"
     description = (
         "co-occurrence counts (default rule) of WikiText-103 valid+test: "
@@ -310,13 +267,10 @@ class WikiText103Source(BaseRateSource):
             f"({self.rule} rule) in WikiText-103 valid+test"
         )
         if direction == ATTRIBUTE_TO_TASK:
-            full = np.ascontiguousarray(
-                select_entries(counts.astype(float), tasks, ["he", "she"], self.name).to_numpy()
-            )
-            full = full / np.sum(full, axis=0, keepdims=True)
-            joint = pd.DataFrame(
-                full, index=raw.index, columns=pd.Index(["he", "she"], name="attribute")
-            )[attributes]
+            full = select_entries(counts.astype(float), tasks, ["he", "she"], self.name)
+            x = np.ascontiguousarray(full.to_numpy())  # C order: the paper's sums
+            x = x / np.sum(x, axis=0, keepdims=True)
+            joint = pd.DataFrame(x, index=full.index, columns=full.columns)[attributes]
             transform = "column-normalise"
             method += "; column-normalised (A->T)"
         n_kept = int(prov0.get("n_kept", int(counts.to_numpy().sum())))
@@ -341,3 +295,18 @@ class WikiText103Source(BaseRateSource):
         return BaseRateTable(
             joint, direction=direction, provenance=prov, counts=raw, counts_transform=transform
         )
+
+
+class WikiText103Wang2021Source(WikiText103Source):
+    # the paper's "Wikipedia" row, counted on WikiText-103 train there, here on valid+test only
+
+    name = "wikitext103-valtest-wang2021"
+    description = (
+        "co-occurrence counts (wang2021 rule) of WikiText-103 valid+test "
+        "(compat; needs direction; demonstration only)"
+    )
+    rule = "wang2021"
+    requires_direction = True
+
+    def _table(self, tasks, attributes, direction):
+        return dataclasses.replace(super()._table(tasks, attributes, direction), **PAPER_METRIC)

@@ -1,11 +1,5 @@
-"""Labor base rates from BLS CPS Table 11 (2022): ``labor-2022`` (gender), ``labor-2022-race``
-(White, Black or African American, Asian), ``labor-2022-ethnicity`` (Hispanic or Latino vs not: an ethnicity,
-any race, never mixed into the race set) and ``labor-2022-gender-race-independent`` (gender x
-race under the named, warned assumption that gender and race are independent within an
-occupation: Table 11 has no such table; a user's own is ``file:PATH.csv``).
-
-The occupations are the WinoBias words mapped to one Table 11 row each, as for ``labor-2022``.
-"""
+"""Labor base rates from BLS CPS Table 11 (2022), WinoBias words mapped to one row each:
+gender, race, ethnicity and the named gender x race independence assumption (docs/groups.md)."""
 
 from __future__ import annotations
 
@@ -59,8 +53,12 @@ def _rows() -> tuple[pd.DataFrame, list[str]]:
     m = pd.read_csv(data_file(_MAPPING), dtype=str)
     bls = pd.read_csv(data_file(_TABLE), dtype={"occupation": str}).set_index("occupation")
     keep = m[(m["mapping"] != "none") & m["bls_title"].notna()]
-    cols = ["total_employed_thousands", "pct_women", *RACE_COLUMNS.values()]
-    cols.append("pct_hispanic_or_latino")
+    cols = [
+        "total_employed_thousands",
+        "pct_women",
+        *RACE_COLUMNS.values(),
+        "pct_hispanic_or_latino",
+    ]
     rows = bls.loc[keep["bls_title"], cols].astype(float)
     rows.index = pd.Index(keep["occupation"].tolist(), name="task")
     rows.insert(0, "bls_title", keep["bls_title"].tolist())
@@ -68,79 +66,65 @@ def _rows() -> tuple[pd.DataFrame, list[str]]:
     return rows, m.loc[~m.index.isin(keep.index), "occupation"].tolist()
 
 
-def _files() -> list[dict]:
-    return [file_entry(data_file(_MAPPING)), file_entry(data_file(_TABLE))]
+#: Groups of another kind than a source holds: (is one, a group of the kind, the note).
+_OTHER_KINDS = (
+    (
+        lambda a: a in RACE_COLUMNS,
+        "white",
+        "Hispanic or Latino is an ethnicity (of any race): race groups are "
+        "another partition of the same workers; probe them against 'labor-2022-race'",
+    ),
+    (
+        lambda a: a in ETHNICITY_GROUPS,
+        "hispanic",
+        "Hispanic or Latino is an ethnicity in CPS Table 11 (of any race), not a race: "
+        "a race source cannot hold it; probe it on its own against 'labor-2022-ethnicity'",
+    ),
+    (
+        lambda a: "-" in a and a.rsplit("-", 1)[1] in GENDERS,
+        None,
+        "gender x race groups are not in CPS Table 11: give their table as "
+        "'file:PATH.csv', or name the assumption that gender and race are independent "
+        "within an occupation: 'labor-2022-gender-race-independent'",
+    ),
+)
 
 
 def _refuse_other_kinds(attributes, source: str, *, allowed) -> None:
     """One line naming the right source for a group of another kind."""
-    race = [a for a in attributes if a in RACE_COLUMNS]
-    eth = [a for a in attributes if a in ETHNICITY_GROUPS]
-    inter = [a for a in attributes if "-" in a and a.rsplit("-", 1)[1] in GENDERS]
-    if race and "white" not in allowed:
-        raise MissingEntriesError(
-            source,
-            missing_attributes=race,
-            attributes=allowed,
-            note="Hispanic or Latino is an ethnicity (of any race): race groups are "
-            "another partition of the same workers; probe them against 'labor-2022-race'",
-        )
-    if eth and "hispanic" not in allowed:
-        raise MissingEntriesError(
-            source,
-            missing_attributes=eth,
-            attributes=allowed,
-            note="Hispanic or Latino is an ethnicity in CPS Table 11 (of any race), not a race: "
-            "a race source cannot hold it; probe it on its own against 'labor-2022-ethnicity'",
-        )
-    if inter:
-        raise MissingEntriesError(
-            source,
-            missing_attributes=inter,
-            attributes=allowed,
-            note="gender x race groups are not in CPS Table 11: give their table as "
-            "'file:PATH.csv', or name the assumption that gender and race are independent "
-            "within an occupation: 'labor-2022-gender-race-independent'",
-        )
+    for is_kind, member, note in _OTHER_KINDS:
+        found = [a for a in attributes if is_kind(a)]
+        if found and member not in allowed:
+            raise MissingEntriesError(
+                source, missing_attributes=found, attributes=allowed, note=note
+            )
 
 
 def _select(df: pd.DataFrame, tasks, attributes, source: str) -> pd.DataFrame:
     _, none = _rows()
-    hit = [t for t in tasks if t in none]
+    note = f"no single BLS 2022 row for {none} (mapping 'none')"
     return select_entries(
-        df,
-        tasks,
-        attributes,
-        source,
-        note=f"no single BLS 2022 row for {none} (mapping 'none')" if hit else "",
+        df, tasks, attributes, source, note=note if set(tasks) & set(none) else ""
     )
 
 
-def _table(joint, source, tasks, *, method: str, **extra) -> BaseRateTable:
+def _table(joint, source, tasks, *, method: str, **prov) -> BaseRateTable:
+    """The table with its provenance (``prov`` adds keys or replaces the defaults)."""
     rows, none = _rows()
-    prov = {
+    default = {
         "name": source.name,
         **_CITATION,
         "method": method,
         "no_bls_row": list(none),
         "rows": {t: rows.loc[t, "bls_title"] for t in tasks if t in rows.index},
-        "files": _files(),
-        **extra,
-        "kind": "statistics",
-        "about": source.about,
+        "files": [file_entry(data_file(_MAPPING)), file_entry(data_file(_TABLE))],
     }
-    return BaseRateTable(joint, provenance=prov)
+    return BaseRateTable(
+        joint, provenance=default | prov | {"kind": "statistics", "about": source.about}
+    )
 
 
 class Labor2022Source(BaseRateSource):
-    """BLS CPS Table 11, 2022 annual averages, via the WinoBias -> BLS row mapping.
-
-    Five WinoBias occupations have no single BLS row (mapping ``none``: assistant, clerk,
-    counselor, designer, attendant) and are reported missing. Several words share a row
-    (laborer/constructor, cleaner/housekeeper, auditor/accountant, chief/CEO), as in the
-    paper's 2016 numbers.
-    """
-
     name = "labor-2022"
     description = "BLS CPS 2022 Table 11 via the WinoBias -> BLS mapping (35 of 40)"
     about = (
@@ -149,33 +133,22 @@ class Labor2022Source(BaseRateSource):
     )
 
     def _table(self, tasks, attributes, direction):
-        rows, none = _rows()
-        emp, pct = rows["total_employed_thousands"], rows["pct_women"]
-        df = pd.DataFrame({"he": emp * (1.0 - pct / 100.0), "she": emp * (pct / 100.0)})
-        joint = _select(df, tasks, attributes, self.name)
-        prov = {
-            "name": self.name,
-            **_CITATION,
-            "citation": "U.S. Bureau of Labor Statistics, Current Population Survey, "
+        rows, _ = _rows()
+        emp, pct = rows["total_employed_thousands"], rows["pct_women"] / 100.0
+        df = pd.DataFrame({"he": emp * (1.0 - pct), "she": emp * pct})
+        return _table(
+            _select(df, tasks, attributes, self.name),
+            self,
+            tasks,
+            citation="U.S. Bureau of Labor Statistics, Current Population Survey, "
             "Table 11 (2022 annual averages)",
-            "method": "joint[t, he] = employed * (1 - pct_women/100), joint[t, she] = "
+            method="joint[t, he] = employed * (1 - pct_women/100), joint[t, she] = "
             "employed * pct_women/100 (thousands) of the mapped BLS row",
-            "no_bls_row": list(none),
-            "rows": {t: {k: rows.loc[t, k] for k in ("bls_title", "mapping")} for t in tasks},
-            "files": _files(),
-            "kind": "statistics",
-            "about": self.about,
-        }
-        return BaseRateTable(joint, provenance=prov)
+            rows={t: {k: rows.loc[t, k] for k in ("bls_title", "mapping")} for t in tasks},
+        )
 
 
 class Labor2022RaceSource(BaseRateSource):
-    """employed x share of each race group (White, Black or African American, Asian), Table 11
-    2022, WinoBias -> BLS mapping. The three shares do not sum to 100 (other races and two or
-    more races): P(A|T) is renormalised over the groups probed, and the remainder per
-    occupation is in the provenance (``remainder_pct``). Hispanic or Latino is refused (an
-    ethnicity: ``labor-2022-ethnicity``), as are gender x race groups."""
-
     name = "labor-2022-race"
     description = "BLS CPS 2022 Table 11: White / Black / Asian shares (35 WinoBias occupations)"
     about = (
@@ -206,9 +179,6 @@ class Labor2022RaceSource(BaseRateSource):
 
 
 class Labor2022EthnicitySource(BaseRateSource):
-    """employed x share Hispanic or Latino (``hispanic``) and the rest (``not-hispanic``),
-    Table 11 2022: an ethnicity (any race), never mixed with the race groups."""
-
     name = "labor-2022-ethnicity"
     description = "BLS CPS 2022 Table 11: Hispanic or Latino vs not (35 WinoBias occupations)"
     about = (
@@ -231,11 +201,6 @@ class Labor2022EthnicitySource(BaseRateSource):
 
 
 class Labor2022GenderRaceSource(BaseRateSource):
-    """Gender x race under an ASSUMPTION: within each occupation, gender and race are taken as
-    independent (joint = employed x share of the gender x share of the race), because CPS
-    Table 11 gives the two margins, not their joint. Warned (:class:`IndependenceAssumptionWarning`)
-    and written in the provenance and in every report; a real table: ``file:PATH.csv``."""
-
     name = "labor-2022-gender-race-independent"
     description = "ASSUMED independence: BLS 2022 gender share x race share per occupation (warned)"
     about = (

@@ -1,7 +1,4 @@
-"""The table every base-rate source returns, the source interface and their shared helpers.
-
-long on purpose: the base-rate table and the source interface every source implements.
-"""
+"""The table every base-rate source returns, the source interface and their shared helpers."""
 
 from __future__ import annotations
 
@@ -19,25 +16,22 @@ from .._files import data_dir, sha256_file
 from .._validation import Constraint, Direction, OneOf, Optional, check, normalised, validate_params
 
 __all__ = [
-    "COUNTS_TRANSFORMS",
-    "KINDS",
     "BaseRateSource",
     "BaseRateTable",
     "MissingEntriesError",
-    "check_joint",
+    "PAPER_METRIC",
     "data_file",
     "derive_association",
     "file_entry",
     "select_entries",
-    "warn_zero_rows",
 ]
 
-#: Values of :attr:`BaseRateTable.undefined` (``None`` = the metric's default, ``"skip"``).
+#: Values of :attr:`BaseRateTable.undefined` and :attr:`BaseRateTable.counts_transform`.
 UNDEFINED_MODES = ("skip", "tie")
-#: How a count-based table's joint follows from its counts (:attr:`BaseRateTable.counts`).
 COUNTS_TRANSFORMS = ("identity", "column-normalise")
-#: What a source is, for reports (``provenance["kind"]``): sampled co-occurrence counts,
-#: published statistics, a constructed table, or a user's table of probabilities.
+#: The paper's metric settings, carried by every paper-compatible (``*-wang2021``) table.
+PAPER_METRIC = {"tie_tol": 0.0, "undefined": "tie"}
+#: What a source is, for reports (``provenance["kind"]``).
 KINDS = ("counts", "statistics", "constructed", "user")
 
 
@@ -47,13 +41,10 @@ class MissingEntriesError(BiasampError):
     Parameters
     ----------
     source : str
-        The source's name.
     missing_tasks, missing_attributes : sequence of str
-        What was requested and is missing.
     tasks, attributes : sequence of str
-        What the source has (named in the message).
+        What the source has.
     note : str
-        Appended to the message.
     """
 
     def __init__(  # noqa: PLR0917 - a public exception's constructor
@@ -84,32 +75,22 @@ class MissingEntriesError(BiasampError):
 
 @dataclass
 class BaseRateTable:
-    """A base joint table over (task, attribute).
+    """A base joint table over (task, attribute) (docs/probing.md).
 
     Attributes
     ----------
     joint : pandas.DataFrame of shape (n_tasks, n_attributes)
-        Non-negative counts or probabilities; index = tasks, columns = attributes, in
-        the requested order.
-    association : pandas.DataFrame of shape (n_tasks, n_attributes) or None
-        Explicit sign matrix (-1/0/1); ``None`` = derive ``sign(P(T|A) - P(T))`` from joint.
+        Non-negative counts or probabilities, in the requested order.
+    association : pandas.DataFrame or None
+        Explicit sign matrix (-1/0/1); ``None``: derived from ``joint``.
     direction : {"attribute_to_task", "task_to_attribute"} or None
-        The direction this table was built for; ``None`` = valid for both.
-    tie_tol : float or None
-        Tolerance under which the sign is 0; ``None`` = the metric's default. ``0.0`` (the
-        paper's exact ``np.sign``) in every paper-compatible (``*-wang2021``) table.
-    undefined : {"skip", "tie"} or None, keyword-only
-        The metric's ``undefined`` for cells of an all-zero base row in T->A: ``None`` = its
-        default ``"skip"``; ``"tie"`` (the published code's handling) in every ``*-wang2021``
-        table.
-    counts : pandas.DataFrame or None, keyword-only
-        The raw co-occurrence counts behind ``joint`` (same labels), which the probe
-        resamples; ``None`` = the table is fixed (statistics, constructed, probabilities).
-    counts_transform : {"identity", "column-normalise"}, keyword-only
-        How ``joint`` follows from ``counts`` (applied to every resample of them).
+    tie_tol, undefined : float or None, {"skip", "tie"} or None
+        The metric settings the table needs (``None``: the metric's defaults).
+    counts : pandas.DataFrame or None
+        The raw co-occurrence counts behind ``joint``, which the probe resamples.
+    counts_transform : {"identity", "column-normalise"}
     provenance : dict
-        name, year, citation, url, license, method, files (name + sha256), ``kind`` (one of
-        :data:`KINDS`), ``about`` (one line); for counts ``n_kept`` and ``demonstration``.
+        name, year, citation, url, license, method, files, ``kind`` (:data:`KINDS`), ``about``.
     """
 
     joint: pd.DataFrame
@@ -126,8 +107,7 @@ class BaseRateTable:
         check(self.counts_transform, OneOf(COUNTS_TRANSFORMS), "counts_transform")
 
     def joint_from_counts(self, counts: np.ndarray) -> np.ndarray:
-        """``joint`` computed from counts (one table or a stack of resampled ones, shape
-        (..., n_tasks, n_attributes)), as this table's ``joint`` follows from :attr:`counts`."""
+        """``joint`` from counts of shape (..., n_tasks, n_attributes), as from :attr:`counts`."""
         x = np.asarray(counts, dtype=np.float64)
         if self.counts_transform == "column-normalise":
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -141,8 +121,6 @@ class BaseRateTable:
 
 
 class _Labels(Constraint):
-    """Distinct non-empty row or column labels, from a list or a comma-separated string."""
-
     def __call__(self, value, name):
         try:
             items = self.normalise(value)
@@ -164,14 +142,8 @@ _TABLE_PARAMS = {"tasks": _Labels(), "attributes": _Labels(), "direction": Optio
 
 
 class BaseRateSource:
-    """Interface of a base-rate source (subclasses implement :meth:`_table`).
-
-    :meth:`table` hands ``_table(tasks, attributes, direction)`` lists of names and a canonical
-    direction (or ``None``), then checks the joint and warns about zero rows. A task the source
-    lacks is asked again under the spellings of the task alias table
-    (:func:`biasamp.tasks.task_aliases`); the rows keep the requested names and the
-    provenance records ``task_aliases`` (requested -> used) and the alias file.
-    """
+    """Interface of a base-rate source: subclasses implement ``_table(tasks, attributes,
+    direction)`` with lists of names and a canonical direction (or ``None``)."""
 
     name: str = ""
     description: str = ""
@@ -179,16 +151,15 @@ class BaseRateSource:
 
     @validate_params(_TABLE_PARAMS)
     def table(self, tasks, attributes, *, direction=None) -> BaseRateTable:
-        """Build the base table for these tasks and attributes.
+        """The base table for these tasks and attributes, its joint checked, zero rows warned; a
+        task the source lacks is asked under its other spellings (docs/benchmark-sentences.md).
 
         Parameters
         ----------
-        tasks : list of str
-            Occupations (rows, in this order).
-        attributes : list of str
-            Attributes (columns, in this order), e.g. ``["he", "she", "they"]``.
+        tasks, attributes : list of str
+            Rows and columns, in this order.
         direction : {"attribute_to_task", "task_to_attribute", "A->T", "T->A"}, optional
-            Required by the compat sources (``*-wang2021``); others accept and ignore it.
+            Required by the compat sources (``*-wang2021``); others ignore it.
 
         Returns
         -------
@@ -205,12 +176,17 @@ class BaseRateSource:
             )
         table = self._with_aliases(list(tasks), list(attributes), direction)
         check_joint(table.joint, self.name)
-        warn_zero_rows(table, self.name)
+        if zero := table.zero_rows:
+            warnings.warn(
+                f"base-rate source {self.name!r}: {len(zero)} task(s) have an all-zero row, "
+                f"so P(A|T) is undefined (NaN) for them: {zero}",
+                ZeroRowWarning,
+                stacklevel=3,  # table <- validate_params wrapper <- the caller
+            )
         return table
 
     def _with_aliases(self, tasks, attributes, direction) -> BaseRateTable:
-        """``_table`` under the requested spellings, else the canonical ones, else those the
-        source has."""
+        """``_table`` under the requested spellings, else the canonical ones, else the source's."""
         from ..tasks import task_aliases
 
         try:
@@ -263,8 +239,7 @@ class BaseRateSource:
 def select_entries(
     df: pd.DataFrame, tasks, attributes, source: str, *, note: str = ""
 ) -> pd.DataFrame:
-    """Rows/columns of df in the requested order; :class:`MissingEntriesError` (with ``note``
-    appended) for tasks or attributes that ``df`` lacks."""
+    """Rows/columns of df in the requested order; :class:`MissingEntriesError` for missing ones."""
     miss_t = [t for t in tasks if t not in df.index]
     miss_a = [a for a in attributes if a not in df.columns]
     if miss_t or miss_a:
@@ -283,8 +258,7 @@ def select_entries(
 
 
 def check_joint(joint: pd.DataFrame, source: str) -> None:
-    """Raise unless the joint is finite, non-negative, not all zero, and its row, column and
-    total sums are finite (no overflow when normalised); the message names the offending cell."""
+    """Refuse a joint that is not finite, is negative, all zero, or overflows when summed."""
     values = joint.to_numpy(dtype=float)
     where = f"base_rates: source {source!r}"
 
@@ -311,53 +285,20 @@ def check_joint(joint: pd.DataFrame, source: str) -> None:
         )
 
 
-def warn_zero_rows(table: BaseRateTable, source: str) -> None:
-    """One :class:`ZeroRowWarning` naming the tasks with an all-zero row (if any)."""
-    zero = table.zero_rows
-    if zero:
-        # stacklevel: warn_zero_rows <- table <- validate_params wrapper <- the caller
-        warnings.warn(
-            f"base-rate source {source!r}: {len(zero)} task(s) have an all-zero row, "
-            f"so P(A|T) is undefined (NaN) for them: {zero}",
-            ZeroRowWarning,
-            stacklevel=4,
-        )
-
-
 def data_file(name: str) -> Path:
-    """A shipped file of ``base_rates/``."""
     return data_dir("base_rates") / name
 
 
-@cache
-def _shipped_sha256(path: str) -> str:
-    return sha256_file(path)
+_shipped_sha256 = cache(sha256_file)
 
 
 def file_entry(path: Path) -> dict:
-    """Provenance entry of a shipped data file: ``{"name", "sha256"}`` (hash cached)."""
+    """Provenance entry ``{"name", "sha256"}`` of a shipped data file (hash cached)."""
     return {"name": path.name, "sha256": _shipped_sha256(str(path))}
 
 
 def derive_association(joint: pd.DataFrame, *, tie_tol: float = TIE_TOL) -> pd.DataFrame:
-    """Sign matrix ``sign(P(T=t|A=a) - P(T=t))`` of a joint table.
-
-    Parameters
-    ----------
-    joint : DataFrame of shape (n_tasks, n_attributes)
-    tie_tol : float, default 1e-12
-        Differences with absolute value <= tie_tol give 0.
-
-    Returns
-    -------
-    DataFrame of int, same shape and labels.
-
-    Examples
-    --------
-    >>> j = pd.DataFrame([[30, 10], [10, 30], [20, 20]], columns=["he", "she"])
-    >>> derive_association(j).to_numpy().tolist()
-    [[1, -1], [-1, 1], [0, 0]]
-    """
+    """Sign matrix ``sign(P(T=t|A=a) - P(T=t))`` (0 within ``tie_tol``) of a joint table."""
     x = np.ascontiguousarray(joint.to_numpy(dtype=float))
     col = x.sum(axis=0, keepdims=True)
     p_t_a = x / col

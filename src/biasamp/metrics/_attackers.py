@@ -25,9 +25,7 @@ def _check_xy(X, y=None):
 class BayesOptimalAttacker:
     """Exact Bayes-optimal attacker for categorical inputs: a lookup of argmax P(y | x).
 
-    Every distinct input row is a category; ``predict`` returns the most frequent training
-    target of that row (ties: the smallest label), and the overall most frequent target
-    for rows never seen in training. Removes attacker sensitivity for categorical data.
+    Ties go to the smallest label; a row never seen in training gets the most frequent target.
 
     Examples
     --------
@@ -58,18 +56,14 @@ class BayesOptimalAttacker:
 
 
 class MLPAttacker:
-    """Small seeded MLP classifier (one tanh hidden layer, softmax output) in numpy.
-
-    Trained full-batch with Adam on the mean cross-entropy; deterministic for a given
-    ``seed``. Inputs are standardised with the training mean and standard deviation.
+    """Small seeded MLP classifier in numpy: standardised inputs, one tanh hidden layer, softmax,
+    trained full-batch with Adam on the mean cross-entropy.
 
     Parameters
     ----------
-    hidden : int, default 16
-        Hidden units (0 gives multinomial logistic regression).
-    epochs : int, default 300
-    lr : float, default 0.05
-    seed : int, default 0
+    hidden : int
+        Hidden units (0: multinomial logistic regression).
+    epochs, lr, seed : int, float, int
 
     Examples
     --------

@@ -36,34 +36,22 @@ def bootstrap_ci(
     Parameters
     ----------
     values_or_callable : array-like of shape (n,) or (n, k), or callable
-        Per-unit values (templates, examples). A 2-D array is resampled by rows jointly
-        (the same row indices for every column). A callable is called once per resample
-        with an integer index array of shape (n,) (drawn with replacement from
-        ``range(n)``) and must return a float or an array of shape (k,); ``n`` is then
-        required and resamples are evaluated one by one.
+        Per-unit values (rows resampled jointly), or ``fn(idx)`` -> float or (k,) array, called
+        once per resample with indices of shape (n,) drawn with replacement from ``range(n)``.
     n : int, optional
-        Number of units for the callable form (must match ``len(values)`` if given with an array).
-    confidence : float, default 0.95
-        Central coverage, in (0, 1).
-    n_resamples : int, default 10000
-    seed : int, default 0
-        Seed of ``np.random.default_rng``; the same seed gives the same interval.
-    statistic : callable, default numpy.nanmean
-        For arrays: called as ``statistic(samples, axis=1)`` on samples of shape
-        (n_resamples, n[, k]). NaN values are ignored by the default.
+        Number of units; required for a callable.
+    confidence : float
+    n_resamples, seed : int
+    statistic : callable
+        For arrays, ``statistic(samples, axis=1)`` on samples of shape (n_resamples, n[, k]).
     strata : array-like of shape (n,), optional
-        A label per unit (e.g. the task of each template): each resample draws, within every
-        stratum, as many units as it holds, from that stratum only (strata in order of first
-        appearance, one after another). For an equal-weight mean of per-stratum means, give
-        values scaled by ``n / n_stratum``.
+        A label per unit: each stratum is resampled within itself (in order of first
+        appearance); for an equal-weight mean of stratum means, scale values by ``n / n_stratum``.
 
     Returns
     -------
     (low, high) : tuple of float, or of ndarray of shape (k,) for 2-D input / vector callables
-        Percentiles ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` of the bootstrap
-        distribution (NaN resamples ignored); ``low == high`` for all-equal values and a
-        location statistic (mean/median). Fewer than two non-NaN units (per column): NaN, with
-        one :class:`~biasamp.UnavailableCIWarning`.
+        The ``(1 -+ confidence) / 2`` percentiles (NaN resamples ignored).
 
     Examples
     --------
@@ -80,7 +68,6 @@ def bootstrap_ci(
     if not callable(statistic):
         raise BiasampError(f"statistic must be callable; got {statistic!r}")
     q = [100.0 * (1.0 - conf) / 2.0, 100.0 * (1.0 + conf) / 2.0]
-    rng = np.random.default_rng(seed)
 
     if callable(values_or_callable):
         if n is None:
@@ -89,17 +76,10 @@ def bootstrap_ci(
         if n < 2:
             _warn_unavailable(1)
             return float("nan"), float("nan")
-        fn = values_or_callable
-        if strata is None:
-            draws = (rng.integers(0, n, size=n) for _ in range(int(n_resamples)))
-        else:
-            draws = (
-                row
-                for block in _stratified(rng, _strata(strata, n), int(n_resamples))
-                for row in block
-            )
-        stats = np.asarray([np.asarray(fn(idx), dtype=np.float64) for idx in draws])
-        return _percentiles(stats, q)
+        members = None if strata is None else _strata(strata, n)
+        draws = (row for block in _draws(seed, n, n_resamples, members) for row in block)
+        stats = [np.asarray(values_or_callable(idx), dtype=np.float64) for idx in draws]
+        return _percentiles(np.asarray(stats), q)
 
     values = np.asarray(values_or_callable, dtype=np.float64)
     if values.ndim not in (1, 2) or values.shape[0] < 1:
@@ -132,20 +112,14 @@ def bootstrap_ci(
         lo, hi = finite.min(axis=0), np.where(np.isnan(values), -np.inf, values).max(axis=0)
         if np.all(lo == hi):  # one unit, or all equal: every resample gives exactly that value
             return (float(lo), float(hi)) if values.ndim == 1 else (lo.copy(), hi.copy())
-    per = m * (values.shape[1] if values.ndim == 2 else 1)
-    block = max(1, _BLOCK_VALUES // per)
+    block = max(1, _BLOCK_VALUES // values.size)
     chunks = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN resamples -> NaN, ignored below
-        if members is None:
-            for s in range(0, int(n_resamples), block):
-                idx = rng.integers(0, m, size=(min(block, int(n_resamples) - s), m))
+        for draws in _draws(seed, m, n_resamples, members):
+            for s in range(0, len(draws), block):
+                idx = draws[s : s + block]
                 chunks.append(np.asarray(statistic(values[idx], axis=1), dtype=np.float64))
-        else:
-            for draws in _stratified(rng, members, int(n_resamples)):
-                for s in range(0, len(draws), block):
-                    idx = draws[s : s + block]
-                    chunks.append(np.asarray(statistic(values[idx], axis=1), dtype=np.float64))
     return _percentiles(np.concatenate(chunks, axis=0), q)
 
 
@@ -160,8 +134,7 @@ def _warn_unavailable(n_columns: int) -> None:
 
 def resample_indices(n: int, *, n_resamples: int = N_RESAMPLES, seed: int = 0, strata=None):
     """The resamples :func:`bootstrap_ci` draws for ``n`` units (the same arguments), as index
-    blocks of shape (b, n), b <= n_resamples, for callers that compute their statistic faster
-    than by a gather (e.g. a mean as ``counts @ values``).
+    blocks of shape (b, n), for callers that compute their statistic faster than by a gather.
 
     Examples
     --------
@@ -170,13 +143,21 @@ def resample_indices(n: int, *, n_resamples: int = N_RESAMPLES, seed: int = 0, s
     """
     check(n, PositiveInt, "n")
     check(n_resamples, PositiveInt, "n_resamples")
-    rng = np.random.default_rng(seed)
-    if strata is None:
-        block = max(1, _BLOCK_VALUES // n)
-        for s in range(0, int(n_resamples), block):
-            yield rng.integers(0, n, size=(min(block, int(n_resamples) - s), n))
-    else:
-        yield from _stratified(rng, _strata(strata, n), int(n_resamples))
+    yield from _draws(seed, n, n_resamples, None if strata is None else _strata(strata, n))
+
+
+def _draws(seed, n: int, n_resamples, members):
+    """Index blocks of shape (b, n) from ``default_rng(seed)``, within each stratum of members."""
+    rng, n_resamples = np.random.default_rng(seed), int(n_resamples)
+    block = max(1, _BLOCK_VALUES // n) if members is None else _STRATA_BLOCK
+    for s in range(0, n_resamples, block):
+        b = min(block, n_resamples - s)
+        if members is None:
+            yield rng.integers(0, n, size=(b, n))
+        else:
+            yield np.concatenate(
+                [ix[rng.integers(0, len(ix), size=(b, len(ix)))] for ix in members], axis=1
+            )
 
 
 def _strata(strata, n: int) -> list[np.ndarray]:
@@ -190,15 +171,6 @@ def _strata(strata, n: int) -> list[np.ndarray]:
     for i, lab in enumerate(labels.tolist()):
         order.setdefault(lab, []).append(i)
     return [np.asarray(ix, dtype=np.int64) for ix in order.values()]
-
-
-def _stratified(rng, members, n_resamples: int):
-    """Blocks of stratified resamples, shape (b, n): within each stratum, in stratum order."""
-    for s in range(0, n_resamples, _STRATA_BLOCK):
-        b = min(_STRATA_BLOCK, n_resamples - s)
-        yield np.concatenate(
-            [ix[rng.integers(0, len(ix), size=(b, len(ix)))] for ix in members], axis=1
-        )
 
 
 def _percentiles(stats: np.ndarray, q):

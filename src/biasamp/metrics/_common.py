@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE, TIE_TOL  # noqa: F401
+from .._conventions import ATTRIBUTE_TO_TASK, TASK_TO_ATTRIBUTE, TIE_TOL  # noqa: F401
 from .._errors import BiasampError, UndefinedCellsWarning
 
 #: tolerance for "rows / columns of the model sum to 1"
@@ -19,13 +19,13 @@ TABLE_COLUMNS = ["task", "attribute", "association", "p_base", "p_model", "delta
 
 
 def check_tie_tol(tie_tol) -> float:
-    """Validate ``tie_tol``; ``None`` means the default (1e-12), as a BaseRateTable may carry."""
+    """``tie_tol`` checked; ``None`` is the default (1e-12), as a BaseRateTable may carry."""
     if tie_tol is None:
         return TIE_TOL
     try:
         tol = float(tie_tol)
     except (TypeError, ValueError):
-        raise BiasampError(f"tie_tol must be a non-negative number; got {tie_tol!r}") from None
+        tol = float("nan")
     if not np.isfinite(tol) or tol < 0:
         raise BiasampError(f"tie_tol must be a non-negative number; got {tie_tol!r}")
     return tol
@@ -40,7 +40,7 @@ def sign_with_tol(x: np.ndarray, tie_tol: float) -> np.ndarray:
 
 
 def as_table(x, name: str):
-    """Validate a (n_tasks, n_attributes) table; return (float array, task labels, attribute labels, is_frame)."""
+    """A checked (n_tasks, n_attributes) table as (float array, tasks, attributes, is_frame)."""
     if isinstance(x, pd.DataFrame):
         tasks, attrs = list(x.index), list(x.columns)
         try:
@@ -101,14 +101,16 @@ def align_to(ref, other, name: str, ref_name: str = "base"):
     return o_arr[np.ix_([t_pos[v] for v in r_tasks], [a_pos[v] for v in r_attrs])]
 
 
-def check_two_attributes(arr: np.ndarray, name: str) -> None:
-    """A table form needs two attributes at least: with one, P(A|T) = 1 and P(T|A) = P(T)
-    identically, so the value would be 0 by construction, whatever the model does."""
-    if arr.shape[1] < 2:
+def as_base(base):
+    """:func:`as_table` of a base table: non-negative, two attributes at least."""
+    b = as_table(base, "base")
+    if b[0].shape[1] < 2:
         raise BiasampError(
-            f"{name} must have at least two attributes (columns); got "
-            f"{arr.shape[1]} (with one attribute the value is 0 by construction)"
+            f"base must have at least two attributes (columns); got "
+            f"{b[0].shape[1]} (with one attribute the value is 0 by construction)"
         )
+    check_nonneg(b[0], "base")
+    return b
 
 
 def check_nonneg(arr: np.ndarray, name: str) -> None:
@@ -140,14 +142,9 @@ def check_association(assoc, ref, name: str = "association") -> np.ndarray:
 
 
 def as_label_matrix(x, name: str, *, soft: bool):
-    """Validate an (n, k) label matrix; return (array, column labels): 0/1 labels (integer
-    ones always) as boolean, soft predictions (in [0, 1]) as float64."""
-    if isinstance(x, pd.DataFrame):
-        labels = list(x.columns)
-        x = x.to_numpy()
-    else:
-        labels = None
-    arr = np.asarray(x)
+    """A checked (n, k) label matrix and its column labels: 0/1 as boolean, soft as float."""
+    labels = list(x.columns) if isinstance(x, pd.DataFrame) else None
+    arr = x.to_numpy() if isinstance(x, pd.DataFrame) else np.asarray(x)
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
         raise BiasampError(
             f"{name} must be 2-D of shape (n_examples, n_columns); got shape {arr.shape}"
@@ -173,14 +170,12 @@ def as_label_matrix(x, name: str, *, soft: bool):
 
 
 def check_rows(n_a: int, n_t: int, names: str = "attributes and tasks") -> None:
-    """Two matrices of examples hold the same number of rows."""
     if n_a != n_t:
         raise BiasampError(f"{names} must have the same number of rows; got {n_a} and {n_t}")
 
 
 def check_same(ref, other, name: str, ref_name: str, *, rows: bool = True) -> None:
-    """``other`` = (array, labels) has the shape (the columns only unless ``rows``) and the
-    column labels of ``ref``."""
+    """``other`` (array, labels) has ``ref``'s shape (columns only unless ``rows``) and labels."""
     (r, ref_labels), (o, labels) = ref, other
     ref_shape, shape = (r.shape, o.shape) if rows else (r.shape[1:], o.shape[1:])
     if shape != ref_shape:
@@ -192,21 +187,16 @@ def check_same(ref, other, name: str, ref_name: str, *, rows: bool = True) -> No
 
 
 def required_preds(direction: str, task_preds, attribute_preds):
-    """The predictions a (canonical) direction scores and their name: ``task_preds`` for
-    A->T, ``attribute_preds`` for T->A; an error naming them when they are missing."""
-    name, preds = (
-        ("task_preds", task_preds)
-        if direction == ATTRIBUTE_TO_TASK
-        else ("attribute_preds", attribute_preds)
-    )
+    """The direction's predictions (A->T: ``task_preds``, T->A: ``attribute_preds``), required."""
+    a_to_t = direction == ATTRIBUTE_TO_TASK
+    name, preds = ("task_preds", task_preds) if a_to_t else ("attribute_preds", attribute_preds)
     if preds is None:
         raise BiasampError(f"{name} is required for direction {direction!r}; got None")
     return preds, name
 
 
 def checked_preds(direction: str, task_preds, attribute_preds, *, T, t_lab, A, a_lab) -> np.ndarray:
-    """The label matrix of :func:`required_preds`, checked against the labels it predicts
-    (``T``/``t_lab`` for A->T, ``A``/``a_lab`` for T->A): same shape, same columns."""
+    """:func:`required_preds` as a label matrix shaped and labelled as the labels it predicts."""
     preds, name = required_preds(direction, task_preds, attribute_preds)
     ref, ref_lab, ref_name = (
         (T, t_lab, "tasks") if direction == ATTRIBUTE_TO_TASK else (A, a_lab, "attributes")
@@ -217,8 +207,7 @@ def checked_preds(direction: str, task_preds, attribute_preds, *, T, t_lab, A, a
 
 
 def as_label_data(attributes, tasks, attributes_train=None, tasks_train=None):
-    """Validate the ground-truth label matrices (and the optional train pair: both or neither,
-    columns as the evaluation ones); return ``(A, a_labels, T, t_labels, Atr, Ttr)``."""
+    """The checked label matrices ``(A, a_labels, T, t_labels, Atr, Ttr)``."""
     A, a_lab = as_label_matrix(attributes, "attributes", soft=False)
     T, t_lab = as_label_matrix(tasks, "tasks", soft=False)
     check_rows(A.shape[0], T.shape[0])
@@ -242,8 +231,7 @@ MASK_COLS = 16
 
 
 def _masked_sums(x: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """``x.T @ m`` for boolean ``m`` as sums of the rows of ``x`` each column selects: no BLAS
-    (it oversubscribes small machines), no float copy; boolean ``x`` summed exactly."""
+    """``x.T @ m`` for boolean ``m`` as row sums: no BLAS (it oversubscribes small machines)."""
     out = np.zeros((x.shape[1], m.shape[1]), dtype=np.float64)
     is_bool = x.dtype == np.bool_
     xv = x.view(np.uint8) if is_bool else x
@@ -256,8 +244,7 @@ def _masked_sums(x: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 
 def gram(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``x.T @ y`` in float64 with bounded memory (a narrow boolean operand as row masks:
-    exact counts). Shapes (n, p), (n, q) -> (p, q)."""
+    """``x.T @ y`` in float64 with bounded memory (a narrow boolean operand: exact counts)."""
     if y.dtype == np.bool_ and y.shape[1] <= MASK_COLS:
         return _masked_sums(x, y)
     if x.dtype == np.bool_ and x.shape[1] <= MASK_COLS:
@@ -296,18 +283,13 @@ def warn_nan(n_nan: int, what: str) -> None:
         warnings.warn(msg, UndefinedCellsWarning, stacklevel=3)
 
 
-def pair_frame(tasks, attrs, *, assoc, p_base, p_model, delta, contribution) -> pd.DataFrame:
-    """Tidy per-pair table, task-major order. All arrays are (n_tasks, n_attributes)."""
+def pair_frame(tasks, attrs, *, assoc, **values) -> pd.DataFrame:
+    """Tidy per-pair table, task-major, of (n_tasks, n_attributes) arrays (TABLE_COLUMNS)."""
     nt, na = len(tasks), len(attrs)
-    return pd.DataFrame(
-        {
-            "task": pd.Index(list(tasks)).repeat(na),
-            "attribute": pd.Index(list(attrs) * nt),
-            "association": np.asarray(assoc).astype(np.int64).ravel(),
-            "p_base": np.asarray(p_base, dtype=np.float64).ravel(),
-            "p_model": np.asarray(p_model, dtype=np.float64).ravel(),
-            "delta": np.asarray(delta, dtype=np.float64).ravel(),
-            "contribution": np.asarray(contribution, dtype=np.float64).ravel(),
-        },
-        columns=TABLE_COLUMNS,
-    )
+    columns = {
+        "task": pd.Index(list(tasks)).repeat(na),
+        "attribute": pd.Index(list(attrs) * nt),
+        "association": np.asarray(assoc).astype(np.int64).ravel(),
+    }
+    columns |= {k: np.asarray(v, dtype=np.float64).ravel() for k, v in values.items()}
+    return pd.DataFrame(columns, columns=TABLE_COLUMNS)

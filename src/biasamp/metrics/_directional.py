@@ -1,4 +1,4 @@
-"""BiasAmp-> (Wang & Russakovsky 2021): probability-table form and per-example form."""
+"""BiasAmp-> (Wang & Russakovsky 2021, Eq. 2): the probability-table and per-example forms."""
 
 from __future__ import annotations
 
@@ -12,15 +12,21 @@ from .._errors import BiasampError
 from .._validation import OneOf, check
 from ._common import (
     ATTRIBUTE_TO_TASK,
+    TABLE_COLUMNS,
     TASK_TO_ATTRIBUTE,
     TIE_TOL,
     align_to,
+    any_rows,
+    as_base,
+    as_label_data,
     as_table,
     check_association,
     check_nonneg,
     check_sums_to_one,
     check_tie_tol,
-    check_two_attributes,
+    checked_preds,
+    col_sums,
+    gram,
     pair_frame,
     sign_with_tol,
     warn_nan,
@@ -31,7 +37,12 @@ UNDEFINED_POLICIES = ("skip", "tie")
 TIE_POLICIES = ("zero", "negative")
 EMPTY_ROW_POLICIES = ("drop", "keep")
 
-__all__ = ["DirectionalResult", "directional_bias_amplification", "table_core"]
+__all__ = [
+    "DirectionalResult",
+    "directional_bias_amplification",
+    "directional_bias_amplification_labels",
+    "table_core",
+]
 
 
 @dataclass(frozen=True)
@@ -41,15 +52,11 @@ class DirectionalResult:
     Attributes
     ----------
     value : float
-        Mean of ``association * delta`` over the defined cells; NaN when none is (warned).
+        Mean of ``association * delta`` over the defined cells.
     by_pair : pandas.DataFrame
-        One row per (task, attribute), task-major: ``task``, ``attribute``, ``association``
-        (-1/0/1), ``p_base``, ``p_model``, ``delta`` (``p_model - p_base``) and
-        ``contribution`` (NaN where undefined).
     direction : str
     n_cells, n_ties, n_nan : int
-        Cells averaged into ``value`` (ties included), cells of association 0, undefined
-        cells skipped.
+        Cells averaged (ties included), cells of association 0, undefined cells skipped.
     """
 
     value: float
@@ -63,19 +70,16 @@ class DirectionalResult:
 def table_core(
     M, B, *, direction, y=None, Btr=None, tie_tol=TIE_TOL, undefined="skip", ties="zero", cells=None
 ) -> dict:
-    """The arithmetic of BiasAmp-> on probability tables, vectorised over leading axes.
+    """The arithmetic of BiasAmp-> on trusted tables of shape (..., n_tasks, n_attributes).
 
-    Arrays of shape (..., n_tasks, n_attributes), trusted (validated by the callers). ``y`` is
-    an explicit sign matrix, else the sign comes from ``Btr`` (default ``B``). Follows the
-    published ``utils.py`` operation by operation, so a 2-D table gives the published numbers
-    bit for bit; stacks of tables (bootstrap resamples) are computed in one pass.
-
-    Returns a dict of arrays: ``y``, ``p_base``, ``p_model``, ``delta``, ``contribution``
-    (NaN where undefined) and ``value`` (shape ``(...)``; NaN when no cell is defined).
+    ``y`` is an explicit sign matrix, else the sign comes from ``Btr`` (default ``B``); a 2-D
+    table gives the published ``utils.py`` numbers bit for bit, a stack (bootstrap resamples)
+    is computed in one pass. Returns arrays ``y``, ``p_base``, ``p_model``, ``delta``,
+    ``contribution`` (NaN where undefined) and ``value`` (shape ``(...)``).
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         sign_undefined = None
-        if y is None:
+        if y is None:  # utils.py: y = sign(B / B.sum(0) - B.sum(1) / B.sum(0).sum())
             Btr = B if Btr is None else Btr
             num_attr_tr = np.sum(Btr, axis=-2)
             p_t_a = Btr / np.expand_dims(num_attr_tr, -2)
@@ -91,7 +95,8 @@ def table_core(
         else:
             num_attr = np.sum(B, axis=-2)
             p_base = B / np.expand_dims(num_attr, -2)
-            # the published code divides by the base's column sums (= 1 for a normalised base)
+            # the published code divides by the base's column sums (= 1 for a normalised base);
+            # otherwise the model's own column sums, so counts are accepted for the base
             normalised = np.all(np.abs(num_attr - 1.0) <= 1e-9, axis=-1)
             p_model = np.where(
                 normalised[..., None, None],
@@ -128,8 +133,8 @@ def table_core(
 
 
 def signed(y, delta, ties: str):
-    """``y * delta``; a tie (y = 0) contributes 0 (``ties="zero"``, the published code) or,
-    y read as the paper's indicator, ``-delta`` (``"negative"``)."""
+    """``y * delta``; a tie contributes 0 (``"zero"``, the code) or ``-delta`` (``"negative"``,
+    the text's Eq. 2 with the indicator ``y = 1[P(A,T) > P(A)P(T)]``)."""
     if ties == "zero":
         return np.where(y == 0, 0.0, np.where(y < 0, -delta, delta))
     return np.where(y > 0, delta, -delta)
@@ -142,23 +147,8 @@ def _finish(tasks, attrs, core: dict, direction) -> DirectionalResult:
     warn_nan(n_nan, f"of {contribution.size} (task, attribute) cells")
     value = float("nan") if n_cells == 0 else float(core["value"])
     n_ties = int(np.sum((y == 0) & ~np.isnan(contribution)))
-    by_pair = pair_frame(
-        tasks,
-        attrs,
-        assoc=y,
-        p_base=core["p_base"],
-        p_model=core["p_model"],
-        delta=core["delta"],
-        contribution=contribution,
-    )
-    return DirectionalResult(
-        value=value,
-        by_pair=by_pair,
-        direction=direction,
-        n_cells=int(n_cells),
-        n_ties=n_ties,
-        n_nan=n_nan,
-    )
+    by_pair = pair_frame(tasks, attrs, assoc=y, **{k: core[k] for k in TABLE_COLUMNS[3:]})
+    return DirectionalResult(value, by_pair, direction, int(n_cells), n_ties, n_nan)
 
 
 def directional_bias_amplification(
@@ -173,59 +163,26 @@ def directional_bias_amplification(
     ties="zero",
     cells=None,
 ) -> DirectionalResult:
-    """BiasAmp-> on probability tables (fill-in-the-blank form).
+    """BiasAmp-> on probability tables (Wang & Russakovsky 2021, Eq. 2; docs/metrics.md).
 
     Parameters
     ----------
     model : array-like or DataFrame of shape (n_tasks, n_attributes)
-        The model's conditional probabilities. ``attribute_to_task``: ``M[t, a] = P(T=t | A=a)``,
-        every column sums to 1. ``task_to_attribute``: ``M[t, a] = P(A=a | T=t)``, every row
-        sums to 1 (tolerance 1e-6; otherwise an error).
+        ``P(T=t | A=a)`` (columns sum to 1) for A->T, ``P(A=a | T=t)`` (rows sum to 1) for T->A.
     base : array-like or DataFrame of shape (n_tasks, n_attributes)
-        Base joint table (non-negative counts or probabilities). DataFrames have tasks as index
-        and attributes as columns; other DataFrame arguments are aligned to it by label.
+        Base joint table (non-negative counts or probabilities); other frames align to it.
     direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
-    base_train : array-like or DataFrame of shape (n_tasks, n_attributes), optional
-        Table that defines the association sign instead of ``base``.
-    association : array-like or DataFrame of shape (n_tasks, n_attributes), optional
-        Explicit sign matrix with values in {-1, 0, 1}; excludes ``base_train``.
-    tie_tol : float or None, default 1e-12
-        ``|P(T=t|A=a) - P(T=t)| <= tie_tol`` gives association 0. ``0.0`` is plain ``np.sign``
-        (the published code's behaviour, floating-point noise included); ``None`` means the
-        default (so a ``BaseRateTable.tie_tol`` can be passed through).
-    undefined : {"skip", "tie"}, default "skip"
-        Cells whose base probability is undefined (an all-zero base row in T->A, column in
-        A->T) are NaN and skipped (``"skip"``, with one warning). ``"tie"`` reproduces the
-        published code: such a cell whose association is 0 counts as a 0 contribution (with
-        ``tie_tol=0.0`` for exact compatibility).
-    ties : {"zero", "negative"}, default "zero"
-        How a cell with association 0 contributes: 0, as in the published code, or
-        ``-delta``, as in the paper's text (Eq. 2 writes ``y_at * delta + (1 - y_at) *
-        (-delta)`` with the indicator ``y_at = 1[P(A_a, T_t) > P(A_a) P(T_t)]``, so a tie is
-        counted as "not associated").
+    base_train, association : array-like or DataFrame, optional
+        The table that defines the association sign instead of ``base``, or the signs (-1/0/1).
+    tie_tol : float or None
+    undefined : {"skip", "tie"}
+    ties : {"zero", "negative"}
     cells : array-like of bool of shape (n_tasks, n_attributes), optional
-        Only these cells count in the value; the others are left out (NaN in ``by_pair``,
-        counted in ``n_nan``), e.g. the tasks a base table has too little data for.
+        Only these cells count.
 
     Returns
     -------
     DirectionalResult
-
-    Notes
-    -----
-    Arithmetic follows the published ``utils.py`` operation by operation (so a compat
-    pipeline reproduces it bit for bit): ``p_t_a = B / B.sum(axis=0)``,
-    ``p_t = B.sum(axis=1) / B.sum(axis=0).sum()``, ``y = sign(p_t_a - p_t[:, None])``.
-    T->A: ``p_base = B / B.sum(axis=1)``, ``p_model = M / M.sum(axis=1)``.
-    A->T: ``p_base = B / B.sum(axis=0)``; the published code divides the model by the
-    *base's* column sums, which equals ``M`` only when ``B`` is column-normalised. We do
-    exactly that when every column of ``B`` sums to 1 (within 1e-9), and otherwise divide by
-    the model's own column sums (so counts are accepted for ``B``). The value is
-    ``np.nanmean`` of ``y * delta`` over the table.
-
-    References
-    ----------
-    Wang & Russakovsky (2021), Directional Bias Amplification, ICML, Eq. 2.
 
     Examples
     --------
@@ -239,10 +196,8 @@ def directional_bias_amplification(
     tie_tol = check_tie_tol(tie_tol)
     check(undefined, OneOf(UNDEFINED_POLICIES), "undefined")
     check(ties, OneOf(TIE_POLICIES), "ties")
-    b = as_table(base, "base")
+    b = as_base(base)
     B = b[0]
-    check_two_attributes(B, "base")
-    check_nonneg(B, "base")
     M = align_to(b, as_table(model, "model"), "model")
     if np.any(M < 0):
         raise BiasampError(
@@ -263,15 +218,83 @@ def directional_bias_amplification(
         check_nonneg(Btr, "base_train")
     if cells is not None:
         cells = align_to(b, as_table(cells, "cells"), "cells") != 0
-    core = table_core(
-        M,
-        B,
-        direction=direction,
-        y=y,
-        Btr=Btr,
-        tie_tol=tie_tol,
-        undefined=undefined,
-        ties=ties,
-        cells=cells,
-    )
+    opts = dict(tie_tol=tie_tol, undefined=undefined, ties=ties, cells=cells)
+    core = table_core(M, B, direction=direction, y=y, Btr=Btr, **opts)
     return _finish(b[1], b[2], core, direction)
+
+
+def directional_bias_amplification_labels(
+    attributes,
+    tasks,
+    *,
+    direction,
+    attribute_preds=None,
+    task_preds=None,
+    attributes_train=None,
+    tasks_train=None,
+    tie_tol=TIE_TOL,
+    ties="zero",
+    empty_rows="drop",
+) -> DirectionalResult:
+    """BiasAmp-> on per-example labels (Wang & Russakovsky 2021, Eq. 2; docs/metrics.md).
+
+    Parameters
+    ----------
+    attributes, tasks : array-like or DataFrame of shape (n_examples, n_attributes / n_tasks)
+        Ground-truth 0/1 (or boolean) labels.
+    direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
+    attribute_preds, task_preds : array-like shaped as attributes, tasks, optional
+        0/1 or soft predictions in [0, 1]; the one of the direction is required.
+    attributes_train, tasks_train : array-like, optional
+        0/1 training labels defining the association (both or neither; default: the above).
+    tie_tol : float
+    ties : {"zero", "negative"}
+    empty_rows : {"drop", "keep"}
+        The association's rows: those with a label set (the published code) or all (the text).
+
+    Returns
+    -------
+    DirectionalResult
+        ``by_pair`` labels come from DataFrame columns, else integer positions.
+
+    Examples
+    --------
+    >>> A = [[1, 0]] * 50 + [[0, 1]] * 50
+    >>> T = [[0]] * 10 + [[1]] * 40 + [[0]] * 40 + [[1]] * 10
+    >>> That = [[0]] * 10 + [[1]] * 40 + [[0]] * 50  # group 2 always predicted 0
+    >>> r = directional_bias_amplification_labels(A, T, direction="A->T", task_preds=That)
+    >>> round(r.value, 4)
+    0.1
+    """
+    direction = canonical_direction(direction)
+    tie_tol = check_tie_tol(tie_tol)
+    check(ties, OneOf(TIE_POLICIES), "ties")
+    check(empty_rows, OneOf(EMPTY_ROW_POLICIES), "empty_rows")
+    A, a_lab, T, t_lab, Atr, Ttr = as_label_data(attributes, tasks, attributes_train, tasks_train)
+    P = checked_preds(direction, task_preds, attribute_preds, T=T, t_lab=t_lab, A=A, a_lab=a_lab)
+
+    # counts on the evaluation labels: joint[t, a] = #(T_t = 1 and A_a = 1)
+    joint = gram(T, A)
+    # the association: sign(P(A,T) - P(A)P(T)) over the training rows (``empty_rows`` picks them)
+    At, Tt = (A, T) if Atr is None else (Atr, Ttr)
+    n = any_rows(At, Tt) if empty_rows == "drop" else At.shape[0]
+    if n == 0:
+        raise BiasampError("the training labels have no row with a task or an attribute set")
+    joint_tr = (joint if Atr is None else gram(Tt, At)) / n
+    y = sign_with_tol(joint_tr - np.outer(col_sums(Tt) / n, col_sums(At) / n), tie_tol)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # A->T: delta = mean(task_preds[A_a=1, t]) - mean(tasks[A_a=1, t]); T->A symmetric
+        if direction == ATTRIBUTE_TO_TASK:
+            count = col_sums(A)  # (n_attributes,)
+            p_base = joint / count[None, :]  # (n_tasks, n_attributes)
+            p_model = gram(P, A) / count[None, :]
+        else:
+            count = col_sums(T)  # (n_tasks,)
+            p_base = joint / count[:, None]
+            p_model = gram(T, P) / count[:, None]
+    delta = p_model - p_base
+    contribution = np.where(np.isnan(delta), np.nan, signed(y, delta, ties))  # empty condition
+    with np.errstate(invalid="ignore"):
+        value = np.nanmean(contribution) if (~np.isnan(contribution)).any() else np.nan
+    core = dict(y=y, p_base=p_base, p_model=p_model, delta=delta, contribution=contribution)
+    return _finish(t_lab, a_lab, core | {"value": value}, direction)

@@ -1,4 +1,4 @@
-"""Leakage amplification (Wang et al. 2019) and the shared attacker-trial machinery."""
+"""The attacker metrics, one trial loop: leakage amplification (Wang et al. 2019) and DPA."""
 
 from __future__ import annotations
 
@@ -6,21 +6,21 @@ import copy
 import logging
 import operator
 import warnings
-from collections.abc import Callable
+from collections import namedtuple
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from .._conventions import canonical_direction
 from .._errors import BiasampError, UndefinedTrialsWarning
 from .._validation import Interval, PositiveInt, check
 from ._attackers import BayesOptimalAttacker, MLPAttacker  # noqa: F401  (Bayes: used in docs)
-from ._common import check_rows
+from ._common import ATTRIBUTE_TO_TASK, check_rows, required_preds
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TrialsResult", "leakage_amplification"]
+__all__ = ["TrialsResult", "directional_predictability_amplification", "leakage_amplification"]
 
 
 @dataclass(frozen=True)
@@ -30,18 +30,12 @@ class TrialsResult:
     Attributes
     ----------
     value, mean, std : float
-        Mean (twice) and population standard deviation of ``trials`` (NaN trials skipped,
-        with a warning).
-    trials : ndarray of shape (n_trials,)
-        The metric per trial.
-    data_quality, model_quality : ndarray of shape (n_trials,)
-        Attacker quality on the (perturbed) data and on the model's predictions.
+        Mean (twice) and population std of ``trials`` (NaN trials skipped, warned).
+    trials, data_quality, model_quality : ndarray of shape (n_trials,)
+        The metric, and the attacker's quality on the (perturbed) data and on the model.
     error_rate : float
-        The model's error rate the data labels were perturbed to (0.0 without ``equalize``).
     n_perturbed : int
-        Rows whose data label was changed in each trial (``round(error_rate * n)``).
     metric, direction, quality : str
-        ``"leakage"`` or ``"dpa"``; DPA's direction (None for leakage); the quality's name.
     """
 
     value: float
@@ -58,7 +52,6 @@ class TrialsResult:
 
 
 def accuracy(y_true, y_pred) -> float:
-    """Fraction of exact matches."""
     return float(np.mean(np.asarray(y_true) == np.asarray(y_pred)))
 
 
@@ -67,9 +60,7 @@ def macro_f1(y_true, y_pred) -> float:
     classes, inv = np.unique(
         np.concatenate([np.asarray(y_true), np.asarray(y_pred)]), return_inverse=True
     )
-    inv = inv.ravel()
-    n = len(y_true)
-    t, p = inv[:n], inv[n:]
+    t, p = np.split(inv.ravel(), [len(y_true)])
     k = classes.size
     tp = np.bincount(t[t == p], minlength=k).astype(np.float64)
     fp = np.bincount(p, minlength=k) - tp
@@ -77,28 +68,16 @@ def macro_f1(y_true, y_pred) -> float:
     return float(np.mean(2 * tp / (2 * tp + fp + fn)))
 
 
-def resolve_quality(quality):
-    if callable(quality):
-        return quality, getattr(quality, "__name__", "custom")
-    if quality == "accuracy":
-        return accuracy, "accuracy"
-    if quality == "f1":
-        return macro_f1, "f1"
-    raise BiasampError(
-        f"quality must be one of {{'accuracy', 'f1'}} or a callable; got {quality!r}"
-    )
+QUALITIES = {"accuracy": accuracy, "f1": macro_f1}
 
 
 class Encoded:
-    """Categorical codes of a variable given as labels (n,) or a 0/1 matrix (n, k); ``codes``
-    index ``table`` (each category's feature row); truth and prediction share one code space."""
+    """Categorical codes of truth and prediction (one code space) and each code's feature row."""
 
     def __init__(self, truth, pred, name: str, pred_name: str):
         t = _as_array(truth, name)
         p = _as_array(pred, pred_name) if pred is not None else None
-        if p is not None and (
-            p.ndim != t.ndim or p.shape[1:] != t.shape[1:] or p.shape[0] != t.shape[0]
-        ):
+        if p is not None and p.shape != t.shape:
             raise BiasampError(
                 f"{pred_name} must have the shape of {name} {t.shape}; got {p.shape}"
             )
@@ -112,14 +91,9 @@ class Encoded:
         else:
             _, inv = np.unique(both, return_inverse=True)
             self.table = np.eye(int(inv.max()) + 1)
-        inv = inv.ravel()
-        n = t.shape[0]
-        self.codes = inv[:n]
-        self.pred_codes = inv[n:] if p is not None else None
+        self.codes, pred_codes = np.split(inv.ravel(), [t.shape[0]])
+        self.pred_codes = pred_codes if p is not None else None
         self.pool = np.unique(self.codes)  # categories observed in the data
-
-    def features(self, codes):
-        return self.table[codes]
 
 
 def _as_array(x, name):
@@ -149,32 +123,29 @@ def perturb(codes: np.ndarray, pool: np.ndarray, rate: float, rng: np.random.Gen
     return out, k
 
 
-class Trials(NamedTuple):
-    """The checked options of an attacker metric's trials."""
-
-    attacker: object
-    qfn: Callable
-    qname: str
-    n_trials: int
-    test_fraction: float
-    seed: object
-    equalize: bool
+Trials = namedtuple("Trials", "attacker qfn qname n_trials test_fraction seed equalize")
 
 
 def check_options(attacker, quality, n_trials, test_fraction, *, seed, equalize) -> Trials:
-    """The options of leakage and DPA, checked."""
     if attacker is not None and not (
         callable(getattr(attacker, "fit", None)) and callable(getattr(attacker, "predict", None))
     ):
         raise BiasampError(f"attacker must have fit(X, y) and predict(X) methods; got {attacker!r}")
-    qfn, qname = resolve_quality(quality)
+    if callable(quality):
+        qfn, qname = quality, getattr(quality, "__name__", "custom")
+    elif isinstance(quality, str) and quality in QUALITIES:
+        qfn, qname = QUALITIES[quality], quality
+    else:
+        raise BiasampError(
+            f"quality must be one of {{'accuracy', 'f1'}} or a callable; got {quality!r}"
+        )
     n_trials = check(n_trials, PositiveInt, "n_trials")
     test_fraction = check(test_fraction, Interval(0.0, 1.0, closed="left"), "test_fraction")
     return Trials(attacker, qfn, qname, n_trials, test_fraction, seed, equalize)
 
 
 def fit_score(attacker, X, y, *, trial_seed, qfn, split):
-    """Fit a fresh copy of the attacker on the train part, return quality on the eval part."""
+    """Quality on the eval part of a fresh copy of the attacker fitted on the train part."""
     att = MLPAttacker(seed=trial_seed) if attacker is None else copy.deepcopy(attacker)
     tr, ev = split
     att.fit(X[tr], y[tr])
@@ -193,11 +164,9 @@ def make_split(n, test_fraction, rng):
 
 
 def run_trials(opts: Trials, noisy: Encoded, xy, combine, *, metric, direction) -> TrialsResult:
-    """Seeded trials of an attacker metric: per trial a split and ``noisy``'s codes perturbed to
-    the model's error rate (``equalize``); the attacker's quality on the data, ``xy(codes)`` =
-    (X, y), and on the model, ``xy(noisy.pred_codes)``; ``combine(model, data)`` the value."""
+    """Seeded trials of ``combine(quality on the model, quality on the perturbed data)``."""
     err = 1.0 - accuracy(noisy.codes, noisy.pred_codes) if opts.equalize else 0.0
-    trials, dq, mq, k = [], [], [], 0
+    rows, k = [], 0
     for ss in np.random.SeedSequence(opts.seed).spawn(opts.n_trials):
         rng = np.random.default_rng(ss)
         trial_seed = int(ss.generate_state(1)[0])
@@ -207,30 +176,17 @@ def run_trials(opts: Trials, noisy: Encoded, xy, combine, *, metric, direction) 
             fit_score(opts.attacker, *xy(c), trial_seed=trial_seed, qfn=opts.qfn, split=split)
             for c in (codes, noisy.pred_codes)
         )
-        trials.append(combine(m, d))
-        dq.append(d)
-        mq.append(m)
-    trials = np.asarray(trials, dtype=np.float64)
+        rows.append((combine(m, d), d, m))
+    trials, dq, mq = np.asarray(rows, dtype=np.float64).T
     n_nan = int(np.isnan(trials).sum())
     if n_nan:
         msg = f"{n_nan} of {trials.size} {metric} trials undefined (zero quality on both sides) and skipped"
         warnings.warn(msg, UndefinedTrialsWarning, stacklevel=3)
-    if n_nan == trials.size:
-        mean = std = float("nan")
-    else:
+    mean = std = float("nan")
+    if n_nan < trials.size:
         mean, std = float(np.nanmean(trials)), float(np.nanstd(trials))
     return TrialsResult(
-        value=mean,
-        mean=mean,
-        std=std,
-        trials=trials,
-        data_quality=np.asarray(dq, dtype=np.float64),
-        model_quality=np.asarray(mq, dtype=np.float64),
-        error_rate=float(err),
-        n_perturbed=int(k),
-        metric=metric,
-        direction=direction,
-        quality=opts.qname,
+        mean, mean, std, trials, dq, mq, float(err), int(k), metric, direction, opts.qname
     )
 
 
@@ -248,28 +204,20 @@ def leakage_amplification(
 ) -> TrialsResult:
     """Leakage amplification ``lambda_M - lambda_D`` (Wang et al. 2019; DPA paper Eq. 1-3).
 
-    An attacker predicts the attribute from the ground-truth tasks (``lambda_D``) and from the
-    predicted tasks (``lambda_M``). With ``equalize`` the ground-truth tasks are perturbed first:
-    ``round(e * n)`` random rows get a different task category, ``e`` being the model's task
-    error rate (1 - exact-match accuracy of ``task_preds``), so errors are not read as bias.
-
     Parameters
     ----------
     attributes : array-like of shape (n,) labels or (n, n_attributes) 0/1
-        Target of the attacker (a matrix is one categorical variable: its distinct rows).
+        The attacker's target.
     tasks, task_preds : array-like of shape (n,) or (n, n_tasks)
-        Ground truth and predictions (hard labels), the attacker's input.
+        Ground truth and hard predictions, the attacker's input.
     attacker : object with fit(X, y) and predict(X), optional
-        A fresh deep copy is fitted each time. Default: :class:`MLPAttacker` seeded per trial.
-        :class:`BayesOptimalAttacker` gives exact, attacker-independent values.
+        Default: :class:`MLPAttacker` seeded per trial.
     quality : {"accuracy", "f1"} or callable(y_true, y_pred) -> float
-        ``"f1"`` is macro-averaged over classes.
-    n_trials : int, default 5
-    seed : int, default 0
+    n_trials, seed : int
         Trials use ``np.random.SeedSequence(seed).spawn(n_trials)``.
-    equalize : bool, default True
-    test_fraction : float, default 0.0
-        0 fits and scores on all rows (as the papers); otherwise a random held-out part per trial.
+    equalize : bool
+    test_fraction : float
+        0 fits and scores on all rows (as the papers), else a random held-out part per trial.
 
     Returns
     -------
@@ -291,5 +239,69 @@ def leakage_amplification(
     t = Encoded(tasks, task_preds, "tasks", "task_preds")
     check_rows(a.codes.shape[0], t.codes.shape[0])
     return run_trials(
-        opts, t, lambda c: (t.features(c), a.codes), operator.sub, metric="leakage", direction=None
+        opts, t, lambda c: (t.table[c], a.codes), operator.sub, metric="leakage", direction=None
+    )
+
+
+def directional_predictability_amplification(
+    attributes,
+    tasks,
+    *,
+    direction,
+    attribute_preds=None,
+    task_preds=None,
+    attacker=None,
+    quality="accuracy",
+    n_trials=5,
+    seed=0,
+    equalize=True,
+    test_fraction=0.0,
+) -> TrialsResult:
+    """DPA = (Psi_M - Psi_D) / (Psi_M + Psi_D) in one direction (DPA paper Sec. 4, Eq. 9-14).
+
+    Parameters
+    ----------
+    attributes, tasks : array-like of shape (n,) labels or (n, k) 0/1
+    direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
+    attribute_preds, task_preds : array-like, optional
+        Hard predictions shaped like the ground truth; the direction's one is required.
+    attacker, quality, n_trials, seed, equalize, test_fraction
+        As for :func:`leakage_amplification` (a quality is 0 for the worst attacker).
+
+    Returns
+    -------
+    TrialsResult
+        ``data_quality`` is Psi_D, ``model_quality`` Psi_M per trial; ``trials`` the DPA values.
+
+    Examples
+    --------
+    >>> # DPA paper Table 2a (unbalanced COMPAS), T->A, exact with the Bayes attacker:
+    >>> T = [0] * 2631 + [1] * 2647
+    >>> A = [0] * 1229 + [1] * 1402 + [0] * 874 + [1] * 1773
+    >>> Ahat = [0] * 1056 + [1] * 1575 + [0] * 1115 + [1] * 1532
+    >>> exact = dict(attacker=BayesOptimalAttacker(), equalize=False, n_trials=1)
+    >>> r = directional_predictability_amplification(
+    ...     A, T, direction="T->A", attribute_preds=Ahat, **exact
+    ... )
+    >>> round(r.mean, 6)  # (3107 - 3175) / (3107 + 3175)
+    -0.010824
+    """
+    direction = canonical_direction(direction)
+    opts = check_options(attacker, quality, n_trials, test_fraction, seed=seed, equalize=equalize)
+    preds, name = required_preds(direction, task_preds, attribute_preds)
+    if direction == ATTRIBUTE_TO_TASK:
+        x = Encoded(attributes, None, "attributes", "")
+        y = Encoded(tasks, preds, "tasks", name)
+    else:
+        x = Encoded(tasks, None, "tasks", "")
+        y = Encoded(attributes, preds, "attributes", name)
+    check_rows(x.codes.shape[0], y.codes.shape[0])
+    X = x.table[x.codes]
+    return run_trials(
+        opts,
+        y,
+        lambda codes: (X, codes),
+        lambda m, d: (m - d) / (m + d) if m + d != 0 else float("nan"),
+        metric="dpa",
+        direction=direction,
     )

@@ -1,4 +1,5 @@
-"""BiasAmp_MALS (Zhao et al. 2017), Eq. 1 of Wang & Russakovsky (2021)."""
+"""Zhao et al.'s metrics: BiasAmp_MALS (2017; Eq. 1 of Wang & Russakovsky 2021) and Multi->
+(Zhao, Andrews & Xiang 2023, as stated in the DPA paper's appendix A)."""
 
 from __future__ import annotations
 
@@ -7,21 +8,35 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._conventions import canonical_direction
+from .._errors import BiasampError
+from .._validation import PositiveInt, check
 from ._common import (
+    ATTRIBUTE_TO_TASK,
+    TIE_TOL,
     align_to,
+    as_base,
     as_label_data,
     as_label_matrix,
     as_table,
     check_nonneg,
     check_same,
-    check_two_attributes,
+    check_tie_tol,
+    checked_preds,
     col_sums,
     gram,
     pair_frame,
+    sign_with_tol,
     warn_nan,
 )
 
-__all__ = ["MALSResult", "mals_bias_amplification", "mals_bias_amplification_labels"]
+__all__ = [
+    "MALSResult",
+    "MultiResult",
+    "mals_bias_amplification",
+    "mals_bias_amplification_labels",
+    "multi_attribute_bias_amplification",
+]
 
 
 @dataclass(frozen=True)
@@ -31,10 +46,8 @@ class MALSResult:
     Attributes
     ----------
     value : float
-        ``(1 / n_tasks) * sum over selected cells of delta`` (NaN cells skipped).
     by_pair : pandas.DataFrame
-        Columns ``task, attribute, association`` (1 where ``P(A=a|T=t) > 1/|A|``, else 0),
-        ``p_base`` (``P(A=a|T=t)``), ``p_model`` (``P(Â=a|T̂=t)``), ``delta``, ``contribution``.
+        One row per (task, attribute); ``association`` is 1 for a selected cell, else 0.
     n_cells, n_nan : int
         Selected cells defined, and skipped because undefined.
     """
@@ -53,32 +66,18 @@ def _mals(tasks, attrs, *, p_ind, p_base, p_model) -> MALSResult:
     n_nan = int(np.sum((y == 1) & np.isnan(delta)))
     warn_nan(n_nan, "selected (task, attribute) cells of BiasAmp_MALS are")
     value = (1.0 / n_tasks) * np.nansum(contribution)
-    return MALSResult(
-        value=float(value),
-        by_pair=pair_frame(
-            tasks,
-            attrs,
-            assoc=y,
-            p_base=p_base,
-            p_model=p_model,
-            delta=delta,
-            contribution=contribution,
-        ),
-        n_cells=int(np.sum((y == 1) & ~np.isnan(delta))),
-        n_nan=n_nan,
-    )
+    parts = dict(p_base=p_base, p_model=p_model, delta=delta, contribution=contribution)
+    by_pair = pair_frame(tasks, attrs, assoc=y, **parts)
+    return MALSResult(float(value), by_pair, int(np.sum((y == 1) & ~np.isnan(delta))), n_nan)
 
 
 def mals_bias_amplification(model, base, *, base_train=None) -> MALSResult:
-    """BiasAmp_MALS on tables (Eq. 1 of Wang & Russakovsky 2021; ``bog_mals`` arithmetic).
+    """BiasAmp_MALS on tables (Wang & Russakovsky 2021, Eq. 1, ``bog_mals``; docs/metrics.md).
 
     Parameters
     ----------
-    model : array-like or DataFrame of shape (n_tasks, n_attributes)
-        Non-negative co-occurrence counts (or probabilities) of the model's predictions;
-        each row is normalised to ``P(Â=a | T̂=t)``.
-    base : array-like or DataFrame of shape (n_tasks, n_attributes)
-        Non-negative counts or probabilities of the data; rows normalised to ``P(A=a | T=t)``.
+    model, base : array-like or DataFrame of shape (n_tasks, n_attributes)
+        Counts (or probabilities) of the model's predictions and of the data.
     base_train : array-like or DataFrame, optional
         Table whose row-normalised values select the cells (``> 1/|A|``); default ``base``.
 
@@ -92,9 +91,7 @@ def mals_bias_amplification(model, base, *, base_train=None) -> MALSResult:
     >>> round(mals_bias_amplification([[40, 0]], [[40, 10]]).value, 4)
     0.2
     """
-    b = as_table(base, "base")
-    check_two_attributes(b[0], "base")
-    check_nonneg(b[0], "base")
+    b = as_base(base)
     M = align_to(b, as_table(model, "model"), "model")
     check_nonneg(M, "model")
     ind = b[0]
@@ -111,20 +108,16 @@ def mals_bias_amplification(model, base, *, base_train=None) -> MALSResult:
 def mals_bias_amplification_labels(
     attributes, tasks, *, attribute_preds, task_preds, attributes_train=None, tasks_train=None
 ) -> MALSResult:
-    """BiasAmp_MALS on per-example labels (Eq. 1 of Wang & Russakovsky 2021).
-
-    ``y[t, a] = 1[P(A_a=1 | T_t=1) > 1/|A|]`` on the training labels (default: the given
-    labels), ``delta[t, a] = P(Â_a=1 | T̂_t=1) - P(A_a=1 | T_t=1)``, value
-    ``(1/|T|) * sum(y * delta)``. Soft predictions are used as expected counts.
+    """BiasAmp_MALS on per-example labels (Wang & Russakovsky 2021, Eq. 1; docs/metrics.md).
 
     Parameters
     ----------
-    attributes, tasks : array-like of shape (n_examples, n_attributes), (n_examples, n_tasks)
+    attributes, tasks : array-like of shape (n_examples, n_attributes / n_tasks)
         0/1 ground truth.
     attribute_preds, task_preds : array-like of the same shapes
         0/1 or soft predictions.
     attributes_train, tasks_train : array-like, optional
-        0/1 training labels for the selection (give both or neither).
+        0/1 training labels for the selection (both or neither).
 
     Returns
     -------
@@ -148,3 +141,132 @@ def mals_bias_amplification_labels(
         p_model = gram(Tp, Ap) / col_sums(Tp)[:, None]
         p_ind = p_base if Atr is None else gram(Ttr, Atr) / col_sums(Ttr)[:, None]
     return _mals(t_lab, a_lab, p_ind=np.nan_to_num(p_ind, nan=0.0), p_base=p_base, p_model=p_model)
+
+
+@dataclass(frozen=True)
+class MultiResult:
+    """Result of Multi->.
+
+    Attributes
+    ----------
+    value, variance : float
+        Mean of ``|delta|`` and population variance of ``delta`` over the defined cells.
+    by_group : pandas.DataFrame
+    groups : list of tuple
+        The attribute combinations, each a tuple of attribute labels.
+    direction : str
+    n_cells, n_nan : int
+    """
+
+    value: float
+    variance: float
+    by_group: pd.DataFrame
+    groups: list
+    direction: str
+    n_cells: int
+    n_nan: int
+
+
+def _membership(rows: np.ndarray, combos: np.ndarray) -> np.ndarray:
+    """P(row has every attribute of each combination), shape (n, n_groups)."""
+    out = np.ones((rows.shape[0], combos.shape[0]), dtype=np.float64)
+    for j in range(rows.shape[1]):
+        if combos[:, j].any():
+            p = rows[:, j].astype(np.float64)[:, None]
+            out *= np.where(combos[None, :, j], p, 1.0)
+    return out
+
+
+def multi_attribute_bias_amplification(
+    attributes,
+    tasks,
+    *,
+    direction,
+    attribute_preds=None,
+    task_preds=None,
+    attributes_train=None,
+    tasks_train=None,
+    min_count=1,
+    tie_tol=TIE_TOL,
+) -> MultiResult:
+    """Multi->: mean absolute bias amplification over attribute combinations (docs/metrics.md).
+
+    Parameters
+    ----------
+    attributes, tasks : array-like of shape (n_examples, n_attributes / n_tasks)
+        0/1 ground truth (several attributes per row allowed).
+    direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
+    attribute_preds, task_preds : array-like, optional
+        0/1 or soft predictions (the one the direction needs is required).
+    attributes_train, tasks_train : array-like, optional
+        Labels defining the groups (and the informational association); both or neither.
+    min_count : int
+        Keep combinations seen at least this many times in the training labels.
+    tie_tol : float
+
+    Returns
+    -------
+    MultiResult
+
+    Examples
+    --------
+    >>> A = [[1, 0]] * 4 + [[0, 1]] * 4
+    >>> T = [[1], [1], [0], [0], [1], [1], [0], [0]]
+    >>> That = [[1], [1], [1], [0], [1], [0], [0], [0]]
+    >>> r = multi_attribute_bias_amplification(A, T, direction="A->T", task_preds=That)
+    >>> r.value, r.variance  # deltas +0.25 and -0.25
+    (0.25, 0.0625)
+    """
+    direction = canonical_direction(direction)
+    tie_tol = check_tie_tol(tie_tol)
+    check(min_count, PositiveInt, "min_count")
+    A, a_lab, T, t_lab, Atr, Ttr = as_label_data(attributes, tasks, attributes_train, tasks_train)
+    if Atr is None:
+        Atr, Ttr = A, T
+    combos, counts = np.unique(Atr.astype(np.bool_), axis=0, return_counts=True)
+    keep = combos.any(axis=1) & (counts >= min_count)
+    combos = combos[keep]
+    if combos.shape[0] == 0:
+        raise BiasampError(f"no attribute combination occurs at least min_count={min_count} times")
+    groups = [tuple(a_lab[j] for j in np.flatnonzero(c)) for c in combos]
+    names = ["+".join(map(str, g)) for g in groups]
+
+    G = _membership(A, combos)  # (n, n_groups), exact 0/1 here
+    # informational association on the training rows with any label
+    rows = Atr.any(axis=1) | Ttr.any(axis=1)
+    Gtr = _membership(Atr[rows], combos)
+    ntr = max(int(rows.sum()), 1)
+    assoc = sign_with_tol(
+        gram(Ttr[rows], Gtr) / ntr - np.outer(col_sums(Ttr[rows]) / ntr, Gtr.sum(axis=0) / ntr),
+        tie_tol,
+    )
+
+    P = checked_preds(direction, task_preds, attribute_preds, T=T, t_lab=t_lab, A=A, a_lab=a_lab)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # A->T: delta = P(T̂_t=1 | m) - P(T_t=1 | m); T->A: delta = P(m̂ | T_t=1) - P(m | T_t=1)
+        if direction == ATTRIBUTE_TO_TASK:
+            cnt = G.sum(axis=0)
+            p_base = gram(T, G) / cnt[None, :]
+            p_model = gram(P, G) / cnt[None, :]
+        else:
+            Gp = _membership(P, combos)
+            cnt = col_sums(T)
+            p_base = gram(T, G) / cnt[:, None]
+            p_model = gram(T, Gp) / cnt[:, None]
+    delta = p_model - p_base
+    n_nan = int(np.isnan(delta).sum())
+    warn_nan(n_nan, f"of {delta.size} (task, attribute group) cells")
+    n_cells = delta.size - n_nan
+    value = variance = float("nan")
+    if n_cells:
+        value, variance = float(np.nanmean(np.abs(delta))), float(np.nanvar(delta))
+    by_group = pair_frame(
+        t_lab,
+        names,
+        assoc=assoc,
+        p_base=p_base,
+        p_model=p_model,
+        delta=delta,
+        contribution=np.abs(delta),
+    ).rename(columns={"attribute": "attribute_group", "contribution": "abs_delta"})
+    return MultiResult(value, variance, by_group, groups, direction, int(n_cells), n_nan)
