@@ -428,8 +428,7 @@ def _one_line(err: dict, name: str) -> str:
 
 
 def parse(model: type[FileModel], data, path: str, name: str = "results.json"):
-    """``data`` (a parsed file ``name`` at ``path``) checked against ``model``, every key
-    required; the first error is one line naming ``path`` and the key's path."""
+    """``data`` (a parsed file) checked against ``model``; the first error as one line."""
     try:
         return model.model_validate(data, context={"file": path})
     except ValidationError as exc:
@@ -437,8 +436,7 @@ def parse(model: type[FileModel], data, path: str, name: str = "results.json"):
 
 
 def check_version(data, path: str, *, version: int, name: str, again: str) -> None:
-    """Refuse a parsed file ``name`` that is not an object or not of ``version``: written by
-    another biasamp version, it is re-run (``again``), not converted."""
+    """Refuse a parsed file that is not an object or of another ``version`` (re-run it)."""
     if not isinstance(data, dict):
         raise BiasampError(f"{path}: {name} must hold a JSON object; got {type(data).__name__}")
     if data.get("schema_version") != version:

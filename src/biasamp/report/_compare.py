@@ -180,9 +180,7 @@ def write_comparison(
     allow_mismatch: bool = False,
     paired: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Write ``comparison.{md,csv,html}`` into an existing folder; return the wide table.
-    ``names``: where each result is, shown as ``result_dir``; ``paired``: the differences of
-    :func:`biasamp.pipeline.compare.paired_differences`, shown in their own section."""
+    """Write ``comparison.{md,csv,html}`` into an existing folder; return the wide table."""
     long, setup, differing = _comparison(results, names, allow_mismatch)
     formats = normalised(_FORMATS_PARAM, formats=formats)
     wide = _wide(long)

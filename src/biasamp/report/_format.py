@@ -36,9 +36,7 @@ def direction_label(direction) -> str:
 
 
 def degenerate_ci(low, high) -> bool:
-    """Whether ``[low, high]`` has zero width up to rounding (a sum taken in another order):
-    nothing varied in its bootstrap. Narrower than the digits shown is real; a missing end,
-    unavailable."""
+    """Whether ``[low, high]`` has zero width up to rounding: nothing varied in its bootstrap."""
     if low is None or high is None or not (np.isfinite(float(low)) and np.isfinite(float(high))):
         return False
     return math.isclose(float(low), float(high), rel_tol=1e-9, abs_tol=1e-12)
@@ -135,8 +133,7 @@ def plain_text(text: str) -> str:
 
 @cache
 def _env() -> jinja2.Environment:
-    """The templates of ``templates/``: HTML ones autoescaped; the Markdown filters escape
-    raw HTML."""
+    """The templates of ``templates/``: HTML ones autoescaped."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("biasamp.report", "templates"),
         autoescape=jinja2.select_autoescape(["html.j2"]),

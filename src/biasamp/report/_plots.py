@@ -70,8 +70,7 @@ def pyplot():
 
 
 def figure(width: float, height: float, title: str, **subplots):
-    """A titled figure of ``width`` x ``height`` inches (constrained layout) and its axes
-    grid (2-d; keywords of ``pyplot.subplots``); a title wider than the figure is wrapped."""
+    """A titled figure (constrained layout; a title wider than it wrapped) and its 2-d axes."""
     fig, axes = pyplot().subplots(
         figsize=(width, height), dpi=DPI, layout="constrained", squeeze=False, **subplots
     )
@@ -108,15 +107,13 @@ def _entry(label: str, **style):
 
 
 def association_colors(association) -> np.ndarray:
-    """Colour per row: blue where the base associates the task with the attribute, orange
-    where it associates it against, grey for a tie (0) or an undefined association."""
+    """Colour per row: blue associated, orange against, grey for a tie or undefined."""
     y = np.asarray(association, dtype=float)
     return np.where(y > 0, _BLUE, np.where(y < 0, _ORANGE, _GREY))
 
 
 def association_entries(association, first: str, attributes) -> list:
-    """Legend entries explaining each colour :func:`association_colors` gave ``association``
-    (with two attributes "against the first" is "with the second", and says so)."""
+    """Legend entries explaining each colour :func:`association_colors` gave."""
     y = np.asarray(association, dtype=float)
     other = [a for a in attributes if a != first]
     against = (
@@ -133,8 +130,7 @@ def association_entries(association, first: str, attributes) -> list:
 
 
 def _anchor(angle: float) -> tuple[str, str, float, float]:
-    """Alignment of a label placed at ``angle`` from its point, and the fraction of its
-    width and height left/below of its anchor."""
+    """Alignment of a label at ``angle`` from its point, and its box's share left/below."""
     c, s = np.cos(np.radians(angle)), np.sin(np.radians(angle))
     ha, fx = ("left", 0.0) if c > 0.3 else ("right", 1.0) if c < -0.3 else ("center", 0.5)
     va, fy = ("bottom", 0.0) if s > 0.3 else ("top", 1.0) if s < -0.3 else ("center", 0.5)
@@ -247,9 +243,7 @@ def _marginal(result: ProbeResult, source: str, attribute: str) -> float | None:
 
 
 def _spread(x: np.ndarray) -> np.ndarray | None:
-    """Horizontal offsets for a panel whose defined bases are all one value (uniform): a
-    deterministic low-discrepancy sequence in task order within ±``_SPREAD``; None when the
-    bases differ."""
+    """Sideways offsets (golden-ratio sequence) when every defined base is one value."""
     finite = x[np.isfinite(x)]
     if finite.size < 2 or np.ptp(finite) > 1e-12:
         return None
@@ -258,8 +252,7 @@ def _spread(x: np.ndarray) -> np.ndarray | None:
 
 
 def _fig5_bars(s: pd.DataFrame, pooled: bool) -> np.ndarray:
-    """Error bars (2, n) of Fig. 5: ± the std over templates, or for pooled (bound) sets the
-    bootstrap CI of Δ = model − base placed at the point (p_base + CI of Δ)."""
+    """Error bars of Fig. 5: ± std over templates, or (pooled) the CI of Δ at the point."""
     if not pooled:
         std = s["p_model_std"].to_numpy(dtype=float)
         return np.nan_to_num(np.vstack([std, std]))
@@ -272,8 +265,7 @@ def _labelled(shown: int, picked: int) -> str:
 
 
 def _fig5_figure(result: ProbeResult):
-    """The paper's Fig. 5 analogue, model vs base ``P(attribute | task)``: a panel per source
-    (T->A), a row of them per attribute when there are more than two (docs/reports.md)."""
+    """The paper's Fig. 5 analogue, model vs base ``P(attribute | task)``."""
     df = _by_pair(result)
     attributes = _order(result, "attribute")
     # two attributes: the first says it all (P(second | task) = 1 - P(first | task))
@@ -354,8 +346,7 @@ def _fig5_legend(
 def _fig5_panel(
     ax, result: ProbeResult, *, src: str, s: pd.DataFrame, attributes, attribute: str
 ) -> tuple:
-    """Draw one source's Fig. 5 panel of ``attribute``; returns what :func:`place_labels`
-    needs."""
+    """Draw one Fig. 5 panel; returns what :func:`place_labels` needs."""
     first, parity = attribute, 1.0 / len(attributes)
     shown = _shown(s)
     x = s["p_base"].to_numpy(dtype=float)[shown]
@@ -401,9 +392,7 @@ def _fig5_panel(
 
 
 def _forest_figure(result: ProbeResult):
-    """Per-task Δ (model − base) with bootstrap CIs: a row of two panels (A->T, T->A) per
-    source and attribute (the first only of two); a task with Δ undefined keeps its row,
-    marked with a grey cross (docs/reports.md)."""
+    """Per-task Δ (model − base) with bootstrap CIs, a row per source and attribute."""
     df = _by_pair(result)
     attributes = _order(result, "attribute")
     each = attributes[:1] if len(attributes) == 2 else attributes
@@ -439,8 +428,7 @@ def _forest_figure(result: ProbeResult):
 
 
 def _forest_row(axes, df, *, source, first, tasks, ypos, named) -> tuple[np.ndarray, int]:
-    """Draw one source's two panels of attribute ``first`` (in the titles if ``named``);
-    returns the associations drawn and how many rows are undefined."""
+    """Draw one row's two panels; returns the associations drawn and the rows undefined."""
     from matplotlib.transforms import blended_transform_factory
 
     drawn, n_undefined = [], 0
@@ -482,8 +470,7 @@ def _forest_row(axes, df, *, source, first, tasks, ypos, named) -> tuple[np.ndar
 
 
 def _base_rate_figure(result: ProbeResult):
-    """Every source's value and CI in both directions (horizontal bars), beside the sign
-    agreement of their associations; sized from the names and the number of sources."""
+    """Every source's value and CI in both directions, beside their sign agreement."""
     from matplotlib.ticker import MaxNLocator
 
     summ = result.summary
@@ -551,8 +538,7 @@ def _base_rate_figure(result: ProbeResult):
 
 
 def _wrapped(name: str, width: int = 12) -> str:
-    """A source name broken after ``-``, ``:``, ``_`` or ``.`` into lines of about
-    ``width`` characters (the agreement matrix's column labels stay horizontal)."""
+    """A source name broken after ``-:_.`` into lines of about ``width`` characters."""
     lines, line = [], ""
     for piece in re.findall(r"[^-:_.]+[-:_.]?|[-:_.]", name):
         if line and len(line) + len(piece) > width:
@@ -563,8 +549,7 @@ def _wrapped(name: str, width: int = 12) -> str:
 
 
 def _agreement(result: ProbeResult, sources: list[str]) -> np.ndarray:
-    """Sign agreement of each pair of sources: upper triangle A->T, lower T->A, 1 on the
-    diagonal, NaN where the result has none."""
+    """Sign agreement of each two sources: upper triangle A->T, lower T->A."""
     agree = result.sign_agreement
     n = len(sources)
     mat = np.full((n, n), np.nan)

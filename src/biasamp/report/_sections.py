@@ -100,9 +100,7 @@ class Section:
 
 
 def build_sections(result: ProbeResult) -> dict[str, Any]:
-    """The parts of the report of ``result``, in report order (a :class:`Section`, or None: a
-    part not shown); in memory or loaded, the same (the mass and summary go through their JSON
-    form)."""
+    """The parts of ``result``'s report, in report order (None: a part not shown)."""
     doc = result.to_json_dict()
     prov, mass = result.provenance, doc["mass"]
     conf = prov.bootstrap.confidence
@@ -231,8 +229,7 @@ def _with_ci(frame: pd.DataFrame, column: str, ci: str = "ci_", **fmt) -> list[s
 
 
 def _top_rows(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
-    """The rows of the ``n`` largest |contributions| of each (source, direction): the
-    directions are on different scales, so one ranking across them would only show T->A."""
+    """The ``n`` largest |contributions| of each (source, direction) (different scales)."""
     if by_pair.empty:
         return by_pair
     groups = by_pair.groupby(["base_rates", "direction"], sort=False).ngroup()
@@ -360,8 +357,7 @@ def _undefined_lines(result: ProbeResult) -> tuple[str, ...]:
 
 
 def _unavailable_lines(summary: pd.DataFrame, *tables) -> tuple[str, ...]:
-    """Why an interval is ``n/a``: too few templates; zero width (of each ``(what, frame, low
-    column, high column)`` of ``tables``; :func:`~._format.degenerate_ci`): a bullet each."""
+    """Why an interval is ``n/a``: too few templates, or zero width in ``tables``."""
     degenerate = []
     for what, frame, low, high in tables:
         if frame.empty:
@@ -522,8 +518,7 @@ def _provenance_lines(p: Provenance) -> tuple[str, ...]:
 
 
 def _model_index(summary: list[dict], prov: Provenance) -> list[dict]:
-    """The Hugging Face ``model-index`` of a model card (read by ``huggingface_hub``'s
-    ``model_index_to_eval_results``): one metric per source and direction of the summary."""
+    """The Hugging Face ``model-index``: a metric per source and direction."""
     templates, version = prov.templates.name, prov.versions.get("biasamp", "")
     metrics = []
     for row in summary:
