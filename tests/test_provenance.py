@@ -182,9 +182,9 @@ def test_probe_result_takes_only_a_provenance(golden_result):
 
 
 def test_the_report_names_every_weight_file_up_to_four(golden_result, provenance, tmp_path):
-    from biasamp.report import render_markdown
+    from biasamp.report import report_text
 
-    md = render_markdown(golden_result)
+    md = report_text(golden_result)
     assert "- weights sha256: `model.safetensors` `abababababababab…`\n" in md
     shards = {f"model-{i:05d}.safetensors": f"{i}" * 64 for i in range(1, 7)}
     prov = golden_result.provenance
@@ -194,7 +194,7 @@ def test_the_report_names_every_weight_file_up_to_four(golden_result, provenance
             update={"model": prov.model.model_copy(update={"weights_sha256": shards})}
         ),
     )
-    line = next(x for x in render_markdown(many).splitlines() if "weights sha256" in x)
+    line = next(x for x in report_text(many).splitlines() if "weights sha256" in x)
     assert line == (
         "- weights sha256: `model-00001.safetensors` `1111111111111111…`, "
         "`model-00002.safetensors` `2222222222222222…`, "

@@ -1,13 +1,8 @@
-"""The one schema of ``results.json``: frozen pydantic models of its records and provenance
-(``pairs.json`` reuses :class:`ModelInfo` and :class:`ScorerInfo`).
+"""The one schema of ``results.json`` (and of ``pairs.json``'s model and scorer): frozen
+pydantic models, whose docstrings describe the keys in docs/results-format.md; :func:`parse`
+words the first error as one line naming the file and the key's path.
 
 long on purpose: one declaration per key of the file, each with its type beside it.
-
-:func:`parse` checks a parsed file, every key required, and words pydantic's first error as
-one line naming the file and the key's path (``results.json: provenance.scorer.device must be
-a string; got 3``). ``results.schema.json`` is generated from :class:`ResultsFile`
-(``python -m biasamp._schema``). Parts open by nature stay dicts (a source's own provenance,
-a set's metadata, the design, versions, audit, mass, config).
 """
 
 from __future__ import annotations
@@ -104,7 +99,6 @@ class FileModel(BaseModel):
         return data
 
 
-# ------------------------------------------------------------------ the provenance
 class ModelInfo(FileModel):
     """The model: id or folder, type and the evidence for it, revision, commit, the sha256
     of each weight file, classes, and the weights missing from its checkpoint (allowed with
@@ -122,8 +116,7 @@ class ModelInfo(FileModel):
 
     @classmethod
     def of_scorer(cls, scorer: Mapping, *, name: str) -> ModelInfo:
-        """From a scorer's own provenance (``BaseScorer.provenance``); ``name`` is the model
-        as the run was asked for it."""
+        """From ``BaseScorer.provenance``; ``name``: the model as the run was asked for it."""
         return cls(
             name=name, **{k: scorer[k] for k in cls.model_fields if k in scorer and k != "name"}
         )
@@ -161,25 +154,21 @@ class ScorerInfo(FileModel):
 
     @classmethod
     def of_scorer(cls, scorer: Mapping, *, estimator: str) -> ScorerInfo:
-        """From a scorer's own provenance (``BaseScorer.provenance``)."""
-        context = (
-            None
-            if "context_token" not in scorer
-            else ContextInfo(
+        """From ``BaseScorer.provenance``."""
+        context = None
+        if "context_token" in scorer:
+            context = ContextInfo(
                 token=scorer["context_token"],
                 rule=scorer["context_rule"],
                 chat_template=bool(scorer["chat_template"]),
                 skipped=tuple(scorer.get("context_skipped", ())),
             )
-        )
         return cls(
             estimator=estimator,
             device=str(scorer["device"]),
             dtype=str(scorer["dtype"]),
-            device_map=scorer.get("device_map"),
             context=context,
-            share_prefix=scorer.get("share_prefix"),
-            head_split=scorer.get("head_split"),
+            **{k: scorer.get(k) for k in ("device_map", "share_prefix", "head_split")},
         )
 
 
@@ -233,14 +222,13 @@ class BaseRatesInfo(FileModel):
     association_given: Bool
     row_totals: dict[str, Num] | None = None
 
-    # what the reports read of the source's own provenance (keys every source may set)
     @property
     def name(self) -> str:
         return str(self.source.get("name", ""))
 
     @property
     def kind(self) -> str:
-        """``counts``, ``statistics``, ``constructed`` or "" (see ``base_rates.KINDS``)."""
+        """One of ``base_rates.KINDS``, or ""."""
         return str(self.source.get("kind", ""))
 
     @property
@@ -297,7 +285,6 @@ class Provenance(FileModel):
         return self.base_rates.get(source, {}).get(direction)
 
 
-# ------------------------------------------------------------------ the records
 class SummaryRow(FileModel):
     """One (base_rates, direction): BiasAmp-> over templates with its CI."""
 
@@ -401,7 +388,6 @@ BY_GROUP_COLUMNS = tuple(ByGroupRow.model_fields)
 AGREEMENT_COLUMNS = tuple(AgreementRow.model_fields)
 
 
-# ------------------------------------------------------------------ reading
 _KINDS = {
     "string_type": "a string",
     "int_type": "an integer",
@@ -412,12 +398,6 @@ _KINDS = {
     "list_type": "a list",
     "tuple_type": "a list",
 }
-
-
-def _short(value, limit: int = 60) -> str:
-    """The repr of a refused value, cut to ``limit`` characters (one line in a message)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _where(loc) -> str:
@@ -443,12 +423,12 @@ def _one_line(err: dict, name: str) -> str:
         expected = "one of " + err["ctx"]["expected"].replace(" or ", ", ")
     else:
         expected = _KINDS.get(kind, err["msg"])
-    return f"{where} must be {expected}; got {_short(err['input'])}"
+    given = repr(err["input"])  # cut to one line of a message
+    return f"{where} must be {expected}; got {given if len(given) <= 60 else given[:57] + '...'}"
 
 
 def parse(model: type[FileModel], data, path: str, name: str = "results.json"):
-    """``data`` (a parsed file ``name`` at ``path``) checked against ``model``, every key
-    required; the first error is one line naming ``path`` and the key's path."""
+    """``data`` (a parsed file) checked against ``model``; the first error as one line."""
     try:
         return model.model_validate(data, context={"file": path})
     except ValidationError as exc:
@@ -456,8 +436,7 @@ def parse(model: type[FileModel], data, path: str, name: str = "results.json"):
 
 
 def check_version(data, path: str, *, version: int, name: str, again: str) -> None:
-    """Refuse a parsed file ``name`` that is not an object or not of ``version``: written by
-    another biasamp version, it is re-run (``again``), not converted."""
+    """Refuse a parsed file that is not an object or of another ``version`` (re-run it)."""
     if not isinstance(data, dict):
         raise BiasampError(f"{path}: {name} must hold a JSON object; got {type(data).__name__}")
     if data.get("schema_version") != version:
@@ -470,22 +449,17 @@ def check_version(data, path: str, *, version: int, name: str, again: str) -> No
 
 def jsonable(obj):
     """A JSON-serialisable copy: numpy scalars to Python, NaN/inf to None, paths to str."""
+    if isinstance(obj, (np.bool_, np.number)):
+        obj = obj.item()
     if isinstance(obj, Mapping):
         return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, np.ndarray)):
         return [jsonable(v) for v in obj]
-    if isinstance(obj, (bool, np.bool_)):
-        return bool(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        f = float(obj)
-        return f if math.isfinite(f) else None
-    if isinstance(obj, (str, int)) or obj is None:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, (str, int)) or obj is None:  # bool is an int
         return obj
-    if obj is _NA:  # a missing value of a nullable pandas column (e.g. Int64)
-        return None
-    return str(obj)
+    return None if obj is _NA else str(obj)  # NA: a missing value of a nullable column
 
 
 def results_schema() -> dict:

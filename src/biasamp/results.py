@@ -1,23 +1,6 @@
-"""The result of a probe, written and read here (the layout: :mod:`biasamp._schema`).
-
-:class:`ProbeResult` holds DataFrames, dicts and its typed :class:`Provenance`;
-:meth:`ProbeResult.save` writes the data files of a result folder (it renders nothing);
-:meth:`ProbeResult.load` reads them back, checking ``results.json`` against the schema first.
-The pipeline writes with ``save`` and the reports read with ``load``, so there is one
-definition of the format.
-
-Files of a result folder (the folder's mark ``.biasamp.json`` lists them all):
-
-``results.json``
-    ``schema_version``, ``summary``, ``by_pair``, ``per_template``, ``by_group``,
-    ``sign_agreement``, ``audit``, ``mass``, ``provenance``, ``config`` (NaN is written as
-    ``null``), and, written last, ``data_sha256`` (the sha256 of each data file) and
-    ``complete: true``; its JSON Schema is ``biasamp/results.schema.json``.
-``by_pair.csv``, ``per_template.csv``, ``by_group.csv``
-    The same tables as CSV (``by_group.csv`` only when the templates have groups).
-``tables.csv`` or ``tables.parquet``
-    Long probability tables: ``template_id, direction, task, attribute, prob, log_prob``.
-"""
+"""The result of a probe: :class:`ProbeResult`, its data files written (``save``) and read
+back (``load``, ``results.json`` checked against :mod:`biasamp._schema` first); the files of a
+result folder are listed in docs/reports.md, every key in docs/results-format.md."""
 
 from __future__ import annotations
 
@@ -80,11 +63,9 @@ class ProbeResult:
     summary : DataFrame
         One row per (base_rates, direction); columns :data:`SUMMARY_KEYS`.
     by_pair : DataFrame
-        Per (base_rates, direction, task, attribute) disaggregation with bootstrap CIs;
-        columns :data:`BY_PAIR_COLUMNS`.
+        Per (base_rates, direction, task, attribute), with bootstrap CIs.
     per_template : DataFrame
-        BiasAmp-> per (base_rates, direction, template); :data:`PER_TEMPLATE_COLUMNS`.
-        Pooled T->A rows (templates bound to their own tasks) have no value (NaN).
+        BiasAmp-> per (base_rates, direction, template); NaN for pooled T->A rows.
     tables : DataFrame or None
         Long probability tables (:data:`TABLE_COLUMNS`); None when loaded without them.
     audit : DataFrame
@@ -92,16 +73,13 @@ class ProbeResult:
     mass : dict
         Raw candidate probability mass summarised per direction.
     provenance : Provenance
-        Everything behind the numbers, read by attribute: ``provenance.model`` (id, type,
-        revision, commit, weights' sha256), ``.scorer`` (estimator, device, dtype,
-        context), ``.templates``, ``.tasks``, ``.attributes``, ``.bootstrap``,
-        ``.base_rates[source][direction]``, ``.design``, ``.versions``, ``.seed``,
-        ``.compat``, ``.note``, ``.timestamp`` (see :mod:`biasamp._schema`).
+        Everything behind the numbers, read by attribute (``provenance.model.name``, ...).
     config : dict
         The resolved configuration (its bootstrap options are ``provenance.bootstrap``).
     by_group : DataFrame
-        BiasAmp-> per (base_rates, direction, group of templates), e.g. WinoBias' pro and
-        anti sentences; :data:`BY_GROUP_COLUMNS`; empty when the templates have no groups.
+        BiasAmp-> per (base_rates, direction, group of templates); empty without groups.
+    sign_agreement : DataFrame
+        The sign agreement of two sources' associations, per direction.
     """
 
     summary: pd.DataFrame
@@ -126,14 +104,9 @@ class ProbeResult:
             self.by_group = pd.DataFrame(columns=list(BY_GROUP_COLUMNS))
         if self.sign_agreement is None:
             self.sign_agreement = pd.DataFrame(columns=list(AGREEMENT_COLUMNS))
-        # a count or "not measured" (None): nullable integers, written as int or null
-        self.summary = self.summary.assign(
-            n_tasks_unsupported=self.summary["n_tasks_unsupported"].astype("Int64")
-        )
-        # true, false or "not measured" (null): a nullable boolean, in memory and on reading
-        self.by_pair = self.by_pair.assign(
-            sign_supported=self.by_pair["sign_supported"].astype("boolean")
-        )
+        # a count, or true / false, or "not measured" (null): nullable, in memory and on reading
+        self.summary = self.summary.astype({"n_tasks_unsupported": "Int64"})
+        self.by_pair = self.by_pair.astype({"sign_supported": "boolean"})
 
     @property
     def model(self) -> str:
@@ -145,10 +118,7 @@ class ProbeResult:
         mark, written by :meth:`finish`)."""
         return {
             "schema_version": SCHEMA_VERSION,
-            "summary": [
-                {k: jsonable(rec[k]) for k in SUMMARY_KEYS}
-                for rec in self.summary.to_dict(orient="records")
-            ],
+            "summary": jsonable(self.summary[list(SUMMARY_KEYS)].to_dict(orient="records")),
             **{
                 k: jsonable(getattr(self, k).to_dict(orient="records"))
                 for k in ("by_pair", "per_template", "by_group", "sign_agreement", "audit")
@@ -160,7 +130,6 @@ class ProbeResult:
 
     def write_files(self, folder: Path, *, tables: str = "csv") -> None:
         """Write the data files (not ``results.json``) into an existing folder."""
-        tables = check(tables, OneOf(TABLE_FORMATS), "tables")
         if tables == "parquet":
             try:
                 import pyarrow  # noqa: F401
@@ -170,11 +139,8 @@ class ProbeResult:
                     "(or pip install pyarrow), or use tables='csv'"
                 ) from None
         d = Path(folder)
-        if self.tables is not None:
-            if tables == "parquet":
-                self.tables.to_parquet(d / "tables.parquet", index=False)
-            else:
-                self.tables.to_csv(d / "tables.csv", index=False)
+        if self.tables is not None:  # to_csv or to_parquet
+            getattr(self.tables, f"to_{tables}")(d / f"tables.{tables}", index=False)
         self.by_pair.to_csv(d / "by_pair.csv", index=False)
         self.per_template.to_csv(d / "per_template.csv", index=False)
         if not self.by_group.empty:
@@ -194,12 +160,8 @@ class ProbeResult:
         return path
 
     def save(self, out: str | os.PathLike, *, tables: str = "csv", overwrite: bool = False) -> Path:
-        """Write the data files of a result folder (no reports; see :mod:`biasamp.report`).
-
-        The folder is written as one transaction (:class:`biasamp._output.OutputFolder`): a
-        non-empty ``out`` is refused unless ``overwrite`` and it holds a probe result biasamp
-        wrote and nothing else (it is then replaced as a whole), a second writer is refused,
-        and an error or Ctrl-C leaves the previous folder or nothing.
+        """Write the data files of a result folder (no reports; see :mod:`biasamp.report`), as
+        one transaction (docs/reports.md: what biasamp writes, and what it never touches).
 
         Parameters
         ----------

@@ -15,7 +15,7 @@ from biasamp.base_rates import get_source
 from biasamp.cli import main
 from biasamp.metrics import bootstrap_ci, directional_bias_amplification
 from biasamp.pipeline import evaluate_tables
-from biasamp.report import render_markdown, render_model_card
+from biasamp.report import report_text
 from biasamp.results import ProbeResult
 from biasamp.tasks import load_tasks
 
@@ -159,7 +159,7 @@ def test_sparse_counts_bias_the_value_and_the_report_says_so(tmp_path, provenanc
         provenance=provenance(base_rates=ev.base_provenance, bootstrap=ev.bootstrap),
         config={},
     )
-    md = render_markdown(res)
+    md = report_text(res)
     t2a = _row(ev.summary, src.name, T2A)
     assert (
         "Values shifted by the sampling error of the counts (on average over the base resamples): "
@@ -224,7 +224,7 @@ def test_results_and_reports_keep_the_new_fields(counts_source, fixed_source, tm
     assert {r["n_tasks_unsupported"] for r in data["summary"]} == {0, None}
     assert {r["sign_supported"] for r in data["by_pair"]} == {True, None}
     assert data["provenance"]["bootstrap"]["min_base_count"] == 5
-    md = render_markdown(back)
+    md = report_text(back)
     assert (
         "Tasks with fewer than 5 co-occurrences, left out of the value (--min-base-count): "
         f"{counts_source.name}, A→T: 1 of 3 tasks; {counts_source.name}, T→A: 1 of 3 "
@@ -235,7 +235,7 @@ def test_results_and_reports_keep_the_new_fields(counts_source, fixed_source, tm
     # x (one sentence) is left out: the sources agree on the 4 cells of y and z
     # the counts resampled and x left out, every resample agrees as well: zero width, n/a
     assert "| 1.00 [n/a] | 4 |" in md
-    card = render_model_card(back)
+    card = report_text(back, "model-card")
     assert "Tasks with fewer than 5 co-occurrences" in card
 
 
@@ -251,7 +251,7 @@ def test_unsupported_associations_are_told_in_the_report(counts_source, provenan
         provenance=provenance(base_rates=ev.base_provenance, bootstrap=ev.bootstrap),
         config={},
     )
-    md = render_markdown(res)
+    md = report_text(res)
     assert (
         "Associations not supported by the counts (the sign holds in fewer than 95% of "
         f"the base resamples): {counts_source.name}, A→T: 1 of 3 tasks; "

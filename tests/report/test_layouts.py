@@ -12,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from biasamp.report import render_html, render_markdown, render_model_card, write_comparison
-from biasamp.report._render import render_template
+from biasamp.report import report_text, write_comparison
+from biasamp.report._format import render_template
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -40,9 +40,9 @@ def _same(name: str, text: str):
 
 def test_the_reports_are_written_as_checked_in(noted):
     links = {"fig5": "fig5.png", "forest": "forest.png", "base_rates": "panel.png"}
-    _same("report.md", render_markdown(noted, plots=links))
-    _same("report.html", render_html(noted))
-    _same("model_card.md", render_model_card(noted, plot="fig5.png"))
+    _same("report.md", report_text(noted, "md", plots=links))
+    _same("report.html", report_text(noted, "html"))
+    _same("model_card.md", report_text(noted, "model-card", plots={"fig5": "fig5.png"}))
 
 
 def test_the_comparison_is_written_as_checked_in(golden_result, tmp_path):

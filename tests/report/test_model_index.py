@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from biasamp.report import build_report, render_model_card
+from biasamp.report import build_report, report_text
 
 hub = pytest.importorskip("huggingface_hub")
 
@@ -16,7 +16,7 @@ EXPECTED = {"biasamp_a2t": -9 / 1040, "biasamp_t2a": 1 / 160}
 
 
 def _card(result):
-    return render_model_card(result, plot="fig5.png")
+    return report_text(result, "model-card", plots={"fig5": "fig5.png"})
 
 
 def test_the_front_matter_parses_with_huggingface_hub(golden_result):

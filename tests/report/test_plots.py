@@ -14,13 +14,15 @@ pytest.importorskip("matplotlib")
 
 from biasamp import UndefinedCellsWarning
 from biasamp.pipeline import evaluate_tables
-from biasamp.report._plot_layout import DPI, LABEL_GID, save
 from biasamp.report._plots import (
+    DPI,
+    LABEL_GID,
     _base_rate_figure,
     _fig5_figure,
     _forest_figure,
     _spread,
-    plot_all,
+    plot,
+    save,
 )
 from biasamp.results import ProbeResult
 from conftest import FixedSource
@@ -175,7 +177,7 @@ def _overlaps(boxes, *, slack: float = 0.5):
 
 
 def test_the_overlap_check_finds_an_overlap():
-    from biasamp.report._plot_layout import figure
+    from biasamp.report._plots import figure
 
     fig, axes = figure(3, 2, "t")
     axes[0, 0].text(0.5, 0.5, "one label")
@@ -406,8 +408,8 @@ def test_a_long_model_path_is_wrapped_not_cut_off(golden_result, kind):
 
 
 def test_plot_fig5_writes_the_same_png_twice(golden_result, tmp_path):
-    a = plot_all(golden_result, tmp_path, ["fig5"])["fig5"].read_bytes()
-    b = plot_all(golden_result, tmp_path, ["fig5"])["fig5"].read_bytes()
+    a = plot(golden_result, "fig5", tmp_path).read_bytes()
+    b = plot(golden_result, "fig5", tmp_path).read_bytes()
     assert a[:8] == b"\x89PNG\r\n\x1a\n" and a == b
 
 

@@ -26,9 +26,7 @@ from biasamp.report import (
     format_value,
     markdown_table,
     render,
-    render_html,
-    render_markdown,
-    render_model_card,
+    report_text,
 )
 from biasamp.results import ProbeResult
 
@@ -66,7 +64,7 @@ def test_build_report_writes_every_format(result_dir):
 
 
 def test_markdown_headline_numbers(result_dir):
-    md = render_markdown(_load(result_dir))
+    md = report_text(_load(result_dir))
     # golden: A->T per template [-9/520, 0] -> mean -9/1040 = -0.008654, std 9/1040
     assert "| golden | A→T | -0.0087 ± 0.0087 |" in md
     # T->A per template [1/80, 0] -> mean 1/160 = 0.00625, std 0.00625
@@ -260,7 +258,7 @@ def test_format_errors(result_dir):
 def test_fig5_says_how_many_tasks_have_no_base_data(result_dir, tmp_path, monkeypatch):
     import matplotlib.pyplot as plt
 
-    from biasamp.report._plots import plot_all
+    from biasamp.report._plots import plot
 
     results = _load(result_dir)
     rows = results.by_pair.copy()
@@ -277,7 +275,7 @@ def test_fig5_says_how_many_tasks_have_no_base_data(result_dir, tmp_path, monkey
         real_close(fig)
 
     monkeypatch.setattr(plt, "close", close)
-    path = plot_all(results, tmp_path, ["fig5"])["fig5"]
+    path = plot(results, "fig5", tmp_path)
     assert any("1 task(s) without base data (all-zero row) not shown" in t for t in titles)
     assert path.read_bytes()[:4] == b"\x89PNG"
 
@@ -376,9 +374,8 @@ def test_render_computes_the_sections_once(result_dir, monkeypatch):
 
 def test_in_memory_and_loaded_results_render_the_same(golden_result, result_dir, tmp_path):
     loaded = _load(result_dir)
-    assert render_markdown(golden_result) == render_markdown(loaded)
-    assert render_model_card(golden_result, plot="x.png") == render_model_card(loaded, plot="x.png")
-    assert render_html(golden_result) == render_html(loaded)
+    for fmt, plots in (("md", None), ("model-card", {"fig5": "x.png"}), ("html", None)):
+        assert report_text(golden_result, fmt, plots=plots) == report_text(loaded, fmt, plots=plots)
     a = render(golden_result, tmp_path / "a", ["json"])
     b = render(loaded, tmp_path / "b", "json")
     assert a["json"].read_text() == b["json"].read_text()

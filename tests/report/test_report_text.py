@@ -14,7 +14,7 @@ import pytest
 
 from biasamp.base_rates import get_source
 from biasamp.pipeline import evaluate_tables
-from biasamp.report import format_value, render_html, render_markdown
+from biasamp.report import format_value, report_text
 from biasamp.report._format import degenerate_ci, format_ci, markdown_html, plain_text
 from biasamp.results import ProbeResult
 
@@ -195,7 +195,7 @@ def test_unsupported_associations_of_two_directions_are_explained_once(noted, so
     s = noted.summary[noted.summary["base_rates"] == sparse].set_index("direction")
     n = s["n_tasks_unsupported"]
     assert n[A2T] > 0 and n[T2A] > 0  # both directions of the sparse source
-    md = render_markdown(noted)
+    md = report_text(noted)
     explanation = "the CI of a value with unsupported associations is indicative only"
     assert md.count(explanation) == 1
     assert md.count("Associations not supported by the counts") == 1
@@ -207,7 +207,7 @@ def test_unsupported_associations_of_two_directions_are_explained_once(noted, so
 
 
 def test_html_notes_are_lists_with_code_and_nothing_raw(noted):
-    page = render_html(noted)
+    page = report_text(noted, "html")
     notes = _note_lists(page)
     ul = notes["Evidence behind the base associations."]
     items = list(_all(ul, "li"))
@@ -231,13 +231,13 @@ def test_zero_width_intervals_are_na_with_one_note(noted, sources):
     # P(he) = 0.4 in a, 0.5 in b (equal task weights); he is associated with the tasks above
     # it: a: y; b: y, z. x and y agree, z does not: 4 of 6 cells, in both directions
     assert exact["agreement"].tolist() == pytest.approx([4 / 6, 4 / 6], abs=1e-15)
-    md = render_markdown(noted)
+    md = report_text(noted)
     assert md.count(f"| {a} | {b} | 0.67 [n/a] |") == 2
     n_shown = sum(degenerate_ci(lo, hi) for lo, hi in zip(agree["ci_low"], agree["ci_high"]))
     assert n_shown == 2
     assert md.count("Intervals of zero width shown as n/a") == 1
     assert f"sign-agreement CIs: 2 of {len(agree)}" in md
-    notes = _note_lists(render_html(noted))
+    notes = _note_lists(report_text(noted, "html"))
     assert "Intervals of zero width" in _text(notes["Unavailable intervals."])
 
 
@@ -246,7 +246,7 @@ def test_no_negative_zero_in_a_report(golden_result):
     s["ci_high"] = s["ci_high"].where(s["ci_high"] != 0, -0.0)  # the A->T CI ends at -0.0
     s.loc[s["direction"] == T2A, "mean"] = -1e-6
     res = dataclasses.replace(golden_result, summary=s)
-    md, page = render_markdown(res), render_html(res)
+    md, page = report_text(res), report_text(res, "html")
     assert "| golden | A→T | -0.0087 ± 0.0087 | [-0.0173, 0.0000] |" in md
     assert "| golden | T→A | 0.0000 ± 0.0063 | [0.0000, 0.0125] |" in md
     for text in (md, page):
@@ -258,7 +258,7 @@ def test_a_pooled_summary_row_shows_no_std(golden_result):
     summary shows the value alone (not '± n/a'); a row with a std keeps its '± std'."""
     s = golden_result.summary.copy()
     s.loc[0, ["aggregation", "std"]] = ["pooled", np.nan]
-    md = render_markdown(dataclasses.replace(golden_result, summary=s))
+    md = report_text(dataclasses.replace(golden_result, summary=s))
     rows = [line for line in md.splitlines() if line.startswith("| golden |")][:2]
     assert "± n/a" not in md
     assert f"| {format_value(s['mean'][0])} |" in rows[0]
@@ -268,7 +268,7 @@ def test_a_pooled_summary_row_shows_no_std(golden_result):
 def test_the_unsupported_mark_is_explained_only_where_shown(golden_result, noted):
     """The contributions footer explains "(unsupported)" only when a shown row carries it."""
     why = "the counts do not support the sign of this association"
-    assert why not in render_markdown(golden_result)  # exact tables: nothing unsupported
-    md = render_markdown(noted)
+    assert why not in report_text(golden_result)  # exact tables: nothing unsupported
+    md = report_text(noted)
     assert "(unsupported)" in md.split("## Largest contributions")[1].split("##")[0]
     assert md.count(why) == 1

@@ -1,13 +1,8 @@
-"""Reports of a probe result: Markdown, self-contained HTML, JSON, model card; comparisons.
+"""Reports of a probe result (Markdown, self-contained HTML, JSON, model card) and comparisons.
 
-Sections, then templates: the content of a report is computed once from a
-:class:`biasamp.results.ProbeResult` (:func:`~._sections.build_sections`: summary, notes,
-base rates, plots, largest contributions, sign agreement, candidate mass, tokenisation
-audit, caveats, provenance) and each format of :data:`FORMATS` lays it out with a Jinja2
-template of ``templates/``. :func:`render` draws only the PNG plots the requested formats
-show. A result folder is read with :meth:`biasamp.results.ProbeResult.load`, so
-``biasamp report DIR`` rebuilds reports from ``results.json`` without a model; this package
-never imports torch, and imports matplotlib only when it draws a plot.
+The content is computed once from a :class:`biasamp.results.ProbeResult`
+(:func:`~._sections.build_sections`) and each format of :data:`FORMATS` lays it out with a
+Jinja2 template of ``templates/``; matplotlib is imported only to draw a plot.
 
 Examples
 --------
@@ -22,6 +17,7 @@ Examples
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -37,10 +33,9 @@ from ._compare import compare_dirs, compare_table
 from ._compare import paired_markdown as paired_markdown
 from ._compare import setup_differences as setup_differences
 from ._compare import write_comparison as write_comparison
-from ._format import format_value, markdown_table
+from ._format import format_value, markdown_table, render_template
 from ._plots import PLOT_KINDS
-from ._render import json_report, render_html, render_markdown, render_model_card, render_template
-from ._sections import Sections, build_sections
+from ._sections import build_sections
 
 # paired_markdown, setup_differences and write_comparison (imported `as` themselves: re-exported)
 # serve `biasamp compare` and probe_many; they are not part of the public API
@@ -52,29 +47,23 @@ __all__ = [
     "format_value",
     "markdown_table",
     "render",
-    "render_html",
-    "render_markdown",
-    "render_model_card",
+    "report_text",
 ]
 
 log = logging.getLogger(__name__)
 
+#: The keys of ``report.json``, each the ``data`` of the section of that name.
+JSON_KEYS = ("summary", "sign_agreement", "mass", "provenance")
+
 
 @dataclass(frozen=True)
 class ReportFormat:
-    """A report format: the file it writes, its layout and the plot kinds it shows."""
+    """A report format: the file it writes, its template (None: ``report.json``, the data of
+    :data:`JSON_KEYS`) and the plot kinds it shows."""
 
-    file: str  # in the result folder
-    template: str | None = None  # in templates/ (HTML embeds the PNGs); None: report.json
-    plots: tuple[str, ...] = ()  # the plot kinds it shows (:func:`render` draws no other)
-
-    def render(self, sections: Sections, plots: Mapping[str, Path]) -> str:
-        """The format's text; ``plots`` maps plot kind -> PNG path (the kinds drawn)."""
-        if self.template is None:
-            return json_report(sections)
-        if not self.template.endswith(".html.j2"):
-            plots = {kind: os.path.basename(path) for kind, path in plots.items()}
-        return render_template(self.template, s=sections, plots=plots)
+    file: str
+    template: str | None = None
+    plots: tuple[str, ...] = ()
 
 
 #: The report formats: name -> :class:`ReportFormat`.
@@ -102,6 +91,30 @@ FORMATS.register(
 )
 
 
+def _text(sections: dict, spec: ReportFormat, plots: Mapping) -> str:
+    if spec.template is None:  # NaN written as null
+        data = {k: sections[k].data for k in JSON_KEYS}
+        return json.dumps(data, indent=2, allow_nan=False) + "\n"
+    return render_template(spec.template, s=sections, plots=plots)
+
+
+def report_text(
+    result: ProbeResult, fmt: str = "md", *, plots: Mapping[str, str | os.PathLike] | None = None
+) -> str:
+    """The text of one report of ``result``.
+
+    Parameters
+    ----------
+    result : biasamp.results.ProbeResult
+        In memory or read with :meth:`~biasamp.results.ProbeResult.load`.
+    fmt : str
+        A name of :data:`FORMATS`: ``md``, ``html``, ``json``, ``model-card``.
+    plots : dict, optional
+        Plot kind -> PNG: embedded from this path (``html``), else linked as given.
+    """
+    return _text(build_sections(result), FORMATS.get(fmt), plots or {})
+
+
 #: The one check of a ``formats`` argument (render and build_report).
 _FORMATS_PARAM = {"formats": SubsetOf(FORMATS)}
 
@@ -124,10 +137,9 @@ def render(
     out_dir : path
         Folder to write into (created); usually the result's own folder.
     formats : list of str or comma-separated str
-        Names of :data:`FORMATS`: ``md``, ``html``, ``json``, ``model-card``.
+        Names of :data:`FORMATS`.
     plots : bool
-        Draw the PNG plots the formats show (``json`` shows none, ``model-card`` only
-        ``fig5``); False draws none and the reports show none.
+        Draw the PNG plots the formats show; False draws none and the reports show none.
     progress : bool or biasamp._progress.Progress, optional
         Told the ``plots`` and ``reports`` stages.
 
@@ -139,23 +151,23 @@ def render(
     d.mkdir(parents=True, exist_ok=True)
     specs = {name: FORMATS.get(name) for name in normalised(_FORMATS_PARAM, formats=formats)}
     sections = build_sections(result)
-    wanted = {kind for spec in specs.values() for kind in spec.plots} & set(sections.plots)
-    drawn: dict[str, Path] = {}
+    wanted = {kind for spec in specs.values() for kind in spec.plots} & set(sections["plots"])
+    written: dict[str, Path] = {}
     progress = as_progress(progress)
     if plots and wanted:
-        from ._plots import plot_all
+        from ._plots import plot
 
         progress.stage("plots", len(wanted), "plots")
         for kind in (k for k in PLOT_KINDS if k in wanted):
-            drawn.update(plot_all(result, d, [kind]))
+            written[kind] = plot(result, kind, d)
             progress.advance()
-    written = dict(drawn)
     progress.stage("reports", len(specs), "files")
     for name, spec in specs.items():
-        path = d / spec.file
-        shown = {kind: drawn[kind] for kind in spec.plots if kind in drawn}
-        path.write_text(spec.render(sections, shown), encoding="utf-8")
-        written[name] = path
+        # HTML embeds the PNG of each path; the others link it beside them by its name
+        embed = name == "html"
+        shown = {k: p if embed else p.name for k, p in written.items() if k in spec.plots}
+        written[name] = d / spec.file
+        written[name].write_text(_text(sections, spec, shown), encoding="utf-8")
         progress.advance()
     log.info("wrote %s", ", ".join(str(p) for p in written.values()))
     return written
@@ -191,13 +203,11 @@ def build_report(
     dict mapping plot kind, then format, to the final path of each written file.
     """
     result = ProbeResult.load(result_dir, tables=False)
-    src = Path(result_dir)
-    if out is not None:
+    if out is None:  # update: everything the folder holds survives the swap
+        output = OutputFolder(result_dir, kind="probe", update=True, param="RESULT_DIR")
+    else:
         output = OutputFolder(out, kind="report", overwrite=overwrite, param="--out")
-        with output as staging:
-            written = render(result, staging, formats, plots=plots, progress=progress)
-        return {k: output.target / p.name for k, p in written.items()}
-    output = OutputFolder(src, kind="probe", update=True, param="RESULT_DIR")
-    with output as staging:  # update: everything the folder holds survives the swap
+    with output as staging:
         written = render(result, staging, formats, plots=plots, progress=progress)
-    return {k: output.named / p.name for k, p in written.items()}
+    final = output.target if out is not None else output.named
+    return {k: final / p.name for k, p in written.items()}

@@ -1,11 +1,6 @@
-"""Several result folders side by side (``biasamp compare``).
-
-A comparison starts with a *setup table*: what makes the numbers comparable (template set and
-the hash of its prompts, attributes, tasks, estimator, compat mode, base-rate sources and the
-hashes of their tables, CI level and bootstrap). Results that differ in any of it are refused unless
-``allow_mismatch``, which marks the differing rows and columns instead. ``comparison.md`` and
-``comparison.html`` are laid out by the templates ``comparison.md.j2`` / ``comparison.html.j2``.
-"""
+"""Several result folders side by side (``biasamp compare``): a setup table of what makes the
+numbers comparable (results that differ in it are refused unless ``allow_mismatch``, which marks
+them), the values, the paired differences; laid out by ``comparison.{md,html}.j2``."""
 
 from __future__ import annotations
 
@@ -18,9 +13,8 @@ import pandas as pd
 from .._errors import BiasampError
 from .._output import OutputFolder
 from .._validation import SubsetOf, normalised, validate_params
-from ..results import BootstrapInfo, ProbeResult
-from ._format import direction_label, format_value, markdown_table
-from ._render import render_template
+from ..results import ProbeResult
+from ._format import direction_label, format_value, markdown_table, render_template
 
 __all__ = [
     "compare_dirs",
@@ -34,21 +28,11 @@ __all__ = [
 COMPARE_FORMATS = ("md", "csv", "html")
 
 _INTRO = "mean ± std [bootstrap CI] over templates; compare each direction only with itself."
-#: setup rows that must agree for the numbers to be comparable (the model may differ)
-_MUST_AGREE = (
-    "templates",
-    "prompts sha256",
-    "attributes",
-    "tasks",
-    "estimator",
-    "compat",
-    "base rates",
-    "CI",
-)
 
 
 def _setup(res: ProbeResult) -> dict:
-    p = res.provenance
+    """What makes the numbers comparable (every row but the model must agree)."""
+    p, boot = res.provenance, res.provenance.bootstrap
     tpl, tasks = p.templates, p.tasks
     base_hashes = ", ".join(
         f"{source} {direction_label(direction)} {b.joint_sha256[:12]}"
@@ -64,16 +48,9 @@ def _setup(res: ProbeResult) -> dict:
         "estimator": p.scorer.estimator,
         "compat": p.compat or "none",
         "base rates": base_hashes,
-        "CI": _ci_setup(p.bootstrap),
+        "CI": f"{boot.confidence}, over {boot.resample}, base {boot.base_uncertainty}"
+        + ("" if boot.min_base_count is None else f", min base count {boot.min_base_count}"),
     }
-
-
-def _ci_setup(boot: BootstrapInfo) -> str:
-    """The CI level, what the bootstrap resamples, the base-rate uncertainty, and the minimum
-    base count (when one was set)."""
-    return f"{boot.confidence}, over {boot.resample}, base {boot.base_uncertainty}" + (
-        "" if boot.min_base_count is None else f", min base count {boot.min_base_count}"
-    )
 
 
 def _setup_table(results: Sequence[ProbeResult], labels: Sequence[str]) -> pd.DataFrame:
@@ -82,7 +59,7 @@ def _setup_table(results: Sequence[ProbeResult], labels: Sequence[str]) -> pd.Da
     table = pd.DataFrame(rows, index=list(labels)).T
     table.index.name = "setup"
     table["differs"] = [
-        ("yes" if len(set(table.loc[k, list(labels)])) > 1 else "") if k in _MUST_AGREE else ""
+        "yes" if k != "model" and len(set(table.loc[k, list(labels)])) > 1 else ""
         for k in table.index
     ]
     return table.reset_index()
@@ -149,13 +126,12 @@ def _long(results, result_dirs) -> pd.DataFrame:
 def _wide(long: pd.DataFrame) -> pd.DataFrame:
     # two dirs with the same model id: tell them apart by their folder
     dup = long.groupby("model")["result_dir"].transform("nunique") > 1
-    labels = np.where(dup, long["model"] + " (" + long["result_dir"] + ")", long["model"])
-    long = long.assign(label=labels)
     cells = long.assign(
+        label=np.where(dup, long["model"] + " (" + long["result_dir"] + ")", long["model"]),
         cell=[
             format_value(m, s, (lo, hi))
             for m, s, lo, hi in zip(long["mean"], long["std"], long["ci_low"], long["ci_high"])
-        ]
+        ],
     )
     order = list(dict.fromkeys(cells["label"]))
     wide = cells.pivot_table(
@@ -174,7 +150,7 @@ def _wide(long: pd.DataFrame) -> pd.DataFrame:
 def _comparison(results: Sequence[ProbeResult], names: Sequence, allow_mismatch: bool):
     labels = _labels(results, names)
     setup = _setup_table(results, labels)
-    differing = setup_differences(results, labels)
+    differing = setup.loc[setup["differs"] == "yes", "setup"].tolist()
     if differing and not allow_mismatch:
         details = "; ".join(
             f"{k}: "
@@ -204,13 +180,7 @@ def write_comparison(
     allow_mismatch: bool = False,
     paired: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Write ``comparison.{md,csv,html}`` into an existing folder; return the wide table.
-
-    ``results`` are in memory; ``names`` say where each one is (its folder, relative to the
-    comparison when they are written together), shown as ``result_dir``. ``paired``: the
-    differences of :func:`biasamp.pipeline.compare.paired_differences` (computed by the
-    caller, which has the models' tables), shown in their own section.
-    """
+    """Write ``comparison.{md,csv,html}`` into an existing folder; return the wide table."""
     long, setup, differing = _comparison(results, names, allow_mismatch)
     formats = normalised(_FORMATS_PARAM, formats=formats)
     wide = _wide(long)
@@ -271,9 +241,8 @@ def compare_dirs(
 
     Returns
     -------
-    DataFrame
-        The wide table: one row per (base_rates, direction), one column per model, cells
-        ``mean ± std [ci_low, ci_high]``.
+    DataFrame: one row per (base_rates, direction), one column per model, cells
+    ``mean ± std [ci_low, ci_high]``.
     """
     output = None if out is None else OutputFolder(out, kind="compare", overwrite=overwrite)
     if output is not None:

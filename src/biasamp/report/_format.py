@@ -1,20 +1,19 @@
-"""Formatting helpers shared by every report format: numbers and CIs, tables, Markdown.
-
->>> import pandas as pd
->>> print(markdown_table(pd.DataFrame({"source": ["a|b"], "value": [format_value(0.5, 0.01)]})))
-| source | value |
-|---|---|
-| a\\|b | 0.5000 ± 0.0100 |
-"""
+"""What every report format shares: numbers and CIs, tables, Markdown, the Jinja2 templates."""
 
 from __future__ import annotations
 
+import base64
 import html
 import math
+from functools import cache
+from pathlib import Path
 
+import jinja2
 import numpy as np
 import pandas as pd
+import yaml
 from markdown_it import MarkdownIt
+from markupsafe import Markup
 
 from .._conventions import DIRECTION_LABELS
 
@@ -24,11 +23,10 @@ __all__ = [
     "format_ci",
     "format_value",
     "html_table",
-    "inline_html",
     "markdown_html",
-    "markdown_list",
     "markdown_table",
     "plain_text",
+    "render_template",
 ]
 
 
@@ -38,14 +36,7 @@ def direction_label(direction) -> str:
 
 
 def degenerate_ci(low, high) -> bool:
-    """Whether ``[low, high]`` is an interval of zero width: nothing varied in its bootstrap.
-
-    Equal up to rounding (``rel_tol=1e-9, abs_tol=1e-12``: a sum taken in another order); an
-    interval merely narrower than the digits shown is real, and missing ends are unavailable.
-
-    >>> degenerate_ci(0.1547, 0.1547), degenerate_ci(0.00100, 0.00101)
-    (True, False)
-    """
+    """Whether ``[low, high]`` has zero width up to rounding: nothing varied in its bootstrap."""
     if low is None or high is None or not (np.isfinite(float(low)) and np.isfinite(float(high))):
         return False
     return math.isclose(float(low), float(high), rel_tol=1e-9, abs_tol=1e-12)
@@ -59,13 +50,9 @@ def _number(value, digits: int, sign: bool) -> str:
 
 
 def format_value(mean, std=None, ci=None, digits: int = 4, *, sign: bool = False) -> str:
-    """``mean ± std [low, high]`` with fixed digits: the one number formatter of the reports.
-
-    Every number is rounded to ``digits`` digits after the decimal point; a number that rounds
-    to zero is written without a sign (``0.0000``, never ``-0.0000``); a missing or non-finite
-    number is ``n/a``. A CI is always written ``[low, high]``; an interval that is unavailable
-    (an end missing or non-finite) or degenerate (zero width, see :func:`degenerate_ci`: it
-    would only repeat the value) is written ``[n/a]``.
+    """``mean ± std [low, high]`` with fixed digits: the one number formatter of the reports. A
+    number that rounds to zero has no sign; a missing or non-finite one is ``n/a``; a CI with an
+    end missing or of zero width (it would only repeat the value) is ``[n/a]``.
 
     Parameters
     ----------
@@ -99,12 +86,7 @@ def format_value(mean, std=None, ci=None, digits: int = 4, *, sign: bool = False
 
 
 def format_ci(low, high, digits: int = 4) -> str:
-    """A CI alone: ``[low, high]``, or ``n/a`` when unavailable or degenerate (see
-    :func:`format_value`).
-
-    >>> format_ci(-0.2557, -0.22341), format_ci(0.97, 0.97), format_ci(None, 0.2)
-    ('[-0.2557, -0.2234]', 'n/a', 'n/a')
-    """
+    """A CI alone: ``[low, high]``, or ``n/a`` when unavailable or degenerate."""
     if degenerate_ci(low, high):
         return "n/a"
     ends = (_number(low, digits, False), _number(high, digits, False))
@@ -135,41 +117,46 @@ _MARKDOWN = MarkdownIt("commonmark", {"html": False})
 
 
 def markdown_html(text: str) -> str:
-    r"""A Markdown text (paragraphs, lists, ``**bold**``, ``*em*``, ```code```, links) as HTML;
-    raw HTML in it is escaped, never passed through.
-
-    >>> print(markdown_html("- **T→A** is *not* `A→T` <sic>\n- [x](https://x.org)"), end="")
-    <ul>
-    <li><strong>T→A</strong> is <em>not</em> <code>A→T</code> &lt;sic&gt;</li>
-    <li><a href="https://x.org">x</a></li>
-    </ul>
-    """
+    """A Markdown text as HTML; raw HTML in it is escaped, never passed through."""
     return _MARKDOWN.render(text)
 
 
-def inline_html(text: str) -> str:
-    """One line of inline Markdown as HTML (no enclosing paragraph; see :func:`markdown_html`).
-
-    >>> inline_html("**T→A** is *not* `A→T` <sic>")
-    '<strong>T→A</strong> is <em>not</em> <code>A→T</code> &lt;sic&gt;'
-    """
-    return _MARKDOWN.renderInline(text)
-
-
-def markdown_list(items) -> str:
-    """Markdown bullet lines as an HTML ``<ul>`` (each item inline Markdown)."""
-    return markdown_html("".join(f"- {item}\n" for item in items))
-
-
 def plain_text(text: str) -> str:
-    """The text of an inline-Markdown line without its marks (for HTML titles).
-
-    >>> plain_text("BiasAmp→ report: `bert-base-uncased` **now**")
-    'BiasAmp→ report: bert-base-uncased now'
-    """
+    """The text of an inline-Markdown line without its marks (for HTML titles)."""
     return "".join(
         t.content
         for line in _MARKDOWN.parseInline(text)
         for t in line.children or ()
         if t.type in ("text", "code_inline")
     )
+
+
+@cache
+def _env() -> jinja2.Environment:
+    """The templates of ``templates/``: HTML ones autoescaped."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("biasamp.report", "templates"),
+        autoescape=jinja2.select_autoescape(["html.j2"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        md_table=markdown_table,
+        plain=plain_text,
+        base64=lambda path: base64.b64encode(Path(path).read_bytes()).decode("ascii"),
+        yaml=lambda v: yaml.safe_dump(v, sort_keys=False, allow_unicode=True),
+        html_table=lambda df: Markup(html_table(df)),
+        markdown=lambda text: Markup(markdown_html(text)),
+        inline=lambda text: Markup(_MARKDOWN.renderInline(text)),
+        md_list=lambda items: Markup(markdown_html("".join(f"- {i}\n" for i in items))),
+        # html.escape, as the table cells (Jinja's |e writes quotes otherwise)
+        html_escape=lambda text: Markup(html.escape(str(text))),
+    )
+    return env
+
+
+def render_template(name: str, **context) -> str:
+    """The text of ``templates/<name>`` rendered with ``context``."""
+    return _env().get_template(name).render(**context)

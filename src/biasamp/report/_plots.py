@@ -1,12 +1,9 @@
-"""PNG plots of a probe result (matplotlib imported lazily, Agg backend).
+"""PNG plots of a probe result (matplotlib imported lazily, Agg backend): Fig. 5, the forest
+plot, the base-rate panel, and what they share (figure, colours, label placement).
 
-long on purpose: the three figures of a report (Fig. 5, the forest plot, the base-rate
-panel), each with its own helpers; what they share is in ``_plot_layout``.
-
-:func:`plot_all` writes the PNGs of a :class:`~biasamp.results.ProbeResult` (in memory or
-loaded from its folder), one figure function per kind; none needs a model or torch. Figures
-are laid out by
-``_plot_layout`` (constrained layout: nothing is cut off; labels placed without overlaps).
+long on purpose: the three figures of a report and their one layout: constrained layout,
+frozen after a first draw so that task labels are placed in final pixels, by a deterministic
+greedy search that keeps them clear of each other, of the points and of the axes' edges.
 """
 
 from __future__ import annotations
@@ -21,17 +18,8 @@ import pandas as pd
 from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from ..results import ProbeResult
 from ._format import direction_label
-from ._plot_layout import (
-    association_colors,
-    association_entries,
-    figure,
-    freeze_layout,
-    place_labels,
-    save,
-    text_width,
-)
 
-__all__ = ["PLOT_FILES", "PLOT_KINDS", "PLOT_TITLES", "plot_all"]
+__all__ = ["PLOT_FILES", "PLOT_KINDS", "PLOT_TITLES", "plot"]
 
 #: The plot kinds, in report order.
 PLOT_KINDS = ("fig5", "forest", "base_rates")
@@ -47,49 +35,203 @@ PLOT_TITLES = {
     "forest": "Per-task \u0394 with bootstrap CIs",
     "base_rates": "Base-rate comparison",
 }
+#: Resolution of the figures and of the saved PNGs (pixels in the layout are pixels in the file).
+DPI = 110
+#: ``gid`` of the task labels placed by :func:`place_labels` (the tests find them by it).
+LABEL_GID = "task-label"
+
+_BLUE, _ORANGE, _GREY = "tab:blue", "tab:orange", "0.55"
+#: line styles of Fig. 5, drawn and explained in its legend with the same values
+_DIAGONAL = {"color": "0.5", "lw": 1, "ls": "--"}
+_PARITY = {"color": "tab:red", "lw": 0.8, "ls": ":"}
+_MARGINAL = {"color": "tab:green", "lw": 1.1, "ls": "-."}
+#: sizes of the base-rate panel
+_NAME_SIZE = 10  # source names (tick labels), points
+_CELL_SIZE = 10  # agreement values in the cells, points
+_TITLE_SIZE = 11  # panel titles, points
+_BAR_WIDTH = 3.0  # inches of each bar panel
+#: tasks labelled per panel of Fig. 5 (the largest |model - base| deviations)
+_N_LABELS = 8
+#: half-width of the horizontal spread of the points of a panel whose base is one value
+_SPREAD = 0.1
+#: radii (pixels) and directions (degrees; right of the point first) tried for each label
+_RADII = (6, 11, 18, 27, 38, 51, 66, 83, 102, 124, 148, 175)
+_ANGLES = (0, 30, -30, 60, -60, 90, -90, 120, -120, 150, -150, 180)
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def figure(width: float, height: float, title: str, **subplots):
+    """A titled figure (constrained layout; a title wider than it wrapped) and its 2-d axes."""
+    fig, axes = pyplot().subplots(
+        figsize=(width, height), dpi=DPI, layout="constrained", squeeze=False, **subplots
+    )
+    size = 12
+    chars = max(20, int(len(title) * (width - 0.4) / max(text_width([title], size), 1e-9)))
+    fig.suptitle("\n".join(textwrap.wrap(title, chars)), fontsize=size)
+    return fig, axes
+
+
+def save(fig, path) -> Path:
+    """Write the PNG (at :data:`DPI`) and close the figure."""
+    path = Path(path)
+    fig.savefig(path, dpi=DPI)
+    pyplot().close(fig)
+    return path
+
+
+def text_width(texts, fontsize: float) -> float:
+    """Width in inches of the widest of ``texts`` at ``fontsize`` (0 for none)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    prop = FontProperties(size=fontsize)
+    return max(
+        (TextPath((0, 0), str(t), prop=prop).get_extents().width / 72 for t in texts), default=0.0
+    )
+
+
+def _entry(label: str, **style):
+    """A legend entry: a line or marker of ``style``."""
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], label=label, **style)
+
+
+def association_colors(association) -> np.ndarray:
+    """Colour per row: blue associated, orange against, grey for a tie or undefined."""
+    y = np.asarray(association, dtype=float)
+    return np.where(y > 0, _BLUE, np.where(y < 0, _ORANGE, _GREY))
+
+
+def association_entries(association, first: str, attributes) -> list:
+    """Legend entries explaining each colour :func:`association_colors` gave."""
+    y = np.asarray(association, dtype=float)
+    other = [a for a in attributes if a != first]
+    against = (
+        f"base associates task with {other[0]}"
+        if len(other) == 1
+        else f"base does not associate task with {first}"
+    )
+    kinds = [
+        (y > 0, _BLUE, f"base associates task with {first}"),
+        (y < 0, _ORANGE, against),
+        (y == 0, _GREY, "tie: no association"),
+    ]
+    return [_entry(label, ls="", marker="o", color=c) for mask, c, label in kinds if mask.any()]
+
+
+def _anchor(angle: float) -> tuple[str, str, float, float]:
+    """Alignment of a label at ``angle`` from its point, and its box's share left/below."""
+    c, s = np.cos(np.radians(angle)), np.sin(np.radians(angle))
+    ha, fx = ("left", 0.0) if c > 0.3 else ("right", 1.0) if c < -0.3 else ("center", 0.5)
+    va, fy = ("bottom", 0.0) if s > 0.3 else ("top", 1.0) if s < -0.3 else ("center", 0.5)
+    return ha, va, fx, fy
+
+
+def place_labels(ax, renderer, *, points, picked, names, fontsize: float = 7.5) -> int:
+    """Label the points ``picked`` (indices into ``points``, (n, 2) data units, most important
+    first) with ``names`` where they fit (one away from its point gets a leader line); return
+    how many were placed. Call once the layout is frozen."""
+    from matplotlib.transforms import Bbox
+
+    xy = ax.transData.transform(np.asarray(points, dtype=float))
+    half = 4.0  # half the side of a marker's box, pixels (s=22 is about 7 px at 110 dpi)
+    taken = [
+        Bbox.from_extents(px - half, py - half, px + half, py + half)
+        for px, py in xy
+        if np.isfinite(px) and np.isfinite(py)
+    ]
+    area = ax.get_window_extent(renderer).padded(-2)
+    labels, leaders = [], []
+    pt = 72.0 / ax.figure.dpi
+    for i, name in zip(picked, names):
+        probe = ax.text(0, 0, str(name), fontsize=fontsize, transform=None)
+        box = probe.get_window_extent(renderer)
+        probe.remove()
+        size = (box.width + 2, box.height + 2)
+        hit = _position(xy[i], size, taken, area, labels=labels, leaders=leaders)
+        if hit is None:
+            continue
+        ha, va, (fx, fy), (ox, oy), cand, leader = hit
+        # the leader line leaves the label at its anchor
+        arrow = dict(arrowstyle="-", color="0.45", lw=0.6, shrinkA=0, shrinkB=3, relpos=(fx, fy))
+        ann = ax.annotate(
+            str(name),
+            tuple(np.asarray(points, dtype=float)[i]),
+            xytext=(ox * pt, oy * pt),
+            textcoords="offset points",
+            ha=ha,
+            va=va,
+            fontsize=fontsize,
+            arrowprops=arrow if leader is not None else None,
+            zorder=4,
+        )
+        ann.set_gid(LABEL_GID)
+        taken.append(cand)
+        labels.append(cand)
+        if leader is not None:
+            leaders.append(leader)
+    return len(labels)
+
+
+def _position(point, size, taken, area, *, labels, leaders):
+    """The first free position of a label of ``size`` (w, h) of ``point`` (pixels), nearest first:
+    (ha, va, anchor fractions, offset, box, leader path or None), or None where none is free.
+    A box must lie inside ``area``, clear of the ``taken`` boxes and the ``leaders``; a
+    leader line may cross no other label and no other leader line."""
+    from matplotlib.path import Path as Line
+    from matplotlib.transforms import Bbox
+
+    (px, py), (w, h) = point, size
+    for r in _RADII:
+        for angle in _ANGLES:
+            ha, va, fx, fy = _anchor(angle)
+            ox, oy = r * np.cos(np.radians(angle)), r * np.sin(np.radians(angle))
+            x0, y0 = px + ox - fx * w, py + oy - fy * h
+            cand = Bbox.from_extents(x0, y0, x0 + w, y0 + h)
+            if not (
+                area.x0 <= cand.x0
+                and cand.x1 <= area.x1
+                and area.y0 <= cand.y0
+                and cand.y1 <= area.y1
+                and not any(cand.overlaps(t) for t in taken)
+                and not any(line.intersects_bbox(cand) for line in leaders)
+            ):
+                continue
+            leader = Line([(px, py), (px + ox, py + oy)]) if r > _RADII[1] else None
+            if leader is not None and (
+                any(leader.intersects_bbox(b) for b in labels)
+                or any(leader.intersects_path(other, filled=False) for other in leaders)
+            ):
+                continue
+            return ha, va, (fx, fy), (ox, oy), cand, leader
+    return None
 
 
 def _by_pair(result: ProbeResult) -> pd.DataFrame:
-    df = result.by_pair.copy()
-    for col in ("task", "attribute", "base_rates", "direction"):
-        df[col] = df[col].astype(str)
-    return df
+    return result.by_pair.astype(
+        dict.fromkeys(("task", "attribute", "base_rates", "direction"), str)
+    )
 
 
 def _order(result: ProbeResult, key: str) -> list[str]:
     return list(dict.fromkeys(result.by_pair[key].astype(str)))
 
 
-def _confidence(result: ProbeResult) -> float:
-    """The confidence level of the result's bootstrap intervals."""
-    return float(result.provenance.bootstrap.confidence)
-
-
-def _aggregation(result: ProbeResult, source: str, direction: str) -> str:
-    """``"templates"`` (mean over templates) or ``"pooled"`` (bound templates pooled per
-    task), as the summary records it for (source, direction)."""
+def _pooled(result: ProbeResult, source: str, direction: str) -> bool:
+    """Whether the summary's value of (source, direction) is pooled (bound templates)."""
     s = result.summary
     rows = s[(s["base_rates"].astype(str) == source) & (s["direction"] == direction)]
-    if "aggregation" not in rows or rows.empty:
-        return "templates"
-    return str(rows["aggregation"].iloc[0])
-
-
-#: line styles of Fig. 5, drawn and explained in its legend with the same values
-_DIAGONAL = {"color": "0.5", "lw": 1, "ls": "--"}
-_PARITY = {"color": "tab:red", "lw": 0.8, "ls": ":"}
-_MARGINAL = {"color": "tab:green", "lw": 1.1, "ls": "-."}
-
-#: sizes of the base-rate panel
-_NAME_SIZE = 10  # source names (tick labels), points
-_CELL_SIZE = 10  # agreement values in the cells, points
-_TITLE_SIZE = 11  # panel titles, points
-_BAR_WIDTH = 3.0  # inches of each bar panel
-
-#: tasks labelled per panel of Fig. 5 (the largest |model - base| deviations)
-_N_LABELS = 8
-#: half-width of the horizontal spread of the points of a panel whose base is one value
-_SPREAD = 0.1
+    return not rows.empty and rows["aggregation"].iloc[0] == "pooled"
 
 
 def _marginal(result: ProbeResult, source: str, attribute: str) -> float | None:
@@ -101,9 +243,7 @@ def _marginal(result: ProbeResult, source: str, attribute: str) -> float | None:
 
 
 def _spread(x: np.ndarray) -> np.ndarray | None:
-    """Horizontal offsets for a panel whose defined bases are all one value (uniform): a
-    deterministic low-discrepancy sequence in task order within ±``_SPREAD``; None when the
-    bases differ."""
+    """Sideways offsets (golden-ratio sequence) when every defined base is one value."""
     finite = x[np.isfinite(x)]
     if finite.size < 2 or np.ptp(finite) > 1e-12:
         return None
@@ -112,15 +252,12 @@ def _spread(x: np.ndarray) -> np.ndarray | None:
 
 
 def _fig5_bars(s: pd.DataFrame, pooled: bool) -> np.ndarray:
-    """Error bars (2, n) of Fig. 5: ± the std over templates, or for pooled (bound) sets the
-    bootstrap CI of Δ = model − base placed at the point (p_base + CI of Δ)."""
+    """Error bars of Fig. 5: ± std over templates, or (pooled) the CI of Δ at the point."""
     if not pooled:
         std = s["p_model_std"].to_numpy(dtype=float)
         return np.nan_to_num(np.vstack([std, std]))
-    d = s["delta"].to_numpy(dtype=float)
-    lo = d - s["delta_ci_low"].to_numpy(dtype=float)
-    hi = s["delta_ci_high"].to_numpy(dtype=float) - d
-    return np.clip(np.nan_to_num(np.vstack([lo, hi])), 0.0, None)  # rounding: never negative
+    d, low, high = s[["delta", "delta_ci_low", "delta_ci_high"]].to_numpy(dtype=float).T
+    return np.clip(np.nan_to_num(np.vstack([d - low, high - d])), 0.0, None)  # rounding: never < 0
 
 
 def _labelled(shown: int, picked: int) -> str:
@@ -128,23 +265,10 @@ def _labelled(shown: int, picked: int) -> str:
 
 
 def _fig5_figure(result: ProbeResult):
-    """The paper's Fig. 5 analogue: model vs base ``P(first attribute | task)``.
-
-    One panel per base-rate source (T->A direction); with more than two attributes (three
-    pronouns, or groups) a row of such panels per attribute (a small-multiples grid): x = the base source's
-    ``P(a | task)``, y = the model's mean over templates (bars: population std over
-    templates), or, for bound template sets, its value pooled over each task's templates
-    (bars: the bootstrap CI of Δ placed at the point); the diagonal (no amplification), the
-    line that decides the association, ``P(a | task) = P(a)`` (the base marginal; a task
-    right of it is associated with ``a``), and the parity lines at ``1 / n_attributes``.
-    Colours: the base's association. Where every task has the same base (uniform) the points
-    are spread sideways, deterministically, so that their bars show. The tasks furthest from
-    the diagonal are labelled where a label fits without overlapping another or a point.
-    """
+    """The paper's Fig. 5 analogue, model vs base ``P(attribute | task)``."""
     df = _by_pair(result)
     attributes = _order(result, "attribute")
-    # two attributes: the first says it all (P(second | task) = 1 - P(first | task)); more
-    # (three pronouns, or groups): a row of panels per attribute, a small-multiples grid
+    # two attributes: the first says it all (P(second | task) = 1 - P(first | task))
     rows_of = attributes if len(attributes) > 2 else attributes[:1]
     t2a = df[df["direction"] == TASK_TO_ATTRIBUTE]
     sources = _order(result, "base_rates")
@@ -172,7 +296,11 @@ def _fig5_figure(result: ProbeResult):
             labels.append(_fig5_panel(ax, result, src=src, s=s, attributes=attributes, attribute=a))
             leg.axis("off")
             leg.legend(handles=handles, loc="upper center", fontsize=8, frameon=False)
-    renderer = freeze_layout(fig)  # the title keeps its lines: only a count may change
+    # draw once (constrained layout places everything), then keep those positions: labels are
+    # placed in final pixels; the titles keep their lines, only a count may change
+    fig.canvas.draw()
+    fig.set_layout_engine("none")
+    renderer = fig.canvas.get_renderer()
     for ax, points, pick, names in labels:
         shown = place_labels(ax, renderer, points=points, picked=pick, names=names)
         ax.set_title(
@@ -184,56 +312,46 @@ def _fig5_figure(result: ProbeResult):
 
 def _shown(s: pd.DataFrame) -> np.ndarray:
     """Rows of a Fig. 5 panel that have a point (base and model defined)."""
-    return np.isfinite(s["p_base"].to_numpy(dtype=float)) & np.isfinite(
-        s["p_model"].to_numpy(dtype=float)
-    )
+    return np.isfinite(s[["p_base", "p_model"]].to_numpy(dtype=float)).all(axis=1)
 
 
 def _fig5_legend(
     result: ProbeResult, src: str, s: pd.DataFrame, attributes, *, attribute: str
 ) -> list:
     """The legend entries of one Fig. 5 panel: every line, every colour drawn, the bars."""
-    from matplotlib.lines import Line2D
-
     first, parity = attribute, 1.0 / len(attributes)
     handles = [
-        Line2D([], [], **_DIAGONAL, label="model = base (no amplification)"),
-        Line2D([], [], **_PARITY, label=f"parity: 1 / {len(attributes)} attributes = {parity:.2g}"),
+        _entry("model = base (no amplification)", **_DIAGONAL),
+        _entry(f"parity: 1 / {len(attributes)} attributes = {parity:.2g}", **_PARITY),
     ]
     marginal = _marginal(result, src, first)
     if marginal is not None:
         handles.append(
-            Line2D(
-                [],
-                [],
+            _entry(
+                f"base P({first}) = {marginal:.3g}: tasks right of it are associated with {first}",
                 **_MARGINAL,
-                label=f"base P({first}) = {marginal:.3g}: tasks right of it are "
-                f"associated with {first}",
             )
         )
     association = s["association"].to_numpy(dtype=float)[_shown(s)]
-    handles += association_entries(association, first, attributes, undefined=False)
+    handles += association_entries(association, first, attributes)
     bars = (
-        f"{_confidence(result):.0%} bootstrap CI of \u0394 = model \u2212 base"
-        if _aggregation(result, src, TASK_TO_ATTRIBUTE) == "pooled"
+        f"{result.provenance.bootstrap.confidence:.0%} bootstrap CI of \u0394 = model \u2212 base"
+        if _pooled(result, src, TASK_TO_ATTRIBUTE)
         else "± std over templates"
     )
-    handles.append(
-        Line2D([], [], color="0.6", marker="|", ls="", markersize=9, label=f"bars: {bars}")
-    )
+    handles.append(_entry(f"bars: {bars}", color="0.6", marker="|", ls="", markersize=9))
     return handles
 
 
 def _fig5_panel(
     ax, result: ProbeResult, *, src: str, s: pd.DataFrame, attributes, attribute: str
 ) -> tuple:
-    """Draw one source's Fig. 5 panel of ``attribute``; returns what :func:`place_labels`
-    needs."""
+    """Draw one Fig. 5 panel; returns what :func:`place_labels` needs."""
     first, parity = attribute, 1.0 / len(attributes)
     shown = _shown(s)
     x = s["p_base"].to_numpy(dtype=float)[shown]
     y = s["p_model"].to_numpy(dtype=float)[shown]
-    pooled = _aggregation(result, src, TASK_TO_ATTRIBUTE) == "pooled"
+    pooled = _pooled(result, src, TASK_TO_ATTRIBUTE)
     offsets = _spread(x)
     xs = x if offsets is None else x + offsets
     ax.plot([0, 1], [0, 1], **_DIAGONAL, zorder=0.5)
@@ -274,17 +392,7 @@ def _fig5_panel(
 
 
 def _forest_figure(result: ProbeResult):
-    """Per-task Δ (model − base) with bootstrap CIs: one row of two panels (A->T, T->A) per
-    base-rate source and attribute. With two attributes, the first only: its T->A Δ is the
-    second's with the sign flipped (both sum to 1 over the two), and the second's A->T Δ is in
-    ``by_pair.csv``; with more (groups), every attribute, as no one of them tells the others.
-
-    Δ is in the units of each direction (P(task | a) for A->T, P(a | task) for T->A),
-    so the two panels have their own x axes. A task whose Δ is undefined (no base data)
-    keeps its row, marked with a grey cross at the left edge.
-    """
-    from matplotlib.lines import Line2D
-
+    """Per-task Δ (model − base) with bootstrap CIs, a row per source and attribute."""
     df = _by_pair(result)
     attributes = _order(result, "attribute")
     each = attributes[:1] if len(attributes) == 2 else attributes
@@ -306,49 +414,29 @@ def _forest_figure(result: ProbeResult):
         _forest_row(row, df, source=source, first=a, tasks=tasks, ypos=ypos, named=len(each) > 1)
         for row, (source, a) in zip(axes, rows)
     ]
-    association = np.concatenate([a for a, _ in shown])
-    handles = association_entries(association, first, attributes, undefined=False)
+    handles = association_entries(np.concatenate([a for a, _ in shown]), first, attributes)
     if any(u for _, u in shown):
-        handles.append(
-            Line2D(
-                [],
-                [],
-                ls="",
-                marker="x",
-                color="0.35",
-                label="undefined base: no \u0394 for this task",
-            )
-        )
+        undefined = "undefined base: no \u0394 for this task"
+        handles.append(_entry(undefined, ls="", marker="x", color="0.35"))
+    confidence = result.provenance.bootstrap.confidence
     handles += [
-        Line2D(
-            [], [], color="0.4", lw=1, label=f"{_confidence(result):.0%} bootstrap CI of \u0394"
-        ),
-        Line2D([], [], color="0.3", lw=0.8, label="\u0394 = 0: model = base"),
+        _entry(f"{confidence:.0%} bootstrap CI of \u0394", color="0.4", lw=1),
+        _entry("\u0394 = 0: model = base", color="0.3", lw=0.8),
     ]
     fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=9, frameon=False)
     return fig
 
 
 def _forest_row(axes, df, *, source, first, tasks, ypos, named) -> tuple[np.ndarray, int]:
-    """Draw one source's two panels of attribute ``first`` (in the titles if ``named``);
-    returns the associations drawn and how many rows are undefined."""
+    """Draw one row's two panels; returns the associations drawn and the rows undefined."""
     from matplotlib.transforms import blended_transform_factory
 
     drawn, n_undefined = [], 0
     for ax, direction in zip(axes, DIRECTIONS):
-        s = (
-            df[
-                (df["direction"] == direction)
-                & (df["attribute"] == first)
-                & (df["base_rates"] == source)
-            ]
-            .set_index("task")
-            .reindex(tasks)
-        )
-        d = s["delta"].to_numpy(dtype=float)
-        lo = s["delta_ci_low"].to_numpy(dtype=float)
-        hi = s["delta_ci_high"].to_numpy(dtype=float)
-        association = s["association"].to_numpy(dtype=float)
+        keys = df[["direction", "attribute", "base_rates"]]
+        s = df[(keys == [direction, first, source]).all(axis=1)].set_index("task").reindex(tasks)
+        columns = ["delta", "delta_ci_low", "delta_ci_high", "association"]
+        d, lo, hi, association = s[columns].to_numpy(dtype=float).T
         defined = np.isfinite(d)
         ax.hlines(ypos, lo, hi, color="0.4", lw=1)
         ax.scatter(
@@ -382,15 +470,12 @@ def _forest_row(axes, df, *, source, first, tasks, ypos, named) -> tuple[np.ndar
 
 
 def _base_rate_figure(result: ProbeResult):
-    """Same model, every base source, both directions (value, CI), plus sign agreement:
-    horizontal bars (names read horizontally), the figure sized from the names and the
-    number of sources."""
+    """Every source's value and CI in both directions, beside their sign agreement."""
     from matplotlib.ticker import MaxNLocator
 
     summ = result.summary
     sources = list(dict.fromkeys(summ["base_rates"].astype(str)))
-    pooled = {d: _aggregation(result, sources[0], d) == "pooled" for d in DIRECTIONS}
-    confidence = _confidence(result)
+    confidence = result.provenance.bootstrap.confidence
     n = len(sources)
     wrapped = [_wrapped(s) for s in sources]
     name_w = text_width(sources, _NAME_SIZE)
@@ -429,24 +514,19 @@ def _base_rate_figure(result: ProbeResult):
         ax.set_ylim(-0.6, n - 0.4)
         ax.tick_params(axis="x", labelsize=9)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # tick labels never run together
-        value = "pooled over templates" if pooled[direction] else "mean over templates"
-        ax.set_xlabel(f"BiasAmp\u2192, {value}\nbars: {confidence:.0%} bootstrap CI", fontsize=10)
+        value = "pooled" if _pooled(result, sources[0], direction) else "mean"
+        ax.set_xlabel(
+            f"BiasAmp\u2192, {value} over templates\nbars: {confidence:.0%} bootstrap CI",
+            fontsize=10,
+        )
         ax.set_title(f"{direction_label(direction)} by base source", fontsize=_TITLE_SIZE)
     ax = axes[2]
     mat = _agreement(result, sources)
     im = ax.imshow(mat, vmin=0, vmax=1, cmap="viridis", aspect="auto")
-    for i in range(n):
-        for j in range(n):
-            if np.isfinite(mat[i, j]):
-                ax.text(
-                    j,
-                    i,
-                    f"{mat[i, j]:.2f}",
-                    ha="center",
-                    va="center",
-                    color="w" if mat[i, j] < 0.6 else "k",
-                    fontsize=_CELL_SIZE,
-                )
+    for (i, j), v in np.ndenumerate(mat):
+        if np.isfinite(v):
+            color = "w" if v < 0.6 else "k"
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", color=color, fontsize=_CELL_SIZE)
     ax.set_xticks(range(n))
     ax.set_xticklabels(wrapped, fontsize=_NAME_SIZE)
     ax.set_yticks(range(n))
@@ -458,8 +538,7 @@ def _base_rate_figure(result: ProbeResult):
 
 
 def _wrapped(name: str, width: int = 12) -> str:
-    """A source name broken after ``-``, ``:``, ``_`` or ``.`` into lines of about
-    ``width`` characters (the agreement matrix's column labels stay horizontal)."""
+    """A source name broken after ``-:_.`` into lines of about ``width`` characters."""
     lines, line = [], ""
     for piece in re.findall(r"[^-:_.]+[-:_.]?|[-:_.]", name):
         if line and len(line) + len(piece) > width:
@@ -470,34 +549,20 @@ def _wrapped(name: str, width: int = 12) -> str:
 
 
 def _agreement(result: ProbeResult, sources: list[str]) -> np.ndarray:
-    """Sign agreement of each pair of sources: upper triangle A->T, lower T->A, 1 on the
-    diagonal, NaN where the result has none."""
+    """Sign agreement of each two sources: upper triangle A->T, lower T->A."""
     agree = result.sign_agreement
     n = len(sources)
     mat = np.full((n, n), np.nan)
     np.fill_diagonal(mat, 1.0)
-    for direction in DIRECTIONS:
-        for rec in agree[agree["direction"] == direction].to_dict("records"):
-            i, j = sorted(
-                (sources.index(str(rec["source_a"])), sources.index(str(rec["source_b"])))
-            )
-            mat[(i, j) if direction == ATTRIBUTE_TO_TASK else (j, i)] = rec["agreement"]
+    for rec in agree.to_dict("records"):  # each direction fills its own triangle
+        i, j = sorted((sources.index(str(rec["source_a"])), sources.index(str(rec["source_b"]))))
+        mat[(i, j) if rec["direction"] == ATTRIBUTE_TO_TASK else (j, i)] = rec["agreement"]
     return mat
 
 
 _FIGURES = {"fig5": _fig5_figure, "forest": _forest_figure, "base_rates": _base_rate_figure}
 
 
-def plot_all(result: ProbeResult, out_dir, kinds=PLOT_KINDS) -> dict[str, Path]:
-    """Write the plots of ``kinds`` (default: every kind) into ``out_dir``.
-
-    Returns
-    -------
-    dict mapping kind to the written path, in :data:`PLOT_KINDS` order.
-    """
-    out_dir = Path(out_dir)
-    return {
-        kind: save(_FIGURES[kind](result), out_dir / PLOT_FILES[kind])
-        for kind in PLOT_KINDS
-        if kind in kinds
-    }
+def plot(result: ProbeResult, kind: str, out_dir) -> Path:
+    """Write the plot ``kind`` (of :data:`PLOT_KINDS`) into ``out_dir``; return its path."""
+    return save(_FIGURES[kind](result), Path(out_dir) / PLOT_FILES[kind])

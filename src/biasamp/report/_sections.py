@@ -1,19 +1,12 @@
-"""The content of a report, computed once from a :class:`~biasamp.results.ProbeResult`.
+"""The content of a report, computed once from a :class:`~biasamp.results.ProbeResult`: every
+sentence a report says (texts inline Markdown, numbers through :func:`~._format.format_value`);
+the templates only lay it out.
 
-long on purpose: this module is everything a report says (the sections, the notes about
-what stands behind the numbers, the provenance lines, the model-index metadata); the
-templates only lay it out, so a reader finds every sentence of a report here.
-
-:func:`build_sections` returns :class:`Sections`, one field per part of a report, in report
-order (None: a part not shown); ``report.json`` holds the ``data`` of four of them. A note's
-bullet says its explanation once, then the sources and directions it holds for. Texts are
-inline Markdown; every number and CI goes through :func:`~._format.format_value` /
-:func:`~._format.format_ci`.
+long on purpose: the sections, the notes, the provenance lines, the model-index metadata.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,9 +14,9 @@ import pandas as pd
 
 from ..results import ProbeResult, Provenance, jsonable
 from ._format import degenerate_ci, direction_label, format_ci, format_value
-from ._plots import PLOT_KINDS, PLOT_TITLES
+from ._plots import PLOT_TITLES
 
-__all__ = ["CAVEATS", "Section", "Sections", "build_sections"]
+__all__ = ["CAVEATS", "Section", "build_sections"]
 
 #: How to read the numbers (the model card shows the first three).
 CAVEATS = (
@@ -106,32 +99,8 @@ class Section:
     data: Any = None  # the machine-readable content (JSON-ready), for report.json
 
 
-@dataclass(frozen=True, eq=False)
-class Sections:
-    """The parts of a report, in report order; None: a part not shown."""
-
-    title: str
-    about: str
-    notes: tuple[str, ...]
-    summary: Section
-    groups: Section | None
-    undefined: Section | None
-    unavailable: Section | None
-    support: Section | None
-    base_rates: Section
-    plots: dict[str, str]
-    contributions: Section
-    sign_agreement: Section
-    mass: Section
-    audit: Section
-    caveats: Section
-    provenance: Section
-    model_index: list
-
-
-def build_sections(result: ProbeResult) -> Sections:
-    """The parts of the report of ``result``, in memory or loaded (both give the same
-    sections: the mass and summary go through their JSON form)."""
+def build_sections(result: ProbeResult) -> dict[str, Any]:
+    """The parts of ``result``'s report, in report order (None: a part not shown)."""
     doc = result.to_json_dict()
     prov, mass = result.provenance, doc["mass"]
     conf = prov.bootstrap.confidence
@@ -150,16 +119,13 @@ def build_sections(result: ProbeResult) -> Sections:
     top = _top_rows(result.by_pair)
     unavailable = _unavailable_lines(
         result.summary,
-        degenerate=_degenerate(
-            ("summary CIs", result.summary, "ci_low", "ci_high"),
-            ("group CIs", result.by_group, "ci_low", "ci_high"),
-            ("largest-contribution CIs", top, "contribution_ci_low", "contribution_ci_high"),
-            ("sign-agreement CIs", result.sign_agreement, "ci_low", "ci_high"),
-        ),
+        ("summary CIs", result.summary, "ci_low", "ci_high"),
+        ("group CIs", result.by_group, "ci_low", "ci_high"),
+        ("largest-contribution CIs", top, "contribution_ci_low", "contribution_ci_high"),
+        ("sign-agreement CIs", result.sign_agreement, "ci_low", "ci_high"),
     )
     rows, base_notes = _base_rates_parts(prov, result.summary)
-    kinds = PLOT_KINDS if not result.by_pair.empty else ()
-    return Sections(
+    return dict(
         title=f"BiasAmp→ report: `{prov.model.name}`",
         about=_measured_with(prov),
         notes=tuple(notes),
@@ -179,7 +145,7 @@ def build_sections(result: ProbeResult) -> Sections:
         base_rates=Section(
             "Base rates", bullets=base_notes, data=rows, table=pd.DataFrame(rows) if rows else None
         ),
-        plots={k: PLOT_TITLES[k] for k in kinds},
+        plots={} if result.by_pair.empty else dict(PLOT_TITLES),  # in PLOT_KINDS order
         contributions=Section(
             "Largest contributions",
             intro=(
@@ -211,9 +177,6 @@ def _note(title: str, bullets: tuple[str, ...]) -> Section | None:
     return Section(title, bullets=bullets) if bullets else None
 
 
-# ---------------------------------------------------------------- tables
-
-
 def _headline(summary: pd.DataFrame, prov: Provenance) -> pd.DataFrame:
     conf = prov.bootstrap.confidence
     return pd.DataFrame(
@@ -239,7 +202,6 @@ def _headline(summary: pd.DataFrame, prov: Provenance) -> pd.DataFrame:
 
 def _groups_section(by_group: pd.DataFrame, prov: Provenance) -> Section:
     conf = prov.bootstrap.confidence
-    descriptions = prov.templates.groups or {}
     table = pd.DataFrame(
         {
             "base rates": by_group["base_rates"],
@@ -250,11 +212,10 @@ def _groups_section(by_group: pd.DataFrame, prov: Provenance) -> Section:
             "tasks": by_group["n_tasks"],
         }
     )
-    bullets = tuple(f"`{g}`: {d}" for g, d in descriptions.items() if d)
     return Section(
         "Groups of templates",
         table=table,
-        bullets=bullets,
+        bullets=tuple(f"`{g}`: {d}" for g, d in (prov.templates.groups or {}).items() if d),
         text="Each group is measured like the summary, on its own templates only "
         "(a task none of them covers is left out).",
         data=jsonable(by_group.to_dict(orient="records")),
@@ -268,8 +229,7 @@ def _with_ci(frame: pd.DataFrame, column: str, ci: str = "ci_", **fmt) -> list[s
 
 
 def _top_rows(by_pair: pd.DataFrame, n: int = _N_TOP_PAIRS) -> pd.DataFrame:
-    """The rows of the ``n`` largest |contributions| of each (source, direction): the
-    directions are on different scales, so one ranking across them would only show T->A."""
+    """The ``n`` largest |contributions| of each (source, direction) (different scales)."""
     if by_pair.empty:
         return by_pair
     groups = by_pair.groupby(["base_rates", "direction"], sort=False).ngroup()
@@ -361,9 +321,6 @@ def _audit_section(audit: pd.DataFrame) -> Section:
     )
 
 
-# ---------------------------------------------------------------- notes
-
-
 def _said_once(explanation: str, facts, after: str = "") -> tuple[str, ...]:
     """One bullet: the explanation once, then the facts of each (source, direction) briefly."""
     facts = list(facts)
@@ -399,21 +356,15 @@ def _undefined_lines(result: ProbeResult) -> tuple[str, ...]:
     )
 
 
-def _degenerate(*tables) -> list[tuple[str, str]]:
-    """``(what, "n of m")`` for each ``(what, frame, low column, high column)`` with intervals
-    of zero width (:func:`~._format.degenerate_ci`), shown as n/a."""
-    out = []
+def _unavailable_lines(summary: pd.DataFrame, *tables) -> tuple[str, ...]:
+    """Why an interval is ``n/a``: too few templates, or zero width in ``tables``."""
+    degenerate = []
     for what, frame, low, high in tables:
         if frame.empty:
             continue
         n = sum(degenerate_ci(lo, hi) for lo, hi in zip(frame[low], frame[high]))
         if n:
-            out.append((what, f"{n} of {len(frame)}"))
-    return out
-
-
-def _unavailable_lines(summary: pd.DataFrame, degenerate=()) -> tuple[str, ...]:
-    """Why an interval is ``n/a``: too few templates; ``degenerate`` (one bullet each)."""
+            degenerate.append(f"{what}: {n} of {len(frame)}")
     bad = summary[summary["ci_low"].isna() | summary["ci_high"].isna()]
     lines = _said_once(
         "CI over templates shown as n/a because fewer than 2 templates give a value (a "
@@ -427,7 +378,7 @@ def _unavailable_lines(summary: pd.DataFrame, degenerate=()) -> tuple[str, ...]:
         "Intervals of zero width shown as n/a: nothing varied in their bootstrap (e.g. one "
         "template per task resampled within tasks, or two sources whose base rates are exact), "
         "so they would only repeat the value",
-        (f"{what}: {count}" for what, count in degenerate),
+        degenerate,
     )
 
 
@@ -507,9 +458,6 @@ def _base_rates_parts(prov: Provenance, summary: pd.DataFrame) -> tuple[list, tu
     return rows, tuple(notes)
 
 
-# ---------------------------------------------------------------- provenance
-
-
 def _measured_with(p: Provenance) -> str:
     tpl = p.templates
     return (
@@ -523,23 +471,37 @@ def _measured_with(p: Provenance) -> str:
 
 def _provenance_lines(p: Provenance) -> tuple[str, ...]:
     """Model and its weights, context, estimator, templates, base rates, versions."""
-    m, s, tpl = p.model, p.scorer, p.templates
+    m, s, tpl, c = p.model, p.scorer, p.templates, p.scorer.context
     lines = [
-        (
-            f"model: `{m.name}` (revision: `{m.revision or 'default'}`"
-            + (f", commit `{m.commit}`)" if m.commit else ")")
-        ),
-        *_weights_lines(m.weights_sha256),
-        (
-            f"device / dtype: {s.device} / {s.dtype}; model type: "
-            f"{m.model_type} LM; estimator (scoring): "
-            f"`{s.estimator}`; compat: {f'`{p.compat}`' if p.compat else 'none'}; seed: {p.seed}"
-        ),
-        *_context_lines(p),
-        (
-            f"templates: `{tpl.name}` ({tpl.n_templates} templates, prompts sha256 "
-            f"`{tpl.prompts_sha256[:16]}…`)"
-        ),
+        f"model: `{m.name}` (revision: `{m.revision or 'default'}`"
+        + (f", commit `{m.commit}`)" if m.commit else ")")
+    ]
+    if m.weights_sha256:  # the weight files the scores came from
+        named = sorted(m.weights_sha256.items())
+        more = len(named) - _N_WEIGHT_FILES
+        lines.append(
+            "weights sha256: "
+            + ", ".join(f"`{name}` `{sha[:16]}…`" for name, sha in named[:_N_WEIGHT_FILES])
+            + (f" and {more} more files (all in results.json)" if more > 0 else "")
+        )
+    lines.append(
+        f"device / dtype: {s.device} / {s.dtype}; model type: "
+        f"{m.model_type} LM; estimator (scoring): "
+        f"`{s.estimator}`; compat: {f'`{p.compat}`' if p.compat else 'none'}; seed: {p.seed}"
+    )
+    if c is not None:  # a causal LM's context token and the rule that chose it
+        line = f"context before each sentence: `{c.token}` ({c.rule})"
+        if c.skipped:
+            line += "; passed over as chat markers: " + ", ".join(f"`{t}`" for t in c.skipped)
+        if c.chat_template:
+            line += (
+                "; a chat model probed as a plain LM (sentences as text, not in a chat turn): "
+                "its numbers describe how it continues text, not its answers in a conversation"
+            )
+        lines.append(line)
+    lines += [
+        f"templates: `{tpl.name}` ({tpl.n_templates} templates, prompts sha256 "
+        f"`{tpl.prompts_sha256[:16]}…`)",
         f"tasks: `{p.tasks.name}`; attributes: {', '.join(p.attributes)}",
     ]
     seen: dict[tuple, list[str]] = {}
@@ -555,68 +517,21 @@ def _provenance_lines(p: Provenance) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _weights_lines(weights: dict) -> tuple[str, ...]:
-    """The sha256 of the weight files the scores came from (none recorded: none shown)."""
-    if not weights:
-        return ()
-    named = sorted(weights.items())
-    more = len(named) - _N_WEIGHT_FILES
-    return (
-        "weights sha256: "
-        + ", ".join(f"`{name}` `{sha[:16]}…`" for name, sha in named[:_N_WEIGHT_FILES])
-        + (f" and {more} more files (all in results.json)" if more > 0 else ""),
-    )
-
-
-def _context_lines(p: Provenance) -> tuple[str, ...]:
-    """The causal LM's context token and the rule that chose it (none for a masked LM)."""
-    c = p.scorer.context
-    if c is None:
-        return ()
-    line = f"context before each sentence: `{c.token}` ({c.rule})"
-    if c.skipped:
-        line += "; passed over as chat markers: " + ", ".join(f"`{t}`" for t in c.skipped)
-    if c.chat_template:
-        line += (
-            "; a chat model probed as a plain LM (sentences as text, not in a chat turn): "
-            "its numbers describe how it continues text, not its answers in a conversation"
-        )
-    return (line,)
-
-
-# ---------------------------------------------------------------- model index
-
-
-def _number(value):
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(x) else x
-
-
 def _model_index(summary: list[dict], prov: Provenance) -> list[dict]:
-    """The Hugging Face ``model-index`` of a model card (read by ``huggingface_hub``'s
-    ``model_index_to_eval_results``): one metric per source and direction of the summary."""
+    """The Hugging Face ``model-index``: a metric per source and direction."""
     templates, version = prov.templates.name, prov.versions.get("biasamp", "")
     metrics = []
     for row in summary:
-        value = _number(row.get("mean"))
-        if value is None:  # an undefined value has no place in the index (the card says why)
+        if row["mean"] is None:  # undefined: no place in the index (the card says why)
             continue
         direction, source = row["direction"], row["base_rates"]
-        args = {
-            "direction": direction,
-            "base_rates": source,
-            "ci_low": _number(row.get("ci_low")),
-            "ci_high": _number(row.get("ci_high")),
-            "confidence": prov.bootstrap.confidence,
-        }
+        args = {k: row[k] for k in ("direction", "base_rates", "ci_low", "ci_high")}
+        args["confidence"] = prov.bootstrap.confidence
         metrics.append(
             {
-                "type": f"biasamp_{_SHORT.get(direction, direction)}",
+                "type": f"biasamp_{_SHORT[direction]}",
                 "name": f"BiasAmp→ {direction_label(direction)} ({source})",
-                "value": value,
+                "value": row["mean"],
                 "config": source,
                 "args": args,
             }
