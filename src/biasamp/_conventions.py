@@ -13,21 +13,6 @@ from types import MappingProxyType
 
 from ._errors import BiasampError
 
-__all__ = [
-    "ATTRIBUTES",
-    "ATTRIBUTE_TO_TASK",
-    "BLANK",
-    "CONFIDENCE",
-    "DIRECTIONS",
-    "DIRECTION_ALIASES",
-    "DIRECTION_LABELS",
-    "MODEL_TYPES",
-    "N_RESAMPLES",
-    "TASK_TO_ATTRIBUTE",
-    "TIE_TOL",
-    "canonical_direction",
-]
-
 ATTRIBUTE_TO_TASK = "attribute_to_task"
 TASK_TO_ATTRIBUTE = "task_to_attribute"
 #: The two directions, in report order.

@@ -9,25 +9,6 @@ import contextvars
 from collections.abc import Mapping
 from types import MappingProxyType
 
-__all__ = [
-    "BiasampError",
-    "BiasampWarning",
-    "ChatModelWarning",
-    "DamagedCacheWarning",
-    "FewResamplesWarning",
-    "HubUnreachableWarning",
-    "IndependenceAssumptionWarning",
-    "MissingDependencyError",
-    "MissingWeightsWarning",
-    "OPTION_NAMES",
-    "UnavailableCIWarning",
-    "UndefinedCellsWarning",
-    "UndefinedTrialsWarning",
-    "UnknownNameError",
-    "ZeroRowWarning",
-    "option",
-]
-
 #: How a message names an option: field -> its flag while the command line runs a command
 #: (:func:`biasamp.cli.main`), or its key while a config file is read; empty (Python): the field.
 OPTION_NAMES: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar(

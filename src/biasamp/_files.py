@@ -24,20 +24,6 @@ try:  # Python >= 3.11
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10, where tomli is a dependency
     from tomli import loads as toml_loads
 
-__all__ = [
-    "check_keys",
-    "check_metadata",
-    "data_dir",
-    "json_loads",
-    "read_text",
-    "read_toml",
-    "resolve_name_or_path",
-    "sha256_bytes",
-    "sha256_file",
-    "str_field",
-    "toml_loads",
-]
-
 _DATA_NAMES = ("templates", "base_rates", "pairs")
 
 

@@ -6,8 +6,6 @@ import os
 
 from ._errors import BiasampError
 
-__all__ = ["check_memory", "memory_limit"]
-
 _CGROUP_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
 
 

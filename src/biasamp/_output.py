@@ -19,9 +19,6 @@ from filelock import FileLock, Timeout
 
 from ._errors import BiasampError
 
-__all__ = ["KINDS", "MARK", "STOP_SIGNALS", "OutputFile", "OutputFolder", "Stopped"]
-__all__ += ["found_kind", "kind_of", "signals_deferred", "stop_signals_raise"]
-
 MARK = ".biasamp.json"  #: the mark of a folder biasamp wrote: {"kind", "files", "written"}
 #: The kinds of folder biasamp writes, as messages name them.
 KINDS = {

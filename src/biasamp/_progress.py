@@ -20,8 +20,6 @@ import time
 
 from ._errors import BiasampError
 
-__all__ = ["Display", "PLAIN_INTERVAL", "Progress", "SILENT", "as_progress"]
-
 
 class Progress:
     """A progress reporter: a ``stage`` starts (its ``total`` in ``unit``, None: unknown),

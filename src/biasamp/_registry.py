@@ -22,8 +22,6 @@ from typing import Any
 
 from ._errors import BiasampError, UnknownNameError
 
-__all__ = ["Registry", "did_you_mean", "unknown_name"]
-
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """Return ``" (did you mean 'x'?)"`` for the closest choice, or ``""``.

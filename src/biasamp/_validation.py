@@ -28,25 +28,6 @@ from ._conventions import canonical_direction
 from ._errors import BiasampError, UnknownNameError
 from ._registry import Registry, did_you_mean
 
-__all__ = [
-    "Bool",
-    "Constraint",
-    "Direction",
-    "Integer",
-    "Interval",
-    "Names",
-    "NonEmptyStr",
-    "OneOf",
-    "Optional",
-    "PositiveInt",
-    "SubsetOf",
-    "VALIDATED",
-    "check",
-    "check_visible",
-    "normalised",
-    "validate_params",
-]
-
 _SKIP = contextvars.ContextVar("biasamp_skip_validation", default=False)
 
 

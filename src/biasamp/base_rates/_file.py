@@ -24,8 +24,6 @@ from ._table import (
     select_entries,
 )
 
-__all__ = ["BergsmaSource", "FileSource", "WikiText103Source", "WikiText103Wang2021Source"]
-
 
 def _read_header_comments(lines: list[str], path: Path) -> tuple[int, dict]:
     """Index of the first line after the leading comments; the ``# provenance:`` JSON."""

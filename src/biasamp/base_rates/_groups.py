@@ -18,13 +18,6 @@ from ._table import (
     select_entries,
 )
 
-__all__ = [
-    "Labor2022EthnicitySource",
-    "Labor2022GenderRaceSource",
-    "Labor2022RaceSource",
-    "Labor2022Source",
-]
-
 _MAPPING = "winobias40_to_bls_2020_2022.csv"
 _TABLE = "bls_cpsaat11_2022_clean.csv"
 

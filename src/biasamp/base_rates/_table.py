@@ -15,17 +15,6 @@ from .._errors import BiasampError, ZeroRowWarning
 from .._files import data_dir, sha256_file
 from .._validation import Constraint, Direction, OneOf, Optional, check, normalised, validate_params
 
-__all__ = [
-    "BaseRateSource",
-    "BaseRateTable",
-    "MissingEntriesError",
-    "PAPER_METRIC",
-    "data_file",
-    "derive_association",
-    "file_entry",
-    "select_entries",
-]
-
 #: Values of :attr:`BaseRateTable.undefined` and :attr:`BaseRateTable.counts_transform`.
 UNDEFINED_MODES = ("skip", "tie")
 COUNTS_TRANSFORMS = ("identity", "column-normalise")

@@ -21,14 +21,6 @@ from ._table import (
     select_entries,
 )
 
-__all__ = [
-    "Labor2016SharesSource",
-    "Labor2016Source",
-    "Labor2016Wang2021Source",
-    "UniformSource",
-    "UniformWang2021Source",
-]
-
 #: The shipped WinoBias table (40 occupations: group, pct_female, employment, list name).
 WINOBIAS_FILE = "winobias40_pct_female.csv"
 

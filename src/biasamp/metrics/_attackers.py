@@ -6,8 +6,6 @@ import numpy as np
 
 from .._errors import BiasampError
 
-__all__ = ["BayesOptimalAttacker", "MLPAttacker"]
-
 
 def _check_xy(X, y=None):
     X = np.asarray(X, dtype=np.float64)

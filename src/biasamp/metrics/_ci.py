@@ -13,8 +13,6 @@ from .._validation import Interval, PositiveInt, check
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["bootstrap_ci", "resample_indices"]
-
 _BLOCK_VALUES = 1 << 24  # values per block of resamples
 # stratified resamples are drawn this many at a time, so a seed gives the same for 1-D and 2-D
 _STRATA_BLOCK = 256

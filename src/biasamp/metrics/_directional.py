@@ -37,13 +37,6 @@ UNDEFINED_POLICIES = ("skip", "tie")
 TIE_POLICIES = ("zero", "negative")
 EMPTY_ROW_POLICIES = ("drop", "keep")
 
-__all__ = [
-    "DirectionalResult",
-    "directional_bias_amplification",
-    "directional_bias_amplification_labels",
-    "table_core",
-]
-
 
 @dataclass(frozen=True)
 class DirectionalResult:

@@ -20,8 +20,6 @@ from ._common import ATTRIBUTE_TO_TASK, check_rows, required_preds
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TrialsResult", "directional_predictability_amplification", "leakage_amplification"]
-
 
 @dataclass(frozen=True)
 class TrialsResult:

@@ -30,14 +30,6 @@ from ._common import (
     warn_nan,
 )
 
-__all__ = [
-    "MALSResult",
-    "MultiResult",
-    "mals_bias_amplification",
-    "mals_bias_amplification_labels",
-    "multi_attribute_bias_amplification",
-]
-
 
 @dataclass(frozen=True)
 class MALSResult:

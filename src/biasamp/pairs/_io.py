@@ -29,16 +29,6 @@ from .._schema import (
 )
 from .._validation import Optional, PositiveInt, check
 
-__all__ = [
-    "PAIR_SETS",
-    "PairSet",
-    "PairsProvenance",
-    "list_pair_sets",
-    "load_pairs",
-    "read_pairs_json",
-    "write_pairs_json",
-]
-
 #: Values of the direction column (Nangia et al. 2020).
 DIRECTIONS = ("stereo", "antistereo")
 #: lm-evaluation-harness' crows_pairs metrics, in the summary rows of a causal LM only.

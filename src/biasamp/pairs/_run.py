@@ -42,8 +42,6 @@ from ._io import (
     write_pairs_json,
 )
 
-__all__ = ["PairResult", "SCORE_COLUMNS", "SUMMARY_COLUMNS", "pair_summary", "score_pairs"]
-
 #: Columns of :attr:`PairResult.scores`.
 SCORE_COLUMNS = (
     "pair_id",

@@ -16,14 +16,6 @@ from .._validation import SubsetOf, normalised, validate_params
 from ..results import ProbeResult
 from ._format import direction_label, format_value, markdown_table, render_template
 
-__all__ = [
-    "compare_dirs",
-    "compare_table",
-    "paired_markdown",
-    "setup_differences",
-    "write_comparison",
-]
-
 #: Files :func:`compare_dirs` can write.
 COMPARE_FORMATS = ("md", "csv", "html")
 

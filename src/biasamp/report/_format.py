@@ -17,18 +17,6 @@ from markupsafe import Markup
 
 from .._conventions import DIRECTION_LABELS
 
-__all__ = [
-    "degenerate_ci",
-    "direction_label",
-    "format_ci",
-    "format_value",
-    "html_table",
-    "markdown_html",
-    "markdown_table",
-    "plain_text",
-    "render_template",
-]
-
 
 def direction_label(direction) -> str:
     """A direction's label in reports (``A→T``, ``T→A``); anything else unchanged."""

@@ -19,8 +19,6 @@ from .._conventions import ATTRIBUTE_TO_TASK, DIRECTIONS, TASK_TO_ATTRIBUTE
 from ..results import ProbeResult
 from ._format import direction_label
 
-__all__ = ["PLOT_FILES", "PLOT_KINDS", "PLOT_TITLES", "plot"]
-
 #: The plot kinds, in report order.
 PLOT_KINDS = ("fig5", "forest", "base_rates")
 #: File names of the plots, by kind.

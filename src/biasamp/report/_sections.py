@@ -16,8 +16,6 @@ from ..results import ProbeResult, Provenance, jsonable
 from ._format import degenerate_ci, direction_label, format_ci, format_value
 from ._plots import PLOT_TITLES
 
-__all__ = ["CAVEATS", "Section", "build_sections"]
-
 #: How to read the numbers (the model card shows the first three).
 CAVEATS = (
     (
