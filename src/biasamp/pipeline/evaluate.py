@@ -285,12 +285,8 @@ def _evaluate(  # noqa: PLR0917 - the two routes' one core
             iv = table_intervals(
                 point, mbar, base, cfg, base_draws=draws, task_w=task_w, unavailable=one_template
             )
-            signs[(name, direction)] = (
-                point.association,
-                ~np.isnan(point.contribution),
-                iv.y_rep,
-                iv.defined_rep,
-            )
+            defined = ~np.isnan(point.contribution)
+            signs[name, direction] = (point.association, defined, iv.y_rep, iv.defined_rep)
             summary.append(_summary_row(base, point, iv, cfg))
             pairs.append(_pair_frame(base, tasks=tasks, attributes=attributes, point=point, iv=iv))
             templates.append(
@@ -306,15 +302,9 @@ def _evaluate(  # noqa: PLR0917 - the two routes' one core
                     columns=list(PER_TEMPLATE_COLUMNS),
                 )
             )
-            group_rows += [
-                (
-                    name,
-                    direction,
-                    label,
-                    *_group_value(units, members, base, cfg, draws=draws, task_w=task_w),
-                )
-                for label, members in groups.items()
-            ]
+            for label, members in groups.items():
+                value = _group_value(units, members, base, cfg, draws=draws, task_w=task_w)
+                group_rows.append((name, direction, label, *value))
             progress.advance()
     names = list(dict.fromkeys(name for name, _ in bases))
     return Evaluation(
@@ -426,15 +416,9 @@ class Point:
 
 
 def _cells_of(res, n_t, n_a):
-    """The metric's by_pair (positional labels) as (T, A) arrays."""
-    bp = res.by_pair
-    pos = bp["task"].to_numpy(dtype=np.int64) * n_a + bp["attribute"].to_numpy(dtype=np.int64)
-    out = {}
-    for c in ("association", "p_base", "p_model", "delta", "contribution"):
-        arr = np.empty(n_t * n_a)
-        arr[pos] = bp[c].to_numpy(dtype=np.float64)
-        out[c] = arr.reshape(n_t, n_a)
-    return out
+    """The metric's by_pair (task-major, every cell) as C-ordered (T, A) arrays."""
+    cols = ("association", "p_base", "p_model", "delta", "contribution")
+    return {c: res.by_pair[c].to_numpy(np.float64, copy=True).reshape(n_t, n_a) for c in cols}
 
 
 def _per_template(tables, joint, kwargs, cells):
@@ -540,6 +524,7 @@ def table_intervals(
             cis[c] = tuple(np.where(np.isnan(cell), np.nan, x.reshape(n_t, n_a)) for x in ci)
     defined = ~np.isnan(point.contribution)
     support = supported = None
+    bias = float("nan")
     if base_draws is not None:
         support = np.where(
             defined,
@@ -547,9 +532,8 @@ def table_intervals(
             np.nan,
         )
         supported = np.where(defined, support >= conf, np.nan)
-    bias = float("nan")
-    if base_draws is not None and np.isfinite(rep["value"]).any():
-        bias = float(np.nanmean(rep["value"]) - point.value)
+        if np.isfinite(rep["value"]).any():
+            bias = float(np.nanmean(rep["value"]) - point.value)
     return Intervals(
         value_ci=value_ci,
         delta_ci=cis["delta"],
@@ -725,11 +709,9 @@ def check_base(table, name: str, *, tasks, attributes, min_base_count: int | Non
             "BiasAmp-> needs at least 2: lower it or leave the source out"
         )
     live = joint[~excluded]
-    scope = (
-        f"the tasks min_base_count {min_base_count} keeps"
-        if excluded.any()
-        else "the requested tasks"
-    )
+    scope = "the requested tasks"
+    if excluded.any():
+        scope = f"the tasks min_base_count {min_base_count} keeps"
     empty = [a for a, s in zip(attributes, live.sum(axis=0)) if not s > 0]
     if empty:
         raise BiasampError(
@@ -785,9 +767,7 @@ class Design:
     def expected(self) -> np.ndarray:
         """(n_templates, n_tasks) of bool: the task rows each template fills."""
         cover, _ = self.coverage()
-        if cover is None:
-            return np.ones((len(self.template_ids), len(self.tasks)), dtype=bool)
-        return cover
+        return np.ones((len(self.template_ids), len(self.tasks)), bool) if cover is None else cover
 
     def select(self, template_ids) -> Design:
         """The design of some of the templates (in the order given)."""

@@ -282,11 +282,8 @@ def _probe_one(
         scorer=ScorerInfo.of_scorer(sprov, estimator=estimator),
         compat=cfg.compat,
         bootstrap=ev.bootstrap,
-        std=(
-            "population (ddof=0) over templates; none for task_to_attribute (pooled per task)"
-            if prep.design.bound
-            else "population (ddof=0) over templates"
-        ),
+        std="population (ddof=0) over templates"
+        + ("; none for task_to_attribute (pooled per task)" if prep.design.bound else ""),
         templates=TemplatesInfo(
             name=cfg.templates,
             n_templates=len(tpl_ids),
@@ -355,11 +352,7 @@ def _build_tables(prep: Prepared, scores: dict):
                 p[k, t, :], lp[k, t, :] = pr, lpr
         if own.any():  # renormalised as every scored row is
             p[own] = ScoreResult.from_log_prob(lp[own], candidates=(), scoring="continuation").prob
-        must = (
-            np.ones(shape, dtype=bool)
-            if direction == ATTRIBUTE_TO_TASK
-            else np.broadcast_to(cover[:, :, None], shape)
-        )
+        must = np.broadcast_to(True if direction == ATTRIBUTE_TO_TASK else cover[:, :, None], shape)
         if np.isnan(p[must]).any():
             missing = sorted({tpl_ids[k] for k in np.argwhere(np.isnan(p) & must)[:, 0]})
             what = "attribute" if direction == ATTRIBUTE_TO_TASK else "task"
@@ -391,15 +384,11 @@ def row_scores(log_probs) -> tuple[list, list, np.ndarray]:
     each row renormalised over its own candidates (as :class:`biasamp.scoring.ScoreResult`)."""
     from ..scoring import ScoreResult
 
-    prob, logp, mass = [], [], np.empty(len(log_probs))
-    for i, lp in enumerate(log_probs):
-        r = ScoreResult.from_log_prob(
-            np.asarray(lp, dtype=np.float64)[None, :], candidates=(), scoring="continuation"
-        )
-        prob.append(r.prob[0])
-        logp.append(r.log_prob[0])
-        mass[i] = float(r.mass[0])
-    return prob, logp, mass
+    rows = [
+        ScoreResult.from_log_prob([lp], candidates=(), scoring="continuation") for lp in log_probs
+    ]
+    mass = np.array([float(r.mass[0]) for r in rows], dtype=np.float64)
+    return [r.prob[0] for r in rows], [r.log_prob[0] for r in rows], mass
 
 
 @dataclass(frozen=True)
@@ -461,10 +450,8 @@ def write_result(
 def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
     """Probe every model of the config; return one :class:`~biasamp.ProbeResult` per model.
 
-    Parameters are as for :func:`probe`. When ``out`` is set, each model's results go to
-    ``out/<model_slug>/`` (or to ``out`` itself for a single model) with the reports of
-    ``formats``, and, for several models, a comparison (``comparison.md`` / ``.csv``) to
-    ``out``.
+    Parameters are as for :func:`probe`. With ``out``, each model's results go to
+    ``out/<model_slug>/`` (``out`` itself for one model), plus a comparison for several.
     """
     cfg = as_config(config, **kwargs).resolved()
     wanted = cfg.progress if progress is None else progress
@@ -524,10 +511,8 @@ def probe(config=None, /, *, progress=None, **kwargs) -> ProbeResult:
     config : ProbeConfig, mapping or path to a TOML/YAML file, optional
         The configuration; keyword arguments override its fields (or build one).
     progress : bool or biasamp._progress.Progress, optional
-        Where the stages of the run (``scoring A->T``, ``scoring T->A``, ``bootstrap``,
-        ``plots``, ``reports``) and their counts are reported: a reporter, True for the
-        standard display on stderr, False for none; default the config's ``progress``
-        (False: the library shows nothing).
+        Where the run's stages are reported: a reporter, True for the standard display on
+        stderr, False for none; default the config's ``progress``.
     **kwargs
         Fields of :class:`~biasamp.ProbeConfig` (``models=["bert-base-uncased"]``;
         ``model=`` is accepted for a single model).
