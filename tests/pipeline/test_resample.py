@@ -12,6 +12,7 @@ from biasamp.pipeline.resample import (
     Units,
     interval,
     mean_tables,
+    pooled_units,
     replicates,
     resample_counts,
     sign_support,
@@ -37,7 +38,7 @@ def test_templates_only_reproduces_the_per_template_bootstrap(direction):
         per = [directional_bias_amplification(t, base, direction=direction) for t in tables]
     values = np.array([r.value for r in per])
     deltas = np.stack([r.by_pair["delta"].to_numpy() for r in per])
-    units = Units.crossed(tables)
+    units = pooled_units(tables, None, None, direction)
     mbar = mean_tables(units, unit_draws(units, n_resamples=3000, seed=9))
     rep = replicates(mbar, base, direction=direction, metric={})
     # each replicate is the mean of the drawn templates' values (linearity), same draws
@@ -90,7 +91,7 @@ def test_base_resampling_widens_the_template_ci():
     rng = np.random.default_rng(7)
     tables = _tables(rng, 20, 8, 2, "task_to_attribute")
     counts = rng.integers(0, 6, size=(8, 2)).astype(float) + np.array([[3, 0]] * 4 + [[0, 3]] * 4)
-    units = Units.crossed(tables)
+    units = pooled_units(tables, None, None, "task_to_attribute")
     mbar = mean_tables(units, unit_draws(units, n_resamples=5000, seed=0))
     tpl = replicates(mbar, counts, direction="task_to_attribute", metric={})
     both = replicates(

@@ -1,10 +1,5 @@
-"""Paired comparisons of results: the difference between two models, with its uncertainty.
-
-The difference of BiasAmp-> per (source, direction) is bootstrapped *paired*: every replicate
-draws the same templates (and tasks) for both models and the same resample of a count-based
-base table, so what the two share cancels. The base tables are rebuilt from their sources and
-must hash to what the runs recorded; bound templates are pooled per task as in the runs.
-"""
+"""Paired comparisons of results: the difference between two models, bootstrapped paired
+(the same draws of templates, tasks and base counts for both, so what they share cancels)."""
 
 from __future__ import annotations
 
@@ -39,8 +34,8 @@ PAIRED_COLUMNS = (
 def model_tables(
     result: ProbeResult, direction: str, *, template_ids, tasks, attributes
 ) -> np.ndarray:
-    """The model's probability tables of a result, shape (n_templates, n_tasks,
-    n_attributes); NaN on the rows a bound template does not cover."""
+    """A result's probability tables (n_templates, n_tasks, n_attributes); NaN where a bound
+    template covers no task."""
     if result.tables is None:
         raise BiasampError(f"result of {result.model!r} was loaded without its tables")
     t = result.tables[result.tables["direction"] == direction]
@@ -78,7 +73,6 @@ def paired_differences(
     tasks = list(ref.provenance.tasks.words)
     attributes = list(ref.provenance.attributes)
     task_w = boot.task_weights(len(tasks))  # the same seed: the same task draws for all
-    min_count = b.min_base_count
     rows = []
     for other in results[1:]:
         shared = [
@@ -91,42 +85,38 @@ def paired_differences(
         # the same seed and the same units: the same draws for both models
         units, covers = {}, []
         for i, r in enumerate((ref, other)):
-            tabs = {
-                d: model_tables(r, d, template_ids=shared, tasks=tasks, attributes=attributes)
-                for d in DIRECTIONS
-            }
             cover, strata = Design.from_dict(r.provenance.design).select(shared).coverage()
             covers.append(cover)
             for d in DIRECTIONS:
-                units[(i, d)] = pooled_units(np.nan_to_num(tabs[d]), cover, strata, d)
+                tab = model_tables(r, d, template_ids=shared, tasks=tasks, attributes=attributes)
+                units[(i, d)] = pooled_units(np.nan_to_num(tab), cover, strata, d)
         if not (covers[0] is None and covers[1] is None) and not np.array_equal(*covers):
             raise BiasampError(
                 f"{ref.model!r} and {other.model!r}: the templates cover "
                 "different tasks in the two results; they cannot be paired"
             )
-        for rec in ref.summary.itertuples():
+        for source, direction in zip(ref.summary["base_rates"], ref.summary["direction"]):
+            base = _base_view(source, direction, (ref, other), tasks, attributes, b.min_base_count)
+            draws = boot.base_draws(base.counts)
+            points, reps = [], []
+            for i in (0, 1):
+                u = units[(i, direction)]
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    points.append(base.replicates(mean_tables(u, None))["value"][0])
+                model = boot.model_tables(u)
+                reps.append(base.replicates(model, base_draws=draws, task_weights=task_w)["value"])
+            pt, diff = float(points[0] - points[1]), reps[0] - reps[1]
+            lo, hi = interval(diff, boot.confidence, pt)
+            p_sign = float(np.mean(np.sign(diff) == np.sign(pt))) if pt != 0 else float("nan")
             rows.append(
-                _paired_row(
-                    ref,
-                    other,
-                    rec.base_rates,
-                    rec.direction,
-                    units=units,
-                    boot=boot,
-                    task_w=task_w,
-                    tasks=tasks,
-                    attributes=attributes,
-                    min_count=min_count,
-                    n_shared=len(shared),
-                )
+                (ref.model, other.model, source, direction, pt, lo, hi, p_sign, len(shared))
             )
     return pd.DataFrame(rows, columns=list(PAIRED_COLUMNS))
 
 
-def _paired_row(
-    ref, other, source, direction, *, units, boot, task_w, tasks, attributes, min_count, n_shared
-) -> dict:
-    """The paired difference ``ref - other`` of one (source, direction)."""
+def _base_view(source, direction, results, tasks, attributes, min_count) -> BaseView:  # noqa: PLR0917
+    """The base table of ``source`` rebuilt, refused unless it is the one the runs used."""
     from ..base_rates import get_source
 
     with warnings.catch_warnings():  # zero rows were announced by the runs themselves
@@ -135,36 +125,12 @@ def _paired_row(
     base = BaseView.of(
         table, source, tasks, attributes, direction=direction, min_base_count=min_count
     )
-    infos = {r.model: r.provenance.base_rate(source, direction) for r in (ref, other)}
-    for model, info in infos.items():
+    for r in results:
+        info = r.provenance.base_rate(source, direction)
         if info is not None and info.joint_sha256 and info.joint_sha256 != base.sha256:
             raise BiasampError(
                 f"base-rate source {source!r} ({direction}) is not the table the "
-                f"run of {model!r} used (its sha256 differs): the shipped or "
+                f"run of {r.model!r} used (its sha256 differs): the shipped or "
                 "user data changed since; re-run the probes"
             )
-    draws = boot.base_draws(base.counts)
-    points, reps = [], []
-    for i in (0, 1):
-        u = units[(i, direction)]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            points.append(base.replicates(mean_tables(u, None))["value"][0])
-        reps.append(
-            base.replicates(boot.model_tables(u), base_draws=draws, task_weights=task_w)["value"]
-        )
-    pt = float(points[0] - points[1])
-    diff = reps[0] - reps[1]
-    lo, hi = interval(diff, boot.confidence, pt)
-    p_sign = float(np.mean(np.sign(diff) == np.sign(pt))) if pt != 0 else float("nan")
-    return {
-        "model_a": ref.model,
-        "model_b": other.model,
-        "base_rates": source,
-        "direction": direction,
-        "difference": pt,
-        "ci_low": float(lo),
-        "ci_high": float(hi),
-        "p_sign": p_sign,
-        "n_templates": n_shared,
-    }
+    return base

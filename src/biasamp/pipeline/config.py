@@ -1,13 +1,6 @@
-"""The probe's configuration: :class:`ProbeConfig` (a pydantic model) and the compat modes.
-
-Each option is one field of :class:`ProbeConfig`: default, constraint (the type), help
-(``description``) and command-line spelling (``json_schema_extra``). Generated from the fields:
-the flags and ``--help`` of ``biasamp probe``, ``score`` and ``pairs``, the config-file reader,
-the ``Parameters`` of the class docstring and the docs' options page (:func:`options_markdown`).
-A value is checked and converted once, when the config is built; a refused value is one line
-naming the parameter as it was given (field, config key or flag). A compat mode is data
-(:data:`COMPAT_MODES`): the base-rate tables carry the paper's conventions, so nothing
-downstream branches on ``compat``.
+"""The probe's configuration: :class:`ProbeConfig` (a pydantic model: each option one field,
+from which the flags, ``--help``, the config-file reader, the docstring's ``Parameters`` and
+the docs' options page are generated) and the compat modes (data, not branches).
 
 long on purpose: the body of :class:`ProbeConfig` is the table of every probe option, and what
 is generated from it sits next to it.
@@ -46,18 +39,6 @@ from ..scoring import (
     parse_max_memory,
 )
 from .resample import BASE_UNCERTAINTY, RESAMPLE_UNITS
-
-__all__ = [
-    "COMPAT_MODES",
-    "CompatMode",
-    "DEFAULT_TASKS",
-    "GROUPS",
-    "ProbeConfig",
-    "cli_flags",
-    "cli_help",
-    "cli_type",
-    "options_markdown",
-]
 
 #: The task vocabulary when ``tasks`` is not given and the template set has no own tasks.
 DEFAULT_TASKS = "winobias32"
@@ -117,8 +98,7 @@ def _names(min_size: int, what: str) -> Any:
 
 
 def _attributes(value, name):
-    """Distinct names, at least two, or one attribute set alone (a shipped set's name or a
-    TOML file): it stands for all its groups (``biasamp.templates.resolve_attributes``)."""
+    """Distinct names, at least two, or one attribute set alone (all its groups)."""
     from ..templates import is_attribute_set
 
     one = [value] if isinstance(value, str) else value
@@ -128,28 +108,24 @@ def _attributes(value, name):
 
 
 def _tasks(value, name):
-    """A vocabulary name, file or ``"a,b,c"`` (resolved by biasamp.tasks.load_tasks), or the
-    words as a list."""
+    """A vocabulary name, file or ``"a,b,c"``, or the words as a list."""
     if isinstance(value, str) or value is None:
         return value
     return check(value, Names(min_size=2, what="task"), name)
 
 
 def _folder(value, name):
-    """A folder that exists or can be made: a path at or under a file is refused (checked,
-    never rewritten)."""
+    """A folder that exists or can be made: a path at or under a file is refused."""
     if not isinstance(value, str):
         return value  # pydantic refuses it
     path = Path(value).expanduser()
-    for at in (path, *path.parents):
-        if os.path.lexists(at):
-            if not at.is_dir():
-                where = "is a file" if at == path else f"lies under {str(at)!r}, a file"
-                raise BiasampError(
-                    f"{name} {value!r} {where}, not a folder; give a folder (one that does "
-                    "not exist yet is made)"
-                )
-            break
+    at = next((p for p in (path, *path.parents) if os.path.lexists(p)), path)
+    if os.path.lexists(at) and not at.is_dir():
+        where = "is a file" if at == path else f"lies under {str(at)!r}, a file"
+        raise BiasampError(
+            f"{name} {value!r} {where}, not a folder; give a folder (one that does "
+            "not exist yet is made)"
+        )
     return value
 
 
@@ -194,11 +170,8 @@ _model, _loading, _templates, _bases, _bootstrap, _output = (
 
 
 class ProbeConfig(BaseModel):
-    """Everything a probe needs; loadable from TOML or YAML (:meth:`from_file`).
-
-    Each option is declared once below, with its default, its constraint and its help; the
-    Parameters section of this docstring and the options of ``biasamp probe`` are generated
-    from them. A config is checked when built and immutable after.
+    """Everything a probe needs; loadable from TOML or YAML (:meth:`from_file`); checked when
+    built and immutable after.
 
     Examples
     --------
@@ -429,16 +402,13 @@ class ProbeConfig(BaseModel):
                 "model_type 'causal'"
             )
         if self.out is not None:  # a result folder never replaces a model or a cache
-            out = os.path.realpath(os.path.expanduser(self.out))
             for model in self.models:
-                where = os.path.realpath(os.path.expanduser(model))
-                if os.path.exists(where) and (where == out or where.startswith(out + os.sep)):
+                if os.path.exists(os.path.expanduser(model)) and _inside(model, self.out):
                     raise BiasampError(
                         f"--out {self.out!r} is or holds the model folder "
                         f"{model!r}; write the result elsewhere"
                     )
-            where = os.path.realpath(os.path.expanduser(self.score_cache or ""))
-            if self.score_cache is not None and (where == out or where.startswith(out + os.sep)):
+            if self.score_cache is not None and _inside(self.score_cache, self.out):
                 raise BiasampError(
                     f"--score-cache {self.score_cache!r} lies in --out {self.out!r}, which a "
                     "probe replaces as a whole (the cache would go with the old result); keep "
@@ -463,18 +433,13 @@ class ProbeConfig(BaseModel):
                     "compat=%r uses %s=%r; ignoring %s=%r", self.compat, key, wanted, key, current
                 )
             changes[key] = wanted
-        sources = []
-        for name in self.base_rates:
-            if name in mode.sources.values():
-                sources.append(name)
-            elif name in mode.sources:
-                sources.append(mode.sources[name])
-            else:
+        for name in self.base_rates:  # a plain source or its construction
+            if name not in mode.sources and name not in mode.sources.values():
                 raise BiasampError(
                     f"base_rates: source {name!r} has no {self.compat} construction; with "
                     f"compat={self.compat!r} use some of {sorted(mode.sources)}"
                 )
-        changes["base_rates"] = sources
+        changes["base_rates"] = [mode.sources.get(name, name) for name in self.base_rates]
         return self.model_copy(update=changes)
 
     @classmethod
@@ -561,6 +526,12 @@ class ProbeConfig(BaseModel):
     def to_dict(self) -> dict:
         """Plain, JSON-serialisable dict of the options."""
         return self.model_dump()
+
+
+def _inside(path: str, folder: str) -> bool:
+    """``path`` is ``folder`` or lies in it (user paths, links resolved)."""
+    where, folder = (os.path.realpath(os.path.expanduser(p)) for p in (path, folder))
+    return where == folder or where.startswith(folder + os.sep)
 
 
 def as_config(config=None, **kwargs) -> ProbeConfig:

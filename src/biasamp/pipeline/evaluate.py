@@ -1,15 +1,10 @@
-"""The model-free stage: probability tables -> BiasAmp-> per template, aggregates, CIs.
+"""The model-free stage: probability tables -> BiasAmp-> per template, aggregates, CIs
+(a point runs the public metric per template; a replicate its core on the mean of the drawn
+tables, which agrees up to rounding: BiasAmp-> is linear in the model's table).
 
 long on purpose: one stage, read top to bottom: :func:`evaluate_tables`, the point of each
 (source, direction), its intervals from :mod:`.resample`, the checked base tables, the
 :class:`Design`.
-
-One arithmetic, two routes: the point runs the public metric per template
-(:func:`biasamp.metrics.directional_bias_amplification`: ties, per-cell frame) and a crossed
-set's point is their mean (the paper's Table 2); a replicate runs its core
-(:func:`biasamp.metrics.directional_table_core`) on the mean of the drawn templates' tables,
-which agrees up to rounding (BiasAmp-> is linear in the model's table). A bound set's point is
-the value of its table pooled per task, as its replicates are.
 """
 
 from __future__ import annotations
@@ -71,26 +66,17 @@ class Evaluation:
     Attributes
     ----------
     summary : DataFrame
-        One row per (base_rates, direction): ``mean``, ``std`` (population, ddof=0),
-        ``ci_low``, ``ci_high``, ``n_templates``, ``per_template`` (list of floats),
-        ``aggregation`` (``"templates"``: mean over templates, bootstrap over templates;
-        ``"pooled"``: BiasAmp-> of the tables pooled per task, bootstrap stratified by
-        task, ``std`` NaN and ``per_template`` empty for T->A).
+        One row per (base_rates, direction); columns :data:`~biasamp.results.SUMMARY_KEYS`.
     by_pair : DataFrame
-        One row per (base_rates, direction, task, attribute): ``association``,
-        ``p_base``, ``p_model`` (mean over templates), ``p_model_std``, ``delta`` and
-        ``contribution`` (means over templates) with bootstrap CIs, ``n_templates``.
+        One row per (base_rates, direction, task, attribute), with bootstrap CIs.
     per_template : DataFrame
         Long table: base_rates, direction, template_id, value, n_ties, n_nan.
     base_provenance : dict
-        Each base-rate table as the run used it: source -> direction ->
-        :class:`~biasamp.results.BaseRatesInfo`.
+        source -> direction -> :class:`~biasamp.results.BaseRatesInfo`, as the run used it.
     by_group : DataFrame
-        One row per (base_rates, direction, group) for the groups of ``template_groups``
-        (:data:`~biasamp.results.BY_GROUP_COLUMNS`); empty without groups.
+        One row per (base_rates, direction, group) of ``template_groups``; empty without.
     sign_agreement : DataFrame
-        How often two sources agree on the sign of an association, with a bootstrap CI
-        (:data:`~biasamp.results.AGREEMENT_COLUMNS`).
+        How often two sources agree on the sign of an association, with a bootstrap CI.
     bootstrap : BootstrapInfo
         The bootstrap settings and a one-line description of it (``method``).
     """
@@ -104,13 +90,24 @@ class Evaluation:
     bootstrap: BootstrapInfo
 
 
-def _source(source):
-    """(name, source) for a source object or a registered name."""
-    if isinstance(source, str):
-        from ..base_rates import get_source
+def base_tables(sources, tasks, attributes, min_base_count) -> list:
+    """(name, {direction: BaseRateTable}) per source (an object or a registered name), each
+    table checked as it enters (:func:`check_base`)."""
+    from ..base_rates import get_source
 
-        return source, get_source(source)
-    return str(getattr(source, "name", None) or type(source).__name__), source
+    bases = []
+    for src in sources:
+        if isinstance(src, str):
+            name, src = src, get_source(src)
+        else:
+            name = str(getattr(src, "name", None) or type(src).__name__)
+        bases.append((name, {}))
+        for direction in DIRECTIONS:  # a task missing from a source fails before scoring
+            table = bases[-1][1][direction] = src.table(tasks, attributes, direction=direction)
+            check_base(
+                table, name, tasks=tasks, attributes=attributes, min_base_count=min_base_count
+            )
+    return bases
 
 
 _PARAMS = {
@@ -123,6 +120,16 @@ _PARAMS = {
     "base_uncertainty": OneOf(BASE_UNCERTAINTY),
     "min_base_count": Optional(PositiveInt),
 }
+
+
+def _names_per_template(values, name: str, n_tpl: int) -> tuple:
+    """One tuple of names per template (``()`` for all when ``values`` is None)."""
+    if values is None:
+        return ((),) * n_tpl
+    per = tuple(tuple(map(str, v or ())) for v in values)
+    if len(per) != n_tpl:
+        raise BiasampError(f"{name} must have one entry per template ({n_tpl}); got {len(per)}")
+    return per
 
 
 @validate_params(_PARAMS)
@@ -152,34 +159,26 @@ def evaluate_tables(  # noqa: PLR0917 - public, sklearn-style: the data argument
     tables_at : array-like of shape (n_templates, n_tasks, n_attributes)
         ``P(task | attribute)`` per template; every column sums to 1.
     tables_ta : array-like of shape (n_templates, n_tasks, n_attributes)
-        ``P(attribute | task)`` per template; every row sums to 1 (rows of tasks a bound
-        template does not cover are not read: NaN is fine there).
+        ``P(attribute | task)`` per template; every row a template covers sums to 1.
     tasks, attributes : sequence of str
         Row and column labels.
     sources : sequence of str or BaseRateSource
-        Base-rate sources (names are looked up with :func:`biasamp.base_rates.get_source`).
-        Each source's table is built per direction; its ``association``, ``tie_tol`` and
-        ``undefined`` are passed to the metric, and its ``counts`` (count-based sources) are
-        resampled with ``base_uncertainty="resample"``. A table BiasAmp-> is degenerate
-        against (an attribute that never occurs, fewer than 2 tasks that do, every task in
-        the attributes' overall proportion) is refused, as by ``biasamp probe``.
+        Base-rate sources (a name: :func:`biasamp.base_rates.get_source`); a degenerate
+        table is refused, as by ``biasamp probe`` (docs/metrics.md).
     template_ids : sequence of str, optional
         Labels of the templates (default ``t0, t1, ...``).
     template_tasks : sequence of sequences of str, optional
-        Per template, the tasks it is bound to (empty: every task, a crossed template).
-        When some template covers only some tasks the tables are pooled per task (see
-        :mod:`biasamp.pipeline.resample`).
+        Per template, the tasks it is bound to (empty: every task); bound sets are pooled.
     template_groups : sequence of sequences of str, optional
-        Per template, the groups it belongs to; ``by_group`` then holds each group's value.
+        Per template, its groups; ``by_group`` then holds each group's value.
     group_labels : sequence of str, optional
         The order of the groups in ``by_group`` (default: order of first appearance).
     n_resamples, seed, confidence
-        The bootstrap behind every CI (:mod:`biasamp.pipeline.resample`).
+        The bootstrap behind every CI (docs/probing.md).
     resample : {"templates", "tasks", "both"}
-        What a replicate draws: templates (default; within tasks for bound sets), tasks, or
-        both (two-way).
+        What a replicate draws: templates, tasks, or both (two-way).
     base_uncertainty : {"resample", "none"}
-        Resample count-based base tables jointly (default), or treat every base as exact.
+        Resample count-based base tables jointly, or treat every base as exact.
     min_base_count : int, optional
         Leave out the tasks with fewer co-occurrences than this in a count-based source.
     progress : bool or biasamp._progress.Progress, optional
@@ -188,12 +187,7 @@ def evaluate_tables(  # noqa: PLR0917 - public, sklearn-style: the data argument
     Returns
     -------
     Evaluation
-
-    Notes
-    -----
-    ``std`` is the population standard deviation over templates (``ddof=0``), as in the
-    paper's Table 2. Undefined cells are announced by one :class:`UndefinedCellsWarning`
-    per (source, direction).
+        ``std`` is over templates with ``ddof=0``, as in the paper's Table 2.
     """
     tasks, attributes, n_resamples, seed, confidence, min_base_count = normalised(
         _PARAMS,
@@ -204,50 +198,31 @@ def evaluate_tables(  # noqa: PLR0917 - public, sklearn-style: the data argument
         confidence=confidence,
         min_base_count=min_base_count,
     )
-    bases = []
-    for name, src in map(_source, sources):  # each table checked where it enters, as prepare does
-        tables = {d: src.table(tasks, attributes, direction=d) for d in DIRECTIONS}
-        for table in tables.values():
-            check_base(
-                table, name, tasks=tasks, attributes=attributes, min_base_count=min_base_count
-            )
-        bases.append((name, tables))
-    return _evaluate(
-        tables_at,
-        tables_ta,
-        bases,
-        tasks=tasks,
-        attributes=attributes,
-        template_ids=template_ids,
-        template_tasks=template_tasks,
-        template_groups=template_groups,
-        group_labels=group_labels,
-        cfg=Resampling(resample, base_uncertainty, n_resamples, seed, confidence),
-        min_base_count=min_base_count,
-        progress=progress,
+    bases = base_tables(sources, tasks, attributes, min_base_count)
+    n_tpl = np.shape(tables_ta)[0]
+    ids = tuple(f"t{i}" for i in range(n_tpl)) if template_ids is None else template_ids
+    if len(ids) != n_tpl:
+        raise BiasampError(f"template_ids must have {n_tpl} entries; got {len(ids)}")
+    design = Design(
+        tuple(map(str, ids)),
+        tuple(tasks),
+        tuple(attributes),
+        _names_per_template(template_tasks, "template_tasks", n_tpl),
+        _names_per_template(template_groups, "template_groups", n_tpl),
+        tuple(map(str, group_labels or ())),
     )
+    cfg = Resampling(resample, base_uncertainty, n_resamples, seed, confidence)
+    return _evaluate(design, tables_at, tables_ta, bases, cfg, min_base_count, progress)
 
 
-def _evaluate(
-    tables_at,
-    tables_ta,
-    bases: list,
-    *,
-    tasks: list,
-    attributes: list,
-    template_ids,
-    template_tasks,
-    template_groups,
-    group_labels,
-    cfg: Resampling,
-    min_base_count: int | None,
-    progress,
+def _evaluate(  # noqa: PLR0917 - the two routes' one core
+    design: Design, tables_at, tables_ta, bases: list, cfg: Resampling, min_base_count, progress
 ) -> Evaluation:
-    """:func:`evaluate_tables` of checked settings and built base tables (``bases``: (name,
-    {direction: BaseRateTable}) per source), as the probe's :func:`~.run.evaluate_scores`
-    calls it with the tables :func:`~.run.prepare` built."""
+    """:func:`evaluate_tables` and :func:`~.run.evaluate_scores`: ``design``'s tables against
+    the built base tables."""
+    tasks, attributes = list(design.tasks), list(design.attributes)
     n_t, n_a = len(tasks), len(attributes)
-    cover, strata = coverage(template_tasks, tasks, np.shape(tables_ta)[0])
+    cover, strata = design.coverage()
     at = check_tables(tables_at, "tables_at", n_tasks=n_t, n_attr=n_a, axis=1)
     ta = check_tables(tables_ta, "tables_ta", n_tasks=n_t, n_attr=n_a, axis=2, cover=cover)
     if at.shape[0] != ta.shape[0]:
@@ -256,14 +231,13 @@ def _evaluate(
             f"{at.shape[0]} and {ta.shape[0]}"
         )
     n_tpl = at.shape[0]
-    template_ids = (
-        [f"t{i}" for i in range(n_tpl)] if template_ids is None else [str(t) for t in template_ids]
-    )
-    if len(template_ids) != n_tpl:
-        raise BiasampError(f"template_ids must have {n_tpl} entries; got {len(template_ids)}")
     if not bases:
         raise BiasampError("sources must name at least one base-rate source; got none")
-    groups = template_masks(template_groups, n_tpl, group_labels)
+    per = design.template_groups  # the groups in their order, then in order of appearance
+    labels = [g for g in design.group_labels if any(g in gs for gs in per)]
+    groups = {
+        g: np.array([g in gs for gs in per]) for g in dict.fromkeys(itertools.chain(labels, *per))
+    }
     one_template = n_tpl < 2 and cover is None and cfg.units == "templates"
     if one_template:
         warnings.warn(
@@ -311,12 +285,8 @@ def _evaluate(
             iv = table_intervals(
                 point, mbar, base, cfg, base_draws=draws, task_w=task_w, unavailable=one_template
             )
-            signs[(name, direction)] = (
-                point.association,
-                ~np.isnan(point.contribution),
-                iv.y_rep,
-                iv.defined_rep,
-            )
+            defined = ~np.isnan(point.contribution)
+            signs[name, direction] = (point.association, defined, iv.y_rep, iv.defined_rep)
             summary.append(_summary_row(base, point, iv, cfg))
             pairs.append(_pair_frame(base, tasks=tasks, attributes=attributes, point=point, iv=iv))
             templates.append(
@@ -324,7 +294,7 @@ def _evaluate(
                     {
                         "base_rates": name,
                         "direction": direction,
-                        "template_id": template_ids,
+                        "template_id": list(design.template_ids),
                         "value": point.per_template,
                         "n_ties": point.n_ties,
                         "n_nan": point.n_nan,
@@ -332,15 +302,9 @@ def _evaluate(
                     columns=list(PER_TEMPLATE_COLUMNS),
                 )
             )
-            group_rows += [
-                (
-                    name,
-                    direction,
-                    label,
-                    *_group_value(units, members, base, cfg, draws=draws, task_w=task_w),
-                )
-                for label, members in groups.items()
-            ]
+            for label, members in groups.items():
+                value = _group_value(units, members, base, cfg, draws=draws, task_w=task_w)
+                group_rows.append((name, direction, label, *value))
             progress.advance()
     names = list(dict.fromkeys(name for name, _ in bases))
     return Evaluation(
@@ -412,9 +376,8 @@ def _pair_frame(base: BaseView, *, tasks, attributes, point, iv: Intervals) -> p
 
 
 def _group_value(units, members, base: BaseView, cfg: Resampling, *, draws, task_w):
-    """(value, ci_low, ci_high, n_templates, n_tasks) of the templates ``members``: the
-    group's own pool (a task none of them covers is left out), its own bootstrap draws and
-    the run's base resamples."""
+    """(value, ci_low, ci_high, n_templates, n_tasks) of the templates ``members``: their own
+    pool (tasks none covers left out) and draws, the run's base resamples."""
     sub = units.subset(members[units.template])
     n_tpl = int(len(np.unique(sub.template)))
     if n_tpl == 0:
@@ -453,15 +416,9 @@ class Point:
 
 
 def _cells_of(res, n_t, n_a):
-    """The metric's by_pair (positional labels) as (T, A) arrays."""
-    bp = res.by_pair
-    pos = bp["task"].to_numpy(dtype=np.int64) * n_a + bp["attribute"].to_numpy(dtype=np.int64)
-    out = {}
-    for c in ("association", "p_base", "p_model", "delta", "contribution"):
-        arr = np.empty(n_t * n_a)
-        arr[pos] = bp[c].to_numpy(dtype=np.float64)
-        out[c] = arr.reshape(n_t, n_a)
-    return out
+    """The metric's by_pair (task-major, every cell) as C-ordered (T, A) arrays."""
+    cols = ("association", "p_base", "p_model", "delta", "contribution")
+    return {c: res.by_pair[c].to_numpy(np.float64, copy=True).reshape(n_t, n_a) for c in cols}
 
 
 def _per_template(tables, joint, kwargs, cells):
@@ -486,7 +443,7 @@ def _per_template(tables, joint, kwargs, cells):
 
 def point_estimate(tables: np.ndarray, units: Units, base: BaseView, *, pooled: bool) -> Point:
     """The point estimate of one (source, direction)."""
-    m, n_t, n_a = tables.shape
+    m = tables.shape[0]
     joint, cells, direction = base.joint, base.cells, base.direction
     kwargs = {"direction": direction, **base.metric}
     if not pooled or direction != TASK_TO_ATTRIBUTE:
@@ -495,49 +452,37 @@ def point_estimate(tables: np.ndarray, units: Units, base: BaseView, *, pooled: 
         finite = values[np.isfinite(values)]
         with warnings.catch_warnings():  # all-NaN (undefined) cells stay NaN
             warnings.simplefilter("ignore", RuntimeWarning)
-            means = {k: np.nanmean(v, axis=0) for k, v in cols.items()}
+            c = {**first, **{k: np.nanmean(v, axis=0) for k, v in cols.items()}}
             p_std = np.nanstd(cols["p_model"], axis=0, ddof=0)
-        return Point(
-            value=float(np.mean(finite)) if finite.size else float("nan"),
-            std=float(np.std(finite, ddof=0)) if finite.size else float("nan"),
-            per_template=values,
-            n_ties=n_ties,
-            n_nan=n_nan,
-            n_templates=int(finite.size),
-            aggregation="templates",
-            p_model_std=p_std,
-            n_templates_cell=np.sum(np.isfinite(cols["contribution"]), axis=0),
-            **{**first, **means},
-        )
-    pooled_table = mean_tables(units, None)[0]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UndefinedCellsWarning)
-        res = directional_bias_amplification(
-            np.ascontiguousarray(pooled_table), joint, cells=cells, **kwargs
-        )
-    c = _cells_of(res, n_t, n_a)
-    defined = ~np.isnan(c["contribution"])
-    x = units.X
-    with np.errstate(invalid="ignore"):
-        if direction == TASK_TO_ATTRIBUTE:  # rows of each task's own templates
-            per_task = units.rows.sum(axis=0)
-            sq = (units.rows[:, :, None] * (x - pooled_table[None]) ** 2).sum(axis=0)
-            p_std = np.sqrt(sq / per_task[:, None])
-            per_tpl, std = np.full(m, np.nan), float("nan")
-            n_cell = np.where(defined, per_task[:, None], 0)
-            n_ties, n_nan = np.full(m, res.n_ties), np.full(m, res.n_nan)
-        else:
-            p_std = np.std(tables, axis=0, ddof=0)
-            per_tpl, std = values, float(np.std(values[np.isfinite(values)], ddof=0))
-            n_cell = np.where(defined, m, 0)
+        value = float(np.mean(finite)) if finite.size else float("nan")
+        std = float(np.std(finite, ddof=0)) if finite.size else float("nan")
+        per_tpl, n_tpl, how = values, int(finite.size), "templates"
+        n_cell = np.sum(np.isfinite(cols["contribution"]), axis=0)
+    else:
+        pooled_table = mean_tables(units, None)[0]
+        value, ties, nans, _, c = _per_template(pooled_table[None], joint, kwargs, cells)
+        value, defined = float(value[0]), ~np.isnan(c["contribution"])
+        n_tpl, how = int(len(np.unique(units.template))), "pooled"
+        with np.errstate(invalid="ignore"):
+            if direction == TASK_TO_ATTRIBUTE:  # rows of each task's own templates
+                per_task = units.rows.sum(axis=0)
+                sq = (units.rows[:, :, None] * (units.X - pooled_table[None]) ** 2).sum(axis=0)
+                p_std = np.sqrt(sq / per_task[:, None])
+                per_tpl, std = np.full(m, np.nan), float("nan")
+                n_cell = np.where(defined, per_task[:, None], 0)
+                n_ties, n_nan = np.full(m, ties[0]), np.full(m, nans[0])
+            else:
+                p_std = np.std(tables, axis=0, ddof=0)
+                per_tpl, std = values, float(np.std(values[np.isfinite(values)], ddof=0))
+                n_cell = np.where(defined, m, 0)
     return Point(
-        value=float(res.value),
+        value=value,
         std=std,
         per_template=per_tpl,
         n_ties=n_ties,
         n_nan=n_nan,
-        n_templates=int(len(np.unique(units.template))),
-        aggregation="pooled",
+        n_templates=n_tpl,
+        aggregation=how,
         p_model_std=p_std,
         n_templates_cell=n_cell,
         **c,
@@ -549,14 +494,8 @@ def point_estimate(tables: np.ndarray, units: Units, base: BaseView, *, pooled: 
 
 @dataclass(frozen=True)
 class Intervals:
-    """The intervals of one (source, direction).
-
-    ``value_ci`` (low, high) of BiasAmp->; ``delta_ci`` and ``contribution_ci``: (low, high)
-    arrays (T, A) per cell; ``base_bias``: mean of the replicates minus the point (NaN for a
-    fixed base); ``support`` (T, A): the share of replicates whose association has the point's
-    sign, and ``supported``: ``support >= confidence`` (None for a fixed base); ``y_rep`` and
-    ``defined_rep`` (R, T, A): the replicates' signs and defined cells, for the agreement.
-    """
+    """CIs of the value and of each cell's delta and contribution; for a resampled base the
+    base bias and each cell's sign support; the replicates' signs, for the agreement."""
 
     value_ci: tuple
     delta_ci: tuple
@@ -571,26 +510,21 @@ class Intervals:
 def table_intervals(
     point, mbar, base: BaseView, cfg: Resampling, *, base_draws, task_w, unavailable: bool
 ) -> Intervals:
-    """CIs of the value and of every cell's delta and contribution, and (for a resampled
-    base) the sign support of every cell and the bias the base's sampling error puts into
-    the value; also the replicate signs for the agreement (:class:`Intervals`)."""
+    """The :class:`Intervals` of one (source, direction)."""
     n_t, n_a = base.joint.shape
     rep = base.replicates(mbar, base_draws=base_draws, task_weights=task_w)
     conf = cfg.confidence
     nan_cells = np.full((n_t, n_a), np.nan)
-    if unavailable:
-        value_ci, d_ci, c_ci = (np.nan, np.nan), (nan_cells, nan_cells), (nan_cells, nan_cells)
-    else:
-        r = rep["value"].shape[0]
+    value_ci, cis = (np.nan, np.nan), dict.fromkeys(("delta", "contribution"), (nan_cells,) * 2)
+    if not unavailable:
         value_ci = interval(rep["value"], conf, point.value)
-        d_ci = interval(rep["delta"].reshape(r, -1), conf, point.delta.ravel())
-        c_ci = interval(rep["contribution"].reshape(r, -1), conf, point.contribution.ravel())
-        d_ci = tuple(np.where(np.isnan(point.delta), np.nan, x.reshape(n_t, n_a)) for x in d_ci)
-        c_ci = tuple(
-            np.where(np.isnan(point.contribution), np.nan, x.reshape(n_t, n_a)) for x in c_ci
-        )
+        for c in cis:
+            cell = getattr(point, c)
+            ci = interval(rep[c].reshape(len(rep[c]), -1), conf, cell.ravel())
+            cis[c] = tuple(np.where(np.isnan(cell), np.nan, x.reshape(n_t, n_a)) for x in ci)
     defined = ~np.isnan(point.contribution)
     support = supported = None
+    bias = float("nan")
     if base_draws is not None:
         support = np.where(
             defined,
@@ -598,13 +532,12 @@ def table_intervals(
             np.nan,
         )
         supported = np.where(defined, support >= conf, np.nan)
-    bias = float("nan")
-    if base_draws is not None and np.isfinite(rep["value"]).any():
-        bias = float(np.nanmean(rep["value"]) - point.value)
+        if np.isfinite(rep["value"]).any():
+            bias = float(np.nanmean(rep["value"]) - point.value)
     return Intervals(
         value_ci=value_ci,
-        delta_ci=d_ci,
-        contribution_ci=c_ci,
+        delta_ci=cis["delta"],
+        contribution_ci=cis["contribution"],
         base_bias=bias,
         support=support,
         supported=supported,
@@ -614,11 +547,8 @@ def table_intervals(
 
 
 def agreement_table(signs: dict, sources: list, cfg: Resampling) -> pd.DataFrame:
-    """How often two sources agree on the sign of an association, with a bootstrap CI when
-    a source's counts are resampled (its signs vary between replicates).
-
-    ``signs[(source, direction)] = (y_point, defined_point, y_rep, defined_rep)``.
-    """
+    """How often two sources agree on the sign of an association, with a bootstrap CI;
+    ``signs[(source, direction)] = (y_point, defined_point, y_rep, defined_rep)``."""
     rows = []
     for direction in DIRECTIONS:
         for a, b in itertools.combinations(sources, 2):
@@ -666,10 +596,8 @@ def check_tables(tables, name, *, n_tasks, n_attr, axis, cover=None) -> np.ndarr
 def c_table(x, tasks, attributes, what) -> np.ndarray:
     """A (tasks x attributes) C-contiguous float64 array from a labelled table or an array.
 
-    C order matters: ``DataFrame.to_numpy()`` is Fortran-ordered and numpy's pairwise row
-    sums then round differently, which flips the paper's exact-tie signs (uniform base, three
-    pronouns) in compat mode.
-    """
+    C order matters: ``DataFrame.to_numpy()`` is Fortran-ordered, and numpy's pairwise row sums
+    then round differently, flipping the paper's exact-tie signs in compat mode."""
     if isinstance(x, pd.DataFrame):
         missing = [t for t in tasks if t not in set(map(str, x.index))]
         if missing:
@@ -687,11 +615,8 @@ def c_table(x, tasks, attributes, what) -> np.ndarray:
 
 @dataclass(frozen=True)
 class BaseView:
-    """One base-rate table of one (source, direction; None: direction-free) as the evaluation
-    reads it, built once (:meth:`of`): its ``joint`` and ``counts`` (count-based sources) as
-    C-ordered (T, A) arrays (:func:`c_table`), what it asks of the metric (``association``,
-    ``tie_tol``, ``undefined``), the tasks ``min_base_count`` leaves out (``excluded``) and the
-    cells that count (``cells``; None: every cell)."""
+    """One base-rate table of one (source, direction) as the evaluation reads it (:meth:`of`):
+    C-ordered arrays, what it asks of the metric, the tasks left out and the cells that count."""
 
     name: str
     direction: str | None
@@ -720,20 +645,21 @@ class BaseView:
             if table.counts is None
             else c_table(table.counts, tasks, attributes, f"{what} counts")
         )
-        metric = {}
+        metric = {
+            k: getattr(table, k) for k in ("tie_tol", "undefined") if getattr(table, k) is not None
+        }
         if table.association is not None:
             metric["association"] = c_table(
                 table.association, tasks, attributes, f"{what} association"
             )
-        if table.tie_tol is not None:
-            metric["tie_tol"] = table.tie_tol
-        if table.undefined is not None:
-            metric["undefined"] = table.undefined
-        excluded, cells = excluded_tasks(counts, len(tasks), min_base_count)
+        excluded = np.zeros(len(tasks), dtype=bool)
+        if min_base_count is not None and counts is not None:
+            excluded = counts.sum(axis=1) < min_base_count
+        cells = np.repeat(~excluded[:, None], len(attributes), axis=1) if excluded.any() else None
         return cls(name, direction, table, joint, counts, metric, excluded, cells)
 
     def replicates(self, mbar, *, base_draws=None, cells=None, task_weights=None) -> dict:
-        """:func:`.resample.replicates` against this table (``cells``: default its own)."""
+        """:func:`.resample.replicates` against this table."""
         return replicates(
             mbar,
             self.joint,
@@ -751,14 +677,10 @@ class BaseView:
 
     @property
     def sha256(self) -> str:
-        """The sha256 of the joint table (what ``results.json`` records)."""
         return hashlib.sha256(self.joint.tobytes()).hexdigest()
 
     def info(self, tasks, attributes) -> BaseRatesInfo:
-        """The table as the run used it (``results.json`` provenance): the source's own
-        provenance, its joint's sha256, and what the reports say about it: the attribute
-        marginal P(A) (the line that decides the association of a derived sign), whether the
-        signs were given explicitly, and, for counts, the co-occurrences behind each task."""
+        """The table as the run used it (``results.json`` provenance)."""
         total = self.joint.sum()
         return BaseRatesInfo(
             source=jsonable(dict(self.table.provenance or {})),
@@ -773,25 +695,8 @@ class BaseView:
         )
 
 
-def excluded_tasks(
-    counts: np.ndarray | None, n_tasks: int, min_base_count: int | None
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """(excluded, cells): the tasks with fewer than ``min_base_count`` counted sentences in a
-    count-based table (none for other tables or without a minimum), and the (T, A) mask of
-    the cells that count (None: every cell)."""
-    excluded = np.zeros(n_tasks, dtype=bool)
-    if min_base_count is not None and counts is not None:
-        excluded = counts.sum(axis=1) < min_base_count
-    if not excluded.any():
-        return excluded, None
-    return excluded, np.repeat(~excluded[:, None], counts.shape[1], axis=1)
-
-
 def check_base(table, name: str, *, tasks, attributes, min_base_count: int | None) -> None:
-    """Refuse, before any model is loaded, a base table BiasAmp-> is degenerate against:
-    ``min_base_count`` leaving fewer than 2 of its tasks, an attribute that never occurs in
-    the tasks kept (P(A=a) = 0: P(T|A=a) is 0/0, the value a silent 0), or fewer than 2 kept
-    tasks that occur (P(T=t) = 1 for the one: every association a tie)."""
+    """Refuse, before any model loads, a base table BiasAmp-> is degenerate against."""
     view = BaseView.of(
         table, name, tasks, attributes, direction=None, min_base_count=min_base_count
     )
@@ -804,11 +709,9 @@ def check_base(table, name: str, *, tasks, attributes, min_base_count: int | Non
             "BiasAmp-> needs at least 2: lower it or leave the source out"
         )
     live = joint[~excluded]
-    scope = (
-        f"the tasks min_base_count {min_base_count} keeps"
-        if excluded.any()
-        else "the requested tasks"
-    )
+    scope = "the requested tasks"
+    if excluded.any():
+        scope = f"the tasks min_base_count {min_base_count} keeps"
     empty = [a for a, s in zip(attributes, live.sum(axis=0)) if not s > 0]
     if empty:
         raise BiasampError(
@@ -834,34 +737,11 @@ def check_base(table, name: str, *, tasks, attributes, min_base_count: int | Non
             )
 
 
-def template_masks(template_groups, n_tpl, order=None) -> dict:
-    """label -> bool mask over templates, labels in ``order`` (then in order of first
-    appearance)."""
-    if template_groups is None:
-        return {}
-    per = [list(map(str, g or ())) for g in template_groups]
-    if len(per) != n_tpl:
-        raise BiasampError(
-            f"template_groups must have one entry per template ({n_tpl}); got {len(per)}"
-        )
-    labels = list(
-        dict.fromkeys(
-            [g for g in (order or ()) if any(g in gs for gs in per)] + [g for gs in per for g in gs]
-        )
-    )
-    return {lab: np.array([lab in gs for gs in per]) for lab in labels}
-
-
 @dataclass(frozen=True)
 class Design:
-    """What a probe measures, apart from any model: the templates, tasks and attributes and
-    how templates cover tasks (a bound template: its own tasks; a crossed one: every task).
-
-    Built once by :func:`~.run.prepare`, read by the table building and the evaluation
-    (:func:`~.run.evaluate_scores`), saved in ``results.json`` (``provenance.design``) and
-    read back by :func:`~.compare.paired_differences`, so no step works it out again.
-    ``template_tasks``: per template, the tasks a bound template covers (``()``: every task);
-    ``template_groups``: per template, its groups; ``group_labels``: the groups in order.
+    """What a probe measures, apart from any model: templates, tasks, attributes, the tasks
+    each template covers (``()``: every task), its groups, and the groups' order; saved as
+    ``provenance.design``.
 
     >>> d = Design(("t1", "t2"), ("nurse", "cook"), ("he", "she"), (("nurse",), ()), ((), ()), ())
     >>> d.bound, d.expected().tolist()
@@ -880,23 +760,14 @@ class Design:
         """Some template covers only its own tasks (the tables are pooled per task)."""
         return any(self.template_tasks)
 
-    @property
-    def grouped(self) -> bool:
-        return any(self.template_groups)
-
     def coverage(self):
-        """``(cover, strata)`` as :func:`~.resample.coverage` gives them (None, None:
-        crossed)."""
-        return coverage(
-            self.template_tasks if self.bound else None, list(self.tasks), len(self.template_ids)
-        )
+        """``(cover, strata)`` as :func:`~.resample.coverage` gives them."""
+        return coverage(self.template_tasks, list(self.tasks), len(self.template_ids))
 
     def expected(self) -> np.ndarray:
         """(n_templates, n_tasks) of bool: the task rows each template fills."""
         cover, _ = self.coverage()
-        if cover is None:
-            return np.ones((len(self.template_ids), len(self.tasks)), dtype=bool)
-        return cover
+        return np.ones((len(self.template_ids), len(self.tasks)), bool) if cover is None else cover
 
     def select(self, template_ids) -> Design:
         """The design of some of the templates (in the order given)."""

@@ -1,24 +1,6 @@
-"""The bootstrap behind every CI of a probe: templates, tasks and base-rate counts, jointly.
-
-long on purpose: the one bootstrap: draws, replicates, intervals, settings, provenance.
-
-A *unit* is what the template bootstrap draws: a template (crossed sets, and A->T of bound
-sets) or a (template, task) row (T->A of bound sets). One replicate
-
-* draws units with replacement (within strata for bound sets: the draws of
-  :func:`biasamp.metrics.bootstrap_ci` with the same seed); the model's table is the mean of
-  the drawn units' rows, task by task;
-* draws tasks with replacement (``units`` "tasks" or "both"): each task's cells weigh as often
-  as it was drawn;
-* resamples a count-based source's ``N`` counted sentences (``base="resample"``),
-  ``Multinomial(N, counts / N)``: no prior, structural zeros kept, made into a base table as
-  the source makes its own (``BaseRateTable.joint_from_counts``);
-
-and evaluates :func:`biasamp.metrics.directional_table_core`, vectorised over replicates. With
-the base fixed BiasAmp-> is linear in the model's table, so a templates-only replicate is the
-mean of the drawn templates' values. Bound templates (WinoBias, Winogender) have no T->A value
-per template: the tables are pooled per task (:func:`pooled_units`) and BiasAmp-> is computed
-once on the pooled table.
+"""The one bootstrap behind every CI of a probe: templates (or bound (template, task) rows),
+tasks and base-rate counts, drawn jointly and evaluated with
+:func:`biasamp.metrics.directional_table_core`, vectorised over replicates (docs/probing.md).
 """
 
 from __future__ import annotations
@@ -36,25 +18,6 @@ from ..metrics import directional_table_core as table_core
 from ..metrics import resample_indices
 from ..results import BootstrapInfo
 
-__all__ = [
-    "BASE_UNCERTAINTY",
-    "FEW_RESAMPLES",
-    "RESAMPLE_UNITS",
-    "Resampling",
-    "Units",
-    "bootstrap_bytes",
-    "coverage",
-    "interval",
-    "mean_tables",
-    "pooled_units",
-    "replicates",
-    "resample_counts",
-    "sign_support",
-    "source_stream",
-    "task_draws",
-    "unit_draws",
-]
-
 #: Fewer distinct resamples of the units than this: the CIs are warned of as rough.
 FEW_RESAMPLES = 20
 #: What a bootstrap replicate resamples besides the base counts.
@@ -71,20 +34,13 @@ _UNITS_TEXT = {
 
 @dataclass
 class Units:
-    """What the template bootstrap draws, for one direction: each unit's rows of the model's
-    table ``X`` (U, T, A; zeros where it covers no task), the task ``rows`` (U, T) it covers,
-    its stratum (draws stay within strata; None: no strata) and its ``template`` index."""
+    """What the template bootstrap draws in one direction: the units' rows of the model's
+    table ``X`` (U, T, A), the task ``rows`` (U, T) each covers, their strata, their template."""
 
     X: np.ndarray
     rows: np.ndarray
     strata: list | None
     template: np.ndarray
-
-    @classmethod
-    def crossed(cls, tables: np.ndarray) -> Units:
-        """Every template a unit covering every task."""
-        m, t, _ = tables.shape
-        return cls(tables, np.ones((m, t), dtype=bool), None, np.arange(m))
 
     def subset(self, keep: np.ndarray) -> Units:
         """The units whose mask is True (e.g. the templates of one group)."""
@@ -93,30 +49,28 @@ class Units:
 
 
 def unit_draws(units: Units, *, n_resamples: int, seed: int) -> np.ndarray:
-    """How often each unit is drawn in each replicate, shape (R, U): the draws of
-    ``resample_indices(U, strata=units.strata)`` (those of ``bootstrap_ci``)."""
+    """How often each unit is drawn in each replicate (R, U), as ``bootstrap_ci`` draws."""
     u = units.X.shape[0]
     draws = resample_indices(u, n_resamples=n_resamples, seed=seed, strata=units.strata)
     return np.concatenate([_draw_counts(idx, u) for idx in draws])
 
 
 def task_draws(n_tasks: int, *, n_resamples: int, seed: int) -> np.ndarray:
-    """How often each task is drawn in each replicate, shape (R, T); stream ``(seed, 1)``."""
+    """How often each task is drawn in each replicate (R, T); stream ``(seed, 1)``."""
     idx = np.random.default_rng([seed, 1]).integers(0, n_tasks, size=(n_resamples, n_tasks))
     return _draw_counts(idx, n_tasks)
 
 
 def _draw_counts(idx: np.ndarray, n: int) -> np.ndarray:
-    """How often each of ``n`` items is drawn in each row of ``idx`` (R, k), shape (R, n)."""
+    """How often each of ``n`` items is drawn in each row of ``idx`` (R, k): (R, n)."""
     r = idx.shape[0]
     flat = (idx + (np.arange(r) * n)[:, None]).ravel()
     return np.bincount(flat, minlength=r * n).reshape(r, n).astype(np.float64)
 
 
 def mean_tables(units: Units, weights: np.ndarray | None) -> np.ndarray:
-    """The model's table of each replicate, shape (R, T, A): per task row, the weighted mean
-    of the units covering it (``weights`` (R, U); None: every unit once, shape (1, T, A)).
-    A row no drawn unit covers is NaN."""
+    """Each replicate's model table (R, T, A): per task row the ``weights``-weighted mean of
+    the units covering it (None: every unit once, R = 1); NaN where no drawn unit covers it."""
     u, t, a = units.X.shape
     w = np.ones((1, u)) if weights is None else weights
     num = (w @ units.X.reshape(u, -1)).reshape(-1, t, a)
@@ -126,17 +80,15 @@ def mean_tables(units: Units, weights: np.ndarray | None) -> np.ndarray:
 
 
 def source_stream(counts: np.ndarray) -> int:
-    """The random stream of a count table's resamples, from the counts themselves (their
-    shape and float64 bytes): every run, every machine and every comparison draws the same
-    resamples for the same table, whatever the source is called or where its file lies."""
+    """The random stream of a count table's resamples, from its shape and float64 bytes: the
+    same table draws the same resamples in every run and comparison, whatever its name."""
     c = np.ascontiguousarray(counts, dtype=np.float64)
     digest = hashlib.sha256(repr(c.shape).encode("ascii") + c.tobytes()).hexdigest()
     return int(digest[:8], 16)
 
 
 def resample_counts(counts: np.ndarray, *, n_resamples: int, seed: int, stream: int) -> np.ndarray:
-    """``n_resamples`` multinomial resamples of a count table (its sentences), shape
-    ``(n_resamples, *counts.shape)``; seeded by ``(seed, 2, stream)``."""
+    """Multinomial resamples of a count table's sentences; seeded by ``(seed, 2, stream)``."""
     c = np.asarray(counts, dtype=np.float64)
     n = int(round(c.sum()))
     rng = np.random.default_rng([seed, 2, stream])
@@ -157,12 +109,9 @@ def replicates(
     cells: np.ndarray | None = None,
     task_weights: np.ndarray | None = None,
 ) -> dict:
-    """BiasAmp-> of every replicate: ``value`` (R,), ``delta``, ``contribution`` and ``y``
-    (R, T, A), from the model's table of each replicate ``mbar`` (R, T, A) against the base
-    ``joint`` (T, A), or the tables ``to_joint`` makes of the resampled counts ``base_draws``
-    (R, T, A). ``metric``: what the base asks of the metric (``association``, ``tie_tol``,
-    ``undefined``, ``ties``); ``cells`` (T, A): only these count; ``task_weights`` (R, T): the
-    tasks' draw counts (:func:`task_draws`)."""
+    """BiasAmp-> of every replicate (``value``; ``delta``, ``contribution``, ``y`` per cell) of
+    the model's tables ``mbar`` (R, T, A) against ``joint``, or against ``to_joint`` of the
+    resampled counts ``base_draws``; ``task_weights`` (R, T): the tasks' draw counts."""
     base = joint if base_draws is None else to_joint(base_draws)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -173,7 +122,6 @@ def replicates(
             y=metric.get("association"),
             tie_tol=metric.get("tie_tol", TIE_TOL),
             undefined=metric.get("undefined") or "skip",
-            ties=metric.get("ties") or "zero",
             cells=cells,
         )
     contribution = core["contribution"]
@@ -195,14 +143,9 @@ def replicates(
 def bootstrap_bytes(
     n_resamples: int, *, n_units: int, n_tasks: int, n_attributes: int, n_resampled: int
 ) -> int:
-    """An upper estimate of the bootstrap's peak memory in bytes (measured with tracemalloc
-    on the probe's own evaluation; checked against it in the tests).
-
-    Per replicate and (task, attribute) cell about 8 float64 arrays are alive at once (the
-    model's replicate tables of both directions, the metric's delta, contribution and signs,
-    the percentile's copy), 6 more while a count table is resampled (its draws and the base
-    tables made of them), and 2 per resampled count table kept for the sign agreement; per
-    replicate the draws of the ``n_units`` units (counts, indices, weights) and of the tasks.
+    """An upper estimate of the bootstrap's peak memory in bytes (checked against tracemalloc
+    in the tests): per replicate and cell 8 float64 arrays, 6 more while counts are resampled
+    and 2 per resampled table kept for the sign agreement; per replicate 3 per unit, 1 per task.
 
     >>> bootstrap_bytes(10_000, n_units=20, n_tasks=32, n_attributes=2, n_resampled=0)
     48320000
@@ -212,9 +155,8 @@ def bootstrap_bytes(
 
 
 def interval(replicates_: np.ndarray, confidence: float, point):
-    """Percentile interval over the first axis (NaN replicates ignored; all NaN -> NaN).
-    Where every replicate equals the point up to rounding, the interval is the point itself
-    (so rounding never puts a value outside its own interval)."""
+    """Percentile interval over the first axis (NaN ignored); the point itself where every
+    replicate equals it up to rounding (so rounding never puts it outside its interval)."""
     q = [100.0 * (1.0 - confidence) / 2.0, 100.0 * (1.0 + confidence) / 2.0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -227,8 +169,7 @@ def interval(replicates_: np.ndarray, confidence: float, point):
 
 
 def sign_support(y_rep: np.ndarray, y_point: np.ndarray, defined_rep: np.ndarray) -> np.ndarray:
-    """Per cell: the share of replicates whose association sign equals the point estimate's
-    (a replicate in which the cell is undefined does not support it)."""
+    """Per cell: the share of replicates, the cell defined, whose sign is the point's."""
     return ((y_rep == y_point[None]) & defined_rep).mean(axis=0)
 
 
@@ -243,7 +184,7 @@ class Resampling:
     confidence: float = CONFIDENCE
 
     def provenance(self, *, bound: bool, min_base_count: int | None) -> BootstrapInfo:
-        """The settings and a one-line description of the bootstrap (results' provenance)."""
+        """The settings and a one-line description of the bootstrap."""
         method = f"percentile bootstrap over {_UNITS_TEXT[self.units]}"
         if bound and self.units != "tasks":
             method += ", stratified by task (templates bound to their own tasks)"
@@ -263,9 +204,8 @@ class Resampling:
         )
 
     def warn_if_few(self, n_templates: int, n_tasks: int) -> None:
-        """Warn once when the units resampled have fewer than :data:`FEW_RESAMPLES` distinct
-        resamples (``C(2n-1, n)`` for ``n`` units: 3 for 2, 10 for 3): a 95% percentile
-        interval then rests on a handful of distinct values."""
+        """Warn once when the units have fewer than :data:`FEW_RESAMPLES` distinct resamples
+        (``C(2n-1, n)`` for ``n`` units: 3 for 2, 10 for 3)."""
         n = {"templates": n_templates, "tasks": n_tasks}
         kinds = ("templates", "tasks") if self.units == "both" else (self.units,)
         distinct = math.prod(math.comb(2 * n[k] - 1, n[k]) for k in kinds)
@@ -304,25 +244,22 @@ class Resampling:
 
 
 def pooled_units(tables: np.ndarray, cover: np.ndarray | None, strata_at, direction: str) -> Units:
-    """The units of one direction: every template (crossed sets; A->T of bound sets, drawn
-    within the templates' own tasks), or every (template, task) row a bound template
-    covers (T->A, drawn within each task)."""
-    if cover is None:
-        return Units.crossed(tables)
+    """The units of one direction: the templates, or for T->A of a bound set each (template,
+    task) row, drawn within its task."""
     n_tpl, n_t, n_a = tables.shape
-    if direction == TASK_TO_ATTRIBUTE:
+    if cover is not None and direction == TASK_TO_ATTRIBUTE:
         kk, tt = np.nonzero(cover)
         X = np.zeros((len(kk), n_t, n_a))
         X[np.arange(len(kk)), tt] = tables[kk, tt, :]
         rows = np.zeros((len(kk), n_t), dtype=bool)
         rows[np.arange(len(kk)), tt] = True
         return Units(X, rows, [int(t) for t in tt], kk)
-    return Units(tables, np.ones((n_tpl, n_t), dtype=bool), list(strata_at), np.arange(n_tpl))
+    strata = None if cover is None else list(strata_at)
+    return Units(tables, np.ones((n_tpl, n_t), dtype=bool), strata, np.arange(n_tpl))
 
 
 def coverage(template_tasks, tasks, n_tpl):
-    """(cover, strata): which tasks each template covers and its stratum label, or (None,
-    None) when every template covers every task (crossed)."""
+    """(cover, strata) of the templates; (None, None) when every one covers every task."""
     if template_tasks is None:
         return None, None
     bound = [list(map(str, b or ())) for b in template_tasks]

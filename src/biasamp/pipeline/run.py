@@ -1,10 +1,5 @@
 """Running a probe: prepare -> score -> evaluate -> result -> files -> reports.
 
-:func:`probe` / :func:`probe_many` (``biasamp.probe``, ``biasamp.probe_many``) check the output
-folder, the input (:func:`prepare`) and the bootstrap's memory before a model loads, announce
-each scoring stage to the progress reporter, evaluate the scores (:func:`evaluate_scores`, shared
-with the lm-evaluation-harness tasks) and write the result folder (:func:`write_result`).
-
 long on purpose: the whole run reads in one file.
 """
 
@@ -40,20 +35,8 @@ from ..results import (
 )
 from ..templates import pool_realisations
 from .config import DEFAULT_TASKS, ProbeConfig, as_config
-from .evaluate import Design, Evaluation, _evaluate, check_base
+from .evaluate import Design, Evaluation, _evaluate, base_tables
 from .resample import Resampling, bootstrap_bytes
-
-__all__ = [
-    "Prepared",
-    "Scored",
-    "evaluate_scores",
-    "model_slug",
-    "prepare",
-    "probe",
-    "probe_many",
-    "row_scores",
-    "write_result",
-]
 
 log = logging.getLogger(__name__)
 
@@ -69,17 +52,13 @@ class Prepared:
     prompts: dict[str, pd.DataFrame]  # direction -> build_prompts frame
     base_tables: dict  # source name (as requested) -> direction -> its BaseRateTable
     prompts_sha256: str
-    #: the fields of :class:`~biasamp.results.TemplatesInfo` known before scoring
-    template_provenance: dict
+    template_provenance: dict  # the fields of TemplatesInfo known before scoring
     tasks_provenance: TasksInfo
     n_units: int  # units the template bootstrap draws: (template, task) rows if bound
-    #: groups: group -> its number of realisations (pooled by ``pool_realisations``); None:
-    #: pronouns, one candidate each
-    realisations: dict | None = None
+    realisations: dict | None = None  # group -> its number of realisations; None: pronouns
 
     def check_memory(self, cfg: ProbeConfig) -> None:
-        """Refuse ``cfg.n_resamples`` whose bootstrap cannot fit in memory (the estimate:
-        :func:`~.resample.bootstrap_bytes`); the runner asks before the model loads."""
+        """Refuse ``cfg.n_resamples`` whose bootstrap cannot fit in memory."""
         n_resampled = sum(
             cfg.base_uncertainty == "resample"
             and any(t.counts is not None for t in tables.values())
@@ -102,8 +81,7 @@ class Prepared:
 
 
 def _vocabulary(cfg: ProbeConfig, tset):
-    """The task vocabulary: ``cfg.tasks``, else the set's own tasks (bound set), else the
-    default ``winobias32``."""
+    """``cfg.tasks``, else the set's own tasks (bound set), else :data:`DEFAULT_TASKS`."""
     from ..tasks import TaskVocabulary, load_tasks
 
     if cfg.tasks is not None:
@@ -115,19 +93,14 @@ def _vocabulary(cfg: ProbeConfig, tset):
     return TaskVocabulary(name, about, list(tset.tasks), {}, {}, None, None)
 
 
-def _keep(t2a: pd.DataFrame, bound: bool, n: int) -> list[str]:
+def _keep(t2a: pd.DataFrame, bound: bool, n: int) -> set[str]:
     """Template ids of a quick run: the first ``n`` templates (of each task when bound)."""
-    if not bound:
-        return list(dict.fromkeys(t2a["template_id"].astype(str)))[:n]
-    keep: list[str] = []
-    for _, ids in t2a.groupby("task", sort=False)["template_id"]:
-        keep += list(dict.fromkeys(ids.astype(str)))[:n]
-    return list(dict.fromkeys(keep))
+    per = t2a.groupby("task", sort=False)["template_id"] if bound else [(0, t2a["template_id"])]
+    return {t for _, ids in per for t in list(dict.fromkeys(ids.astype(str)))[:n]}
 
 
 def prepare(cfg: ProbeConfig) -> Prepared:
     """Load templates and tasks, build the prompts and every base-rate table of ``cfg``."""
-    from ..base_rates import get_source
     from ..templates import (
         attribute_sets_of,
         build_prompts,
@@ -151,7 +124,7 @@ def prepare(cfg: ProbeConfig) -> Prepared:
     groups_of = attribute_sets_of(given)
     prompts = {d: build_prompts(tset, given, vocab, direction=d) for d in DIRECTIONS}
     if cfg.max_templates is not None:
-        keep = set(_keep(prompts[TASK_TO_ATTRIBUTE], tset.bound, cfg.max_templates))
+        keep = _keep(prompts[TASK_TO_ATTRIBUTE], tset.bound, cfg.max_templates)
         prompts = {
             d: df[df["template_id"].astype(str).isin(keep)].reset_index(drop=True)
             for d, df in prompts.items()
@@ -161,17 +134,8 @@ def prepare(cfg: ProbeConfig) -> Prepared:
             raise BiasampError(
                 f"template set {cfg.templates!r} gives no prompts for direction {direction!r}"
             )
-    base_tables = {}
-    for name in cfg.base_rates:
-        src = get_source(name)
-        base_tables[name] = {}
-        for direction in DIRECTIONS:  # a task missing from a source fails before scoring
-            table = src.table(tasks, attributes, direction=direction)
-            check_base(
-                table, name, tasks=tasks, attributes=attributes, min_base_count=cfg.min_base_count
-            )
-            base_tables[name][direction] = table
-    counted = [n for n, t in base_tables.items() if t[ATTRIBUTE_TO_TASK].counts is not None]
+    bases = dict(base_tables(cfg.base_rates, tasks, attributes, cfg.min_base_count))
+    counted = [n for n, t in bases.items() if t[ATTRIBUTE_TO_TASK].counts is not None]
     if cfg.min_base_count is not None and not counted:  # an option with nothing to act on
         raise BiasampError(
             f"min_base_count {cfg.min_base_count} leaves out tasks rarely counted in a "
@@ -212,7 +176,7 @@ def prepare(cfg: ProbeConfig) -> Prepared:
     return Prepared(
         design=design,
         prompts=prompts,
-        base_tables=base_tables,
+        base_tables=bases,
         prompts_sha256=digest,
         template_provenance=tprov,
         tasks_provenance=TasksInfo(
@@ -226,12 +190,10 @@ def prepare(cfg: ProbeConfig) -> Prepared:
 
 
 def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str, stage: str):
-    """Score prompts grouped by identical candidate tuples; (prob, log_prob, mass) per row.
-    The contexts of every group are counted first: one progress stage for the direction."""
+    """(prob, log_prob, mass) per row, scored in groups of identical candidates; one progress
+    stage for the direction."""
     n = len(prompts)
-    prob: list = [None] * n
-    logp: list = [None] * n
-    mass = np.empty(n)
+    prob, logp, mass = [None] * n, [None] * n, np.empty(n)
     groups: dict[tuple, list[int]] = {}
     for i, c in enumerate(prompts["candidates"]):
         groups.setdefault(tuple(c), []).append(i)
@@ -255,9 +217,7 @@ def _mass_summary(mass: np.ndarray) -> dict:
 
 
 def _resolve_models(cfg: ProbeConfig) -> dict:
-    """``{model: (resolved, estimator)}``: the early-check pass
-    (:func:`biasamp.scoring.preflight`): each model resolved once (its id, the hub, its
-    config.json and tokenizer files) and every check that needs no weights, before torch."""
+    """``{model: (resolved, estimator)}``: :func:`biasamp.scoring.preflight`, before torch."""
     from ..scoring import LoadOptions, preflight
 
     return preflight(
@@ -273,8 +233,7 @@ def _resolve_models(cfg: ProbeConfig) -> dict:
 
 
 def _load_scorer(cfg: ProbeConfig, resolved, *, progress):
-    """The scorer of a resolved model (:func:`biasamp.scoring.load_scorer`) with the config's
-    loading options, reporting to ``progress``: the one place a probe loads a model."""
+    """The scorer of a resolved model: the one place a probe loads a model."""
     from ..scoring import LoadOptions, load_scorer
 
     extra = {"context_token": cfg.context_token} if resolved.model_type == "causal" else {}
@@ -305,14 +264,9 @@ def _probe_one(
         for d in DIRECTIONS
     }
     scored = evaluate_scores(cfg, prep, scores, progress=scorer.progress)
-    tpl_ids, long_tables, ev = scored.template_ids, scored.tables, scored.evaluation
-    audit = scorer.audit_prompts(
-        [
-            pc
-            for d in DIRECTIONS
-            for pc in zip(prep.prompts[d]["prompt"], prep.prompts[d]["candidates"])
-        ]
-    )
+    tpl_ids, ev = prep.design.template_ids, scored.evaluation
+    pairs = [zip(prep.prompts[d]["prompt"], prep.prompts[d]["candidates"]) for d in DIRECTIONS]
+    audit = scorer.audit_prompts([pc for pcs in pairs for pc in pcs])
     sprov = dict(scorer.provenance)
     versions = {
         "numpy": np.__version__,
@@ -328,15 +282,12 @@ def _probe_one(
         scorer=ScorerInfo.of_scorer(sprov, estimator=estimator),
         compat=cfg.compat,
         bootstrap=ev.bootstrap,
-        std=(
-            "population (ddof=0) over templates; none for task_to_attribute (pooled per task)"
-            if prep.design.bound
-            else "population (ddof=0) over templates"
-        ),
+        std="population (ddof=0) over templates"
+        + ("; none for task_to_attribute (pooled per task)" if prep.design.bound else ""),
         templates=TemplatesInfo(
             name=cfg.templates,
             n_templates=len(tpl_ids),
-            template_ids=tuple(tpl_ids),
+            template_ids=tpl_ids,
             prompts_sha256=prep.prompts_sha256,
             **prep.template_provenance,
         ),
@@ -354,7 +305,7 @@ def _probe_one(
         summary=ev.summary,
         by_pair=ev.by_pair,
         per_template=ev.per_template,
-        tables=long_tables,
+        tables=scored.tables,
         audit=audit,
         mass=mass,
         provenance=provenance,
@@ -365,13 +316,9 @@ def _probe_one(
 
 
 def _build_tables(prep: Prepared, scores: dict):
-    """Scored rows -> (template ids, {direction: prob array}, long tables frame).
-
-    A T->A row with an attribute (a ``per-attribute`` template) holds that attribute's log
-    probability in its own rendering; the attributes of one (template, task) are then
-    renormalised together. Cells of tasks a bound template does not cover stay NaN and are
-    left out of the long tables.
-    """
+    """Scored rows -> ({direction: prob array}, long tables frame); the cells a bound template
+    does not cover stay NaN. A ``per-attribute`` T->A row holds one attribute's log probability
+    in its own rendering; a (template, task)'s attributes are renormalised together."""
     from ..scoring import ScoreResult
 
     tpl_ids = list(prep.design.template_ids)
@@ -405,11 +352,7 @@ def _build_tables(prep: Prepared, scores: dict):
                 p[k, t, :], lp[k, t, :] = pr, lpr
         if own.any():  # renormalised as every scored row is
             p[own] = ScoreResult.from_log_prob(lp[own], candidates=(), scoring="continuation").prob
-        must = (
-            np.ones(shape, dtype=bool)
-            if direction == ATTRIBUTE_TO_TASK
-            else np.broadcast_to(cover[:, :, None], shape)
-        )
+        must = np.broadcast_to(True if direction == ATTRIBUTE_TO_TASK else cover[:, :, None], shape)
         if np.isnan(p[must]).any():
             missing = sorted({tpl_ids[k] for k in np.argwhere(np.isnan(p) & must)[:, 0]})
             what = "attribute" if direction == ATTRIBUTE_TO_TASK else "task"
@@ -433,31 +376,25 @@ def _build_tables(prep: Prepared, scores: dict):
                 columns=list(TABLE_COLUMNS),
             )
         )
-    return tpl_ids, probs, pd.concat(long_rows, ignore_index=True)
+    return probs, pd.concat(long_rows, ignore_index=True)
 
 
 def row_scores(log_probs) -> tuple[list, list, np.ndarray]:
-    """``(prob, log_prob, mass)`` of prompt rows from their candidates' log probabilities:
-    each row renormalised over its own candidates, as :class:`biasamp.scoring.ScoreResult`
-    does (the same function)."""
+    """``(prob, log_prob, mass)`` of prompt rows from their candidates' log probabilities,
+    each row renormalised over its own candidates (as :class:`biasamp.scoring.ScoreResult`)."""
     from ..scoring import ScoreResult
 
-    prob, logp, mass = [], [], np.empty(len(log_probs))
-    for i, lp in enumerate(log_probs):
-        r = ScoreResult.from_log_prob(
-            np.asarray(lp, dtype=np.float64)[None, :], candidates=(), scoring="continuation"
-        )
-        prob.append(r.prob[0])
-        logp.append(r.log_prob[0])
-        mass[i] = float(r.mass[0])
-    return prob, logp, mass
+    rows = [
+        ScoreResult.from_log_prob([lp], candidates=(), scoring="continuation") for lp in log_probs
+    ]
+    mass = np.array([float(r.mass[0]) for r in rows], dtype=np.float64)
+    return [r.prob[0] for r in rows], [r.log_prob[0] for r in rows], mass
 
 
 @dataclass(frozen=True)
 class Scored:
-    """What :func:`evaluate_scores` returns: template ids, the long tables, the evaluation."""
+    """What :func:`evaluate_scores` returns: the long tables and the evaluation."""
 
-    template_ids: list[str]
     tables: pd.DataFrame
     evaluation: Evaluation
 
@@ -468,34 +405,25 @@ def evaluate_scores(cfg: ProbeConfig, prep: Prepared, scores: dict, *, progress=
     Parameters
     ----------
     cfg : ProbeConfig
-        Its bootstrap settings (``n_resamples``, ``seed``, ``confidence``, ``resample``,
-        ``base_uncertainty``, ``min_base_count``) are used.
+        Its bootstrap settings are used.
     prep : Prepared
         The prompts that were scored (:func:`prepare` of the same config).
     scores : dict
-        ``{direction: (prob, log_prob, mass)}``, one entry per row of ``prep.prompts[direction]``
-        (see :func:`row_scores`).
+        ``{direction: (prob, log_prob, mass)}`` per row of ``prep.prompts[direction]``.
     progress : biasamp._progress.Progress, optional
-        Told the ``bootstrap`` stage (:func:`~.evaluate.evaluate_tables`).
+        Told the ``bootstrap`` stage.
+
+    Returns
+    -------
+    Scored
+        The long tables and the :class:`~.evaluate.Evaluation`.
     """
-    tpl_ids, probs, long_tables = _build_tables(prep, scores)
-    design = prep.design
+    probs, long_tables = _build_tables(prep, scores)
     boot = Resampling(cfg.resample, cfg.base_uncertainty, cfg.n_resamples, cfg.seed, cfg.confidence)
-    ev = _evaluate(
-        probs[ATTRIBUTE_TO_TASK],
-        probs[TASK_TO_ATTRIBUTE],
-        list(prep.base_tables.items()),
-        tasks=list(design.tasks),
-        attributes=list(design.attributes),
-        template_ids=tpl_ids,
-        template_tasks=list(design.template_tasks) if design.bound else None,
-        template_groups=list(design.template_groups) if design.grouped else None,
-        group_labels=list(design.group_labels),
-        cfg=boot,
-        min_base_count=cfg.min_base_count,
-        progress=progress,
-    )
-    return Scored(tpl_ids, long_tables, ev)
+    bases = list(prep.base_tables.items())
+    ta, at = probs[TASK_TO_ATTRIBUTE], probs[ATTRIBUTE_TO_TASK]
+    ev = _evaluate(prep.design, at, ta, bases, boot, cfg.min_base_count, progress)
+    return Scored(long_tables, ev)
 
 
 def write_result(
@@ -506,10 +434,8 @@ def write_result(
     formats=("md", "html", "json"),
     progress=None,
 ) -> Path:
-    """Write a result folder into ``folder`` (an empty folder, usually staged): the data
-    files, the reports asked for (their ``plots`` and ``reports`` stages told to
-    ``progress``), then ``results.json`` with the data files' sha256 and the completion mark (written
-    last)."""
+    """Write a result folder into ``folder`` (empty, usually staged): the data files, the
+    reports, then ``results.json`` with the files' sha256 and the completion mark (last)."""
     from ..report import render
 
     d = Path(folder)
@@ -524,10 +450,8 @@ def write_result(
 def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
     """Probe every model of the config; return one :class:`~biasamp.ProbeResult` per model.
 
-    Parameters are as for :func:`probe`. When ``out`` is set, each model's results go to
-    ``out/<model_slug>/`` (or to ``out`` itself for a single model) with the reports of
-    ``formats``, and, for several models, a comparison (``comparison.md`` / ``.csv``) to
-    ``out``.
+    Parameters are as for :func:`probe`. With ``out``, each model's results go to
+    ``out/<model_slug>/`` (``out`` itself for one model), plus a comparison for several.
     """
     cfg = as_config(config, **kwargs).resolved()
     wanted = cfg.progress if progress is None else progress
@@ -587,10 +511,8 @@ def probe(config=None, /, *, progress=None, **kwargs) -> ProbeResult:
     config : ProbeConfig, mapping or path to a TOML/YAML file, optional
         The configuration; keyword arguments override its fields (or build one).
     progress : bool or biasamp._progress.Progress, optional
-        Where the stages of the run (``scoring A->T``, ``scoring T->A``, ``bootstrap``,
-        ``plots``, ``reports``) and their counts are reported: a reporter, True for the
-        standard display on stderr, False for none; default the config's ``progress``
-        (False: the library shows nothing).
+        Where the run's stages are reported: a reporter, True for the standard display on
+        stderr, False for none; default the config's ``progress``.
     **kwargs
         Fields of :class:`~biasamp.ProbeConfig` (``models=["bert-base-uncased"]``;
         ``model=`` is accepted for a single model).
@@ -667,8 +589,7 @@ def model_folders(models) -> dict[str, str]:
 
 
 def result_output(out, *, overwrite: bool, score_cache: str | None) -> OutputFolder | None:
-    """The output folder of a probe (None without ``out``), checked before any long work; a
-    failed write says what became of the scores."""
+    """The output folder of a probe (None without ``out``), checked before any long work."""
     if not out:
         return None
     note = (
