@@ -210,7 +210,7 @@ def make_provenance(*, model="m", base_rates=None, bootstrap=None, **fields):
     """A complete :class:`~biasamp.results.Provenance` for results built by hand: the model
     ``model`` (a masked LM with one weight file), scored ``word`` on cpu, templates ``x``
     (``a``, ``b``), tasks ``t1``..``t4``, attributes he, she; ``fields`` replace the rest."""
-    from biasamp.results import (
+    from biasamp._schema import (
         BootstrapInfo,
         ModelInfo,
         Provenance,

@@ -1,8 +1,6 @@
 """The one schema of ``results.json`` (and of ``pairs.json``'s model and scorer): frozen
-pydantic models, whose docstrings describe the keys in docs/results-format.md; :func:`parse`
-words the first error as one line naming the file and the key's path.
-
-long on purpose: one declaration per key of the file, each with its type beside it.
+pydantic models, whose docstrings describe the keys in docs/results-format.md, and
+:func:`parse`. long on purpose: one declaration per key of the file, with its type beside it.
 """
 
 from __future__ import annotations

@@ -14,29 +14,20 @@ import pandas as pd
 from ._errors import BiasampError, MissingDependencyError
 from ._files import json_loads, read_text, sha256_file
 from ._output import OutputFolder
-from ._schema import (  # noqa: F401
+from ._schema import (
     AGREEMENT_COLUMNS,
     BY_GROUP_COLUMNS,
-    BY_PAIR_COLUMNS,
     DATA_FILES,
-    PER_TEMPLATE_COLUMNS,
     SCHEMA_VERSION,
     SUMMARY_KEYS,
-    TABLE_COLUMNS,
     TABLE_FORMATS,
     AgreementRow,
-    BaseRatesInfo,
-    BootstrapInfo,
     ByGroupRow,
     ByPairRow,
-    ModelInfo,
     PerTemplateRow,
     Provenance,
     ResultsFile,
-    ScorerInfo,
     SummaryRow,
-    TasksInfo,
-    TemplatesInfo,
     check_version,
     jsonable,
     parse,
@@ -67,7 +58,7 @@ class ProbeResult:
     per_template : DataFrame
         BiasAmp-> per (base_rates, direction, template); NaN for pooled T->A rows.
     tables : DataFrame or None
-        Long probability tables (:data:`TABLE_COLUMNS`); None when loaded without them.
+        Long probability tables (:data:`biasamp._schema.TABLE_COLUMNS`); None when loaded without them.
     audit : DataFrame
         How every candidate tokenises for the model.
     mass : dict

@@ -21,6 +21,16 @@ import pandas as pd
 from .._conventions import CONFIDENCE, DIRECTIONS, N_RESAMPLES, TASK_TO_ATTRIBUTE, TIE_TOL
 from .._errors import BiasampError, UnavailableCIWarning, UndefinedCellsWarning
 from .._progress import as_progress
+from .._schema import (
+    AGREEMENT_COLUMNS,
+    BY_GROUP_COLUMNS,
+    BY_PAIR_COLUMNS,
+    PER_TEMPLATE_COLUMNS,
+    SUMMARY_KEYS,
+    BaseRatesInfo,
+    BootstrapInfo,
+    jsonable,
+)
 from .._validation import (
     Integer,
     Interval,
@@ -33,16 +43,6 @@ from .._validation import (
 )
 from ..base_rates import BaseRateTable
 from ..metrics import directional_bias_amplification
-from ..results import (
-    AGREEMENT_COLUMNS,
-    BY_GROUP_COLUMNS,
-    BY_PAIR_COLUMNS,
-    PER_TEMPLATE_COLUMNS,
-    SUMMARY_KEYS,
-    BaseRatesInfo,
-    BootstrapInfo,
-    jsonable,
-)
 from .resample import (
     BASE_UNCERTAINTY,
     RESAMPLE_UNITS,
@@ -72,7 +72,7 @@ class Evaluation:
     per_template : DataFrame
         Long table: base_rates, direction, template_id, value, n_ties, n_nan.
     base_provenance : dict
-        source -> direction -> :class:`~biasamp.results.BaseRatesInfo`, as the run used it.
+        source -> direction -> :class:`~biasamp._schema.BaseRatesInfo`, as the run used it.
     by_group : DataFrame
         One row per (base_rates, direction, group) of ``template_groups``; empty without.
     sign_agreement : DataFrame

@@ -14,9 +14,9 @@ import numpy as np
 
 from .._conventions import CONFIDENCE, N_RESAMPLES, TASK_TO_ATTRIBUTE, TIE_TOL
 from .._errors import BiasampError, FewResamplesWarning
+from .._schema import BootstrapInfo
 from ..metrics import directional_table_core as table_core
 from ..metrics import resample_indices
-from ..results import BootstrapInfo
 
 #: Fewer distinct resamples of the units than this: the CIs are warned of as rough.
 FEW_RESAMPLES = 20

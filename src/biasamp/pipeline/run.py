@@ -22,17 +22,17 @@ from .._errors import BiasampError
 from .._memory import check_memory
 from .._output import OutputFolder
 from .._progress import as_progress
-from ..results import (
+from .._schema import (
     TABLE_COLUMNS,
     BootstrapInfo,
     ModelInfo,
-    ProbeResult,
     Provenance,
     ScorerInfo,
     TasksInfo,
     TemplatesInfo,
     jsonable,
 )
+from ..results import ProbeResult
 from ..templates import pool_realisations
 from .config import DEFAULT_TASKS, ProbeConfig, as_config
 from .evaluate import Design, Evaluation, _evaluate, base_tables

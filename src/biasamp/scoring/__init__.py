@@ -2,18 +2,6 @@
 
 The only part of biasamp that imports torch and transformers, and only when a scorer is built;
 the estimators of each model type are described in docs/scoring.md.
-
-Examples
---------
->>> from biasamp.scoring import SCORING_MODES, check_estimator
->>> SCORING_MODES
-('word', 'first-piece', 'pll', 'continuation', 'sentence')
->>> check_estimator(None, "causal")
-'continuation'
->>> check_estimator("word", "causal", model="gpt2")
-Traceback (most recent call last):
-...
-biasamp._errors.BiasampError: scoring 'word' is an estimator for masked language models, but model 'gpt2' is a causal language model; valid: 'continuation', 'sentence'
 """
 
 from __future__ import annotations
@@ -60,7 +48,15 @@ def estimators_for(model_type: str) -> tuple:
 
 
 def check_estimator(scoring, model_type: str, *, model=None) -> str:
-    """``scoring`` checked against ``model_type``; ``None`` gives the type's default."""
+    """``scoring`` checked against ``model_type``; ``None`` gives the type's default.
+
+    >>> check_estimator(None, "causal")
+    'continuation'
+    >>> check_estimator("word", "causal", model="gpt2")
+    Traceback (most recent call last):
+    ...
+    biasamp._errors.BiasampError: scoring 'word' is an estimator for masked language models, but model 'gpt2' is a causal language model; valid: 'continuation', 'sentence'
+    """
     valid = estimators_for(model_type)
     if scoring is None:
         return DEFAULT_ESTIMATORS[model_type]

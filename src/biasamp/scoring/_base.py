@@ -97,14 +97,13 @@ class ScoreResult:
         """One row per (prompt, candidate): prompt_index, prompt, candidate, log_prob, prob, mass."""
         import pandas as pd
 
-        rows = []
-        for i in range(self.log_prob.shape[0]):
-            prompt = self.prompts[i] if i < len(self.prompts) else ""
-            for j, cand in enumerate(self.candidates_for(i)):
-                rows.append((i, prompt, cand, self.log_prob[i, j], self.prob[i, j], self.mass[i]))
-        return pd.DataFrame(
-            rows, columns=["prompt_index", "prompt", "candidate", "log_prob", "prob", "mass"]
-        )
+        rows = [
+            (i, self.prompts[i] if i < len(self.prompts) else "", c, lp[j], self.prob[i, j], m)
+            for i, (lp, m) in enumerate(zip(self.log_prob, self.mass))
+            for j, c in enumerate(self.candidates_for(i))
+        ]
+        columns = ["prompt_index", "prompt", "candidate", "log_prob", "prob", "mass"]
+        return pd.DataFrame(rows, columns=columns)
 
 
 def item_key(prefix, suffix, candidates):

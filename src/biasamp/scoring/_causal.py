@@ -354,17 +354,8 @@ def _vocab_id(tokenizer, token):
 
 
 def choose_context(tokenizer, requested=None, *, model="model") -> Context:
-    """The token a causal LM reads before each sentence: a document start, never a chat marker
-    (the rule: docs/scoring.md).
-
-    Parameters
-    ----------
-    tokenizer : transformers tokenizer
-    requested : str or None
-        A token of the vocabulary to use instead of the rule (``--context-token``).
-    model : str
-        For messages.
-    """
+    """The token a causal LM reads before each sentence (the rule: docs/scoring.md), or the
+    ``requested`` one (``--context-token``)."""
     has_template = bool(_template_text(tokenizer))
     if requested is not None:
         tid = _vocab_id(tokenizer, requested)

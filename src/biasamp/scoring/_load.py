@@ -110,9 +110,7 @@ def resolve_dtype(dtype, device):
 
 
 def device_missing(device) -> BiasampError:
-    """The one message for a ``cuda``/``cuda:N``/``mps`` device the machine lacks (asked of
-    torch here, or told before torch by :mod:`._preflight`); the option named as the user
-    gave it (``--device cpu`` on the command line, ``device='cpu'`` in Python)."""
+    """The one message for a ``cuda``/``cuda:N``/``mps`` device the machine lacks."""
     if str(device).startswith("mps"):
         return BiasampError(f"{option('device')} {device!r} requested but MPS is not available")
     return BiasampError(
@@ -122,8 +120,7 @@ def device_missing(device) -> BiasampError:
 
 
 def check_dtype(dtype, device) -> str:
-    """The canonical name of ``dtype`` if ``device`` (a ``torch.device`` or its name) takes it;
-    needs no torch."""
+    """The canonical name of ``dtype`` if ``device`` (a ``torch.device`` or its name) takes it."""
     name = canonical_dtype(dtype)
     if name == "float16" and getattr(device, "type", device) != "cuda":
         raise BiasampError(

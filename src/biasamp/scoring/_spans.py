@@ -9,8 +9,7 @@ import numpy as np
 
 from .._conventions import BLANK
 from .._errors import BiasampError
-from .._validation import OneOf, check
-from . import ESTIMATORS, check_estimator
+from . import check_estimator
 from ._load import load_tokenizer
 
 
@@ -116,10 +115,7 @@ def check_score_inputs(
     prompts, candidates, *, scoring=None, blank=BLANK, model_type=None, model=None
 ):
     """What a scorer's ``score`` would be given, checked without a model."""
-    if model_type is not None:
-        mode = check_estimator(scoring, model_type, model=model)
-    else:
-        mode = None if scoring is None else check(scoring, OneOf(ESTIMATORS), "scoring")
+    mode = None if model_type is None else check_estimator(scoring, model_type, model=model)
     pairs = check_prompts(prompts, blank)
     per, given = check_candidates(candidates, len(pairs))
     return pairs, per, given, mode
