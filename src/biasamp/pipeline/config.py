@@ -396,11 +396,7 @@ class ProbeConfig(BaseModel):
         if self.model_type != "auto" and self.scoring is not None:
             check_estimator(self.scoring, self.model_type)
         if self.compat is not None and self.model_type == "causal":
-            raise BiasampError(
-                f"compat {self.compat!r} reproduces the paper's masked-LM "
-                "procedure (FitBERT first-piece scoring); it cannot be used with "
-                "model_type 'causal'"
-            )
+            raise BiasampError(f"{self.masked_only}; it cannot be used with model_type 'causal'")
         if self.out is not None:  # a result folder never replaces a model or a cache
             for model in self.models:
                 if os.path.exists(os.path.expanduser(model)) and _inside(model, self.out):
@@ -523,9 +519,13 @@ class ProbeConfig(BaseModel):
             return cls.from_file(args.config, names=flags, **given)
         return cls.from_dict(given, names=flags)
 
-    def to_dict(self) -> dict:
-        """Plain, JSON-serialisable dict of the options."""
-        return self.model_dump()
+    @property
+    def masked_only(self) -> str | None:
+        """Why only masked LMs are taken (the compat mode's reason), or None."""
+        return self.compat and (
+            f"compat {self.compat!r} reproduces the paper's masked-LM procedure (FitBERT "
+            "first-piece scoring)"
+        )
 
 
 def _inside(path: str, folder: str) -> bool:

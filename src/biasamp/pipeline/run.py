@@ -226,9 +226,7 @@ def _resolve_models(cfg: ProbeConfig) -> dict:
         model_type=cfg.model_type,
         scoring=cfg.scoring,
         context_token=cfg.context_token,
-        masked_only=cfg.compat
-        and f"compat {cfg.compat!r} reproduces the paper's masked-LM procedure (FitBERT "
-        "first-piece scoring)",
+        masked_only=cfg.masked_only,
     )
 
 
@@ -275,7 +273,7 @@ def _probe_one(
         **sprov.pop("versions", {}),
     }
     # the options but the bootstrap's, which the provenance holds (once)
-    conf = {k: v for k, v in cfg.to_dict().items() if k not in BootstrapInfo.model_fields}
+    conf = {k: v for k, v in cfg.model_dump().items() if k not in BootstrapInfo.model_fields}
     conf.update(models=[model], model_type=model_type, scoring=estimator)
     provenance = Provenance(
         model=ModelInfo.of_scorer(sprov, name=model),
