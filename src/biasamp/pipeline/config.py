@@ -386,13 +386,10 @@ class ProbeConfig(BaseModel):
                     f"'auto' (--device-map auto) too (got {name}="
                     f"{getattr(self, name)!r})"
                 )
-        if self.dtype == "float16" and self.device in ("cpu", "mps"):
-            raise BiasampError(
-                f"dtype 'float16' needs a CUDA device; got device {self.device!r} "
-                "(use float32, or bfloat16 on CPU)"
-            )
-        if self.dtype == "float64" and self.device == "mps":
-            raise BiasampError("dtype 'float64' is not available on device 'mps' (use float32)")
+        if self.device in ("cpu", "mps"):  # "auto" and CUDA are checked once resolved
+            from ..scoring import check_dtype
+
+            check_dtype(self.dtype, self.device)
         if self.model_type != "auto" and self.scoring is not None:
             check_estimator(self.scoring, self.model_type)
         if self.compat is not None and self.model_type == "causal":
