@@ -1,9 +1,7 @@
-"""The probe's configuration: :class:`ProbeConfig` (a pydantic model: each option one field,
-from which the flags, ``--help``, the config-file reader, the docstring's ``Parameters`` and
-the docs' options page are generated) and the compat modes (data, not branches).
+"""The probe's configuration: :class:`ProbeConfig` (one pydantic field per option, from which
+the flags, ``--help``, the config-file reader and the docs are generated) and the compat modes.
 
-long on purpose: the body of :class:`ProbeConfig` is the table of every probe option, and what
-is generated from it sits next to it.
+long on purpose: the table of every probe option, and what is generated from it beside it.
 """
 
 from __future__ import annotations
