@@ -333,7 +333,7 @@ def golden_result():
         audit=audit,
         mass=mass,
         provenance=prov,
-        config=ProbeConfig(models=["golden-model"]).to_dict(),
+        config=ProbeConfig(models=["golden-model"]).model_dump(),
     )
 
 

@@ -159,7 +159,7 @@ def test_a_config_is_checked_once_and_immutable():
     )
     with pytest.raises(ValidationError, match="frozen"):
         cfg.seed = 3
-    assert ProbeConfig(**cfg.to_dict()) == cfg  # its dict builds the same config
+    assert ProbeConfig(**cfg.model_dump()) == cfg  # its dict builds the same config
     with pytest.raises(BiasampError, match=r"^scoring 'continuation' is an estimator for causal"):
         ProbeConfig(models=["m"], model_type="masked", scoring="continuation")
 

@@ -1,9 +1,7 @@
-"""The probe's configuration: :class:`ProbeConfig` (a pydantic model: each option one field,
-from which the flags, ``--help``, the config-file reader, the docstring's ``Parameters`` and
-the docs' options page are generated) and the compat modes (data, not branches).
+"""The probe's configuration: :class:`ProbeConfig` (one pydantic field per option, from which
+the flags, ``--help``, the config-file reader and the docs are generated) and the compat modes.
 
-long on purpose: the body of :class:`ProbeConfig` is the table of every probe option, and what
-is generated from it sits next to it.
+long on purpose: the table of every probe option, and what is generated from it beside it.
 """
 
 from __future__ import annotations
@@ -386,21 +384,14 @@ class ProbeConfig(BaseModel):
                     f"'auto' (--device-map auto) too (got {name}="
                     f"{getattr(self, name)!r})"
                 )
-        if self.dtype == "float16" and self.device in ("cpu", "mps"):
-            raise BiasampError(
-                f"dtype 'float16' needs a CUDA device; got device {self.device!r} "
-                "(use float32, or bfloat16 on CPU)"
-            )
-        if self.dtype == "float64" and self.device == "mps":
-            raise BiasampError("dtype 'float64' is not available on device 'mps' (use float32)")
+        if self.device in ("cpu", "mps"):  # "auto" and CUDA are checked once resolved
+            from ..scoring import check_dtype
+
+            check_dtype(self.dtype, self.device)
         if self.model_type != "auto" and self.scoring is not None:
             check_estimator(self.scoring, self.model_type)
         if self.compat is not None and self.model_type == "causal":
-            raise BiasampError(
-                f"compat {self.compat!r} reproduces the paper's masked-LM "
-                "procedure (FitBERT first-piece scoring); it cannot be used with "
-                "model_type 'causal'"
-            )
+            raise BiasampError(f"{self.masked_only}; it cannot be used with model_type 'causal'")
         if self.out is not None:  # a result folder never replaces a model or a cache
             for model in self.models:
                 if os.path.exists(os.path.expanduser(model)) and _inside(model, self.out):
@@ -523,9 +514,13 @@ class ProbeConfig(BaseModel):
             return cls.from_file(args.config, names=flags, **given)
         return cls.from_dict(given, names=flags)
 
-    def to_dict(self) -> dict:
-        """Plain, JSON-serialisable dict of the options."""
-        return self.model_dump()
+    @property
+    def masked_only(self) -> str | None:
+        """Why only masked LMs are taken (the compat mode's reason), or None."""
+        return self.compat and (
+            f"compat {self.compat!r} reproduces the paper's masked-LM procedure (FitBERT "
+            "first-piece scoring)"
+        )
 
 
 def _inside(path: str, folder: str) -> bool:

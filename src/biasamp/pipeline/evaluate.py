@@ -1,10 +1,7 @@
-"""The model-free stage: probability tables -> BiasAmp-> per template, aggregates, CIs
-(a point runs the public metric per template; a replicate its core on the mean of the drawn
-tables, which agrees up to rounding: BiasAmp-> is linear in the model's table).
+"""The model-free stage: probability tables -> BiasAmp-> per template, aggregates, CIs.
 
-long on purpose: one stage, read top to bottom: :func:`evaluate_tables`, the point of each
-(source, direction), its intervals from :mod:`.resample`, the checked base tables, the
-:class:`Design`.
+long on purpose: one stage, read top to bottom: :func:`evaluate_tables`, the points, their
+intervals (:mod:`.resample`), the checked base tables, the :class:`Design`.
 """
 
 from __future__ import annotations
@@ -351,7 +348,7 @@ def _pair_frame(base: BaseView, *, tasks, attributes, point, iv: Intervals) -> p
         for c in ("association", "p_base", "p_model", "p_model_std", "delta", "contribution")
     }
     for c in ("delta", "contribution"):
-        lo, hi = getattr(iv, f"{c}_ci")
+        lo, hi = iv.cell_ci[c]
         cols[f"{c}_ci_low"], cols[f"{c}_ci_high"] = lo.ravel(), hi.ravel()
     supported = (
         [None] * (n_t * n_a)
@@ -498,8 +495,7 @@ class Intervals:
     base bias and each cell's sign support; the replicates' signs, for the agreement."""
 
     value_ci: tuple
-    delta_ci: tuple
-    contribution_ci: tuple
+    cell_ci: dict  # "delta", "contribution" -> (low, high) arrays
     base_bias: float
     support: np.ndarray | None
     supported: np.ndarray | None
@@ -536,8 +532,7 @@ def table_intervals(
             bias = float(np.nanmean(rep["value"]) - point.value)
     return Intervals(
         value_ci=value_ci,
-        delta_ci=cis["delta"],
-        contribution_ci=cis["contribution"],
+        cell_ci=cis,
         base_bias=bias,
         support=support,
         supported=supported,

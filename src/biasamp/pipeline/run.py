@@ -32,8 +32,10 @@ from .._schema import (
     TemplatesInfo,
     jsonable,
 )
+from ..report import render, write_comparison
 from ..results import ProbeResult
 from ..templates import pool_realisations
+from .compare import paired_differences
 from .config import DEFAULT_TASKS, ProbeConfig, as_config
 from .evaluate import Design, Evaluation, _evaluate, base_tables
 from .resample import Resampling, bootstrap_bytes
@@ -226,9 +228,7 @@ def _resolve_models(cfg: ProbeConfig) -> dict:
         model_type=cfg.model_type,
         scoring=cfg.scoring,
         context_token=cfg.context_token,
-        masked_only=cfg.compat
-        and f"compat {cfg.compat!r} reproduces the paper's masked-LM procedure (FitBERT "
-        "first-piece scoring)",
+        masked_only=cfg.masked_only,
     )
 
 
@@ -275,7 +275,7 @@ def _probe_one(
         **sprov.pop("versions", {}),
     }
     # the options but the bootstrap's, which the provenance holds (once)
-    conf = {k: v for k, v in cfg.to_dict().items() if k not in BootstrapInfo.model_fields}
+    conf = {k: v for k, v in cfg.model_dump().items() if k not in BootstrapInfo.model_fields}
     conf.update(models=[model], model_type=model_type, scoring=estimator)
     provenance = Provenance(
         model=ModelInfo.of_scorer(sprov, name=model),
@@ -426,27 +426,6 @@ def evaluate_scores(cfg: ProbeConfig, prep: Prepared, scores: dict, *, progress=
     return Scored(long_tables, ev)
 
 
-def write_result(
-    result: ProbeResult,
-    folder,
-    *,
-    tables: str = "csv",
-    formats=("md", "html", "json"),
-    progress=None,
-) -> Path:
-    """Write a result folder into ``folder`` (empty, usually staged): the data files, the
-    reports, then ``results.json`` with the files' sha256 and the completion mark (last)."""
-    from ..report import render
-
-    d = Path(folder)
-    d.mkdir(parents=True, exist_ok=True)
-    result.write_files(d, tables=tables)
-    if formats:
-        render(result, d, formats=list(formats), progress=progress)
-    result.finish(d)
-    return d
-
-
 def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
     """Probe every model of the config; return one :class:`~biasamp.ProbeResult` per model.
 
@@ -459,7 +438,16 @@ def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
     if not cfg.models:
         raise BiasampError("models must name at least one model id or folder; got []")
     folders = model_folders(cfg.models)
-    output = result_output(cfg.out, overwrite=cfg.overwrite, score_cache=cfg.score_cache)
+    output = None
+    if cfg.out:  # checked before any long work
+        note = (
+            f"the scores are kept in the score cache {cfg.score_cache!r}: a rerun reuses them"
+            if cfg.score_cache
+            else "the scores were not kept: rerun with --score-cache DIR so "
+            "that a failed write does not lose them"
+        )
+        output = OutputFolder(cfg.out, kind="probe", overwrite=cfg.overwrite, failure_note=note)
+        output.check()
     prep = prepare(cfg)  # everything that can fail on input, before a model is loaded
     prep.check_memory(cfg)
     kinds = _resolve_models(cfg)  # each model resolved once: id, hub, config.json
@@ -474,11 +462,14 @@ def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
             results.append(res)
             if staging is not None:
                 d = staging if len(cfg.models) == 1 else staging / folders[model]
-                write_result(res, d, tables=cfg.tables, formats=cfg.formats, progress=reporter)
+                # the data files, the reports, then results.json with the files' sha256 and
+                # the completion mark (last)
+                d.mkdir(parents=True, exist_ok=True)
+                res.write_files(d, tables=cfg.tables)
+                if cfg.formats:
+                    render(res, d, formats=list(cfg.formats), progress=reporter)
+                res.finish(d)
         if staging is not None and len(cfg.models) > 1:
-            from ..report import write_comparison
-            from .compare import paired_differences
-
             # one run: same templates, tasks and bases; a masked and a causal model differ in
             # estimator by construction, which the comparison marks
             write_comparison(
@@ -586,18 +577,3 @@ def model_folders(models) -> dict[str, str]:
     if len(set(out.values())) != len(out):
         out = {m: f"{s}-{hashlib.sha256(m.encode()).hexdigest()[:8]}" for m, s in out.items()}
     return out
-
-
-def result_output(out, *, overwrite: bool, score_cache: str | None) -> OutputFolder | None:
-    """The output folder of a probe (None without ``out``), checked before any long work."""
-    if not out:
-        return None
-    note = (
-        f"the scores are kept in the score cache {score_cache!r}: a rerun reuses them"
-        if score_cache
-        else "the scores were not kept: rerun with --score-cache DIR so "
-        "that a failed write does not lose them"
-    )
-    output = OutputFolder(out, kind="probe", overwrite=overwrite, failure_note=note)
-    output.check()
-    return output

@@ -218,6 +218,7 @@ for _name, _module in (
     ("check_score_inputs", "_spans"),
     ("model_context", "_causal"),
     ("preflight", "_preflight"),
+    ("check_dtype", "_load"),
     ("normalizer", "_preflight"),
 ):
     _PUBLIC.register_lazy(_name, f"biasamp.scoring.{_module}:{_name}")
