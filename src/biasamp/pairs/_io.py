@@ -54,9 +54,8 @@ PAIR_SETS.register(
 
 @dataclass(frozen=True)
 class PairSet:
-    """Sentence pairs (``pairs``: columns :data:`PAIR_COLUMNS`, ``direction`` and
-    ``bias_type`` ``""`` when the file has none) with their provenance (file, sha256,
-    ``n_pairs``, the columns read, the selection)."""
+    """Sentence pairs (``pairs``: :data:`PAIR_COLUMNS`, ``""`` for a column the file lacks)
+    with their provenance (file, sha256, ``n_pairs``, the columns read, the selection)."""
 
     name: str
     pairs: pd.DataFrame = field(repr=False)
@@ -141,11 +140,11 @@ def load_pairs(
 
     Parameters
     ----------
-    spec : str, path-like or PairSet
-    more, less, direction, bias_type, pair_id : str, optional
-        Column names (defaults ``sent_more``, ``sent_less``, ``stereo_antistereo``,
-        ``bias_type``; the id: CrowS-Pairs' unnamed first column, else the row number).
-        ``direction`` and ``bias_type`` are optional unless named.
+    spec
+        A shipped name, a CSV/TSV/JSON/JSONL file or a PairSet.
+    more, less, direction, bias_type, pair_id
+        Column names (docs/benchmark-sentences.md has the defaults); ``direction``, ``bias_type``
+        and ``pair_id`` are optional unless named.
 
     Returns
     -------
@@ -220,7 +219,6 @@ def load_pairs(
     return PairSet(name, df, prov)
 
 
-# ------------------------------------------------------------------ pairs.json
 #: The layout of ``pairs.json``; bumped when it changes (an older file is re-run).
 PAIRS_SCHEMA_VERSION = 2
 
@@ -235,8 +233,7 @@ class PairsBootstrap(FileModel):
 
 
 class PairsProvenance(FileModel):
-    """Everything behind a pairs result: model, scorer, pairs, bootstrap, the contexts counted
-    and run (a causal LM's: sentences and distinct sequences), versions, platform and time."""
+    """Everything behind a pairs result (docs/benchmark-sentences.md, docs/pairs-and-qwen.md)."""
 
     model: ModelInfo
     scorer: ScorerInfo
@@ -289,8 +286,7 @@ def write_pairs_json(path: Path, summary: pd.DataFrame, provenance: PairsProvena
 
 
 def read_pairs_json(path: Path) -> tuple[pd.DataFrame, PairsProvenance]:
-    """The summary and provenance of ``pairs.json``, checked; one-line errors naming the file
-    and the key's path."""
+    """The summary and provenance of ``pairs.json``, checked."""
     data = json_loads(read_text(path, "pairs result"), str(path))
     check_version(
         data, str(path), version=PAIRS_SCHEMA_VERSION, name="pairs.json", again="`biasamp pairs`"
