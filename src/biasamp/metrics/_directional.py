@@ -55,12 +55,10 @@ class DirectionalResult:
 def table_core(
     M, B, *, direction, y=None, Btr=None, tie_tol=TIE_TOL, undefined="skip", ties="zero", cells=None
 ) -> dict:
-    """The arithmetic of BiasAmp-> on trusted tables of shape (..., n_tasks, n_attributes).
+    """BiasAmp-> on trusted tables of shape (..., n_tasks, n_attributes), a stack in one pass.
 
-    ``y`` is an explicit sign matrix, else the sign comes from ``Btr`` (default ``B``); a 2-D
-    table gives the published ``utils.py`` numbers bit for bit, a stack (bootstrap resamples)
-    is computed in one pass. Returns arrays ``y``, ``p_base``, ``p_model``, ``delta``,
-    ``contribution`` (NaN where undefined) and ``value`` (shape ``(...)``).
+    ``y`` is the sign matrix, else it comes from ``Btr`` (default ``B``). Returns ``y``,
+    ``p_base``, ``p_model``, ``delta``, ``contribution`` (NaN where undefined) and ``value``.
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         sign_undefined = None
@@ -130,7 +128,7 @@ def _finish(tasks, attrs, core: dict, direction) -> DirectionalResult:
     n_nan = int(np.isnan(contribution).sum())
     n_cells = contribution.size - n_nan
     warn_nan(n_nan, f"of {contribution.size} (task, attribute) cells")
-    value = float("nan") if n_cells == 0 else float(core["value"])
+    value = float("nan") if n_cells == 0 else float(np.nanmean(contribution))
     n_ties = int(np.sum((y == 0) & ~np.isnan(contribution)))
     by_pair = pair_frame(tasks, attrs, assoc=y, **{k: core[k] for k in TABLE_COLUMNS[3:]})
     return DirectionalResult(value, by_pair, direction, int(n_cells), n_ties, n_nan)
@@ -279,7 +277,5 @@ def directional_bias_amplification_labels(
             p_model = gram(T, P) / count[:, None]
     delta = p_model - p_base
     contribution = np.where(np.isnan(delta), np.nan, signed(y, delta, ties))  # empty condition
-    with np.errstate(invalid="ignore"):
-        value = np.nanmean(contribution) if (~np.isnan(contribution)).any() else np.nan
     core = dict(y=y, p_base=p_base, p_model=p_model, delta=delta, contribution=contribution)
-    return _finish(t_lab, a_lab, core | {"value": value}, direction)
+    return _finish(t_lab, a_lab, core, direction)

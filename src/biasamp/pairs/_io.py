@@ -258,7 +258,6 @@ class PairSummaryRow(FileModel):
     ci_low: Num | None
     ci_high: Num | None
     share_more_excluding_neutral: Num | None
-    # lm-evaluation-harness' crows_pairs metrics: a causal LM's rows only (PairsFile checks)
     pct_stereotype: Num | None = None
     likelihood_diff: Num | None = None
 
