@@ -105,14 +105,9 @@ def table_core(
             value = np.where(
                 n > 0, np.nansum(contribution, axis=(-2, -1)) / np.maximum(n, 1), np.nan
             )
-    return {
-        "y": y,
-        "p_base": p_base,
-        "p_model": p_model,
-        "delta": delta,
-        "contribution": contribution,
-        "value": value,
-    }
+    return dict(
+        y=y, p_base=p_base, p_model=p_model, delta=delta, contribution=contribution, value=value
+    )
 
 
 def signed(y, delta, ties: str):

@@ -236,13 +236,8 @@ def multi_attribute_bias_amplification(
     value = variance = float("nan")
     if n_cells:
         value, variance = float(np.nanmean(np.abs(delta))), float(np.nanvar(delta))
-    by_group = pair_frame(
-        t_lab,
-        names,
-        assoc=assoc,
-        p_base=p_base,
-        p_model=p_model,
-        delta=delta,
-        contribution=np.abs(delta),
-    ).rename(columns={"attribute": "attribute_group", "contribution": "abs_delta"})
+    parts = dict(p_base=p_base, p_model=p_model, delta=delta, contribution=np.abs(delta))
+    by_group = pair_frame(t_lab, names, assoc=assoc, **parts).rename(
+        columns={"attribute": "attribute_group", "contribution": "abs_delta"}
+    )
     return MultiResult(value, variance, by_group, groups, direction, int(n_cells), n_nan)

@@ -1,5 +1,4 @@
-"""The files of a pairs run: the pairs read (the shipped CrowS-Pairs by name, or a user's
-CSV/TSV/JSON/JSONL) and ``pairs.json`` (:class:`PairsFile`)."""
+"""The files of a pairs run: the pairs read (shipped or a user's file) and ``pairs.json``."""
 
 from __future__ import annotations
 
@@ -93,8 +92,7 @@ def list_pair_sets() -> list[str]:
     return sorted(PAIR_SETS.names())
 
 
-def _records(path: Path, data: bytes) -> list[dict]:
-    where = f"pairs file {str(path)!r}"
+def _records(path: Path, data: bytes, where: str) -> list[dict]:
     text = decode_text(data, path, "pairs", "utf-8-sig")
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
@@ -168,8 +166,8 @@ def load_pairs(
             raise BiasampError(f"pairs: file not found: {str(path)!r}")
         name = path.stem
     data = path.read_bytes()
-    recs = _records(path, data)
     where = f"pairs file {str(path)!r}"
+    recs = _records(path, data, where)
     if not recs:
         raise BiasampError(f"{where} holds no pairs")
     header = list(recs[0])
