@@ -40,17 +40,9 @@ EMPTY_ROW_POLICIES = ("drop", "keep")
 
 @dataclass(frozen=True)
 class DirectionalResult:
-    """Result of BiasAmp-> in one direction.
-
-    Attributes
-    ----------
-    value : float
-        Mean of ``association * delta`` over the defined cells.
-    by_pair : pandas.DataFrame
-    direction : str
-    n_cells, n_ties, n_nan : int
-        Cells averaged (ties included), cells of association 0, undefined cells skipped.
-    """
+    """Result of BiasAmp-> in one direction: ``value`` (mean of ``association * delta`` over the
+    defined cells), ``by_pair``, ``direction``, ``n_cells`` averaged (ties included), ``n_ties``
+    (association 0) and ``n_nan`` (undefined, skipped)."""
 
     value: float
     by_pair: pd.DataFrame
@@ -63,12 +55,10 @@ class DirectionalResult:
 def table_core(
     M, B, *, direction, y=None, Btr=None, tie_tol=TIE_TOL, undefined="skip", ties="zero", cells=None
 ) -> dict:
-    """The arithmetic of BiasAmp-> on trusted tables of shape (..., n_tasks, n_attributes).
+    """BiasAmp-> on trusted tables of shape (..., n_tasks, n_attributes), a stack in one pass.
 
-    ``y`` is an explicit sign matrix, else the sign comes from ``Btr`` (default ``B``); a 2-D
-    table gives the published ``utils.py`` numbers bit for bit, a stack (bootstrap resamples)
-    is computed in one pass. Returns arrays ``y``, ``p_base``, ``p_model``, ``delta``,
-    ``contribution`` (NaN where undefined) and ``value`` (shape ``(...)``).
+    ``y`` is the sign matrix, else it comes from ``Btr`` (default ``B``). Returns ``y``,
+    ``p_base``, ``p_model``, ``delta``, ``contribution`` (NaN where undefined) and ``value``.
     """
     with np.errstate(divide="ignore", invalid="ignore"):
         sign_undefined = None
@@ -115,14 +105,9 @@ def table_core(
             value = np.where(
                 n > 0, np.nansum(contribution, axis=(-2, -1)) / np.maximum(n, 1), np.nan
             )
-    return {
-        "y": y,
-        "p_base": p_base,
-        "p_model": p_model,
-        "delta": delta,
-        "contribution": contribution,
-        "value": value,
-    }
+    return dict(
+        y=y, p_base=p_base, p_model=p_model, delta=delta, contribution=contribution, value=value
+    )
 
 
 def signed(y, delta, ties: str):
@@ -138,7 +123,7 @@ def _finish(tasks, attrs, core: dict, direction) -> DirectionalResult:
     n_nan = int(np.isnan(contribution).sum())
     n_cells = contribution.size - n_nan
     warn_nan(n_nan, f"of {contribution.size} (task, attribute) cells")
-    value = float("nan") if n_cells == 0 else float(core["value"])
+    value = float("nan") if n_cells == 0 else float(np.nanmean(contribution))
     n_ties = int(np.sum((y == 0) & ~np.isnan(contribution)))
     by_pair = pair_frame(tasks, attrs, assoc=y, **{k: core[k] for k in TABLE_COLUMNS[3:]})
     return DirectionalResult(value, by_pair, direction, int(n_cells), n_ties, n_nan)
@@ -160,18 +145,19 @@ def directional_bias_amplification(
 
     Parameters
     ----------
-    model : array-like or DataFrame of shape (n_tasks, n_attributes)
+    model
         ``P(T=t | A=a)`` (columns sum to 1) for A->T, ``P(A=a | T=t)`` (rows sum to 1) for T->A.
-    base : array-like or DataFrame of shape (n_tasks, n_attributes)
-        Base joint table (non-negative counts or probabilities); other frames align to it.
-    direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
-    base_train, association : array-like or DataFrame, optional
+    base
+        Base joint (n_tasks, n_attributes) table of counts or probabilities; frames align to it.
+    direction
+        ``"attribute_to_task"`` or ``"task_to_attribute"`` (aliases ``"A->T"``, ``"T->A"``).
+    base_train, association
         The table that defines the association sign instead of ``base``, or the signs (-1/0/1).
-    tie_tol : float or None
-    undefined : {"skip", "tie"}
-    ties : {"zero", "negative"}
-    cells : array-like of bool of shape (n_tasks, n_attributes), optional
-        Only these cells count.
+    tie_tol, undefined, ties
+        Tie tolerance, undefined cells, ties: :data:`UNDEFINED_POLICIES`, :data:`TIE_POLICIES`
+        (docs/metrics.md).
+    cells
+        Boolean (n_tasks, n_attributes) mask: only these cells count.
 
     Returns
     -------
@@ -233,16 +219,17 @@ def directional_bias_amplification_labels(
 
     Parameters
     ----------
-    attributes, tasks : array-like or DataFrame of shape (n_examples, n_attributes / n_tasks)
-        Ground-truth 0/1 (or boolean) labels.
-    direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
-    attribute_preds, task_preds : array-like shaped as attributes, tasks, optional
-        0/1 or soft predictions in [0, 1]; the one of the direction is required.
-    attributes_train, tasks_train : array-like, optional
+    attributes, tasks
+        Ground-truth 0/1 (or boolean) labels of shape (n_examples, n_attributes / n_tasks).
+    direction
+        ``"attribute_to_task"`` or ``"task_to_attribute"`` (aliases ``"A->T"``, ``"T->A"``).
+    attribute_preds, task_preds
+        0/1 or soft predictions in [0, 1] shaped as the labels; the direction's one is required.
+    attributes_train, tasks_train
         0/1 training labels defining the association (both or neither; default: the above).
-    tie_tol : float
-    ties : {"zero", "negative"}
-    empty_rows : {"drop", "keep"}
+    tie_tol, ties
+        As for :func:`directional_bias_amplification`.
+    empty_rows
         The association's rows: those with a label set (the published code) or all (the text).
 
     Returns
@@ -265,8 +252,6 @@ def directional_bias_amplification_labels(
     check(empty_rows, OneOf(EMPTY_ROW_POLICIES), "empty_rows")
     A, a_lab, T, t_lab, Atr, Ttr = as_label_data(attributes, tasks, attributes_train, tasks_train)
     P = checked_preds(direction, task_preds, attribute_preds, T=T, t_lab=t_lab, A=A, a_lab=a_lab)
-
-    # counts on the evaluation labels: joint[t, a] = #(T_t = 1 and A_a = 1)
     joint = gram(T, A)
     # the association: sign(P(A,T) - P(A)P(T)) over the training rows (``empty_rows`` picks them)
     At, Tt = (A, T) if Atr is None else (Atr, Ttr)
@@ -278,16 +263,14 @@ def directional_bias_amplification_labels(
     with np.errstate(divide="ignore", invalid="ignore"):
         # A->T: delta = mean(task_preds[A_a=1, t]) - mean(tasks[A_a=1, t]); T->A symmetric
         if direction == ATTRIBUTE_TO_TASK:
-            count = col_sums(A)  # (n_attributes,)
-            p_base = joint / count[None, :]  # (n_tasks, n_attributes)
+            count = col_sums(A)
+            p_base = joint / count[None, :]
             p_model = gram(P, A) / count[None, :]
         else:
-            count = col_sums(T)  # (n_tasks,)
+            count = col_sums(T)
             p_base = joint / count[:, None]
             p_model = gram(T, P) / count[:, None]
     delta = p_model - p_base
     contribution = np.where(np.isnan(delta), np.nan, signed(y, delta, ties))  # empty condition
-    with np.errstate(invalid="ignore"):
-        value = np.nanmean(contribution) if (~np.isnan(contribution)).any() else np.nan
     core = dict(y=y, p_base=p_base, p_model=p_model, delta=delta, contribution=contribution)
-    return _finish(t_lab, a_lab, core | {"value": value}, direction)
+    return _finish(t_lab, a_lab, core, direction)

@@ -23,18 +23,10 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class TrialsResult:
-    """Result of an attacker-based metric over seeded trials (numbers, never strings).
-
-    Attributes
-    ----------
-    value, mean, std : float
-        Mean (twice) and population std of ``trials`` (NaN trials skipped, warned).
-    trials, data_quality, model_quality : ndarray of shape (n_trials,)
-        The metric, and the attacker's quality on the (perturbed) data and on the model.
-    error_rate : float
-    n_perturbed : int
-    metric, direction, quality : str
-    """
+    """Result of an attacker-based metric over seeded trials: ``value`` = ``mean`` and ``std``
+    (population) of ``trials`` (NaN trials skipped, warned); per trial ``trials``, the attacker's
+    ``data_quality`` (perturbed data) and ``model_quality``; ``error_rate``, ``n_perturbed``,
+    ``metric``, ``direction``, ``quality``."""
 
     value: float
     mean: float
@@ -204,17 +196,19 @@ def leakage_amplification(
 
     Parameters
     ----------
-    attributes : array-like of shape (n,) labels or (n, n_attributes) 0/1
-        The attacker's target.
-    tasks, task_preds : array-like of shape (n,) or (n, n_tasks)
-        Ground truth and hard predictions, the attacker's input.
-    attacker : object with fit(X, y) and predict(X), optional
-        Default: :class:`MLPAttacker` seeded per trial.
-    quality : {"accuracy", "f1"} or callable(y_true, y_pred) -> float
-    n_trials, seed : int
+    attributes
+        The attacker's target: (n,) labels or (n, n_attributes) 0/1.
+    tasks, task_preds
+        Ground truth and hard predictions of shape (n,) or (n, n_tasks), the attacker's input.
+    attacker
+        An object with fit(X, y) and predict(X); default :class:`MLPAttacker` seeded per trial.
+    quality
+        ``"accuracy"``, ``"f1"`` or a callable(y_true, y_pred) -> float.
+    n_trials, seed
         Trials use ``np.random.SeedSequence(seed).spawn(n_trials)``.
-    equalize : bool
-    test_fraction : float
+    equalize
+        Perturb the data to the model's error rate first (docs/metrics.md).
+    test_fraction
         0 fits and scores on all rows (as the papers), else a random held-out part per trial.
 
     Returns
@@ -259,9 +253,11 @@ def directional_predictability_amplification(
 
     Parameters
     ----------
-    attributes, tasks : array-like of shape (n,) labels or (n, k) 0/1
-    direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
-    attribute_preds, task_preds : array-like, optional
+    attributes, tasks
+        (n,) labels or (n, k) 0/1.
+    direction
+        ``"attribute_to_task"`` or ``"task_to_attribute"`` (aliases ``"A->T"``, ``"T->A"``).
+    attribute_preds, task_preds
         Hard predictions shaped like the ground truth; the direction's one is required.
     attacker, quality, n_trials, seed, equalize, test_fraction
         As for :func:`leakage_amplification` (a quality is 0 for the worst attacker).

@@ -33,16 +33,8 @@ from ._common import (
 
 @dataclass(frozen=True)
 class MALSResult:
-    """Result of BiasAmp_MALS.
-
-    Attributes
-    ----------
-    value : float
-    by_pair : pandas.DataFrame
-        One row per (task, attribute); ``association`` is 1 for a selected cell, else 0.
-    n_cells, n_nan : int
-        Selected cells defined, and skipped because undefined.
-    """
+    """Result of BiasAmp_MALS: ``value``, ``by_pair`` (one row per (task, attribute),
+    ``association`` 1 for a selected cell), ``n_cells`` defined and ``n_nan`` undefined selected cells."""
 
     value: float
     by_pair: pd.DataFrame
@@ -68,9 +60,9 @@ def mals_bias_amplification(model, base, *, base_train=None) -> MALSResult:
 
     Parameters
     ----------
-    model, base : array-like or DataFrame of shape (n_tasks, n_attributes)
-        Counts (or probabilities) of the model's predictions and of the data.
-    base_train : array-like or DataFrame, optional
+    model, base
+        (n_tasks, n_attributes) counts (or probabilities) of the model's predictions and of the data.
+    base_train
         Table whose row-normalised values select the cells (``> 1/|A|``); default ``base``.
 
     Returns
@@ -104,11 +96,11 @@ def mals_bias_amplification_labels(
 
     Parameters
     ----------
-    attributes, tasks : array-like of shape (n_examples, n_attributes / n_tasks)
-        0/1 ground truth.
-    attribute_preds, task_preds : array-like of the same shapes
-        0/1 or soft predictions.
-    attributes_train, tasks_train : array-like, optional
+    attributes, tasks
+        0/1 ground truth of shape (n_examples, n_attributes / n_tasks).
+    attribute_preds, task_preds
+        0/1 or soft predictions of the same shapes.
+    attributes_train, tasks_train
         0/1 training labels for the selection (both or neither).
 
     Returns
@@ -137,18 +129,9 @@ def mals_bias_amplification_labels(
 
 @dataclass(frozen=True)
 class MultiResult:
-    """Result of Multi->.
-
-    Attributes
-    ----------
-    value, variance : float
-        Mean of ``|delta|`` and population variance of ``delta`` over the defined cells.
-    by_group : pandas.DataFrame
-    groups : list of tuple
-        The attribute combinations, each a tuple of attribute labels.
-    direction : str
-    n_cells, n_nan : int
-    """
+    """Result of Multi->: ``value`` (mean ``|delta|``) and ``variance`` (population, of ``delta``)
+    over the defined cells, ``by_group``, ``groups`` (tuples of attribute labels), ``direction``,
+    ``n_cells`` and ``n_nan``."""
 
     value: float
     variance: float
@@ -185,16 +168,18 @@ def multi_attribute_bias_amplification(
 
     Parameters
     ----------
-    attributes, tasks : array-like of shape (n_examples, n_attributes / n_tasks)
-        0/1 ground truth (several attributes per row allowed).
-    direction : {"attribute_to_task", "task_to_attribute"} (aliases "A->T", "T->A")
-    attribute_preds, task_preds : array-like, optional
+    attributes, tasks
+        0/1 ground truth of shape (n_examples, n_attributes / n_tasks), several attributes a row.
+    direction
+        ``"attribute_to_task"`` or ``"task_to_attribute"`` (aliases ``"A->T"``, ``"T->A"``).
+    attribute_preds, task_preds
         0/1 or soft predictions (the one the direction needs is required).
-    attributes_train, tasks_train : array-like, optional
+    attributes_train, tasks_train
         Labels defining the groups (and the informational association); both or neither.
-    min_count : int
+    min_count
         Keep combinations seen at least this many times in the training labels.
-    tie_tol : float
+    tie_tol
+        Association differences within it are ties.
 
     Returns
     -------
@@ -223,8 +208,7 @@ def multi_attribute_bias_amplification(
     groups = [tuple(a_lab[j] for j in np.flatnonzero(c)) for c in combos]
     names = ["+".join(map(str, g)) for g in groups]
 
-    G = _membership(A, combos)  # (n, n_groups), exact 0/1 here
-    # informational association on the training rows with any label
+    G = _membership(A, combos)  # exact 0/1 here
     rows = Atr.any(axis=1) | Ttr.any(axis=1)
     Gtr = _membership(Atr[rows], combos)
     ntr = max(int(rows.sum()), 1)
@@ -252,13 +236,8 @@ def multi_attribute_bias_amplification(
     value = variance = float("nan")
     if n_cells:
         value, variance = float(np.nanmean(np.abs(delta))), float(np.nanvar(delta))
-    by_group = pair_frame(
-        t_lab,
-        names,
-        assoc=assoc,
-        p_base=p_base,
-        p_model=p_model,
-        delta=delta,
-        contribution=np.abs(delta),
-    ).rename(columns={"attribute": "attribute_group", "contribution": "abs_delta"})
+    parts = dict(p_base=p_base, p_model=p_model, delta=delta, contribution=np.abs(delta))
+    by_group = pair_frame(t_lab, names, assoc=assoc, **parts).rename(
+        columns={"attribute": "attribute_group", "contribution": "abs_delta"}
+    )
     return MultiResult(value, variance, by_group, groups, direction, int(n_cells), n_nan)

@@ -1,5 +1,4 @@
-"""The files of a pairs run: the pairs read (the shipped CrowS-Pairs by name, or a user's
-CSV/TSV/JSON/JSONL) and ``pairs.json`` (:class:`PairsFile`)."""
+"""The files of a pairs run: the pairs read (shipped or a user's file) and ``pairs.json``."""
 
 from __future__ import annotations
 
@@ -54,9 +53,8 @@ PAIR_SETS.register(
 
 @dataclass(frozen=True)
 class PairSet:
-    """Sentence pairs (``pairs``: columns :data:`PAIR_COLUMNS`, ``direction`` and
-    ``bias_type`` ``""`` when the file has none) with their provenance (file, sha256,
-    ``n_pairs``, the columns read, the selection)."""
+    """Sentence pairs (``pairs``: :data:`PAIR_COLUMNS`, ``""`` for a column the file lacks)
+    with their provenance (file, sha256, ``n_pairs``, the columns read, the selection)."""
 
     name: str
     pairs: pd.DataFrame = field(repr=False)
@@ -94,8 +92,7 @@ def list_pair_sets() -> list[str]:
     return sorted(PAIR_SETS.names())
 
 
-def _records(path: Path, data: bytes) -> list[dict]:
-    where = f"pairs file {str(path)!r}"
+def _records(path: Path, data: bytes, where: str) -> list[dict]:
     text = decode_text(data, path, "pairs", "utf-8-sig")
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
@@ -141,11 +138,11 @@ def load_pairs(
 
     Parameters
     ----------
-    spec : str, path-like or PairSet
-    more, less, direction, bias_type, pair_id : str, optional
-        Column names (defaults ``sent_more``, ``sent_less``, ``stereo_antistereo``,
-        ``bias_type``; the id: CrowS-Pairs' unnamed first column, else the row number).
-        ``direction`` and ``bias_type`` are optional unless named.
+    spec
+        A shipped name, a CSV/TSV/JSON/JSONL file or a PairSet.
+    more, less, direction, bias_type, pair_id
+        Column names (docs/benchmark-sentences.md has the defaults); ``direction``, ``bias_type``
+        and ``pair_id`` are optional unless named.
 
     Returns
     -------
@@ -169,8 +166,8 @@ def load_pairs(
             raise BiasampError(f"pairs: file not found: {str(path)!r}")
         name = path.stem
     data = path.read_bytes()
-    recs = _records(path, data)
     where = f"pairs file {str(path)!r}"
+    recs = _records(path, data, where)
     if not recs:
         raise BiasampError(f"{where} holds no pairs")
     header = list(recs[0])
@@ -220,7 +217,6 @@ def load_pairs(
     return PairSet(name, df, prov)
 
 
-# ------------------------------------------------------------------ pairs.json
 #: The layout of ``pairs.json``; bumped when it changes (an older file is re-run).
 PAIRS_SCHEMA_VERSION = 2
 
@@ -235,8 +231,7 @@ class PairsBootstrap(FileModel):
 
 
 class PairsProvenance(FileModel):
-    """Everything behind a pairs result: model, scorer, pairs, bootstrap, the contexts counted
-    and run (a causal LM's: sentences and distinct sequences), versions, platform and time."""
+    """Everything behind a pairs result (docs/benchmark-sentences.md, docs/pairs-and-qwen.md)."""
 
     model: ModelInfo
     scorer: ScorerInfo
@@ -261,7 +256,6 @@ class PairSummaryRow(FileModel):
     ci_low: Num | None
     ci_high: Num | None
     share_more_excluding_neutral: Num | None
-    # lm-evaluation-harness' crows_pairs metrics: a causal LM's rows only (PairsFile checks)
     pct_stereotype: Num | None = None
     likelihood_diff: Num | None = None
 
@@ -289,8 +283,7 @@ def write_pairs_json(path: Path, summary: pd.DataFrame, provenance: PairsProvena
 
 
 def read_pairs_json(path: Path) -> tuple[pd.DataFrame, PairsProvenance]:
-    """The summary and provenance of ``pairs.json``, checked; one-line errors naming the file
-    and the key's path."""
+    """The summary and provenance of ``pairs.json``, checked."""
     data = json_loads(read_text(path, "pairs result"), str(path))
     check_version(
         data, str(path), version=PAIRS_SCHEMA_VERSION, name="pairs.json", again="`biasamp pairs`"

@@ -1,8 +1,5 @@
 """Scoring sentence pairs (:func:`score_pairs`) and the CrowS-Pairs metric from the scores
-(:func:`pair_summary`, :class:`PairResult`); docs/pairs-and-qwen.md explains the metric.
-
-long on purpose: a pairs run in one place, from the scorer to the summary and its folder.
-"""
+(:func:`pair_summary`, :class:`PairResult`); docs/pairs-and-qwen.md explains the metric."""
 
 from __future__ import annotations
 
@@ -55,14 +52,12 @@ SCORE_COLUMNS = (
     "more_preferred",
     "neutral",
 )
-#: Columns of :attr:`PairResult.summary` (a causal LM's adds lm-evaluation-harness'
-#: :data:`~biasamp.pairs._io.LM_EVAL_KEYS`).
+#: Columns of :attr:`PairResult.summary` (a causal LM's add :data:`LM_EVAL_KEYS`).
 SUMMARY_COLUMNS = tuple(c for c in PairSummaryRow.model_fields if c not in LM_EVAL_KEYS)
 
 
 def preferences(score_more, score_less, digits: int = 3):
-    """(more_preferred, neutral) per pair, comparing scores rounded to ``digits`` (Python's
-    ``round``, as Nangia et al.'s ``metric.py``).
+    """(more_preferred, neutral) per pair, comparing scores rounded as Nangia et al.'s ``metric.py``.
 
     >>> preferences([-10.0004, -3.2], [-10.0001, -3.1])
     (array([False, False]), array([ True, False]))
@@ -85,29 +80,27 @@ def pair_summary(
 
     Parameters
     ----------
-    scores : DataFrame
-        Columns ``bias_type``, ``direction``, ``more_preferred``, ``neutral`` (one row per
-        pair, as :attr:`PairResult.scores`).
+    scores
+        One row per pair as :attr:`PairResult.scores` (``bias_type``, ``direction``, ``neutral``...).
     n_resamples, seed, confidence
         Percentile bootstrap over the pairs of each group.
-    log_likelihoods : bool
+    log_likelihoods
         The scores are whole-sentence log-likelihoods (a causal LM): add :data:`LM_EVAL_KEYS`.
-    progress : biasamp._progress.Progress, optional
-        Told the ``bootstrap`` stage, one step per group.
+    progress
+        A ``biasamp._progress.Progress`` told the ``bootstrap`` stage, one step per group.
 
     Returns
     -------
     DataFrame
-        Columns :data:`SUMMARY_COLUMNS` (rows ``all``, each direction, each bias type), with
-        ``log_likelihoods`` also :data:`LM_EVAL_KEYS` (docs/pairs-and-qwen.md).
+        :data:`SUMMARY_COLUMNS` (+ the LM_EVAL_KEYS) for ``all``, each direction and bias type.
     """
     if scores.empty:
         raise BiasampError("scores must hold at least one pair; got none")
     groups = [("all", "all", np.ones(len(scores), dtype=bool))]
-    for kind, col in (("direction", "direction"), ("bias_type", "bias_type")):
-        for g in dict.fromkeys(scores[col]):
+    for kind in ("direction", "bias_type"):
+        for g in dict.fromkeys(scores[kind]):
             if g:
-                groups.append((g, kind, (scores[col] == g).to_numpy()))
+                groups.append((g, kind, (scores[kind] == g).to_numpy()))
     pref = scores["more_preferred"].to_numpy(dtype=float)
     neutral = scores["neutral"].to_numpy(dtype=bool)
     if log_likelihoods:
@@ -140,16 +133,8 @@ def pair_summary(
 
 @dataclass
 class PairResult:
-    """Scores and summary of a sentence-pair run.
-
-    Attributes
-    ----------
-    scores : DataFrame
-        One row per pair (:data:`SCORE_COLUMNS`; ``n_shared`` is missing for a causal LM).
-    summary : DataFrame
-        :func:`pair_summary`.
-    provenance : PairsProvenance
-    """
+    """A sentence-pair run: ``scores`` (one row per pair, :data:`SCORE_COLUMNS`; ``n_shared``
+    missing for a causal LM), ``summary`` (:func:`pair_summary`) and ``provenance``."""
 
     scores: pd.DataFrame
     summary: pd.DataFrame
@@ -157,13 +142,10 @@ class PairResult:
 
     def save(self, out: str | os.PathLike | OutputFolder, *, overwrite: bool = False) -> Path:
         """Write ``pairs.json``, ``pair_scores.csv`` and ``pair_summary.csv`` into the new
-        folder ``out`` (or an :class:`~biasamp._output.OutputFolder` already checked) as one
-        transaction; return the folder."""
-        output = (
-            out
-            if isinstance(out, OutputFolder)
-            else OutputFolder(out, kind="pairs", overwrite=overwrite)
-        )
+        folder ``out`` (or an ``OutputFolder`` already checked) as one transaction; return it."""
+        output = out
+        if not isinstance(out, OutputFolder):
+            output = OutputFolder(out, kind="pairs", overwrite=overwrite)
         with output as d:
             self.scores.to_csv(d / "pair_scores.csv", index=False)
             self.summary.to_csv(d / "pair_summary.csv", index=False)
@@ -222,29 +204,26 @@ def score_pairs(
     seed: int = 0,
     confidence: float = CONFIDENCE,
 ) -> PairResult:
-    """Score sentence pairs as CrowS-Pairs does (a masked LM: Nangia et al. 2020; a causal
-    LM: lm-evaluation-harness' ``crows_pairs``) and summarise them (:func:`pair_summary`).
+    """Score sentence pairs as CrowS-Pairs does and summarise them (docs/pairs-and-qwen.md).
 
     Parameters
     ----------
-    pairs : str, path-like or PairSet
-        ``"crows-pairs"``, a CSV/TSV/JSON/JSONL file (see :func:`load_pairs`) or pairs.
-    model : str, path-like, MaskedLMScorer or CausalLMScorer
+    pairs
+        ``"crows-pairs"``, a pairs file (see :func:`load_pairs`) or a PairSet.
+    model
         A language model (hub id or folder) or a scorer already loaded.
-    bias_types : list of str, optional
+    bias_types
         Only these bias types.
-    max_pairs : int, optional
+    max_pairs
         Only the first pairs (quick runs).
-    options : biasamp.scoring.LoadOptions, optional
-        How the model is loaded (ignored for a scorer).
-    model_type : {"auto", "masked", "causal"}
+    options
+        A ``biasamp.scoring.LoadOptions``: how the model is loaded (ignored for a scorer).
+    model_type
         ``auto``: from the model's ``config.json`` (a scorer's own type, if given, must be it).
-    context_token : str, optional
-        Causal LMs: the token read before each sentence (default: the model's document
-        start); not with a scorer (it has its own).
-    progress : bool or biasamp._progress.Progress
-        A reporter, True for the standard display on stderr, False for none (a scorer given
-        keeps its own).
+    context_token
+        Causal LMs: the token before each sentence (default: document start); not with a scorer.
+    progress
+        A reporter, True for the display on stderr, False for none (a scorer keeps its own).
     n_resamples, seed, confidence
         Percentile bootstrap over pairs for every share.
 
@@ -262,12 +241,7 @@ def score_pairs(
         f"for the bootstrap over {len(pset.pairs)} pairs",
     )
     scorer = _scorer(
-        model,
-        options,
-        model_type=model_type,
-        context_token=context_token,
-        progress=progress,
-        pset=pset,
+        model, options, pset, model_type=model_type, context_token=context_token, progress=progress
     )
     df = pset.pairs
     more, less = df["sent_more"].tolist(), df["sent_less"].tolist()
@@ -285,14 +259,8 @@ def score_pairs(
         more_preferred=pref,
         neutral=neutral,
     )[list(SCORE_COLUMNS)]
-    summary = pair_summary(
-        scores,
-        n_resamples=n_resamples,
-        seed=seed,
-        confidence=confidence,
-        log_likelihoods=causal,
-        progress=scorer.progress,
-    )
+    boot = dict(n_resamples=n_resamples, seed=seed, confidence=confidence)
+    summary = pair_summary(scores, **boot, log_likelihoods=causal, progress=scorer.progress)
     if progress is True and scorer is not model:  # the display made here
         scorer.progress.close()
     sprov = dict(scorer.provenance)
@@ -301,10 +269,7 @@ def score_pairs(
         scorer=ScorerInfo.of_scorer(sprov, estimator=ESTIMATORS[scorer.model_type]),
         pairs=pset.provenance,
         bootstrap=PairsBootstrap(
-            n_resamples=n_resamples,
-            seed=seed,
-            confidence=confidence,
-            method="percentile bootstrap over the pairs of each group",
+            **boot, method="percentile bootstrap over the pairs of each group"
         ),
         n_contexts=n_contexts,
         n_contexts_run=n_run,
@@ -316,7 +281,7 @@ def score_pairs(
     return PairResult(scores, summary, prov)
 
 
-def _scorer(model, options, *, model_type, context_token, progress, pset):
+def _scorer(model, options, pset, *, model_type, context_token, progress):
     """The scorer given, or the model's (masked or causal) after the early checks."""
     from ..scoring import CausalLMScorer, LoadOptions, MaskedLMScorer, load_scorer, preflight
 
@@ -341,18 +306,13 @@ def _scorer(model, options, *, model_type, context_token, progress, pset):
 
 
 def _say_same_pairs(pset, resolved) -> None:
-    """Warn once of pairs that are one sentence to the model (they differ only in what its
-    tokenizer normalises away, such as case for an uncased model): each is a tie."""
+    """Warn once of pairs that differ only in what the model's tokenizer normalises away."""
     from ..scoring import normalizer
 
     if (norm := normalizer(resolved)) is None:
         return
     df = pset.pairs
-    same = [
-        pid
-        for pid, more, less in zip(df["pair_id"], df["sent_more"], df["sent_less"])
-        if norm(more) == norm(less)
-    ]
+    same = df["pair_id"][df["sent_more"].map(norm) == df["sent_less"].map(norm)].tolist()
     if same:
         logging.getLogger(__name__).warning(
             "%d pair(s) (pair %s%s) differ only in what the tokenizer of model %r normalises away "
@@ -365,9 +325,8 @@ def _say_same_pairs(pset, resolved) -> None:
 
 
 def _score_masked(scorer, more, less, anti):
-    """Nangia et al.'s scores: the shared tokens' pseudo-log-likelihood in each sentence."""
-    # Nangia et al. align from the stereotypical sentence: sent_more of a stereo pair,
-    # sent_less of an antistereo pair
+    """Nangia et al.'s shared tokens' pseudo-log-likelihoods, aligned from the stereotypical
+    sentence (sent_more of a stereo pair, sent_less of an antistereo pair)."""
     first = [b if a else m for m, b, a in zip(more, less, anti)]
     second = [m if a else b for m, b, a in zip(more, less, anti)]
     n_run = scorer.count_pair_contexts(first, second)  # the total before the first step
@@ -379,8 +338,7 @@ def _score_masked(scorer, more, less, anti):
 
 
 def _score_causal(scorer, more, less):
-    """Whole-sentence log-likelihoods after the context token (lm-evaluation-harness'
-    crows_pairs); ``n_shared`` is a masked LM's (missing here)."""
+    """Whole-sentence log-likelihoods after the context token; ``n_shared`` missing."""
     texts = more + less
     n_run = scorer.count_sentences(texts)
     scorer.progress.stage("scoring pairs", n_run, scorer.count_unit)
