@@ -1,6 +1,4 @@
-"""Groups as attributes (docs/groups.md): the attribute sets of ``templates/attributes/*.toml``,
-each group with its realisations, and the pooling of realisations into one probability per
-group."""
+"""Groups as attributes (docs/groups.md): attribute sets, realisations and their pooling."""
 
 from __future__ import annotations
 
@@ -71,7 +69,6 @@ class AttributeSet:
     kind: str
     groups: MappingProxyType
     provenance: dict
-    sha256: str
     path: Path
 
 
@@ -138,14 +135,12 @@ def load_attribute_set(name_or_path: str | os.PathLike) -> AttributeSet:
         kind=meta["kind"],
         groups=MappingProxyType(out),
         provenance={**meta, "file": str(path), "sha256": sha256_bytes(data)},
-        sha256=sha256_bytes(data),
         path=path,
     )
 
 
 def word_groups(name_or_path: str | os.PathLike) -> dict[str, list[str]]:
-    """The word groups of ``biasamp count --groups``: per group its terms, lower-cased, once
-    each; where groups share terms (gender x race) the term with its noun ("black woman").
+    """The word groups of ``biasamp count --groups``: group -> its terms (docs/groups.md).
 
     Examples
     --------
@@ -183,8 +178,7 @@ def uses_groups(t) -> bool:
 
 
 def is_attribute_set(item) -> bool:
-    """Whether an item of ``attributes`` names an attribute set (a shipped name or a TOML
-    path), standing for all its groups."""
+    """Whether an item of ``attributes`` names an attribute set (a shipped name or a path)."""
     return (
         isinstance(item, str)
         and item not in ATTRIBUTES
@@ -194,12 +188,7 @@ def is_attribute_set(item) -> bool:
 
 
 def expand_sets(attributes) -> tuple[list, dict]:
-    """``attributes`` with each attribute set replaced by its groups, and group -> its
-    :class:`AttributeSet` (the shipped groups, then those of the sets named).
-
-    >>> expand_sets(["race"])[0]
-    ['white', 'black', 'asian']
-    """
+    """``attributes`` with each set replaced by its groups; group -> its :class:`AttributeSet`."""
     known, names = dict(shipped_groups()), []
     for a in attributes:
         if not is_attribute_set(a):
@@ -215,19 +204,12 @@ def expand_sets(attributes) -> tuple[list, dict]:
     return names, known
 
 
-def group_realisations(attributes) -> dict[str, tuple] | None:
-    """None when every attribute is a pronoun, else group -> its :class:`Realisation` tuple;
-    an error for an unknown name and for pronouns mixed with groups.
-
-    >>> group_realisations(["he", "she"]) is None
-    True
-    >>> {g: len(r) for g, r in group_realisations(["white", "black"]).items()}
-    {'white': 2, 'black': 3}
-    """
+def _checked_sets(attributes) -> tuple[list, dict]:
+    """:func:`expand_sets`, refusing unknown names and pronouns mixed with groups."""
     attributes, known = expand_sets(attributes)
     pronouns = [a for a in attributes if a in ATTRIBUTES]
     if len(pronouns) == len(attributes):
-        return None
+        return attributes, known
     for a in attributes:
         if a not in ATTRIBUTES and a not in known:
             raise BiasampError(
@@ -241,12 +223,19 @@ def group_realisations(attributes) -> dict[str, tuple] | None:
             f"attributes must be all pronouns or all groups; got pronouns {pronouns} with "
             f"groups {[a for a in attributes if a not in ATTRIBUTES]}"
         )
-    return {a: known[a].groups[a] for a in attributes}
+    return attributes, known
+
+
+def group_realisations(attributes) -> dict[str, tuple] | None:
+    """None for pronouns, else group -> its :class:`Realisation` tuple."""
+    names, known = _checked_sets(attributes)
+    if all(a in ATTRIBUTES for a in names):
+        return None
+    return {a: known[a].groups[a] for a in names}
 
 
 def realisations(template_set, attributes) -> dict[str, tuple]:
-    """Each attribute's realisations in a loaded ``template_set`` (a pronoun: its name); a set
-    whose templates realise the other kind is refused.
+    """Each attribute's realisations in ``template_set`` (a pronoun: its name; docs/groups.md).
 
     >>> from biasamp.templates import load_template_set
     >>> forms = realisations(load_template_set("groups"), ["white", "black"])
@@ -272,12 +261,9 @@ def realisations(template_set, attributes) -> dict[str, tuple]:
 
 
 def attribute_sets_of(attributes) -> list[dict]:
-    """The provenance of the attribute sets the groups of ``attributes`` come from; ``[]``
-    for pronouns."""
-    if group_realisations(attributes) is None:
-        return []
-    names, known = expand_sets(attributes)
-    sets = {known[a].path: known[a] for a in names}
+    """The provenance of the attribute sets the groups of ``attributes`` come from."""
+    names, known = _checked_sets(attributes)
+    sets = {known[a].path: known[a] for a in names if a not in ATTRIBUTES}
     return [
         {k: s.provenance[k] for k in ("name", "kind", "source", "license", "year", "sha256")}
         for s in sets.values()
@@ -303,8 +289,7 @@ def pool_realisations(
     Returns
     -------
     (rows, prob, log_prob)
-        Pooled as docs/groups.md says: T->A the sum over a group's realisations (log-sum-exp
-        of the raw), A->T the mean (log of the mean of the raw).
+        Pooled as docs/groups.md says (T->A the sum, A->T the mean over realisations).
     """
     counts = np.asarray(list(sizes.values()))
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
