@@ -24,8 +24,7 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
     Parameters
     ----------
     spec
-        At least two distinct pronouns or groups, never both; an attribute set stands for
-        its groups in file order (docs/groups.md).
+        Two or more distinct pronouns or groups, never both; a set stands for its groups.
 
     Returns
     -------
@@ -95,7 +94,7 @@ def template_tasks(
     -------
     dict
         template id -> ``(vocabulary word, spelling in the sentence)`` pairs in vocabulary
-        order: every word (crossed), or a bound template's own tasks found exactly or by alias.
+        order (a bound template: its own tasks, found exactly or by alias).
 
     Examples
     --------
@@ -178,8 +177,7 @@ def build_prompts(
     Returns
     -------
     pandas.DataFrame
-        ``template_id, direction, attribute, task, prompt, candidates`` (``prompt`` holds
-        :data:`BLANK` once); the rows per direction are described in docs/probing.md.
+        ``template_id, direction, attribute, task, prompt, candidates`` (docs/probing.md).
 
     Examples
     --------
