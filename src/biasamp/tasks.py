@@ -45,9 +45,8 @@ TASK_SETS = Registry(
 
 @dataclass(frozen=True)
 class TaskVocabulary:
-    """Task words (occupations) in file order; ``groups`` maps a word to ``"male_biased"`` or
-    ``"female_biased"`` where the source says so; ``sha256`` and ``path`` are the data file's
-    (None for words given inline)."""
+    """Task words in file order; ``groups``: word -> one of :data:`GROUPS` where the source
+    says so; ``sha256`` and ``path``: the data file's (None for words given inline)."""
 
     name: str
     description: str
@@ -125,8 +124,7 @@ def _read_table(
             raise BiasampError(
                 f"{where}: needs a 'task' or 'occupation' column; columns are {header}"
             )
-        if group_column is None and "group" in header:
-            group_column = "group"
+        group_column = "group" if "group" in header else None  # a plain file's optional groups
     for col in (word_column, group_column):
         if col is not None and col not in header:
             raise BiasampError(f"{where}: column {col!r} not found; columns are {header}")

@@ -75,16 +75,8 @@ def count_text(
     ----------
     text : str or list of str
         The text (split as a text-mode read would) or its lines (used as given).
-    tasks : list of str
-        Occupations, in the row order wanted.
-    rule : {"default", "wang2021"}
-        The counting rule.
-    word_groups : mapping attribute -> list of words, optional
-        Default: the rule's own (:data:`DEFAULT_WORD_GROUPS`, :data:`WANG2021_WORD_GROUPS`).
-    plurals : bool
-        Default rule only: also match regular plurals of the occupations.
-    matcher : {"hyperscan", "numpy"}, optional
-        The scanner that finds occupations (speed only; default: Hyperscan if it imports).
+    tasks, rule, word_groups, plurals, matcher
+        As for :func:`count_cooccurrences`.
 
     Returns
     -------
@@ -215,7 +207,7 @@ def count_cooccurrences(
     rule
         The counting rule.
     word_groups
-        Attribute word groups (columns, in mapping order).
+        Attribute word groups (columns, in mapping order); default: the rule's own.
     plurals
         Default rule: also match plural occupations.
     dataset_config, split, streaming
@@ -248,11 +240,7 @@ def count_cooccurrences(
     Returns
     -------
     CorpusCounts
-
-    Warns
-    -----
-    ZeroRowWarning
-        When some tasks are never counted (:attr:`CorpusCounts.zero_rows`).
+        A :class:`ZeroRowWarning` names the tasks never counted (``zero_rows``).
 
     Examples
     --------
