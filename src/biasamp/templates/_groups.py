@@ -24,7 +24,8 @@ from .._files import (
     sha256_bytes,
     str_field,
 )
-from .._registry import Registry, did_you_mean
+from .._registry import Registry
+from ._model import attribute_hint
 from ._slots import GROUP_SLOTS
 
 #: What the groups of a set partition (the base-rate sources read it).
@@ -204,21 +205,20 @@ def expand_sets(attributes) -> tuple[list, dict]:
     return names, known
 
 
-def _checked_sets(attributes) -> tuple[list, dict]:
-    """:func:`expand_sets`, refusing unknown names and pronouns mixed with groups."""
+def checked_sets(attributes, spec) -> tuple[list, dict]:
+    """:func:`expand_sets` of the items of ``spec``, refusing unknown names and pronouns mixed
+    with groups."""
     attributes, known = expand_sets(attributes)
-    pronouns = [a for a in attributes if a in ATTRIBUTES]
-    if len(pronouns) == len(attributes):
-        return attributes, known
+    allowed = "{" + ", ".join(map(repr, ATTRIBUTES)) + "}"
     for a in attributes:
-        if a not in ATTRIBUTES and a not in known:
+        if not isinstance(a, str) or (a not in ATTRIBUTES and a not in known):
             raise BiasampError(
-                f"attributes: {a!r} has no realisation: it is neither a pronoun "
-                f"({', '.join(ATTRIBUTES)}) nor a group of a shipped attribute set "
-                f"({groups_listing()})"
-                f"{did_you_mean(a, [*ATTRIBUTES, *known])}"
+                f"attributes must be a subset of {allowed}; got {a!r}"
+                f"{attribute_hint(a)} in {spec!r} (or groups of one attribute set, which "
+                f"have realisations: {groups_listing()})"
             )
-    if pronouns:
+    pronouns = [a for a in attributes if a in ATTRIBUTES]
+    if pronouns and len(pronouns) < len(attributes):
         raise BiasampError(
             f"attributes must be all pronouns or all groups; got pronouns {pronouns} with "
             f"groups {[a for a in attributes if a not in ATTRIBUTES]}"
@@ -228,7 +228,7 @@ def _checked_sets(attributes) -> tuple[list, dict]:
 
 def group_realisations(attributes) -> dict[str, tuple] | None:
     """None for pronouns, else group -> its :class:`Realisation` tuple."""
-    names, known = _checked_sets(attributes)
+    names, known = checked_sets(attributes, attributes)
     if all(a in ATTRIBUTES for a in names):
         return None
     return {a: known[a].groups[a] for a in names}
@@ -262,7 +262,7 @@ def realisations(template_set, attributes) -> dict[str, tuple]:
 
 def attribute_sets_of(attributes) -> list[dict]:
     """The provenance of the attribute sets the groups of ``attributes`` come from."""
-    names, known = _checked_sets(attributes)
+    names, known = checked_sets(attributes, attributes)
     sets = {known[a].path: known[a] for a in names if a not in ATTRIBUTES}
     return [
         {k: s.provenance[k] for k in ("name", "kind", "source", "license", "year", "sha256")}

@@ -7,12 +7,12 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from .._conventions import ATTRIBUTES, BLANK, TASK_TO_ATTRIBUTE, canonical_direction
+from .._conventions import BLANK, TASK_TO_ATTRIBUTE, canonical_direction
 from .._errors import BiasampError
 from ..tasks import TaskVocabulary, load_tasks, task_aliases
-from ._groups import expand_sets, group_realisations, groups_listing, realisations
+from ._groups import checked_sets, realisations
 from ._loading import load_template_set
-from ._model import Template, TemplateSet, attribute_hint, masked_indexes, render_parts
+from ._model import Template, TemplateSet, masked_indexes, render_parts
 
 _PROMPT_COLUMNS = ["template_id", "direction", "attribute", "task", "prompt", "candidates"]
 _SENTENCE_COLUMNS = ["template_id", "attribute", "task", "sentence"]
@@ -38,21 +38,11 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
     >>> resolve_attributes("white,black,asian"), resolve_attributes("ethnicity")
     (['white', 'black', 'asian'], ['hispanic', 'not-hispanic'])
     """
-    given = _items(spec)
-    allowed = "{" + ", ".join(map(repr, ATTRIBUTES)) + "}"
-    items, known = expand_sets(given)
-    for a in items:
-        if not isinstance(a, str) or (a not in ATTRIBUTES and a not in known):
-            raise BiasampError(
-                f"attributes must be a subset of {allowed}; got {a!r}"
-                f"{attribute_hint(a)} in {spec!r} (or groups of one attribute set, which "
-                f"have realisations: {groups_listing()})"
-            )
+    items, _ = checked_sets(_items(spec), spec)
     if len(set(items)) != len(items):
         raise BiasampError(f"attributes must not repeat a name; got {spec!r}")
     if len(items) < 2:
         raise BiasampError(f"attributes must name at least two attributes; got {spec!r}")
-    group_realisations(given)  # pronouns and groups are not mixed
     return items
 
 
