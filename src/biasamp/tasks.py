@@ -222,12 +222,11 @@ def load_tasks(spec) -> TaskVocabulary:
             if not path.is_file():
                 raise BiasampError(f"tasks: file not found: {text[1:]!r}")
             return _from_file(path)
-        if "," in text and text not in TASK_SETS and not Path(text).expanduser().is_file():
+        path = Path(text).expanduser()
+        if "," in text and text not in TASK_SETS and not path.is_file():
             words = text.split(",")  # one trailing comma marks a list; other empties are refused
             return _inline(words[:-1] if not words[-1].strip() else words, f"tasks {text!r}")
-        if text and not looks_like_path(text) and text not in TASK_SETS:
-            if Path(text).expanduser().is_file():
-                return _from_file(Path(text).expanduser())
+        if text and not looks_like_path(text) and text not in TASK_SETS and not path.is_file():
             raise BiasampError(
                 f"tasks: unknown task vocabulary {text!r}"
                 f"{did_you_mean(text, list_task_sets())}; give a name ({', '.join(list_task_sets())}), a file, "

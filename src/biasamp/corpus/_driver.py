@@ -289,8 +289,7 @@ def count_cooccurrences(
         if progress is True:  # the display made here (a caller's reporter is the caller's)
             reporter.close()
     counts, n_lines, n_sentences, n_kept = out.totals
-    corpus_prov = plan.provenance
-    for entry in corpus_prov.get("files", []):
+    for entry in plan.provenance.get("files", []):
         key = entry.get("path") or entry.get("url")
         if key in out.hashes:
             entry["sha256"] = out.hashes[key]
@@ -299,7 +298,7 @@ def count_cooccurrences(
         "word_groups": {k: list(v) for k, v in counter.groups.items()},
         "tasks": list(counter.tasks),
         "plurals": bool(plurals) if counter.uses_plurals else None,
-        "corpus": corpus_prov,
+        "corpus": plan.provenance,
         "engine": out.info,
         "matcher": matcher or default_matcher(),
         "n_lines": n_lines,

@@ -206,8 +206,7 @@ def expand_sets(attributes) -> tuple[list, dict]:
 
 
 def checked_sets(attributes, spec) -> tuple[list, dict]:
-    """:func:`expand_sets` of the items of ``spec``, refusing unknown names and pronouns mixed
-    with groups."""
+    """:func:`expand_sets` of ``spec``'s items, refusing unknown names and mixed kinds."""
     attributes, known = expand_sets(attributes)
     allowed = "{" + ", ".join(map(repr, ATTRIBUTES)) + "}"
     for a in attributes:
@@ -226,14 +225,6 @@ def checked_sets(attributes, spec) -> tuple[list, dict]:
     return attributes, known
 
 
-def group_realisations(attributes) -> dict[str, tuple] | None:
-    """None for pronouns, else group -> its :class:`Realisation` tuple."""
-    names, known = checked_sets(attributes, attributes)
-    if all(a in ATTRIBUTES for a in names):
-        return None
-    return {a: known[a].groups[a] for a in names}
-
-
 def realisations(template_set, attributes) -> dict[str, tuple]:
     """Each attribute's realisations in ``template_set`` (a pronoun: its name; docs/groups.md).
 
@@ -243,21 +234,22 @@ def realisations(template_set, attributes) -> dict[str, tuple]:
     {'white': 2, 'black': 3}
     """
     tset, attrs = template_set, list(attributes)
-    groups = group_realisations(attrs)
+    names, known = checked_sets(attrs, attrs)
+    pronouns = all(a in ATTRIBUTES for a in names)
     kinds = {uses_groups(t) for t in tset.templates}
-    if groups is not None and False in kinds:
+    if not pronouns and False in kinds:
         raise BiasampError(
-            f"attributes: the groups {list(groups)} have no realisation in template set "
+            f"attributes: the groups {names} have no realisation in template set "
             f"{tset.name!r}, whose templates realise pronouns ({{attribute}}, ...); use a "
             "group template set (templates = 'groups')"
         )
-    if groups is None and True in kinds:
+    if pronouns and True in kinds:
         raise BiasampError(
             f"attributes: the pronouns {attrs} have no realisation in template set "
             f"{tset.name!r}, whose templates realise groups ({{group}}, {{group_noun}}); probe "
             "groups (e.g. attributes = white,black,asian) or a pronoun template set"
         )
-    return groups if groups is not None else {a: (a,) for a in attrs}
+    return {a: (a,) for a in attrs} if pronouns else {a: known[a].groups[a] for a in names}
 
 
 def attribute_sets_of(attributes) -> list[dict]:

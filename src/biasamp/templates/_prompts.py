@@ -182,7 +182,16 @@ def build_prompts(
     """
     direction = canonical_direction(direction)
     tset, attrs, forms, words, covered = _setup(template_set, attributes, tasks)
-    _check_covered(tset, words, covered)
+    have = {w for own in covered.values() for w, _ in own}
+    missing = [w for w in words if w not in have]
+    if missing:
+        shown = ", ".join(map(repr, missing[:10])) + (" ..." if len(missing) > 10 else "")
+        raise BiasampError(
+            f"tasks: {len(missing)} task(s) have no template in set {tset.name!r} ({shown}); "
+            "its templates are bound to their own tasks "
+            f"({', '.join(map(repr, tset.tasks[:6]))}{' ...' if len(tset.tasks) > 6 else ''})"
+            ": probe the set's own tasks (leave tasks unset) or a subset of them"
+        )
     rows: list[tuple] = []
     for t in tset.templates:
         own = covered[t.id]
@@ -211,19 +220,6 @@ def build_prompts(
                 )
                 rows.append((t.id, direction, None, word, prompt, spans))
     return _frame(rows, _PROMPT_COLUMNS, object_cols=("attribute", "task", "candidates"))
-
-
-def _check_covered(tset: TemplateSet, words: list[str], covered: dict) -> None:
-    have = {w for own in covered.values() for w, _ in own}
-    missing = [w for w in words if w not in have]
-    if missing:
-        shown = ", ".join(map(repr, missing[:10])) + (" ..." if len(missing) > 10 else "")
-        raise BiasampError(
-            f"tasks: {len(missing)} task(s) have no template in set {tset.name!r} ({shown}); "
-            "its templates are bound to their own tasks "
-            f"({', '.join(map(repr, tset.tasks[:6]))}{' ...' if len(tset.tasks) > 6 else ''})"
-            ": probe the set's own tasks (leave tasks unset) or a subset of them"
-        )
 
 
 def render_sentences(
