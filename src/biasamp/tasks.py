@@ -1,17 +1,4 @@
-"""Task vocabularies (occupations): one loader for templates, base rates, corpus and CLI.
-
-A vocabulary is a shipped name, a file (``.csv``/``.tsv``/``.txt``/``.toml``, also ``@FILE``),
-comma-separated words (one word: ``"nurse,"``) or a list of words (formats:
-``templates/README.md``); anything else is an error with "did you mean".
-
->>> v = load_tasks("winobias32")
->>> len(v), v.words[:3], v.groups["nurse"]
-(32, ['janitor', 'cook', 'mover'], 'female_biased')
->>> load_tasks("nurse, cook").words
-['nurse', 'cook']
->>> task_aliases().canonical("tailor"), task_aliases().spellings("sewer")
-('sewer', ('sewer', 'tailor'))
-"""
+"""Task vocabularies (occupations): one loader for templates, base rates, corpus and CLI."""
 
 from __future__ import annotations
 
@@ -58,9 +45,8 @@ TASK_SETS = Registry(
 
 @dataclass(frozen=True)
 class TaskVocabulary:
-    """Task words (occupations) in file order; ``groups`` maps a word to ``"male_biased"`` or
-    ``"female_biased"`` where the source says so; ``sha256`` and ``path`` are the data file's
-    (None for words given inline)."""
+    """Task words in file order; ``groups``: word -> one of :data:`GROUPS` where the source
+    says so; ``sha256`` and ``path``: the data file's (None for words given inline)."""
 
     name: str
     description: str
@@ -83,15 +69,14 @@ def list_task_sets() -> list[str]:
     return sorted(TASK_SETS.names())
 
 
-def check_words(words: Sequence[str], where: str) -> list[str]:
-    """Stripped, non-empty, distinct words without braces, the blank or invisible characters."""
+def check_words(words: Sequence[str], where: str) -> None:
+    """Refuse empty or repeated words and words with braces, the blank or invisible characters."""
     if not words:
         raise BiasampError(f"{where}: the vocabulary is empty")
-    out, seen = [], {}
+    seen = {}
     for i, w in enumerate(words, 1):
         if not isinstance(w, str):
             raise BiasampError(f"{where}: entry {i} must be a string; got {w!r}")
-        w = w.strip()
         if not w:
             raise BiasampError(f"{where}: entry {i} is empty")
         if any(c in w for c in "{}") or BLANK in w:
@@ -100,8 +85,6 @@ def check_words(words: Sequence[str], where: str) -> list[str]:
         if w in seen:
             raise BiasampError(f"{where}: duplicate word {w!r} (entries {seen[w]} and {i})")
         seen[w] = i
-        out.append(w)
-    return out
 
 
 def _read(path: Path, kind: str) -> tuple[str, bytes]:
@@ -141,8 +124,7 @@ def _read_table(
             raise BiasampError(
                 f"{where}: needs a 'task' or 'occupation' column; columns are {header}"
             )
-        if group_column is None and "group" in header:
-            group_column = "group"
+        group_column = "group" if "group" in header else None  # a plain file's optional groups
     for col in (word_column, group_column):
         if col is not None and col not in header:
             raise BiasampError(f"{where}: column {col!r} not found; columns are {header}")
@@ -181,7 +163,7 @@ def _from_toml(path: Path) -> TaskVocabulary:
         raise BiasampError(f"{where_file}: data file not found: {str(data_path)!r}")
     word_column = str_field(meta, "word_column", where_file)
     words, groups, data = _read_table(data_path, word_column, meta.get("group_column"))
-    words = check_words(words, f"task vocabulary {name!r} ({data_path.name})")
+    check_words(words, f"task vocabulary {name!r} ({data_path.name})")
     prov = dict(meta, metadata_file=path.name, metadata_sha256=sha256_bytes(raw))
     prov.update(file=data_path.name, sha256=sha256_bytes(data), n_words=len(words))
     return TaskVocabulary(name, meta["description"], words, groups, prov, prov["sha256"], data_path)
@@ -193,7 +175,7 @@ def _from_file(path: Path) -> TaskVocabulary:
     if path.suffix.lower() not in (".csv", ".tsv", ".txt"):
         raise BiasampError(f"tasks: file {str(path)!r} must end in .csv, .tsv, .txt or .toml")
     words, groups, data = _read_table(path)
-    words = check_words(words, f"task file {str(path)!r}")
+    check_words(words, f"task file {str(path)!r}")
     digest = sha256_bytes(data)
     prov = {"name": path.stem, "source": str(path), "file": path.name, "sha256": digest}
     prov["n_words"] = len(words)
@@ -202,22 +184,32 @@ def _from_file(path: Path) -> TaskVocabulary:
 
 
 def _inline(words, where: str = "tasks") -> TaskVocabulary:
-    words = check_words(list(words), where)
+    words = [w.strip() if isinstance(w, str) else w for w in words]  # inline words enter here
+    check_words(words, where)
     provenance = {"name": "custom", "source": "given inline", "n_words": len(words)}
     return TaskVocabulary("custom", "task words given inline", words, {}, provenance, None, None)
 
 
 def load_tasks(spec) -> TaskVocabulary:
-    """Load a task vocabulary from a name, a file, ``@file``, ``a,b,c`` or a list of words.
+    """Load a task vocabulary.
 
     Parameters
     ----------
     spec
-        See the module docstring.
+        A name, a file (``.csv``/``.tsv``/``.txt``/``.toml``: ``templates/README.md``), ``"@FILE"``,
+        comma-separated words (one word: ``"nurse,"``) or a list of words.
 
     Returns
     -------
     TaskVocabulary
+
+    Examples
+    --------
+    >>> v = load_tasks("winobias32")
+    >>> len(v), v.words[:3], v.groups["nurse"]
+    (32, ['janitor', 'cook', 'mover'], 'female_biased')
+    >>> load_tasks("nurse, cook").words
+    ['nurse', 'cook']
     """
     if isinstance(spec, TaskVocabulary):
         return spec
@@ -230,12 +222,11 @@ def load_tasks(spec) -> TaskVocabulary:
             if not path.is_file():
                 raise BiasampError(f"tasks: file not found: {text[1:]!r}")
             return _from_file(path)
-        if "," in text and text not in TASK_SETS and not Path(text).expanduser().is_file():
+        path = Path(text).expanduser()
+        if "," in text and text not in TASK_SETS and not path.is_file():
             words = text.split(",")  # one trailing comma marks a list; other empties are refused
             return _inline(words[:-1] if not words[-1].strip() else words, f"tasks {text!r}")
-        if text and not looks_like_path(text) and text not in TASK_SETS:
-            if Path(text).expanduser().is_file():
-                return _from_file(Path(text).expanduser())
+        if text and not looks_like_path(text) and text not in TASK_SETS and not path.is_file():
             raise BiasampError(
                 f"tasks: unknown task vocabulary {text!r}"
                 f"{did_you_mean(text, list_task_sets())}; give a name ({', '.join(list_task_sets())}), a file, "

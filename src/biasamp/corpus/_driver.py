@@ -75,16 +75,8 @@ def count_text(
     ----------
     text : str or list of str
         The text (split as a text-mode read would) or its lines (used as given).
-    tasks : list of str
-        Occupations, in the row order wanted.
-    rule : {"default", "wang2021"}
-        The counting rule.
-    word_groups : mapping attribute -> list of words, optional
-        Default: the rule's own (:data:`DEFAULT_WORD_GROUPS`, :data:`WANG2021_WORD_GROUPS`).
-    plurals : bool
-        Default rule only: also match regular plurals of the occupations.
-    matcher : {"hyperscan", "numpy"}, optional
-        The scanner that finds occupations (speed only; default: Hyperscan if it imports).
+    tasks, rule, word_groups, plurals, matcher
+        As for :func:`count_cooccurrences`.
 
     Returns
     -------
@@ -109,21 +101,9 @@ def count_text(
 
 @dataclass
 class CorpusCounts:
-    """Result of :func:`count_cooccurrences`.
-
-    Attributes
-    ----------
-    counts : pandas.DataFrame of shape (n_tasks, n_groups)
-        Integer co-occurrence counts; rows = tasks, columns = attribute word groups.
-    n_lines : int
-        Lines (records) read.
-    n_sentences : int
-        Sentences scanned (wang2021: ``.``-separated pieces of lines without ``=``).
-    n_kept : int
-        Sentences that were counted (= ``counts.values.sum()``).
-    provenance : dict
-        What was counted, how and when (docs/corpus-counts.md lists it).
-    """
+    """Result of :func:`count_cooccurrences`: ``counts`` (tasks x word groups), lines read,
+    sentences scanned and kept (= ``counts.values.sum()``), ``provenance``
+    (docs/corpus-counts.md)."""
 
     counts: pd.DataFrame
     n_lines: int
@@ -164,8 +144,7 @@ def counts_output(
 def write_counts_csv(
     result: CorpusCounts, path: str | os.PathLike | OutputFile, *, overwrite: bool = False
 ) -> Path:
-    """Write counts as a wide base-rate CSV (``task,he,she,...``) after a ``# provenance: {json}``
-    line; ``path`` may be an :class:`OutputFile` already checked. Returns the path."""
+    """Write a wide base-rate CSV (``task,he,she,...``) after a ``# provenance: {json}`` line."""
     out = path if isinstance(path, OutputFile) else counts_output(path, overwrite=overwrite)
     with out.open() as f:
         f.write(
@@ -217,60 +196,51 @@ def count_cooccurrences(
 ) -> CorpusCounts:
     """Count (task, attribute-group) co-occurrences per sentence over a corpus.
 
-    Formats, rules, engines and the provenance: docs/corpus-counts.md.
+    Formats, rules, engines, shards and the provenance: docs/corpus-counts.md.
 
     Parameters
     ----------
-    corpus : path, URL, glob, a list of them, ``"hf:NAME"`` or a ``datasets`` dataset
-        Files of a :data:`FORMATS` format (optionally compressed), a hub dataset, or one loaded.
-    tasks : list of str
+    corpus
+        Path, URL, glob or a list of them (:data:`FORMATS`), ``"hf:NAME"`` or a dataset.
+    tasks
         Occupations (rows of the result, in this order).
-    rule : {"default", "wang2021"}
+    rule
         The counting rule.
-    word_groups : mapping attribute -> list of words, optional
-        Attribute word groups (columns, in mapping order).
-    plurals : bool
+    word_groups
+        Attribute word groups (columns, in mapping order); default: the rule's own.
+    plurals
         Default rule: also match plural occupations.
     dataset_config, split, streaming
         Options for ``hf:`` corpora.
-    text_column : str
+    text_column
         The text of JSON Lines / Parquet / ``datasets`` records.
-    fmt : {"text", "jsonl", "parquet", "wikixml"}, optional
+    fmt
         Read every file as this format (default: from each file name).
-    n_jobs : int, optional
+    n_jobs
         Worker processes (local; 1 = this process) or local Dask workers; default all cores.
-    chunk_chars : int, optional
-        Shard size in bytes; default 4 MB (less for small corpora) locally, 64 MiB with Dask.
-    engine : {"local", "dask"}
+    chunk_chars
+        Shard size in bytes (default: docs/corpus-counts.md).
+    engine
         Who counts the shards (:data:`ENGINES`).
-    scheduler : str, optional
+    scheduler
         Dask engine: the scheduler's address (``tcp://HOST:8786``); default a local cluster.
-    retries : int
+    retries
         Dask engine: how often a failed shard is run again (it is counted once).
-    matcher : {"hyperscan", "numpy"}, optional
+    matcher
         The scanner that finds occupations; speed only (default: Hyperscan if it imports).
-    hash_inputs : bool
+    hash_inputs
         Record the sha256 of local files in the provenance (read once more, while counting).
-    storage_options : mapping, optional
+    storage_options
         fsspec options for URLs (credentials, endpoints).
-    progress : bool or biasamp._progress.Progress
+    progress
         Where the ``counting`` stage reports the bytes scanned (True: stderr).
-    corpus_name : str, optional
+    corpus_name
         Name recorded in the provenance (default: the file names / dataset name).
 
     Returns
     -------
     CorpusCounts
-
-    Raises
-    ------
-    BiasampError
-        Bad arguments, or a corpus that cannot be counted (before counting where possible).
-
-    Warns
-    -----
-    ZeroRowWarning
-        When some tasks are never counted (:attr:`CorpusCounts.zero_rows`).
+        A :class:`ZeroRowWarning` names the tasks never counted (``zero_rows``).
 
     Examples
     --------
@@ -319,8 +289,7 @@ def count_cooccurrences(
         if progress is True:  # the display made here (a caller's reporter is the caller's)
             reporter.close()
     counts, n_lines, n_sentences, n_kept = out.totals
-    corpus_prov = plan.provenance
-    for entry in corpus_prov.get("files", []):
+    for entry in plan.provenance.get("files", []):
         key = entry.get("path") or entry.get("url")
         if key in out.hashes:
             entry["sha256"] = out.hashes[key]
@@ -329,7 +298,7 @@ def count_cooccurrences(
         "word_groups": {k: list(v) for k, v in counter.groups.items()},
         "tasks": list(counter.tasks),
         "plurals": bool(plurals) if counter.uses_plurals else None,
-        "corpus": corpus_prov,
+        "corpus": plan.provenance,
         "engine": out.info,
         "matcher": matcher or default_matcher(),
         "n_lines": n_lines,

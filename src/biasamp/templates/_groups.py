@@ -1,6 +1,4 @@
-"""Groups as attributes (docs/groups.md): the attribute sets of ``templates/attributes/*.toml``,
-each group with its realisations, and the pooling of realisations into one probability per
-group."""
+"""Groups as attributes (docs/groups.md): attribute sets, realisations and their pooling."""
 
 from __future__ import annotations
 
@@ -26,7 +24,8 @@ from .._files import (
     sha256_bytes,
     str_field,
 )
-from .._registry import Registry, did_you_mean
+from .._registry import Registry
+from ._model import attribute_hint
 from ._slots import GROUP_SLOTS
 
 #: What the groups of a set partition (the base-rate sources read it).
@@ -71,7 +70,6 @@ class AttributeSet:
     kind: str
     groups: MappingProxyType
     provenance: dict
-    sha256: str
     path: Path
 
 
@@ -138,14 +136,12 @@ def load_attribute_set(name_or_path: str | os.PathLike) -> AttributeSet:
         kind=meta["kind"],
         groups=MappingProxyType(out),
         provenance={**meta, "file": str(path), "sha256": sha256_bytes(data)},
-        sha256=sha256_bytes(data),
         path=path,
     )
 
 
 def word_groups(name_or_path: str | os.PathLike) -> dict[str, list[str]]:
-    """The word groups of ``biasamp count --groups``: per group its terms, lower-cased, once
-    each; where groups share terms (gender x race) the term with its noun ("black woman").
+    """The word groups of ``biasamp count --groups``: group -> its terms (docs/groups.md).
 
     Examples
     --------
@@ -183,8 +179,7 @@ def uses_groups(t) -> bool:
 
 
 def is_attribute_set(item) -> bool:
-    """Whether an item of ``attributes`` names an attribute set (a shipped name or a TOML
-    path), standing for all its groups."""
+    """Whether an item of ``attributes`` names an attribute set (a shipped name or a path)."""
     return (
         isinstance(item, str)
         and item not in ATTRIBUTES
@@ -194,12 +189,7 @@ def is_attribute_set(item) -> bool:
 
 
 def expand_sets(attributes) -> tuple[list, dict]:
-    """``attributes`` with each attribute set replaced by its groups, and group -> its
-    :class:`AttributeSet` (the shipped groups, then those of the sets named).
-
-    >>> expand_sets(["race"])[0]
-    ['white', 'black', 'asian']
-    """
+    """``attributes`` with each set replaced by its groups; group -> its :class:`AttributeSet`."""
     known, names = dict(shipped_groups()), []
     for a in attributes:
         if not is_attribute_set(a):
@@ -215,38 +205,28 @@ def expand_sets(attributes) -> tuple[list, dict]:
     return names, known
 
 
-def group_realisations(attributes) -> dict[str, tuple] | None:
-    """None when every attribute is a pronoun, else group -> its :class:`Realisation` tuple;
-    an error for an unknown name and for pronouns mixed with groups.
-
-    >>> group_realisations(["he", "she"]) is None
-    True
-    >>> {g: len(r) for g, r in group_realisations(["white", "black"]).items()}
-    {'white': 2, 'black': 3}
-    """
+def checked_sets(attributes, spec) -> tuple[list, dict]:
+    """:func:`expand_sets` of ``spec``'s items, refusing unknown names and mixed kinds."""
     attributes, known = expand_sets(attributes)
-    pronouns = [a for a in attributes if a in ATTRIBUTES]
-    if len(pronouns) == len(attributes):
-        return None
+    allowed = "{" + ", ".join(map(repr, ATTRIBUTES)) + "}"
     for a in attributes:
-        if a not in ATTRIBUTES and a not in known:
+        if not isinstance(a, str) or (a not in ATTRIBUTES and a not in known):
             raise BiasampError(
-                f"attributes: {a!r} has no realisation: it is neither a pronoun "
-                f"({', '.join(ATTRIBUTES)}) nor a group of a shipped attribute set "
-                f"({groups_listing()})"
-                f"{did_you_mean(a, [*ATTRIBUTES, *known])}"
+                f"attributes must be a subset of {allowed}; got {a!r}"
+                f"{attribute_hint(a)} in {spec!r} (or groups of one attribute set, which "
+                f"have realisations: {groups_listing()})"
             )
-    if pronouns:
+    pronouns = [a for a in attributes if a in ATTRIBUTES]
+    if pronouns and len(pronouns) < len(attributes):
         raise BiasampError(
             f"attributes must be all pronouns or all groups; got pronouns {pronouns} with "
             f"groups {[a for a in attributes if a not in ATTRIBUTES]}"
         )
-    return {a: known[a].groups[a] for a in attributes}
+    return attributes, known
 
 
 def realisations(template_set, attributes) -> dict[str, tuple]:
-    """Each attribute's realisations in a loaded ``template_set`` (a pronoun: its name); a set
-    whose templates realise the other kind is refused.
+    """Each attribute's realisations in ``template_set`` (a pronoun: its name; docs/groups.md).
 
     >>> from biasamp.templates import load_template_set
     >>> forms = realisations(load_template_set("groups"), ["white", "black"])
@@ -254,30 +234,28 @@ def realisations(template_set, attributes) -> dict[str, tuple]:
     {'white': 2, 'black': 3}
     """
     tset, attrs = template_set, list(attributes)
-    groups = group_realisations(attrs)
+    names, known = checked_sets(attrs, attrs)
+    pronouns = all(a in ATTRIBUTES for a in names)
     kinds = {uses_groups(t) for t in tset.templates}
-    if groups is not None and False in kinds:
+    if not pronouns and False in kinds:
         raise BiasampError(
-            f"attributes: the groups {list(groups)} have no realisation in template set "
+            f"attributes: the groups {names} have no realisation in template set "
             f"{tset.name!r}, whose templates realise pronouns ({{attribute}}, ...); use a "
             "group template set (templates = 'groups')"
         )
-    if groups is None and True in kinds:
+    if pronouns and True in kinds:
         raise BiasampError(
             f"attributes: the pronouns {attrs} have no realisation in template set "
             f"{tset.name!r}, whose templates realise groups ({{group}}, {{group_noun}}); probe "
             "groups (e.g. attributes = white,black,asian) or a pronoun template set"
         )
-    return groups if groups is not None else {a: (a,) for a in attrs}
+    return {a: (a,) for a in attrs} if pronouns else {a: known[a].groups[a] for a in names}
 
 
 def attribute_sets_of(attributes) -> list[dict]:
-    """The provenance of the attribute sets the groups of ``attributes`` come from; ``[]``
-    for pronouns."""
-    if group_realisations(attributes) is None:
-        return []
-    names, known = expand_sets(attributes)
-    sets = {known[a].path: known[a] for a in names}
+    """The provenance of the attribute sets the groups of ``attributes`` come from."""
+    names, known = checked_sets(attributes, attributes)
+    sets = {known[a].path: known[a] for a in names if a not in ATTRIBUTES}
     return [
         {k: s.provenance[k] for k in ("name", "kind", "source", "license", "year", "sha256")}
         for s in sets.values()
@@ -303,8 +281,7 @@ def pool_realisations(
     Returns
     -------
     (rows, prob, log_prob)
-        Pooled as docs/groups.md says: T->A the sum over a group's realisations (log-sum-exp
-        of the raw), A->T the mean (log of the mean of the raw).
+        Pooled as docs/groups.md says (T->A the sum, A->T the mean over realisations).
     """
     counts = np.asarray(list(sizes.values()))
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])

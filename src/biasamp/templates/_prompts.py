@@ -7,12 +7,12 @@ from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
-from .._conventions import ATTRIBUTES, BLANK, TASK_TO_ATTRIBUTE, canonical_direction
+from .._conventions import BLANK, TASK_TO_ATTRIBUTE, canonical_direction
 from .._errors import BiasampError
 from ..tasks import TaskVocabulary, load_tasks, task_aliases
-from ._groups import expand_sets, group_realisations, groups_listing, realisations
+from ._groups import checked_sets, realisations
 from ._loading import load_template_set
-from ._model import Template, TemplateSet, attribute_hint, masked_indexes, render_parts
+from ._model import Template, TemplateSet, masked_indexes, render_parts
 
 _PROMPT_COLUMNS = ["template_id", "direction", "attribute", "task", "prompt", "candidates"]
 _SENTENCE_COLUMNS = ["template_id", "attribute", "task", "sentence"]
@@ -24,8 +24,7 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
     Parameters
     ----------
     spec
-        At least two distinct pronouns or groups, never both; an attribute set stands for
-        its groups in file order (docs/groups.md).
+        Two or more distinct pronouns or groups, never both; a set stands for its groups.
 
     Returns
     -------
@@ -39,21 +38,11 @@ def resolve_attributes(spec: str | Iterable[str]) -> list[str]:
     >>> resolve_attributes("white,black,asian"), resolve_attributes("ethnicity")
     (['white', 'black', 'asian'], ['hispanic', 'not-hispanic'])
     """
-    given = _items(spec)
-    allowed = "{" + ", ".join(map(repr, ATTRIBUTES)) + "}"
-    items, known = expand_sets(given)
-    for a in items:
-        if not isinstance(a, str) or (a not in ATTRIBUTES and a not in known):
-            raise BiasampError(
-                f"attributes must be a subset of {allowed}; got {a!r}"
-                f"{attribute_hint(a)} in {spec!r} (or groups of one attribute set, which "
-                f"have realisations: {groups_listing()})"
-            )
+    items, _ = checked_sets(_items(spec), spec)
     if len(set(items)) != len(items):
         raise BiasampError(f"attributes must not repeat a name; got {spec!r}")
     if len(items) < 2:
         raise BiasampError(f"attributes must name at least two attributes; got {spec!r}")
-    group_realisations(given)  # pronouns and groups are not mixed
     return items
 
 
@@ -95,7 +84,7 @@ def template_tasks(
     -------
     dict
         template id -> ``(vocabulary word, spelling in the sentence)`` pairs in vocabulary
-        order: every word (crossed), or a bound template's own tasks found exactly or by alias.
+        order (a bound template: its own tasks, found exactly or by alias).
 
     Examples
     --------
@@ -178,8 +167,7 @@ def build_prompts(
     Returns
     -------
     pandas.DataFrame
-        ``template_id, direction, attribute, task, prompt, candidates`` (``prompt`` holds
-        :data:`BLANK` once); the rows per direction are described in docs/probing.md.
+        ``template_id, direction, attribute, task, prompt, candidates`` (docs/probing.md).
 
     Examples
     --------
@@ -194,7 +182,16 @@ def build_prompts(
     """
     direction = canonical_direction(direction)
     tset, attrs, forms, words, covered = _setup(template_set, attributes, tasks)
-    _check_covered(tset, words, covered)
+    have = {w for own in covered.values() for w, _ in own}
+    missing = [w for w in words if w not in have]
+    if missing:
+        shown = ", ".join(map(repr, missing[:10])) + (" ..." if len(missing) > 10 else "")
+        raise BiasampError(
+            f"tasks: {len(missing)} task(s) have no template in set {tset.name!r} ({shown}); "
+            "its templates are bound to their own tasks "
+            f"({', '.join(map(repr, tset.tasks[:6]))}{' ...' if len(tset.tasks) > 6 else ''})"
+            ": probe the set's own tasks (leave tasks unset) or a subset of them"
+        )
     rows: list[tuple] = []
     for t in tset.templates:
         own = covered[t.id]
@@ -223,19 +220,6 @@ def build_prompts(
                 )
                 rows.append((t.id, direction, None, word, prompt, spans))
     return _frame(rows, _PROMPT_COLUMNS, object_cols=("attribute", "task", "candidates"))
-
-
-def _check_covered(tset: TemplateSet, words: list[str], covered: dict) -> None:
-    have = {w for own in covered.values() for w, _ in own}
-    missing = [w for w in words if w not in have]
-    if missing:
-        shown = ", ".join(map(repr, missing[:10])) + (" ..." if len(missing) > 10 else "")
-        raise BiasampError(
-            f"tasks: {len(missing)} task(s) have no template in set {tset.name!r} ({shown}); "
-            "its templates are bound to their own tasks "
-            f"({', '.join(map(repr, tset.tasks[:6]))}{' ...' if len(tset.tasks) > 6 else ''})"
-            ": probe the set's own tasks (leave tasks unset) or a subset of them"
-        )
 
 
 def render_sentences(
