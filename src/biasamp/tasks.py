@@ -139,8 +139,7 @@ def _read_table(
             )
         word = row[wi].strip()
         words.append(word)
-        if gi is not None and row[gi].strip():
-            g = row[gi].strip()
+        if gi is not None and (g := row[gi].strip()):
             if g not in GROUPS:
                 raise BiasampError(
                     f"{where}: row {line_no}: {group_column} must be one of "
@@ -177,8 +176,7 @@ def _from_file(path: Path) -> TaskVocabulary:
     words, groups, data = _read_table(path)
     check_words(words, f"task file {str(path)!r}")
     digest = sha256_bytes(data)
-    prov = {"name": path.stem, "source": str(path), "file": path.name, "sha256": digest}
-    prov["n_words"] = len(words)
+    prov = dict(name=path.stem, source=str(path), file=path.name, sha256=digest, n_words=len(words))
     description = f"user task vocabulary from {path.name}"
     return TaskVocabulary(path.stem, description, words, groups, prov, digest, path)
 

@@ -159,13 +159,6 @@ def word_groups(name_or_path: str | os.PathLike) -> dict[str, list[str]]:
     }
 
 
-def groups_listing() -> str:
-    """``"ethnicity: hispanic, not-hispanic; ..."``: every shipped group, by set."""
-    return "; ".join(
-        f"{s}: {', '.join(load_attribute_set(s).groups)}" for s in list_attribute_sets()
-    )
-
-
 @lru_cache(maxsize=1)
 def shipped_groups() -> MappingProxyType:
     """Group name -> its shipped set (names are unique across the shipped sets)."""
@@ -211,10 +204,13 @@ def checked_sets(attributes, spec) -> tuple[list, dict]:
     allowed = "{" + ", ".join(map(repr, ATTRIBUTES)) + "}"
     for a in attributes:
         if not isinstance(a, str) or (a not in ATTRIBUTES and a not in known):
+            listing = "; ".join(
+                f"{s}: {', '.join(load_attribute_set(s).groups)}" for s in list_attribute_sets()
+            )
             raise BiasampError(
                 f"attributes must be a subset of {allowed}; got {a!r}"
                 f"{attribute_hint(a)} in {spec!r} (or groups of one attribute set, which "
-                f"have realisations: {groups_listing()})"
+                f"have realisations: {listing})"
             )
     pronouns = [a for a in attributes if a in ATTRIBUTES]
     if pronouns and len(pronouns) < len(attributes):
