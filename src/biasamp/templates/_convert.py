@@ -99,19 +99,20 @@ def slot_text(name: str, capital: bool) -> str:
     return "{" + (name[0].upper() + name[1:] if capital else name) + "}"
 
 
-def set_toml(kind: str, meta: Mapping, groups: Mapping, entries, *, source: str, converted) -> str:
-    """The TOML file of a converted set: header comments, the set's tables, the templates."""
+def converted_set(kind, meta, groups, entries, *, source, files, summary, losses) -> Conversion:
+    """The converted set: its TOML (header comments, the set's tables, the templates)."""
     out = [
         f"# Template set {meta['name']!r}. Format: templates/README.md.",
         f"{_GENERATED} {kind}` (biasamp.templates.convert_{kind})",
         source,
         "# Do not edit by hand: re-run the converter on a newer release instead.",
     ]
-    tool = {"tool": f"biasamp templates convert {kind}"}
-    tables = [("[set]", meta), ("[set.groups]", groups), ("[set.converted]", tool | converted)]
+    converted = {"tool": f"biasamp templates convert {kind}", "files": files}
+    converted |= {"counts": summary, "lost": losses}
+    tables = [("[set]", meta), ("[set.groups]", groups), ("[set.converted]", converted)]
     for title, table in tables + [("[[template]]", e) for e in entries]:
         out += ["", title] + [f"{k} = {toml_value(v)}" for k, v in table.items()]
-    return "\n".join(out) + "\n"
+    return Conversion(meta["name"], "\n".join(out) + "\n", summary, losses, files)
 
 
 def read_source(path: Path, files: dict, what: str) -> list[str]:
@@ -340,9 +341,8 @@ def convert_winogender(path: str | os.PathLike, *, name: str = "winogender") -> 
     }
     meta = {**_WG_META, "name": name, "tasks": list(per_task)}
     source = f"# from {', '.join(f'{k} (sha256 {v})' for k, v in files.items())}."
-    converted = {"files": files, "counts": summary, "lost": losses}
-    text = set_toml("winogender", meta, _WG_GROUPS, entries, source=source, converted=converted)
-    return Conversion(name, text, summary, losses, files)
+    kw = {"source": source, "files": files, "summary": summary, "losses": losses}
+    return converted_set("winogender", meta, _WG_GROUPS, entries, **kw)
 
 
 # --- WinoBias ---
@@ -451,17 +451,6 @@ def _parse(sentence: str, twin: str, occupations: dict, counts: Counter):
     return " ".join(words), task, len(pron), article
 
 
-def _occupations(folder: Path, files: dict) -> dict:
-    """lower-cased occupation -> its spelling in the WinoBias lists, or {} without them."""
-    out = {}
-    for name in ("male_occupations.txt", "female_occupations.txt"):
-        if (folder / name).is_file():
-            for w in read_source(folder / name, files, "winobias"):
-                if w.strip():
-                    out.setdefault(w.strip().lower(), w.strip())
-    return out
-
-
 def _read_pair(folder: Path, t: int, split: str, files: dict) -> list[tuple]:
     """(line number, pro sentence, anti sentence) of one type and split."""
     pro, anti = (
@@ -507,7 +496,12 @@ def convert_winobias(path: str | os.PathLike, *, name: str = "winobias") -> Conv
             f"winobias: path must be the folder of the WinoBias files; got {str(path)!r}"
         )
     files: dict = {}
-    occupations = _occupations(folder, files)
+    occupations = {}  # lower-cased occupation -> its spelling in the WinoBias lists, if any
+    for f in ("male_occupations.txt", "female_occupations.txt"):
+        if (folder / f).is_file():
+            for w in read_source(folder / f, files, "winobias"):
+                if w.strip():
+                    occupations.setdefault(w.strip().lower(), w.strip())
     counts = Counter(cases=Counter(), verbs=Counter())
     entries, losses, sentences, merged, apart = [], [], {}, 0, 0
     for t in (1, 2):
@@ -550,13 +544,8 @@ def convert_winobias(path: str | os.PathLike, *, name: str = "winobias") -> Conv
     }
     meta = {**_WB_META, "name": name, "tasks": tasks}
     source = "# from the WinoBias files (sha256 in [set.converted] files)."
-    converted = {"files": files, "counts": summary, "lost": losses}
-    text = set_toml("winobias", meta, _WB_GROUPS, entries, source=source, converted=converted)
-    return Conversion(name, text, summary, losses, files)
-
-
-def _ref(text: str, name: str) -> str:
-    return name if text.lower().count("{" + name + "}") == 1 else f"{name}#1"
+    kw = {"source": source, "files": files, "summary": summary, "losses": losses}
+    return converted_set("winobias", meta, _WB_GROUPS, entries, **kw)
 
 
 def _entry(t: int, split: str, n: int, parsed: tuple, *, kind: str) -> dict:
@@ -573,7 +562,8 @@ def _entry(t: int, split: str, n: int, parsed: tuple, *, kind: str) -> dict:
     mask = {}
     if n_pronouns > 1:
         first = re.search(r"\{(attribute[a-z_]*)\}", text, re.I).group(1).lower()
-        mask["task_to_attribute"] = [_ref(text, first)]
+        once = text.lower().count("{" + first + "}") == 1
+        mask["task_to_attribute"] = [first if once else f"{first}#1"]
         e["context"] = "per-attribute"
     if article:
         mask["attribute_to_task"] = ["a", "task"]
