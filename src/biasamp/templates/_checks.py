@@ -36,33 +36,6 @@ def default_mask(parts: tuple, agreement: bool) -> dict:
     return {TASK_TO_ATTRIBUTE: t2a, ATTRIBUTE_TO_TASK: ("task",)}
 
 
-def _check_slots(t: Template, where: str) -> None:
-    names = t.slot_names()
-    if names.count("task") != 1:
-        raise BiasampError(
-            f"{where}: text must contain the {{task}} slot exactly once; "
-            f"got {names.count('task')} in {t.text!r}"
-        )
-    if not any(n in ATTRIBUTE_FORMS or n in GROUP_SLOTS for n in names):
-        *rest, last = ("{" + s + "}" for s in (*ATTRIBUTE_FORMS, *GROUP_SLOTS))
-        raise BiasampError(
-            f"{where}: text must contain an attribute slot ({', '.join(rest)} "
-            f"or {last}); got {t.text!r}"
-        )
-    if any(n in GROUP_SLOTS for n in names) and any(n in ATTRIBUTE_FORMS for n in names):
-        raise BiasampError(
-            f"{where}: text mixes pronoun slots and group slots ({{group}}, {{group_noun}}); "
-            f"a template realises pronouns or groups, not both: {t.text!r}"
-        )
-    kinds = [p.kind for p in t.parts if isinstance(p, Slot)]
-    if "verb" in kinds and "attribute" not in names:
-        raise BiasampError(
-            f"{where}: the verb slots {{be}}/{{was}} agree with the pronoun and "
-            "need an {attribute} slot (so does {verb:SINGULAR|PLURAL}); got "
-            f"{t.text!r}"
-        )
-
-
 def _check_mask_names(t: Template, direction: str, where: str) -> None:
     masked = t.mask[direction]  # non-empty: a mask is read as a non-empty list
     names = t.slot_names()
@@ -81,14 +54,11 @@ def _check_mask_names(t: Template, direction: str, where: str) -> None:
                     f"has {n} {{{name}}} slot(s): {t.text!r}"
                 )
         elif n != 1:
-            hint = (
-                ""
-                if n == 0
-                else "; name one copy: " + " or ".join(repr(f"{name}#{k}") for k in range(1, n + 1))
-            )
+            copies = " or ".join(repr(f"{name}#{k}") for k in range(1, n + 1))
             raise BiasampError(
                 f"{where}: mask.{direction} slot {name!r} must occur exactly once "
-                f"in the text; it occurs {n} times in {t.text!r}{hint}"
+                f"in the text; it occurs {n} times in {t.text!r}"
+                + (f"; name one copy: {copies}" if n else "")
             )
     idx = [i for ref in masked for i in resolve_ref(t.parts, ref)]
     if len(set(idx)) != len(idx):
@@ -155,7 +125,30 @@ def _check_span(t: Template, direction: str, where: str) -> None:
 def check_template(t: Template, agreement: bool, article: str, where: str) -> None:
     """Raise :class:`BiasampError` (prefixed with ``where``) if ``t`` breaks a rule."""
     check_visible(t.text, where)
-    _check_slots(t, where)
+    names = t.slot_names()
+    if names.count("task") != 1:
+        raise BiasampError(
+            f"{where}: text must contain the {{task}} slot exactly once; "
+            f"got {names.count('task')} in {t.text!r}"
+        )
+    if not any(n in ATTRIBUTE_FORMS or n in GROUP_SLOTS for n in names):
+        *rest, last = ("{" + s + "}" for s in (*ATTRIBUTE_FORMS, *GROUP_SLOTS))
+        raise BiasampError(
+            f"{where}: text must contain an attribute slot ({', '.join(rest)} "
+            f"or {last}); got {t.text!r}"
+        )
+    if any(n in GROUP_SLOTS for n in names) and any(n in ATTRIBUTE_FORMS for n in names):
+        raise BiasampError(
+            f"{where}: text mixes pronoun slots and group slots ({{group}}, {{group_noun}}); "
+            f"a template realises pronouns or groups, not both: {t.text!r}"
+        )
+    kinds = [p.kind for p in t.parts if isinstance(p, Slot)]
+    if "verb" in kinds and "attribute" not in names:
+        raise BiasampError(
+            f"{where}: the verb slots {{be}}/{{was}} agree with the pronoun and "
+            "need an {attribute} slot (so does {verb:SINGULAR|PLURAL}); got "
+            f"{t.text!r}"
+        )
     for direction in DIRECTIONS:
         _check_mask_names(t, direction, where)
         _check_coverage(t, direction, agreement, where)

@@ -79,7 +79,10 @@ def _parse_mask(value: Any, where: str, default: dict | None) -> dict | None:
     return out
 
 
-def _generator_words(gen: dict, base: Path, provenance: dict, where: str) -> list[str]:
+def _expand_generator(gen: dict, k: int, base: Path, provenance: dict) -> list[dict]:
+    """The ``[[template]]`` entries of one ``[[generate]]`` table (one per distinct word)."""
+    where = f"[[generate]] #{k + 1}"
+    check_keys(gen, _GENERATE_KEYS, ("id_prefix", "text"), where)
     if ("words" in gen) == ("words_file" in gen):
         raise BiasampError(f"{where}: give exactly one of 'words' (a list) or 'words_file'")
     if "words" in gen:
@@ -95,14 +98,6 @@ def _generator_words(gen: dict, base: Path, provenance: dict, where: str) -> lis
         provenance.setdefault("words_files", {})[gen["words_file"]] = sha256_bytes(data)
     if not words or not all(words):
         raise BiasampError(f"{where}: the word list is empty or has an empty word")
-    return words
-
-
-def _expand_generator(gen: dict, k: int, base: Path, provenance: dict) -> list[dict]:
-    """The ``[[template]]`` entries of one ``[[generate]]`` table (one per distinct word)."""
-    where = f"[[generate]] #{k + 1}"
-    check_keys(gen, _GENERATE_KEYS, ("id_prefix", "text"), where)
-    words = _generator_words(gen, base, provenance, where)
     policy = check(
         gen.get("duplicates", "error"), OneOf(_DUPLICATE_POLICIES), f"{where}: duplicates"
     )

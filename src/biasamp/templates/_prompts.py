@@ -213,10 +213,7 @@ def build_prompts(
         else:
             for word, spelled in own:
                 prompt, spans = _shared_prompt(
-                    t,
-                    direction,
-                    [(r, spelled) for a in attrs for r in forms[a]],
-                    tset,
+                    t, direction, [(r, spelled) for a in attrs for r in forms[a]], tset
                 )
                 rows.append((t.id, direction, None, word, prompt, spans))
     return _frame(rows, _PROMPT_COLUMNS, object_cols=("attribute", "task", "candidates"))
