@@ -17,6 +17,12 @@ OPTION_NAMES: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar
 _NAME = object()
 
 
+def shorten(text, limit: int = 80) -> str:
+    """``text`` as a string of at most ``limit`` characters (cut with ``...``), for a message."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def option(name: str, value=_NAME) -> str:
     """An option, or an option with a value, as the user spells it (:data:`OPTION_NAMES`).
 

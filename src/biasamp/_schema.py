@@ -29,7 +29,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ._conventions import DIRECTIONS
-from ._errors import BiasampError
+from ._errors import BiasampError, shorten
 
 #: Version of the results.json layout written and read; bumped when a reader would misread a
 #: file (an older file is re-run, not converted).
@@ -421,8 +421,7 @@ def _one_line(err: dict, name: str) -> str:
         expected = "one of " + err["ctx"]["expected"].replace(" or ", ", ")
     else:
         expected = _KINDS.get(kind, err["msg"])
-    given = repr(err["input"])  # cut to one line of a message
-    return f"{where} must be {expected}; got {given if len(given) <= 60 else given[:57] + '...'}"
+    return f"{where} must be {expected}; got {shorten(repr(err['input']), 60)}"
 
 
 def parse(model: type[FileModel], data, path: str, name: str = "results.json"):

@@ -192,19 +192,9 @@ def run_score(args) -> int:
     return 0
 
 
-#: --KEY-column names load_pairs' KEY= column (the flag its messages name), and its default
-_PAIR_COLUMNS = {
-    "more": "sent_more",
-    "less": "sent_less",
-    "direction": "stereo_antistereo",
-    "bias_type": "bias_type",
-    "pair_id": "CrowS-Pairs' unnamed first column, else the row number",
-}
-
-
 def pairs(p) -> None:
     """``biasamp pairs``: CrowS-Pairs-style sentence pairs scored with a masked or causal LM."""
-    from ..pairs import list_pair_sets
+    from ..pairs import DEFAULT_COLUMNS, list_pair_sets
 
     p.description = (
         "Score each pair of sentences by the pseudo-log-likelihood of the tokens they share, "
@@ -224,7 +214,9 @@ def pairs(p) -> None:
         help=f"pair set [{', '.join(list_pair_sets())}] or a CSV/TSV/JSON/JSONL file "
         "(default crows-pairs)",
     )
-    for key, default in _PAIR_COLUMNS.items():
+    # --KEY-column names load_pairs' KEY= column (the flag its messages name)
+    id_default = "CrowS-Pairs' unnamed first column, else the row number"
+    for key, default in (DEFAULT_COLUMNS | {"pair_id": id_default}).items():
         p.add_argument(
             f"--{key.replace('_', '-')}-column",
             dest=f"{key}_column",
@@ -261,14 +253,16 @@ def pairs(p) -> None:
 
 def run_pairs(args) -> int:
     from .._output import OutputFolder
-    from ..pairs import load_pairs, score_pairs
+    from ..pairs import DEFAULT_COLUMNS, load_pairs, score_pairs
     from ..pipeline import ProbeConfig
     from ..report import format_value
     from ..scoring import LoadOptions
 
     # everything that can fail on input fails before the model is loaded (score_pairs checks
     # the model, the context token and the device before it loads the weights)
-    pset = load_pairs(args.pairs, **{k: getattr(args, f"{k}_column") for k in _PAIR_COLUMNS})
+    pset = load_pairs(
+        args.pairs, **{k: getattr(args, f"{k}_column") for k in (*DEFAULT_COLUMNS, "pair_id")}
+    )
     pset = pset.select(bias_types=args.bias_types, max_pairs=args.max_pairs)
     if len(pset) == 0:
         raise BiasampError(f"--pairs {args.pairs!r} with the selection given holds no pairs")

@@ -17,6 +17,7 @@ Examples
 [('age', 87), ('disability', 60)]
 """
 
+from ._io import DEFAULT_COLUMNS as DEFAULT_COLUMNS  # for `biasamp pairs`; not public API
 from ._io import PairSet, list_pair_sets, load_pairs
 from ._run import PairResult, pair_summary, score_pairs
 

@@ -34,7 +34,7 @@ DIRECTIONS = ("stereo", "antistereo")
 LM_EVAL_KEYS = ("pct_stereotype", "likelihood_diff")
 #: Columns of :attr:`PairSet.pairs`.
 PAIR_COLUMNS = ("pair_id", "sent_more", "sent_less", "direction", "bias_type")
-_DEFAULTS = {
+DEFAULT_COLUMNS = {
     "more": "sent_more",
     "less": "sent_less",
     "direction": "stereo_antistereo",
@@ -84,11 +84,7 @@ class PairSet:
 
 
 def list_pair_sets() -> list[str]:
-    """Names of the shipped pair sets.
-
-    >>> list_pair_sets()
-    ['crows-pairs']
-    """
+    """Names of the shipped pair sets."""
     return sorted(PAIR_SETS.names())
 
 
@@ -114,7 +110,7 @@ def _records(path: Path, data: bytes, where: str) -> list[dict]:
 
 
 def _column(given, key: str, header: list, *, where: str, required: bool):
-    name = given if given is not None else _DEFAULTS.get(key)
+    name = given if given is not None else DEFAULT_COLUMNS.get(key)
     if name is None or name in header:
         return name
     if given is None and not required:

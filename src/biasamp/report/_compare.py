@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from .._errors import BiasampError
@@ -45,8 +44,9 @@ def _setup(res: ProbeResult) -> dict:
     }
 
 
-def _setup_table(results: Sequence[ProbeResult], labels: Sequence[str]) -> pd.DataFrame:
-    """One row per setup item, one column per result; ``differs`` marks disagreeing rows."""
+def _setup_table(results: Sequence[ProbeResult], labels: Sequence[str]):
+    """One row per setup item, one column per result, ``differs`` marking disagreeing rows; and
+    the items that differ."""
     rows = [_setup(r) for r in results]
     table = pd.DataFrame(rows, index=list(labels)).T
     table.index.name = "setup"
@@ -54,13 +54,13 @@ def _setup_table(results: Sequence[ProbeResult], labels: Sequence[str]) -> pd.Da
         "yes" if k != "model" and len(set(table.loc[k, list(labels)])) > 1 else ""
         for k in table.index
     ]
-    return table.reset_index()
+    table = table.reset_index()
+    return table, table.loc[table["differs"] == "yes", "setup"].tolist()
 
 
 def setup_differences(results: Sequence[ProbeResult], labels=None) -> list[str]:
     """The setup items (of those that must agree) in which the results differ."""
-    setup = _setup_table(results, labels or [f"r{i}" for i in range(len(results))])
-    return setup.loc[setup["differs"] == "yes", "setup"].tolist()
+    return _setup_table(results, labels or [f"r{i}" for i in range(len(results))])[1]
 
 
 def _paired_table(paired: pd.DataFrame) -> pd.DataFrame:
@@ -115,11 +115,10 @@ def _long(results, result_dirs) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def _wide(long: pd.DataFrame) -> pd.DataFrame:
-    # two dirs with the same model id: tell them apart by their folder
-    dup = long.groupby("model")["result_dir"].transform("nunique") > 1
+def _wide(long: pd.DataFrame, labels: dict) -> pd.DataFrame:
+    """One column per result, headed by its label (``labels``: result_dir -> label)."""
     cells = long.assign(
-        label=np.where(dup, long["model"] + " (" + long["result_dir"] + ")", long["model"]),
+        label=long["result_dir"].map(labels),
         cell=[
             format_value(m, s, (lo, hi))
             for m, s, lo, hi in zip(long["mean"], long["std"], long["ci_low"], long["ci_high"])
@@ -141,8 +140,7 @@ def _wide(long: pd.DataFrame) -> pd.DataFrame:
 
 def _comparison(results: Sequence[ProbeResult], names: Sequence, allow_mismatch: bool):
     labels = _labels(results, names)
-    setup = _setup_table(results, labels)
-    differing = setup.loc[setup["differs"] == "yes", "setup"].tolist()
+    setup, differing = _setup_table(results, labels)
     if differing and not allow_mismatch:
         details = "; ".join(
             f"{k}: "
@@ -156,7 +154,8 @@ def _comparison(results: Sequence[ProbeResult], names: Sequence, allow_mismatch:
             "(pass --allow-mismatch / allow_mismatch=True to compare anyway, "
             "marked)"
         )
-    return _long(results, names), setup, differing
+    long = _long(results, names)
+    return long, _wide(long, dict(zip(map(str, names), labels))), setup, differing
 
 
 #: The one check of a comparison's ``formats``.
@@ -173,9 +172,8 @@ def write_comparison(
     paired: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Write ``comparison.{md,csv,html}`` into an existing folder; return the wide table."""
-    long, setup, differing = _comparison(results, names, allow_mismatch)
+    long, wide, setup, differing = _comparison(results, names, allow_mismatch)
     formats = normalised(_FORMATS_PARAM, formats=formats)
-    wide = _wide(long)
     has_paired = paired is not None and not paired.empty
     ptable = _paired_table(paired) if has_paired else None
     d = Path(folder)
@@ -243,9 +241,9 @@ def compare_dirs(
         results = _load_all(result_dirs)
     elif len(results) != len(result_dirs):  # pragma: no cover - programming error
         raise ValueError("results must be the results of result_dirs, one each")
-    long = _comparison(results, result_dirs, allow_mismatch)[0]  # refused before any write
+    wide = _comparison(results, result_dirs, allow_mismatch)[1]  # refused before any write
     if output is None:
-        return _wide(long)
+        return wide
     with output as staging:
         return write_comparison(
             results, result_dirs, staging, formats=formats, allow_mismatch=True, paired=paired

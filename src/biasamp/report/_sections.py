@@ -123,23 +123,47 @@ def build_sections(result: ProbeResult) -> dict[str, Any]:
         ("sign-agreement CIs", result.sign_agreement, "ci_low", "ci_high"),
     )
     rows, base_notes = _base_rates_parts(prov, result.summary)
+    agree = result.sign_agreement
+    agree_table = (
+        None
+        if agree.empty
+        else pd.DataFrame(
+            {
+                "direction": agree["direction"].map(direction_label),
+                "source a": agree["source_a"],
+                "source b": agree["source_b"],
+                f"agreement [{conf:.0%} CI]": _with_ci(agree, "agreement", digits=2),
+                "cells": agree["n_cells"],
+            }
+        )
+    )
+    mass_rows = [
+        {
+            "direction": direction_label(d),
+            **{k: (f"{v:.3g}" if k != "n_prompts" else v) for k, v in m.items()},
+        }
+        for d, m in mass.items()
+    ]
     return dict(
         title=f"BiasAmp→ report: `{prov.model.name}`",
-        about=_measured_with(prov),
+        about=(
+            f"Measured with biasamp {prov.versions.get('biasamp', '')} on "
+            f"`{prov.model.name}` using fill-in-the-blank templates `{prov.templates.name}` "
+            f"({prov.templates.n_templates} templates), tasks `{prov.tasks.name}` "
+            f"and attributes {', '.join(prov.attributes)} "
+            "(Wang & Russakovsky, *Directional Bias Amplification*, ICML 2021)."
+        ),
         notes=tuple(notes),
         summary=Section(
             "Summary",
-            table=_headline(result.summary, prov),
+            table=_headline(result.summary, conf),
             text=_SUMMARY_TEXT + (_POOLED_TEXT if pooled else ""),
             data=doc["summary"],
         ),
         groups=None if result.by_group.empty else _groups_section(result.by_group, prov),
         undefined=_note("Undefined cells.", _undefined_lines(result)),
         unavailable=_note("Unavailable intervals.", unavailable),
-        support=_note(
-            "Evidence behind the base associations.",
-            _support_lines(result, conf, prov.bootstrap.min_base_count),
-        ),
+        support=_note("Evidence behind the base associations.", _support_lines(result)),
         base_rates=Section(
             "Base rates", bullets=base_notes, data=rows, table=pd.DataFrame(rows) if rows else None
         ),
@@ -161,8 +185,22 @@ def build_sections(result: ProbeResult) -> dict[str, Any]:
                 + "Full disaggregation: `by_pair.csv`."
             ),
         ),
-        sign_agreement=_agreement_section(result, conf),
-        mass=_mass_section(mass),
+        sign_agreement=Section(
+            "Sign agreement of the association between sources",
+            intro=(
+                "Share of (task, attribute) cells on which two sources give the "
+                "association the same sign; the CI reflects the resampled base "
+                "counts (n/a when both sources are exact: nothing is resampled)."
+            ),
+            table=agree_table,
+            data=jsonable(agree.to_dict(orient="records")),
+        ),
+        mass=Section(
+            "Raw candidate probability mass",
+            intro=_MASS_TEXT,
+            table=pd.DataFrame(mass_rows) if mass_rows else None,
+            data=mass,
+        ),
         audit=_audit_section(result.audit),
         caveats=Section("Caveats", bullets=CAVEATS),
         provenance=Section("Provenance", bullets=_provenance_lines(prov), data=doc["provenance"]),
@@ -175,8 +213,7 @@ def _note(title: str, bullets: tuple[str, ...]) -> Section | None:
     return Section(title, bullets=bullets) if bullets else None
 
 
-def _headline(summary: pd.DataFrame, prov: Provenance) -> pd.DataFrame:
-    conf = prov.bootstrap.confidence
+def _headline(summary: pd.DataFrame, conf: float) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "base rates": summary["base_rates"],
@@ -259,49 +296,6 @@ def _top_pairs(bp: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _agreement_section(result: ProbeResult, conf: float) -> Section:
-    agree = result.sign_agreement
-    table = (
-        None
-        if agree.empty
-        else pd.DataFrame(
-            {
-                "direction": agree["direction"].map(direction_label),
-                "source a": agree["source_a"],
-                "source b": agree["source_b"],
-                f"agreement [{conf:.0%} CI]": _with_ci(agree, "agreement", digits=2),
-                "cells": agree["n_cells"],
-            }
-        )
-    )
-    return Section(
-        "Sign agreement of the association between sources",
-        intro=(
-            "Share of (task, attribute) cells on which two sources give the "
-            "association the same sign; the CI reflects the resampled base "
-            "counts (n/a when both sources are exact: nothing is resampled)."
-        ),
-        table=table,
-        data=jsonable(agree.to_dict(orient="records")),
-    )
-
-
-def _mass_section(mass: dict) -> Section:
-    rows = [
-        {
-            "direction": direction_label(d),
-            **{k: (f"{v:.3g}" if k != "n_prompts" else v) for k, v in m.items()},
-        }
-        for d, m in mass.items()
-    ]
-    return Section(
-        "Raw candidate probability mass",
-        intro=_MASS_TEXT,
-        table=pd.DataFrame(rows) if rows else None,
-        data=mass,
-    )
-
-
 def _audit_section(audit: pd.DataFrame) -> Section:
     if not audit.empty and "single_piece" in audit:
         audit = audit[~audit["single_piece"].astype(bool)]
@@ -380,8 +374,9 @@ def _unavailable_lines(summary: pd.DataFrame, *tables) -> tuple[str, ...]:
     )
 
 
-def _support_lines(result: ProbeResult, confidence: float, min_base_count) -> tuple[str, ...]:
+def _support_lines(result: ProbeResult) -> tuple[str, ...]:
     """Unsupported associations, notable base biases, tasks left out: a bullet each."""
+    boot = result.provenance.bootstrap
     unsupported, biased, excluded = [], [], []
     n_tasks = len(set(result.by_pair["task"]))
     for r in result.summary.itertuples():
@@ -397,7 +392,7 @@ def _support_lines(result: ProbeResult, confidence: float, min_base_count) -> tu
     return (
         _said_once(
             f"Associations not supported by the counts (the sign holds in fewer than "
-            f"{confidence:.0%} of the base resamples)",
+            f"{boot.confidence:.0%} of the base resamples)",
             unsupported,
             " These cells are marked `sign_supported = false` in `by_pair.csv` and "
             "carry little evidence; the CI of a value with unsupported associations "
@@ -412,7 +407,7 @@ def _support_lines(result: ProbeResult, confidence: float, min_base_count) -> tu
             "its CI is then not reliable.",
         )
         + _said_once(
-            f"Tasks with fewer than {min_base_count} co-occurrences, left out of the "
+            f"Tasks with fewer than {boot.min_base_count} co-occurrences, left out of the "
             "value (--min-base-count)",
             excluded,
         )
@@ -454,17 +449,6 @@ def _base_rates_parts(prov: Provenance, summary: pd.DataFrame) -> tuple[list, tu
                 "tool works and carry no weight as a base rate."
             )
     return rows, tuple(notes)
-
-
-def _measured_with(p: Provenance) -> str:
-    tpl = p.templates
-    return (
-        f"Measured with biasamp {p.versions.get('biasamp', '')} on "
-        f"`{p.model.name}` using fill-in-the-blank templates `{tpl.name}` "
-        f"({tpl.n_templates} templates), tasks `{p.tasks.name}` "
-        f"and attributes {', '.join(p.attributes)} "
-        "(Wang & Russakovsky, *Directional Bias Amplification*, ICML 2021)."
-    )
 
 
 def _provenance_lines(p: Provenance) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._conventions import BLANK
-from .._errors import BiasampError
+from .._errors import BiasampError, shorten
 from . import check_estimator
 from ._load import load_tokenizer
 
@@ -26,17 +26,12 @@ class Span:
         return self.ids[self.start : self.end]
 
 
-def _short(text, limit=80):
-    text = str(text)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _items(value, where, noun, *, strings=True, alt="", hint="") -> list:
     """``value`` as a non-empty list (of strings), or one line naming ``where``."""
     if isinstance(value, str):
         raise BiasampError(
             f"{where} must be a list of strings{alt}, not a single string; got "
-            f"{_short(value)!r}{hint}"
+            f"{shorten(value)!r}{hint}"
         )
     try:
         items = list(value)
@@ -61,7 +56,7 @@ def check_prompts(prompts, blank):
         if (count := p.count(blank)) != 1:
             raise BiasampError(
                 f"prompts[{i}] must contain the blank {blank!r} exactly once; found it {count} "
-                f"times in {_short(p)!r}"
+                f"times in {shorten(p)!r}"
             )
         out.append(tuple(p.split(blank)))
     return out
@@ -180,13 +175,13 @@ def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):
                 piece = tokenizer.convert_ids_to_tokens(ids[t])
                 raise BiasampError(
                     f"candidate {cand!r} does not end on a token boundary in prompt "
-                    f"{_short(prompt)!r}: the piece {piece!r} covers characters {text[a:b]!r} "
+                    f"{shorten(prompt)!r}: the piece {piece!r} covers characters {text[a:b]!r} "
                     "inside and outside the candidate"
                 )
         if not inside:
             raise BiasampError(
                 f"candidate {cand!r} tokenises to no pieces with {type(tokenizer).__name__} "
-                f"(in prompt {_short(prompt)!r}); it cannot be scored"
+                f"(in prompt {shorten(prompt)!r}); it cannot be scored"
             )
         start, end = inside[0], inside[-1] + 1  # contiguous: offsets are monotone
         if unk is not None and unk in ids[start:end]:
@@ -198,7 +193,7 @@ def locate_spans(tokenizer, texts_and_bounds, *, max_length=None):
             )
         if max_length is not None and len(ids) > max_length:
             raise BiasampError(
-                f"prompt {_short(prompt)!r} filled with {cand!r} is {len(ids)} tokens long; the "
+                f"prompt {shorten(prompt)!r} filled with {cand!r} is {len(ids)} tokens long; the "
                 f"model accepts at most {max_length}"
             )
         out.append(Span(tuple(ids), start, end))
