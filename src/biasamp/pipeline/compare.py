@@ -63,9 +63,8 @@ def paired_differences(
         return pd.DataFrame(columns=list(PAIRED_COLUMNS))
     ref = results[0]
     b = ref.provenance.bootstrap
-    boot = Resampling(
-        units=b.resample,
-        base=b.base_uncertainty,
+    boot = Resampling.of(
+        b,
         n_resamples=int(n_resamples or b.n_resamples),
         seed=int(b.seed if seed is None else seed),
         confidence=float(confidence or b.confidence),

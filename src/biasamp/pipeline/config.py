@@ -380,9 +380,8 @@ class ProbeConfig(BaseModel):
         for name in ("max_memory", "offload_folder"):
             if getattr(self, name) is not None and self.device_map is None:
                 raise BiasampError(
-                    f"{name} places a model with device_map; give device_map "
-                    f"'auto' (--device-map auto) too (got {name}="
-                    f"{getattr(self, name)!r})"
+                    f"{name} places a model with device_map; give device_map 'auto' "
+                    f"(--device-map auto) too (got {name}={getattr(self, name)!r})"
                 )
         if self.device in ("cpu", "mps"):  # "auto" and CUDA are checked once resolved
             from ..scoring import check_dtype
@@ -506,7 +505,7 @@ class ProbeConfig(BaseModel):
     def from_cli(cls, args) -> ProbeConfig:
         """The config of parsed ``biasamp probe`` arguments: the ``--config`` file (if any)
         with the flags given on top; a refused value is named by its flag (or its key)."""
-        flags = {name: cli_flags(name)[0] for name in cls.model_fields if _extra(name).get("group")}
+        flags = _long_flags()
         given = {
             name: getattr(args, name) for name in flags if getattr(args, name, None) is not None
         }
@@ -607,6 +606,11 @@ def cli_flags(name: str) -> tuple[str, ...]:
     return tuple(_extra(name).get("flags") or ("--" + name.replace("_", "-"),))
 
 
+def _long_flags() -> dict[str, str]:
+    """``{option: its long flag}`` of the options the command line takes."""
+    return {n: cli_flags(n)[0] for n in ProbeConfig.model_fields if _extra(n).get("group")}
+
+
 def cli_type(name: str) -> type:
     """The Python type of an option's value on the command line (``int``, ``float``,
     ``bool`` for a switch, else ``str``)."""
@@ -624,7 +628,7 @@ def _shown(default) -> str:
 def cli_help(name: str) -> str:
     """An option's ``--help``: its help (````x```` as the flag of option ``x``, else ``'x'``),
     the registered names it takes, its default unless None, False or empty; ``%`` escaped."""
-    flags = {n: cli_flags(n)[0] for n in ProbeConfig.model_fields if _extra(n).get("group")}
+    flags = _long_flags()
     text = re.sub(
         r"``(.+?)``",
         lambda m: flags.get(m[1], f"'{m[1]}'"),

@@ -215,8 +215,7 @@ def evaluate_tables(  # noqa: PLR0917 - public, sklearn-style: the data argument
 def _evaluate(  # noqa: PLR0917 - the two routes' one core
     design: Design, tables_at, tables_ta, bases: list, cfg: Resampling, min_base_count, progress
 ) -> Evaluation:
-    """:func:`evaluate_tables` and :func:`~.run.evaluate_scores`: ``design``'s tables against
-    the built base tables."""
+    """The core of :func:`evaluate_tables` and :func:`~.run.evaluate_scores`."""
     tasks, attributes = list(design.tasks), list(design.attributes)
     n_t, n_a = len(tasks), len(attributes)
     cover, strata = design.coverage()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -182,6 +182,13 @@ class Resampling:
     n_resamples: int = N_RESAMPLES
     seed: int = 0
     confidence: float = CONFIDENCE
+
+    @classmethod
+    def of(cls, s, **given) -> Resampling:
+        """The settings of a ``ProbeConfig`` or a ``BootstrapInfo``, ``given`` on top."""
+        return replace(
+            cls(s.resample, s.base_uncertainty, s.n_resamples, s.seed, s.confidence), **given
+        )
 
     def provenance(self, *, bound: bool, min_base_count: int | None) -> BootstrapInfo:
         """The settings and a one-line description of the bootstrap."""

@@ -67,15 +67,14 @@ class Prepared:
             for tables in self.base_tables.values()
         )
         n_t, n_a = len(self.design.tasks), len(self.design.attributes)
-        need = bootstrap_bytes(
-            cfg.n_resamples,
-            n_units=self.n_units,
-            n_tasks=n_t,
-            n_attributes=n_a,
-            n_resampled=n_resampled,
-        )
         check_memory(
-            need,
+            bootstrap_bytes(
+                cfg.n_resamples,
+                n_units=self.n_units,
+                n_tasks=n_t,
+                n_attributes=n_a,
+                n_resampled=n_resampled,
+            ),
             "n_resamples",
             cfg.n_resamples,
             f"for the bootstrap ({n_t} tasks x {n_a} attributes per replicate)",
@@ -93,12 +92,6 @@ def _vocabulary(cfg: ProbeConfig, tset):
     name = f"{tset.name}:tasks"
     about = f"the own tasks of template set {tset.name!r}"
     return TaskVocabulary(name, about, list(tset.tasks), {}, {}, None, None)
-
-
-def _keep(t2a: pd.DataFrame, bound: bool, n: int) -> set[str]:
-    """Template ids of a quick run: the first ``n`` templates (of each task when bound)."""
-    per = t2a.groupby("task", sort=False)["template_id"] if bound else [(0, t2a["template_id"])]
-    return {t for _, ids in per for t in list(dict.fromkeys(ids.astype(str)))[:n]}
 
 
 def prepare(cfg: ProbeConfig) -> Prepared:
@@ -125,8 +118,14 @@ def prepare(cfg: ProbeConfig) -> Prepared:
     forms = realisations(tset, given)  # a group with no realisation fails here
     groups_of = attribute_sets_of(given)
     prompts = {d: build_prompts(tset, given, vocab, direction=d) for d in DIRECTIONS}
-    if cfg.max_templates is not None:
-        keep = _keep(prompts[TASK_TO_ATTRIBUTE], tset.bound, cfg.max_templates)
+    if cfg.max_templates is not None:  # a quick run: the first templates (of each task if bound)
+        ids = prompts[TASK_TO_ATTRIBUTE]["template_id"].astype(str)
+        per = (
+            ids.groupby(prompts[TASK_TO_ATTRIBUTE]["task"], sort=False)
+            if tset.bound
+            else [(0, ids)]
+        )
+        keep = {t for _, i in per for t in list(dict.fromkeys(i))[: cfg.max_templates]}
         prompts = {
             d: df[df["template_id"].astype(str).isin(keep)].reset_index(drop=True)
             for d, df in prompts.items()
@@ -192,8 +191,7 @@ def prepare(cfg: ProbeConfig) -> Prepared:
 
 
 def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str, stage: str):
-    """(prob, log_prob, mass) per row, scored in groups of identical candidates; one progress
-    stage for the direction."""
+    """(prob, log_prob, mass) per row, scored in groups of identical candidates."""
     n = len(prompts)
     prob, logp, mass = [None] * n, [None] * n, np.empty(n)
     groups: dict[tuple, list[int]] = {}
@@ -210,12 +208,6 @@ def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str, stage: str)
         for j, i in enumerate(rows):
             prob[i], logp[i], mass[i] = res.prob[j], res.log_prob[j], float(res.mass[j])
     return prob, logp, mass
-
-
-def _mass_summary(mass: np.ndarray) -> dict:
-    m = np.asarray(mass, dtype=np.float64)
-    stats = {"mean": np.mean, "min": np.min, "median": np.median, "max": np.max}
-    return {"n_prompts": int(m.size), **{k: float(f(m)) for k, f in stats.items()}}
 
 
 def _resolve_models(cfg: ProbeConfig) -> dict:
@@ -243,14 +235,13 @@ def _load_scorer(cfg: ProbeConfig, resolved, *, progress):
 def _probe_one(
     cfg: ProbeConfig, model: str, prep: Prepared, *, resolved, estimator: str, progress
 ) -> ProbeResult:
-    model_type = resolved.model_type
     scorer = _load_scorer(cfg, resolved, progress=progress)
     log.info(
         "scoring %d A->T and %d T->A prompts with %s (%s LM, %s)",
         len(prep.prompts[ATTRIBUTE_TO_TASK]),
         len(prep.prompts[TASK_TO_ATTRIBUTE]),
         model,
-        model_type,
+        resolved.model_type,
         estimator,
     )
     who = f"{model}: " if len(cfg.models) > 1 else ""
@@ -276,7 +267,7 @@ def _probe_one(
     }
     # the options but the bootstrap's, which the provenance holds (once)
     conf = {k: v for k, v in cfg.model_dump().items() if k not in BootstrapInfo.model_fields}
-    conf.update(models=[model], model_type=model_type, scoring=estimator)
+    conf.update(models=[model], model_type=resolved.model_type, scoring=estimator)
     provenance = Provenance(
         model=ModelInfo.of_scorer(sprov, name=model),
         scorer=ScorerInfo.of_scorer(sprov, estimator=estimator),
@@ -300,7 +291,12 @@ def _probe_one(
         note=cfg.note,
         timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     )
-    mass = {d: _mass_summary(scores[d][2]) for d in DIRECTIONS}
+    stats = {"mean": np.mean, "min": np.min, "median": np.median, "max": np.max}
+    masses = {d: scores[d][2] for d in DIRECTIONS}  # float64 arrays
+    mass = {
+        d: {"n_prompts": m.size, **{k: float(f(m)) for k, f in stats.items()}}
+        for d, m in masses.items()
+    }
     return ProbeResult(
         summary=ev.summary,
         by_pair=ev.by_pair,
@@ -316,9 +312,7 @@ def _probe_one(
 
 
 def _build_tables(prep: Prepared, scores: dict):
-    """Scored rows -> ({direction: prob array}, long tables frame); the cells a bound template
-    does not cover stay NaN. A ``per-attribute`` T->A row holds one attribute's log probability
-    in its own rendering; a (template, task)'s attributes are renormalised together."""
+    """Scored rows -> ({direction: prob array}, long tables); uncovered cells stay NaN."""
     from ..scoring import ScoreResult
 
     tpl_ids = list(prep.design.template_ids)
@@ -343,14 +337,14 @@ def _build_tables(prep: Prepared, scores: dict):
             if direction == ATTRIBUTE_TO_TASK:
                 a = a_index[str(row.attribute)]
                 p[k, :, a], lp[k, :, a] = pr, lpr
-            elif row.attribute is not None:  # scored in its own rendering
+            elif row.attribute is not None:  # per-attribute: one attribute's own rendering
                 t = t_index[str(row.task)]
                 lp[k, t, a_index[str(row.attribute)]] = lpr[0]
                 own[k, t] = True
             else:
                 t = t_index[str(row.task)]
                 p[k, t, :], lp[k, t, :] = pr, lpr
-        if own.any():  # renormalised as every scored row is
+        if own.any():  # a (template, task)'s attributes renormalised together
             p[own] = ScoreResult.from_log_prob(lp[own], candidates=(), scoring="continuation").prob
         must = np.broadcast_to(True if direction == ATTRIBUTE_TO_TASK else cover[:, :, None], shape)
         if np.isnan(p[must]).any():
@@ -419,7 +413,7 @@ def evaluate_scores(cfg: ProbeConfig, prep: Prepared, scores: dict, *, progress=
         The long tables and the :class:`~.evaluate.Evaluation`.
     """
     probs, long_tables = _build_tables(prep, scores)
-    boot = Resampling(cfg.resample, cfg.base_uncertainty, cfg.n_resamples, cfg.seed, cfg.confidence)
+    boot = Resampling.of(cfg)
     bases = list(prep.base_tables.items())
     ta, at = probs[TASK_TO_ATTRIBUTE], probs[ATTRIBUTE_TO_TASK]
     ev = _evaluate(prep.design, at, ta, bases, boot, cfg.min_base_count, progress)
@@ -558,9 +552,7 @@ def model_folders(models) -> dict[str, str]:
     """
     seen: dict[str, str] = {}
     for m in models:
-        key = (
-            os.path.realpath(os.path.expanduser(m)) if os.path.exists(os.path.expanduser(m)) else m
-        )
+        key = os.path.realpath(path) if os.path.exists(path := os.path.expanduser(m)) else m
         if key in seen:
             raise BiasampError(f"models names the same model twice: {seen[key]!r} and {m!r}")
         seen[key] = m
