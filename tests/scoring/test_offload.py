@@ -81,9 +81,10 @@ def test_placement_options_are_checked_before_loading(tmp_path):
     assert parse_max_memory("0=10GiB, cpu=200MB") == {0: "10GiB", "cpu": "200MB"}
     with pytest.raises(BiasampError, match=r"^max_memory must look like '0=10GiB,cpu=30GiB'"):
         parse_max_memory("lots")
-    with pytest.raises(BiasampError, match=r"^max_memory places a model with device_map"):
+    placing = r"places a model with device_map; give device_map='auto' too$"
+    with pytest.raises(BiasampError, match=rf"^max_memory \{{'cpu': '1GB'\}} {placing}"):
         biasamp.ProbeConfig(models=["m"], max_memory="cpu=1GB")
-    with pytest.raises(BiasampError, match=r"^offload_folder places a model with device_map"):
+    with pytest.raises(BiasampError, match=rf"^offload_folder '.*' {placing}"):
         biasamp.ProbeConfig(models=["m"], offload_folder=str(tmp_path))
     with pytest.raises(BiasampError, match="device_map"):
         biasamp.ProbeConfig(models=["m"], device_map="everywhere")
@@ -95,6 +96,12 @@ def test_the_cli_refuses_a_bad_max_memory(capsys):
     assert main(["probe", "--model", "x", "--device-map", "auto", "--max-memory", "a=b"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--max-memory must look like" in err[0]  # named by its flag
+    assert main(["probe", "--model", "x", "--max-memory", "cpu=1GB"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "error: --max-memory {'cpu': '1GB'} places a model with --device-map; give "
+        "--device-map auto too"
+    ]
 
 
 def test_biasamp_score_places_the_model_too(tiny_gpt2_dir, tmp_path, capsys):

@@ -19,8 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .._conventions import CONFIDENCE, MODEL_TYPES, N_RESAMPLES
-from .._errors import OPTION_NAMES as _SHOWN  # how a message names an option
-from .._errors import BiasampError, UnknownNameError
+from .._errors import OPTION_NAMES, BiasampError, UnknownNameError, option
 from .._files import read_text, toml_loads
 from .._registry import Registry, did_you_mean
 from .._validation import Names, SubsetOf, check
@@ -33,6 +32,7 @@ from ..scoring import (
     LoadOptions,
     canonical_dtype,
     check_device,
+    check_dtype,
     check_estimator,
     parse_max_memory,
 )
@@ -372,7 +372,7 @@ class ProbeConfig(BaseModel):
         try:
             super().__init__(**values)
         except ValidationError as exc:
-            raise _one_line(exc, _SHOWN.get()) from None
+            raise _one_line(exc, OPTION_NAMES.get()) from None
 
     @model_validator(mode="after")
     def _consistent(self) -> ProbeConfig:
@@ -380,12 +380,10 @@ class ProbeConfig(BaseModel):
         for name in ("max_memory", "offload_folder"):
             if getattr(self, name) is not None and self.device_map is None:
                 raise BiasampError(
-                    f"{name} places a model with device_map; give device_map 'auto' "
-                    f"(--device-map auto) too (got {name}={getattr(self, name)!r})"
+                    f"{option(name)} {getattr(self, name)!r} places a model with "
+                    f"{option('device_map')}; give {option('device_map', 'auto')} too"
                 )
         if self.device in ("cpu", "mps"):  # "auto" and CUDA are checked once resolved
-            from ..scoring import check_dtype
-
             check_dtype(self.dtype, self.device)
         if self.model_type != "auto" and self.scoring is not None:
             check_estimator(self.scoring, self.model_type)
@@ -455,11 +453,11 @@ class ProbeConfig(BaseModel):
             field = str(key).replace("-", "_")
             field = {"model": "models", "format": "formats"}.get(field, field)
             values[field], shown[field] = value, names.get(key, str(key))
-        token = _SHOWN.set(shown)
+        token = OPTION_NAMES.set({**OPTION_NAMES.get(), **shown})  # the others as before
         try:
             return cls(**values)
         finally:
-            _SHOWN.reset(token)
+            OPTION_NAMES.reset(token)
 
     @classmethod
     def from_file(

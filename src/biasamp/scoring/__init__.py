@@ -11,7 +11,7 @@ import os
 import re
 from typing import Any
 
-from .._errors import BiasampError, UnknownNameError
+from .._errors import BiasampError, UnknownNameError, option
 from .._registry import Registry
 from .._validation import OneOf, check
 
@@ -98,6 +98,23 @@ def canonical_dtype(dtype, param: str = "dtype") -> str:
         return "float32"
     text = str(dtype).replace("torch.", "") if not isinstance(dtype, str) else dtype
     return check(DTYPE_ALIASES.get(text, text), OneOf(DTYPES), param)
+
+
+def check_dtype(dtype, device) -> str:
+    """The canonical name of ``dtype`` if ``device`` (a ``torch.device`` or its name) takes it."""
+    name = canonical_dtype(dtype)
+    if name == "float16" and getattr(device, "type", device) != "cuda":
+        raise BiasampError(
+            f"{option('dtype')} 'float16' needs a CUDA device; got {option('device')} "
+            f"'{device}' (use {option('dtype', 'float32')}, or {option('dtype', 'bfloat16')} "
+            "on CPU)"
+        )
+    if name == "float64" and getattr(device, "type", device) == "mps":
+        raise BiasampError(
+            f"{option('dtype')} 'float64' is not available on {option('device')} 'mps' (use "
+            f"{option('dtype', 'float32')})"
+        )
+    return name
 
 
 _DEVICE = re.compile(r"auto|cpu|mps|cuda(:[0-9]+)?")
@@ -218,7 +235,6 @@ for _name, _module in (
     ("check_score_inputs", "_spans"),
     ("model_context", "_causal"),
     ("preflight", "_preflight"),
-    ("check_dtype", "_load"),
     ("normalizer", "_preflight"),
 ):
     _PUBLIC.register_lazy(_name, f"biasamp.scoring.{_module}:{_name}")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .._errors import BiasampError, MissingDependencyError, option
 from .._validation import OneOf, Optional, check
-from . import DEVICE_MAPS, canonical_dtype, check_device, parse_max_memory
+from . import DEVICE_MAPS, check_device, check_dtype, parse_max_memory
 from ._hub import ModelSource, failing_as, resolve_source
 
 log = logging.getLogger(__name__)
@@ -117,23 +117,6 @@ def device_missing(device) -> BiasampError:
         f"{option('device')} {device!r} requested but CUDA is not available; use "
         f"{option('device', 'cpu')} or {option('device', 'auto')}"
     )
-
-
-def check_dtype(dtype, device) -> str:
-    """The canonical name of ``dtype`` if ``device`` (a ``torch.device`` or its name) takes it."""
-    name = canonical_dtype(dtype)
-    if name == "float16" and getattr(device, "type", device) != "cuda":
-        raise BiasampError(
-            f"{option('dtype')} 'float16' needs a CUDA device; got {option('device')} "
-            f"'{device}' (use {option('dtype', 'float32')}, or {option('dtype', 'bfloat16')} "
-            "on CPU)"
-        )
-    if name == "float64" and getattr(device, "type", device) == "mps":
-        raise BiasampError(
-            f"{option('dtype')} 'float64' is not available on {option('device')} 'mps' (use "
-            f"{option('dtype', 'float32')})"
-        )
-    return name
 
 
 _AUTO_CLASSES = {

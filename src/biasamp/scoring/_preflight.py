@@ -10,7 +10,7 @@ import sys
 from tokenizers import Tokenizer
 
 from .._errors import BiasampError, option
-from . import LoadOptions, _load, canonical_dtype, check_estimator
+from . import LoadOptions, _load, canonical_dtype, check_dtype, check_estimator
 from ._hub import ResolvedModel, read_json, resolve_model
 
 
@@ -96,7 +96,7 @@ def _check_device(options: LoadOptions) -> None:
     if device != "mps" and _no_cuda_build():
         if device != "auto":
             raise _load.device_missing(device)
-        _load.check_dtype(dtype, "cpu")  # auto is the CPU here, and float16 needs CUDA
+        check_dtype(dtype, "cpu")  # auto is the CPU here, and float16 needs CUDA
     _load.resolve_dtype(dtype, _load.resolve_device(device))  # the one question torch answers
 
 
