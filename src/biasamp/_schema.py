@@ -226,7 +226,7 @@ class BaseRatesInfo(FileModel):
 
     @property
     def kind(self) -> str:
-        """One of ``base_rates.KINDS``, or ""."""
+        """counts, statistics, constructed or user (``BaseRateTable.provenance``), or ""."""
         return str(self.source.get("kind", ""))
 
     @property

@@ -4,23 +4,12 @@
 from __future__ import annotations
 
 from .._errors import BiasampError, ZeroRowWarning
-from .._registry import Registry, unknown_name
+from .._registry import unknown_name
 from .._validation import NonEmptyStr, check
-from ._file import BergsmaSource, FileSource, WikiText103Source, WikiText103Wang2021Source
-from ._groups import (
-    Labor2022EthnicitySource,
-    Labor2022GenderRaceSource,
-    Labor2022RaceSource,
-    Labor2022Source,
-)
-from ._table import BaseRateSource, BaseRateTable, MissingEntriesError
-from ._winobias import (
-    Labor2016SharesSource,
-    Labor2016Source,
-    Labor2016Wang2021Source,
-    UniformSource,
-    UniformWang2021Source,
-)
+from . import _groups  # noqa: F401 - its sources register themselves, as those of _file, _winobias
+from ._file import FileSource
+from ._table import SOURCES, BaseRateSource, BaseRateTable, MissingEntriesError
+from ._winobias import UniformSource
 
 __all__ = [
     "BaseRateSource",
@@ -42,26 +31,6 @@ COMPAT_SOURCES = {
         "wikipedia": "wikitext103-valtest-wang2021",
     }
 }
-
-#: Registered sources: name -> source class (called with no argument), with descriptions.
-SOURCES = Registry("base-rate source", extra_names=("file:PATH.csv", "uniform:SOURCE"))
-
-for _cls in (
-    UniformSource,
-    UniformWang2021Source,
-    Labor2016Source,
-    Labor2016SharesSource,
-    Labor2016Wang2021Source,
-    Labor2022Source,
-    Labor2022RaceSource,
-    Labor2022EthnicitySource,
-    Labor2022GenderRaceSource,
-    BergsmaSource,
-    WikiText103Source,
-    WikiText103Wang2021Source,
-):
-    SOURCES.register(_cls.name, _cls, description=_cls.description)
-del _cls
 
 
 def list_sources() -> list[str]:

@@ -19,20 +19,21 @@ from ._table import (
     BaseRateSource,
     BaseRateTable,
     MissingEntriesError,
+    column_normalised,
     data_file,
     file_entry,
     select_entries,
 )
 
 
-def _read_header_comments(lines: list[str], path: Path) -> tuple[int, dict]:
+def _read_header_comments(lines: list[str], csv_where: str) -> tuple[int, dict]:
     """Index of the first line after the leading comments; the ``# provenance:`` JSON."""
     prov: dict = {}
     i = 0
     while i < len(lines) and (lines[i].startswith("#") or not lines[i].strip()):
         line = lines[i].lstrip("#").strip()
         if line.startswith("provenance:"):
-            where = f"base-rate CSV {str(path)!r}, line {i + 1} ('# provenance:')"
+            where = f"{csv_where}, line {i + 1} ('# provenance:')"
             prov = json_loads(line[len("provenance:") :], where)
             if not isinstance(prov, dict):
                 raise BiasampError(
@@ -49,7 +50,7 @@ def _read_header_comments(lines: list[str], path: Path) -> tuple[int, dict]:
     return i, prov
 
 
-def _numeric(df: pd.DataFrame, cols, path) -> None:
+def _numeric(df: pd.DataFrame, cols, where: str) -> None:
     for c in cols:
         vals = pd.to_numeric(df[c], errors="coerce")
         for mask, what in (
@@ -59,27 +60,24 @@ def _numeric(df: pd.DataFrame, cols, path) -> None:
             bad = df.loc[mask, ["task", c]]
             if len(bad):
                 raise BiasampError(
-                    f"base-rate CSV {str(path)!r}: column {c!r} must be {what}; "
-                    f"got {list(zip(bad['task'], bad[c]))[:5]}"
+                    f"{where}: column {c!r} must be {what}; got {list(zip(bad['task'], bad[c]))[:5]}"
                 )
         df[c] = vals.astype(float)
 
 
-def _long_joint(df: pd.DataFrame, value_cols: list[str], path: Path) -> tuple[pd.DataFrame, str]:
+def _long_joint(df: pd.DataFrame, value_cols: list[str], where: str) -> tuple[pd.DataFrame, str]:
     """Joint of a long table (task, attribute, count|probability); every pair present."""
     if len(value_cols) != 1 or len(df.columns) != 3:
         raise BiasampError(
-            f"long base-rate CSV {str(path)!r} must have exactly the columns "
-            f"task,attribute and one of count|probability; got {list(df.columns)}"
+            f"long {where} must have exactly the columns task,attribute and one of "
+            f"count|probability; got {list(df.columns)}"
         )
     vcol = value_cols[0]
-    _numeric(df, [vcol], path)
+    _numeric(df, [vcol], where)
     dup = df[df.duplicated(["task", "attribute"], keep=False)]
     if len(dup):
         pairs = sorted(set(zip(dup["task"], dup["attribute"])))
-        raise BiasampError(
-            f"base-rate CSV {str(path)!r} has duplicate (task, attribute) rows: {pairs}"
-        )
+        raise BiasampError(f"{where} has duplicate (task, attribute) rows: {pairs}")
     tasks = list(dict.fromkeys(df["task"]))
     attrs = list(dict.fromkeys(df["attribute"]))
     joint = df.pivot(index="task", columns="attribute", values=vcol).reindex(
@@ -88,24 +86,23 @@ def _long_joint(df: pd.DataFrame, value_cols: list[str], path: Path) -> tuple[pd
     if joint.isna().any().any():
         miss = [(t, a) for t in tasks for a in attrs if pd.isna(joint.loc[t, a])]
         raise BiasampError(
-            f"long base-rate CSV {str(path)!r} lacks (task, attribute) pairs "
-            f"{miss} (every pair needs a row; write 0 for none)"
+            f"long {where} lacks (task, attribute) pairs {miss} (every pair needs a row; "
+            "write 0 for none)"
         )
     return joint.astype(float), vcol
 
 
-def _wide_joint(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+def _wide_joint(df: pd.DataFrame, where: str) -> pd.DataFrame:
     """Joint of a wide table (task, ATTR1, ATTR2, ...); one row per task."""
     attrs = [c for c in df.columns if c != "task"]
     if not attrs:
         raise BiasampError(
-            f"wide base-rate CSV {str(path)!r} needs attribute columns after "
-            f"'task'; got {list(df.columns)}"
+            f"wide {where} needs attribute columns after 'task'; got {list(df.columns)}"
         )
-    _numeric(df, attrs, path)
+    _numeric(df, attrs, where)
     dup = sorted(set(df.loc[df["task"].duplicated(), "task"]))
     if dup:
-        raise BiasampError(f"base-rate CSV {str(path)!r} has duplicate task rows: {dup}")
+        raise BiasampError(f"{where} has duplicate task rows: {dup}")
     return df.set_index("task")[attrs].astype(float)
 
 
@@ -114,40 +111,37 @@ def read_table_csv(path) -> tuple[pd.DataFrame, dict]:
     path = Path(path)
     if not path.is_file():
         raise BiasampError(f"base-rate CSV not found: {str(path)!r}")
+    where = f"base-rate CSV {str(path)!r}"
     lines = read_text(path, "base-rate CSV", "utf-8-sig").splitlines(keepends=True)
-    start, prov = _read_header_comments(lines, path)
+    start, prov = _read_header_comments(lines, where)
     body = "".join(lines[start:])
     if not body.strip():
-        raise BiasampError(f"base-rate CSV {str(path)!r} is empty (no header and rows)")
+        raise BiasampError(f"{where} is empty (no header and rows)")
     try:
         df = pd.read_csv(io.StringIO(body), dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise BiasampError(f"base-rate CSV {str(path)!r} cannot be parsed: {exc}") from None
+        raise BiasampError(f"{where} cannot be parsed: {exc}") from None
     header = [c.strip() for c in next(csv.reader(io.StringIO(body.lstrip("\n"))))]
     if len(set(header)) != len(header):
-        raise BiasampError(f"base-rate CSV {str(path)!r} has duplicate columns: {header}")
+        raise BiasampError(f"{where} has duplicate columns: {header}")
     df.columns = [str(c).strip() for c in df.columns]
     if "task" not in df.columns:
         raise BiasampError(
-            f"base-rate CSV {str(path)!r} needs a 'task' column; got columns "
-            f"{list(df.columns)} (wide: task,he,she,...; long: "
-            f"task,attribute,count|probability)"
+            f"{where} needs a 'task' column; got columns {list(df.columns)} (wide: "
+            "task,he,she,...; long: task,attribute,count|probability)"
         )
     if df.empty:
-        raise BiasampError(f"base-rate CSV {str(path)!r} has a header but no rows")
-    for c in df.columns:
-        df[c] = df[c].astype(str).str.strip()
+        raise BiasampError(f"{where} has a header but no rows")
+    df = df.apply(lambda column: column.str.strip())  # every value read as a string
     if "attribute" in df.columns:
         value_cols = [c for c in ("count", "probability") if c in df.columns]
-        joint, vcol = _long_joint(df, value_cols, path)
+        joint, vcol = _long_joint(df, value_cols, where)
         prov.setdefault("value", vcol)
     else:
-        joint = _wide_joint(df, path)
-    if any(not str(t) for t in joint.index):
-        raise BiasampError(f"base-rate CSV {str(path)!r} has a row with an empty task name")
-    joint.index = pd.Index([str(t) for t in joint.index], name="task")
-    joint.columns = pd.Index([str(c) for c in joint.columns], name="attribute")
-    return joint, prov
+        joint = _wide_joint(df, where)
+    if "" in joint.index:
+        raise BiasampError(f"{where} has a row with an empty task name")
+    return joint.rename_axis(index="task", columns="attribute"), prov
 
 
 #: A count table with fewer kept sentences than this is flagged as demonstration-size.
@@ -176,7 +170,8 @@ class FileSource(BaseRateSource):
         prov.update(
             {k: self._prov[k] for k in ("citation", "url", "year", "license") if k in self._prov}
         )
-        if not self.is_counts:
+        p = self._prov  # counts, not probabilities: docs/probing.md (`biasamp count` writes both)
+        if p.get("value") != "count" and not ("n_kept" in p and "rule" in p):
             prov.update(
                 kind="user",
                 about=f"user table of probabilities/weights {self.path.name} (treated as fixed)",
@@ -198,18 +193,12 @@ class FileSource(BaseRateSource):
         )
         return BaseRateTable(joint, provenance=prov, counts=joint.copy())
 
-    @property
-    def is_counts(self) -> bool:
-        """Counts, not probabilities (docs/probing.md; ``biasamp count`` writes n_kept and rule)."""
-        p = self._prov
-        return p.get("value") == "count" or ("n_kept" in p and "rule" in p)
-
 
 #: Vocabularies the shipped WikiText-103 counts were computed for, smallest first.
 WIKITEXT_VOCABULARIES = ("winobias32", "winobias40", "winogender60")
 
 
-class BergsmaSource(BaseRateSource):
+class BergsmaSource(BaseRateSource, registered=True):
     name = "bergsma"
     description = "Bergsma & Lin (2006) pronoun shares, 60 Winogender occupations (P(T) uniform)"
 
@@ -236,7 +225,7 @@ class BergsmaSource(BaseRateSource):
         return BaseRateTable(joint, provenance=prov)
 
 
-class WikiText103Source(BaseRateSource):
+class WikiText103Source(BaseRateSource, registered=True):
     name = "wikitext103-valtest"
     description = (
         "co-occurrence counts (default rule) of WikiText-103 valid+test: "
@@ -266,9 +255,7 @@ class WikiText103Source(BaseRateSource):
         )
         if direction == ATTRIBUTE_TO_TASK:
             full = select_entries(counts.astype(float), tasks, ["he", "she"], self.name)
-            x = np.ascontiguousarray(full.to_numpy())  # C order: the paper's sums
-            x = x / np.sum(x, axis=0, keepdims=True)
-            joint = pd.DataFrame(x, index=full.index, columns=full.columns)[attributes]
+            joint = column_normalised(full)[attributes]
             transform = "column-normalise"
             method += "; column-normalised (A->T)"
         n_kept = int(prov0.get("n_kept", int(counts.to_numpy().sum())))
@@ -295,7 +282,7 @@ class WikiText103Source(BaseRateSource):
         )
 
 
-class WikiText103Wang2021Source(WikiText103Source):
+class WikiText103Wang2021Source(WikiText103Source, registered=True):
     # the paper's "Wikipedia" row, counted on WikiText-103 train there, here on valid+test only
 
     name = "wikitext103-valtest-wang2021"

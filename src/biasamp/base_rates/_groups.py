@@ -30,15 +30,6 @@ RACE_COLUMNS = {
 ETHNICITY_GROUPS = ("hispanic", "not-hispanic")
 GENDERS = {"woman": "pct_women", "man": None}  # man: 100 - pct_women
 
-_CITATION = {
-    "year": 2022,
-    "citation": "U.S. Bureau of Labor Statistics, Current Population Survey, Table 11 "
-    "(2022 annual averages): employed persons by detailed occupation, sex, race, and "
-    "Hispanic or Latino ethnicity",
-    "url": "https://www.bls.gov/cps/cpsaat11.htm",
-    "license": "US federal government work (public domain)",
-}
-
 
 @lru_cache(maxsize=1)
 def _rows() -> tuple[pd.DataFrame, list[str]]:
@@ -83,117 +74,115 @@ _OTHER_KINDS = (
 )
 
 
-def _refuse_other_kinds(attributes, source: str, *, allowed) -> None:
-    """One line naming the right source for a group of another kind."""
-    for is_kind, member, note in _OTHER_KINDS:
-        found = [a for a in attributes if is_kind(a)]
-        if found and member not in allowed:
-            raise MissingEntriesError(
-                source, missing_attributes=found, attributes=allowed, note=note
-            )
+class _Labor2022(BaseRateSource):
+    """A source of the mapped Table 11 rows: ``_columns(rows)`` its joint (one column per
+    group), ``_provenance`` its own keys; ``groups``: those it holds (another kind refused)."""
+
+    groups: tuple[str, ...] = ()
+    method = ""
+
+    def _table(self, tasks, attributes, direction):
+        for is_kind, member, note in _OTHER_KINDS if self.groups else ():
+            found = [a for a in attributes if is_kind(a)]
+            if found and member not in self.groups:
+                raise MissingEntriesError(
+                    self.name, missing_attributes=found, attributes=list(self.groups), note=note
+                )
+        rows, none = _rows()
+        note = f"no single BLS 2022 row for {none} (mapping 'none')"
+        note = note if set(tasks) & set(none) else ""
+        joint = select_entries(self._columns(rows), tasks, attributes, self.name, note=note)
+        prov = {
+            "name": self.name,
+            "year": 2022,
+            "citation": "U.S. Bureau of Labor Statistics, Current Population Survey, Table 11 "
+            "(2022 annual averages): employed persons by detailed occupation, sex, race, and "
+            "Hispanic or Latino ethnicity",
+            "url": "https://www.bls.gov/cps/cpsaat11.htm",
+            "license": "US federal government work (public domain)",
+            "method": self.method,
+            "no_bls_row": list(none),
+            "rows": {t: rows.loc[t, "bls_title"] for t in tasks},
+            "files": [file_entry(data_file(_MAPPING)), file_entry(data_file(_TABLE))],
+        } | self._provenance(rows, tasks, attributes)
+        return BaseRateTable(joint, provenance=prov | {"kind": "statistics", "about": self.about})
+
+    def _provenance(self, rows, tasks, attributes) -> dict:
+        return {}
 
 
-def _select(df: pd.DataFrame, tasks, attributes, source: str) -> pd.DataFrame:
-    _, none = _rows()
-    note = f"no single BLS 2022 row for {none} (mapping 'none')"
-    return select_entries(
-        df, tasks, attributes, source, note=note if set(tasks) & set(none) else ""
-    )
-
-
-def _table(joint, source, tasks, *, method: str, **prov) -> BaseRateTable:
-    """The table with its provenance (``prov`` adds keys or replaces the defaults)."""
-    rows, none = _rows()
-    default = {
-        "name": source.name,
-        **_CITATION,
-        "method": method,
-        "no_bls_row": list(none),
-        "rows": {t: rows.loc[t, "bls_title"] for t in tasks if t in rows.index},
-        "files": [file_entry(data_file(_MAPPING)), file_entry(data_file(_TABLE))],
-    }
-    return BaseRateTable(
-        joint, provenance=default | prov | {"kind": "statistics", "about": source.about}
-    )
-
-
-class Labor2022Source(BaseRateSource):
+class Labor2022Source(_Labor2022, registered=True):
     name = "labor-2022"
     description = "BLS CPS 2022 Table 11 via the WinoBias -> BLS mapping (35 of 40)"
     about = (
         "US labor statistics (BLS CPS Table 11, 2022 annual averages) through a "
         "WinoBias -> BLS occupation mapping (treated as fixed)"
     )
+    method = (
+        "joint[t, he] = employed * (1 - pct_women/100), joint[t, she] = "
+        "employed * pct_women/100 (thousands) of the mapped BLS row"
+    )
 
-    def _table(self, tasks, attributes, direction):
-        rows, _ = _rows()
+    @staticmethod
+    def _columns(rows):
         emp, pct = rows["total_employed_thousands"], rows["pct_women"] / 100.0
-        df = pd.DataFrame({"he": emp * (1.0 - pct), "she": emp * pct})
-        return _table(
-            _select(df, tasks, attributes, self.name),
-            self,
-            tasks,
-            citation="U.S. Bureau of Labor Statistics, Current Population Survey, "
+        return pd.DataFrame({"he": emp * (1.0 - pct), "she": emp * pct})
+
+    def _provenance(self, rows, tasks, attributes) -> dict:
+        return {
+            "citation": "U.S. Bureau of Labor Statistics, Current Population Survey, "
             "Table 11 (2022 annual averages)",
-            method="joint[t, he] = employed * (1 - pct_women/100), joint[t, she] = "
-            "employed * pct_women/100 (thousands) of the mapped BLS row",
-            rows={t: {k: rows.loc[t, k] for k in ("bls_title", "mapping")} for t in tasks},
-        )
+            "rows": {t: {k: rows.loc[t, k] for k in ("bls_title", "mapping")} for t in tasks},
+        }
 
 
-class Labor2022RaceSource(BaseRateSource):
+class Labor2022RaceSource(_Labor2022, registered=True):
     name = "labor-2022-race"
     description = "BLS CPS 2022 Table 11: White / Black / Asian shares (35 WinoBias occupations)"
     about = (
         "US labor statistics (BLS CPS Table 11, 2022): employed x share of White, Black or "
         "African American and Asian workers, renormalised over the groups probed"
     )
+    groups = tuple(RACE_COLUMNS)
+    method = (
+        "joint[t, g] = employed_thousands * pct_g / 100 of the mapped Table 11 row, for g in "
+        "white, black (Black or African American), asian; renormalised over the groups probed"
+    )
 
-    def _table(self, tasks, attributes, direction):
-        _refuse_other_kinds(attributes, self.name, allowed=list(RACE_COLUMNS))
-        rows, _ = _rows()
-        df = pd.DataFrame(
-            {g: rows["total_employed_thousands"] * rows[c] / 100.0 for g, c in RACE_COLUMNS.items()}
-        )
-        joint = _select(df, tasks, attributes, self.name)
-        shown = sum(rows[RACE_COLUMNS[a]] for a in attributes)
-        remainder = (100.0 - shown).round(6)
-        return _table(
-            joint,
-            self,
-            tasks,
-            method="joint[t, g] = employed_thousands * pct_g / 100 of the mapped Table 11 row, "
-            "for g in white, black (Black or African American), asian; renormalised over the "
-            "groups probed",
-            remainder_pct={t: float(remainder[t]) for t in tasks if t in remainder.index},
-            remainder_note="percent of each occupation's employed in none of the groups probed "
+    @staticmethod
+    def _columns(rows):
+        emp = rows["total_employed_thousands"]
+        return pd.DataFrame({g: emp * rows[c] / 100.0 for g, c in RACE_COLUMNS.items()})
+
+    def _provenance(self, rows, tasks, attributes) -> dict:
+        remainder = (100.0 - sum(rows[RACE_COLUMNS[a]] for a in attributes)).round(6)
+        return {
+            "remainder_pct": {t: float(remainder[t]) for t in tasks},
+            "remainder_note": "percent of each occupation's employed in none of the groups probed "
             "(other races, two or more races; Table 11's race columns overlap no other way)",
-        )
+        }
 
 
-class Labor2022EthnicitySource(BaseRateSource):
+class Labor2022EthnicitySource(_Labor2022, registered=True):
     name = "labor-2022-ethnicity"
     description = "BLS CPS 2022 Table 11: Hispanic or Latino vs not (35 WinoBias occupations)"
     about = (
         "US labor statistics (BLS CPS Table 11, 2022): employed x share of Hispanic or "
         "Latino workers (any race) and the rest"
     )
+    groups = ETHNICITY_GROUPS
+    method = (
+        "joint[t, hispanic] = employed_thousands * pct_hispanic_or_latino / 100, "
+        "joint[t, not-hispanic] = employed_thousands * (1 - pct_hispanic_or_latino / 100)"
+    )
 
-    def _table(self, tasks, attributes, direction):
-        _refuse_other_kinds(attributes, self.name, allowed=list(ETHNICITY_GROUPS))
-        rows, _ = _rows()
+    @staticmethod
+    def _columns(rows):
         emp, pct = rows["total_employed_thousands"], rows["pct_hispanic_or_latino"] / 100.0
-        df = pd.DataFrame({"hispanic": emp * pct, "not-hispanic": emp * (1.0 - pct)})
-        return _table(
-            _select(df, tasks, attributes, self.name),
-            self,
-            tasks,
-            method="joint[t, hispanic] = employed_thousands * pct_hispanic_or_latino / 100, "
-            "joint[t, not-hispanic] = employed_thousands * (1 - pct_hispanic_or_latino / 100)",
-        )
+        return pd.DataFrame({"hispanic": emp * pct, "not-hispanic": emp * (1.0 - pct)})
 
 
-class Labor2022GenderRaceSource(BaseRateSource):
+class Labor2022GenderRaceSource(_Labor2022, registered=True):
     name = "labor-2022-gender-race-independent"
     description = "ASSUMED independence: BLS 2022 gender share x race share per occupation (warned)"
     about = (
@@ -201,30 +190,31 @@ class Labor2022GenderRaceSource(BaseRateSource):
         "occupation (BLS CPS Table 11, 2022: share of women or men x share of the race group); "
         "supply a real gender x race table as file:PATH.csv"
     )
+    method = (
+        "joint[t, race-sex] = employed_thousands * share of sex * pct_race / 100 "
+        "(independence of gender and race within the occupation ASSUMED)"
+    )
 
-    def _table(self, tasks, attributes, direction):
-        rows, _ = _rows()
-        emp = rows["total_employed_thousands"]
-        women = rows["pct_women"] / 100.0
-        df = pd.DataFrame(
+    @staticmethod
+    def _columns(rows):
+        emp, women = rows["total_employed_thousands"], rows["pct_women"] / 100.0
+        return pd.DataFrame(
             {
                 f"{g}-{sex}": emp * (women if sex == "woman" else 1.0 - women) * rows[c] / 100.0
                 for g, c in RACE_COLUMNS.items()
                 for sex in GENDERS
             }
         )
-        joint = _select(df, tasks, attributes, self.name)
+
+    def _provenance(self, rows, tasks, attributes) -> dict:
+        return {"assumption": "gender and race are independent within each occupation"}
+
+    def _table(self, tasks, attributes, direction):
+        table = super()._table(tasks, attributes, direction)
         warnings.warn(
             f"base-rate source {self.name!r} ASSUMES gender and race are independent within "
             "each occupation (CPS Table 11 has no gender x race table); the report says so",
             IndependenceAssumptionWarning,
             stacklevel=2,
         )
-        return _table(
-            joint,
-            self,
-            tasks,
-            method="joint[t, race-sex] = employed_thousands * share of sex * pct_race / 100 "
-            "(independence of gender and race within the occupation ASSUMED)",
-            assumption="gender and race are independent within each occupation",
-        )
+        return table

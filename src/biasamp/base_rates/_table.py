@@ -13,6 +13,7 @@ import pandas as pd
 from .._conventions import TIE_TOL
 from .._errors import BiasampError, ZeroRowWarning
 from .._files import data_dir, sha256_file
+from .._registry import Registry
 from .._validation import Constraint, Direction, OneOf, Optional, check, normalised, validate_params
 
 #: Values of :attr:`BaseRateTable.undefined` and :attr:`BaseRateTable.counts_transform`.
@@ -20,8 +21,8 @@ UNDEFINED_MODES = ("skip", "tie")
 COUNTS_TRANSFORMS = ("identity", "column-normalise")
 #: The paper's metric settings, carried by every paper-compatible (``*-wang2021``) table.
 PAPER_METRIC = {"tie_tol": 0.0, "undefined": "tie"}
-#: What a source is, for reports (``provenance["kind"]``).
-KINDS = ("counts", "statistics", "constructed", "user")
+#: Registered sources: name -> source class (called with no argument), with descriptions.
+SOURCES = Registry("base-rate source", extra_names=("file:PATH.csv", "uniform:SOURCE"))
 
 
 class MissingEntriesError(BiasampError):
@@ -79,7 +80,8 @@ class BaseRateTable:
         The raw co-occurrence counts behind ``joint``, which the probe resamples.
     counts_transform : {"identity", "column-normalise"}
     provenance : dict
-        name, year, citation, url, license, method, files, ``kind`` (:data:`KINDS`), ``about``.
+        name, year, citation, url, license, method, files, ``kind`` (what the source is:
+        counts, statistics, constructed or user), ``about``.
     """
 
     joint: pd.DataFrame
@@ -137,6 +139,11 @@ class BaseRateSource:
     name: str = ""
     description: str = ""
     requires_direction: bool = False
+
+    def __init_subclass__(cls, *, registered: bool = False, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if registered:  # a shipped source: in SOURCES under its name
+            SOURCES.register(cls.name, cls, description=cls.description)
 
     @validate_params(_TABLE_PARAMS)
     def table(self, tasks, attributes, *, direction=None) -> BaseRateTable:
@@ -203,10 +210,9 @@ class BaseRateSource:
                 errors.append(exc)
                 continue
             index = pd.Index(tasks, name="task")
-            used = {t: a for t, a in zip(tasks, alt) if t != a}
             prov = {
                 **table.provenance,
-                "task_aliases": used,
+                "task_aliases": {t: a for t, a in zip(tasks, alt) if t != a},
                 "task_aliases_file": {"name": aliases.file, "sha256": aliases.sha256},
             }
             assoc = table.association
@@ -240,10 +246,13 @@ def select_entries(
             attributes=list(df.columns),
             note=note,
         )
-    out = df.loc[list(tasks), list(attributes)].copy()
-    out.index = pd.Index(list(tasks), name="task")
-    out.columns = pd.Index(list(attributes), name="attribute")
-    return out
+    return df.loc[list(tasks), list(attributes)].rename_axis(index="task", columns="attribute")
+
+
+def column_normalised(df: pd.DataFrame) -> pd.DataFrame:
+    """Each column divided by its sum, summed in C order (the paper's sums, bit for bit)."""
+    x = np.ascontiguousarray(df.to_numpy())
+    return pd.DataFrame(x / np.sum(x, axis=0, keepdims=True), df.index, df.columns)
 
 
 def check_joint(joint: pd.DataFrame, source: str) -> None:

@@ -15,6 +15,7 @@ from ._table import (
     BaseRateSource,
     BaseRateTable,
     MissingEntriesError,
+    column_normalised,
     data_file,
     derive_association,
     file_entry,
@@ -23,26 +24,6 @@ from ._table import (
 
 #: The shipped WinoBias table (40 occupations: group, pct_female, employment, list name).
 WINOBIAS_FILE = "winobias40_pct_female.csv"
-
-#: Citation shared by the 2016 labor sources (plain and compat).
-LABOR2016_PROVENANCE = {
-    "year": 2016,
-    "citation": "U.S. Bureau of Labor Statistics, CPS Table 11 (c. 2015-2017 annual averages) "
-    "as used by WinoBias (Zhao et al. 2018) and Wang & Russakovsky (2021)",
-    "url": "https://www.bls.gov/cps/cpsaat11.htm",
-    "license": "US federal government work (public domain); derived table MIT "
-    "(princetonvisualai/directional-bias-amp)",
-}
-
-#: Citation of the WinoBias occupation groups.
-WINOBIAS_PROVENANCE = {
-    "citation": "Zhao et al. (2018), Gender Bias in Coreference Resolution: Evaluation and "
-    "Debiasing Methods, NAACL (WinoBias occupation groups)",
-    "url": "https://github.com/uclanlp/corefBias",
-}
-
-#: The nudge of the paper's uniform base.
-EPS_WANG2021 = 1e-7
 
 #: Sign of each pronoun per WinoBias group.
 _GROUP_SIGNS = {
@@ -61,10 +42,6 @@ def _winobias() -> pd.DataFrame:
 
 def winobias_file_entry() -> dict:
     return file_entry(data_file(WINOBIAS_FILE))
-
-
-def labor2016_files() -> list[dict]:
-    return [winobias_file_entry(), file_entry(data_file("labor_2016_winobias32.csv"))]
 
 
 def labor_counts(tasks, attributes, source: str) -> pd.DataFrame:
@@ -103,7 +80,7 @@ def groups_for(tasks, source: str) -> list[str]:
     return [g[t] for t in tasks]
 
 
-class Labor2016Source(BaseRateSource):
+class Labor2016Source(BaseRateSource, registered=True):
     name = "labor-2016"
     description = "employed x share, 32 WinoBias occupations (c. 2015-2017 CPS)"
     about = (
@@ -122,8 +99,13 @@ class Labor2016Source(BaseRateSource):
     def _labor_table(self, joint, method: str, **settings) -> BaseRateTable:
         prov = {
             "name": self.name,
-            **LABOR2016_PROVENANCE,
-            "files": labor2016_files(),
+            "year": 2016,
+            "citation": "U.S. Bureau of Labor Statistics, CPS Table 11 (c. 2015-2017 annual "
+            "averages) as used by WinoBias (Zhao et al. 2018) and Wang & Russakovsky (2021)",
+            "url": "https://www.bls.gov/cps/cpsaat11.htm",
+            "license": "US federal government work (public domain); derived table MIT "
+            "(princetonvisualai/directional-bias-amp)",
+            "files": [winobias_file_entry(), file_entry(data_file("labor_2016_winobias32.csv"))],
             "method": method,
             "kind": "statistics",
             "about": self.about,
@@ -131,7 +113,7 @@ class Labor2016Source(BaseRateSource):
         return BaseRateTable(joint, provenance=prov, **settings)
 
 
-class Labor2016SharesSource(Labor2016Source):
+class Labor2016SharesSource(Labor2016Source, registered=True):
     name = "labor-2016-shares"
     description = "P(A|T) shares, 40 WinoBias occupations, no employment weight (P(T) uniform)"
     about = (
@@ -145,7 +127,7 @@ class Labor2016SharesSource(Labor2016Source):
     _joint = staticmethod(labor_shares)
 
 
-class UniformSource(BaseRateSource):
+class UniformSource(BaseRateSource, registered=True):
     """Equal joint (all ones: P(A|T) = 1/|A|, P(T) = 1/|T| exactly) with an explicit association:
     the WinoBias groups' signs or, with ``association_source``, another source's."""
 
@@ -176,7 +158,12 @@ class UniformSource(BaseRateSource):
         if self.association_source is None:
             assoc = self._group_signs(tasks, attributes)
             signs_of = "the WinoBias groups"
-            extra = {"files": [winobias_file_entry()], **WINOBIAS_PROVENANCE}
+            extra = {
+                "files": [winobias_file_entry()],
+                "citation": "Zhao et al. (2018), Gender Bias in Coreference Resolution: "
+                "Evaluation and Debiasing Methods, NAACL (WinoBias occupation groups)",
+                "url": "https://github.com/uclanlp/corefBias",
+            }
         else:
             assoc, other = self._source_signs(tasks, attributes)
             signs_of, extra = repr(self.association_source), {"association_provenance": other}
@@ -222,7 +209,7 @@ class UniformSource(BaseRateSource):
         return a_df.loc[tasks, attributes].to_numpy(dtype=int), base.provenance
 
 
-class UniformWang2021Source(BaseRateSource):
+class UniformWang2021Source(BaseRateSource, registered=True):
     name = "uniform-wang2021"
     description = "the paper's uniform base with +-1e-7 nudges (compat; needs direction)"
     requires_direction = True
@@ -245,7 +232,7 @@ class UniformWang2021Source(BaseRateSource):
         # A->T 1/(2*occu_num), with three pronouns 1./2*occu_num (the paper's precedence slip),
         # then column-normalised; T->A 1/2 or 1/3; +eps for the stereotyped pronoun, -eps else
         occu_num = n / 2
-        eps = EPS_WANG2021
+        eps = 1e-7  # the nudge of the paper's uniform base
         if direction == ATTRIBUTE_TO_TASK:
             c = 1.0 / (2 * occu_num) if k == 2 else 1.0 / 2 * occu_num
         else:
@@ -274,7 +261,7 @@ class UniformWang2021Source(BaseRateSource):
         return BaseRateTable(joint, direction=direction, provenance=prov, **PAPER_METRIC)
 
 
-class Labor2016Wang2021Source(Labor2016Source):
+class Labor2016Wang2021Source(Labor2016Source, registered=True):
     name = "labor-2016-wang2021"
     description = "the paper's labor construction (compat; needs direction)"
     about = "US labor statistics (c. 2015-2017 CPS) as the paper builds them"
@@ -282,9 +269,7 @@ class Labor2016Wang2021Source(Labor2016Source):
 
     def _table(self, tasks, attributes, direction):
         if direction == ATTRIBUTE_TO_TASK:
-            cols = labor_counts(tasks, ["he", "she"], self.name)
-            x = np.ascontiguousarray(cols.to_numpy())  # C order: same sums as the paper
-            cols = pd.DataFrame(x / np.sum(x, axis=0, keepdims=True), cols.index, cols.columns)
+            cols = column_normalised(labor_counts(tasks, ["he", "she"], self.name))
             method = "employed*(1-pct/100), employed*(pct/100), column-normalised"
         else:
             cols = labor_shares(tasks, ["he", "she"], self.name)

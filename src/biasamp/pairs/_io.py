@@ -110,7 +110,7 @@ def _records(path: Path, data: bytes, where: str) -> list[dict]:
 
 
 def _column(given, key: str, header: list, *, where: str, required: bool):
-    name = given if given is not None else DEFAULT_COLUMNS.get(key)
+    name = given if given is not None else (DEFAULT_COLUMNS | {"pair_id": ""}).get(key)
     if name is None or name in header:
         return name
     if given is None and not required:
@@ -168,16 +168,16 @@ def load_pairs(
         raise BiasampError(f"{where} holds no pairs")
     header = list(recs[0])
     given = {"more": more, "less": less, "direction": direction, "bias_type": bias_type}
-    cols = {
+    cols = {  # pair_id: CrowS-Pairs' unnamed first column by default, else the row number
         key: _column(col, key, header, where=where, required=key in ("more", "less"))
-        for key, col in given.items()
+        for key, col in (given | {"pair_id": pair_id}).items()
     }
-    id_col = pair_id if pair_id is not None else ("" if "" in header else None)
-    if id_col is not None:
-        _column(id_col, "pair_id", header, where=where, required=True)
+    id_col = cols["pair_id"]
     rows = []
     for n, rec in enumerate(recs, 1):
         out = {"pair_id": str(rec.get(id_col, "")).strip() if id_col is not None else str(n)}
+        # a column not read (None) is "" for every pair
+        out |= {k: str(rec.get(cols[k], "")).strip() for k in ("direction", "bias_type")}
         for key in ("more", "less"):
             value = rec.get(cols[key])
             if not isinstance(value, str) or not value.strip():
@@ -190,14 +190,11 @@ def load_pairs(
                 f"{where}: pair {n}: {cols['more']} and {cols['less']} are the same sentence "
                 f"({out['sent_more']!r}); a pair compares two different sentences"
             )
-        d = str(rec.get(cols["direction"], "")).strip() if cols["direction"] else ""
-        if cols["direction"] and d not in DIRECTIONS:
+        if cols["direction"] and out["direction"] not in DIRECTIONS:
             raise BiasampError(
                 f"{where}: pair {n}: {cols['direction']} must be one of "
-                f"{list(DIRECTIONS)}; got {d!r}"
+                f"{list(DIRECTIONS)}; got {out['direction']!r}"
             )
-        out["direction"] = d
-        out["bias_type"] = str(rec.get(cols["bias_type"], "")).strip() if cols["bias_type"] else ""
         rows.append(out)
     df = pd.DataFrame(rows, columns=list(PAIR_COLUMNS))
     dup = df["pair_id"][df["pair_id"].duplicated()].tolist()
@@ -208,7 +205,7 @@ def load_pairs(
         "file": path.name,
         "sha256": sha256_bytes(data),
         "n_pairs": len(df),
-        "columns": dict(cols) | {"pair_id": id_col},
+        "columns": cols,
     }
     return PairSet(name, df, prov)
 

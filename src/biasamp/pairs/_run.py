@@ -143,14 +143,13 @@ class PairResult:
     def save(self, out: str | os.PathLike | OutputFolder, *, overwrite: bool = False) -> Path:
         """Write ``pairs.json``, ``pair_scores.csv`` and ``pair_summary.csv`` into the new
         folder ``out`` (or an ``OutputFolder`` already checked) as one transaction; return it."""
-        output = out
         if not isinstance(out, OutputFolder):
-            output = OutputFolder(out, kind="pairs", overwrite=overwrite)
-        with output as d:
+            out = OutputFolder(out, kind="pairs", overwrite=overwrite)
+        with out as d:
             self.scores.to_csv(d / "pair_scores.csv", index=False)
             self.summary.to_csv(d / "pair_summary.csv", index=False)
             write_pairs_json(d / "pairs.json", self.summary, self.provenance)
-        return output.named
+        return out.named
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> PairResult:
