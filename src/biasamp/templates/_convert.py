@@ -100,13 +100,14 @@ def slot_text(name: str, capital: bool) -> str:
 
 
 def converted_set(kind, meta, groups, entries, *, source, files, summary, losses) -> Conversion:
-    """The converted set: its TOML (header comments, the set's tables, the templates)."""
+    """The converted set: its TOML (header, the set's tables, the templates); counts per group."""
     out = [
         f"# Template set {meta['name']!r}. Format: templates/README.md.",
         f"{_GENERATED} {kind}` (biasamp.templates.convert_{kind})",
         source,
         "# Do not edit by hand: re-run the converter on a newer release instead.",
     ]
+    summary |= {"groups": {g: sum(g in e["groups"] for e in entries) for g in groups}}
     converted = {"tool": f"biasamp templates convert {kind}", "files": files}
     converted |= {"counts": summary, "lost": losses}
     tables = [("[set]", meta), ("[set.groups]", groups), ("[set.converted]", converted)]
@@ -126,17 +127,18 @@ def read_source(path: Path, files: dict, what: str) -> list[str]:
 
 # --- verb agreement ---
 
-#: Verbs with an irregular plural (the singular form -> the slot that renders it).
+#: Verbs with an irregular plural (singular -> plural); "is" and "was" have slots of their own.
 _IRREGULAR = {
-    "is": "{be}",
-    "was": "{was}",
-    "has": "{verb:has|have}",
-    "does": "{verb:does|do}",
-    "isn't": "{verb:isn't|aren't}",
-    "wasn't": "{verb:wasn't|weren't}",
-    "hasn't": "{verb:hasn't|haven't}",
-    "doesn't": "{verb:doesn't|don't}",
+    "is": "are",
+    "was": "were",
+    "has": "have",
+    "does": "do",
+    "isn't": "aren't",
+    "wasn't": "weren't",
+    "hasn't": "haven't",
+    "doesn't": "don't",
 }
+_NAMED_VERBS = {"is": "{be}", "was": "{was}"}
 #: Adverbs that may stand between a pronoun and its verb ("he always knows").
 _ADVERBS = frozenset(
     "always never often only really constantly normally usually quickly gladly just also still"  # noqa: SIM905 - a word list
@@ -161,15 +163,15 @@ def _plural(verb: str) -> str:
     return verb[:-1]
 
 
-def agreeing_verb(words: list[str], start: int) -> tuple[int, str] | None:
-    """``(index, slot text)`` of the verb agreeing with a pronoun whose next word is
-    ``words[start]`` (adverbs skipped, trailing punctuation kept), or None (a past tense or
-    modal verb agrees with every pronoun).
+def agreeing_verb(words: list[str], start: int) -> tuple[int, str, str] | None:
+    """``(index, slot text, "singular|plural")`` of the verb agreeing with a pronoun whose
+    next word is ``words[start]`` (adverbs skipped, trailing punctuation kept), or None (a
+    past tense or modal verb agrees with every pronoun).
 
     >>> agreeing_verb("he always wants more .".split(), 1)
-    (2, '{verb:wants|want}')
+    (2, '{verb:wants|want}', 'wants|want')
     >>> agreeing_verb("she was tired.".split(), 1), agreeing_verb("he could go".split(), 1)
-    ((1, '{was}'), None)
+    ((1, '{was}', 'was|were'), None)
     """
     i = start
     while i < len(words) and words[i].lower() in _ADVERBS:
@@ -183,34 +185,27 @@ def agreeing_verb(words: list[str], start: int) -> tuple[int, str] | None:
     if core != low:  # a capitalised word is not a verb after a pronoun
         return None
     if low in _IRREGULAR:
-        return i, _IRREGULAR[low] + tail
-    if (
+        plural = _IRREGULAR[low]
+    elif (
         low.endswith("s")
         and low.isalpha()
         and len(low) > 3
         and low not in _NOT_VERBS
         and not low.endswith(("ss", "us", "is"))
     ):
-        return i, "{verb:" + low + "|" + _plural(low) + "}" + tail
-    return None
-
-
-def verb_key(slot_text: str) -> str:
-    """``"singular|plural"`` of a verb slot text (``"{was}."`` -> ``"was|were"``).
-
-    >>> verb_key("{was}."), verb_key("{verb:wants|want}")
-    ('was|were', 'wants|want')
-    """
-    core = slot_text[: slot_text.rindex("}") + 1]
-    return {"{be}": "is|are", "{was}": "was|were"}.get(core) or core[len("{verb:") : -1]
+        plural = _plural(low)
+    else:
+        return None
+    return i, _NAMED_VERBS.get(low, f"{{verb:{low}|{plural}}}") + tail, f"{low}|{plural}"
 
 
 def _agree(words: list[str], i: int, verbs: Counter) -> None:
     """Make the verb agreeing with the pronoun ``words[i]`` a slot (counted in ``verbs``)."""
     verb = agreeing_verb(words, i + 1)
     if verb is not None:
-        words[verb[0]] = verb[1]
-        verbs[verb_key(verb[1])] += 1
+        j, text, key = verb
+        words[j] = text
+        verbs[key] += 1
 
 
 # --- Winogender ---
@@ -337,7 +332,6 @@ def convert_winogender(path: str | os.PathLike, *, name: str = "winogender") -> 
         },
         "pronoun_cases": {c: counts[c] for c in _CASES.values() if c in counts},
         "agreeing_verbs": dict(counts["verbs"]),
-        "groups": {g: sum(g in e["groups"] for e in entries) for g in _WG_GROUPS},
     }
     meta = {**_WG_META, "name": name, "tasks": list(per_task)}
     source = f"# from {', '.join(f'{k} (sha256 {v})' for k, v in files.items())}."
@@ -540,7 +534,6 @@ def convert_winobias(path: str | os.PathLike, *, name: str = "winobias") -> Conv
         "a_an_referents": sum("attribute_to_task" in e.get("mask", ()) for e in entries),
         "sentences_with_literal_gendered_words": counts["literal_gendered"],
         "spaces_normalised": counts["normalised_spaces"],
-        "groups": {g: sum(g in e["groups"] for e in entries) for g in _WB_GROUPS},
     }
     meta = {**_WB_META, "name": name, "tasks": tasks}
     source = "# from the WinoBias files (sha256 in [set.converted] files)."
