@@ -130,12 +130,6 @@ def _masked(
     return prompt, "".join(rendered[lo:hi])
 
 
-def _shared_prompt(t: Template, direction: str, pairs, tset: TemplateSet) -> tuple:
-    """The masked prompt of ``t``, the same for all (attribute, task) ``pairs``, and the spans."""
-    masked = [_masked(t, direction, a, task, tset=tset) for a, task in pairs]
-    return masked[0][0], tuple(span for _, span in masked)
-
-
 def _frame(rows: list[tuple], columns: list[str], object_cols: Sequence[str]) -> pd.DataFrame:
     cols = list(zip(*rows)) if rows else [()] * len(columns)
     data = {n: pd.Series(list(v), dtype=object) for n, v in zip(columns, cols)}
@@ -197,25 +191,22 @@ def build_prompts(
         own = covered[t.id]
         if not own:
             continue
+        # a prompt row: (attribute, task, its renderings: the blank hides all they differ in)
         if direction != TASK_TO_ATTRIBUTE:
-            for a in attrs:
-                for r in forms[a]:
-                    prompt, spans = _shared_prompt(
-                        t, direction, [(r, task) for task in words], tset
-                    )
-                    rows.append((t.id, direction, a, None, prompt, spans))
+            cells = [(a, None, [(r, word) for word in words]) for a in attrs for r in forms[a]]
         elif t.context == "per-attribute":
-            for word, spelled in own:
-                for a in attrs:
-                    for r in forms[a]:
-                        prompt, span = _masked(t, direction, r, spelled, tset=tset)
-                        rows.append((t.id, direction, a, word, prompt, (span,)))
+            cells = [
+                (a, word, [(r, spelled)]) for word, spelled in own for a in attrs for r in forms[a]
+            ]
         else:
-            for word, spelled in own:
-                prompt, spans = _shared_prompt(
-                    t, direction, [(r, spelled) for a in attrs for r in forms[a]], tset
-                )
-                rows.append((t.id, direction, None, word, prompt, spans))
+            cells = [
+                (None, word, [(r, spelled) for a in attrs for r in forms[a]])
+                for word, spelled in own
+            ]
+        for a, word, renderings in cells:
+            masked = [_masked(t, direction, r, task, tset=tset) for r, task in renderings]
+            spans = tuple(span for _, span in masked)
+            rows.append((t.id, direction, a, word, masked[0][0], spans))
     return _frame(rows, _PROMPT_COLUMNS, object_cols=("attribute", "task", "candidates"))
 
 
