@@ -149,21 +149,17 @@ class TemplateSet:
         return replace(self, templates=keep, provenance={**self.provenance, "selected": selected})
 
 
-def attribute_form(slot: str, attribute) -> str:
-    """The rendering of attribute slot ``slot`` for a pronoun or a group's realisation."""
-    if not isinstance(attribute, str):
-        return attribute.form(slot)
-    if slot not in ATTRIBUTE_FORMS:
+def _surface(slot: Slot, attribute, task: str, agreement: bool) -> str:
+    """One slot rendered for a pronoun or a group's realisation (``attribute``) and a task."""
+    if slot.kind == "attribute" and not isinstance(attribute, str):
+        text = attribute.form(slot.name)
+    elif slot.kind == "attribute" and slot.name not in ATTRIBUTE_FORMS:
         raise BiasampError(
-            f"the pronoun {attribute!r} has no realisation for the group slot {{{slot}}}: "
+            f"the pronoun {attribute!r} has no realisation for the group slot {{{slot.name}}}: "
             "probe a group template set with groups (e.g. attributes = white,black,asian)"
         )
-    return ATTRIBUTE_FORMS[slot][attribute]
-
-
-def _surface(slot: Slot, attribute, task: str, agreement: bool) -> str:
-    if slot.kind == "attribute":
-        text = attribute_form(slot.name, attribute)
+    elif slot.kind == "attribute":
+        text = ATTRIBUTE_FORMS[slot.name][attribute]
     elif slot.kind == "verb":
         text = verb_form(slot.forms or VERB_FORMS[slot.name], attribute, agreement)
     else:  # the task (articles are resolved by the caller)

@@ -131,9 +131,7 @@ def _masked(
 
 
 def _frame(rows: list[tuple], columns: list[str], object_cols: Sequence[str]) -> pd.DataFrame:
-    cols = list(zip(*rows)) if rows else [()] * len(columns)
-    data = {n: pd.Series(list(v), dtype=object) for n, v in zip(columns, cols)}
-    return pd.DataFrame(data, columns=columns).astype(
+    return pd.DataFrame(rows, columns=columns, dtype=object).astype(
         {n: "str" for n in columns if n not in object_cols}
     )
 
