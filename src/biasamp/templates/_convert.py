@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import product
 from pathlib import Path
 
 from .._errors import BiasampError
@@ -498,24 +499,23 @@ def convert_winobias(path: str | os.PathLike, *, name: str = "winobias") -> Conv
                     occupations.setdefault(w.strip().lower(), w.strip())
     counts = Counter(cases=Counter(), verbs=Counter())
     entries, losses, sentences, merged, apart = [], [], {}, 0, 0
-    for t in (1, 2):
-        for split in ("dev", "test"):
-            pairs = _read_pair(folder, t, split, files)
-            sentences[f"type{t}-{split}"] = len(pairs)
-            for n, pro, anti in pairs:
-                parsed = {
-                    k: _parse(s, o, occupations, counts)
-                    for k, s, o in (("pro", pro, anti), ("anti", anti, pro))
-                }
-                ok = {k: v for k, v in parsed.items() if not isinstance(v, str)}
-                for k, v in parsed.items():
-                    if isinstance(v, str):
-                        losses.append(f"{k}_stereotyped_type{t}.txt.{split} line {n}: {v}")
-                if len(ok) == 2 and ok["pro"] == ok["anti"]:
-                    merged += 1
-                    ok = {"pro/anti": ok["pro"]}
-                apart += len(ok) == 2
-                entries += [_entry(t, split, n, v, kind=k) for k, v in ok.items()]
+    for t, split in product((1, 2), ("dev", "test")):
+        pairs = _read_pair(folder, t, split, files)
+        sentences[f"type{t}-{split}"] = len(pairs)
+        for n, pro, anti in pairs:
+            parsed = {
+                k: _parse(s, o, occupations, counts)
+                for k, s, o in (("pro", pro, anti), ("anti", anti, pro))
+            }
+            ok = {k: v for k, v in parsed.items() if not isinstance(v, str)}
+            for k, v in parsed.items():
+                if isinstance(v, str):
+                    losses.append(f"{k}_stereotyped_type{t}.txt.{split} line {n}: {v}")
+            if len(ok) == 2 and ok["pro"] == ok["anti"]:
+                merged += 1
+                ok = {"pro/anti": ok["pro"]}
+            apart += len(ok) == 2
+            entries += [_entry(t, split, n, v, kind=k) for k, v in ok.items()]
     tasks = list(occupations.values()) or list(dict.fromkeys(e["task"] for e in entries))
     per_task = Counter(e["task"] for e in entries)
     tasks = [x for x in tasks if x in per_task]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from functools import partial
 
 import pandas as pd
 
@@ -233,13 +234,9 @@ def render_sentences(
     ['he is a new nurse.', 'they is a new nurse.', 'he is a known nurse.']
     """
     tset, attrs, forms, _, covered = _setup(template_set, attributes, tasks)
+    render = partial(render_parts, agreement=tset.agreement, article=tset.article)
     rows = [
-        (
-            t.id,
-            a,
-            word,
-            "".join(render_parts(t, r, spelled, agreement=tset.agreement, article=tset.article)),
-        )
+        (t.id, a, word, "".join(render(t, r, spelled)))
         for t in tset.templates
         for a in attrs
         for r in forms[a]
