@@ -149,7 +149,7 @@ class TemplateSet:
         return replace(self, templates=keep, provenance={**self.provenance, "selected": selected})
 
 
-def _surface(slot: Slot, attribute, task: str, agreement: bool) -> str:
+def _surface(slot: Slot, attribute, task: str, agreement: bool) -> str | None:
     """One slot rendered for a pronoun or a group's realisation (``attribute``) and a task."""
     if slot.kind == "attribute" and not isinstance(attribute, str):
         text = attribute.form(slot.name)
@@ -162,19 +162,16 @@ def _surface(slot: Slot, attribute, task: str, agreement: bool) -> str:
         text = ATTRIBUTE_FORMS[slot.name][attribute]
     elif slot.kind == "verb":
         text = verb_form(slot.forms or VERB_FORMS[slot.name], attribute, agreement)
-    else:  # the task (articles are resolved by the caller)
+    elif slot.kind == "article":
+        return None  # chosen once the following word is rendered
+    else:
         text = task
     return text[:1].upper() + text[1:] if slot.capital else text
 
 
 def render_parts(t: Template, attribute, task: str, *, agreement: bool, article: str) -> list[str]:
     """Every part of ``t`` rendered (articles chosen by the following word)."""
-    out: list[str | None] = []
-    for p in t.parts:
-        if isinstance(p, Slot):
-            out.append(None if p.kind == "article" else _surface(p, attribute, task, agreement))
-        else:
-            out.append(p)
+    out = [_surface(p, attribute, task, agreement) if isinstance(p, Slot) else p for p in t.parts]
     for i in range(len(out) - 1, -1, -1):  # right to left: "{a} {a} x" is not useful but safe
         p = t.parts[i]
         if isinstance(p, Slot) and p.kind == "article":
