@@ -279,8 +279,7 @@ def pool_realisations(
     if direction == TASK_TO_ATTRIBUTE and prompts["attribute"].isna().all():
         out_p = [np.add.reduceat(np.asarray(p, dtype=np.float64), starts) for p in prob]
         out_lp = [
-            np.array([np.logaddexp.reduce(lp[s : s + n]) for s, n in zip(starts, counts)])
-            for lp in (np.asarray(x, dtype=np.float64) for x in log_prob)
+            np.logaddexp.reduceat(np.asarray(lp, dtype=np.float64), starts) for lp in log_prob
         ]
         return prompts, out_p, out_lp
     keys = ["template_id", "attribute"] + (["task"] if direction == TASK_TO_ATTRIBUTE else [])

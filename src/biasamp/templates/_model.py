@@ -11,7 +11,7 @@ from typing import Any
 from .._conventions import ATTRIBUTES
 from .._errors import BiasampError
 from .._registry import did_you_mean, unknown_name
-from ._slots import ATTRIBUTE_FORMS, VERB_FORMS, Slot, article_for, resolve_ref, verb_form
+from ._slots import ATTRIBUTE_FORMS, VERB_FORMS, Slot, article_for, verb_form
 
 _WORD_RE = re.compile(r"\S+")
 
@@ -22,11 +22,6 @@ def attribute_hint(value: Any) -> str:
     if low in ATTRIBUTES:
         return f" (did you mean {low!r}?)"
     return did_you_mean(str(value), ATTRIBUTES)
-
-
-def masked_indexes(t: Template, direction: str) -> list[int]:
-    """Sorted indexes in ``t.parts`` of the slots the blank of ``direction`` covers."""
-    return sorted({i for ref in t.mask[direction] for i in resolve_ref(t.parts, ref)})
 
 
 @dataclass(frozen=True)
