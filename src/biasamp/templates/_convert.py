@@ -489,9 +489,8 @@ def convert_winobias(path: str | os.PathLike, *, name: str = "winobias") -> Conv
     occupations = {}  # lower-cased occupation -> its spelling in the WinoBias lists, if any
     for f in ("male_occupations.txt", "female_occupations.txt"):
         if (folder / f).is_file():
-            for w in read_source(folder / f, files, "winobias"):
-                if w.strip():
-                    occupations.setdefault(w.strip().lower(), w.strip())
+            for w in filter(None, map(str.strip, read_source(folder / f, files, "winobias"))):
+                occupations.setdefault(w.lower(), w)
     counts = Counter(cases=Counter(), verbs=Counter())
     entries, losses, sentences, merged, apart = [], [], {}, 0, 0
     for t, split in product((1, 2), ("dev", "test")):
@@ -511,9 +510,8 @@ def convert_winobias(path: str | os.PathLike, *, name: str = "winobias") -> Conv
                 ok = {"pro/anti": ok["pro"]}
             apart += len(ok) == 2
             entries += [_entry(t, split, n, v, kind=k) for k, v in ok.items()]
-    tasks = list(occupations.values()) or list(dict.fromkeys(e["task"] for e in entries))
-    per_task = Counter(e["task"] for e in entries)
-    tasks = [x for x in tasks if x in per_task]
+    per_task = Counter(e["task"] for e in entries)  # in order of appearance
+    tasks = [x for x in occupations.values() if x in per_task] or list(per_task)
     summary = {
         "sentences": sentences,
         "sentences_total": sum(sentences.values()) * 2,
