@@ -12,7 +12,7 @@ from .._registry import did_you_mean
 from .._validation import check_visible
 from ..tasks import task_aliases
 from ._groups import Realisation, uses_groups
-from ._model import Template, masked_indexes, render_parts
+from ._model import Template, render_parts
 from ._slots import (
     ATTRIBUTE_FORMS,
     GROUP_SLOTS,
@@ -36,10 +36,13 @@ def default_mask(parts: tuple, agreement: bool) -> dict:
     return {TASK_TO_ATTRIBUTE: t2a, ATTRIBUTE_TO_TASK: ("task",)}
 
 
-def _check_mask_names(t: Template, direction: str, where: str) -> None:
-    masked = t.mask[direction]  # non-empty: a mask is read as a non-empty list
+def _check_mask(t: Template, direction: str, agreement: bool, where: str) -> None:
+    """The mask of ``direction`` names slots of the text, each once; T->A covers the
+    attribute-dependent slots (all, with a shared context), A->T the task; the span holds no
+    unmasked slot and follows no unmasked article."""
+    refs = t.mask[direction]  # non-empty: a mask is read as a non-empty list
     names = t.slot_names()
-    for ref in masked:
+    for ref in refs:
         name, _, copy = ref.partition("#")
         if name not in SLOTS:
             raise BiasampError(
@@ -60,14 +63,10 @@ def _check_mask_names(t: Template, direction: str, where: str) -> None:
                 f"in the text; it occurs {n} times in {t.text!r}"
                 + (f"; name one copy: {copies}" if n else "")
             )
-    idx = [i for ref in masked for i in resolve_ref(t.parts, ref)]
-    if len(set(idx)) != len(idx):
-        raise BiasampError(f"{where}: mask.{direction} repeats a slot: {list(masked)}")
-
-
-def _check_coverage(t: Template, direction: str, agreement: bool, where: str) -> None:
-    """T->A covers the attribute-dependent slots (all, with a shared context), A->T the task."""
-    masked = set(masked_indexes(t, direction))
+    found = [i for ref in refs for i in resolve_ref(t.parts, ref)]
+    if len(set(found)) != len(found):
+        raise BiasampError(f"{where}: mask.{direction} repeats a slot: {list(refs)}")
+    masked = set(found)
     dep = dependent_indexes(t.parts, agreement)
     task_masked = any(t.parts[i].name == "task" for i in masked)
     if direction == TASK_TO_ATTRIBUTE:
@@ -84,7 +83,7 @@ def _check_coverage(t: Template, direction: str, agreement: bool, where: str) ->
         if not masked & set(dep):
             raise BiasampError(
                 f"{where}: mask.task_to_attribute must cover at least one slot "
-                f"that depends on the attribute; got {list(t.mask[direction])}"
+                f"that depends on the attribute; got {list(refs)}"
             )
     else:
         if not task_masked:
@@ -94,27 +93,21 @@ def _check_coverage(t: Template, direction: str, agreement: bool, where: str) ->
             raise BiasampError(
                 f"{where}: mask.attribute_to_task must not cover attribute slots {leaking}"
             )
-
-
-def _check_span(t: Template, direction: str, where: str) -> None:
-    """No unmasked slot inside the span; no unmasked article right before a masked slot."""
-    idx = masked_indexes(t, direction)
-    inside = set(idx)
-    for i in range(idx[0], idx[-1] + 1):
+    for i in range(min(masked), max(masked) + 1):
         p = t.parts[i]
-        if isinstance(p, Slot) and i not in inside:
+        if isinstance(p, Slot) and i not in masked:
             raise BiasampError(
-                f"{where}: mask.{direction} {list(t.mask[direction])} is not "
+                f"{where}: mask.{direction} {list(refs)} is not "
                 f"contiguous: slot {p.raw} lies inside the masked span of "
                 f"{t.text!r}"
             )
     # an unmasked article right before the blank would leak the masked word's sound
     for i, p in enumerate(t.parts):
-        if isinstance(p, Slot) and p.kind == "article" and i not in inside:
+        if isinstance(p, Slot) and p.kind == "article" and i not in masked:
             after = [
                 j for j, q in enumerate(t.parts) if j > i and (isinstance(q, Slot) or q.strip())
             ]
-            if after and after[0] in inside:  # the next slot or word is masked
+            if after and after[0] in masked:  # the next slot or word is masked
                 raise BiasampError(
                     f"{where}: the article {p.raw} directly precedes the masked slot "
                     f"{t.parts[after[0]].raw} for {direction}, so a/an would leak the answer; "
@@ -150,9 +143,7 @@ def check_template(t: Template, agreement: bool, article: str, where: str) -> No
             f"{t.text!r}"
         )
     for direction in DIRECTIONS:
-        _check_mask_names(t, direction, where)
-        _check_coverage(t, direction, agreement, where)
-        _check_span(t, direction, where)
+        _check_mask(t, direction, agreement, where)
     # a trial rendering catches the rest (e.g. an article with no following word)
     trial = ATTRIBUTES if not uses_groups(t) else (Realisation("trial", "Asian", "person"),)
     for attribute in trial:

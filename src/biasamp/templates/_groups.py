@@ -181,8 +181,9 @@ def is_attribute_set(item) -> bool:
     )
 
 
-def expand_sets(attributes) -> tuple[list, dict]:
-    """``attributes`` with each set replaced by its groups; group -> its :class:`AttributeSet`."""
+def checked_sets(attributes, spec) -> tuple[list, dict]:
+    """``attributes`` with each set replaced by its groups, and group -> its
+    :class:`AttributeSet`; unknown names and mixed kinds (``spec``: as given) are refused."""
     known, names = dict(shipped_groups()), []
     for a in attributes:
         if not is_attribute_set(a):
@@ -195,14 +196,8 @@ def expand_sets(attributes) -> tuple[list, dict]:
             raise BiasampError(f"attributes: {exc}") from None
         known.update(dict.fromkeys(s.groups, s))
         names += list(s.groups)
-    return names, known
-
-
-def checked_sets(attributes, spec) -> tuple[list, dict]:
-    """:func:`expand_sets` of ``spec``'s items, refusing unknown names and mixed kinds."""
-    attributes, known = expand_sets(attributes)
     allowed = "{" + ", ".join(map(repr, ATTRIBUTES)) + "}"
-    for a in attributes:
+    for a in names:
         if not isinstance(a, str) or (a not in ATTRIBUTES and a not in known):
             listing = "; ".join(
                 f"{s}: {', '.join(load_attribute_set(s).groups)}" for s in list_attribute_sets()
@@ -212,13 +207,13 @@ def checked_sets(attributes, spec) -> tuple[list, dict]:
                 f"{attribute_hint(a)} in {spec!r} (or groups of one attribute set, which "
                 f"have realisations: {listing})"
             )
-    pronouns = [a for a in attributes if a in ATTRIBUTES]
-    if pronouns and len(pronouns) < len(attributes):
+    pronouns = [a for a in names if a in ATTRIBUTES]
+    if pronouns and len(pronouns) < len(names):
         raise BiasampError(
             f"attributes must be all pronouns or all groups; got pronouns {pronouns} with "
-            f"groups {[a for a in attributes if a not in ATTRIBUTES]}"
+            f"groups {[a for a in names if a not in ATTRIBUTES]}"
         )
-    return attributes, known
+    return names, known
 
 
 def realisations(template_set, attributes) -> dict[str, tuple]:
@@ -284,8 +279,7 @@ def pool_realisations(
     if direction == TASK_TO_ATTRIBUTE and prompts["attribute"].isna().all():
         out_p = [np.add.reduceat(np.asarray(p, dtype=np.float64), starts) for p in prob]
         out_lp = [
-            np.array([np.logaddexp.reduce(lp[s : s + n]) for s, n in zip(starts, counts)])
-            for lp in (np.asarray(x, dtype=np.float64) for x in log_prob)
+            np.logaddexp.reduceat(np.asarray(lp, dtype=np.float64), starts) for lp in log_prob
         ]
         return prompts, out_p, out_lp
     keys = ["template_id", "attribute"] + (["task"] if direction == TASK_TO_ATTRIBUTE else [])

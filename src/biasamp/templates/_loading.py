@@ -104,6 +104,7 @@ def _expand_generator(gen: dict, k: int, base: Path, provenance: dict) -> list[d
     text = str_field(gen, "text", where)
     if "{word}" not in text:
         raise BiasampError(f"{where}: text must contain the {{word}} placeholder; got {text!r}")
+    shared = {k: gen[k] for k in _TEMPLATE_KEYS[2:] if k in gen}  # family, tense, mask, ...
     seen: dict[str, int] = {}
     dropped: list[str] = []
     out = []
@@ -119,11 +120,8 @@ def _expand_generator(gen: dict, k: int, base: Path, provenance: dict) -> list[d
             dropped.append(word)
             continue
         seen[word] = line_no
-        entry = {
-            "id": f"{gen['id_prefix']}{line_no:04d}-{word}",
-            "text": text.replace("{word}", word),
-        }
-        out.append(entry | {k: gen[k] for k in _TEMPLATE_KEYS[2:] if k in gen})
+        tid = f"{gen['id_prefix']}{line_no:04d}-{word}"
+        out.append({"id": tid, "text": text.replace("{word}", word), **shared})
     if dropped:
         provenance.setdefault("dropped_duplicates", []).extend(dropped)
         log.info("%s: dropped %d duplicate word(s): %s", where, len(dropped), ", ".join(dropped))
@@ -137,8 +135,8 @@ def _array(doc: dict, key: str, where_file: str) -> list:
     return list(value)
 
 
-def _read_set_meta(doc: dict, where_file: str) -> tuple[dict, str]:
-    """The checked ``[set]`` table and its a/an rule."""
+def _read_set_meta(doc: dict, where_file: str) -> tuple[dict, str, dict | None]:
+    """The checked ``[set]`` table, its a/an rule and its mask."""
     check_keys(doc, ("set", "template", "generate"), ("set",), where_file)
     where = f"{where_file} [set]"
     meta = check_keys(doc["set"], _SET_REQUIRED + _SET_OPTIONAL, _SET_REQUIRED, where)
@@ -152,7 +150,7 @@ def _read_set_meta(doc: dict, where_file: str) -> tuple[dict, str]:
         raise BiasampError(
             f"{where}: converted must be a table ([set.converted]); got {meta['converted']!r}"
         )
-    return meta, article
+    return meta, article, _parse_mask(meta.get("mask"), where, None)
 
 
 def _templates(entries: list, meta: dict, article: str, where_file: str, *, set_mask) -> list:
@@ -217,8 +215,7 @@ def load_template_set(name_or_path: str | os.PathLike) -> TemplateSet:
     path = resolve_name_or_path(name_or_path, TEMPLATE_SETS, "template_set")
     doc, raw = read_toml(path, "template set")
     where_file = f"template set file {str(path)!r}"
-    meta, article = _read_set_meta(doc, where_file)
-    set_mask = _parse_mask(meta.get("mask"), f"{where_file} [set]", None)
+    meta, article, set_mask = _read_set_meta(doc, where_file)
     provenance = {k: v for k, v in meta.items() if k != "mask"}
     entries = _array(doc, "template", where_file)
     for k, gen in enumerate(_array(doc, "generate", where_file)):

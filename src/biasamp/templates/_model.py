@@ -11,7 +11,7 @@ from typing import Any
 from .._conventions import ATTRIBUTES
 from .._errors import BiasampError
 from .._registry import did_you_mean, unknown_name
-from ._slots import ATTRIBUTE_FORMS, VERB_FORMS, Slot, article_for, resolve_ref, verb_form
+from ._slots import ATTRIBUTE_FORMS, VERB_FORMS, Slot, article_for, verb_form
 
 _WORD_RE = re.compile(r"\S+")
 
@@ -22,11 +22,6 @@ def attribute_hint(value: Any) -> str:
     if low in ATTRIBUTES:
         return f" (did you mean {low!r}?)"
     return did_you_mean(str(value), ATTRIBUTES)
-
-
-def masked_indexes(t: Template, direction: str) -> list[int]:
-    """Sorted indexes in ``t.parts`` of the slots the blank of ``direction`` covers."""
-    return sorted({i for ref in t.mask[direction] for i in resolve_ref(t.parts, ref)})
 
 
 @dataclass(frozen=True)
@@ -149,36 +144,29 @@ class TemplateSet:
         return replace(self, templates=keep, provenance={**self.provenance, "selected": selected})
 
 
-def attribute_form(slot: str, attribute) -> str:
-    """The rendering of attribute slot ``slot`` for a pronoun or a group's realisation."""
-    if not isinstance(attribute, str):
-        return attribute.form(slot)
-    if slot not in ATTRIBUTE_FORMS:
+def _surface(slot: Slot, attribute, task: str, agreement: bool) -> str | None:
+    """One slot rendered for a pronoun or a group's realisation (``attribute``) and a task."""
+    if slot.kind == "attribute" and not isinstance(attribute, str):
+        text = attribute.form(slot.name)
+    elif slot.kind == "attribute" and slot.name not in ATTRIBUTE_FORMS:
         raise BiasampError(
-            f"the pronoun {attribute!r} has no realisation for the group slot {{{slot}}}: "
+            f"the pronoun {attribute!r} has no realisation for the group slot {{{slot.name}}}: "
             "probe a group template set with groups (e.g. attributes = white,black,asian)"
         )
-    return ATTRIBUTE_FORMS[slot][attribute]
-
-
-def _surface(slot: Slot, attribute, task: str, agreement: bool) -> str:
-    if slot.kind == "attribute":
-        text = attribute_form(slot.name, attribute)
+    elif slot.kind == "attribute":
+        text = ATTRIBUTE_FORMS[slot.name][attribute]
     elif slot.kind == "verb":
         text = verb_form(slot.forms or VERB_FORMS[slot.name], attribute, agreement)
-    else:  # the task (articles are resolved by the caller)
+    elif slot.kind == "article":
+        return None  # chosen once the following word is rendered
+    else:
         text = task
     return text[:1].upper() + text[1:] if slot.capital else text
 
 
 def render_parts(t: Template, attribute, task: str, *, agreement: bool, article: str) -> list[str]:
     """Every part of ``t`` rendered (articles chosen by the following word)."""
-    out: list[str | None] = []
-    for p in t.parts:
-        if isinstance(p, Slot):
-            out.append(None if p.kind == "article" else _surface(p, attribute, task, agreement))
-        else:
-            out.append(p)
+    out = [_surface(p, attribute, task, agreement) if isinstance(p, Slot) else p for p in t.parts]
     for i in range(len(out) - 1, -1, -1):  # right to left: "{a} {a} x" is not useful but safe
         p = t.parts[i]
         if isinstance(p, Slot) and p.kind == "article":

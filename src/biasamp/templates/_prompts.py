@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from functools import partial
 
 import pandas as pd
 
@@ -12,7 +13,8 @@ from .._errors import BiasampError
 from ..tasks import TaskVocabulary, load_tasks, task_aliases
 from ._groups import checked_sets, realisations
 from ._loading import load_template_set
-from ._model import Template, TemplateSet, masked_indexes, render_parts
+from ._model import Template, TemplateSet, render_parts
+from ._slots import resolve_ref
 
 _PROMPT_COLUMNS = ["template_id", "direction", "attribute", "task", "prompt", "candidates"]
 _SENTENCE_COLUMNS = ["template_id", "attribute", "task", "sentence"]
@@ -124,22 +126,14 @@ def _masked(
 ) -> tuple[str, str]:
     """(prompt with BLANK, text of the masked span) of one rendering."""
     rendered = render_parts(t, attribute, task, agreement=tset.agreement, article=tset.article)
-    idx = masked_indexes(t, direction)
-    lo, hi = idx[0], idx[-1] + 1
+    idx = [i for ref in t.mask[direction] for i in resolve_ref(t.parts, ref)]
+    lo, hi = min(idx), max(idx) + 1
     prompt = "".join(rendered[:lo]) + BLANK + "".join(rendered[hi:])
     return prompt, "".join(rendered[lo:hi])
 
 
-def _shared_prompt(t: Template, direction: str, pairs, tset: TemplateSet) -> tuple:
-    """The masked prompt of ``t``, the same for all (attribute, task) ``pairs``, and the spans."""
-    masked = [_masked(t, direction, a, task, tset=tset) for a, task in pairs]
-    return masked[0][0], tuple(span for _, span in masked)
-
-
 def _frame(rows: list[tuple], columns: list[str], object_cols: Sequence[str]) -> pd.DataFrame:
-    cols = list(zip(*rows)) if rows else [()] * len(columns)
-    data = {n: pd.Series(list(v), dtype=object) for n, v in zip(columns, cols)}
-    return pd.DataFrame(data, columns=columns).astype(
+    return pd.DataFrame(rows, columns=columns, dtype=object).astype(
         {n: "str" for n in columns if n not in object_cols}
     )
 
@@ -197,25 +191,22 @@ def build_prompts(
         own = covered[t.id]
         if not own:
             continue
+        # a prompt row: (attribute, task, its renderings: the blank hides all they differ in)
         if direction != TASK_TO_ATTRIBUTE:
-            for a in attrs:
-                for r in forms[a]:
-                    prompt, spans = _shared_prompt(
-                        t, direction, [(r, task) for task in words], tset
-                    )
-                    rows.append((t.id, direction, a, None, prompt, spans))
+            cells = [(a, None, [(r, word) for word in words]) for a in attrs for r in forms[a]]
         elif t.context == "per-attribute":
-            for word, spelled in own:
-                for a in attrs:
-                    for r in forms[a]:
-                        prompt, span = _masked(t, direction, r, spelled, tset=tset)
-                        rows.append((t.id, direction, a, word, prompt, (span,)))
+            cells = [
+                (a, word, [(r, spelled)]) for word, spelled in own for a in attrs for r in forms[a]
+            ]
         else:
-            for word, spelled in own:
-                prompt, spans = _shared_prompt(
-                    t, direction, [(r, spelled) for a in attrs for r in forms[a]], tset
-                )
-                rows.append((t.id, direction, None, word, prompt, spans))
+            cells = [
+                (None, word, [(r, spelled) for a in attrs for r in forms[a]])
+                for word, spelled in own
+            ]
+        for a, word, renderings in cells:
+            masked = [_masked(t, direction, r, task, tset=tset) for r, task in renderings]
+            spans = tuple(span for _, span in masked)
+            rows.append((t.id, direction, a, word, masked[0][0], spans))
     return _frame(rows, _PROMPT_COLUMNS, object_cols=("attribute", "task", "candidates"))
 
 
@@ -244,13 +235,9 @@ def render_sentences(
     ['he is a new nurse.', 'they is a new nurse.', 'he is a known nurse.']
     """
     tset, attrs, forms, _, covered = _setup(template_set, attributes, tasks)
+    render = partial(render_parts, agreement=tset.agreement, article=tset.article)
     rows = [
-        (
-            t.id,
-            a,
-            word,
-            "".join(render_parts(t, r, spelled, agreement=tset.agreement, article=tset.article)),
-        )
+        (t.id, a, word, "".join(render(t, r, spelled)))
         for t in tset.templates
         for a in attrs
         for r in forms[a]

@@ -142,21 +142,6 @@ class Slot:
         return f"{self.name}#{self.copy}"
 
 
-def _verb_forms(raw: str, arg: str | None, text: str, where: str) -> tuple:
-    if arg is None:
-        raise BiasampError(
-            f"{where}: the slot {{{raw}}} needs its two forms, singular|plural, "
-            f"e.g. {{verb:has|have}} or {{verb:wants|want}}; text {text!r}"
-        )
-    forms = tuple(f.strip() for f in arg.split("|"))
-    if len(forms) != 2 or not all(forms):
-        raise BiasampError(
-            f"{where}: {{{raw}:{arg}}} must give exactly two non-empty forms, "
-            f"singular|plural (e.g. {{verb:does|do}}); text {text!r}"
-        )
-    return forms
-
-
 def _slot(raw: str, text: str, where: str) -> Slot:
     name, sep, arg = raw.partition(":")
     low = name[:1].lower() + name[1:]
@@ -172,8 +157,18 @@ def _slot(raw: str, text: str, where: str) -> Slot:
             "{verb:SINGULAR|PLURAL}; capitalise the first letter for a capitalised rendering)"
         )
     forms: tuple = ()
+    if low == "verb" and not sep:
+        raise BiasampError(
+            f"{where}: the slot {{{name}}} needs its two forms, singular|plural, "
+            f"e.g. {{verb:has|have}} or {{verb:wants|want}}; text {text!r}"
+        )
     if low == "verb":
-        forms = _verb_forms(name, arg if sep else None, text, where)
+        forms = tuple(f.strip() for f in arg.split("|"))
+        if len(forms) != 2 or not all(forms):
+            raise BiasampError(
+                f"{where}: {{{name}:{arg}}} must give exactly two non-empty forms, "
+                f"singular|plural (e.g. {{verb:does|do}}); text {text!r}"
+            )
     elif sep:
         raise BiasampError(
             f"{where}: only the generic {{verb:...}} slot takes forms; got {{{raw}}} in {text!r}"
