@@ -162,7 +162,7 @@ def place_labels(ax, renderer, *, points, picked, names, fontsize: float = 7.5) 
         ha, va, (fx, fy), (ox, oy), cand, leader = hit
         # the leader line leaves the label at its anchor
         arrow = dict(arrowstyle="-", color="0.45", lw=0.6, shrinkA=0, shrinkB=3, relpos=(fx, fy))
-        ann = ax.annotate(
+        ax.annotate(
             str(name),
             tuple(np.asarray(points, dtype=float)[i]),
             xytext=(ox * pt, oy * pt),
@@ -172,8 +172,8 @@ def place_labels(ax, renderer, *, points, picked, names, fontsize: float = 7.5) 
             fontsize=fontsize,
             arrowprops=arrow if leader is not None else None,
             zorder=4,
+            gid=LABEL_GID,
         )
-        ann.set_gid(LABEL_GID)
         taken.append(cand)
         labels.append(cand)
         if leader is not None:
@@ -197,10 +197,8 @@ def _position(point, size, taken, area, *, labels, leaders):
             x0, y0 = px + ox - fx * w, py + oy - fy * h
             cand = Bbox.from_extents(x0, y0, x0 + w, y0 + h)
             if not (
-                area.x0 <= cand.x0
-                and cand.x1 <= area.x1
-                and area.y0 <= cand.y0
-                and cand.y1 <= area.y1
+                area.contains(cand.x0, cand.y0)
+                and area.contains(cand.x1, cand.y1)
                 and not any(cand.overlaps(t) for t in taken)
                 and not any(line.intersects_bbox(cand) for line in leaders)
             ):
@@ -454,8 +452,7 @@ def _forest_row(axes, df, *, source, first, tasks, ypos, named) -> tuple[np.ndar
             )
             n_undefined += int((~defined).sum())
         ax.axvline(0, color="0.3", lw=0.8)
-        ax.set_yticks(ypos)
-        ax.set_yticklabels(tasks, fontsize=8)
+        ax.set_yticks(ypos, tasks, fontsize=8)
         ax.set_ylim(-0.8, len(tasks) - 0.2)
         for tick, ok in zip(ax.get_yticklabels(), defined):
             if not ok:
@@ -507,8 +504,7 @@ def _base_rate_figure(result: ProbeResult):
             m, y, xerr=np.nan_to_num(np.vstack([lo, hi])), fmt="none", ecolor="k", capsize=4, lw=1
         )
         ax.axvline(0, color="0.3", lw=0.8)
-        ax.set_yticks(y)
-        ax.set_yticklabels(sources if k == 0 else [], fontsize=_NAME_SIZE)
+        ax.set_yticks(y, sources if k == 0 else [], fontsize=_NAME_SIZE)
         ax.set_ylim(-0.6, n - 0.4)
         ax.tick_params(axis="x", labelsize=9)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # tick labels never run together
@@ -525,10 +521,8 @@ def _base_rate_figure(result: ProbeResult):
         if np.isfinite(v):
             color = "w" if v < 0.6 else "k"
             ax.text(j, i, f"{v:.2f}", ha="center", va="center", color=color, fontsize=_CELL_SIZE)
-    ax.set_xticks(range(n))
-    ax.set_xticklabels(wrapped, fontsize=_NAME_SIZE)
-    ax.set_yticks(range(n))
-    ax.set_yticklabels(sources, fontsize=_NAME_SIZE)
+    ax.set_xticks(range(n), wrapped, fontsize=_NAME_SIZE)
+    ax.set_yticks(range(n), sources, fontsize=_NAME_SIZE)
     ax.set_title(title, fontsize=_TITLE_SIZE)
     bar = fig.colorbar(im, ax=ax, fraction=0.08, pad=0.03)
     bar.ax.tick_params(labelsize=9)
