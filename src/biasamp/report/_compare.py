@@ -45,16 +45,13 @@ def _setup(res: ProbeResult) -> dict:
 
 
 def _setup_table(results: Sequence[ProbeResult], labels: Sequence):
-    """One row per setup item, one column per result, ``differs`` marking disagreeing rows; and
-    the items that differ."""
+    """One row per setup item (the index), one column per result, ``differs`` marking
+    disagreeing rows; and the items that differ."""
     table = pd.DataFrame([_setup(r) for r in results], index=list(labels)).T
     table.index.name = "setup"
-    table["differs"] = [
-        "yes" if k != "model" and len(set(table.loc[k, list(labels)])) > 1 else ""
-        for k in table.index
-    ]
-    table = table.reset_index()
-    return table, table.loc[table["differs"] == "yes", "setup"].tolist()
+    differs = (table.nunique(axis=1) > 1) & (table.index != "model")
+    table["differs"] = differs.map({True: "yes", False: ""})
+    return table, differs[differs].index.tolist()
 
 
 def setup_differences(results: Sequence[ProbeResult]) -> list[str]:
@@ -142,7 +139,6 @@ def _refuse_mismatch(results: Sequence[ProbeResult], names: Sequence) -> None:
     labels = _labels(results, names)
     setup, differing = _setup_table(results, labels)
     if differing:
-        setup = setup.set_index("setup")
         details = "; ".join(
             f"{k}: " + " vs ".join(repr(v) for v in dict.fromkeys(setup.loc[k, labels]))
             for k in differing
@@ -185,7 +181,7 @@ def write_comparison(
             render_template(
                 f"comparison.{fmt}.j2",
                 differing=differing,
-                setup=setup,
+                setup=setup.reset_index(),
                 intro=_INTRO,
                 wide=wide,
                 paired_intro=_PAIRED_INTRO,

@@ -78,6 +78,8 @@ _N_WEIGHT_FILES = 4
 #: source name).
 SOURCE_URL = "https://pypi.org/project/biasamp/"
 _SHORT = {"task_to_attribute": "t2a", "attribute_to_task": "a2t"}
+#: the columns of the tokenisation audit shown, those of them the audit has
+_AUDIT_COLUMNS = ("candidate", "pieces", "n_pieces", "first_piece", "shares_first_piece_with")
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,18 +123,14 @@ def build_sections(result: ProbeResult) -> dict[str, Any]:
     )
     rows, base_notes = _base_rates_parts(prov, result.summary)
     agree = result.sign_agreement
-    agree_table = (
-        None
-        if agree.empty
-        else pd.DataFrame(
-            {
-                "direction": agree["direction"].map(direction_label),
-                "source a": agree["source_a"],
-                "source b": agree["source_b"],
-                f"agreement [{conf:.0%} CI]": _with_ci(agree, "agreement", digits=2),
-                "cells": agree["n_cells"],
-            }
-        )
+    agree_table = pd.DataFrame(
+        {
+            "direction": agree["direction"].map(direction_label),
+            "source a": agree["source_a"],
+            "source b": agree["source_b"],
+            f"agreement [{conf:.0%} CI]": _with_ci(agree, "agreement", digits=2),
+            "cells": agree["n_cells"],
+        }
     )
     mass_rows = [
         {
@@ -189,7 +187,7 @@ def build_sections(result: ProbeResult) -> dict[str, Any]:
                 "association the same sign; the CI reflects the resampled base "
                 "counts (n/a when both sources are exact: nothing is resampled)."
             ),
-            table=agree_table,
+            table=None if agree.empty else agree_table,
             data=doc["sign_agreement"],
         ),
         mass=Section(
@@ -233,13 +231,12 @@ def _headline(summary: pd.DataFrame, conf: float) -> pd.DataFrame:
 
 
 def _groups_section(by_group: pd.DataFrame, prov: Provenance, doc: dict) -> Section:
-    conf = prov.bootstrap.confidence
     table = pd.DataFrame(
         {
             "base rates": by_group["base_rates"],
             "direction": by_group["direction"].map(direction_label),
             "group": by_group["group"],
-            f"BiasAmp→ [{conf:.0%} CI]": _with_ci(by_group, "mean"),
+            f"BiasAmp→ [{prov.bootstrap.confidence:.0%} CI]": _with_ci(by_group, "mean"),
             "templates": by_group["n_templates"],
             "tasks": by_group["n_tasks"],
         }
@@ -299,11 +296,7 @@ def _audit_section(audit: pd.DataFrame) -> Section:
     title = "Tokenisation audit"
     if audit.empty:
         return Section(title, empty="Every candidate is a single word piece for this model.")
-    keep = [
-        c
-        for c in ("candidate", "pieces", "n_pieces", "first_piece", "shares_first_piece_with")
-        if c in audit.columns
-    ]
+    keep = [c for c in _AUDIT_COLUMNS if c in audit.columns]
     table = audit[keep].map(lambda v: " ".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
     return Section(
         title, intro="Candidates that are not a single word piece for this model:", table=table
@@ -326,12 +319,8 @@ def _undefined_lines(result: ProbeResult) -> tuple[str, ...]:
     if per.empty or "n_nan" not in per:
         return ()
     n_cells = len(set(zip(result.by_pair["task"], result.by_pair["attribute"])))
-    excluded = dict(
-        zip(
-            zip(result.summary["base_rates"], result.summary["direction"]),
-            result.summary["n_tasks_excluded"].fillna(0).astype(int),
-        )
-    )
+    summary = result.summary.set_index(["base_rates", "direction"])
+    excluded = summary["n_tasks_excluded"].fillna(0).astype(int).to_dict()
     n_attr = len(set(result.by_pair["attribute"]))
     worst = per.groupby(["base_rates", "direction"], sort=False)["n_nan"].max()
     facts = []
