@@ -8,6 +8,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args
 
 import pandas as pd
 
@@ -21,13 +22,8 @@ from ._schema import (
     SCHEMA_VERSION,
     SUMMARY_KEYS,
     TABLE_FORMATS,
-    AgreementRow,
-    ByGroupRow,
-    ByPairRow,
-    PerTemplateRow,
     Provenance,
     ResultsFile,
-    SummaryRow,
     check_version,
     jsonable,
     parse,
@@ -37,12 +33,16 @@ from ._validation import OneOf, check
 __all__ = ["SCHEMA_VERSION", "ProbeResult", "Provenance"]
 
 
-def _frame(rows, model) -> pd.DataFrame:
-    """The validated records of ``model`` as a frame; their numbers (null: NaN) as floats."""
-    df = pd.DataFrame([r.model_dump() for r in rows], columns=list(model.model_fields))
-    return df.astype(
-        {c: float for c, f in model.model_fields.items() if f.annotation == (float | None)}
-    )
+#: The records of results.json, each a frame of a :class:`ProbeResult`.
+_RECORDS = ("summary", "by_pair", "per_template", "by_group", "sign_agreement")
+
+
+def _frame(file: ResultsFile, name: str) -> pd.DataFrame:
+    """The validated records ``name`` of ``file`` as a frame; their numbers (null: NaN) as
+    floats."""
+    fields = get_args(ResultsFile.model_fields[name].annotation)[0].model_fields
+    df = pd.DataFrame([r.model_dump() for r in getattr(file, name)], columns=list(fields))
+    return df.astype({c: float for c, f in fields.items() if f.annotation == (float | None)})
 
 
 @dataclass
@@ -112,7 +112,7 @@ class ProbeResult:
             "summary": jsonable(self.summary[list(SUMMARY_KEYS)].to_dict(orient="records")),
             **{
                 k: jsonable(getattr(self, k).to_dict(orient="records"))
-                for k in ("by_pair", "per_template", "by_group", "sign_agreement", "audit")
+                for k in (*_RECORDS[1:], "audit")
             },
             "mass": jsonable(self.mass),
             "provenance": jsonable(self.provenance.model_dump(mode="json")),
@@ -223,14 +223,10 @@ class ProbeResult:
                     "tables.parquet (load with tables=False to skip them)"
                 )
         return cls(
-            summary=_frame(file.summary, SummaryRow),
-            by_pair=_frame(file.by_pair, ByPairRow),
-            per_template=_frame(file.per_template, PerTemplateRow),
+            **{name: _frame(file, name) for name in _RECORDS},
             tables=tab,
             audit=pd.DataFrame(file.audit),
             mass=file.mass,
             provenance=file.provenance,
             config=file.config,
-            by_group=_frame(file.by_group, ByGroupRow),
-            sign_agreement=_frame(file.sign_agreement, AgreementRow),
         )

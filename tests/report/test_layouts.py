@@ -75,7 +75,6 @@ def test_the_comparison_is_written_as_checked_in(golden_result, tmp_path):
         ["a", "b"],
         tmp_path,
         formats=["md", "html"],
-        allow_mismatch=True,
         paired=paired,
     )
     for name in ("comparison.md", "comparison.html"):

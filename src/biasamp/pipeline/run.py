@@ -472,7 +472,6 @@ def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
                 staging,
                 formats=["md", "csv"] + (["html"] if "html" in cfg.formats else []),
                 paired=paired_differences(results),
-                allow_mismatch=True,
             )
     except BaseException as exc:
         if output is not None:

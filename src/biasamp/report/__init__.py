@@ -164,8 +164,7 @@ def render(
     progress.stage("reports", len(specs), "files")
     for name, spec in specs.items():
         # HTML embeds the PNG of each path; the others link it beside them by its name
-        embed = name == "html"
-        shown = {k: p if embed else p.name for k, p in written.items() if k in spec.plots}
+        shown = {k: p if name == "html" else p.name for k, p in written.items() if k in spec.plots}
         written[name] = d / spec.file
         written[name].write_text(_text(sections, spec, shown), encoding="utf-8")
         progress.advance()

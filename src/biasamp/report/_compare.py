@@ -44,23 +44,19 @@ def _setup(res: ProbeResult) -> dict:
     }
 
 
-def _setup_table(results: Sequence[ProbeResult], labels: Sequence[str]):
-    """One row per setup item, one column per result, ``differs`` marking disagreeing rows; and
-    the items that differ."""
-    rows = [_setup(r) for r in results]
-    table = pd.DataFrame(rows, index=list(labels)).T
+def _setup_table(results: Sequence[ProbeResult], labels: Sequence):
+    """One row per setup item (the index), one column per result, ``differs`` marking
+    disagreeing rows; and the items that differ."""
+    table = pd.DataFrame([_setup(r) for r in results], index=list(labels)).T
     table.index.name = "setup"
-    table["differs"] = [
-        "yes" if k != "model" and len(set(table.loc[k, list(labels)])) > 1 else ""
-        for k in table.index
-    ]
-    table = table.reset_index()
-    return table, table.loc[table["differs"] == "yes", "setup"].tolist()
+    differs = (table.nunique(axis=1) > 1) & (table.index != "model")
+    table["differs"] = differs.map({True: "yes", False: ""})
+    return table, differs[differs].index.tolist()
 
 
-def setup_differences(results: Sequence[ProbeResult], labels=None) -> list[str]:
+def setup_differences(results: Sequence[ProbeResult]) -> list[str]:
     """The setup items (of those that must agree) in which the results differ."""
-    return _setup_table(results, labels or [f"r{i}" for i in range(len(results))])[1]
+    return _setup_table(results, range(len(results)))[1]
 
 
 def _paired_table(paired: pd.DataFrame) -> pd.DataFrame:
@@ -138,15 +134,13 @@ def _wide(long: pd.DataFrame, labels: dict) -> pd.DataFrame:
     return wide.rename(columns={"base_rates": "base rates"})  # headers as in the probe report
 
 
-def _comparison(results: Sequence[ProbeResult], names: Sequence, allow_mismatch: bool):
+def _refuse_mismatch(results: Sequence[ProbeResult], names: Sequence) -> None:
+    """Refuse results whose setups differ, naming each item and its values."""
     labels = _labels(results, names)
     setup, differing = _setup_table(results, labels)
-    if differing and not allow_mismatch:
+    if differing:
         details = "; ".join(
-            f"{k}: "
-            + " vs ".join(
-                repr(v) for v in dict.fromkeys(setup.loc[setup["setup"] == k, labels].iloc[0])
-            )
+            f"{k}: " + " vs ".join(repr(v) for v in dict.fromkeys(setup.loc[k, labels]))
             for k in differing
         )
         raise BiasampError(
@@ -154,8 +148,6 @@ def _comparison(results: Sequence[ProbeResult], names: Sequence, allow_mismatch:
             "(pass --allow-mismatch / allow_mismatch=True to compare anyway, "
             "marked)"
         )
-    long = _long(results, names)
-    return long, _wide(long, dict(zip(map(str, names), labels))), setup, differing
 
 
 #: The one check of a comparison's ``formats``.
@@ -168,11 +160,14 @@ def write_comparison(
     folder,
     *,
     formats=("md", "csv"),
-    allow_mismatch: bool = False,
     paired: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Write ``comparison.{md,csv,html}`` into an existing folder; return the wide table."""
-    long, wide, setup, differing = _comparison(results, names, allow_mismatch)
+    """Write ``comparison.{md,csv,html}`` into an existing folder, the setups' differences
+    marked; return the wide table."""
+    labels = _labels(results, names)
+    setup, differing = _setup_table(results, labels)
+    long = _long(results, names)
+    wide = _wide(long, dict(zip(map(str, names), labels)))
     formats = normalised(_FORMATS_PARAM, formats=formats)
     has_paired = paired is not None and not paired.empty
     ptable = _paired_table(paired) if has_paired else None
@@ -181,20 +176,19 @@ def write_comparison(
         long.to_csv(d / "comparison.csv", index=False)
         if has_paired:
             paired.to_csv(d / "paired_differences.csv", index=False)
-    for fmt in ("md", "html"):
-        if fmt in formats:
-            (d / f"comparison.{fmt}").write_text(
-                render_template(
-                    f"comparison.{fmt}.j2",
-                    differing=differing,
-                    setup=setup,
-                    intro=_INTRO,
-                    wide=wide,
-                    paired_intro=_PAIRED_INTRO,
-                    paired=ptable,
-                ),
-                encoding="utf-8",
-            )
+    for fmt in (f for f in ("md", "html") if f in formats):
+        (d / f"comparison.{fmt}").write_text(
+            render_template(
+                f"comparison.{fmt}.j2",
+                differing=differing,
+                setup=setup.reset_index(),
+                intro=_INTRO,
+                wide=wide,
+                paired_intro=_PAIRED_INTRO,
+                paired=ptable,
+            ),
+            encoding="utf-8",
+        )
     return wide
 
 
@@ -241,13 +235,13 @@ def compare_dirs(
         results = _load_all(result_dirs)
     elif len(results) != len(result_dirs):  # pragma: no cover - programming error
         raise ValueError("results must be the results of result_dirs, one each")
-    wide = _comparison(results, result_dirs, allow_mismatch)[1]  # refused before any write
+    if not allow_mismatch:  # refused before any write
+        _refuse_mismatch(results, result_dirs)
     if output is None:
-        return wide
+        labels = dict(zip(map(str, result_dirs), _labels(results, result_dirs)))
+        return _wide(_long(results, result_dirs), labels)
     with output as staging:
-        return write_comparison(
-            results, result_dirs, staging, formats=formats, allow_mismatch=True, paired=paired
-        )
+        return write_comparison(results, result_dirs, staging, formats=formats, paired=paired)
 
 
 def paired_markdown(paired: pd.DataFrame) -> str:

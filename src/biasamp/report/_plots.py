@@ -8,6 +8,7 @@ greedy search that keeps them clear of each other, of the points and of the axes
 
 from __future__ import annotations
 
+import itertools
 import re
 import textwrap
 from pathlib import Path
@@ -162,7 +163,7 @@ def place_labels(ax, renderer, *, points, picked, names, fontsize: float = 7.5) 
         ha, va, (fx, fy), (ox, oy), cand, leader = hit
         # the leader line leaves the label at its anchor
         arrow = dict(arrowstyle="-", color="0.45", lw=0.6, shrinkA=0, shrinkB=3, relpos=(fx, fy))
-        ann = ax.annotate(
+        ax.annotate(
             str(name),
             tuple(np.asarray(points, dtype=float)[i]),
             xytext=(ox * pt, oy * pt),
@@ -172,8 +173,8 @@ def place_labels(ax, renderer, *, points, picked, names, fontsize: float = 7.5) 
             fontsize=fontsize,
             arrowprops=arrow if leader is not None else None,
             zorder=4,
+            gid=LABEL_GID,
         )
-        ann.set_gid(LABEL_GID)
         taken.append(cand)
         labels.append(cand)
         if leader is not None:
@@ -190,39 +191,36 @@ def _position(point, size, taken, area, *, labels, leaders):
     from matplotlib.transforms import Bbox
 
     (px, py), (w, h) = point, size
-    for r in _RADII:
-        for angle in _ANGLES:
-            ha, va, fx, fy = _anchor(angle)
-            ox, oy = r * np.cos(np.radians(angle)), r * np.sin(np.radians(angle))
-            x0, y0 = px + ox - fx * w, py + oy - fy * h
-            cand = Bbox.from_extents(x0, y0, x0 + w, y0 + h)
-            if not (
-                area.x0 <= cand.x0
-                and cand.x1 <= area.x1
-                and area.y0 <= cand.y0
-                and cand.y1 <= area.y1
-                and not any(cand.overlaps(t) for t in taken)
-                and not any(line.intersects_bbox(cand) for line in leaders)
-            ):
-                continue
-            leader = Line([(px, py), (px + ox, py + oy)]) if r > _RADII[1] else None
-            if leader is not None and (
-                any(leader.intersects_bbox(b) for b in labels)
-                or any(leader.intersects_path(other, filled=False) for other in leaders)
-            ):
-                continue
-            return ha, va, (fx, fy), (ox, oy), cand, leader
+    for r, angle in itertools.product(_RADII, _ANGLES):
+        ha, va, fx, fy = _anchor(angle)
+        ox, oy = r * np.cos(np.radians(angle)), r * np.sin(np.radians(angle))
+        x0, y0 = px + ox - fx * w, py + oy - fy * h
+        cand = Bbox.from_extents(x0, y0, x0 + w, y0 + h)
+        if not (
+            area.contains(cand.x0, cand.y0)
+            and area.contains(cand.x1, cand.y1)
+            and not any(cand.overlaps(t) for t in taken)
+            and not any(line.intersects_bbox(cand) for line in leaders)
+        ):
+            continue
+        leader = Line([(px, py), (px + ox, py + oy)]) if r > _RADII[1] else None
+        if leader is not None and (
+            any(leader.intersects_bbox(b) for b in labels)
+            or any(leader.intersects_path(other, filled=False) for other in leaders)
+        ):
+            continue
+        return ha, va, (fx, fy), (ox, oy), cand, leader
     return None
 
 
-def _by_pair(result: ProbeResult) -> pd.DataFrame:
-    return result.by_pair.astype(
-        dict.fromkeys(("task", "attribute", "base_rates", "direction"), str)
+def _by_pair(result: ProbeResult) -> tuple:
+    """``by_pair`` with its keys as strings; its attributes, those drawn (of two, the first says
+    it all: P(second | task) = 1 - P(first | task)), sources and tasks, in order."""
+    df = result.by_pair.astype(dict.fromkeys(("task", "attribute", "base_rates", "direction"), str))
+    attributes, sources, tasks = (
+        list(dict.fromkeys(df[k])) for k in ("attribute", "base_rates", "task")
     )
-
-
-def _order(result: ProbeResult, key: str) -> list[str]:
-    return list(dict.fromkeys(result.by_pair[key].astype(str)))
+    return df, attributes, attributes[:1] if len(attributes) == 2 else attributes, sources, tasks
 
 
 def _pooled(result: ProbeResult, source: str, direction: str) -> bool:
@@ -264,21 +262,15 @@ def _labelled(shown: int, picked: int) -> str:
 
 def _fig5_figure(result: ProbeResult):
     """The paper's Fig. 5 analogue, model vs base ``P(attribute | task)``."""
-    df = _by_pair(result)
-    attributes = _order(result, "attribute")
-    # two attributes: the first says it all (P(second | task) = 1 - P(first | task))
-    rows_of = attributes if len(attributes) > 2 else attributes[:1]
+    df, attributes, rows_of, sources, _ = _by_pair(result)
     t2a = df[df["direction"] == TASK_TO_ATTRIBUTE]
-    sources = _order(result, "base_rates")
-    grid = [
-        [(src, t2a[(t2a["base_rates"] == src) & (t2a["attribute"] == a)]) for src in sources]
+    panels = [  # row by row, as the panels' axes
+        (a, src, t2a[(t2a["base_rates"] == src) & (t2a["attribute"] == a)])
         for a in rows_of
+        for src in sources
     ]
-    legends = [
-        [_fig5_legend(result, src, s, attributes, attribute=a) for src, s in row]
-        for a, row in zip(rows_of, grid)
-    ]
-    legend_h = 0.19 * max(len(h) for row in legends for h in row) + 0.15
+    legends = [_fig5_legend(result, panel, attributes) for panel in panels]
+    legend_h = 0.19 * max(map(len, legends)) + 0.15
     first = rows_of[0] if len(rows_of) == 1 else "attribute"
     fig, axes = figure(
         5.6 * len(sources),
@@ -288,12 +280,11 @@ def _fig5_figure(result: ProbeResult):
         ncols=len(sources),
         gridspec_kw={"height_ratios": [6.0, legend_h] * len(rows_of)},
     )
-    labels = []
-    for r, (a, row, row_legends) in enumerate(zip(rows_of, grid, legends)):
-        for ax, leg, (src, s), handles in zip(axes[2 * r], axes[2 * r + 1], row, row_legends):
-            labels.append(_fig5_panel(ax, result, src=src, s=s, attributes=attributes, attribute=a))
-            leg.axis("off")
-            leg.legend(handles=handles, loc="upper center", fontsize=8, frameon=False)
+    labels = []  # each panel's axes above its legend's
+    for ax, leg, panel, handles in zip(axes[::2].flat, axes[1::2].flat, panels, legends):
+        labels.append(_fig5_panel(ax, result, panel, attributes))
+        leg.axis("off")
+        leg.legend(handles=handles, loc="upper center", fontsize=8, frameon=False)
     # draw once (constrained layout places everything), then keep those positions: labels are
     # placed in final pixels; the titles keep their lines, only a count may change
     fig.canvas.draw()
@@ -313,23 +304,17 @@ def _shown(s: pd.DataFrame) -> np.ndarray:
     return np.isfinite(s[["p_base", "p_model"]].to_numpy(dtype=float)).all(axis=1)
 
 
-def _fig5_legend(
-    result: ProbeResult, src: str, s: pd.DataFrame, attributes, *, attribute: str
-) -> list:
+def _fig5_legend(result: ProbeResult, panel: tuple, attributes) -> list:
     """The legend entries of one Fig. 5 panel: every line, every colour drawn, the bars."""
-    first, parity = attribute, 1.0 / len(attributes)
+    (first, src, s), parity = panel, 1.0 / len(attributes)
     handles = [
         _entry("model = base (no amplification)", **_DIAGONAL),
         _entry(f"parity: 1 / {len(attributes)} attributes = {parity:.2g}", **_PARITY),
     ]
     marginal = _marginal(result, src, first)
     if marginal is not None:
-        handles.append(
-            _entry(
-                f"base P({first}) = {marginal:.3g}: tasks right of it are associated with {first}",
-                **_MARGINAL,
-            )
-        )
+        said = f"base P({first}) = {marginal:.3g}: tasks right of it are associated with {first}"
+        handles.append(_entry(said, **_MARGINAL))
     association = s["association"].to_numpy(dtype=float)[_shown(s)]
     handles += association_entries(association, first, attributes)
     bars = (
@@ -341,14 +326,11 @@ def _fig5_legend(
     return handles
 
 
-def _fig5_panel(
-    ax, result: ProbeResult, *, src: str, s: pd.DataFrame, attributes, attribute: str
-) -> tuple:
-    """Draw one Fig. 5 panel; returns what :func:`place_labels` needs."""
-    first, parity = attribute, 1.0 / len(attributes)
+def _fig5_panel(ax, result: ProbeResult, panel: tuple, attributes) -> tuple:
+    """Draw one Fig. 5 panel (attribute, source, rows); returns what place_labels needs."""
+    (first, src, s), parity = panel, 1.0 / len(attributes)
     shown = _shown(s)
-    x = s["p_base"].to_numpy(dtype=float)[shown]
-    y = s["p_model"].to_numpy(dtype=float)[shown]
+    x, y = s.loc[shown, ["p_base", "p_model"]].to_numpy(dtype=float).T
     pooled = _pooled(result, src, TASK_TO_ATTRIBUTE)
     offsets = _spread(x)
     xs = x if offsets is None else x + offsets
@@ -366,9 +348,7 @@ def _fig5_panel(
     ax.scatter(
         xs, y, c=association_colors(s["association"].to_numpy(dtype=float)[shown]), s=22, zorder=2
     )
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_aspect("equal")
+    ax.set(xlim=(-0.02, 1.02), ylim=(-0.02, 1.02), aspect="equal")
     ax.set_xlabel(f"base P({first} | task): {src}", fontsize=10)
     mean = "pooled over each task's templates" if pooled else "mean over templates"
     ax.set_ylabel(f"model P({first} | task), {mean}", fontsize=10)
@@ -379,8 +359,7 @@ def _fig5_panel(
     if offsets is not None:
         notes.append(
             f"Every task's base is {x[0]:.2g}: points spread ±{_SPREAD:g} sideways "
-            f"(by task order) so that their bars show; read them against "
-            f"y = {x[0]:.2g}."
+            f"(by task order) so that their bars show; read them against y = {x[0]:.2g}."
         )
     ax.set_title(
         "\n".join([src, _labelled(len(pick), len(pick)), *textwrap.wrap(" ".join(notes), 78)]),
@@ -391,12 +370,8 @@ def _fig5_panel(
 
 def _forest_figure(result: ProbeResult):
     """Per-task Δ (model − base) with bootstrap CIs, a row per source and attribute."""
-    df = _by_pair(result)
-    attributes = _order(result, "attribute")
-    each = attributes[:1] if len(attributes) == 2 else attributes
+    df, attributes, each, sources, tasks = _by_pair(result)
     first = attributes[0] if len(each) == 1 else "the panel's attribute"
-    sources = _order(result, "base_rates")
-    tasks = _order(result, "task")
     height = max(2.6, 0.21 * len(tasks) + 1.3)
     fig, axes = figure(
         11,
@@ -407,10 +382,9 @@ def _forest_figure(result: ProbeResult):
         ncols=2,
     )
     ypos = np.arange(len(tasks))[::-1]
-    rows = [(source, a) for source in sources for a in each]
-    shown = [
+    shown = [  # a row of axes per source and attribute
         _forest_row(row, df, source=source, first=a, tasks=tasks, ypos=ypos, named=len(each) > 1)
-        for row, (source, a) in zip(axes, rows)
+        for row, (source, a) in zip(axes, itertools.product(sources, each))
     ]
     handles = association_entries(np.concatenate([a for a, _ in shown]), first, attributes)
     if any(u for _, u in shown):
@@ -454,12 +428,10 @@ def _forest_row(axes, df, *, source, first, tasks, ypos, named) -> tuple[np.ndar
             )
             n_undefined += int((~defined).sum())
         ax.axvline(0, color="0.3", lw=0.8)
-        ax.set_yticks(ypos)
-        ax.set_yticklabels(tasks, fontsize=8)
+        ax.set_yticks(ypos, tasks, fontsize=8)
         ax.set_ylim(-0.8, len(tasks) - 0.2)
-        for tick, ok in zip(ax.get_yticklabels(), defined):
-            if not ok:
-                tick.set_color("0.45")
+        for tick in itertools.compress(ax.get_yticklabels(), ~defined):
+            tick.set_color("0.45")
         unit = f"P(task | {first})" if direction == ATTRIBUTE_TO_TASK else f"P({first} | task)"
         ax.set_xlabel(f"\u0394 = model \u2212 base of {unit}", fontsize=9)
         named_as = f", {first}" if named else ""
@@ -485,11 +457,9 @@ def _base_rate_figure(result: ProbeResult):
         f"lower: {direction_label(TASK_TO_ATTRIBUTE)}"
     )
     heat_w = max(n * cell, text_width(title.split("\n"), _TITLE_SIZE))
-    height = max(1.4, 0.55 * n) + 2.6 + 0.17 * (lines - 1)  # titles, labels: 2.6 in
-    width = name_w + 2 * _BAR_WIDTH + name_w + heat_w + 1.6
     fig, axes = figure(
-        width,
-        height,
+        name_w + 2 * _BAR_WIDTH + name_w + heat_w + 1.6,
+        max(1.4, 0.55 * n) + 2.6 + 0.17 * (lines - 1),  # titles, labels: 2.6 in
         f"Base-rate comparison ({result.model})",
         ncols=3,
         gridspec_kw={"width_ratios": [_BAR_WIDTH, _BAR_WIDTH, heat_w]},
@@ -507,8 +477,7 @@ def _base_rate_figure(result: ProbeResult):
             m, y, xerr=np.nan_to_num(np.vstack([lo, hi])), fmt="none", ecolor="k", capsize=4, lw=1
         )
         ax.axvline(0, color="0.3", lw=0.8)
-        ax.set_yticks(y)
-        ax.set_yticklabels(sources if k == 0 else [], fontsize=_NAME_SIZE)
+        ax.set_yticks(y, sources if k == 0 else [], fontsize=_NAME_SIZE)
         ax.set_ylim(-0.6, n - 0.4)
         ax.tick_params(axis="x", labelsize=9)
         ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # tick labels never run together
@@ -525,13 +494,10 @@ def _base_rate_figure(result: ProbeResult):
         if np.isfinite(v):
             color = "w" if v < 0.6 else "k"
             ax.text(j, i, f"{v:.2f}", ha="center", va="center", color=color, fontsize=_CELL_SIZE)
-    ax.set_xticks(range(n))
-    ax.set_xticklabels(wrapped, fontsize=_NAME_SIZE)
-    ax.set_yticks(range(n))
-    ax.set_yticklabels(sources, fontsize=_NAME_SIZE)
+    ax.set_xticks(range(n), wrapped, fontsize=_NAME_SIZE)
+    ax.set_yticks(range(n), sources, fontsize=_NAME_SIZE)
     ax.set_title(title, fontsize=_TITLE_SIZE)
-    bar = fig.colorbar(im, ax=ax, fraction=0.08, pad=0.03)
-    bar.ax.tick_params(labelsize=9)
+    fig.colorbar(im, ax=ax, fraction=0.08, pad=0.03).ax.tick_params(labelsize=9)
     return fig
 
 
@@ -548,11 +514,10 @@ def _wrapped(name: str, width: int = 12) -> str:
 
 def _agreement(result: ProbeResult, sources: list[str]) -> np.ndarray:
     """Sign agreement of each two sources: upper triangle A->T, lower T->A."""
-    agree = result.sign_agreement
     n = len(sources)
     mat = np.full((n, n), np.nan)
     np.fill_diagonal(mat, 1.0)
-    for rec in agree.to_dict("records"):  # each direction fills its own triangle
+    for rec in result.sign_agreement.to_dict("records"):  # each direction fills its own triangle
         i, j = sorted((sources.index(str(rec["source_a"])), sources.index(str(rec["source_b"]))))
         mat[(i, j) if rec["direction"] == ATTRIBUTE_TO_TASK else (j, i)] = rec["agreement"]
     return mat

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..results import ProbeResult, Provenance, jsonable
+from ..results import ProbeResult, Provenance
 from ._format import degenerate_ci, direction_label, format_ci, format_value
 from ._plots import PLOT_TITLES
 
@@ -51,8 +51,6 @@ _SUMMARY_TEXT = (
     "count-based base-rate source, resampled jointly with the rest). A positive "
     "value means the model amplifies the base correlation."
 )
-#: what a summary row's CI resamples, by ``resample`` (the base counts are added per row)
-_CI_COVERS = {"templates": "templates", "tasks": "tasks", "both": "templates, tasks"}
 _N_TOP_PAIRS = 5
 _MASS_TEXT = (
     "Share of the model's probability that the candidates cover before "
@@ -79,8 +77,9 @@ _N_WEIGHT_FILES = 4
 #: Where the biasamp source that measured the numbers is described (the hub needs a URL with a
 #: source name).
 SOURCE_URL = "https://pypi.org/project/biasamp/"
-_TASK_TYPES = {"masked": "fill-mask", "causal": "text-generation"}
 _SHORT = {"task_to_attribute": "t2a", "attribute_to_task": "a2t"}
+#: the columns of the tokenisation audit shown, those of them the audit has
+_AUDIT_COLUMNS = ("candidate", "pieces", "n_pieces", "first_piece", "shares_first_piece_with")
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,18 +123,14 @@ def build_sections(result: ProbeResult) -> dict[str, Any]:
     )
     rows, base_notes = _base_rates_parts(prov, result.summary)
     agree = result.sign_agreement
-    agree_table = (
-        None
-        if agree.empty
-        else pd.DataFrame(
-            {
-                "direction": agree["direction"].map(direction_label),
-                "source a": agree["source_a"],
-                "source b": agree["source_b"],
-                f"agreement [{conf:.0%} CI]": _with_ci(agree, "agreement", digits=2),
-                "cells": agree["n_cells"],
-            }
-        )
+    agree_table = pd.DataFrame(
+        {
+            "direction": agree["direction"].map(direction_label),
+            "source a": agree["source_a"],
+            "source b": agree["source_b"],
+            f"agreement [{conf:.0%} CI]": _with_ci(agree, "agreement", digits=2),
+            "cells": agree["n_cells"],
+        }
     )
     mass_rows = [
         {
@@ -160,7 +155,7 @@ def build_sections(result: ProbeResult) -> dict[str, Any]:
             text=_SUMMARY_TEXT + (_POOLED_TEXT if pooled else ""),
             data=doc["summary"],
         ),
-        groups=None if result.by_group.empty else _groups_section(result.by_group, prov),
+        groups=None if result.by_group.empty else _groups_section(result.by_group, prov, doc),
         undefined=_note("Undefined cells.", _undefined_lines(result)),
         unavailable=_note("Unavailable intervals.", unavailable),
         support=_note("Evidence behind the base associations.", _support_lines(result)),
@@ -192,8 +187,8 @@ def build_sections(result: ProbeResult) -> dict[str, Any]:
                 "association the same sign; the CI reflects the resampled base "
                 "counts (n/a when both sources are exact: nothing is resampled)."
             ),
-            table=agree_table,
-            data=jsonable(agree.to_dict(orient="records")),
+            table=None if agree.empty else agree_table,
+            data=doc["sign_agreement"],
         ),
         mass=Section(
             "Raw candidate probability mass",
@@ -204,7 +199,7 @@ def build_sections(result: ProbeResult) -> dict[str, Any]:
         audit=_audit_section(result.audit),
         caveats=Section("Caveats", bullets=CAVEATS),
         provenance=Section("Provenance", bullets=_provenance_lines(prov), data=doc["provenance"]),
-        model_index=_model_index(doc["summary"] or [], prov),
+        model_index=_model_index(doc["summary"], prov),
     )
 
 
@@ -226,8 +221,8 @@ def _headline(summary: pd.DataFrame, conf: float) -> pd.DataFrame:
             f"{conf:.0%} CI": [
                 format_ci(lo, hi) for lo, hi in zip(summary["ci_low"], summary["ci_high"])
             ],
-            "CI covers": [
-                _CI_COVERS.get(r, r) + (", counts" if b else "")
+            "CI covers": [  # what a row's CI resamples: "both" are templates and tasks
+                ("templates, tasks" if r == "both" else r) + (", counts" if b else "")
                 for r, b in zip(summary["resample"], summary["base_resampled"])
             ],
             "templates": summary["n_templates"],
@@ -235,14 +230,13 @@ def _headline(summary: pd.DataFrame, conf: float) -> pd.DataFrame:
     )
 
 
-def _groups_section(by_group: pd.DataFrame, prov: Provenance) -> Section:
-    conf = prov.bootstrap.confidence
+def _groups_section(by_group: pd.DataFrame, prov: Provenance, doc: dict) -> Section:
     table = pd.DataFrame(
         {
             "base rates": by_group["base_rates"],
             "direction": by_group["direction"].map(direction_label),
             "group": by_group["group"],
-            f"BiasAmp→ [{conf:.0%} CI]": _with_ci(by_group, "mean"),
+            f"BiasAmp→ [{prov.bootstrap.confidence:.0%} CI]": _with_ci(by_group, "mean"),
             "templates": by_group["n_templates"],
             "tasks": by_group["n_tasks"],
         }
@@ -253,7 +247,7 @@ def _groups_section(by_group: pd.DataFrame, prov: Provenance) -> Section:
         bullets=tuple(f"`{g}`: {d}" for g, d in (prov.templates.groups or {}).items() if d),
         text="Each group is measured like the summary, on its own templates only "
         "(a task none of them covers is left out).",
-        data=jsonable(by_group.to_dict(orient="records")),
+        data=doc["by_group"],
     )
 
 
@@ -302,11 +296,7 @@ def _audit_section(audit: pd.DataFrame) -> Section:
     title = "Tokenisation audit"
     if audit.empty:
         return Section(title, empty="Every candidate is a single word piece for this model.")
-    keep = [
-        c
-        for c in ("candidate", "pieces", "n_pieces", "first_piece", "shares_first_piece_with")
-        if c in audit.columns
-    ]
+    keep = [c for c in _AUDIT_COLUMNS if c in audit.columns]
     table = audit[keep].map(lambda v: " ".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
     return Section(
         title, intro="Candidates that are not a single word piece for this model:", table=table
@@ -329,12 +319,8 @@ def _undefined_lines(result: ProbeResult) -> tuple[str, ...]:
     if per.empty or "n_nan" not in per:
         return ()
     n_cells = len(set(zip(result.by_pair["task"], result.by_pair["attribute"])))
-    excluded = dict(
-        zip(
-            zip(result.summary["base_rates"], result.summary["direction"]),
-            result.summary["n_tasks_excluded"].fillna(0).astype(int),
-        )
-    )
+    summary = result.summary.set_index(["base_rates", "direction"])
+    excluded = summary["n_tasks_excluded"].fillna(0).astype(int).to_dict()
     n_attr = len(set(result.by_pair["attribute"]))
     worst = per.groupby(["base_rates", "direction"], sort=False)["n_nan"].max()
     facts = []
@@ -508,19 +494,18 @@ def _model_index(summary: list[dict], prov: Provenance) -> list[dict]:
             continue
         direction, source = row["direction"], row["base_rates"]
         args = {k: row[k] for k in ("direction", "base_rates", "ci_low", "ci_high")}
-        args["confidence"] = prov.bootstrap.confidence
         metrics.append(
             {
                 "type": f"biasamp_{_SHORT[direction]}",
                 "name": f"BiasAmp→ {direction_label(direction)} ({source})",
                 "value": row["mean"],
                 "config": source,
-                "args": args,
+                "args": {**args, "confidence": prov.bootstrap.confidence},
             }
         )
     result = {
         "task": {
-            "type": _TASK_TYPES.get(prov.model.model_type, "text-generation"),
+            "type": "fill-mask" if prov.model.model_type == "masked" else "text-generation",
             "name": "Directional bias amplification (BiasAmp→)",
         },
         "dataset": {
