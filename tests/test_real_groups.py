@@ -83,7 +83,7 @@ def test_bad_group_input_is_one_line_and_exit_2_before_the_model(
         raise AssertionError("the model was loaded")
 
     monkeypatch.setattr(biasamp.pipeline.run, "_load_scorer", no_load)
-    monkeypatch.setattr(biasamp.pipeline.run, "_resolve_models", no_load)
+    monkeypatch.setattr("biasamp.scoring.preflight", no_load)
     args = {"--templates": "groups", "--base-rates": "labor-2022-race"}
     args.update(dict(zip(extra[::2], extra[1::2])))
     argv = ["probe", "--model", "no/such-model", "--out", str(tmp_path / "o"), "--tasks"]
@@ -134,7 +134,7 @@ def _no_model(monkeypatch):
         raise AssertionError("the model was loaded")
 
     monkeypatch.setattr(biasamp.pipeline.run, "_load_scorer", no_load)
-    monkeypatch.setattr(biasamp.pipeline.run, "_resolve_models", no_load)
+    monkeypatch.setattr("biasamp.scoring.preflight", no_load)
 
 
 @pytest.mark.parametrize("text, pattern", [b[1:] for b in BAD_FILES], ids=[b[0] for b in BAD_FILES])

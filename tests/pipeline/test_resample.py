@@ -200,10 +200,10 @@ def test_a_ci_from_a_handful_of_distinct_resamples_is_warned(units, n_templates,
     kinds = ("templates", "tasks") if units == "both" else (units,)
     assert np.prod([len(list(multisets(range(n[k]), n[k]))) for k in kinds]) == distinct
     with pytest.warns(FewResamplesWarning, match=rf"only {distinct} distinct resamples") as got:
-        Resampling(units=units).warn_if_few(n_templates, n_tasks)
+        Resampling(resample=units).warn_if_few(n_templates, n_tasks)
     assert len(got) == 1
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # 1 unit (no CI at all: warned elsewhere), or enough
-        Resampling(units=units).warn_if_few(1 if units != "tasks" else 20, 1)
-        Resampling(units="templates").warn_if_few(4, 2)  # C(7, 4) = 35
+        Resampling(resample=units).warn_if_few(1 if units != "tasks" else 20, 1)
+        Resampling(resample="templates").warn_if_few(4, 2)  # C(7, 4) = 35
     assert len(list(multisets(range(4), 4))) == 35 >= FEW_RESAMPLES

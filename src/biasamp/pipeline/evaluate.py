@@ -45,7 +45,6 @@ from .resample import (
     RESAMPLE_UNITS,
     Resampling,
     Units,
-    coverage,
     interval,
     mean_tables,
     pooled_units,
@@ -88,8 +87,8 @@ class Evaluation:
 
 
 def base_tables(sources, tasks, attributes, min_base_count) -> list:
-    """(name, {direction: BaseRateTable}) per source (an object or a registered name), each
-    table checked as it enters (:func:`check_base`)."""
+    """(name, {direction: BaseView}) per source (an object or a registered name), each table
+    checked as it enters (:func:`check_base`)."""
     from ..base_rates import get_source
 
     bases = []
@@ -100,9 +99,13 @@ def base_tables(sources, tasks, attributes, min_base_count) -> list:
             name = str(getattr(src, "name", None) or type(src).__name__)
         bases.append((name, {}))
         for direction in DIRECTIONS:  # a task missing from a source fails before scoring
-            table = bases[-1][1][direction] = src.table(tasks, attributes, direction=direction)
-            check_base(
-                table, name, tasks=tasks, attributes=attributes, min_base_count=min_base_count
+            bases[-1][1][direction] = check_base(
+                src.table(tasks, attributes, direction=direction),
+                name,
+                tasks=tasks,
+                attributes=attributes,
+                min_base_count=min_base_count,
+                direction=direction,
             )
     return bases
 
@@ -208,12 +211,12 @@ def evaluate_tables(  # noqa: PLR0917 - public, sklearn-style: the data argument
         _names_per_template(template_groups, "template_groups", n_tpl),
         tuple(map(str, group_labels or ())),
     )
-    cfg = Resampling(resample, base_uncertainty, n_resamples, seed, confidence)
-    return _evaluate(design, tables_at, tables_ta, bases, cfg, min_base_count, progress)
+    cfg = Resampling(resample, base_uncertainty, n_resamples, seed, confidence, min_base_count)
+    return _evaluate(design, tables_at, tables_ta, bases, cfg, progress)
 
 
 def _evaluate(  # noqa: PLR0917 - the two routes' one core
-    design: Design, tables_at, tables_ta, bases: list, cfg: Resampling, min_base_count, progress
+    design: Design, tables_at, tables_ta, bases: list, cfg: Resampling, progress
 ) -> Evaluation:
     """The core of :func:`evaluate_tables` and :func:`~.run.evaluate_scores`."""
     tasks, attributes = list(design.tasks), list(design.attributes)
@@ -234,7 +237,7 @@ def _evaluate(  # noqa: PLR0917 - the two routes' one core
     groups = {
         g: np.array([g in gs for gs in per]) for g in dict.fromkeys(itertools.chain(labels, *per))
     }
-    one_template = n_tpl < 2 and cover is None and cfg.units == "templates"
+    one_template = n_tpl < 2 and cover is None and cfg.resample == "templates"
     if one_template:
         warnings.warn(
             "1 template: confidence intervals over templates need at least 2 and are "
@@ -242,7 +245,7 @@ def _evaluate(  # noqa: PLR0917 - the two routes' one core
             UnavailableCIWarning,
             stacklevel=4,
         )
-    if cover is None or cfg.units == "tasks":  # (bound templates: strata, not counted)
+    if cover is None or cfg.resample == "tasks":  # (bound templates: strata, not counted)
         cfg.warn_if_few(n_tpl, n_t)
     task_w = cfg.task_weights(n_t)
     per_dir = {}
@@ -252,17 +255,10 @@ def _evaluate(  # noqa: PLR0917 - the two routes' one core
     summary, pairs, templates, group_rows, base_prov, signs = [], [], [], [], {}, {}
     progress = as_progress(progress)
     progress.stage("bootstrap", len(bases) * len(DIRECTIONS), "tables")
-    for name, tables_of in bases:
+    for name, views in bases:
         for direction in DIRECTIONS:
             tables, units, mbar = per_dir[direction]
-            base = BaseView.of(
-                tables_of[direction],
-                name,
-                tasks,
-                attributes,
-                direction=direction,
-                min_base_count=min_base_count,
-            )
+            base = views[direction]
             base_prov.setdefault(name, {})[direction] = base.info(tasks, attributes)
             point = point_estimate(tables, units, base, pooled=cover is not None)
             n_undefined = int(np.isnan(point.contribution).sum()) - int(base.excluded.sum()) * n_a
@@ -310,7 +306,7 @@ def _evaluate(  # noqa: PLR0917 - the two routes' one core
         base_provenance=base_prov,
         by_group=pd.DataFrame(group_rows, columns=list(BY_GROUP_COLUMNS)),
         sign_agreement=agreement_table(signs, names, cfg),
-        bootstrap=cfg.provenance(bound=cover is not None, min_base_count=min_base_count),
+        bootstrap=cfg.provenance(bound=cover is not None),
     )
 
 
@@ -332,7 +328,7 @@ def _summary_row(base: BaseView, point, iv, cfg: Resampling) -> dict:
         if point.aggregation == "pooled" and base.direction == TASK_TO_ATTRIBUTE
         else [float(v) for v in point.per_template],
         "aggregation": point.aggregation,
-        "resample": cfg.units,
+        "resample": cfg.resample,
         "base_resampled": iv.support is not None,
         "base_bias": iv.base_bias,
         "n_tasks_unsupported": unsupported,
@@ -349,10 +345,9 @@ def _pair_frame(base: BaseView, *, tasks, attributes, point, iv: Intervals) -> p
     for c in ("delta", "contribution"):
         lo, hi = iv.cell_ci[c]
         cols[f"{c}_ci_low"], cols[f"{c}_ci_high"] = lo.ravel(), hi.ravel()
-    supported = (
-        [None] * (n_t * n_a)
-        if iv.supported is None
-        else [None if np.isnan(v) else bool(v) for v in iv.supported.ravel()]
+    unmeasured = np.full(n_t * n_a, np.nan)
+    support, supported = (
+        unmeasured if x is None else x.ravel() for x in (iv.support, iv.supported)
     )
     return pd.DataFrame(
         {
@@ -362,9 +357,7 @@ def _pair_frame(base: BaseView, *, tasks, attributes, point, iv: Intervals) -> p
             "attribute": np.tile(np.asarray(attributes, dtype=object), n_t),
             **cols,
             "n_templates": point.n_templates_cell.ravel().astype(np.int64),
-            "sign_support": np.full(n_t * n_a, np.nan)
-            if iv.support is None
-            else iv.support.ravel(),
+            "sign_support": support,
             "sign_supported": pd.array(supported, dtype="boolean"),
         },
         columns=list(BY_PAIR_COLUMNS),
@@ -374,10 +367,8 @@ def _pair_frame(base: BaseView, *, tasks, attributes, point, iv: Intervals) -> p
 def _group_value(units, members, base: BaseView, cfg: Resampling, *, draws, task_w):
     """(value, ci_low, ci_high, n_templates, n_tasks) of the templates ``members``: their own
     pool (tasks none covers left out) and draws, the run's base resamples."""
-    sub = units.subset(members[units.template])
+    sub = units.subset(members[units.template])  # every group has a template: never empty
     n_tpl = int(len(np.unique(sub.template)))
-    if n_tpl == 0:
-        return (float("nan"),) * 3 + (0, 0)
     covered = sub.rows.any(axis=0)
     mask = np.repeat(covered[:, None], base.joint.shape[1], axis=1)
     mask = mask if base.cells is None else mask & base.cells
@@ -411,30 +402,25 @@ class Point:
     n_templates_cell: np.ndarray  # (T, A) templates behind each defined cell
 
 
-def _cells_of(res, n_t, n_a):
-    """The metric's by_pair (task-major, every cell) as C-ordered (T, A) arrays."""
-    cols = ("association", "p_base", "p_model", "delta", "contribution")
-    return {c: res.by_pair[c].to_numpy(np.float64, copy=True).reshape(n_t, n_a) for c in cols}
-
-
 def _per_template(tables, joint, kwargs, cells):
-    """The metric on every template: values, ties, undefined cells and the cell arrays."""
-    m, n_t, n_a = tables.shape
-    values, n_ties, n_nan = np.empty(m), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
-    cols = {c: np.empty((m, n_t, n_a)) for c in ("p_model", "delta", "contribution")}
-    first = None
+    """The metric on every template: values, ties, undefined cells, the stacked cell arrays
+    and the first template's (its by_pair, task-major, as C-ordered (T, A) arrays)."""
+    _, n_t, n_a = tables.shape
     with warnings.catch_warnings():  # the caller warns once per (source, direction)
         warnings.simplefilter("ignore", UndefinedCellsWarning)
-        for i in range(m):
-            res = directional_bias_amplification(
-                np.ascontiguousarray(tables[i]), joint, cells=cells, **kwargs
-            )
-            c = _cells_of(res, n_t, n_a)
-            values[i], n_ties[i], n_nan[i] = res.value, res.n_ties, res.n_nan
-            for k, col in cols.items():
-                col[i] = c[k]
-            first = c if first is None else first
-    return values, n_ties, n_nan, cols, first
+        res = [
+            directional_bias_amplification(np.ascontiguousarray(t), joint, cells=cells, **kwargs)
+            for t in tables
+        ]
+    names = ("association", "p_base", "p_model", "delta", "contribution")
+    c = [
+        {k: r.by_pair[k].to_numpy(np.float64, copy=True).reshape(n_t, n_a) for k in names}
+        for r in res
+    ]
+    cols = {k: np.stack([x[k] for x in c]) for k in ("p_model", "delta", "contribution")}
+    ints = {k: np.array([getattr(r, k) for r in res], np.int64) for k in ("n_ties", "n_nan")}
+    values = np.array([r.value for r in res], dtype=np.float64)
+    return values, ints["n_ties"], ints["n_nan"], cols, c[0]
 
 
 def point_estimate(tables: np.ndarray, units: Units, base: BaseView, *, pooled: bool) -> Point:
@@ -442,17 +428,18 @@ def point_estimate(tables: np.ndarray, units: Units, base: BaseView, *, pooled: 
     m = tables.shape[0]
     joint, cells, direction = base.joint, base.cells, base.direction
     kwargs = {"direction": direction, **base.metric}
+    per_tpl, std = np.full(m, np.nan), float("nan")  # none for a table pooled per task
     if not pooled or direction != TASK_TO_ATTRIBUTE:
-        values, n_ties, n_nan, cols, first = _per_template(tables, joint, kwargs, cells)
+        per_tpl, n_ties, n_nan, cols, first = _per_template(tables, joint, kwargs, cells)
+        finite = per_tpl[np.isfinite(per_tpl)]
+        std = float(np.std(finite, ddof=0)) if finite.size else std
     if not pooled:
-        finite = values[np.isfinite(values)]
         with warnings.catch_warnings():  # all-NaN (undefined) cells stay NaN
             warnings.simplefilter("ignore", RuntimeWarning)
             c = {**first, **{k: np.nanmean(v, axis=0) for k, v in cols.items()}}
             p_std = np.nanstd(cols["p_model"], axis=0, ddof=0)
         value = float(np.mean(finite)) if finite.size else float("nan")
-        std = float(np.std(finite, ddof=0)) if finite.size else float("nan")
-        per_tpl, n_tpl, how = values, int(finite.size), "templates"
+        n_tpl, how = int(finite.size), "templates"
         n_cell = np.sum(np.isfinite(cols["contribution"]), axis=0)
     else:
         pooled_table = mean_tables(units, None)[0]
@@ -464,12 +451,10 @@ def point_estimate(tables: np.ndarray, units: Units, base: BaseView, *, pooled: 
                 per_task = units.rows.sum(axis=0)
                 sq = (units.rows[:, :, None] * (units.X - pooled_table[None]) ** 2).sum(axis=0)
                 p_std = np.sqrt(sq / per_task[:, None])
-                per_tpl, std = np.full(m, np.nan), float("nan")
                 n_cell = np.where(defined, per_task[:, None], 0)
                 n_ties, n_nan = np.full(m, ties[0]), np.full(m, nans[0])
             else:
                 p_std = np.std(tables, axis=0, ddof=0)
-                per_tpl, std = values, float(np.std(values[np.isfinite(values)], ddof=0))
                 n_cell = np.where(defined, m, 0)
     return Point(
         value=value,
@@ -506,26 +491,22 @@ def table_intervals(
     point, mbar, base: BaseView, cfg: Resampling, *, base_draws, task_w, unavailable: bool
 ) -> Intervals:
     """The :class:`Intervals` of one (source, direction)."""
-    n_t, n_a = base.joint.shape
     rep = base.replicates(mbar, base_draws=base_draws, task_weights=task_w)
     conf = cfg.confidence
-    nan_cells = np.full((n_t, n_a), np.nan)
+    nan_cells = np.full(base.joint.shape, np.nan)
     value_ci, cis = (np.nan, np.nan), dict.fromkeys(("delta", "contribution"), (nan_cells,) * 2)
     if not unavailable:
         value_ci = interval(rep["value"], conf, point.value)
         for c in cis:
             cell = getattr(point, c)
-            ci = interval(rep[c].reshape(len(rep[c]), -1), conf, cell.ravel())
-            cis[c] = tuple(np.where(np.isnan(cell), np.nan, x.reshape(n_t, n_a)) for x in ci)
-    defined = ~np.isnan(point.contribution)
+            cis[c] = tuple(
+                np.where(np.isnan(cell), np.nan, x) for x in interval(rep[c], conf, cell)
+            )
+    defined, defined_rep = ~np.isnan(point.contribution), ~np.isnan(rep["contribution"])
     support = supported = None
     bias = float("nan")
     if base_draws is not None:
-        support = np.where(
-            defined,
-            sign_support(rep["y"], point.association, ~np.isnan(rep["contribution"])),
-            np.nan,
-        )
+        support = np.where(defined, sign_support(rep["y"], point.association, defined_rep), np.nan)
         supported = np.where(defined, support >= conf, np.nan)
         if np.isfinite(rep["value"]).any():
             bias = float(np.nanmean(rep["value"]) - point.value)
@@ -536,7 +517,7 @@ def table_intervals(
         support=support,
         supported=supported,
         y_rep=rep["y"],
-        defined_rep=~np.isnan(rep["contribution"]),
+        defined_rep=defined_rep,
     )
 
 
@@ -634,11 +615,9 @@ class BaseView:
     ) -> BaseView:
         what = f"base source {name!r}"
         joint = c_table(table.joint, tasks, attributes, f"{what} joint")
-        counts = (
-            None
-            if table.counts is None
-            else c_table(table.counts, tasks, attributes, f"{what} counts")
-        )
+        counts = table.counts
+        if counts is not None:
+            counts = c_table(counts, tasks, attributes, f"{what} counts")
         metric = {
             k: getattr(table, k) for k in ("tie_tol", "undefined") if getattr(table, k) is not None
         }
@@ -689,10 +668,13 @@ class BaseView:
         )
 
 
-def check_base(table, name: str, *, tasks, attributes, min_base_count: int | None) -> None:
-    """Refuse, before any model loads, a base table BiasAmp-> is degenerate against."""
+def check_base(
+    table, name: str, *, tasks, attributes, min_base_count: int | None, direction=None
+) -> BaseView:
+    """Refuse, before any model loads, a base table BiasAmp-> is degenerate against; return
+    its :class:`BaseView` otherwise."""
     view = BaseView.of(
-        table, name, tasks, attributes, direction=None, min_base_count=min_base_count
+        table, name, tasks, attributes, direction=direction, min_base_count=min_base_count
     )
     joint, counts, excluded = view.joint, view.counts, view.excluded
     kept = int((~excluded).sum())
@@ -729,6 +711,7 @@ def check_base(table, name: str, *, tasks, attributes, min_base_count: int | Non
                 "associated with an attribute and BiasAmp-> is 0 by construction; leave "
                 "the source out"
             )
+    return view
 
 
 @dataclass(frozen=True)
@@ -738,7 +721,7 @@ class Design:
     ``provenance.design``.
 
     >>> d = Design(("t1", "t2"), ("nurse", "cook"), ("he", "she"), (("nurse",), ()), ((), ()), ())
-    >>> d.bound, d.expected().tolist()
+    >>> d.bound, d.coverage()[0].tolist()
     (True, [[True, False], [True, True]])
     """
 
@@ -755,13 +738,23 @@ class Design:
         return any(self.template_tasks)
 
     def coverage(self):
-        """``(cover, strata)`` as :func:`~.resample.coverage` gives them."""
-        return coverage(self.template_tasks, list(self.tasks), len(self.template_ids))
-
-    def expected(self) -> np.ndarray:
-        """(n_templates, n_tasks) of bool: the task rows each template fills."""
-        cover, _ = self.coverage()
-        return np.ones((len(self.template_ids), len(self.tasks)), bool) if cover is None else cover
+        """``(cover, strata)`` of the templates: the (n_templates, n_tasks) tasks each covers and
+        the strata of the bootstrap; ``(None, None)`` when every one covers every task."""
+        index = {t: i for i, t in enumerate(self.tasks)}
+        cover = np.zeros((len(self.template_ids), len(self.tasks)), dtype=bool)
+        for k, b in enumerate(self.template_tasks):
+            unknown = [t for t in b if t not in index]
+            if unknown:
+                raise BiasampError(
+                    f"template_tasks[{k}] names tasks {unknown} that are not in tasks"
+                )
+            cover[k, [index[t] for t in b] if b else slice(None)] = True
+        if cover.all():
+            return None, None
+        missing = [t for t, c in zip(self.tasks, cover.any(axis=0)) if not c]
+        if missing:
+            raise BiasampError(f"template_tasks: tasks {missing} are covered by no template")
+        return cover, ["|".join(b) if b else "*" for b in self.template_tasks]
 
     def select(self, template_ids) -> Design:
         """The design of some of the templates (in the order given)."""

@@ -8,12 +8,12 @@ from __future__ import annotations
 import hashlib
 import math
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from .._conventions import CONFIDENCE, N_RESAMPLES, TASK_TO_ATTRIBUTE, TIE_TOL
-from .._errors import BiasampError, FewResamplesWarning
+from .._errors import FewResamplesWarning
 from .._schema import BootstrapInfo
 from ..metrics import directional_table_core as table_core
 from ..metrics import resample_indices
@@ -175,46 +175,37 @@ def sign_support(y_rep: np.ndarray, y_point: np.ndarray, defined_rep: np.ndarray
 
 @dataclass(frozen=True)
 class Resampling:
-    """The bootstrap settings of a run."""
+    """The bootstrap settings of a run, named as in :class:`~biasamp._schema.BootstrapInfo`."""
 
-    units: str = "templates"  # templates | tasks | both
-    base: str = "resample"  # resample | none
+    resample: str = "templates"  # templates | tasks | both: the units a replicate draws
+    base_uncertainty: str = "resample"  # resample | none
     n_resamples: int = N_RESAMPLES
     seed: int = 0
     confidence: float = CONFIDENCE
+    min_base_count: int | None = None
 
     @classmethod
     def of(cls, s, **given) -> Resampling:
         """The settings of a ``ProbeConfig`` or a ``BootstrapInfo``, ``given`` on top."""
-        return replace(
-            cls(s.resample, s.base_uncertainty, s.n_resamples, s.seed, s.confidence), **given
-        )
+        return cls(**{f: getattr(s, f) for f in cls.__dataclass_fields__} | given)
 
-    def provenance(self, *, bound: bool, min_base_count: int | None) -> BootstrapInfo:
+    def provenance(self, *, bound: bool) -> BootstrapInfo:
         """The settings and a one-line description of the bootstrap."""
-        method = f"percentile bootstrap over {_UNITS_TEXT[self.units]}"
-        if bound and self.units != "tasks":
+        method = f"percentile bootstrap over {_UNITS_TEXT[self.resample]}"
+        if bound and self.resample != "tasks":
             method += ", stratified by task (templates bound to their own tasks)"
-        if self.base == "resample":
+        if self.base_uncertainty == "resample":
             method += (
                 "; count-based base rates resampled jointly (multinomial over their "
                 "counted sentences)"
             )
-        return BootstrapInfo(
-            n_resamples=self.n_resamples,
-            confidence=self.confidence,
-            seed=self.seed,
-            resample=self.units,
-            base_uncertainty=self.base,
-            min_base_count=min_base_count,
-            method=method,
-        )
+        return BootstrapInfo(**asdict(self), method=method)
 
     def warn_if_few(self, n_templates: int, n_tasks: int) -> None:
         """Warn once when the units have fewer than :data:`FEW_RESAMPLES` distinct resamples
         (``C(2n-1, n)`` for ``n`` units: 3 for 2, 10 for 3)."""
         n = {"templates": n_templates, "tasks": n_tasks}
-        kinds = ("templates", "tasks") if self.units == "both" else (self.units,)
+        kinds = ("templates", "tasks") if self.resample == "both" else (self.resample,)
         distinct = math.prod(math.comb(2 * n[k] - 1, n[k]) for k in kinds)
         if 1 < distinct < FEW_RESAMPLES:
             what = " and ".join(f"{n[k]} {k}" for k in kinds)
@@ -228,13 +219,13 @@ class Resampling:
             )
 
     def task_weights(self, n_tasks: int):
-        if self.units in ("tasks", "both"):
+        if self.resample in ("tasks", "both"):
             return task_draws(n_tasks, n_resamples=self.n_resamples, seed=self.seed)
         return None
 
     def model_tables(self, units: Units) -> np.ndarray:
         """The model's table of every replicate, (R, T, A)."""
-        if self.units in ("templates", "both"):
+        if self.resample in ("templates", "both"):
             return mean_tables(
                 units, unit_draws(units, n_resamples=self.n_resamples, seed=self.seed)
             )
@@ -243,7 +234,7 @@ class Resampling:
 
     def base_draws(self, counts: np.ndarray | None):
         """The resampled base counts of a source (None when its table is fixed)."""
-        if self.base != "resample" or counts is None:
+        if self.base_uncertainty != "resample" or counts is None:
             return None
         return resample_counts(
             counts, n_resamples=self.n_resamples, seed=self.seed, stream=source_stream(counts)
@@ -253,37 +244,11 @@ class Resampling:
 def pooled_units(tables: np.ndarray, cover: np.ndarray | None, strata_at, direction: str) -> Units:
     """The units of one direction: the templates, or for T->A of a bound set each (template,
     task) row, drawn within its task."""
-    n_tpl, n_t, n_a = tables.shape
+    n_tpl, n_t, _ = tables.shape
     if cover is not None and direction == TASK_TO_ATTRIBUTE:
         kk, tt = np.nonzero(cover)
-        X = np.zeros((len(kk), n_t, n_a))
-        X[np.arange(len(kk)), tt] = tables[kk, tt, :]
-        rows = np.zeros((len(kk), n_t), dtype=bool)
-        rows[np.arange(len(kk)), tt] = True
+        rows = np.eye(n_t, dtype=bool)[tt]  # each unit's one task row
+        X = np.where(rows[:, :, None], tables[kk], 0.0)
         return Units(X, rows, [int(t) for t in tt], kk)
     strata = None if cover is None else list(strata_at)
     return Units(tables, np.ones((n_tpl, n_t), dtype=bool), strata, np.arange(n_tpl))
-
-
-def coverage(template_tasks, tasks, n_tpl):
-    """(cover, strata) of the templates; (None, None) when every one covers every task."""
-    if template_tasks is None:
-        return None, None
-    bound = [list(map(str, b or ())) for b in template_tasks]
-    if len(bound) != n_tpl:
-        raise BiasampError(
-            f"template_tasks must have one entry per template ({n_tpl}); got {len(bound)}"
-        )
-    index = {t: i for i, t in enumerate(tasks)}
-    cover = np.zeros((n_tpl, len(tasks)), dtype=bool)
-    for k, b in enumerate(bound):
-        unknown = [t for t in b if t not in index]
-        if unknown:
-            raise BiasampError(f"template_tasks[{k}] names tasks {unknown} that are not in tasks")
-        cover[k, [index[t] for t in b] if b else slice(None)] = True
-    if cover.all():
-        return None, None
-    missing = [t for t, c in zip(tasks, cover.any(axis=0)) if not c]
-    if missing:
-        raise BiasampError(f"template_tasks: tasks {missing} are covered by no template")
-    return cover, ["|".join(b) if b else "*" for b in bound]

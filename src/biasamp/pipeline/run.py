@@ -52,7 +52,7 @@ class Prepared:
 
     design: Design
     prompts: dict[str, pd.DataFrame]  # direction -> build_prompts frame
-    base_tables: dict  # source name (as requested) -> direction -> its BaseRateTable
+    base_tables: dict  # source name (as requested) -> direction -> its checked BaseView
     prompts_sha256: str
     template_provenance: dict  # the fields of TemplatesInfo known before scoring
     tasks_provenance: TasksInfo
@@ -81,21 +81,9 @@ class Prepared:
         )
 
 
-def _vocabulary(cfg: ProbeConfig, tset):
-    """``cfg.tasks``, else the set's own tasks (bound set), else :data:`DEFAULT_TASKS`."""
-    from ..tasks import TaskVocabulary, load_tasks
-
-    if cfg.tasks is not None:
-        return load_tasks(cfg.tasks)
-    if not tset.bound:
-        return load_tasks(DEFAULT_TASKS)
-    name = f"{tset.name}:tasks"
-    about = f"the own tasks of template set {tset.name!r}"
-    return TaskVocabulary(name, about, list(tset.tasks), {}, {}, None, None)
-
-
 def prepare(cfg: ProbeConfig) -> Prepared:
     """Load templates and tasks, build the prompts and every base-rate table of ``cfg``."""
+    from ..tasks import TaskVocabulary, load_tasks
     from ..templates import (
         attribute_sets_of,
         build_prompts,
@@ -105,7 +93,11 @@ def prepare(cfg: ProbeConfig) -> Prepared:
     )
 
     tset = load_template_set(cfg.templates)
-    vocab = _vocabulary(cfg, tset)
+    if cfg.tasks is None and tset.bound:  # a bound set's own tasks
+        about = f"the own tasks of template set {tset.name!r}"
+        vocab = TaskVocabulary(f"{tset.name}:tasks", about, list(tset.tasks), {}, {}, None, None)
+    else:
+        vocab = load_tasks(DEFAULT_TASKS if cfg.tasks is None else cfg.tasks)
     tasks = list(vocab.words)
     if len(tasks) < 2:  # the vocabulary of a name or file is known only now
         raise BiasampError(
@@ -150,11 +142,7 @@ def prepare(cfg: ProbeConfig) -> Prepared:
     tprov = {f"set_{k}": jsonable(getattr(tset, k)) for k in ("sha256", "path", "provenance")}
     if groups_of:  # the groups' sets and every realisation scored
         real = {a: [r.term for r in rs] for a, rs in forms.items()}
-        tprov["set_provenance"] = {
-            **tprov["set_provenance"],
-            "attribute_sets": groups_of,
-            "realisations": real,
-        }
+        tprov["set_provenance"] |= {"attribute_sets": groups_of, "realisations": real}
     by_template = t2a.groupby("template_id", sort=False)["task"].agg(
         lambda x: tuple(dict.fromkeys(x))
     )
@@ -208,20 +196,6 @@ def _score_direction(scorer, prompts: pd.DataFrame, *, scoring: str, stage: str)
         for j, i in enumerate(rows):
             prob[i], logp[i], mass[i] = res.prob[j], res.log_prob[j], float(res.mass[j])
     return prob, logp, mass
-
-
-def _resolve_models(cfg: ProbeConfig) -> dict:
-    """``{model: (resolved, estimator)}``: :func:`biasamp.scoring.preflight`, before torch."""
-    from ..scoring import LoadOptions, preflight
-
-    return preflight(
-        cfg.models,
-        LoadOptions.of(cfg),
-        model_type=cfg.model_type,
-        scoring=cfg.scoring,
-        context_token=cfg.context_token,
-        masked_only=cfg.masked_only,
-    )
 
 
 def _load_scorer(cfg: ProbeConfig, resolved, *, progress):
@@ -292,10 +266,9 @@ def _probe_one(
         timestamp=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     )
     stats = {"mean": np.mean, "min": np.min, "median": np.median, "max": np.max}
-    masses = {d: scores[d][2] for d in DIRECTIONS}  # float64 arrays
-    mass = {
+    mass = {  # of the float64 arrays of scores
         d: {"n_prompts": m.size, **{k: float(f(m)) for k, f in stats.items()}}
-        for d, m in masses.items()
+        for d, (_, _, m) in scores.items()
     }
     return ProbeResult(
         summary=ev.summary,
@@ -321,7 +294,7 @@ def _build_tables(prep: Prepared, scores: dict):
     a_index = {a: i for i, a in enumerate(attributes)}
     k_index = {t: i for i, t in enumerate(tpl_ids)}
     shape = (len(tpl_ids), len(tasks), len(attributes))
-    cover = prep.design.expected()
+    cover, _ = prep.design.coverage()
     probs, long_rows = {}, []
     for direction in DIRECTIONS:
         prob, logp, _ = scores[direction]
@@ -346,7 +319,8 @@ def _build_tables(prep: Prepared, scores: dict):
                 p[k, t, :], lp[k, t, :] = pr, lpr
         if own.any():  # a (template, task)'s attributes renormalised together
             p[own] = ScoreResult.from_log_prob(lp[own], candidates=(), scoring="continuation").prob
-        must = np.broadcast_to(True if direction == ATTRIBUTE_TO_TASK else cover[:, :, None], shape)
+        every = direction == ATTRIBUTE_TO_TASK or cover is None
+        must = np.broadcast_to(True if every else cover[:, :, None], shape)
         if np.isnan(p[must]).any():
             missing = sorted({tpl_ids[k] for k in np.argwhere(np.isnan(p) & must)[:, 0]})
             what = "attribute" if direction == ATTRIBUTE_TO_TASK else "task"
@@ -355,17 +329,16 @@ def _build_tables(prep: Prepared, scores: dict):
                 f"direction {direction!r}; each template must fill both directions"
             )
         probs[direction] = p
-        kk, tt, aa = np.meshgrid(*(np.arange(s) for s in shape), indexing="ij")
-        keep = must.ravel()
+        kk, tt, aa = np.nonzero(must)  # in C order, as the cells are raveled
         long_rows.append(
             pd.DataFrame(
                 {
-                    "template_id": np.asarray(tpl_ids, dtype=object)[kk.ravel()[keep]],
+                    "template_id": np.asarray(tpl_ids, dtype=object)[kk],
                     "direction": direction,
-                    "task": np.asarray(tasks, dtype=object)[tt.ravel()[keep]],
-                    "attribute": np.asarray(attributes, dtype=object)[aa.ravel()[keep]],
-                    "prob": p.ravel()[keep],
-                    "log_prob": lp.ravel()[keep],
+                    "task": np.asarray(tasks, dtype=object)[tt],
+                    "attribute": np.asarray(attributes, dtype=object)[aa],
+                    "prob": p[must],
+                    "log_prob": lp[must],
                 },
                 columns=list(TABLE_COLUMNS),
             )
@@ -413,11 +386,9 @@ def evaluate_scores(cfg: ProbeConfig, prep: Prepared, scores: dict, *, progress=
         The long tables and the :class:`~.evaluate.Evaluation`.
     """
     probs, long_tables = _build_tables(prep, scores)
-    boot = Resampling.of(cfg)
+    at, ta = probs[ATTRIBUTE_TO_TASK], probs[TASK_TO_ATTRIBUTE]
     bases = list(prep.base_tables.items())
-    ta, at = probs[TASK_TO_ATTRIBUTE], probs[ATTRIBUTE_TO_TASK]
-    ev = _evaluate(prep.design, at, ta, bases, boot, cfg.min_base_count, progress)
-    return Scored(long_tables, ev)
+    return Scored(long_tables, _evaluate(prep.design, at, ta, bases, Resampling.of(cfg), progress))
 
 
 def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
@@ -426,6 +397,8 @@ def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
     Parameters are as for :func:`probe`. With ``out``, each model's results go to
     ``out/<model_slug>/`` (``out`` itself for one model), plus a comparison for several.
     """
+    from ..scoring import LoadOptions, preflight
+
     cfg = as_config(config, **kwargs).resolved()
     wanted = cfg.progress if progress is None else progress
     reporter = as_progress(wanted)
@@ -444,7 +417,14 @@ def probe_many(config=None, /, *, progress=None, **kwargs) -> list[ProbeResult]:
         output.check()
     prep = prepare(cfg)  # everything that can fail on input, before a model is loaded
     prep.check_memory(cfg)
-    kinds = _resolve_models(cfg)  # each model resolved once: id, hub, config.json
+    kinds = preflight(  # {model: (resolved, estimator)}, each resolved once, before torch
+        cfg.models,
+        LoadOptions.of(cfg),
+        model_type=cfg.model_type,
+        scoring=cfg.scoring,
+        context_token=cfg.context_token,
+        masked_only=cfg.masked_only,
+    )
     staging = output.begin() if output is not None else None
     try:
         results = []
