@@ -12,14 +12,13 @@ import sys
 import warnings
 
 from .._errors import BiasampError, BiasampWarning, ZeroRowWarning
-from . import add_out, print_table, work_done
+from . import add_config_options, add_out, print_table, work_done
 
 
 def templates(p) -> None:
     """``biasamp templates``: list template sets / task vocabularies, show generated
     sentences, convert a benchmark's files into a template set."""
     from .. import templates as T
-    from ..tasks import list_task_sets
 
     p.description = (
         "Without arguments (or with --list): the template sets and task vocabularies with their "
@@ -41,21 +40,8 @@ def templates(p) -> None:
         metavar="SET",
         help=f"template set name [{', '.join(T.list_template_sets())}] or TOML path",
     )
-    s.add_argument(
-        "--attributes",
-        default="he,she",
-        metavar="LIST",
-        help="comma-separated attributes out of he,she,they (default he,she), groups, or an "
-        "attribute set (a name or a TOML file)",
-    )
-    s.add_argument(
-        "--tasks",
-        default=None,
-        metavar="VOCAB",
-        help=f"task vocabulary [{', '.join(list_task_sets())}], a CSV/TSV/TXT/TOML path, @FILE "
-        "or comma-separated words (default: the set's own tasks for a set of bound templates, "
-        "else winobias32)",
-    )
+    # as a probe takes them (ProbeConfig's fields): the same help, default and flags
+    add_config_options(s, groups=("templates and tasks",), only=("attributes", "tasks"))
     s.add_argument(
         "--direction",
         default="both",

@@ -131,24 +131,11 @@ def _folder(value, name):
 Folder = Annotated[Text | None, _checked(_folder)]
 
 
-def _opt(
-    default: Any = None,
-    *,
-    help: str,
-    group: str | None = None,
-    flags: tuple[str, ...] = (),
-    metavar: str | None = None,
-    action: str | None = None,
-    factory=None,
-) -> Any:
-    """A field with its help and its command-line spelling; ``group=None``: not a flag."""
-    extra = {"group": group, "flags": list(flags), "metavar": metavar, "action": action}
+def _opt(default: Any = None, *, help: str, factory=None, **spelling) -> Any:
+    """A field with its help and its command-line ``spelling`` (``group``, ``flags``,
+    ``metavar``, ``action``: the ``json_schema_extra``); no ``group``: not a flag."""
     default_kw = {"default_factory": factory} if factory is not None else {"default": default}
-    return Field(
-        **default_kw,
-        description=" ".join(help.split()),
-        json_schema_extra={k: v for k, v in extra.items() if v},
-    )
+    return Field(**default_kw, description=" ".join(help.split()), json_schema_extra=spelling)
 
 
 #: The registered names an option takes, listed in its --help: (module, function listing them).
@@ -502,11 +489,10 @@ class ProbeConfig(BaseModel):
     @classmethod
     def from_cli(cls, args) -> ProbeConfig:
         """The config of parsed ``biasamp probe`` arguments: the ``--config`` file (if any)
-        with the flags given on top; a refused value is named by its flag (or its key)."""
-        flags = _long_flags()
-        given = {
-            name: getattr(args, name) for name in flags if getattr(args, name, None) is not None
-        }
+        with the flags given on top (``args.option_names``: option -> its flag); a refused
+        value is named by its flag (or its key)."""
+        flags = args.option_names
+        given = {name: getattr(args, name) for name in flags if getattr(args, name) is not None}
         if getattr(args, "config", None):
             return cls.from_file(args.config, names=flags, **given)
         return cls.from_dict(given, names=flags)
@@ -604,11 +590,6 @@ def cli_flags(name: str) -> tuple[str, ...]:
     return tuple(_extra(name).get("flags") or ("--" + name.replace("_", "-"),))
 
 
-def _long_flags() -> dict[str, str]:
-    """``{option: its long flag}`` of the options the command line takes."""
-    return {n: cli_flags(n)[0] for n in ProbeConfig.model_fields if _extra(n).get("group")}
-
-
 def cli_type(name: str) -> type:
     """The Python type of an option's value on the command line (``int``, ``float``,
     ``bool`` for a switch, else ``str``)."""
@@ -626,10 +607,9 @@ def _shown(default) -> str:
 def cli_help(name: str) -> str:
     """An option's ``--help``: its help (````x```` as the flag of option ``x``, else ``'x'``),
     the registered names it takes, its default unless None, False or empty; ``%`` escaped."""
-    flags = _long_flags()
     text = re.sub(
         r"``(.+?)``",
-        lambda m: flags.get(m[1], f"'{m[1]}'"),
+        lambda m: cli_flags(m[1])[0] if m[1] in ProbeConfig.model_fields else f"'{m[1]}'",
         ProbeConfig.model_fields[name].description,
     )
     if name in _LISTED.names():
