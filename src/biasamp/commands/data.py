@@ -52,13 +52,12 @@ def templates(p) -> None:
     s.add_argument(
         "--limit",
         type=int,
-        default=None,
         metavar="N",
         help="print at most N lines per section (default: all)",
     )
-    s.add_argument("--family", default=None, help="only templates of this family")
-    s.add_argument("--tense", default=None, help="only templates of this tense")
-    s.add_argument("--group", default=None, help="only templates of this group (e.g. pro)")
+    s.add_argument("--family", help="only templates of this family")
+    s.add_argument("--tense", help="only templates of this tense")
+    s.add_argument("--group", help="only templates of this group (e.g. pro)")
     s.set_defaults(func=run_templates_show)
     c = sub.add_parser(
         "convert",
@@ -79,7 +78,7 @@ def templates(p) -> None:
         required=True,
         metavar="FILE",
     )
-    c.add_argument("--name", default=None, help="the set's name (default: the benchmark's)")
+    c.add_argument("--name", help="the set's name (default: the benchmark's)")
     c.set_defaults(func=run_templates_convert)
     p.set_defaults(func=run_templates_list)
 
@@ -121,11 +120,10 @@ def run_templates_list(args) -> int:
 
 
 def _limited(lines, limit):
-    for i, line in enumerate(lines):
-        if limit is not None and i >= limit:
-            print(f"  ... ({len(lines) - limit} more)")
-            return
+    for line in lines[:limit]:
         print(line)
+    if limit is not None and len(lines) > limit:
+        print(f"  ... ({len(lines) - limit} more)")
 
 
 def run_templates_show(args) -> int:
@@ -135,10 +133,8 @@ def run_templates_show(args) -> int:
     from ..tasks import load_tasks
 
     limit = check(args.limit, Optional(Integer(0)), "--limit")
-    if args.direction.strip().lower() == "both":
-        directions = list(DIRECTIONS)
-    else:
-        directions = [canonical_direction(args.direction, "--direction")]
+    both = args.direction.strip().lower() == "both"
+    directions = list(DIRECTIONS) if both else [canonical_direction(args.direction, "--direction")]
     tset = T.load_template_set(args.set).select(
         family=args.family, tense=args.tense, group=args.group
     )
@@ -172,10 +168,9 @@ def run_templates_convert(args) -> int:
 
     if args.benchmark not in T.CONVERTERS:
         raise unknown_name("benchmark", args.benchmark, list(T.CONVERTERS))
-    kwargs = {"name": args.name} if args.name else {}
     out = T.conversion_output(args.out, overwrite=args.overwrite, param="--out")
     out.check()
-    conversion = T.CONVERTERS[args.benchmark](args.path, **kwargs)
+    conversion = T.CONVERTERS[args.benchmark](args.path, name=args.name or args.benchmark)
     path = conversion.write(out)
     T.load_template_set(path)  # what was written loads (every template checked)
     print(f"# {conversion.name}: wrote {path}")
@@ -225,10 +220,9 @@ def run_base_rates(args: argparse.Namespace) -> int:
     with warnings.catch_warnings():  # zero rows are printed below
         warnings.simplefilter("ignore", ZeroRowWarning)
         table = source.table(tasks, attributes, direction=args.direction)
-    out = table.joint.copy()
+    out = table.joint
     if table.association is not None:
-        for c in table.association.columns:
-            out[f"sign({c})"] = table.association[c]
+        out = out.join(table.association.rename(columns="sign({})".format))
     print(f"# {table.provenance.get('name')}: direction={table.direction} tie_tol={table.tie_tol}")
     print(out.to_string(float_format=lambda v: f"{v:.10g}"))
     if table.zero_rows:
@@ -302,7 +296,6 @@ def count(p) -> None:
     p.add_argument(
         "--format",
         choices=FORMATS.names(),
-        default=None,
         help="read every file as this format (default: from each file name)",
     )
     p.add_argument(
@@ -326,7 +319,6 @@ def count(p) -> None:
     p.add_argument(
         "--jobs",
         type=int,
-        default=None,
         help="worker processes (default all cores; 1 = this process); with --engine dask and no "
         "--scheduler, the local cluster's workers",
     )
@@ -350,13 +342,11 @@ def count(p) -> None:
     p.add_argument(
         "--shard-mb",
         type=float,
-        default=None,
         help="shard size in MB (default 4 locally, 64 with dask)",
     )
     p.add_argument(
         "--matcher",
         choices=MATCHERS.names(),
-        default=None,
         help="the occupation scanner (speed only; default hyperscan if it imports)",
     )
     p.add_argument(

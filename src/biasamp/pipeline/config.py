@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .._conventions import CONFIDENCE, MODEL_TYPES, N_RESAMPLES
@@ -468,12 +469,7 @@ class ProbeConfig(BaseModel):
             raise BiasampError(f"config file must end in .toml, .yaml or .yml; got {str(path)!r}")
         text = read_text(p, "config")
         try:
-            if suffix == ".toml":
-                data = toml_loads(text)
-            else:
-                import yaml
-
-                data = yaml.safe_load(text) or {}
+            data = toml_loads(text) if suffix == ".toml" else (yaml.safe_load(text) or {})
         except Exception as exc:  # noqa: BLE001 - tomllib.TOMLDecodeError, yaml.YAMLError
             raise BiasampError(
                 f"config file {str(path)!r} is not valid {suffix[1:]}: {' '.join(str(exc).split())}"
@@ -645,14 +641,8 @@ def _parameters_doc() -> str:
     """The numpydoc ``Parameters`` section of :class:`ProbeConfig`."""
     lines = ["Parameters", "----------"]
     for name, field in ProbeConfig.model_fields.items():
-        lines.append(f"{name} : {_doc_type(name)}")
-        lines += textwrap.wrap(
-            field.description,
-            width=88,
-            initial_indent="    ",
-            subsequent_indent="    ",
-            break_on_hyphens=False,
-        )
+        text = textwrap.fill(field.description, width=84, break_on_hyphens=False)
+        lines += [f"{name} : {_doc_type(name)}", textwrap.indent(text, "    ")]
     return "\n".join(lines)
 
 
@@ -674,12 +664,9 @@ def options_markdown() -> str:
             "|---|---|---|---|---|",
         ]
         for name in names:
-            allowed = (
-                _allowed(name)
-                if "enum" in _kind(name)
-                or _kind(name).get("type") in ("integer", "number", "boolean")
-                else _doc_type(name)
-            )
+            kind = _kind(name)
+            scalar = "enum" in kind or kind.get("type") in ("integer", "number", "boolean")
+            allowed = _allowed(name) if scalar else _doc_type(name)
             flags = ", ".join(f"`{f}`" for f in cli_flags(name)) if title else ""
             default = _default(name)
             text = re.sub(r"``(.+?)``", r"`\1`", ProbeConfig.model_fields[name].description)
