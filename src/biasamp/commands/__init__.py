@@ -18,17 +18,14 @@ def add_config_options(
     ``from_config``: every default None (a ``--config`` file's value stands)."""
     from ..pipeline.config import GROUPS, ProbeConfig, cli_flags, cli_help, cli_type
 
-    fields = {
-        name: field.json_schema_extra
-        for name, field in ProbeConfig.model_fields.items()
-        if field.json_schema_extra.get("group")
-        and (only is None or name in only)
-        and cli_flags(name)[0] not in without
-    }
-    for title in groups or [g for g in GROUPS if g in {e["group"] for e in fields.values()}]:
+    # how the command's messages name these options (biasamp._errors.option): by their flags
+    named = dict(parser.get_default("option_names") or {})
+    for title in groups or GROUPS:
         group = parser.add_argument_group(title)
-        for name in (n for n, extra in fields.items() if extra["group"] == title):
-            field, extra = ProbeConfig.model_fields[name], fields[name]
+        for name, field in ProbeConfig.model_fields.items():
+            extra, flags = field.json_schema_extra, cli_flags(name)
+            if extra.get("group") != title or (only and name not in only) or flags[0] in without:
+                continue
             kind = cli_type(name)
             kwargs = {
                 "metavar": extra.get("metavar"),
@@ -37,14 +34,13 @@ def add_config_options(
             }
             default = field.get_default(call_default_factory=True)
             group.add_argument(
-                *cli_flags(name),
+                *flags,
                 dest=name,
                 help=cli_help(name),
                 default=None if from_config or "action" in extra else default,
                 **{k: v for k, v in kwargs.items() if v is not None},
             )
-    # how the command's messages name these options (biasamp._errors.option): by their flags
-    named = {**(parser.get_default("option_names") or {}), **{n: cli_flags(n)[0] for n in fields}}
+            named[name] = flags[0]
     parser.set_defaults(option_names=named)
 
 

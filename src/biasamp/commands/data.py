@@ -12,14 +12,13 @@ import sys
 import warnings
 
 from .._errors import BiasampError, BiasampWarning, ZeroRowWarning
-from . import add_out, print_table, work_done
+from . import add_config_options, add_out, print_table, work_done
 
 
 def templates(p) -> None:
     """``biasamp templates``: list template sets / task vocabularies, show generated
     sentences, convert a benchmark's files into a template set."""
     from .. import templates as T
-    from ..tasks import list_task_sets
 
     p.description = (
         "Without arguments (or with --list): the template sets and task vocabularies with their "
@@ -41,21 +40,8 @@ def templates(p) -> None:
         metavar="SET",
         help=f"template set name [{', '.join(T.list_template_sets())}] or TOML path",
     )
-    s.add_argument(
-        "--attributes",
-        default="he,she",
-        metavar="LIST",
-        help="comma-separated attributes out of he,she,they (default he,she), groups, or an "
-        "attribute set (a name or a TOML file)",
-    )
-    s.add_argument(
-        "--tasks",
-        default=None,
-        metavar="VOCAB",
-        help=f"task vocabulary [{', '.join(list_task_sets())}], a CSV/TSV/TXT/TOML path, @FILE "
-        "or comma-separated words (default: the set's own tasks for a set of bound templates, "
-        "else winobias32)",
-    )
+    # as a probe takes them (ProbeConfig's fields): the same help, default and flags
+    add_config_options(s, groups=("templates and tasks",), only=("attributes", "tasks"))
     s.add_argument(
         "--direction",
         default="both",
@@ -66,13 +52,12 @@ def templates(p) -> None:
     s.add_argument(
         "--limit",
         type=int,
-        default=None,
         metavar="N",
         help="print at most N lines per section (default: all)",
     )
-    s.add_argument("--family", default=None, help="only templates of this family")
-    s.add_argument("--tense", default=None, help="only templates of this tense")
-    s.add_argument("--group", default=None, help="only templates of this group (e.g. pro)")
+    s.add_argument("--family", help="only templates of this family")
+    s.add_argument("--tense", help="only templates of this tense")
+    s.add_argument("--group", help="only templates of this group (e.g. pro)")
     s.set_defaults(func=run_templates_show)
     c = sub.add_parser(
         "convert",
@@ -93,7 +78,7 @@ def templates(p) -> None:
         required=True,
         metavar="FILE",
     )
-    c.add_argument("--name", default=None, help="the set's name (default: the benchmark's)")
+    c.add_argument("--name", help="the set's name (default: the benchmark's)")
     c.set_defaults(func=run_templates_convert)
     p.set_defaults(func=run_templates_list)
 
@@ -135,11 +120,10 @@ def run_templates_list(args) -> int:
 
 
 def _limited(lines, limit):
-    for i, line in enumerate(lines):
-        if limit is not None and i >= limit:
-            print(f"  ... ({len(lines) - limit} more)")
-            return
+    for line in lines[:limit]:
         print(line)
+    if limit is not None and len(lines) > limit:
+        print(f"  ... ({len(lines) - limit} more)")
 
 
 def run_templates_show(args) -> int:
@@ -149,10 +133,8 @@ def run_templates_show(args) -> int:
     from ..tasks import load_tasks
 
     limit = check(args.limit, Optional(Integer(0)), "--limit")
-    if args.direction.strip().lower() == "both":
-        directions = list(DIRECTIONS)
-    else:
-        directions = [canonical_direction(args.direction, "--direction")]
+    both = args.direction.strip().lower() == "both"
+    directions = list(DIRECTIONS) if both else [canonical_direction(args.direction, "--direction")]
     tset = T.load_template_set(args.set).select(
         family=args.family, tense=args.tense, group=args.group
     )
@@ -186,10 +168,9 @@ def run_templates_convert(args) -> int:
 
     if args.benchmark not in T.CONVERTERS:
         raise unknown_name("benchmark", args.benchmark, list(T.CONVERTERS))
-    kwargs = {"name": args.name} if args.name else {}
     out = T.conversion_output(args.out, overwrite=args.overwrite, param="--out")
     out.check()
-    conversion = T.CONVERTERS[args.benchmark](args.path, **kwargs)
+    conversion = T.CONVERTERS[args.benchmark](args.path, name=args.name or args.benchmark)
     path = conversion.write(out)
     T.load_template_set(path)  # what was written loads (every template checked)
     print(f"# {conversion.name}: wrote {path}")
@@ -239,10 +220,9 @@ def run_base_rates(args: argparse.Namespace) -> int:
     with warnings.catch_warnings():  # zero rows are printed below
         warnings.simplefilter("ignore", ZeroRowWarning)
         table = source.table(tasks, attributes, direction=args.direction)
-    out = table.joint.copy()
+    out = table.joint
     if table.association is not None:
-        for c in table.association.columns:
-            out[f"sign({c})"] = table.association[c]
+        out = out.join(table.association.rename(columns="sign({})".format))
     print(f"# {table.provenance.get('name')}: direction={table.direction} tie_tol={table.tie_tol}")
     print(out.to_string(float_format=lambda v: f"{v:.10g}"))
     if table.zero_rows:
@@ -316,7 +296,6 @@ def count(p) -> None:
     p.add_argument(
         "--format",
         choices=FORMATS.names(),
-        default=None,
         help="read every file as this format (default: from each file name)",
     )
     p.add_argument(
@@ -340,7 +319,6 @@ def count(p) -> None:
     p.add_argument(
         "--jobs",
         type=int,
-        default=None,
         help="worker processes (default all cores; 1 = this process); with --engine dask and no "
         "--scheduler, the local cluster's workers",
     )
@@ -364,13 +342,11 @@ def count(p) -> None:
     p.add_argument(
         "--shard-mb",
         type=float,
-        default=None,
         help="shard size in MB (default 4 locally, 64 with dask)",
     )
     p.add_argument(
         "--matcher",
         choices=MATCHERS.names(),
-        default=None,
         help="the occupation scanner (speed only; default hyperscan if it imports)",
     )
     p.add_argument(

@@ -232,7 +232,6 @@ def pairs(p) -> None:
     )
     p.add_argument(
         "--max-pairs",
-        dest="max_pairs",
         type=int,
         metavar="N",
         help="only the first N pairs (quick runs)",
@@ -303,15 +302,12 @@ def run_pairs(args) -> int:
             if r.kind != "bias_type":
                 excluding = format_value(r.share_more_excluding_neutral)
                 share += f"; excluding {r.n_neutral} neutral: {excluding}"
-            harness = (
-                (
+            rows.append([r.group, f"{r.n_pairs} pairs", share])
+            if causal:
+                rows[-1] += [
                     f"pct_stereotype {format_value(r.pct_stereotype)}",
                     f"likelihood_diff {r.likelihood_diff:.3f}",
-                )
-                if causal
-                else ()
-            )
-            rows.append((r.group, f"{r.n_pairs} pairs", share, *harness))
+                ]
         print_table(rows, left={0, 2}, widths={0: 19, 1: 11})
     if output is not None:
         say_report(res.save(output) / "pairs.json", args)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .._conventions import CONFIDENCE, MODEL_TYPES, N_RESAMPLES
@@ -131,24 +132,11 @@ def _folder(value, name):
 Folder = Annotated[Text | None, _checked(_folder)]
 
 
-def _opt(
-    default: Any = None,
-    *,
-    help: str,
-    group: str | None = None,
-    flags: tuple[str, ...] = (),
-    metavar: str | None = None,
-    action: str | None = None,
-    factory=None,
-) -> Any:
-    """A field with its help and its command-line spelling; ``group=None``: not a flag."""
-    extra = {"group": group, "flags": list(flags), "metavar": metavar, "action": action}
+def _opt(default: Any = None, *, help: str, factory=None, **spelling) -> Any:
+    """A field with its help and its command-line ``spelling`` (``group``, ``flags``,
+    ``metavar``, ``action``: the ``json_schema_extra``); no ``group``: not a flag."""
     default_kw = {"default_factory": factory} if factory is not None else {"default": default}
-    return Field(
-        **default_kw,
-        description=" ".join(help.split()),
-        json_schema_extra={k: v for k, v in extra.items() if v},
-    )
+    return Field(**default_kw, description=" ".join(help.split()), json_schema_extra=spelling)
 
 
 #: The registered names an option takes, listed in its --help: (module, function listing them).
@@ -481,12 +469,7 @@ class ProbeConfig(BaseModel):
             raise BiasampError(f"config file must end in .toml, .yaml or .yml; got {str(path)!r}")
         text = read_text(p, "config")
         try:
-            if suffix == ".toml":
-                data = toml_loads(text)
-            else:
-                import yaml
-
-                data = yaml.safe_load(text) or {}
+            data = toml_loads(text) if suffix == ".toml" else (yaml.safe_load(text) or {})
         except Exception as exc:  # noqa: BLE001 - tomllib.TOMLDecodeError, yaml.YAMLError
             raise BiasampError(
                 f"config file {str(path)!r} is not valid {suffix[1:]}: {' '.join(str(exc).split())}"
@@ -502,11 +485,10 @@ class ProbeConfig(BaseModel):
     @classmethod
     def from_cli(cls, args) -> ProbeConfig:
         """The config of parsed ``biasamp probe`` arguments: the ``--config`` file (if any)
-        with the flags given on top; a refused value is named by its flag (or its key)."""
-        flags = _long_flags()
-        given = {
-            name: getattr(args, name) for name in flags if getattr(args, name, None) is not None
-        }
+        with the flags given on top (``args.option_names``: option -> its flag); a refused
+        value is named by its flag (or its key)."""
+        flags = args.option_names
+        given = {name: getattr(args, name) for name in flags if getattr(args, name) is not None}
         if getattr(args, "config", None):
             return cls.from_file(args.config, names=flags, **given)
         return cls.from_dict(given, names=flags)
@@ -604,11 +586,6 @@ def cli_flags(name: str) -> tuple[str, ...]:
     return tuple(_extra(name).get("flags") or ("--" + name.replace("_", "-"),))
 
 
-def _long_flags() -> dict[str, str]:
-    """``{option: its long flag}`` of the options the command line takes."""
-    return {n: cli_flags(n)[0] for n in ProbeConfig.model_fields if _extra(n).get("group")}
-
-
 def cli_type(name: str) -> type:
     """The Python type of an option's value on the command line (``int``, ``float``,
     ``bool`` for a switch, else ``str``)."""
@@ -626,10 +603,9 @@ def _shown(default) -> str:
 def cli_help(name: str) -> str:
     """An option's ``--help``: its help (````x```` as the flag of option ``x``, else ``'x'``),
     the registered names it takes, its default unless None, False or empty; ``%`` escaped."""
-    flags = _long_flags()
     text = re.sub(
         r"``(.+?)``",
-        lambda m: flags.get(m[1], f"'{m[1]}'"),
+        lambda m: cli_flags(m[1])[0] if m[1] in ProbeConfig.model_fields else f"'{m[1]}'",
         ProbeConfig.model_fields[name].description,
     )
     if name in _LISTED.names():
@@ -665,14 +641,8 @@ def _parameters_doc() -> str:
     """The numpydoc ``Parameters`` section of :class:`ProbeConfig`."""
     lines = ["Parameters", "----------"]
     for name, field in ProbeConfig.model_fields.items():
-        lines.append(f"{name} : {_doc_type(name)}")
-        lines += textwrap.wrap(
-            field.description,
-            width=88,
-            initial_indent="    ",
-            subsequent_indent="    ",
-            break_on_hyphens=False,
-        )
+        text = textwrap.fill(field.description, width=84, break_on_hyphens=False)
+        lines += [f"{name} : {_doc_type(name)}", textwrap.indent(text, "    ")]
     return "\n".join(lines)
 
 
@@ -694,12 +664,9 @@ def options_markdown() -> str:
             "|---|---|---|---|---|",
         ]
         for name in names:
-            allowed = (
-                _allowed(name)
-                if "enum" in _kind(name)
-                or _kind(name).get("type") in ("integer", "number", "boolean")
-                else _doc_type(name)
-            )
+            kind = _kind(name)
+            scalar = "enum" in kind or kind.get("type") in ("integer", "number", "boolean")
+            allowed = _allowed(name) if scalar else _doc_type(name)
             flags = ", ".join(f"`{f}`" for f in cli_flags(name)) if title else ""
             default = _default(name)
             text = re.sub(r"``(.+?)``", r"`\1`", ProbeConfig.model_fields[name].description)
