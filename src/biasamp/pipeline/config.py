@@ -381,14 +381,14 @@ class ProbeConfig(BaseModel):
             for model in self.models:
                 if os.path.exists(os.path.expanduser(model)) and _inside(model, self.out):
                     raise BiasampError(
-                        f"--out {self.out!r} is or holds the model folder "
+                        f"{option('out')} {self.out!r} is or holds the model folder "
                         f"{model!r}; write the result elsewhere"
                     )
             if self.score_cache is not None and _inside(self.score_cache, self.out):
                 raise BiasampError(
-                    f"--score-cache {self.score_cache!r} lies in --out {self.out!r}, which a "
-                    "probe replaces as a whole (the cache would go with the old result); keep "
-                    "the score cache outside --out"
+                    f"{option('score_cache')} {self.score_cache!r} lies in {option('out')} "
+                    f"{self.out!r}, which a probe replaces as a whole (the cache would go with "
+                    f"the old result); keep the score cache outside {option('out')}"
                 )
         return self
 
