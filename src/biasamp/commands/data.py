@@ -170,7 +170,8 @@ def run_templates_convert(args) -> int:
         raise unknown_name("benchmark", args.benchmark, list(T.CONVERTERS))
     out = T.conversion_output(args.out, overwrite=args.overwrite, param="--out")
     out.check()
-    conversion = T.CONVERTERS[args.benchmark](args.path, name=args.name or args.benchmark)
+    kwargs = {"name": args.name} if args.name else {}  # else the converter's own default
+    conversion = T.CONVERTERS[args.benchmark](args.path, **kwargs)
     path = conversion.write(out)
     T.load_template_set(path)  # what was written loads (every template checked)
     print(f"# {conversion.name}: wrote {path}")
