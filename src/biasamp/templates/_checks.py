@@ -63,7 +63,7 @@ def _check_mask(t: Template, direction: str, agreement: bool, where: str) -> Non
                 f"in the text; it occurs {n} times in {t.text!r}"
                 + (f"; name one copy: {copies}" if n else "")
             )
-    found = [i for ref in refs for i in resolve_ref(t.parts, ref)]
+    found = t.masked(direction)
     if len(set(found)) != len(found):
         raise BiasampError(f"{where}: mask.{direction} repeats a slot: {list(refs)}")
     masked = set(found)

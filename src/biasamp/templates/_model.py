@@ -11,7 +11,7 @@ from typing import Any
 from .._conventions import ATTRIBUTES
 from .._errors import BiasampError
 from .._registry import did_you_mean, unknown_name
-from ._slots import ATTRIBUTE_FORMS, VERB_FORMS, Slot, article_for, verb_form
+from ._slots import ATTRIBUTE_FORMS, VERB_FORMS, Slot, article_for, resolve_ref, verb_form
 
 _WORD_RE = re.compile(r"\S+")
 
@@ -43,6 +43,11 @@ class Template:
     def slot_names(self) -> list[str]:
         """Slot names in order of appearance (lower-case)."""
         return [p.name for p in self.parts if isinstance(p, Slot)]
+
+    def masked(self, direction: str) -> list[int]:
+        """Indexes in ``parts`` of the slots the blank of ``direction`` covers, in the mask's
+        order (a slot the mask names twice comes twice)."""
+        return [i for ref in self.mask[direction] for i in resolve_ref(self.parts, ref)]
 
     @property
     def bound(self) -> bool:

@@ -14,7 +14,6 @@ from ..tasks import TaskVocabulary, load_tasks, task_aliases
 from ._groups import checked_sets, realisations
 from ._loading import load_template_set
 from ._model import Template, TemplateSet, render_parts
-from ._slots import resolve_ref
 
 _PROMPT_COLUMNS = ["template_id", "direction", "attribute", "task", "prompt", "candidates"]
 _SENTENCE_COLUMNS = ["template_id", "attribute", "task", "sentence"]
@@ -126,7 +125,7 @@ def _masked(
 ) -> tuple[str, str]:
     """(prompt with BLANK, text of the masked span) of one rendering."""
     rendered = render_parts(t, attribute, task, agreement=tset.agreement, article=tset.article)
-    idx = [i for ref in t.mask[direction] for i in resolve_ref(t.parts, ref)]
+    idx = t.masked(direction)
     lo, hi = min(idx), max(idx) + 1
     prompt = "".join(rendered[:lo]) + BLANK + "".join(rendered[hi:])
     return prompt, "".join(rendered[lo:hi])
